@@ -1,0 +1,56 @@
+# The README's commands: `make demo` and `make test` (each installs what is
+# missing, builds, then runs). `make build PYTHON=python3.12` builds for another
+# interpreter in its own venv and build folder.
+
+PYTHON ?= python3
+PYVER := $(shell $(PYTHON) -c 'import sys; print("%d%d" % sys.version_info[:2])' 2>/dev/null)
+VENV ?= $(if $(filter python3,$(PYTHON)),.venv,.venv-py$(PYVER))
+VPY := $(VENV)/bin/python
+BUILD_DIR := build/cpython-$(PYVER)
+APT_PACKAGES := llvm-19-dev libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: setup build test test-cpp test-py demo bench bench-setup gpu-build clean
+
+setup: $(VENV)/.stamp
+
+$(VENV)/.stamp: pyproject.toml
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages: $$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
+	@$(VPY) -m pip install -q --upgrade "pip>=23" >/dev/null
+	@$(VPY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=3.0" "numpy>=1.24" "pytest>=7.0" "cmake>=3.24" ninja
+	@touch $@
+
+build: setup
+	@$(VPY) -m pip install -q --no-build-isolation --no-deps -e . \
+	  -Cbuild-dir=$(BUILD_DIR) -Ccmake.build-type=Release
+
+test: build
+	@$(MAKE) --no-print-directory test-cpp test-py
+
+test-cpp:
+	@$(BUILD_DIR)/cujit_cpp_tests --gtest_brief=1
+
+test-py:
+	@$(VPY) -m pytest -q tests
+
+demo: build
+	@$(VPY) examples/demo.py
+
+bench-setup:
+	@bash benchmarks/setup_numba_venv.sh
+
+bench: build bench-setup
+	@$(VPY) benchmarks/compile_latency.py
+
+# The extension for the GPU machine (CPython 3.12), copied where `device` runs can carry it.
+gpu-build:
+	@$(MAKE) --no-print-directory build PYTHON=python3.12
+	@mkdir -p .gpu && cp $(BUILD_DIR:$(PYVER)=312)/_core*.so .gpu/ 2>/dev/null || cp build/cpython-312/_core*.so .gpu/
+
+clean:
+	rm -rf build .venv .venv-py* .gpu

@@ -1,0 +1,31 @@
+// Shared declarations of the pybind11 module: conversions between Python and
+// the core, and raising core Errors as the matching Python exceptions.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include "cujit/error.h"
+#include "cujit/frontend.h"
+#include "cujit/types.h"
+
+namespace cujit::bindings {
+
+namespace py = pybind11;
+
+// Raises the Python exception for `error`; `source` (may be null) supplies
+// the file, line and caret for located errors.
+[[noreturn]] void raise_error(const Error& error, const frontend::FunctionSource* source = nullptr);
+
+template <typename T>
+T unwrap(Expected<T>&& value, const frontend::FunctionSource* source = nullptr) {
+  if (!value) raise_error(value.error(), source);
+  return std::move(*value);
+}
+
+// A Python ast.FunctionDef (from dedented source) -> SyntaxNode tree.
+frontend::SyntaxNodePtr convert_ast(py::handle node, int line_offset);
+
+void register_types(py::module_& m);
+void register_compile(py::module_& m);
+
+}  // namespace cujit::bindings

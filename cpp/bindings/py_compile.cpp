@@ -1,0 +1,198 @@
+// Compilation entry points: a Python function's source handed to the core,
+// global-name resolution through a Python resolver object, device-function
+// callees typed through their dispatchers, and PTX generation with the GIL
+// released.
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "cujit/codegen.h"
+
+namespace cujit::bindings {
+namespace {
+
+using K = ir::GlobalValue::Kind;
+
+// A Python object owned by the core (a callee dispatcher): released under the GIL.
+std::shared_ptr<void> hold(py::object obj) {
+  return std::shared_ptr<void>(new py::object(std::move(obj)), [](void* p) {
+    py::gil_scoped_acquire gil;
+    delete static_cast<py::object*>(p);
+  });
+}
+
+py::object held(const std::shared_ptr<void>& p) { return *static_cast<py::object*>(p.get()); }
+
+// The resolver answers with tuples: ("int", v), ("float", v), ("bool", v),
+// ("complex", re, im), ("none",), ("module", name), ("builtin", path),
+// ("type", Type), ("device", dispatcher), ("object", handle, repr); None if undefined.
+bool to_global(py::handle answer, ir::GlobalValue& out) {
+  if (answer.is_none()) return false;
+  py::tuple t = answer.cast<py::tuple>();
+  std::string kind = py::str(t[0]);
+  if (kind == "int") {
+    out.kind = K::Int;
+    out.int_value = t[1].cast<int64_t>();
+  } else if (kind == "float") {
+    out.kind = K::Float;
+    out.float_value = t[1].cast<double>();
+  } else if (kind == "bool") {
+    out.kind = K::Bool;
+    out.int_value = t[1].cast<bool>();
+  } else if (kind == "complex") {
+    out.kind = K::Complex;
+    out.float_value = t[1].cast<double>();
+    out.imag_value = t[2].cast<double>();
+  } else if (kind == "none") {
+    out.kind = K::None;
+  } else if (kind == "module" || kind == "builtin") {
+    out.kind = kind == "module" ? K::Module : K::Builtin;
+    out.name = py::str(t[1]);
+  } else if (kind == "type") {
+    out.kind = K::TypeObject;
+    out.type = t[1].cast<TypeRef>();
+    out.name = out.type->name();
+  } else if (kind == "device") {
+    out.kind = K::DeviceFunction;
+    out.function = hold(py::reinterpret_borrow<py::object>(t[1]));
+    out.name = py::str(t[2]);
+  } else if (kind == "object") {
+    out.kind = K::Object;
+    out.int_value = t[1].cast<int64_t>();
+  } else {
+    throw py::value_error("bad resolver answer kind " + kind);
+  }
+  out.repr = py::str(t[t.size() - 1]);
+  if (kind == "module" || kind == "builtin") out.repr = out.name;
+  return true;
+}
+
+class PyNameResolver : public frontend::NameResolver {
+ public:
+  explicit PyNameResolver(py::object resolver) : resolver_(std::move(resolver)) {}
+  bool resolve_name(const std::string& name, ir::GlobalValue& out) override {
+    return to_global(resolver_.attr("resolve")(name), out);
+  }
+  bool resolve_attribute(const ir::GlobalValue& base, const std::string& attr, ir::GlobalValue& out) override {
+    py::object key = base.kind == K::Object ? py::object(py::int_(base.int_value)) : py::object(py::str(base.name));
+    return to_global(resolver_.attr("resolve_attribute")(base.kind == K::Object, key, attr), out);
+  }
+
+ private:
+  py::object resolver_;
+};
+
+// Device-function callees are typed by their own dispatchers (which cache).
+class PyCalleeProvider : public typing::CalleeProvider {
+ public:
+  explicit PyCalleeProvider(py::object options) : options_(std::move(options)) {}
+  Expected<std::shared_ptr<ir::TypedFunction>> type_callee(const ir::GlobalValue& fn,
+                                                           const std::vector<TypeRef>& argtypes) override {
+    py::tuple args(argtypes.size());
+    for (size_t i = 0; i < argtypes.size(); ++i) args[i] = py::cast(argtypes[i], py::return_value_policy::reference);
+    py::object typed = held(fn.function).attr("_type_for_caller")(args, options_);
+    return typed.cast<std::shared_ptr<ir::TypedFunction>>();
+  }
+
+ private:
+  py::object options_;
+};
+
+struct PyFunctionSource {
+  frontend::FunctionSource source;
+};
+
+}  // namespace
+
+void register_compile(py::module_& m) {
+  using codegen::CompileOptions;
+  py::class_<CompileOptions>(m, "CompileOptions")
+      .def(py::init<>())
+      .def_property("cc",
+                    [](const CompileOptions& o) { return py::make_tuple(o.cc.major, o.cc.minor, o.cc.suffix); },
+                    [](CompileOptions& o, py::tuple cc) {
+                      if (cc.size() < 2 || cc.size() > 3)
+                        throw py::value_error("cc must be a (major, minor) or (major, minor, suffix) tuple");
+                      o.cc.major = cc[0].cast<int>();
+                      o.cc.minor = cc[1].cast<int>();
+                      o.cc.suffix = cc.size() == 3 ? py::str(cc[2]).cast<std::string>() : "";
+                    })
+      .def_readwrite("fastmath", &CompileOptions::fastmath)
+      .def_readwrite("opt", &CompileOptions::opt)
+      .def_readwrite("lineinfo", &CompileOptions::lineinfo)
+      .def_readwrite("debug", &CompileOptions::debug)
+      .def_readwrite("kernel", &CompileOptions::kernel)
+      .def_property("abi",
+                    [](const CompileOptions& o) { return o.abi == codegen::Abi::C ? "c" : "numba"; },
+                    [](CompileOptions& o, const std::string& abi) {
+                      o.abi = abi == "c" ? codegen::Abi::C : codegen::Abi::Numba;
+                    })
+      .def_readwrite("abi_name", &CompileOptions::abi_name)
+      .def("copy", [](const CompileOptions& o) { return CompileOptions(o); })
+      .def("key", [](const CompileOptions& o) {
+        return py::make_tuple(o.cc.major, o.cc.minor, o.cc.suffix, o.fastmath, o.opt, o.lineinfo, o.debug, o.kernel,
+                              o.abi == codegen::Abi::C, o.abi_name);
+      });
+
+  m.def("flags_summary", &codegen::flags_summary);
+  m.def("resolve_arch", [](py::tuple cc) {
+    codegen::ComputeCapability c;
+    c.major = cc[0].cast<int>();
+    c.minor = cc[1].cast<int>();
+    if (cc.size() > 2) c.suffix = py::str(cc[2]);
+    return unwrap(codegen::resolve_arch(c)).name();
+  });
+  m.def("supported_archs", &codegen::supported_archs);
+  m.def("set_libdevice_path", &codegen::set_libdevice_path);
+
+  py::class_<PyFunctionSource>(m, "FunctionSource")
+      .def(py::init([](py::handle def, std::string name, std::string qualname, std::string module,
+                       std::string filename, std::vector<std::string> lines, int first_line) {
+        PyFunctionSource s;
+        s.source.def = convert_ast(def, first_line - 1);
+        s.source.name = std::move(name);
+        s.source.qualname = std::move(qualname);
+        s.source.module = std::move(module);
+        s.source.filename = std::move(filename);
+        s.source.source_lines = std::move(lines);
+        s.source.first_line = first_line;
+        return s;
+      }))
+      .def_property_readonly("qualname", [](const PyFunctionSource& s) { return s.source.qualname; });
+
+  py::class_<ir::TypedFunction, std::shared_ptr<ir::TypedFunction>>(m, "TypedFunction")
+      .def_property_readonly("return_type", [](const ir::TypedFunction& f) { return f.sig.return_type; },
+                             py::return_value_policy::reference)
+      .def_property_readonly("args", [](const ir::TypedFunction& f) { return f.sig.args; },
+                             py::return_value_policy::reference)
+      .def_property_readonly("symbol", [](const ir::TypedFunction& f) { return f.symbol; })
+      .def_property_readonly("env_symbol", [](const ir::TypedFunction& f) { return f.env_symbol; })
+      .def_property_readonly("signature", [](const ir::TypedFunction& f) { return f.sig; });
+
+  m.def("type_function",
+        [](const PyFunctionSource& src, py::object resolver, std::vector<TypeRef> args, py::object return_type,
+           const CompileOptions& options, py::object callee_options) {
+          PyNameResolver names(resolver);
+          PyCalleeProvider callees(callee_options);
+          Signature sig;
+          sig.args = std::move(args);
+          sig.return_type = return_type.is_none() ? nullptr : return_type.cast<TypeRef>();
+          return unwrap(codegen::type_function(src.source, names, callees, sig, options), &src.source);
+        });
+
+  m.def("compile_ptx",
+        [](const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
+          Expected<codegen::CompiledPtx> out = [&] {
+            py::gil_scoped_release nogil;
+            return codegen::compile_to_ptx(fn, options, keep_llvm_ir);
+          }();
+          frontend::FunctionSource located;
+          located.filename = fn.fn->filename;
+          located.source_lines = fn.fn->source_lines;
+          located.first_line = fn.fn->first_line;
+          codegen::CompiledPtx ptx = unwrap(std::move(out), &located);
+          return py::make_tuple(ptx.ptx, ptx.llvm_ir, ptx.symbol);
+        },
+        py::arg("fn"), py::arg("options"), py::arg("keep_llvm_ir") = false);
+}
+
+}  // namespace cujit::bindings

@@ -1,0 +1,153 @@
+// Python view of the type system: Type objects that behave like numba's
+// (call one to make a Signature, subscript one to make an array type),
+// Signature, the signature parser, and the mangler (for tests and tools).
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "cujit/mangle.h"
+#include "cujit/signature_parser.h"
+
+namespace cujit::bindings {
+namespace {
+
+const char* kind_name(TypeKind k) {
+  switch (k) {
+    case TypeKind::None: return "none";
+    case TypeKind::Boolean: return "boolean";
+    case TypeKind::Integer: return "integer";
+    case TypeKind::Float: return "float";
+    case TypeKind::Complex: return "complex";
+    case TypeKind::IntegerLiteral: return "integer_literal";
+    case TypeKind::BooleanLiteral: return "boolean_literal";
+    case TypeKind::UniTuple: return "unituple";
+    case TypeKind::Tuple: return "tuple";
+    case TypeKind::CPointer: return "cpointer";
+    case TypeKind::VoidPtr: return "voidptr";
+    case TypeKind::Array: return "array";
+    case TypeKind::Range: return "range";
+    case TypeKind::Opaque: return "opaque";
+  }
+  return "?";
+}
+
+// One subscript item of `dtype[...]`: ':' or '::1'.
+bool is_contiguous_slice(py::handle item) {
+  if (!PySlice_Check(item.ptr())) throw py::type_error("array types are spelled with slices, e.g. float32[:, ::1]");
+  py::object start = item.attr("start"), stop = item.attr("stop"), step = item.attr("step");
+  if (!start.is_none() || !stop.is_none()) throw py::type_error("array type slices take no start or stop");
+  if (step.is_none()) return false;
+  if (step.cast<int>() != 1) throw py::type_error("array type slices take only the step 1 (::1)");
+  return true;
+}
+
+TypeRef array_from_subscript(TypeRef dtype, py::object key) {
+  std::vector<py::handle> items;
+  if (py::isinstance<py::tuple>(key)) {
+    for (py::handle h : key) items.push_back(h);
+  } else {
+    items.push_back(key);
+  }
+  int ndim = static_cast<int>(items.size());
+  std::vector<bool> contiguous;
+  for (py::handle h : items) contiguous.push_back(is_contiguous_slice(h));
+  char layout = 'A';
+  if (contiguous.back()) layout = 'C';
+  else if (ndim > 1 && contiguous.front()) layout = 'F';
+  return types::array(dtype, ndim, layout);
+}
+
+}  // namespace
+
+void register_types(py::module_& m) {
+  py::class_<Type, std::unique_ptr<Type, py::nodelete>> type(m, "Type");
+  type.def_property_readonly("name", &Type::name)
+      .def_property_readonly("kind", [](const Type& t) { return kind_name(t.kind()); })
+      .def_property_readonly("bitwidth", &Type::bitwidth)
+      .def_property_readonly("signed", &Type::is_signed)
+      .def_property_readonly("literal_value", &Type::literal_value)
+      .def_property_readonly("ndim", &Type::ndim)
+      .def_property_readonly("layout", [](const Type& t) { return std::string(1, t.layout()); })
+      .def_property_readonly("dtype", [](const Type& t) { return t.element(0); }, py::return_value_policy::reference)
+      .def_property_readonly("count", &Type::count)
+      .def_property_readonly("types", [](const Type& t) {
+        std::vector<TypeRef> out;
+        for (size_t i = 0; i < t.count(); ++i) out.push_back(t.element(i));
+        return out;
+      }, py::return_value_policy::reference)
+      .def("__str__", &Type::name)
+      .def("__repr__", &Type::name)
+      .def("__hash__", [](const Type& t) { return std::hash<const Type*>()(&t); })
+      .def("__eq__", [](const Type& a, py::object b) {
+        return py::isinstance<Type>(b) && &a == b.cast<const Type*>();
+      })
+      .def("__ne__", [](const Type& a, py::object b) {
+        return !(py::isinstance<Type>(b) && &a == b.cast<const Type*>());
+      })
+      .def("__call__", [](const Type& ret, py::args args) {
+        Signature sig;
+        sig.return_type = &ret;
+        for (py::handle a : args) {
+          if (!py::isinstance<Type>(a))
+            throw py::type_error("invalid type in signature: expected a type instance, got " +
+                                 std::string(py::repr(a)));
+          sig.args.push_back(a.cast<const Type*>());
+        }
+        return sig;
+      })
+      .def("__getitem__", [](const Type& t, py::object key) {
+        if (!t.is_number() || t.is_literal()) throw py::type_error("cannot make an array of " + t.name());
+        return array_from_subscript(&t, key);
+      }, py::return_value_policy::reference);
+
+  py::class_<Signature>(m, "Signature")
+      .def(py::init([](py::object ret, std::vector<TypeRef> args) {
+        Signature s;
+        s.return_type = ret.is_none() ? nullptr : ret.cast<TypeRef>();
+        s.args = std::move(args);
+        return s;
+      }), py::arg("return_type"), py::arg("args"))
+      .def_property_readonly("return_type", [](const Signature& s) { return s.return_type; },
+                             py::return_value_policy::reference)
+      .def_property_readonly("args", [](const Signature& s) {
+        py::tuple out(s.args.size());
+        for (size_t i = 0; i < s.args.size(); ++i) out[i] = py::cast(s.args[i], py::return_value_policy::reference);
+        return out;
+      })
+      .def("__str__", &Signature::str)
+      .def("__repr__", &Signature::str)
+      .def("__eq__", [](const Signature& a, py::object b) {
+        if (!py::isinstance<Signature>(b)) return false;
+        const Signature& o = b.cast<const Signature&>();
+        return a.return_type == o.return_type && a.args == o.args;
+      })
+      .def("__hash__", [](const Signature& s) { return std::hash<std::string>()(s.str()); });
+
+  py::module_ t = m.def_submodule("types", "interned type objects");
+  t.def("lookup", [](const std::string& name) -> py::object {
+    TypeRef r = types::lookup_scalar(name);
+    if (r == nullptr) return py::none();
+    return py::cast(r, py::return_value_policy::reference);
+  });
+  t.def("integer_literal", &types::integer_literal, py::return_value_policy::reference);
+  t.def("uni_tuple", &types::uni_tuple, py::return_value_policy::reference);
+  t.def("tuple", &types::tuple, py::return_value_policy::reference);
+  t.def("cpointer", &types::cpointer, py::return_value_policy::reference);
+  t.def("array", &types::array, py::arg("dtype"), py::arg("ndim"), py::arg("layout"), py::arg("readonly") = false,
+        py::arg("aligned") = true, py::return_value_policy::reference);
+
+  m.def("parse_signature", [](const std::string& text) { return unwrap(parse_signature(text)); });
+  m.def("parse_type", [](const std::string& text) { return unwrap(parse_type(text)); },
+        py::return_value_policy::reference);
+
+  py::module_ mg = m.def_submodule("mangle", "numba's Itanium-extended name mangling");
+  mg.def("escape_string", &mangle::escape_string);
+  mg.def("mangle_identifier", &mangle::mangle_identifier);
+  mg.def("mangle_value", &mangle::mangle_value);
+  mg.def("mangle_type", &mangle::mangle_type);
+  mg.def("mangle", &mangle::mangle, py::arg("name"), py::arg("args"), py::arg("abi_tags") = std::vector<std::string>{},
+         py::arg("uid") = -1);
+  mg.def("encode_flags", &mangle::encode_flags);
+  mg.def("decode_flags", &mangle::decode_flags);
+}
+
+}  // namespace cujit::bindings

@@ -1,0 +1,70 @@
+// Code generation: the compile options users pass (cc, fastmath, opt,
+// lineinfo, debug, ABI), target (arch) resolution, and the whole pipeline
+// from a typed function to PTX through LLVM's NVPTX backend with libdevice.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cujit/error.h"
+#include "cujit/frontend.h"
+#include "cujit/ir.h"
+#include "cujit/typing.h"
+
+namespace cujit::codegen {
+
+struct ComputeCapability {
+  int major = 7, minor = 5;
+  std::string suffix;  // "", "a" or "f"
+};
+
+// The architecture PTX is generated for: the nearest supported one not above
+// the request (spec §5.3.2). Errors: CCSupport below the minimum, ValueError
+// for an arch-specific suffix that cannot be honoured or an unknown suffix.
+struct TargetArch {
+  int arch = 75;        // 75, 80, ..., 90, 100, ...
+  std::string suffix;   // "", "a", "f"
+  std::string name() const { return "sm_" + std::to_string(arch) + suffix; }
+};
+Expected<TargetArch> resolve_arch(const ComputeCapability& cc);
+const std::vector<int>& supported_archs();
+
+enum class Abi { Numba, C };
+
+struct CompileOptions {
+  ComputeCapability cc;
+  bool fastmath = false;
+  bool opt = true;
+  bool lineinfo = false;
+  bool debug = false;
+  bool kernel = false;
+  Abi abi = Abi::Numba;
+  std::string abi_name;  // overrides the symbol name when set
+};
+
+// numba's CUDAFlags summary string for these options (spec §4.5).
+std::string flags_summary(const CompileOptions& options);
+
+// Frontend + typing for one function and signature; names the symbol.
+Expected<std::shared_ptr<ir::TypedFunction>> type_function(const frontend::FunctionSource& source,
+                                                           frontend::NameResolver& resolver,
+                                                           typing::CalleeProvider& callees,
+                                                           const Signature& signature,
+                                                           const CompileOptions& options);
+
+struct CompiledPtx {
+  std::string ptx;
+  std::string llvm_ir;  // optimised LLVM IR (kept for inspection)
+  std::string symbol;
+};
+
+// Lowering + optimisation + PTX emission. Needs no Python and no GIL.
+Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options,
+                                     bool keep_llvm_ir = false);
+
+// libdevice: the bitcode file is read once per process on first need.
+void set_libdevice_path(const std::string& path);
+const std::string& libdevice_path();
+
+}  // namespace cujit::codegen

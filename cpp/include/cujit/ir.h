@@ -1,0 +1,138 @@
+// cujit IR: a small tree IR of statements and expressions with source
+// locations, in the spirit of Halide's IR. The frontend builds it from the
+// Python AST with every non-local name already resolved; typing fills in the
+// `type` fields; lowering walks it to emit LLVM IR.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cujit/error.h"
+#include "cujit/types.h"
+
+namespace cujit::ir {
+
+enum class Op {
+  // binary
+  Add, Sub, Mul, Div, FloorDiv, Mod, Pow, LShift, RShift, BitOr, BitXor, BitAnd,
+  // unary
+  UAdd, USub, Invert, Not,
+  // comparison
+  Eq, NotEq, Lt, LtE, Gt, GtE,
+  // boolean
+  And, Or,
+};
+const char* op_symbol(Op op);
+
+// "File "f.py", line 3 (f.py:3):" then the source line and a caret under `loc`.
+std::string format_source_excerpt(const std::string& filename, const std::vector<std::string>& lines,
+                                  int first_line, const SourceLoc& loc);
+
+struct TypedFunction;  // a callee compiled for concrete argument types
+
+// A name from outside the function (global, closure cell, builtin), frozen
+// at compile time.
+struct GlobalValue {
+  enum class Kind { Int, Float, Bool, None, Complex, Module, Builtin, DeviceFunction, TypeObject, Object };
+  Kind kind = Kind::None;
+  std::string name;        // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid")
+  int64_t int_value = 0;   // Int, Bool; Object: an opaque handle of the resolver
+  double float_value = 0;  // Float; Complex real part
+  double imag_value = 0;   // Complex imaginary part
+  TypeRef type = nullptr;  // TypeObject: the numba type it names
+  std::shared_ptr<void> function;  // DeviceFunction: resolver-owned handle
+  std::string repr;        // how to name it in messages
+};
+
+enum class ExprKind {
+  Const,       // literal: value in `global` (Int/Float/Bool/None/Complex)
+  Var,         // local variable `var`
+  Global,      // resolved outside name: `global`
+  Binary,      // operands[0] op operands[1]
+  Unary,       // op operands[0]
+  Compare,     // operands[0] ops[0] operands[1] ops[1] operands[2] ...
+  BoolOp,      // operands joined by op (And/Or), short-circuit
+  IfExp,       // operands: test, body, orelse
+  Call,        // operands[0] is the callee expression; the rest are arguments
+  Attribute,   // operands[0].attr
+  Subscript,   // operands[0][operands[1]]
+  Tuple,       // (operands...)
+};
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct Expr {
+  ExprKind kind;
+  SourceLoc loc;
+  Op op = Op::Add;
+  std::vector<Op> ops;
+  std::vector<ExprPtr> operands;
+  int var = -1;
+  GlobalValue global;
+  std::string attr;
+  std::vector<std::pair<std::string, ExprPtr>> keywords;  // Call keyword arguments
+
+  // Filled in by typing.
+  TypeRef type = nullptr;
+  TypeRef operand_type = nullptr;  // the type operands are converted to (Binary, Unary, Compare pairs)
+  std::vector<TypeRef> operand_types;  // Compare: one per pair; Call: the callee's parameter types
+  std::shared_ptr<TypedFunction> callee;  // Call to a device function
+
+  Expr(ExprKind k, SourceLoc l) : kind(k), loc(l) {}
+};
+
+enum class StmtKind { Assign, ExprStmt, If, While, ForRange, Break, Continue, Return, Pass };
+
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+
+struct Stmt {
+  StmtKind kind;
+  SourceLoc loc;
+  ExprPtr target;  // Assign/ForRange: a Var, a Tuple of targets, or a Subscript
+  ExprPtr value;   // Assign value, ExprStmt, If/While test, Return value (may be null)
+  std::vector<ExprPtr> range_args;  // ForRange: start, stop, step as written (1-3)
+  std::vector<StmtPtr> body;
+  std::vector<StmtPtr> orelse;
+
+  // Filled in by typing.
+  TypeRef range_type = nullptr;  // ForRange: the index type
+  Stmt(StmtKind k, SourceLoc l) : kind(k), loc(l) {}
+};
+
+struct Variable {
+  std::string name;
+  TypeRef type = nullptr;
+  bool is_param = false;
+};
+
+struct Function {
+  std::string name;       // __name__
+  std::string qualname;   // __qualname__
+  std::string module;     // __module__
+  std::string filename;
+  std::vector<std::string> source_lines;  // the function's source, for messages
+  int first_line = 1;     // line of source_lines[0] in `filename`
+  std::vector<Variable> vars;
+  std::vector<int> params;  // indices into vars
+  std::vector<StmtPtr> body;
+
+  // "file:line: message" with the source line and a caret under `loc`.
+  std::string format_location(const SourceLoc& loc) const;
+};
+
+// A function typed for concrete argument types, ready to lower.
+struct TypedFunction {
+  std::shared_ptr<Function> fn;
+  Signature sig;            // concrete: return type always set
+  std::string symbol;       // mangled (numba ABI) or C name
+  std::string env_symbol;   // numba ABI: _ZN08NumbaEnv...; empty for the C ABI
+  bool c_abi = false;
+  bool kernel = false;
+  std::vector<std::shared_ptr<TypedFunction>> callees;  // device functions it calls
+};
+
+}  // namespace cujit::ir

@@ -1,0 +1,29 @@
+// Lowering: typed cujit IR -> LLVM IR in a given module, with numba's data
+// model and calling conventions (numba device ABI, C ABI, kernel ABI).
+#pragma once
+
+#include <string>
+
+#include "cujit/error.h"
+#include "cujit/ir.h"
+
+namespace llvm {
+class Function;
+class Module;
+}  // namespace llvm
+
+namespace cujit::lowering {
+
+enum class DebugLevel { None, LineTables, Full };
+
+struct LoweringOptions {
+  bool fastmath = false;
+  DebugLevel debug = DebugLevel::None;
+};
+
+// Lowers `fn` and, transitively, the device functions it calls (as internal
+// functions) into `module`. The top function keeps external linkage.
+Expected<llvm::Function*> lower_module(const ir::TypedFunction& fn, llvm::Module& module,
+                                       const LoweringOptions& options);
+
+}  // namespace cujit::lowering

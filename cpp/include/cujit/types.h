@@ -1,0 +1,130 @@
+// The cujit type system: interned, immutable Type objects mirroring numba's
+// types (scalars, literals, tuples, pointers, arrays), plus signatures.
+//
+// Types are created once per process and never freed; a TypeRef is a plain
+// pointer, so equality is pointer equality. Creation is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cujit {
+
+enum class TypeKind : uint8_t {
+  None,            // numba `none` / `void`
+  Boolean,
+  Integer,
+  Float,           // float16, float32, float64
+  Complex,         // complex64, complex128
+  IntegerLiteral,  // Literal[int](v): behaves as int64 with a known value
+  BooleanLiteral,  // Literal[bool](v)
+  UniTuple,
+  Tuple,
+  CPointer,
+  VoidPtr,
+  Array,
+  Range,           // range_state32/64/u64 (internal)
+  Opaque,          // anything else named by a string (modules, functions: typing only)
+};
+
+class Type;
+using TypeRef = const Type*;
+
+class Type {
+ public:
+  TypeKind kind() const { return kind_; }
+  // numba's str(type): "int32", "bool", "float32", "none", "UniTuple(int32 x 2)",
+  // "Tuple(int32, float64)", "float32*", "void*", "array(float32, 1d, C)", ...
+  const std::string& name() const { return name_; }
+
+  bool is_integer() const { return kind_ == TypeKind::Integer || kind_ == TypeKind::IntegerLiteral; }
+  bool is_float() const { return kind_ == TypeKind::Float; }
+  bool is_complex() const { return kind_ == TypeKind::Complex; }
+  bool is_boolean() const { return kind_ == TypeKind::Boolean || kind_ == TypeKind::BooleanLiteral; }
+  bool is_number() const { return is_integer() || is_float() || is_complex() || is_boolean(); }
+  bool is_literal() const { return kind_ == TypeKind::IntegerLiteral || kind_ == TypeKind::BooleanLiteral; }
+  bool is_tuple() const { return kind_ == TypeKind::UniTuple || kind_ == TypeKind::Tuple; }
+
+  // Integer/Float/Complex: width in bits (complex64 -> 64). Boolean -> 1. Literal int -> 64.
+  int bitwidth() const { return bits_; }
+  bool is_signed() const { return signed_; }
+  // IntegerLiteral / BooleanLiteral value.
+  int64_t literal_value() const { return literal_; }
+
+  // Tuple elements (UniTuple: `count()` copies of element(0)), CPointer pointee,
+  // Array dtype, Range index type.
+  TypeRef element(size_t i = 0) const { return elements_.at(kind_ == TypeKind::UniTuple ? 0 : i); }
+  size_t count() const { return kind_ == TypeKind::UniTuple ? static_cast<size_t>(count_) : elements_.size(); }
+  const std::vector<TypeRef>& elements() const { return elements_; }
+
+  // Array properties.
+  int ndim() const { return count_; }
+  char layout() const { return layout_; }  // 'C', 'F' or 'A'
+  bool readonly() const { return readonly_; }
+  bool aligned() const { return aligned_; }
+
+  // The non-literal type a literal stands for (int64 / boolean); identity otherwise.
+  TypeRef unliteral() const;
+
+ private:
+  friend class TypeFactory;
+  Type() = default;
+  TypeKind kind_ = TypeKind::None;
+  std::string name_;
+  int bits_ = 0;
+  bool signed_ = false;
+  int64_t literal_ = 0;
+  std::vector<TypeRef> elements_;
+  int count_ = 0;
+  char layout_ = 'A';
+  bool readonly_ = false;
+  bool aligned_ = true;
+  TypeRef unliteral_ = nullptr;
+};
+
+namespace types {
+TypeRef none();
+TypeRef boolean();
+TypeRef integer(int bits, bool is_signed);
+TypeRef int8();
+TypeRef int16();
+TypeRef int32();
+TypeRef int64();
+TypeRef uint8();
+TypeRef uint16();
+TypeRef uint32();
+TypeRef uint64();
+TypeRef float16();
+TypeRef float32();
+TypeRef float64();
+TypeRef complex64();
+TypeRef complex128();
+TypeRef float_(int bits);
+TypeRef complex_(int bits);
+TypeRef integer_literal(int64_t value);
+TypeRef boolean_literal(bool value);
+TypeRef uni_tuple(TypeRef element, int count);
+// A homogeneous list collapses to a UniTuple, as numba's Tuple(...) constructor does.
+TypeRef tuple(const std::vector<TypeRef>& elements);
+TypeRef cpointer(TypeRef pointee);
+TypeRef voidptr();
+TypeRef array(TypeRef dtype, int ndim, char layout, bool readonly = false, bool aligned = true);
+TypeRef range(TypeRef index_type);
+TypeRef opaque(const std::string& name);
+
+// Looks up a scalar type by one of numba's names or aliases ("int32", "i4",
+// "float64", "f8", "bool", "b1", "boolean", "void", "none", "intp", "uintp",
+// "byte", "uchar", "float_", "double", ...). Returns nullptr if unknown.
+TypeRef lookup_scalar(const std::string& name);
+}  // namespace types
+
+struct Signature {
+  TypeRef return_type = nullptr;  // nullptr: to be inferred
+  std::vector<TypeRef> args;
+  // numba's str(Signature): "int32 (int32, int32)" -> we render "int32(int32, int32)";
+  // without a return type "(int32, int32)".
+  std::string str() const;
+};
+
+}  // namespace cujit

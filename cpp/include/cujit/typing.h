@@ -1,0 +1,58 @@
+// Type inference over cujit IR with numba's rules: operator templates rated
+// by conversion cost, NumPy-style unification of variables, literal ints,
+// range index types, builtins, math functions and device-function calls.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cujit/error.h"
+#include "cujit/ir.h"
+
+namespace cujit::typing {
+
+// Compiles (types) a called device function for concrete argument types.
+class CalleeProvider {
+ public:
+  virtual ~CalleeProvider() = default;
+  virtual Expected<std::shared_ptr<ir::TypedFunction>> type_callee(const ir::GlobalValue& fn,
+                                                                   const std::vector<TypeRef>& argtypes) = 0;
+};
+
+// One candidate signature of an operator or builtin.
+struct OpSignature {
+  std::vector<TypeRef> params;
+  TypeRef result = nullptr;
+};
+
+// numba's overload choice: the candidate whose argument conversions rate best
+// (fewest unsafe, then safe, then promote); the first of equals wins.
+std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candidates,
+                                           const std::vector<TypeRef>& args);
+std::optional<OpSignature> resolve_binary(ir::Op op, TypeRef lhs, TypeRef rhs);
+std::optional<OpSignature> resolve_unary(ir::Op op, TypeRef operand);
+std::optional<OpSignature> resolve_compare(ir::Op op, TypeRef lhs, TypeRef rhs);
+// range(...) with 1-3 arguments: the index type, or nullptr.
+TypeRef resolve_range(const std::vector<TypeRef>& args);
+
+// Builtins, math functions, numpy scalar constructors, and casts by calling a
+// type. `name` is the resolved path ("abs", "math.sqrt"); nullopt if the
+// builtin does not accept these arguments. Throws CompileError for unknown names.
+std::optional<OpSignature> resolve_builtin_call(const std::string& name, const std::vector<TypeRef>& args,
+                                                const SourceLoc& loc);
+bool is_known_builtin(const std::string& name);
+// A cast by calling a type object (int32(x), np.float32(x)).
+std::optional<OpSignature> resolve_type_call(TypeRef target, const std::vector<TypeRef>& args);
+
+struct TypingRequest {
+  std::vector<TypeRef> args;
+  TypeRef declared_return = nullptr;  // nullptr: infer
+};
+
+// Types `fn` in place for `request`. Returns the concrete return type.
+Expected<TypeRef> infer_types(ir::Function& fn, const TypingRequest& request, CalleeProvider& callees,
+                              std::vector<std::shared_ptr<ir::TypedFunction>>& called);
+
+}  // namespace cujit::typing

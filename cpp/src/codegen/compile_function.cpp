@@ -1,0 +1,89 @@
+// The compile driver: frontend and typing for one function and signature,
+// numba's symbol naming (mangled name with uid and flags tags, or C names),
+// and the CUDAFlags summary that the flags tag encodes.
+#include <algorithm>
+#include <atomic>
+
+#include "cujit/codegen.h"
+#include "cujit/mangle.h"
+
+namespace cujit::codegen {
+
+std::string flags_summary(const CompileOptions& o) {
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::string cc = "(" + std::to_string(o.cc.major) + ", " + std::to_string(o.cc.minor) + ")";
+  flags.emplace_back("compute_capability", cc);
+  if (o.debug) {
+    flags.emplace_back("dbg_extend_lifetimes", "True");
+    flags.emplace_back("debuginfo", "True");
+  } else {
+    flags.emplace_back("error_model", "numpy");
+    if (o.lineinfo) {
+      flags.emplace_back("dbg_directives_only", "True");
+      flags.emplace_back("debuginfo", "True");
+    }
+  }
+  if (o.fastmath) flags.emplace_back("fastmath", "FastMathOptions({'fast'})");
+  flags.emplace_back("no_cfunc_wrapper", "True");
+  flags.emplace_back("no_compile", "True");
+  flags.emplace_back("no_cpython_wrapper", "True");
+  std::string opt = o.opt ? "3" : "0";
+  std::string fm = o.fastmath ? "True" : "False";
+  std::string nvvm;
+  if (o.debug) nvvm = "{'opt': " + opt + ", 'fastmath': " + fm + ", 'g': None}";
+  else if (o.kernel) nvvm = "{'fastmath': " + fm + ", 'opt': " + opt + "}";
+  else nvvm = "{'opt': " + opt + ", 'fastmath': " + fm + "}";
+  flags.emplace_back("nvvm_options", nvvm);
+  std::sort(flags.begin(), flags.end());
+  std::string s = "CUDAFlags(";
+  for (size_t i = 0; i < flags.size(); ++i) s += (i ? ", " : "") + flags[i].first + "=" + flags[i].second;
+  return s + ")";
+}
+
+namespace {
+
+// numba's uid tag: a process-wide counter, one per compiled function identity.
+int64_t next_uid() {
+  static std::atomic<int64_t> counter{0};
+  return ++counter;
+}
+
+void name_function(ir::TypedFunction& tf, const CompileOptions& o) {
+  const ir::Function& fn = *tf.fn;
+  if (tf.c_abi) {
+    std::string last = fn.qualname.substr(fn.qualname.rfind('.') + 1);
+    tf.symbol = o.abi_name.empty() ? mangle::escape_string(last) : o.abi_name;
+    return;
+  }
+  std::string tag = mangle::encode_flags(flags_summary(o));
+  int64_t uid = next_uid();
+  std::string dotted = fn.module + "." + fn.qualname;
+  tf.symbol = o.abi_name.empty() ? mangle::mangle(dotted, tf.sig.args, {tag}, uid) : o.abi_name;
+  tf.env_symbol = mangle::mangle(".NumbaEnv." + dotted, tf.sig.args, {tag}, uid);
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<ir::TypedFunction>> type_function(const frontend::FunctionSource& source,
+                                                           frontend::NameResolver& resolver,
+                                                           typing::CalleeProvider& callees,
+                                                           const Signature& signature,
+                                                           const CompileOptions& options) {
+  auto fn = frontend::build_ir(source, resolver);
+  if (!fn) return fn.error();
+  auto tf = std::make_shared<ir::TypedFunction>();
+  tf->fn = *fn;
+  tf->kernel = options.kernel;
+  tf->c_abi = options.abi == Abi::C;
+  typing::TypingRequest request{signature.args, signature.return_type};
+  auto ret = typing::infer_types(*tf->fn, request, callees, tf->callees);
+  if (!ret) return ret.error();
+  if (options.kernel && (*ret)->kind() != TypeKind::None)
+    return Error{ErrorKind::TypeError, "CUDA kernel must have void return type.", {}};
+  tf->sig.args = signature.args;
+  tf->sig.return_type = *ret;
+  name_function(*tf, options);
+  return tf;
+}
+
+}  // namespace cujit::codegen

@@ -1,0 +1,25 @@
+// Internal to codegen: the NVPTX TargetMachine, libdevice linking and the
+// post-processing of PTX for architectures newer than LLVM's.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "cujit/codegen.h"
+
+namespace cujit::codegen {
+
+inline constexpr const char* kNvptxTriple = "nvptx64-nvidia-cuda";
+
+std::unique_ptr<llvm::TargetMachine> create_target_machine(const TargetArch& arch, const CompileOptions& options);
+void retarget_ptx(std::string& ptx, const TargetArch& arch);
+
+// True if the module calls libdevice (__nv_*) functions.
+bool needs_libdevice(const llvm::Module& module);
+// Links the libdevice functions the module uses (lazily materialised).
+void link_libdevice(llvm::Module& module);
+
+}  // namespace cujit::codegen

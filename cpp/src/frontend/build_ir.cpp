@@ -1,0 +1,434 @@
+// Python AST (as SyntaxNode trees) -> cujit IR. Scoping follows Python: a name
+// assigned anywhere in the function is local; every other name is resolved
+// once, here, through the NameResolver and frozen into the IR.
+#include <set>
+#include <unordered_map>
+
+#include "cujit/frontend.h"
+
+namespace cujit::frontend {
+
+const SyntaxField* SyntaxNode::field(const std::string& name) const {
+  auto it = fields.find(name);
+  return it == fields.end() ? nullptr : &it->second;
+}
+
+SyntaxNodePtr SyntaxNode::node(const std::string& name) const {
+  const SyntaxField* f = field(name);
+  if (f == nullptr) return nullptr;
+  if (auto* n = std::get_if<SyntaxNodePtr>(f)) return *n;
+  return nullptr;
+}
+
+const std::vector<SyntaxNodePtr>& SyntaxNode::list(const std::string& name) const {
+  static const std::vector<SyntaxNodePtr> empty;
+  const SyntaxField* f = field(name);
+  if (f == nullptr) return empty;
+  if (auto* l = std::get_if<std::vector<SyntaxNodePtr>>(f)) return *l;
+  return empty;
+}
+
+std::string SyntaxNode::str(const std::string& name) const {
+  const SyntaxField* f = field(name);
+  if (f == nullptr) return "";
+  if (auto* s = std::get_if<std::string>(f)) return *s;
+  return "";
+}
+
+namespace {
+
+using ir::Expr;
+using ir::ExprKind;
+using ir::ExprPtr;
+using ir::Op;
+using ir::Stmt;
+using ir::StmtKind;
+using ir::StmtPtr;
+
+const std::unordered_map<std::string, Op>& operator_table() {
+  static const std::unordered_map<std::string, Op> table = {
+      {"Add", Op::Add},       {"Sub", Op::Sub},         {"Mult", Op::Mul},       {"Div", Op::Div},
+      {"FloorDiv", Op::FloorDiv}, {"Mod", Op::Mod},     {"Pow", Op::Pow},        {"LShift", Op::LShift},
+      {"RShift", Op::RShift}, {"BitOr", Op::BitOr},     {"BitXor", Op::BitXor},  {"BitAnd", Op::BitAnd},
+      {"UAdd", Op::UAdd},     {"USub", Op::USub},       {"Invert", Op::Invert},  {"Not", Op::Not},
+      {"Eq", Op::Eq},         {"NotEq", Op::NotEq},     {"Lt", Op::Lt},          {"LtE", Op::LtE},
+      {"Gt", Op::Gt},         {"GtE", Op::GtE},         {"And", Op::And},        {"Or", Op::Or},
+  };
+  return table;
+}
+
+// What users see for constructs we do not compile.
+std::string describe_unsupported(const std::string& type) {
+  static const std::unordered_map<std::string, std::string> names = {
+      {"Try", "try statements"},          {"TryStar", "try statements"},
+      {"With", "with statements"},        {"AsyncWith", "async with statements"},
+      {"Raise", "raise statements"},      {"Assert", "assert statements"},
+      {"FunctionDef", "nested function definitions"}, {"AsyncFunctionDef", "nested function definitions"},
+      {"ClassDef", "class definitions"},  {"Lambda", "lambda expressions"},
+      {"Import", "import statements"},    {"ImportFrom", "import statements"},
+      {"Global", "global statements"},    {"Nonlocal", "nonlocal statements"},
+      {"Delete", "del statements"},       {"Yield", "generators (yield)"},
+      {"YieldFrom", "generators (yield from)"}, {"Await", "await expressions"},
+      {"List", "lists"},                  {"Dict", "dicts"},            {"Set", "sets"},
+      {"ListComp", "list comprehensions"}, {"SetComp", "set comprehensions"},
+      {"DictComp", "dict comprehensions"}, {"GeneratorExp", "generator expressions"},
+      {"JoinedStr", "f-strings"},         {"FormattedValue", "f-strings"},
+      {"NamedExpr", "assignment expressions (:=)"}, {"Starred", "starred expressions"},
+      {"Slice", "slices"},                {"Match", "match statements"},
+      {"AsyncFor", "async for loops"},
+  };
+  auto it = names.find(type);
+  return it != names.end() ? it->second : "the Python construct '" + type + "'";
+}
+
+class IrBuilder {
+ public:
+  IrBuilder(const FunctionSource& src, NameResolver& resolver) : src_(src), resolver_(resolver) {}
+
+  std::shared_ptr<ir::Function> build() {
+    fn_ = std::make_shared<ir::Function>();
+    fn_->name = src_.name;
+    fn_->qualname = src_.qualname;
+    fn_->module = src_.module;
+    fn_->filename = src_.filename;
+    fn_->source_lines = src_.source_lines;
+    fn_->first_line = src_.first_line;
+    const SyntaxNode& def = *src_.def;
+    if (def.type != "FunctionDef") unsupported(def, describe_unsupported(def.type) + " as a kernel or device function");
+    build_params(def);
+    for (auto& s : def.list("body")) collect_locals(*s);
+    fn_->body = build_block(def.list("body"));
+    return fn_;
+  }
+
+ private:
+  [[noreturn]] void unsupported(const SyntaxNode& n, const std::string& what) {
+    fail(ErrorKind::Unsupported, "Unsupported: " + what + " cannot be compiled for CUDA", n.loc);
+  }
+
+  void build_params(const SyntaxNode& def) {
+    SyntaxNodePtr args = def.node("args");
+    if (!args) return;
+    if (args->node("vararg")) unsupported(*args->node("vararg"), "*args parameters");
+    if (args->node("kwarg")) unsupported(*args->node("kwarg"), "**kwargs parameters");
+    if (!args->list("kwonlyargs").empty()) unsupported(*args->list("kwonlyargs")[0], "keyword-only parameters");
+    if (!args->list("defaults").empty()) unsupported(*args->list("defaults")[0], "default parameter values");
+    std::vector<SyntaxNodePtr> all = args->list("posonlyargs");
+    for (auto& a : args->list("args")) all.push_back(a);
+    for (auto& a : all) {
+      std::string name = a->str("arg");
+      if (var_index_.count(name)) fail(ErrorKind::SyntaxError, "duplicate argument '" + name + "'", a->loc);
+      int v = add_var(name);
+      fn_->vars[v].is_param = true;
+      fn_->params.push_back(v);
+    }
+  }
+
+  int add_var(const std::string& name) {
+    auto it = var_index_.find(name);
+    if (it != var_index_.end()) return it->second;
+    int v = static_cast<int>(fn_->vars.size());
+    fn_->vars.push_back(ir::Variable{name, nullptr, false});
+    var_index_[name] = v;
+    return v;
+  }
+
+  void collect_target_names(const SyntaxNode& t) {
+    if (t.type == "Name") add_var(t.str("id"));
+    else if (t.type == "Tuple" || t.type == "List")
+      for (auto& e : t.list("elts")) collect_target_names(*e);
+  }
+
+  // Python scoping: any name bound in the body is local to the whole function.
+  void collect_locals(const SyntaxNode& s) {
+    if (s.type == "Assign") {
+      for (auto& t : s.list("targets")) collect_target_names(*t);
+    } else if (s.type == "AugAssign" || s.type == "AnnAssign" || s.type == "For") {
+      if (auto t = s.node("target")) collect_target_names(*t);
+    }
+    for (const char* block : {"body", "orelse"})
+      for (auto& c : s.list(block)) collect_locals(*c);
+  }
+
+  std::vector<StmtPtr> build_block(const std::vector<SyntaxNodePtr>& nodes) {
+    std::vector<StmtPtr> out;
+    for (auto& n : nodes) build_stmt(*n, out);
+    return out;
+  }
+
+  StmtPtr stmt(StmtKind k, const SyntaxNode& n) { return std::make_unique<Stmt>(k, n.loc); }
+
+  void build_stmt(const SyntaxNode& n, std::vector<StmtPtr>& out) {
+    const std::string& t = n.type;
+    if (t == "Assign") {
+      const auto& targets = n.list("targets");
+      ExprPtr value = build_expr(*n.node("value"));
+      if (targets.size() == 1) {
+        auto s = stmt(StmtKind::Assign, n);
+        s->target = build_target(*targets[0]);
+        s->value = std::move(value);
+        out.push_back(std::move(s));
+        return;
+      }
+      // a = b = value: evaluate once into a hidden temporary.
+      int tmp = add_var("$chain" + std::to_string(temp_counter_++));
+      auto first = stmt(StmtKind::Assign, n);
+      first->target = var_expr(tmp, n.loc);
+      first->value = std::move(value);
+      out.push_back(std::move(first));
+      for (auto& target : targets) {
+        auto s = stmt(StmtKind::Assign, n);
+        s->target = build_target(*target);
+        s->value = var_expr(tmp, n.loc);
+        out.push_back(std::move(s));
+      }
+    } else if (t == "AnnAssign") {
+      if (!n.node("value")) return;  // a bare annotation declares nothing we need
+      auto s = stmt(StmtKind::Assign, n);
+      s->target = build_target(*n.node("target"));
+      s->value = build_expr(*n.node("value"));
+      out.push_back(std::move(s));
+    } else if (t == "AugAssign") {
+      // x op= v  is lowered as  x = x op v  (the target read and written once each).
+      const SyntaxNode& target = *n.node("target");
+      auto s = stmt(StmtKind::Assign, n);
+      s->target = build_target(target);
+      auto value = std::make_unique<Expr>(ExprKind::Binary, n.loc);
+      value->op = to_op(*n.node("op"));
+      value->operands.push_back(build_expr(target));
+      value->operands.push_back(build_expr(*n.node("value")));
+      s->value = std::move(value);
+      out.push_back(std::move(s));
+    } else if (t == "Expr") {
+      SyntaxNodePtr v = n.node("value");
+      // Docstrings and other bare constants are no-ops.
+      if (v->type == "Constant") return;
+      auto s = stmt(StmtKind::ExprStmt, n);
+      s->value = build_expr(*v);
+      out.push_back(std::move(s));
+    } else if (t == "If") {
+      auto s = stmt(StmtKind::If, n);
+      s->value = build_expr(*n.node("test"));
+      s->body = build_block(n.list("body"));
+      s->orelse = build_block(n.list("orelse"));
+      out.push_back(std::move(s));
+    } else if (t == "While") {
+      if (!n.list("orelse").empty()) unsupported(*n.list("orelse")[0], "while ... else");
+      auto s = stmt(StmtKind::While, n);
+      s->value = build_expr(*n.node("test"));
+      s->body = build_block(n.list("body"));
+      out.push_back(std::move(s));
+    } else if (t == "For") {
+      build_for(n, out);
+    } else if (t == "Break") {
+      out.push_back(stmt(StmtKind::Break, n));
+    } else if (t == "Continue") {
+      out.push_back(stmt(StmtKind::Continue, n));
+    } else if (t == "Return") {
+      auto s = stmt(StmtKind::Return, n);
+      if (auto v = n.node("value")) s->value = build_expr(*v);
+      out.push_back(std::move(s));
+    } else if (t == "Pass") {
+      out.push_back(stmt(StmtKind::Pass, n));
+    } else {
+      unsupported(n, describe_unsupported(t));
+    }
+  }
+
+  void build_for(const SyntaxNode& n, std::vector<StmtPtr>& out) {
+    if (!n.list("orelse").empty()) unsupported(*n.list("orelse")[0], "for ... else");
+    const SyntaxNode& iter = *n.node("iter");
+    ExprPtr callee;
+    if (iter.type == "Call") callee = build_expr(*iter.node("func"));
+    bool is_range = callee && callee->kind == ExprKind::Global &&
+                    callee->global.kind == ir::GlobalValue::Kind::Builtin && callee->global.name == "range";
+    if (!is_range) unsupported(iter, "for loops over anything but range(...)");
+    const auto& args = iter.list("args");
+    if (args.empty() || args.size() > 3 || !iter.list("keywords").empty())
+      fail(ErrorKind::TypingError, "range() takes 1 to 3 positional arguments, got " + std::to_string(args.size()),
+           iter.loc);
+    auto s = stmt(StmtKind::ForRange, n);
+    s->target = build_target(*n.node("target"));
+    if (s->target->kind != ExprKind::Var) unsupported(*n.node("target"), "a range loop target that is not a name");
+    for (auto& a : args) s->range_args.push_back(build_expr(*a));
+    s->body = build_block(n.list("body"));
+    out.push_back(std::move(s));
+  }
+
+  Op to_op(const SyntaxNode& n) {
+    auto it = operator_table().find(n.type);
+    if (it == operator_table().end()) unsupported(n, "the operator " + n.type);
+    return it->second;
+  }
+
+  ExprPtr var_expr(int v, SourceLoc loc) {
+    auto e = std::make_unique<Expr>(ExprKind::Var, loc);
+    e->var = v;
+    return e;
+  }
+
+  ExprPtr build_target(const SyntaxNode& n) {
+    if (n.type == "Name") return var_expr(add_var(n.str("id")), n.loc);
+    if (n.type == "Tuple" || n.type == "List") {
+      auto e = std::make_unique<Expr>(ExprKind::Tuple, n.loc);
+      for (auto& elt : n.list("elts")) e->operands.push_back(build_target(*elt));
+      return e;
+    }
+    if (n.type == "Subscript") {
+      auto e = std::make_unique<Expr>(ExprKind::Subscript, n.loc);
+      e->operands.push_back(build_expr(*n.node("value")));
+      e->operands.push_back(build_expr(*n.node("slice")));
+      return e;
+    }
+    unsupported(n, "assignment to " + describe_unsupported(n.type));
+  }
+
+  ExprPtr constant(const SyntaxNode& n) {
+    auto e = std::make_unique<Expr>(ExprKind::Const, n.loc);
+    const SyntaxField* v = n.field("value");
+    using K = ir::GlobalValue::Kind;
+    if (v == nullptr || std::holds_alternative<std::monostate>(*v)) {
+      e->global.kind = K::None;
+    } else if (auto* b = std::get_if<bool>(v)) {
+      e->global.kind = K::Bool;
+      e->global.int_value = *b;
+    } else if (auto* i = std::get_if<int64_t>(v)) {
+      e->global.kind = K::Int;
+      e->global.int_value = *i;
+    } else if (auto* d = std::get_if<double>(v)) {
+      e->global.kind = K::Float;
+      e->global.float_value = *d;
+    } else if (auto* c = std::get_if<SyntaxImag>(v)) {
+      e->global.kind = K::Complex;
+      e->global.imag_value = c->value;
+    } else if (std::holds_alternative<std::string>(*v)) {
+      unsupported(n, "strings as values");
+    } else {
+      unsupported(n, "this constant");
+    }
+    return e;
+  }
+
+  ExprPtr name(const SyntaxNode& n) {
+    std::string id = n.str("id");
+    auto it = var_index_.find(id);
+    if (it != var_index_.end()) return var_expr(it->second, n.loc);
+    auto e = std::make_unique<Expr>(ExprKind::Global, n.loc);
+    if (!resolver_.resolve_name(id, e->global))
+      fail(ErrorKind::TypingError, "NameError: name '" + id + "' is not defined", n.loc);
+    return fold_global(std::move(e));
+  }
+
+  // Plain constants from globals become literals, like constants in the source.
+  ExprPtr fold_global(ExprPtr e) {
+    using K = ir::GlobalValue::Kind;
+    K k = e->global.kind;
+    if (k == K::Int || k == K::Float || k == K::Bool || k == K::None || k == K::Complex) e->kind = ExprKind::Const;
+    return e;
+  }
+
+  ExprPtr build_expr(const SyntaxNode& n) {
+    const std::string& t = n.type;
+    if (t == "Constant") return constant(n);
+    if (t == "Name") return name(n);
+    if (t == "BinOp") {
+      auto e = std::make_unique<Expr>(ExprKind::Binary, n.loc);
+      e->op = to_op(*n.node("op"));
+      e->operands.push_back(build_expr(*n.node("left")));
+      e->operands.push_back(build_expr(*n.node("right")));
+      return e;
+    }
+    if (t == "UnaryOp") {
+      auto e = std::make_unique<Expr>(ExprKind::Unary, n.loc);
+      e->op = to_op(*n.node("op"));
+      e->operands.push_back(build_expr(*n.node("operand")));
+      return e;
+    }
+    if (t == "BoolOp") {
+      auto e = std::make_unique<Expr>(ExprKind::BoolOp, n.loc);
+      e->op = to_op(*n.node("op"));
+      for (auto& v : n.list("values")) e->operands.push_back(build_expr(*v));
+      return e;
+    }
+    if (t == "Compare") {
+      auto e = std::make_unique<Expr>(ExprKind::Compare, n.loc);
+      e->operands.push_back(build_expr(*n.node("left")));
+      for (auto& op : n.list("ops")) {
+        if (op->type == "Is" || op->type == "IsNot" || op->type == "In" || op->type == "NotIn")
+          unsupported(n, "the '" + op->type + "' comparison");
+        e->ops.push_back(to_op(*op));
+      }
+      for (auto& c : n.list("comparators")) e->operands.push_back(build_expr(*c));
+      return e;
+    }
+    if (t == "IfExp") {
+      auto e = std::make_unique<Expr>(ExprKind::IfExp, n.loc);
+      e->operands.push_back(build_expr(*n.node("test")));
+      e->operands.push_back(build_expr(*n.node("body")));
+      e->operands.push_back(build_expr(*n.node("orelse")));
+      return e;
+    }
+    if (t == "Call") {
+      auto e = std::make_unique<Expr>(ExprKind::Call, n.loc);
+      e->operands.push_back(build_expr(*n.node("func")));
+      for (auto& a : n.list("args")) {
+        if (a->type == "Starred") unsupported(*a, "starred arguments");
+        e->operands.push_back(build_expr(*a));
+      }
+      for (auto& k : n.list("keywords")) {
+        std::string arg = k->str("arg");
+        if (arg.empty()) unsupported(*k, "**kwargs in calls");
+        e->keywords.emplace_back(arg, build_expr(*k->node("value")));
+      }
+      return e;
+    }
+    if (t == "Attribute") return attribute(n);
+    if (t == "Subscript") {
+      auto e = std::make_unique<Expr>(ExprKind::Subscript, n.loc);
+      e->operands.push_back(build_expr(*n.node("value")));
+      e->operands.push_back(build_expr(*n.node("slice")));
+      return e;
+    }
+    if (t == "Tuple") {
+      auto e = std::make_unique<Expr>(ExprKind::Tuple, n.loc);
+      for (auto& elt : n.list("elts")) e->operands.push_back(build_expr(*elt));
+      return e;
+    }
+    unsupported(n, describe_unsupported(t));
+  }
+
+  ExprPtr attribute(const SyntaxNode& n) {
+    ExprPtr base = build_expr(*n.node("value"));
+    std::string attr = n.str("attr");
+    using K = ir::GlobalValue::Kind;
+    if (base->kind == ExprKind::Global &&
+        (base->global.kind == K::Module || base->global.kind == K::Object || base->global.kind == K::Builtin)) {
+      auto e = std::make_unique<Expr>(ExprKind::Global, n.loc);
+      if (!resolver_.resolve_attribute(base->global, attr, e->global))
+        fail(ErrorKind::TypingError, "Unknown attribute '" + attr + "' of " + base->global.repr, n.loc);
+      return fold_global(std::move(e));
+    }
+    auto e = std::make_unique<Expr>(ExprKind::Attribute, n.loc);
+    e->attr = attr;
+    e->operands.push_back(std::move(base));
+    return e;
+  }
+
+  const FunctionSource& src_;
+  NameResolver& resolver_;
+  std::shared_ptr<ir::Function> fn_;
+  std::unordered_map<std::string, int> var_index_;
+  int temp_counter_ = 0;
+};
+
+}  // namespace
+
+Expected<std::shared_ptr<ir::Function>> build_ir(const FunctionSource& source, NameResolver& resolver) {
+  try {
+    return IrBuilder(source, resolver).build();
+  } catch (CompileError& e) {
+    return e.error();
+  }
+}
+
+}  // namespace cujit::frontend

@@ -1,0 +1,57 @@
+// Helpers of the IR: operator spellings and source excerpts for messages.
+#include "cujit/ir.h"
+
+#include <algorithm>
+
+namespace cujit::ir {
+
+const char* op_symbol(Op op) {
+  switch (op) {
+    case Op::Add: return "+";
+    case Op::Sub: return "-";
+    case Op::Mul: return "*";
+    case Op::Div: return "/";
+    case Op::FloorDiv: return "//";
+    case Op::Mod: return "%";
+    case Op::Pow: return "**";
+    case Op::LShift: return "<<";
+    case Op::RShift: return ">>";
+    case Op::BitOr: return "|";
+    case Op::BitXor: return "^";
+    case Op::BitAnd: return "&";
+    case Op::UAdd: return "+";
+    case Op::USub: return "-";
+    case Op::Invert: return "~";
+    case Op::Not: return "not";
+    case Op::Eq: return "==";
+    case Op::NotEq: return "!=";
+    case Op::Lt: return "<";
+    case Op::LtE: return "<=";
+    case Op::Gt: return ">";
+    case Op::GtE: return ">=";
+    case Op::And: return "and";
+    case Op::Or: return "or";
+  }
+  return "?";
+}
+
+std::string format_source_excerpt(const std::string& filename, const std::vector<std::string>& lines,
+                                  int first_line, const SourceLoc& loc) {
+  if (!loc.known()) return "File \"" + filename + "\"";
+  std::string out = "File \"" + filename + "\", line " + std::to_string(loc.line) + " (" + filename + ":" +
+                    std::to_string(loc.line) + "):\n";
+  int index = loc.line - first_line;
+  if (index < 0 || index >= static_cast<int>(lines.size())) return out;
+  const std::string& text = lines[index];
+  out += text + "\n";
+  int start = std::min<int>(loc.col, static_cast<int>(text.size()));
+  int end = (loc.end_line == loc.line && loc.end_col > start) ? std::min<int>(loc.end_col, text.size()) : start + 1;
+  out += std::string(start, ' ') + std::string(std::max(1, end - start), '^');
+  return out;
+}
+
+std::string Function::format_location(const SourceLoc& loc) const {
+  return format_source_excerpt(filename, source_lines, first_line, loc);
+}
+
+}  // namespace cujit::ir

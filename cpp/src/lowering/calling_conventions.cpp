@@ -1,0 +1,221 @@
+// numba's data model and the three calling conventions (spec §3): the numba
+// device ABI (i32 status, return value through the first pointer), the C ABI
+// (value returned directly) and the kernel ABI (void, PTX_Kernel).
+#include <llvm/IR/Constants.h>
+
+#include "function_lowering.h"
+
+namespace cujit::lowering {
+
+using llvm::Type;
+using llvm::Value;
+
+Type* DataModel::value_type(TypeRef t) const {
+  switch (t->kind()) {
+    case TypeKind::Boolean:
+    case TypeKind::BooleanLiteral: return Type::getInt1Ty(ctx_);
+    case TypeKind::Integer:
+    case TypeKind::IntegerLiteral: return Type::getIntNTy(ctx_, t->bitwidth());
+    case TypeKind::Float:
+      return t->bitwidth() == 16 ? Type::getHalfTy(ctx_) : t->bitwidth() == 32 ? Type::getFloatTy(ctx_)
+                                                                               : Type::getDoubleTy(ctx_);
+    case TypeKind::Complex: {
+      Type* part = value_type(types::float_(t->bitwidth() / 2));
+      return llvm::StructType::get(ctx_, {part, part});
+    }
+    case TypeKind::UniTuple: return llvm::ArrayType::get(value_type(t->element(0)), t->count());
+    case TypeKind::Tuple: {
+      std::vector<Type*> elems;
+      for (TypeRef e : t->elements()) elems.push_back(value_type(e));
+      return llvm::StructType::get(ctx_, elems);
+    }
+    case TypeKind::CPointer:
+    case TypeKind::VoidPtr: return llvm::PointerType::get(ctx_, 0);
+    case TypeKind::None: return Type::getInt8Ty(ctx_);
+    default: fail(ErrorKind::Internal, "no data model for type " + t->name());
+  }
+}
+
+Type* DataModel::data_type(TypeRef t) const {
+  switch (t->kind()) {
+    case TypeKind::Boolean:
+    case TypeKind::BooleanLiteral: return Type::getInt8Ty(ctx_);
+    case TypeKind::Float:
+      if (t->bitwidth() == 16) return Type::getInt16Ty(ctx_);
+      return value_type(t);
+    case TypeKind::UniTuple: return llvm::ArrayType::get(data_type(t->element(0)), t->count());
+    case TypeKind::Tuple: {
+      std::vector<Type*> elems;
+      for (TypeRef e : t->elements()) elems.push_back(data_type(e));
+      return llvm::StructType::get(ctx_, elems);
+    }
+    default: return value_type(t);
+  }
+}
+
+void DataModel::flatten_arg_types(TypeRef t, std::vector<Type*>& out) const {
+  if (t->is_complex()) {
+    Type* part = value_type(types::float_(t->bitwidth() / 2));
+    out.push_back(part);
+    out.push_back(part);
+  } else if (t->is_tuple()) {
+    for (size_t i = 0; i < t->count(); ++i) flatten_arg_types(t->element(i), out);
+  } else if (t->kind() != TypeKind::None) {
+    out.push_back(data_type(t));
+  }
+}
+
+Value* DataModel::value_to_data(llvm::IRBuilder<>& b, Value* v, TypeRef t) const {
+  if (t->is_boolean()) return b.CreateZExt(v, Type::getInt8Ty(ctx_));
+  if (t->is_float() && t->bitwidth() == 16) return b.CreateBitCast(v, Type::getInt16Ty(ctx_));
+  if (t->is_tuple()) {
+    Value* out = llvm::UndefValue::get(data_type(t));
+    for (size_t i = 0; i < t->count(); ++i)
+      out = b.CreateInsertValue(out, value_to_data(b, b.CreateExtractValue(v, i), t->element(i)), i);
+    return out;
+  }
+  return v;
+}
+
+Value* DataModel::data_to_value(llvm::IRBuilder<>& b, Value* v, TypeRef t) const {
+  if (t->is_boolean()) return b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  if (t->is_float() && t->bitwidth() == 16) return b.CreateBitCast(v, Type::getHalfTy(ctx_));
+  if (t->is_tuple()) {
+    Value* out = llvm::UndefValue::get(value_type(t));
+    for (size_t i = 0; i < t->count(); ++i)
+      out = b.CreateInsertValue(out, data_to_value(b, b.CreateExtractValue(v, i), t->element(i)), i);
+    return out;
+  }
+  return v;
+}
+
+void DataModel::flatten_arg_values(llvm::IRBuilder<>& b, Value* v, TypeRef t, std::vector<Value*>& out) const {
+  if (t->is_complex()) {
+    out.push_back(b.CreateExtractValue(v, 0));
+    out.push_back(b.CreateExtractValue(v, 1));
+  } else if (t->is_tuple()) {
+    for (size_t i = 0; i < t->count(); ++i) flatten_arg_values(b, b.CreateExtractValue(v, i), t->element(i), out);
+  } else if (t->kind() != TypeKind::None) {
+    out.push_back(value_to_data(b, v, t));
+  }
+}
+
+Value* DataModel::unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function::arg_iterator& next) const {
+  if (t->is_complex()) {
+    Value* out = llvm::UndefValue::get(value_type(t));
+    out = b.CreateInsertValue(out, &*next++, 0);
+    return b.CreateInsertValue(out, &*next++, 1);
+  }
+  if (t->is_tuple()) {
+    Value* out = llvm::UndefValue::get(value_type(t));
+    for (size_t i = 0; i < t->count(); ++i) out = b.CreateInsertValue(out, unflatten_args(b, t->element(i), next), i);
+    return out;
+  }
+  if (t->kind() == TypeKind::None) return llvm::ConstantInt::get(Type::getInt8Ty(ctx_), 0);
+  return data_to_value(b, &*next++, t);
+}
+
+llvm::Function* FunctionLowering::declare() {
+  const DataModel& m = state_.model;
+  std::vector<Type*> params;
+  if (!tf_.c_abi && !tf_.kernel) params.push_back(llvm::PointerType::get(ctx_, 0));  // .ret
+  for (TypeRef a : tf_.sig.args) m.flatten_arg_types(a, params);
+  Type* ret;
+  if (tf_.kernel) ret = Type::getVoidTy(ctx_);
+  else if (!tf_.c_abi) ret = Type::getInt32Ty(ctx_);
+  else if (tf_.sig.return_type->kind() == TypeKind::None) ret = Type::getVoidTy(ctx_);
+  else ret = m.data_type(tf_.sig.return_type);
+  auto* fty = llvm::FunctionType::get(ret, params, false);
+  auto linkage = is_top_ ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage;
+  llvm::Function* f = llvm::Function::Create(fty, linkage, tf_.symbol, state_.module);
+  if (f->getName() != tf_.symbol)
+    fail(ErrorKind::Internal, "symbol '" + tf_.symbol + "' is defined twice in one module");
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  if (tf_.kernel) f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  auto arg = f->arg_begin();
+  if (!tf_.c_abi && !tf_.kernel) {
+    arg->setName(".ret");
+    arg->addAttr(llvm::Attribute::NoAlias);
+    arg->addAttr(llvm::Attribute::NoCapture);
+    ++arg;
+  }
+  for (size_t i = 0; i < tf_.sig.args.size(); ++i) {
+    std::vector<Type*> parts;
+    m.flatten_arg_types(tf_.sig.args[i], parts);
+    const std::string& name = fn_.vars[fn_.params[i]].name;
+    for (size_t p = 0; p < parts.size(); ++p, ++arg) arg->setName(parts.size() == 1 ? name : name + "." + std::to_string(p));
+  }
+  if (state_.options.fastmath) {
+    for (const char* a : {"unsafe-fp-math", "no-infs-fp-math", "no-nans-fp-math", "no-signed-zeros-fp-math",
+                          "approx-func-fp-math"})
+      f->addFnAttr(a, "true");
+    f->addFnAttr("denormal-fp-math-f32", "preserve-sign,preserve-sign");
+  }
+  // numba emits an environment global for every numba-ABI function.
+  if (is_top_ && !tf_.env_symbol.empty()) {
+    auto* ptr = llvm::PointerType::get(ctx_, 0);
+    auto* env = new llvm::GlobalVariable(state_.module, ptr, false, llvm::GlobalValue::CommonLinkage,
+                                         llvm::ConstantPointerNull::get(ptr), tf_.env_symbol, nullptr,
+                                         llvm::GlobalValue::NotThreadLocal, 1);
+    env->setAlignment(llvm::Align(8));
+  }
+  return f;
+}
+
+void FunctionLowering::bind_parameters() {
+  auto arg = llfn_->arg_begin();
+  if (!tf_.c_abi && !tf_.kernel) ret_slot_ = &*arg++;
+  for (size_t i = 0; i < tf_.sig.args.size(); ++i) {
+    TypeRef t = tf_.sig.args[i];
+    Value* v = state_.model.unflatten_args(b_, t, arg);
+    int var = fn_.params[i];
+    if (var_slots_[var]) b_.CreateStore(cast(v, t, fn_.vars[var].type), var_slots_[var]);
+  }
+}
+
+void FunctionLowering::emit_return(Value* value, TypeRef type) {
+  TypeRef rt = tf_.sig.return_type;
+  if (tf_.kernel) {
+    b_.CreateRetVoid();
+    return;
+  }
+  bool returns_none = rt->kind() == TypeKind::None;
+  Value* data = nullptr;
+  if (!returns_none) {
+    Value* v = value ? cast(value, type, rt) : zero_value(rt);
+    data = state_.model.value_to_data(b_, v, rt);
+  }
+  if (tf_.c_abi) {
+    if (returns_none) b_.CreateRetVoid();
+    else b_.CreateRet(data);
+    return;
+  }
+  if (!returns_none) b_.CreateStore(data, ret_slot_);
+  b_.CreateRet(b_.getInt32(0));
+}
+
+Value* FunctionLowering::emit_device_call(const ir::Expr& call, std::vector<Value*> args) {
+  const ir::TypedFunction& callee = *call.callee;
+  llvm::Function* target = get_or_lower(state_, callee, false);
+  TypeRef rt = callee.sig.return_type;
+  Type* slot_type = rt->kind() == TypeKind::None ? Type::getInt8Ty(ctx_) : state_.model.data_type(rt);
+  llvm::AllocaInst* slot = entry_alloca(slot_type, "callee.ret");
+  b_.CreateStore(llvm::Constant::getNullValue(slot_type), slot);
+  std::vector<Value*> flat{slot};
+  for (size_t i = 0; i < args.size(); ++i) state_.model.flatten_arg_values(b_, args[i], callee.sig.args[i], flat);
+  Value* status = b_.CreateCall(target, flat);
+  // A numba-ABI caller propagates a callee's error status; others ignore it.
+  if (!tf_.c_abi) {
+    llvm::BasicBlock* fail_bb = llvm::BasicBlock::Create(ctx_, "callee.error", llfn_);
+    llvm::BasicBlock* ok_bb = llvm::BasicBlock::Create(ctx_, "callee.ok", llfn_);
+    b_.CreateCondBr(b_.CreateICmpNE(status, b_.getInt32(0)), fail_bb, ok_bb);
+    b_.SetInsertPoint(fail_bb);
+    if (tf_.kernel) b_.CreateRetVoid();
+    else b_.CreateRet(status);
+    b_.SetInsertPoint(ok_bb);
+  }
+  if (rt->kind() == TypeKind::None) return b_.getInt8(0);
+  return state_.model.data_to_value(b_, b_.CreateLoad(slot_type, slot), rt);
+}
+
+}  // namespace cujit::lowering

@@ -1,0 +1,115 @@
+// Internal to lowering: the state of lowering one typed function (its LLVM
+// function, variables, loop targets, debug scope) and the data model helpers
+// shared by the statement, expression and calling-convention files.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include <llvm/IR/DIBuilder.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "cujit/lowering.h"
+
+namespace cujit::lowering {
+
+// numba's data model (spec §3.1): how a type is held in registers, in memory
+// and return slots, and as flattened parameters.
+class DataModel {
+ public:
+  explicit DataModel(llvm::LLVMContext& ctx) : ctx_(ctx) {}
+  llvm::Type* value_type(TypeRef t) const;
+  llvm::Type* data_type(TypeRef t) const;  // memory / return-slot representation
+  void flatten_arg_types(TypeRef t, std::vector<llvm::Type*>& out) const;
+  llvm::Value* value_to_data(llvm::IRBuilder<>& b, llvm::Value* v, TypeRef t) const;
+  llvm::Value* data_to_value(llvm::IRBuilder<>& b, llvm::Value* v, TypeRef t) const;
+  void flatten_arg_values(llvm::IRBuilder<>& b, llvm::Value* v, TypeRef t, std::vector<llvm::Value*>& out) const;
+  // Rebuilds a value from flattened parameters starting at `*next`.
+  llvm::Value* unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function::arg_iterator& next) const;
+
+ private:
+  llvm::LLVMContext& ctx_;
+};
+
+// Shared by all functions lowered into one module.
+struct ModuleState {
+  llvm::Module& module;
+  LoweringOptions options;
+  DataModel model;
+  std::unique_ptr<llvm::DIBuilder> dib;
+  llvm::DICompileUnit* cu = nullptr;
+  std::map<std::string, llvm::Function*> lowered;  // symbol -> function
+  ModuleState(llvm::Module& m, const LoweringOptions& o) : module(m), options(o), model(m.getContext()) {}
+};
+
+class FunctionLowering {
+ public:
+  FunctionLowering(ModuleState& state, const ir::TypedFunction& fn, bool is_top);
+  llvm::Function* lower();
+
+  // Returns the LLVM function for a typed function, lowering it on first use.
+  static llvm::Function* get_or_lower(ModuleState& state, const ir::TypedFunction& fn, bool is_top);
+
+ private:
+  // calling_conventions.cpp
+  llvm::Function* declare();
+  void bind_parameters();
+  void emit_return(llvm::Value* value, TypeRef type);  // value null: return None
+  llvm::Value* emit_device_call(const ir::Expr& call, std::vector<llvm::Value*> args);
+
+  // lower_function.cpp
+  void lower_block(const std::vector<ir::StmtPtr>& block);
+  void lower_stmt(const ir::Stmt& s);
+  void lower_for_range(const ir::Stmt& s);
+  void store_target(const ir::Expr& target, llvm::Value* value, TypeRef type);
+  void set_location(const SourceLoc& loc);
+  void ensure_insertion_point();
+  llvm::AllocaInst* entry_alloca(llvm::Type* t, const llvm::Twine& name = "");
+  [[noreturn]] void unsupported(const std::string& what, const SourceLoc& loc);
+
+  // lower_expressions.cpp
+  llvm::Value* lower_expr(const ir::Expr& e);
+  llvm::Value* lower_as(const ir::Expr& e, TypeRef to);  // lower then cast
+  llvm::Value* cast(llvm::Value* v, TypeRef from, TypeRef to);
+  llvm::Value* truth(llvm::Value* v, TypeRef t);
+  llvm::Value* zero_value(TypeRef t);
+  llvm::Value* constant(const ir::Expr& e);
+  llvm::Value* binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef lhs_t, TypeRef rhs_t, TypeRef result);
+  llvm::Value* int_binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef t);
+  llvm::Value* float_binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef t);
+  llvm::Value* complex_binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef t);
+  llvm::Value* int_power(llvm::Value* base, llvm::Value* exp, TypeRef base_t, TypeRef result);
+  llvm::Value* compare(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef t);
+  llvm::Value* unary(const ir::Expr& e);
+  llvm::Value* short_circuit(const ir::Expr& e);
+  llvm::Value* if_exp(const ir::Expr& e);
+  llvm::Value* call(const ir::Expr& e);
+  llvm::Value* builtin_call(const std::string& name, std::vector<llvm::Value*> args, const ir::Expr& e);
+  llvm::Value* math_call(const std::string& fn, std::vector<llvm::Value*> args, TypeRef t);
+  llvm::Value* libdevice_call(const std::string& base, std::vector<llvm::Value*> args, TypeRef t);
+  llvm::Value* subscript(const ir::Expr& e);
+  llvm::Value* attribute(const ir::Expr& e);
+  llvm::Value* build_tuple(const std::vector<llvm::Value*>& elems, TypeRef t);
+  llvm::Value* min_max(bool is_min, std::vector<llvm::Value*> args, TypeRef t);
+  llvm::Value* select_fast(llvm::Value* c, llvm::Value* a, llvm::Value* b) { return b_.CreateSelect(c, a, b); }
+
+  ModuleState& state_;
+  const ir::TypedFunction& tf_;
+  const ir::Function& fn_;
+  bool is_top_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* llfn_ = nullptr;
+  llvm::Value* ret_slot_ = nullptr;  // numba ABI: the .ret pointer
+  std::vector<llvm::AllocaInst*> var_slots_;
+  llvm::DISubprogram* subprogram_ = nullptr;
+  struct LoopTargets {
+    llvm::BasicBlock* continue_to;
+    llvm::BasicBlock* break_to;
+  };
+  std::vector<LoopTargets> loops_;
+};
+
+}  // namespace cujit::lowering

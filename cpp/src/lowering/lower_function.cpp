@@ -1,0 +1,255 @@
+// Lowering of a function body: variables as entry-block allocas (mem2reg
+// turns them into SSA), structured control flow, range loops with a trip
+// count (no overflow, no division for constant steps), and debug locations.
+#include <llvm/BinaryFormat/Dwarf.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "function_lowering.h"
+
+namespace cujit::lowering {
+
+using llvm::BasicBlock;
+using llvm::Value;
+
+FunctionLowering::FunctionLowering(ModuleState& state, const ir::TypedFunction& fn, bool is_top)
+    : state_(state), tf_(fn), fn_(*fn.fn), is_top_(is_top), ctx_(state.module.getContext()), b_(ctx_) {
+  llvm::FastMathFlags fmf;
+  if (state.options.fastmath) fmf.setFast();
+  else fmf.setAllowContract(true);  // fuse a*b+c into fma, as nvcc does
+  b_.setFastMathFlags(fmf);
+}
+
+llvm::Function* FunctionLowering::get_or_lower(ModuleState& state, const ir::TypedFunction& fn, bool is_top) {
+  auto it = state.lowered.find(fn.symbol);
+  if (it != state.lowered.end()) return it->second;
+  return FunctionLowering(state, fn, is_top).lower();
+}
+
+void FunctionLowering::unsupported(const std::string& what, const SourceLoc& loc) {
+  fail(ErrorKind::Unsupported, "Unsupported: " + what, loc);
+}
+
+llvm::AllocaInst* FunctionLowering::entry_alloca(llvm::Type* t, const llvm::Twine& name) {
+  BasicBlock& entry = llfn_->getEntryBlock();
+  llvm::IRBuilder<> eb(&entry, entry.begin());
+  return eb.CreateAlloca(t, nullptr, name);
+}
+
+void FunctionLowering::set_location(const SourceLoc& loc) {
+  if (subprogram_ == nullptr || !loc.known()) return;
+  b_.SetCurrentDebugLocation(llvm::DILocation::get(ctx_, loc.line, loc.col + 1, subprogram_));
+}
+
+// Code after return/break/continue is unreachable but still lowered.
+void FunctionLowering::ensure_insertion_point() {
+  if (b_.GetInsertBlock()->getTerminator() != nullptr)
+    b_.SetInsertPoint(BasicBlock::Create(ctx_, "dead", llfn_));
+}
+
+llvm::Function* FunctionLowering::lower() {
+  llfn_ = declare();
+  state_.lowered[tf_.symbol] = llfn_;
+  if (state_.dib) {
+    llvm::DIFile* file = state_.dib->createFile(fn_.filename, "");
+    auto* sty = state_.dib->createSubroutineType(state_.dib->getOrCreateTypeArray({}));
+    subprogram_ = state_.dib->createFunction(file, fn_.qualname, tf_.symbol, file, fn_.first_line, sty,
+                                             fn_.first_line, llvm::DINode::FlagZero,
+                                             llvm::DISubprogram::SPFlagDefinition);
+    llfn_->setSubprogram(subprogram_);
+  }
+  BasicBlock* entry = BasicBlock::Create(ctx_, "entry", llfn_);
+  b_.SetInsertPoint(entry);
+  var_slots_.assign(fn_.vars.size(), nullptr);
+  for (size_t v = 0; v < fn_.vars.size(); ++v) {
+    if (fn_.vars[v].type == nullptr) continue;
+    var_slots_[v] = b_.CreateAlloca(state_.model.value_type(fn_.vars[v].type), nullptr, fn_.vars[v].name);
+  }
+  if (!fn_.body.empty()) set_location(fn_.body.front()->loc);
+  bind_parameters();
+  lower_block(fn_.body);
+  if (b_.GetInsertBlock()->getTerminator() == nullptr) emit_return(nullptr, types::none());
+  return llfn_;
+}
+
+void FunctionLowering::lower_block(const std::vector<ir::StmtPtr>& block) {
+  for (auto& s : block) {
+    ensure_insertion_point();
+    lower_stmt(*s);
+  }
+}
+
+void FunctionLowering::store_target(const ir::Expr& target, Value* value, TypeRef type) {
+  if (target.kind == ir::ExprKind::Var) {
+    b_.CreateStore(cast(value, type, fn_.vars[target.var].type), var_slots_[target.var]);
+    return;
+  }
+  if (target.kind == ir::ExprKind::Tuple) {
+    for (size_t i = 0; i < target.operands.size(); ++i)
+      store_target(*target.operands[i], b_.CreateExtractValue(value, i), type->element(i));
+    return;
+  }
+  unsupported("assignment to this target", target.loc);
+}
+
+void FunctionLowering::lower_stmt(const ir::Stmt& s) {
+  set_location(s.loc);
+  switch (s.kind) {
+    case ir::StmtKind::Assign:
+      store_target(*s.target, lower_expr(*s.value), s.value->type);
+      break;
+    case ir::StmtKind::ExprStmt:
+      lower_expr(*s.value);
+      break;
+    case ir::StmtKind::If: {
+      Value* cond = truth(lower_expr(*s.value), s.value->type);
+      BasicBlock* then_bb = BasicBlock::Create(ctx_, "if.then", llfn_);
+      BasicBlock* else_bb = s.orelse.empty() ? nullptr : BasicBlock::Create(ctx_, "if.else", llfn_);
+      BasicBlock* end_bb = BasicBlock::Create(ctx_, "if.end", llfn_);
+      b_.CreateCondBr(cond, then_bb, else_bb ? else_bb : end_bb);
+      b_.SetInsertPoint(then_bb);
+      lower_block(s.body);
+      if (!b_.GetInsertBlock()->getTerminator()) b_.CreateBr(end_bb);
+      if (else_bb) {
+        b_.SetInsertPoint(else_bb);
+        lower_block(s.orelse);
+        if (!b_.GetInsertBlock()->getTerminator()) b_.CreateBr(end_bb);
+      }
+      b_.SetInsertPoint(end_bb);
+      break;
+    }
+    case ir::StmtKind::While: {
+      BasicBlock* cond_bb = BasicBlock::Create(ctx_, "while.cond", llfn_);
+      BasicBlock* body_bb = BasicBlock::Create(ctx_, "while.body", llfn_);
+      BasicBlock* end_bb = BasicBlock::Create(ctx_, "while.end", llfn_);
+      b_.CreateBr(cond_bb);
+      b_.SetInsertPoint(cond_bb);
+      set_location(s.value->loc);
+      b_.CreateCondBr(truth(lower_expr(*s.value), s.value->type), body_bb, end_bb);
+      b_.SetInsertPoint(body_bb);
+      loops_.push_back({cond_bb, end_bb});
+      lower_block(s.body);
+      loops_.pop_back();
+      if (!b_.GetInsertBlock()->getTerminator()) b_.CreateBr(cond_bb);
+      b_.SetInsertPoint(end_bb);
+      break;
+    }
+    case ir::StmtKind::ForRange:
+      lower_for_range(s);
+      break;
+    case ir::StmtKind::Break:
+      b_.CreateBr(loops_.back().break_to);
+      break;
+    case ir::StmtKind::Continue:
+      b_.CreateBr(loops_.back().continue_to);
+      break;
+    case ir::StmtKind::Return:
+      if (s.value) emit_return(lower_expr(*s.value), s.value->type);
+      else emit_return(nullptr, types::none());
+      break;
+    case ir::StmtKind::Pass:
+      break;
+  }
+}
+
+// for i in range(start, stop, step): iterate `count` times with i = start + k*step,
+// count = ceil((stop - start) / step) computed without overflow.
+void FunctionLowering::lower_for_range(const ir::Stmt& s) {
+  TypeRef it = s.range_type;
+  llvm::Type* ity = state_.model.value_type(it);
+  bool is_signed = it->is_signed();
+  Value* start = llvm::ConstantInt::get(ity, 0);
+  Value* step = llvm::ConstantInt::get(ity, 1);
+  Value* stop;
+  const auto& a = s.range_args;
+  if (a.size() == 1) {
+    stop = lower_as(*a[0], it);
+  } else {
+    start = lower_as(*a[0], it);
+    stop = lower_as(*a[1], it);
+    if (a.size() == 3) step = lower_as(*a[2], it);
+  }
+  auto* cstep = llvm::dyn_cast<llvm::ConstantInt>(step);
+  auto zero = llvm::ConstantInt::get(ity, 0);
+  auto one = llvm::ConstantInt::get(ity, 1);
+  // Number of iterations for a positive (up) or negative (down) step.
+  auto up_count = [&]() -> Value* {
+    Value* nonempty = is_signed ? b_.CreateICmpSLT(start, stop) : b_.CreateICmpULT(start, stop);
+    Value* diff = b_.CreateSub(stop, start);
+    Value* n = (cstep && cstep->isOne()) ? diff : b_.CreateAdd(b_.CreateUDiv(b_.CreateSub(diff, one), step), one);
+    return b_.CreateSelect(nonempty, n, zero);
+  };
+  auto down_count = [&]() -> Value* {
+    Value* nonempty = b_.CreateICmpSGT(start, stop);
+    Value* diff = b_.CreateSub(start, stop);
+    Value* neg = b_.CreateNeg(step);
+    Value* n = (cstep && cstep->isMinusOne()) ? diff : b_.CreateAdd(b_.CreateUDiv(b_.CreateSub(diff, one), neg), one);
+    return b_.CreateSelect(nonempty, n, zero);
+  };
+  Value* count;
+  if (cstep && (cstep->isZero())) {
+    fail(ErrorKind::ValueError, "range() arg 3 must not be zero", a[2]->loc);
+  } else if (cstep && (!is_signed || !cstep->isNegative())) {
+    count = up_count();
+  } else if (cstep) {
+    count = down_count();
+  } else if (!is_signed) {
+    count = b_.CreateSelect(b_.CreateICmpEQ(step, zero), zero, up_count());
+  } else {
+    Value* positive = b_.CreateICmpSGT(step, zero);
+    Value* c = b_.CreateSelect(positive, up_count(), down_count());
+    count = b_.CreateSelect(b_.CreateICmpEQ(step, zero), zero, c);
+  }
+
+  BasicBlock* pre = b_.GetInsertBlock();
+  BasicBlock* cond_bb = BasicBlock::Create(ctx_, "for.cond", llfn_);
+  BasicBlock* body_bb = BasicBlock::Create(ctx_, "for.body", llfn_);
+  BasicBlock* latch_bb = BasicBlock::Create(ctx_, "for.latch", llfn_);
+  BasicBlock* end_bb = BasicBlock::Create(ctx_, "for.end", llfn_);
+  b_.CreateBr(cond_bb);
+  b_.SetInsertPoint(cond_bb);
+  llvm::PHINode* k = b_.CreatePHI(ity, 2, "for.k");
+  k->addIncoming(zero, pre);
+  b_.CreateCondBr(b_.CreateICmpULT(k, count), body_bb, end_bb);
+  b_.SetInsertPoint(body_bb);
+  Value* index = b_.CreateAdd(start, b_.CreateMul(k, step));
+  b_.CreateStore(cast(index, it, fn_.vars[s.target->var].type), var_slots_[s.target->var]);
+  loops_.push_back({latch_bb, end_bb});
+  lower_block(s.body);
+  loops_.pop_back();
+  if (!b_.GetInsertBlock()->getTerminator()) b_.CreateBr(latch_bb);
+  b_.SetInsertPoint(latch_bb);
+  Value* next = b_.CreateAdd(k, one, "for.next", /*HasNUW=*/true);
+  k->addIncoming(next, latch_bb);
+  b_.CreateBr(cond_bb);
+  b_.SetInsertPoint(end_bb);
+}
+
+Expected<llvm::Function*> lower_module(const ir::TypedFunction& fn, llvm::Module& module,
+                                       const LoweringOptions& options) {
+  try {
+    ModuleState state(module, options);
+    if (options.debug != DebugLevel::None) {
+      state.dib = std::make_unique<llvm::DIBuilder>(module);
+      auto kind = options.debug == DebugLevel::Full ? llvm::DICompileUnit::FullDebug
+                                                    : llvm::DICompileUnit::DebugDirectivesOnly;
+      state.cu = state.dib->createCompileUnit(llvm::dwarf::DW_LANG_Python,
+                                              state.dib->createFile(fn.fn->filename, ""), "cujit",
+                                              /*isOptimized=*/true, "", 0, "", kind);
+      module.addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
+      module.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
+    }
+    llvm::Function* f = FunctionLowering::get_or_lower(state, fn, true);
+    if (state.dib) state.dib->finalize();
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    if (llvm::verifyModule(module, &os))
+      return Error{ErrorKind::Internal, "cujit produced invalid LLVM IR (a bug in cujit): " + os.str(), {}};
+    return f;
+  } catch (CompileError& e) {
+    return e.error();
+  }
+}
+
+}  // namespace cujit::lowering

@@ -1,0 +1,287 @@
+// The type registry: builds every Type exactly once per process and hands out
+// stable pointers, so that type identity is pointer identity. Names follow
+// numba's str(type) so that error messages and mangled names match numba-cuda.
+#include "cujit/types.h"
+
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "cujit/error.h"
+
+namespace cujit {
+
+// The only code allowed to fill in a Type's private fields. Each factory
+// function describes a prototype; `intern` returns the one registered Type
+// equal to it, registering it on first use.
+class TypeFactory {
+ public:
+  static Type prototype(TypeKind kind, std::string name) {
+    Type t;
+    t.kind_ = kind;
+    t.name_ = std::move(name);
+    return t;
+  }
+  static Type scalar(TypeKind kind, std::string name, int bits, bool is_signed) {
+    Type t = prototype(kind, std::move(name));
+    t.bits_ = bits;
+    t.signed_ = is_signed;
+    return t;
+  }
+  static Type literal(TypeKind kind, std::string name, int bits, bool is_signed,
+                      int64_t value, TypeRef unliteral) {
+    Type t = scalar(kind, std::move(name), bits, is_signed);
+    t.literal_ = value;
+    t.unliteral_ = unliteral;
+    return t;
+  }
+  static Type composite(TypeKind kind, std::string name, std::vector<TypeRef> elements,
+                        int count = 0) {
+    Type t = prototype(kind, std::move(name));
+    t.elements_ = std::move(elements);
+    t.count_ = count;
+    return t;
+  }
+  static Type array(std::string name, TypeRef dtype, int ndim, char layout, bool readonly,
+                    bool aligned) {
+    Type t = composite(TypeKind::Array, std::move(name), {dtype}, ndim);
+    t.layout_ = layout;
+    t.readonly_ = readonly;
+    t.aligned_ = aligned;
+    return t;
+  }
+
+  static TypeRef intern(const Type& proto) {
+    // Leaked on purpose: types must outlive every static that refers to them.
+    static auto* registry = new Registry;
+    const std::string key = identity_key(proto);
+    std::lock_guard<std::mutex> lock(registry->mutex);
+    auto& slot = registry->types[key];
+    if (!slot) slot = std::make_unique<Type>(proto);
+    return slot.get();
+  }
+
+ private:
+  struct Registry {
+    std::mutex mutex;
+    std::unordered_map<std::string, std::unique_ptr<Type>> types;
+  };
+
+  // Everything that distinguishes two types. Component types are already
+  // interned, so their addresses identify them; the name is included because
+  // opaque types are distinguished by name alone.
+  static std::string identity_key(const Type& t) {
+    std::ostringstream key;
+    key << static_cast<int>(t.kind_) << '|' << t.bits_ << '|' << t.signed_ << '|' << t.literal_
+        << '|' << t.count_ << '|' << t.layout_ << '|' << t.readonly_ << '|' << t.aligned_;
+    for (TypeRef element : t.elements_) key << '|' << static_cast<const void*>(element);
+    key << '|' << t.name_;
+    return key.str();
+  }
+};
+
+TypeRef Type::unliteral() const { return unliteral_ ? unliteral_ : this; }
+
+std::string Signature::str() const {
+  std::string text = return_type ? return_type->name() : std::string();
+  text += '(';
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) text += ", ";
+    text += args[i]->name();
+  }
+  text += ')';
+  return text;
+}
+
+namespace types {
+
+// A cached accessor: the registry lookup runs once per process.
+#define CUJIT_CACHED_TYPE(fn_name, expr) \
+  TypeRef fn_name() {                    \
+    static const TypeRef cached = expr;  \
+    return cached;                       \
+  }
+
+namespace {
+
+std::string join_names(const std::vector<TypeRef>& elements) {
+  std::string text;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    if (i) text += ", ";
+    text += elements[i]->name();
+  }
+  return text;
+}
+
+}  // namespace
+
+TypeRef none() {
+  static const TypeRef cached = TypeFactory::intern(TypeFactory::prototype(TypeKind::None, "none"));
+  return cached;
+}
+
+TypeRef boolean() {
+  // numba's Boolean is named "bool" (and is one bit wide for our purposes).
+  static const TypeRef cached =
+      TypeFactory::intern(TypeFactory::scalar(TypeKind::Boolean, "bool", 1, false));
+  return cached;
+}
+
+TypeRef integer(int bits, bool is_signed) {
+  if (bits != 8 && bits != 16 && bits != 32 && bits != 64)
+    fail(ErrorKind::Internal, "no integer type of " + std::to_string(bits) + " bits");
+  std::string name = (is_signed ? "int" : "uint") + std::to_string(bits);
+  return TypeFactory::intern(TypeFactory::scalar(TypeKind::Integer, std::move(name), bits, is_signed));
+}
+
+CUJIT_CACHED_TYPE(int8, integer(8, true))
+CUJIT_CACHED_TYPE(int16, integer(16, true))
+CUJIT_CACHED_TYPE(int32, integer(32, true))
+CUJIT_CACHED_TYPE(int64, integer(64, true))
+CUJIT_CACHED_TYPE(uint8, integer(8, false))
+CUJIT_CACHED_TYPE(uint16, integer(16, false))
+CUJIT_CACHED_TYPE(uint32, integer(32, false))
+CUJIT_CACHED_TYPE(uint64, integer(64, false))
+
+TypeRef float_(int bits) {
+  if (bits != 16 && bits != 32 && bits != 64)
+    fail(ErrorKind::Internal, "no float type of " + std::to_string(bits) + " bits");
+  return TypeFactory::intern(
+      TypeFactory::scalar(TypeKind::Float, "float" + std::to_string(bits), bits, true));
+}
+
+TypeRef complex_(int bits) {
+  if (bits != 64 && bits != 128)
+    fail(ErrorKind::Internal, "no complex type of " + std::to_string(bits) + " bits");
+  return TypeFactory::intern(
+      TypeFactory::scalar(TypeKind::Complex, "complex" + std::to_string(bits), bits, true));
+}
+
+CUJIT_CACHED_TYPE(float16, float_(16))
+CUJIT_CACHED_TYPE(float32, float_(32))
+CUJIT_CACHED_TYPE(float64, float_(64))
+CUJIT_CACHED_TYPE(complex64, complex_(64))
+CUJIT_CACHED_TYPE(complex128, complex_(128))
+
+#undef CUJIT_CACHED_TYPE
+
+TypeRef integer_literal(int64_t value) {
+  // typeof(value) for any int64 value is int64, so the literal is 64-bit signed.
+  return TypeFactory::intern(TypeFactory::literal(TypeKind::IntegerLiteral,
+                                                  "Literal[int](" + std::to_string(value) + ")",
+                                                  64, true, value, int64()));
+}
+
+TypeRef boolean_literal(bool value) {
+  return TypeFactory::intern(TypeFactory::literal(TypeKind::BooleanLiteral,
+                                                  value ? "Literal[bool](True)" : "Literal[bool](False)",
+                                                  1, false, value ? 1 : 0, boolean()));
+}
+
+TypeRef uni_tuple(TypeRef element, int count) {
+  if (count < 0) fail(ErrorKind::Internal, "UniTuple with a negative count");
+  std::string name = "UniTuple(" + element->name() + " x " + std::to_string(count) + ")";
+  return TypeFactory::intern(
+      TypeFactory::composite(TypeKind::UniTuple, std::move(name), {element}, count));
+}
+
+TypeRef tuple(const std::vector<TypeRef>& elements) {
+  bool homogeneous = !elements.empty();
+  for (TypeRef element : elements) homogeneous = homogeneous && element == elements.front();
+  if (homogeneous) return uni_tuple(elements.front(), static_cast<int>(elements.size()));
+  return TypeFactory::intern(TypeFactory::composite(
+      TypeKind::Tuple, "Tuple(" + join_names(elements) + ")", elements,
+      static_cast<int>(elements.size())));
+}
+
+TypeRef cpointer(TypeRef pointee) {
+  return TypeFactory::intern(
+      TypeFactory::composite(TypeKind::CPointer, pointee->name() + "*", {pointee}));
+}
+
+TypeRef voidptr() {
+  static const TypeRef cached =
+      TypeFactory::intern(TypeFactory::prototype(TypeKind::VoidPtr, "void*"));
+  return cached;
+}
+
+TypeRef array(TypeRef dtype, int ndim, char layout, bool readonly, bool aligned) {
+  if (dtype->kind() == TypeKind::Array)
+    fail(ErrorKind::TypeError,
+         "The dtype of a Buffer type cannot itself be a Buffer type, this is unsupported "
+         "behaviour.\nThe dtype requested for the unsupported Buffer was: " + dtype->name() + ".");
+  if (layout != 'C' && layout != 'F' && layout != 'A')
+    fail(ErrorKind::ValueError, std::string("Invalid layout '") + layout + "'");
+  if (ndim < 0) fail(ErrorKind::ValueError, "array with a negative number of dimensions");
+  // numba stores arrays of the literal's underlying type.
+  dtype = dtype->unliteral();
+  // numba prefixes "readonly " first, then "unaligned " in front of that.
+  std::string kind_name = "array";
+  if (readonly) kind_name = "readonly " + kind_name;
+  if (!aligned) kind_name = "unaligned " + kind_name;
+  std::string name = kind_name + "(" + dtype->name() + ", " + std::to_string(ndim) + "d, " +
+                     layout + ")";
+  return TypeFactory::intern(
+      TypeFactory::array(std::move(name), dtype, ndim, layout, readonly, aligned));
+}
+
+TypeRef range(TypeRef index_type) {
+  return TypeFactory::intern(TypeFactory::composite(
+      TypeKind::Range, "range_state_" + index_type->name(), {index_type}));
+}
+
+TypeRef opaque(const std::string& name) {
+  return TypeFactory::intern(TypeFactory::prototype(TypeKind::Opaque, name));
+}
+
+TypeRef lookup_scalar(const std::string& name) {
+  // Every scalar name that numba.cuda.types defines on a 64-bit Linux host
+  // (intp, intc, long_, ... resolved the way numba resolves them there).
+  // `float_` is only defined by numba under NumPy 1.x and `bool` only under
+  // NumPy 2.x; we accept both.
+  static const auto* table = new std::unordered_map<std::string, TypeRef>{
+      {"none", none()}, {"void", none()}, {"voidptr", voidptr()},
+
+      {"boolean", boolean()}, {"bool_", boolean()}, {"bool", boolean()}, {"b1", boolean()},
+      {"c_bool", boolean()}, {"py_bool", boolean()}, {"np_bool_", boolean()},
+
+      {"int8", int8()}, {"i1", int8()}, {"char", int8()}, {"np_char", int8()},
+      {"c_int8", int8()}, {"np_int8", int8()},
+      {"int16", int16()}, {"i2", int16()}, {"short", int16()}, {"np_short", int16()},
+      {"c_int16", int16()}, {"np_int16", int16()},
+      {"int32", int32()}, {"i4", int32()}, {"intc", int32()}, {"np_intc", int32()},
+      {"c_int32", int32()}, {"np_int32", int32()},
+      {"int64", int64()}, {"i8", int64()}, {"intp", int64()}, {"ssize_t", int64()},
+      {"int_", int64()}, {"np_int_", int64()}, {"long_", int64()}, {"np_long", int64()},
+      {"longlong", int64()}, {"np_longlong", int64()}, {"c_int64", int64()},
+      {"np_int64", int64()}, {"c_intp", int64()}, {"py_int", int64()}, {"np_intp", int64()},
+
+      {"uint8", uint8()}, {"u1", uint8()}, {"byte", uint8()}, {"uchar", uint8()},
+      {"np_uchar", uint8()}, {"c_uint8", uint8()}, {"np_uint8", uint8()},
+      {"uint16", uint16()}, {"u2", uint16()}, {"ushort", uint16()}, {"np_ushort", uint16()},
+      {"c_uint16", uint16()}, {"np_uint16", uint16()},
+      {"uint32", uint32()}, {"u4", uint32()}, {"uintc", uint32()}, {"np_uintc", uint32()},
+      {"c_uint32", uint32()}, {"np_uint32", uint32()},
+      {"uint64", uint64()}, {"u8", uint64()}, {"uintp", uint64()}, {"size_t", uint64()},
+      {"uint", uint64()}, {"np_uint", uint64()}, {"ulong", uint64()}, {"np_ulong", uint64()},
+      {"ulonglong", uint64()}, {"np_ulonglong", uint64()}, {"c_uint64", uint64()},
+      {"np_uint64", uint64()}, {"c_uintp", uint64()}, {"np_uintp", uint64()},
+
+      {"float16", float16()}, {"f2", float16()}, {"c_float16", float16()},
+      {"np_float16", float16()},
+      {"float32", float32()}, {"f4", float32()}, {"float_", float32()}, {"np_float_", float32()},
+      {"c_float32", float32()}, {"np_float32", float32()},
+      {"float64", float64()}, {"f8", float64()}, {"double", float64()}, {"np_double", float64()},
+      {"c_float64", float64()}, {"py_float", float64()}, {"np_float64", float64()},
+
+      {"complex64", complex64()}, {"c8", complex64()}, {"np_complex64", complex64()},
+      {"complex128", complex128()}, {"c16", complex128()}, {"py_complex", complex128()},
+      {"np_complex128", complex128()},
+  };
+  auto found = table->find(name);
+  return found == table->end() ? nullptr : found->second;
+}
+
+}  // namespace types
+}  // namespace cujit

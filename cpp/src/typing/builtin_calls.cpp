@@ -1,0 +1,148 @@
+// Typing of calls to builtins (abs, min, max, int, float, bool, round,
+// complex), math functions (cudamath's templates), numpy's scalar ufuncs and
+// casts by calling a type (int32(x), np.float32(x)).
+#include <functional>
+#include <unordered_map>
+
+#include "cujit/conversions.h"
+#include "cujit/typing.h"
+
+namespace cujit::typing {
+namespace {
+
+using Resolver = std::function<std::optional<OpSignature>(const std::vector<TypeRef>&)>;
+
+bool all_numbers(const std::vector<TypeRef>& args) {
+  for (TypeRef a : args)
+    if (!a->is_number()) return false;
+  return true;
+}
+
+// cudamath's unary template: float32 -> float32, float64 and integers -> float64.
+std::optional<OpSignature> float_unary(const std::vector<TypeRef>& args) {
+  if (args.size() != 1 || !all_numbers(args) || args[0]->is_complex()) return std::nullopt;
+  return choose_overload({{{types::int64()}, types::float64()},
+                          {{types::uint64()}, types::float64()},
+                          {{types::float32()}, types::float32()},
+                          {{types::float64()}, types::float64()}},
+                         args);
+}
+
+std::optional<OpSignature> float_binary(const std::vector<TypeRef>& args) {
+  if (args.size() != 2 || !all_numbers(args) || args[0]->is_complex() || args[1]->is_complex()) return std::nullopt;
+  return choose_overload({{{types::float32(), types::float32()}, types::float32()},
+                          {{types::float64(), types::float64()}, types::float64()}},
+                         args);
+}
+
+// math.floor/ceil/trunc return integers, as in Python 3 and numba.
+std::optional<OpSignature> float_to_int(const std::vector<TypeRef>& args) {
+  if (args.size() != 1 || !all_numbers(args) || args[0]->is_complex()) return std::nullopt;
+  return choose_overload({{{types::int64()}, types::int64()},
+                          {{types::uint64()}, types::uint64()},
+                          {{types::float32()}, types::int64()},
+                          {{types::float64()}, types::int64()}},
+                         args);
+}
+
+std::optional<OpSignature> float_predicate(const std::vector<TypeRef>& args) {
+  if (args.size() != 1 || !all_numbers(args) || args[0]->is_complex()) return std::nullopt;
+  return OpSignature{{args[0]->unliteral()}, types::boolean()};
+}
+
+std::optional<OpSignature> cast_to(TypeRef target, const std::vector<TypeRef>& args) {
+  if (args.size() != 1 || !args[0]->is_number()) return std::nullopt;
+  if (args[0]->is_complex() && !target->is_complex()) return std::nullopt;
+  return OpSignature{{args[0]->unliteral()}, target};
+}
+
+std::optional<OpSignature> abs_sig(const std::vector<TypeRef>& args) {
+  if (args.size() != 1 || !args[0]->is_number()) return std::nullopt;
+  TypeRef t = args[0]->unliteral();
+  if (t->is_boolean()) t = types::int64();
+  if (t->is_complex()) return OpSignature{{t}, types::float_(t->bitwidth() / 2)};
+  return OpSignature{{t}, t};
+}
+
+std::optional<OpSignature> min_max_sig(const std::vector<TypeRef>& args) {
+  std::vector<TypeRef> items = args;
+  if (args.size() == 1 && args[0]->is_tuple()) {
+    items.clear();
+    for (size_t i = 0; i < args[0]->count(); ++i) items.push_back(args[0]->element(i));
+  }
+  if (items.size() < 2 || !all_numbers(items)) return std::nullopt;
+  TypeRef u = items[0]->unliteral();
+  for (TypeRef t : items) {
+    if (t->is_complex()) return std::nullopt;
+    u = unify(u, t->unliteral());
+  }
+  return OpSignature{std::vector<TypeRef>(args.size() == 1 ? 1 : items.size(), args.size() == 1 ? args[0] : u), u};
+}
+
+std::optional<OpSignature> round_sig(const std::vector<TypeRef>& args) {
+  if (args.empty() || args.size() > 2 || !args[0]->is_number() || args[0]->is_complex()) return std::nullopt;
+  TypeRef t = args[0]->unliteral();
+  if (args.size() == 1) return OpSignature{{t->is_float() ? t : types::int64()}, types::int64()};
+  if (!args[1]->is_integer()) return std::nullopt;
+  TypeRef f = t->is_float() ? t : types::float64();
+  return OpSignature{{f, types::int64()}, f};
+}
+
+std::optional<OpSignature> complex_sig(const std::vector<TypeRef>& args) {
+  if (args.empty() || args.size() > 2 || !all_numbers(args)) return std::nullopt;
+  if (args.size() == 1) return cast_to(types::complex128(), args);
+  return OpSignature{{types::float64(), types::float64()}, types::complex128()};
+}
+
+const std::unordered_map<std::string, Resolver>& registry() {
+  static const std::unordered_map<std::string, Resolver> table = [] {
+    std::unordered_map<std::string, Resolver> t;
+    for (const char* f : {"sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
+                          "acosh", "atanh", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "fabs", "erf",
+                          "erfc", "gamma", "lgamma", "cbrt", "degrees", "radians"})
+      t[std::string("math.") + f] = float_unary;
+    for (const char* f : {"atan2", "pow", "hypot", "copysign", "fmod"}) t[std::string("math.") + f] = float_binary;
+    for (const char* f : {"floor", "ceil", "trunc"}) t[std::string("math.") + f] = float_to_int;
+    for (const char* f : {"isnan", "isinf", "isfinite"}) t[std::string("math.") + f] = float_predicate;
+    // numpy's ufuncs on scalars keep float results (np.floor returns a float).
+    for (const char* f : {"sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                          "arcsinh", "arccosh", "arctanh", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10",
+                          "fabs", "cbrt", "floor", "ceil", "trunc", "degrees", "radians"})
+      t[std::string("numpy.") + f] = float_unary;
+    for (const char* f : {"arctan2", "hypot", "copysign", "fmod", "power"}) t[std::string("numpy.") + f] = float_binary;
+    for (const char* f : {"isnan", "isinf", "isfinite"}) t[std::string("numpy.") + f] = float_predicate;
+    t["numpy.abs"] = abs_sig;
+    t["numpy.absolute"] = abs_sig;
+    t["abs"] = abs_sig;
+    t["min"] = min_max_sig;
+    t["max"] = min_max_sig;
+    t["round"] = round_sig;
+    t["complex"] = complex_sig;
+    t["int"] = [](const std::vector<TypeRef>& a) { return cast_to(types::int64(), a); };
+    t["float"] = [](const std::vector<TypeRef>& a) { return cast_to(types::float64(), a); };
+    t["bool"] = [](const std::vector<TypeRef>& a) { return cast_to(types::boolean(), a); };
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+bool is_known_builtin(const std::string& name) { return registry().count(name) > 0 || name == "range"; }
+
+std::optional<OpSignature> resolve_builtin_call(const std::string& name, const std::vector<TypeRef>& args,
+                                                const SourceLoc& loc) {
+  auto it = registry().find(name);
+  if (it == registry().end()) {
+    if (name == "range") fail(ErrorKind::Unsupported, "Unsupported: range() is only supported in for loops", loc);
+    fail(ErrorKind::TypingError, "Untyped global name '" + name + "': cannot call it from CUDA code", loc);
+  }
+  return it->second(args);
+}
+
+// Casts by calling a type object: int32(x), np.float32(x), types.float64(x).
+std::optional<OpSignature> resolve_type_call(TypeRef target, const std::vector<TypeRef>& args) {
+  return cast_to(target, args);
+}
+
+}  // namespace cujit::typing

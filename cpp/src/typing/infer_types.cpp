@@ -1,0 +1,373 @@
+// Type inference: iterates over the function until every variable's type is
+// stable. A variable's type is the unification of everything assigned to it
+// (numba unifies at control-flow joins); literals keep their value until a
+// second, different value is assigned.
+#include <map>
+
+#include "cujit/conversions.h"
+#include "cujit/typing.h"
+
+namespace cujit::typing {
+namespace {
+
+using ir::Expr;
+using ir::ExprKind;
+using ir::Op;
+using ir::Stmt;
+using ir::StmtKind;
+using K = ir::GlobalValue::Kind;
+
+std::string type_list(const std::vector<TypeRef>& ts) {
+  std::string s;
+  for (size_t i = 0; i < ts.size(); ++i) s += (i ? ", " : "") + ts[i]->name();
+  return s;
+}
+
+bool always_returns(const std::vector<ir::StmtPtr>& block) {
+  for (auto& s : block) {
+    if (s->kind == StmtKind::Return) return true;
+    if (s->kind == StmtKind::If && !s->orelse.empty() && always_returns(s->body) && always_returns(s->orelse))
+      return true;
+  }
+  return false;
+}
+
+class Inferer {
+ public:
+  Inferer(ir::Function& fn, CalleeProvider& callees, std::vector<std::shared_ptr<ir::TypedFunction>>& called)
+      : fn_(fn), callees_(callees), called_(called) {}
+
+  TypeRef run(const TypingRequest& req) {
+    if (req.args.size() != fn_.params.size())
+      fail(ErrorKind::TypeError, fn_.name + "() takes " + std::to_string(fn_.params.size()) +
+                                     " positional arguments but the signature has " + std::to_string(req.args.size()));
+    for (size_t i = 0; i < req.args.size(); ++i) fn_.vars[fn_.params[i]].type = req.args[i];
+    for (int iteration = 0;; ++iteration) {
+      changed_ = false;
+      returns_ = nullptr;
+      returns_none_ = false;
+      type_block(fn_.body);
+      if (!changed_) break;
+      if (iteration > 64) fail(ErrorKind::TypingError, "type inference did not converge in " + fn_.name);
+    }
+    final_ = true;
+    type_block(fn_.body);
+    if (!always_returns(fn_.body)) returns_none_ = true;
+    TypeRef inferred = returns_ ? returns_->unliteral() : types::none();
+    if (req.declared_return) {
+      if (returns_ && can_convert(inferred, req.declared_return) == Conversion::Impossible)
+        fail(ErrorKind::TypingError, "cannot convert the return value of type " + inferred->name() +
+                                         " to the declared return type " + req.declared_return->name());
+      return req.declared_return;
+    }
+    return inferred;
+  }
+
+ private:
+  [[noreturn]] void typing_error(const std::string& msg, const SourceLoc& loc) { fail(ErrorKind::TypingError, msg, loc); }
+
+  void set_var(int v, TypeRef t, const SourceLoc& loc) {
+    TypeRef& cur = fn_.vars[v].type;
+    if (cur == t) return;
+    if (cur == nullptr) {
+      cur = t;
+      changed_ = true;
+      return;
+    }
+    TypeRef u = unify(cur, t);
+    if (u == nullptr)
+      typing_error("Cannot unify " + cur->name() + " and " + t->name() + " for '" + fn_.vars[v].name + "'", loc);
+    if (u != cur) {
+      cur = u;
+      changed_ = true;
+    }
+  }
+
+  void type_block(std::vector<ir::StmtPtr>& block) {
+    for (auto& s : block) type_stmt(*s);
+  }
+
+  void require_condition(TypeRef t, const Expr& e) {
+    if (t && !t->is_number() && t->kind() != TypeKind::None)
+      typing_error("cannot use a value of type " + t->name() + " as a condition", e.loc);
+  }
+
+  void type_stmt(Stmt& s) {
+    switch (s.kind) {
+      case StmtKind::Assign: {
+        TypeRef t = type_expr(*s.value);
+        if (t) assign(*s.target, t, s.loc);
+        break;
+      }
+      case StmtKind::ExprStmt:
+        type_expr(*s.value);
+        break;
+      case StmtKind::If:
+      case StmtKind::While:
+        require_condition(type_expr(*s.value), *s.value);
+        type_block(s.body);
+        type_block(s.orelse);
+        break;
+      case StmtKind::ForRange: {
+        std::vector<TypeRef> args;
+        for (auto& a : s.range_args) args.push_back(type_expr(*a));
+        for (TypeRef a : args)
+          if (a == nullptr) return;
+        TypeRef index = resolve_range(args);
+        if (index == nullptr) typing_error("No implementation of range(" + type_list(args) + ")", s.loc);
+        s.range_type = index;
+        set_var(s.target->var, index, s.loc);
+        s.target->type = fn_.vars[s.target->var].type;
+        type_block(s.body);
+        break;
+      }
+      case StmtKind::Return: {
+        TypeRef t = s.value ? type_expr(*s.value) : types::none();
+        if (t == nullptr) break;
+        if (t->kind() == TypeKind::None) {
+          returns_none_ = true;
+          break;
+        }
+        if (returns_ == nullptr) {
+          returns_ = t->unliteral();
+        } else {
+          TypeRef u = unify(returns_, t->unliteral());
+          if (u == nullptr) typing_error("Cannot unify return types " + returns_->name() + " and " + t->name(), s.loc);
+          returns_ = u;
+        }
+        break;
+      }
+      case StmtKind::Break:
+      case StmtKind::Continue:
+      case StmtKind::Pass:
+        break;
+    }
+  }
+
+  void assign(Expr& target, TypeRef t, const SourceLoc& loc) {
+    if (target.kind == ExprKind::Var) {
+      set_var(target.var, t, loc);
+      target.type = fn_.vars[target.var].type;
+      return;
+    }
+    if (target.kind == ExprKind::Tuple) {
+      if (!t->is_tuple() || t->count() != target.operands.size())
+        typing_error("cannot unpack a value of type " + t->name() + " into " +
+                         std::to_string(target.operands.size()) + " targets",
+                     target.loc);
+      target.type = t;
+      for (size_t i = 0; i < target.operands.size(); ++i) assign(*target.operands[i], t->element(i), loc);
+      return;
+    }
+    fail(ErrorKind::Unsupported, "Unsupported: assignment to this target", target.loc);
+  }
+
+  TypeRef type_expr(Expr& e) {
+    TypeRef t = compute(e);
+    if (t) e.type = t;
+    return t;
+  }
+
+  // Types all operands; nullptr if any is not known yet.
+  bool type_operands(Expr& e, size_t first, std::vector<TypeRef>& out) {
+    bool ok = true;
+    for (size_t i = first; i < e.operands.size(); ++i) {
+      TypeRef t = type_expr(*e.operands[i]);
+      out.push_back(t);
+      if (t == nullptr) ok = false;
+    }
+    return ok;
+  }
+
+  TypeRef compute(Expr& e) {
+    switch (e.kind) {
+      case ExprKind::Const:
+        switch (e.global.kind) {
+          case K::Int: return types::integer_literal(e.global.int_value);
+          case K::Float: return types::float64();
+          case K::Bool: return types::boolean();
+          case K::Complex: return types::complex128();
+          default: return types::none();
+        }
+      case ExprKind::Var: {
+        TypeRef t = fn_.vars[e.var].type;
+        if (t == nullptr && final_)
+          typing_error("local variable '" + fn_.vars[e.var].name + "' is used before it is assigned", e.loc);
+        return t;
+      }
+      case ExprKind::Global:
+        typing_error("cannot use " + e.global.repr + " as a value in CUDA code", e.loc);
+      case ExprKind::Binary: return type_binary(e);
+      case ExprKind::Unary: {
+        std::vector<TypeRef> ts;
+        if (!type_operands(e, 0, ts)) return nullptr;
+        auto sig = resolve_unary(e.op, ts[0]);
+        if (!sig)
+          typing_error(std::string("No implementation of unary operator '") + ir::op_symbol(e.op) + "' for type " +
+                           ts[0]->name(),
+                       e.loc);
+        e.operand_types = sig->params;
+        return sig->result;
+      }
+      case ExprKind::Compare: return type_compare(e);
+      case ExprKind::BoolOp: {
+        std::vector<TypeRef> ts;
+        if (!type_operands(e, 0, ts)) return nullptr;
+        TypeRef u = ts[0]->unliteral();
+        for (size_t i = 0; i < ts.size(); ++i) {
+          require_condition(ts[i], *e.operands[i]);
+          u = unify(u, ts[i]->unliteral());
+          if (u == nullptr)
+            typing_error(std::string("Cannot unify the operands of '") + ir::op_symbol(e.op) + "': " + type_list(ts),
+                         e.loc);
+        }
+        return u;
+      }
+      case ExprKind::IfExp: {
+        std::vector<TypeRef> ts;
+        if (!type_operands(e, 0, ts)) return nullptr;
+        require_condition(ts[0], *e.operands[0]);
+        TypeRef u = unify(ts[1]->unliteral(), ts[2]->unliteral());
+        if (u == nullptr)
+          typing_error("Cannot unify the branches of a conditional expression: " + ts[1]->name() + " and " +
+                           ts[2]->name(),
+                       e.loc);
+        return u;
+      }
+      case ExprKind::Call: return type_call(e);
+      case ExprKind::Attribute: return type_attribute(e);
+      case ExprKind::Subscript: return type_subscript(e);
+      case ExprKind::Tuple: {
+        std::vector<TypeRef> ts;
+        if (!type_operands(e, 0, ts)) return nullptr;
+        for (TypeRef& t : ts) t = t->unliteral();
+        return types::tuple(ts);
+      }
+    }
+    return nullptr;
+  }
+
+  TypeRef type_binary(Expr& e) {
+    std::vector<TypeRef> ts;
+    if (!type_operands(e, 0, ts)) return nullptr;
+    auto sig = resolve_binary(e.op, ts[0], ts[1]);
+    if (!sig)
+      typing_error(std::string("No implementation of operator '") + ir::op_symbol(e.op) + "' for operands (" +
+                       type_list(ts) + ")",
+                   e.loc);
+    e.operand_types = sig->params;
+    return sig->result;
+  }
+
+  TypeRef type_compare(Expr& e) {
+    std::vector<TypeRef> ts;
+    if (!type_operands(e, 0, ts)) return nullptr;
+    e.operand_types.clear();
+    for (size_t i = 0; i < e.ops.size(); ++i) {
+      auto sig = resolve_compare(e.ops[i], ts[i], ts[i + 1]);
+      if (!sig)
+        typing_error(std::string("No implementation of comparison '") + ir::op_symbol(e.ops[i]) + "' for (" +
+                         ts[i]->name() + ", " + ts[i + 1]->name() + ")",
+                     e.loc);
+      e.operand_types.push_back(sig->params[0]);
+      e.operand_types.push_back(sig->params[1]);
+    }
+    return types::boolean();
+  }
+
+  TypeRef type_call(Expr& e) {
+    std::vector<TypeRef> args;
+    Expr& callee = *e.operands[0];
+    if (callee.kind != ExprKind::Global)
+      typing_error("cannot call a value of this kind (only functions, builtins and types are callable)", callee.loc);
+    if (!e.keywords.empty()) typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
+    if (!type_operands(e, 1, args)) return nullptr;
+    const ir::GlobalValue& g = callee.global;
+    std::optional<OpSignature> sig;
+    std::string what = g.repr.empty() ? g.name : g.repr;
+    if (g.kind == K::Builtin) {
+      sig = resolve_builtin_call(g.name, args, e.loc);
+    } else if (g.kind == K::TypeObject) {
+      sig = resolve_type_call(g.type, args);
+    } else if (g.kind == K::DeviceFunction) {
+      return type_device_call(e, args);
+    } else {
+      typing_error("Untyped global name '" + what + "': cannot call it from CUDA code", callee.loc);
+    }
+    if (!sig) typing_error("No implementation of " + what + "(" + type_list(args) + ")", e.loc);
+    e.operand_types = sig->params;
+    return sig->result;
+  }
+
+  TypeRef type_device_call(Expr& e, std::vector<TypeRef> args) {
+    for (TypeRef& a : args) a = a->unliteral();
+    const ir::GlobalValue& g = e.operands[0]->global;
+    auto key = std::make_pair(g.function.get(), args);
+    auto it = callee_cache_.find(key);
+    if (it == callee_cache_.end()) {
+      auto typed = callees_.type_callee(g, args);
+      if (!typed) {
+        Error err = typed.error();
+        if (!err.loc.known()) err.loc = e.loc;
+        throw CompileError(err.kind, err.message, err.loc);
+      }
+      it = callee_cache_.emplace(key, *typed).first;
+      called_.push_back(*typed);
+    }
+    e.callee = it->second;
+    e.operand_types = it->second->sig.args;
+    return it->second->sig.return_type;
+  }
+
+  TypeRef type_attribute(Expr& e) {
+    std::vector<TypeRef> ts;
+    if (!type_operands(e, 0, ts)) return nullptr;
+    TypeRef t = ts[0]->unliteral();
+    if (t->is_number() && (e.attr == "real" || e.attr == "imag")) {
+      e.operand_types = {t};
+      return t->is_complex() ? types::float_(t->bitwidth() / 2) : t;
+    }
+    typing_error("Unknown attribute '" + e.attr + "' of type " + t->name(), e.loc);
+  }
+
+  TypeRef type_subscript(Expr& e) {
+    std::vector<TypeRef> ts;
+    if (!type_operands(e, 0, ts)) return nullptr;
+    TypeRef base = ts[0];
+    if (base->is_tuple()) {
+      const Expr& index = *e.operands[1];
+      if (ts[1]->kind() == TypeKind::IntegerLiteral) {
+        int64_t i = ts[1]->literal_value();
+        int64_t n = static_cast<int64_t>(base->count());
+        if (i < 0) i += n;
+        if (i < 0 || i >= n) typing_error("tuple index out of range", index.loc);
+        return base->element(static_cast<size_t>(i));
+      }
+      if (base->kind() == TypeKind::UniTuple && ts[1]->is_integer()) return base->element(0);
+      typing_error("cannot index " + base->name() + " with a value of type " + ts[1]->name(), index.loc);
+    }
+    typing_error("cannot index a value of type " + base->name(), e.loc);
+  }
+
+  ir::Function& fn_;
+  CalleeProvider& callees_;
+  std::vector<std::shared_ptr<ir::TypedFunction>>& called_;
+  std::map<std::pair<void*, std::vector<TypeRef>>, std::shared_ptr<ir::TypedFunction>> callee_cache_;
+  bool final_ = false;
+  bool changed_ = false;
+  TypeRef returns_ = nullptr;
+  bool returns_none_ = false;
+};
+
+}  // namespace
+
+Expected<TypeRef> infer_types(ir::Function& fn, const TypingRequest& request, CalleeProvider& callees,
+                              std::vector<std::shared_ptr<ir::TypedFunction>>& called) {
+  try {
+    return Inferer(fn, callees, called).run(request);
+  } catch (CompileError& e) {
+    return e.error();
+  }
+}
+
+}  // namespace cujit::typing

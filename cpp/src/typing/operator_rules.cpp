@@ -1,0 +1,162 @@
+// numba's operator templates (typing/builtins.py): which signatures each
+// operator offers, and the rating that picks one for given operand types.
+#include <algorithm>
+#include <array>
+
+#include "cujit/conversions.h"
+#include "cujit/typing.h"
+
+namespace cujit::typing {
+namespace {
+
+using ir::Op;
+
+struct Rating {
+  int unsafe = 0, safe = 0, promote = 0;
+  bool operator<(const Rating& o) const {
+    if (unsafe != o.unsafe) return unsafe < o.unsafe;
+    if (safe != o.safe) return safe < o.safe;
+    return promote < o.promote;
+  }
+};
+
+std::vector<TypeRef> machine_ints() { return {types::int64(), types::uint64()}; }
+std::vector<TypeRef> reals() { return {types::float16(), types::float32(), types::float64()}; }
+std::vector<TypeRef> complexes() { return {types::complex64(), types::complex128()}; }
+std::vector<TypeRef> all_ints() {
+  return {types::int8(),  types::int16(),  types::int32(),  types::int64(),
+          types::uint8(), types::uint16(), types::uint32(), types::uint64()};
+}
+
+// Result of integer arithmetic: at least 64 bits, signed if either is.
+TypeRef choose_result_int(TypeRef a, TypeRef b) {
+  int bits = std::max({64, a->bitwidth(), b->bitwidth()});
+  return types::integer(bits, a->is_signed() || b->is_signed());
+}
+
+void add_same(std::vector<OpSignature>& out, const std::vector<TypeRef>& domain, int arity, TypeRef result = nullptr) {
+  for (TypeRef t : domain) out.push_back({std::vector<TypeRef>(arity, t), result ? result : t});
+}
+
+void add_integer_binops(std::vector<OpSignature>& out) {
+  for (TypeRef a : machine_ints())
+    for (TypeRef b : machine_ints()) out.push_back({{a, b}, choose_result_int(a, b)});
+}
+
+std::vector<OpSignature> binary_candidates(Op op) {
+  std::vector<OpSignature> c;
+  switch (op) {
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+      add_integer_binops(c);
+      add_same(c, reals(), 2);
+      add_same(c, complexes(), 2);
+      break;
+    case Op::Div:
+      for (TypeRef t : machine_ints()) c.push_back({{t, t}, types::float64()});
+      add_same(c, reals(), 2);
+      add_same(c, complexes(), 2);
+      break;
+    case Op::FloorDiv:
+    case Op::Mod:
+      add_integer_binops(c);
+      add_same(c, reals(), 2);
+      break;
+    case Op::Pow:
+      add_integer_binops(c);
+      for (TypeRef t : reals()) c.push_back({{t, types::int64()}, t});
+      add_same(c, reals(), 2);
+      add_same(c, complexes(), 2);
+      break;
+    case Op::BitAnd:
+    case Op::BitOr:
+    case Op::BitXor:
+      c.push_back({{types::boolean(), types::boolean()}, types::boolean()});
+      add_integer_binops(c);
+      break;
+    case Op::LShift:
+    case Op::RShift:
+      for (TypeRef lhs : all_ints())
+        for (TypeRef rhs : {types::int64(), types::uint64()})
+          c.push_back({{lhs, rhs}, types::integer(64, lhs->is_signed())});
+      break;
+    default:
+      break;
+  }
+  return c;
+}
+
+}  // namespace
+
+std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candidates,
+                                           const std::vector<TypeRef>& args) {
+  std::optional<OpSignature> best;
+  Rating best_rating;
+  for (const OpSignature& cand : candidates) {
+    if (cand.params.size() != args.size()) continue;
+    Rating r;
+    bool ok = true;
+    for (size_t i = 0; i < args.size() && ok; ++i) {
+      switch (can_convert(args[i], cand.params[i])) {
+        case Conversion::Exact: break;
+        case Conversion::Promote: ++r.promote; break;
+        case Conversion::Safe: ++r.safe; break;
+        case Conversion::Unsafe: ++r.unsafe; break;
+        case Conversion::Impossible: ok = false; break;
+      }
+    }
+    if (!ok) continue;
+    if (!best || r < best_rating) {
+      best = cand;
+      best_rating = r;
+    }
+  }
+  return best;
+}
+
+std::optional<OpSignature> resolve_binary(Op op, TypeRef lhs, TypeRef rhs) {
+  if (!lhs->is_number() || !rhs->is_number()) return std::nullopt;
+  return choose_overload(binary_candidates(op), {lhs, rhs});
+}
+
+std::optional<OpSignature> resolve_unary(Op op, TypeRef operand) {
+  if (op == Op::Not) return OpSignature{{operand}, types::boolean()};
+  if (!operand->is_number()) return std::nullopt;
+  std::vector<OpSignature> c;
+  if (op == Op::Invert) {
+    c.push_back({{types::boolean()}, types::boolean()});
+    for (TypeRef t : all_ints()) c.push_back({{t}, choose_result_int(t, t)});
+  } else {
+    add_same(c, machine_ints(), 1);
+    add_same(c, reals(), 1);
+    add_same(c, complexes(), 1);
+  }
+  return choose_overload(c, {operand});
+}
+
+std::optional<OpSignature> resolve_compare(Op op, TypeRef lhs, TypeRef rhs) {
+  if (!lhs->is_number() || !rhs->is_number()) {
+    // Comparing with None (or other non-numbers) is a constant.
+    if (op == Op::Eq || op == Op::NotEq) return OpSignature{{lhs, rhs}, types::boolean()};
+    return std::nullopt;
+  }
+  std::vector<OpSignature> c;
+  c.push_back({{types::boolean(), types::boolean()}, types::boolean()});
+  add_same(c, all_ints(), 2, types::boolean());
+  add_same(c, reals(), 2, types::boolean());
+  if (op == Op::Eq || op == Op::NotEq) add_same(c, complexes(), 2, types::boolean());
+  return choose_overload(c, {lhs, rhs});
+}
+
+TypeRef resolve_range(const std::vector<TypeRef>& args) {
+  std::vector<OpSignature> c;
+  for (TypeRef t : {types::int32(), types::int64(), types::uint64()})
+    c.push_back({std::vector<TypeRef>(args.size(), t), t});
+  for (TypeRef a : args)
+    if (!a->is_integer() && !a->is_boolean()) return nullptr;
+  auto best = choose_overload(c, args);
+  return best ? best->result : nullptr;
+}
+
+}  // namespace cujit::typing

@@ -1,0 +1,9 @@
+"""cujit: numba-cuda's compile/link core rebuilt in C++.
+
+Port code by changing ``from numba import cuda`` to ``from cujit import cuda``.
+"""
+
+from cujit import cuda, types, errors  # noqa: F401
+from cujit.types import *  # noqa: F401,F403
+
+__version__ = "0.1.0"

@@ -1,0 +1,122 @@
+"""Ahead-of-time compilation: ``compile`` and ``compile_ptx`` (numba-cuda's
+compiler.py API), option validation with numba's errors, and signatures."""
+
+import warnings
+
+from cujit import _core, _libdevice
+from cujit._source import Resolver, function_source
+from cujit.errors import NumbaInvalidConfigWarning
+
+#: The compute capability used when ``cc`` is not given: the lowest one that
+#: CUDA 12 and 13 support. It needs no GPU (numba-cuda 0.30.4 asks the current
+#: device instead, its bug B2).
+DEFAULT_CC = (7, 5)
+
+
+def parse_signature(sig):
+    """A signature string, a Signature, or a tuple of argument types -> Signature."""
+    if isinstance(sig, _core.Signature):
+        return sig
+    if isinstance(sig, str):
+        return _core.parse_signature(sig)
+    if isinstance(sig, (tuple, list)):
+        for t in sig:
+            if not isinstance(t, _core.Type):
+                raise TypeError(f"invalid type in signature: expected a type instance, got {t!r}")
+        return _core.Signature(None, list(sig))
+    if isinstance(sig, _core.Type):
+        raise TypeError(f"invalid signature: {sig!r} is a single type, not a tuple or Signature")
+    raise TypeError(f"invalid signature: expected a string, a Signature or a tuple of types, got {sig!r}")
+
+
+def normalize_cc(cc):
+    if cc is None:
+        return DEFAULT_CC
+    if not isinstance(cc, (tuple, list)) or len(cc) not in (2, 3):
+        raise ValueError(f"cc must be a (major, minor) or (major, minor, suffix) tuple, got {cc!r}")
+    return tuple(cc)
+
+
+def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo):
+    if debug is None:
+        debug = False
+    if opt is None:
+        opt = True
+    if debug and opt:
+        warnings.warn("debug=True with opt=True is not supported by CUDA. This may result in a crash or "
+                      "incorrect debugging information. Pass opt=False.", NumbaInvalidConfigWarning,
+                      stacklevel=3)
+    if debug and lineinfo:
+        warnings.warn("debug and lineinfo are mutually exclusive. Use debug to get full debug info (this "
+                      "disables some optimizations), or lineinfo for line info only with code generation "
+                      "unaffected.", NumbaInvalidConfigWarning, stacklevel=3)
+    options = _core.CompileOptions()
+    options.cc = normalize_cc(cc)
+    _core.resolve_arch(options.cc)  # reject unsupported architectures before any work
+    options.fastmath = bool(fastmath)
+    options.opt = bool(opt)
+    options.debug = bool(debug)
+    options.lineinfo = bool(lineinfo)
+    options.kernel = not device
+    options.abi = abi
+    if abi_info:
+        if not isinstance(abi_info, dict):
+            raise TypeError(f"abi_info must be a dict, got {abi_info!r}")
+        name = abi_info.get("abi_name")
+        if name is not None:
+            options.abi_name = str(name)
+    return options
+
+
+def compile_function(pyfunc, signature, options, keep_llvm_ir=False):
+    """Types and compiles `pyfunc`; returns (ptx, llvm_ir, typed function)."""
+    _libdevice.configure()
+    typed = _core.type_function(function_source(pyfunc), Resolver(pyfunc), list(signature.args),
+                                signature.return_type, options, options)
+    ptx, llvm_ir, _ = _core.compile_ptx(typed, options, keep_llvm_ir)
+    return ptx, llvm_ir, typed
+
+
+def _check_common(output, forceinline, device, abi, launch_bounds):
+    if output not in ("ptx", "ltoir"):
+        raise NotImplementedError(f"Unsupported output type: {output}")
+    if forceinline and output != "ltoir":
+        raise ValueError("Can only designate forced inlining in LTO-IR")
+    if forceinline and not device:
+        raise ValueError("Cannot force-inline kernels")
+    if abi not in ("numba", "c"):
+        raise NotImplementedError(f"Unsupported ABI: {abi}")
+    if abi == "c" and not device:
+        raise NotImplementedError("The C ABI is not supported for kernels")
+    if launch_bounds is not None:
+        bounds = launch_bounds if isinstance(launch_bounds, tuple) else (launch_bounds,)
+        if len(bounds) > 3:
+            raise ValueError(f"Got {len(bounds)} launch bounds: {bounds}. A maximum of three are supported: "
+                             "(max_threads_per_block, min_blocks_per_sm, max_blocks_per_cluster)")
+    if output == "ltoir":
+        raise NotImplementedError("output='ltoir' is not supported yet: cujit emits PTX (LTO-IR comes with linking)")
+
+
+def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,
+            abi="c", abi_info=None, output="ptx", forceinline=False, launch_bounds=None):
+    """Compile a Python function to PTX for use from other languages.
+
+    Defaults to a device function with the C ABI. Returns ``(ptx, return_type)``.
+    """
+    _check_common(output, forceinline, device, abi, launch_bounds)
+    signature = parse_signature(sig)
+    options = make_options(device=device, abi=abi, abi_info=abi_info, cc=cc, fastmath=fastmath, opt=opt,
+                           debug=debug, lineinfo=lineinfo)
+    ptx, _, typed = compile_function(pyfunc, signature, options)
+    return ptx, typed.return_type
+
+
+def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None, opt=None,
+                abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
+    """Compile a Python function to PTX; defaults to a kernel with numba's ABI.
+
+    Returns ``(ptx, return_type)``.
+    """
+    return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath, cc=cc,
+                   opt=opt, abi=abi, abi_info=abi_info, output="ptx", forceinline=forceinline,
+                   launch_bounds=launch_bounds)

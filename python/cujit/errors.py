@@ -1,0 +1,45 @@
+"""Exceptions raised by cujit, named as numba-cuda names them."""
+
+
+class NumbaError(Exception):
+    """Base class of compilation errors (numba.core.errors.NumbaError)."""
+
+
+class TypingError(NumbaError):
+    """A function cannot be typed; the message shows file:line, the source line and a caret."""
+
+
+class UnsupportedError(TypingError):
+    """The function uses a Python construct that cujit does not compile for CUDA."""
+
+
+class CCSupportError(RuntimeError):
+    """The requested compute capability is below what the CUDA toolkit supports."""
+
+
+class InternalError(RuntimeError):
+    """A bug in cujit; please report it with the function that triggered it."""
+
+
+class NvrtcError(RuntimeError):
+    """NVRTC failed to compile CUDA C++; the message carries NVRTC's log."""
+
+
+class LinkerError(RuntimeError):
+    """nvJitLink failed; the message carries the linker's log."""
+
+
+class CudaSupportError(RuntimeError):
+    """No usable CUDA driver or device."""
+
+
+class CudaDriverError(Exception):
+    """A CUDA driver call failed; the message names the driver's error code."""
+
+
+class NumbaInvalidConfigWarning(UserWarning):
+    """Incompatible options, e.g. debug=True together with opt=True."""
+
+
+class NumbaPerformanceWarning(UserWarning):
+    """Something will run, but slowly."""
