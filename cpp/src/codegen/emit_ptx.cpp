@@ -1,13 +1,27 @@
 // LLVM module -> PTX: link libdevice, internalize everything but the exported
 // symbols, run the O3 (or O0) pipeline with NVPTX's callbacks (NVVMReflect),
 // and print PTX.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <tuple>
+
 #include <llvm/ADT/SmallString.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/IR/CFG.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/Transforms/IPO/Internalize.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/ADCE.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/SROA.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 
 #include "cujit/lowering.h"
 #include "target_machine.h"
@@ -15,30 +29,143 @@
 namespace cujit::codegen {
 namespace {
 
-void optimize(llvm::Module& module, llvm::TargetMachine& tm, bool opt) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = opt ? pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
-                                    : pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
-  mpm.run(module, mam);
+struct PhaseTimer {
+  bool on = std::getenv("CUJIT_TIMING") != nullptr;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  void lap(const char* what) {
+    if (!on) return;
+    auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "cujit: %-10s %8.1f us\n", what, std::chrono::duration<double, std::micro>(now - t).count());
+    t = now;
+  }
+};
+
+// Everything that is expensive to build and independent of the module: the
+// TargetMachine, the optimisation pipeline with its analysis managers, and the
+// codegen pass manager. Built once per thread and target, reused for every
+// compile (analysis results are cleared after each run).
+bool has_cycle(const llvm::Function& f) {
+  enum { kNew, kActive, kDone };
+  std::map<const llvm::BasicBlock*, int> state;
+  std::vector<std::pair<const llvm::BasicBlock*, llvm::const_succ_iterator>> stack;
+  stack.emplace_back(&f.getEntryBlock(), llvm::succ_begin(&f.getEntryBlock()));
+  state[&f.getEntryBlock()] = kActive;
+  while (!stack.empty()) {
+    auto& [bb, it] = stack.back();
+    if (it == llvm::succ_end(bb)) {
+      state[bb] = kDone;
+      stack.pop_back();
+      continue;
+    }
+    const llvm::BasicBlock* next = *it++;
+    int& st = state[next];
+    if (st == kActive) return true;
+    if (st == kNew) {
+      st = kActive;
+      stack.emplace_back(next, llvm::succ_begin(next));
+    }
+  }
+  return false;
 }
 
-std::string print_ptx(llvm::Module& module, llvm::TargetMachine& tm) {
-  llvm::SmallString<0> out;
-  llvm::raw_svector_ostream os(out);
-  llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
-    fail(ErrorKind::Internal, "the NVPTX backend cannot emit PTX");
-  pm.run(module);
-  return std::string(out.str());
+// A module with one function, no loops and no calls gets nothing from the
+// inliner, loop or interprocedural passes of O3: a short scalar pipeline gives
+// the same code in a fraction of the time.
+bool is_straight_line(const llvm::Module& module) {
+  const llvm::Function* only = nullptr;
+  for (const llvm::Function& f : module) {
+    if (f.isDeclaration()) {
+      if (!f.isIntrinsic()) return false;
+      continue;
+    }
+    if (only != nullptr) return false;
+    only = &f;
+  }
+  if (only == nullptr || has_cycle(*only)) return false;
+  for (const llvm::BasicBlock& bb : *only)
+    for (const llvm::Instruction& inst : bb)
+      if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
+        if (!llvm::isa<llvm::IntrinsicInst>(call)) return false;
+  return true;
+}
+
+class Pipeline {
+ public:
+  Pipeline(const TargetArch& arch, const CompileOptions& options)
+      : tm_(create_target_machine(arch, options)), opt_(options.opt) {}
+
+  llvm::TargetMachine& target_machine() { return *tm_; }
+
+  // The new pass manager's pipeline holds module state (inliner advice, caches), so it is
+  // rebuilt for each module; only the TargetMachine and the codegen passes are reused.
+  void optimize(llvm::Module& module) {
+    if (opt_ && is_straight_line(module) && std::getenv("CUJIT_FULL_PIPELINE") == nullptr) {
+      optimize_straight_line(module);
+      return;
+    }
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm_.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm = opt_ ? pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+                                       : pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
+    mpm.run(module, mam);
+  }
+
+  void optimize_straight_line(llvm::Module& module) {
+    llvm::FunctionAnalysisManager fam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm_.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerFunctionAnalyses(fam);
+    mam.registerPass([&] { return llvm::FunctionAnalysisManagerModuleProxy(fam); });
+    fam.registerPass([&] { return llvm::ModuleAnalysisManagerFunctionProxy(mam); });
+    llvm::FunctionPassManager fpm;
+    fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+    fpm.addPass(llvm::EarlyCSEPass(true));
+    fpm.addPass(llvm::InstCombinePass());
+    fpm.addPass(llvm::SimplifyCFGPass(llvm::SimplifyCFGOptions().convertSwitchRangeToICmp(true)));
+    fpm.addPass(llvm::InstCombinePass());
+    fpm.addPass(llvm::ADCEPass());
+    llvm::ModulePassManager mpm;
+    mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+    mpm.run(module, mam);
+  }
+
+  std::string emit(llvm::Module& module) {
+    // The codegen pass manager writes through its AsmPrinter into `ptx_`, so it is
+    // built on first use and kept with the buffer.
+    if (!codegen_) {
+      stream_ = std::make_unique<llvm::raw_svector_ostream>(ptx_);
+      codegen_ = std::make_unique<llvm::legacy::PassManager>();
+      if (tm_->addPassesToEmitFile(*codegen_, *stream_, nullptr, llvm::CodeGenFileType::AssemblyFile))
+        fail(ErrorKind::Internal, "the NVPTX backend cannot emit PTX");
+    }
+    ptx_.clear();
+    codegen_->run(module);
+    return std::string(ptx_.str());
+  }
+
+ private:
+  std::unique_ptr<llvm::TargetMachine> tm_;
+  bool opt_;
+  llvm::SmallString<0> ptx_;
+  std::unique_ptr<llvm::raw_svector_ostream> stream_;
+  std::unique_ptr<llvm::legacy::PassManager> codegen_;
+};
+
+Pipeline& pipeline_for(const TargetArch& arch, const CompileOptions& options) {
+  thread_local std::map<std::tuple<std::string, bool, bool>, std::unique_ptr<Pipeline>> pipelines;
+  auto key = std::make_tuple(arch.name(), options.fastmath, options.opt);
+  auto& slot = pipelines[key];
+  if (!slot) slot = std::make_unique<Pipeline>(arch, options);
+  return *slot;
 }
 
 }  // namespace
@@ -47,13 +174,15 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
   try {
     auto arch = resolve_arch(options.cc);
     if (!arch) return arch.error();
+    PhaseTimer timer;
     llvm::LLVMContext ctx;
     llvm::Module module(fn.fn->module + "." + fn.fn->qualname, ctx);
-    auto tm = create_target_machine(*arch, options);
+    Pipeline& pipeline = pipeline_for(*arch, options);
     module.setTargetTriple(kNvptxTriple);
-    module.setDataLayout(tm->createDataLayout());
+    module.setDataLayout(pipeline.target_machine().createDataLayout());
     module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", options.fastmath ? 1 : 0);
 
+    timer.lap("setup");
     lowering::LoweringOptions lo;
     lo.fastmath = options.fastmath;
     lo.debug = options.debug ? lowering::DebugLevel::Full
@@ -61,11 +190,14 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
     auto lowered = lowering::lower_module(fn, module, lo);
     if (!lowered) return lowered.error();
 
+    timer.lap("lower");
     if (needs_libdevice(module)) link_libdevice(module);
+    timer.lap("libdevice");
     llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {
       return gv.getName() == fn.symbol || gv.getName() == fn.env_symbol;
     });
-    optimize(module, *tm, options.opt);
+    pipeline.optimize(module);
+    timer.lap("optimize");
 
     CompiledPtx out;
     out.symbol = fn.symbol;
@@ -73,8 +205,9 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
       llvm::raw_string_ostream os(out.llvm_ir);
       module.print(os, nullptr);
     }
-    out.ptx = print_ptx(module, *tm);
+    out.ptx = pipeline.emit(module);
     retarget_ptx(out.ptx, *arch);
+    timer.lap("emit");
     return out;
   } catch (CompileError& e) {
     return e.error();
