@@ -6,10 +6,9 @@ import builtins
 import cmath
 import inspect
 import math
+import sys
 import textwrap
 import threading
-
-import numpy as np
 
 from cujit import _core
 from cujit.errors import UnsupportedError, TypingError
@@ -73,25 +72,49 @@ def function_source(pyfunc):
 
 _BUILTINS = {abs: "abs", min: "min", max: "max", int: "int", float: "float", bool: "bool", round: "round",
              range: "range", complex: "complex", len: "len"}
-_MODULES = {math: "math", cmath: "cmath", np: "numpy"}
+
+_NUMPY_SCALARS = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                  "float32", "float64", "complex64", "complex128")
+_NUMPY_FUNCTIONS = ("sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
+                    "arcsinh", "arccosh", "arctanh", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10",
+                    "fabs", "cbrt", "floor", "ceil", "trunc", "degrees", "radians", "hypot", "copysign", "fmod",
+                    "power", "isnan", "isinf", "isfinite", "abs", "absolute")
 
 
-def _module_functions():
-    table = {}
-    for module, prefix in ((math, "math"), (np, "numpy")):
-        for name in dir(module):
-            obj = getattr(module, name)
-            if callable(obj) and not isinstance(obj, type):
-                table.setdefault(id(obj), f"{prefix}.{name}")
-    return table
+class _Tables:
+    """Identity tables of the objects the frontend knows, built on first use.
+
+    numpy is never imported by cujit: if the user's code has not imported it,
+    none of its objects can appear in a function's globals."""
+
+    def __init__(self):
+        self.functions = {}
+        for name in dir(math):
+            obj = getattr(math, name)
+            if callable(obj):
+                self.functions[id(obj)] = f"math.{name}"
+        self.numpy = None
+        self.scalar_types = {}
+
+    def with_numpy(self):
+        np = sys.modules.get("numpy")
+        if np is not None and self.numpy is None:
+            self.numpy = np
+            for name in _NUMPY_FUNCTIONS:
+                self.functions.setdefault(id(getattr(np, name)), f"numpy.{name}")
+            for name in _NUMPY_SCALARS:
+                self.scalar_types[getattr(np, name)] = "boolean" if name == "bool_" else name
+        return self
 
 
-_FUNCTIONS = _module_functions()
-_NUMPY_SCALARS = {
-    np.bool_: "boolean", np.int8: "int8", np.int16: "int16", np.int32: "int32", np.int64: "int64",
-    np.uint8: "uint8", np.uint16: "uint16", np.uint32: "uint32", np.uint64: "uint64", np.float16: "float16",
-    np.float32: "float32", np.float64: "float64", np.complex64: "complex64", np.complex128: "complex128",
-}
+_tables = None
+
+
+def _known():
+    global _tables
+    if _tables is None:
+        _tables = _Tables()
+    return _tables.with_numpy()
 
 
 class Resolver:
@@ -132,28 +155,29 @@ class Resolver:
 
     def classify(self, obj, path=None):
         from cujit.dispatcher import CUDADispatcher
-        if isinstance(obj, (bool, np.bool_)):
+        known = _known()
+        np = known.numpy
+        if isinstance(obj, bool) or (np is not None and isinstance(obj, np.bool_)):
             return ("bool", bool(obj))
-        if isinstance(obj, (int, np.integer)):
+        if isinstance(obj, int) or (np is not None and isinstance(obj, np.integer)):
             value = int(obj)
             if not -(1 << 63) <= value < (1 << 63):
                 raise TypingError(f"Int value is too large: {value}")
             return ("int", value)
-        if isinstance(obj, (float, np.floating)):
+        if isinstance(obj, float) or (np is not None and isinstance(obj, np.floating)):
             return ("float", float(obj))
-        if isinstance(obj, (complex, np.complexfloating)):
+        if isinstance(obj, complex) or (np is not None and isinstance(obj, np.complexfloating)):
             return ("complex", obj.real, obj.imag)
         if obj is None:
             return ("none",)
         if isinstance(obj, _core.Type):
             return ("type", obj)
-        if isinstance(obj, type) and obj in _NUMPY_SCALARS:
-            return ("type", _core.types.lookup(_NUMPY_SCALARS[obj]))
+        if isinstance(obj, type) and obj in known.scalar_types:
+            return ("type", _core.types.lookup(known.scalar_types[obj]))
         if isinstance(obj, CUDADispatcher):
             return ("device", obj, obj.__qualname__)
-        for module, name in _MODULES.items():
-            if obj is module:
-                return ("module", name)
+        if obj is math or obj is cmath or (np is not None and obj is np):
+            return ("module", {math: "math", cmath: "cmath"}.get(obj, "numpy"))
         from cujit import cuda
         if obj is cuda:
             return ("module", "cuda")
@@ -162,8 +186,8 @@ class Resolver:
                 return ("builtin", _BUILTINS[obj])
         except TypeError:  # unhashable
             pass
-        if id(obj) in _FUNCTIONS and callable(obj):
-            return ("builtin", _FUNCTIONS[id(obj)])
+        if id(obj) in known.functions and callable(obj):
+            return ("builtin", known.functions[id(obj)])
         if path is not None and path.startswith("cuda."):
             return ("builtin", path)
         self.objects.append(obj)
@@ -171,8 +195,10 @@ class Resolver:
 
 
 def _path_object(path):
-    if path in ("math", "cmath", "numpy"):
-        return {"math": math, "cmath": cmath, "numpy": np}[path]
+    if path in ("math", "cmath"):
+        return {"math": math, "cmath": cmath}[path]
+    if path == "numpy":
+        return sys.modules.get("numpy")
     if path == "cuda":
         from cujit import cuda
         return cuda
