@@ -27,5 +27,6 @@ frontend::SyntaxNodePtr convert_ast(py::handle node, int line_offset);
 
 void register_types(py::module_& m);
 void register_compile(py::module_& m);
+void register_driver(py::module_& m);
 
 }  // namespace cujit::bindings

@@ -43,4 +43,5 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "cujit's C++ core: types, frontend, typing, lowering and PTX generation";
   cujit::bindings::register_types(m);
   cujit::bindings::register_compile(m);
+  cujit::bindings::register_driver(m);
 }

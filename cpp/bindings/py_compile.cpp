@@ -55,6 +55,11 @@ bool to_global(py::handle answer, ir::GlobalValue& out) {
     out.kind = K::DeviceFunction;
     out.function = hold(py::reinterpret_borrow<py::object>(t[1]));
     out.name = py::str(t[2]);
+  } else if (kind == "ndarray") {  // ("ndarray", dtype Type, shape tuple, bytes, repr)
+    out.kind = K::NdArray;
+    for (py::handle d : t[2]) out.shape.push_back(d.cast<int64_t>());
+    out.type = types::array(t[1].cast<TypeRef>(), static_cast<int>(out.shape.size()), 'C', /*readonly=*/true);
+    out.data = t[3].cast<std::string>();
   } else if (kind == "object") {
     out.kind = K::Object;
     out.int_value = t[1].cast<int64_t>();

@@ -153,6 +153,15 @@ class Resolver:
             return None
         return self.classify(getattr(base, attr), f"{key}.{attr}" if not is_object else None)
 
+    def _ndarray(self, obj, np):
+        """A global array is frozen into constant memory, as numba does."""
+        name = "boolean" if obj.dtype == np.bool_ else obj.dtype.name
+        dtype = _core.types.lookup(name)
+        if dtype is None:
+            raise TypingError(f"global arrays of dtype {obj.dtype} are not supported in CUDA code")
+        data = np.ascontiguousarray(obj).tobytes()
+        return ("ndarray", dtype, tuple(obj.shape), data, f"array({name}, {obj.ndim}d)")
+
     def classify(self, obj, path=None):
         from cujit.dispatcher import CUDADispatcher
         known = _known()
@@ -174,6 +183,13 @@ class Resolver:
             return ("type", obj)
         if isinstance(obj, type) and obj in known.scalar_types:
             return ("type", _core.types.lookup(known.scalar_types[obj]))
+        if np is not None and isinstance(obj, np.dtype) and obj.name in _NUMPY_SCALARS + ("bool",):
+            return ("type", _core.types.lookup("boolean" if obj.name == "bool" else obj.name))
+        if np is not None and isinstance(obj, np.ndarray):
+            return self._ndarray(obj, np)
+        intrinsic = getattr(obj, "_cujit_intrinsic", None)
+        if isinstance(intrinsic, str):
+            return ("builtin", intrinsic)
         if isinstance(obj, CUDADispatcher):
             return ("device", obj, obj.__qualname__)
         if obj is math or obj is cmath or (np is not None and obj is np):
@@ -188,8 +204,6 @@ class Resolver:
             pass
         if id(obj) in known.functions and callable(obj):
             return ("builtin", known.functions[id(obj)])
-        if path is not None and path.startswith("cuda."):
-            return ("builtin", path)
         self.objects.append(obj)
         return ("object", len(self.objects) - 1, repr(obj))
 

@@ -6,3 +6,4 @@ from cujit import types  # noqa: F401
 from cujit.types import *  # noqa: F401,F403
 from cujit.errors import (TypingError, UnsupportedError, CudaSupportError, CudaDriverError,  # noqa: F401
                           NvrtcError, LinkerError)
+from cujit.intrinsics import *  # noqa: F401,F403

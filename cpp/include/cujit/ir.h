@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,13 +36,15 @@ struct TypedFunction;  // a callee compiled for concrete argument types
 // A name from outside the function (global, closure cell, builtin), frozen
 // at compile time.
 struct GlobalValue {
-  enum class Kind { Int, Float, Bool, None, Complex, Module, Builtin, DeviceFunction, TypeObject, Object };
+  enum class Kind { Int, Float, Bool, None, Complex, Module, Builtin, DeviceFunction, TypeObject, Object, NdArray };
   Kind kind = Kind::None;
   std::string name;        // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid")
   int64_t int_value = 0;   // Int, Bool; Object: an opaque handle of the resolver
   double float_value = 0;  // Float; Complex real part
   double imag_value = 0;   // Complex imaginary part
-  TypeRef type = nullptr;  // TypeObject: the numba type it names
+  TypeRef type = nullptr;  // TypeObject: the numba type it names; NdArray: its (readonly, C) array type
+  std::vector<int64_t> shape;  // NdArray: its shape
+  std::string data;        // NdArray: its bytes (C order), frozen at compile time
   std::shared_ptr<void> function;  // DeviceFunction: resolver-owned handle
   std::string repr;        // how to name it in messages
 };
@@ -59,6 +62,7 @@ enum class ExprKind {
   Attribute,   // operands[0].attr
   Subscript,   // operands[0][operands[1]]
   Tuple,       // (operands...)
+  Slice,       // lower:upper:step; operands are null where omitted (always 3 operands)
 };
 
 struct Expr;
@@ -103,10 +107,15 @@ struct Stmt {
   Stmt(StmtKind k, SourceLoc l) : kind(k), loc(l) {}
 };
 
+// The constant shape of cuda.shared.array / cuda.local.array: an integer
+// literal or a tuple of them (after typing); nullopt otherwise.
+std::optional<std::vector<int64_t>> literal_shape(const Expr& shape);
+
 struct Variable {
   std::string name;
   TypeRef type = nullptr;
   bool is_param = false;
+  bool holds_local_array = false;  // assigned from cuda.local.array (atomics on it are rejected)
 };
 
 struct Function {

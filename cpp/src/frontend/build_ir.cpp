@@ -74,7 +74,7 @@ std::string describe_unsupported(const std::string& type) {
       {"DictComp", "dict comprehensions"}, {"GeneratorExp", "generator expressions"},
       {"JoinedStr", "f-strings"},         {"FormattedValue", "f-strings"},
       {"NamedExpr", "assignment expressions (:=)"}, {"Starred", "starred expressions"},
-      {"Slice", "slices"},                {"Match", "match statements"},
+      {"Match", "match statements"},
       {"AsyncFor", "async for loops"},
   };
   auto it = names.find(type);
@@ -392,6 +392,14 @@ class IrBuilder {
     if (t == "Tuple") {
       auto e = std::make_unique<Expr>(ExprKind::Tuple, n.loc);
       for (auto& elt : n.list("elts")) e->operands.push_back(build_expr(*elt));
+      return e;
+    }
+    if (t == "Slice") {
+      auto e = std::make_unique<Expr>(ExprKind::Slice, n.loc);
+      for (const char* part : {"lower", "upper", "step"}) {
+        SyntaxNodePtr p = n.node(part);
+        e->operands.push_back(p ? build_expr(*p) : nullptr);
+      }
       return e;
     }
     unsupported(n, describe_unsupported(t));

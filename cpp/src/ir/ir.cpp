@@ -50,6 +50,27 @@ std::string format_source_excerpt(const std::string& filename, const std::vector
   return out;
 }
 
+std::optional<std::vector<int64_t>> literal_shape(const Expr& shape) {
+  auto literal = [](const Expr& e) -> std::optional<int64_t> {
+    if (e.type != nullptr && e.type->kind() == TypeKind::IntegerLiteral) return e.type->literal_value();
+    if (e.kind == ExprKind::Const && e.global.kind == GlobalValue::Kind::Int) return e.global.int_value;
+    return std::nullopt;
+  };
+  std::vector<int64_t> dims;
+  if (shape.kind == ExprKind::Tuple) {
+    for (auto& item : shape.operands) {
+      auto v = literal(*item);
+      if (!v || *v < 0) return std::nullopt;
+      dims.push_back(*v);
+    }
+    if (dims.empty()) return std::nullopt;
+    return dims;
+  }
+  auto v = literal(shape);
+  if (!v || *v < 0) return std::nullopt;
+  return std::vector<int64_t>{*v};
+}
+
 std::string Function::format_location(const SourceLoc& loc) const {
   return format_source_excerpt(filename, source_lines, first_line, loc);
 }

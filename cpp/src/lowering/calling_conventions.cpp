@@ -32,6 +32,13 @@ Type* DataModel::value_type(TypeRef t) const {
     case TypeKind::CPointer:
     case TypeKind::VoidPtr: return llvm::PointerType::get(ctx_, 0);
     case TypeKind::None: return Type::getInt8Ty(ctx_);
+    case TypeKind::Array: {
+      // {meminfo, parent, nitems, itemsize, data, shape[ndim], strides[ndim]}
+      auto* ptr = llvm::PointerType::get(ctx_, 0);
+      auto* i64 = Type::getInt64Ty(ctx_);
+      auto* dims = llvm::ArrayType::get(i64, t->ndim());
+      return llvm::StructType::get(ctx_, {ptr, ptr, i64, i64, ptr, dims, dims});
+    }
     default: fail(ErrorKind::Internal, "no data model for type " + t->name());
   }
 }
@@ -60,6 +67,10 @@ void DataModel::flatten_arg_types(TypeRef t, std::vector<Type*>& out) const {
     out.push_back(part);
   } else if (t->is_tuple()) {
     for (size_t i = 0; i < t->count(); ++i) flatten_arg_types(t->element(i), out);
+  } else if (t->kind() == TypeKind::Array) {
+    auto* st = llvm::cast<llvm::StructType>(value_type(t));
+    for (unsigned i = 0; i < 5; ++i) out.push_back(st->getElementType(i));
+    for (int d = 0; d < 2 * t->ndim(); ++d) out.push_back(Type::getInt64Ty(ctx_));
   } else if (t->kind() != TypeKind::None) {
     out.push_back(data_type(t));
   }
@@ -95,6 +106,10 @@ void DataModel::flatten_arg_values(llvm::IRBuilder<>& b, Value* v, TypeRef t, st
     out.push_back(b.CreateExtractValue(v, 1));
   } else if (t->is_tuple()) {
     for (size_t i = 0; i < t->count(); ++i) flatten_arg_values(b, b.CreateExtractValue(v, i), t->element(i), out);
+  } else if (t->kind() == TypeKind::Array) {
+    for (unsigned i = 0; i < 5; ++i) out.push_back(b.CreateExtractValue(v, i));
+    for (unsigned f = 5; f < 7; ++f)
+      for (int d = 0; d < t->ndim(); ++d) out.push_back(b.CreateExtractValue(v, {f, static_cast<unsigned>(d)}));
   } else if (t->kind() != TypeKind::None) {
     out.push_back(value_to_data(b, v, t));
   }
@@ -112,6 +127,13 @@ Value* DataModel::unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function
     return out;
   }
   if (t->kind() == TypeKind::None) return llvm::ConstantInt::get(Type::getInt8Ty(ctx_), 0);
+  if (t->kind() == TypeKind::Array) {
+    Value* out = llvm::UndefValue::get(value_type(t));
+    for (unsigned i = 0; i < 5; ++i) out = b.CreateInsertValue(out, &*next++, i);
+    for (unsigned f = 5; f < 7; ++f)
+      for (int d = 0; d < t->ndim(); ++d) out = b.CreateInsertValue(out, &*next++, {f, static_cast<unsigned>(d)});
+    return out;
+  }
   return data_to_value(b, &*next++, t);
 }
 

@@ -93,7 +93,36 @@ class FunctionLowering {
   llvm::Value* attribute(const ir::Expr& e);
   llvm::Value* build_tuple(const std::vector<llvm::Value*>& elems, TypeRef t);
   llvm::Value* min_max(bool is_min, std::vector<llvm::Value*> args, TypeRef t);
-  llvm::Value* select_fast(llvm::Value* c, llvm::Value* a, llvm::Value* b) { return b_.CreateSelect(c, a, b); }
+
+  // lower_arrays.cpp
+  struct IndexItem {
+    bool is_slice = false;
+    llvm::Value* index = nullptr;  // integer index (i64), or the slice parts (null when omitted)
+    llvm::Value* start = nullptr;
+    llvm::Value* stop = nullptr;
+    llvm::Value* step = nullptr;
+  };
+  std::vector<IndexItem> lower_index(const ir::Expr& index);
+  llvm::Value* array_field(llvm::Value* ary, int field, int dim = -1);
+  llvm::Value* make_array(TypeRef aty, llvm::Value* data, const std::vector<llvm::Value*>& shape,
+                          const std::vector<llvm::Value*>& strides);
+  llvm::Value* element_pointer(llvm::Value* ary, TypeRef aty, const std::vector<llvm::Value*>& indices);
+  llvm::Value* wrap_index(llvm::Value* index, llvm::Value* extent);
+  llvm::Value* array_getitem(const ir::Expr& e);
+  void array_setitem(const ir::Expr& target, llvm::Value* value, TypeRef type);
+  llvm::Value* array_view(llvm::Value* ary, TypeRef aty, const std::vector<IndexItem>& items, TypeRef result);
+  llvm::Value* array_attribute(llvm::Value* ary, TypeRef aty, const std::string& attr);
+  llvm::Value* memory_array(const ir::Expr& e, const std::string& name);
+  llvm::Value* constant_array(const ir::GlobalValue& g);
+  llvm::Value* load_element(llvm::Value* ptr, TypeRef dtype);
+  void store_element(llvm::Value* ptr, llvm::Value* value, TypeRef dtype);
+
+  // lower_intrinsics.cpp
+  llvm::Value* cuda_value(const std::string& name);
+  llvm::Value* cuda_call(const std::string& name, std::vector<llvm::Value*> args, const ir::Expr& e);
+  llvm::Value* special_register(const char* reg, int axis);
+  llvm::Value* atomic(const std::string& op, std::vector<llvm::Value*> args, const ir::Expr& e);
+  llvm::Value* shuffle(const std::string& name, std::vector<llvm::Value*> args, TypeRef t);
 
   ModuleState& state_;
   const ir::TypedFunction& tf_;

@@ -149,7 +149,11 @@ Value* FunctionLowering::lower_expr(const Expr& e) {
       for (size_t i = 0; i < e.operands.size(); ++i) elems.push_back(lower_as(*e.operands[i], e.type->element(i)));
       return build_tuple(elems, e.type);
     }
-    case ExprKind::Global: break;
+    case ExprKind::Global:
+      if (e.global.kind == K::NdArray) return constant_array(e.global);
+      if (e.global.kind == K::Builtin) return cuda_value(e.global.name);
+      break;
+    case ExprKind::Slice: break;
   }
   unsupported("this expression", e.loc);
 }
@@ -434,10 +438,14 @@ Value* FunctionLowering::if_exp(const Expr& e) {
 
 Value* FunctionLowering::call(const Expr& e) {
   const ir::GlobalValue& g = e.operands[0]->global;
+  if (g.kind == K::Builtin && (g.name == "cuda.shared.array" || g.name == "cuda.local.array"))
+    return memory_array(e, g.name);
+  if (g.kind == K::Builtin && g.name == "cuda.const.array_like") return constant_array(e.operands[1]->global);
   std::vector<Value*> args;
   for (size_t i = 1; i < e.operands.size(); ++i) args.push_back(lower_as(*e.operands[i], e.operand_types[i - 1]));
   if (g.kind == K::DeviceFunction) return emit_device_call(e, std::move(args));
   if (g.kind == K::TypeObject) return cast(args[0], e.operand_types[0], e.type);
+  if (g.name.rfind("cuda.", 0) == 0) return cuda_call(g.name, std::move(args), e);
   return builtin_call(g.name, std::move(args), e);
 }
 
@@ -474,6 +482,10 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
     return libdevice_call("hypot", {b_.CreateExtractValue(args[0], 0), b_.CreateExtractValue(args[0], 1)}, rt);
   }
   if (name == "int" || name == "float" || name == "bool") return cast(args[0], pt[0], rt);
+  if (name == "len") {
+    if (pt[0]->is_tuple()) return b_.getInt64(pt[0]->count());
+    return array_field(args[0], 5, 0);
+  }
   if (name == "complex") {
     if (args.size() == 1) return cast(args[0], pt[0], rt);
     return build_tuple({args[0], args[1]}, rt);
@@ -554,6 +566,8 @@ Value* FunctionLowering::libdevice_call(const std::string& base, std::vector<Val
 }
 
 Value* FunctionLowering::attribute(const Expr& e) {
+  if (e.operands[0]->type->kind() == TypeKind::Array)
+    return array_attribute(lower_expr(*e.operands[0]), e.operands[0]->type, e.attr);
   TypeRef t = e.operand_types[0];
   Value* v = lower_as(*e.operands[0], t);
   if (t->is_complex()) return b_.CreateExtractValue(v, e.attr == "real" ? 0 : 1);
@@ -561,6 +575,7 @@ Value* FunctionLowering::attribute(const Expr& e) {
 }
 
 Value* FunctionLowering::subscript(const Expr& e) {
+  if (e.operands[0]->type->kind() == TypeKind::Array) return array_getitem(e);
   TypeRef base_t = e.operands[0]->type;
   Value* base = lower_expr(*e.operands[0]);
   TypeRef index_t = e.operands[1]->type;

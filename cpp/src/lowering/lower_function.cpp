@@ -90,6 +90,10 @@ void FunctionLowering::store_target(const ir::Expr& target, Value* value, TypeRe
       store_target(*target.operands[i], b_.CreateExtractValue(value, i), type->element(i));
     return;
   }
+  if (target.kind == ir::ExprKind::Subscript) {
+    array_setitem(target, value, type);
+    return;
+  }
   unsupported("assignment to this target", target.loc);
 }
 

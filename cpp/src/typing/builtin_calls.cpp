@@ -6,6 +6,7 @@
 
 #include "cujit/conversions.h"
 #include "cujit/typing.h"
+#include "typing_internal.h"
 
 namespace cujit::typing {
 namespace {
@@ -114,6 +115,12 @@ const std::unordered_map<std::string, Resolver>& registry() {
     t["numpy.abs"] = abs_sig;
     t["numpy.absolute"] = abs_sig;
     t["abs"] = abs_sig;
+    t["len"] = [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+      if (a.size() != 1) return std::nullopt;
+      if (a[0]->kind() == TypeKind::Array && a[0]->ndim() >= 1) return OpSignature{{a[0]}, types::int64()};
+      if (a[0]->is_tuple()) return OpSignature{{a[0]}, types::integer_literal(static_cast<int64_t>(a[0]->count()))};
+      return std::nullopt;
+    };
     t["min"] = min_max_sig;
     t["max"] = min_max_sig;
     t["round"] = round_sig;
@@ -128,10 +135,14 @@ const std::unordered_map<std::string, Resolver>& registry() {
 
 }  // namespace
 
-bool is_known_builtin(const std::string& name) { return registry().count(name) > 0 || name == "range"; }
+bool is_known_builtin(const std::string& name) {
+  return registry().count(name) > 0 || cuda_call_registry().count(name) > 0 || name == "range";
+}
 
 std::optional<OpSignature> resolve_builtin_call(const std::string& name, const std::vector<TypeRef>& args,
                                                 const SourceLoc& loc) {
+  auto cuda = cuda_call_registry().find(name);
+  if (cuda != cuda_call_registry().end()) return cuda->second(args);
   auto it = registry().find(name);
   if (it == registry().end()) {
     if (name == "range") fail(ErrorKind::Unsupported, "Unsupported: range() is only supported in for loops", loc);

@@ -2,10 +2,12 @@
 // stable. A variable's type is the unification of everything assigned to it
 // (numba unifies at control-flow joins); literals keep their value until a
 // second, different value is assigned.
+#include <algorithm>
 #include <map>
 
 #include "cujit/conversions.h"
 #include "cujit/typing.h"
+#include "typing_internal.h"
 
 namespace cujit::typing {
 namespace {
@@ -97,6 +99,8 @@ class Inferer {
       case StmtKind::Assign: {
         TypeRef t = type_expr(*s.value);
         if (t) assign(*s.target, t, s.loc);
+        if (s.target->kind == ExprKind::Var && is_call_to(*s.value, "cuda.local.array"))
+          fn_.vars[s.target->var].holds_local_array = true;
         break;
       }
       case StmtKind::ExprStmt:
@@ -159,6 +163,24 @@ class Inferer {
       for (size_t i = 0; i < target.operands.size(); ++i) assign(*target.operands[i], t->element(i), loc);
       return;
     }
+    if (target.kind == ExprKind::Subscript) {
+      std::vector<TypeRef> ts;
+      if (!type_operands(target, 0, ts)) return;
+      TypeRef ary = ts[0];
+      if (ary->kind() != TypeKind::Array)
+        typing_error("cannot assign to an item of a value of type " + ary->name(), target.loc);
+      if (ary->readonly()) typing_error("Cannot modify readonly array of type: " + ary->name(), target.loc);
+      std::string error;
+      TypeRef item = array_getitem_type(ary, ts[1], error);
+      if (item == nullptr) typing_error(error, target.operands[1]->loc);
+      if (item->kind() == TypeKind::Array)
+        fail(ErrorKind::Unsupported, "Unsupported: assignment to an array slice (assign elements one by one)",
+             target.loc);
+      if (!t->is_number() || can_convert(t, item) == Conversion::Impossible)
+        typing_error("cannot store a value of type " + t->name() + " into an array of " + item->name(), loc);
+      target.type = item;
+      return;
+    }
     fail(ErrorKind::Unsupported, "Unsupported: assignment to this target", target.loc);
   }
 
@@ -195,8 +217,23 @@ class Inferer {
           typing_error("local variable '" + fn_.vars[e.var].name + "' is used before it is assigned", e.loc);
         return t;
       }
-      case ExprKind::Global:
+      case ExprKind::Global: {
+        if (e.global.kind == K::Builtin) {
+          if (TypeRef t = cuda_value_type(e.global.name)) return t;
+        }
+        if (e.global.kind == K::NdArray) return e.global.type;
         typing_error("cannot use " + e.global.repr + " as a value in CUDA code", e.loc);
+      }
+      case ExprKind::Slice: {
+        for (auto& part : e.operands) {
+          if (!part) continue;
+          TypeRef t = type_expr(*part);
+          if (t == nullptr) return nullptr;
+          if (!t->is_integer() && t->kind() != TypeKind::None)
+            typing_error("slice indices must be integers, got " + t->name(), part->loc);
+        }
+        return slice_type(e.operands[2] != nullptr);
+      }
       case ExprKind::Binary: return type_binary(e);
       case ExprKind::Unary: {
         std::vector<TypeRef> ts;
@@ -275,17 +312,74 @@ class Inferer {
     return types::boolean();
   }
 
+  static bool is_call_to(const Expr& e, const char* name) {
+    return e.kind == ExprKind::Call && e.operands[0]->kind == ExprKind::Global &&
+           e.operands[0]->global.kind == K::Builtin && e.operands[0]->global.name == name;
+  }
+
+  // Keyword arguments of intrinsics become positional (once, in the first pass).
+  void bind_keywords(Expr& e, const std::string& name) {
+    if (e.keywords.empty()) return;
+    const std::vector<std::string>* params = intrinsic_parameter_names(name);
+    if (params == nullptr) typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
+    std::vector<ir::ExprPtr> positional(params->size());
+    size_t given = e.operands.size() - 1;
+    for (size_t i = 0; i < given && i < positional.size(); ++i) positional[i] = std::move(e.operands[1 + i]);
+    for (auto& [key, value] : e.keywords) {
+      auto it = std::find(params->begin(), params->end(), key);
+      if (it == params->end()) typing_error(name + "() got an unexpected keyword argument '" + key + "'", value->loc);
+      size_t index = static_cast<size_t>(it - params->begin());
+      if (positional[index]) typing_error(name + "() got multiple values for argument '" + key + "'", value->loc);
+      positional[index] = std::move(value);
+    }
+    e.keywords.clear();
+    e.operands.resize(1);
+    size_t last = positional.size();
+    while (last > 0 && !positional[last - 1]) --last;
+    for (size_t i = 0; i < last; ++i) {
+      if (!positional[i]) typing_error(name + "() missing argument '" + (*params)[i] + "'", e.loc);
+      e.operands.push_back(std::move(positional[i]));
+    }
+  }
+
+  // cuda.shared.array / cuda.local.array: the shape must be a constant int or tuple of ints.
+  TypeRef type_memory_array(Expr& e, const std::string& name) {
+    if (e.operands.size() < 3 || e.operands.size() > 4)
+      typing_error(name + "() takes a shape and a dtype", e.loc);
+    if (type_expr(*e.operands[1]) == nullptr) return nullptr;
+    const Expr& shape = *e.operands[1];
+    if (!ir::literal_shape(shape))
+      typing_error(name + "(): the shape must be a constant integer or a tuple of constant integers", shape.loc);
+    const Expr& dtype = *e.operands[2];
+    if (dtype.kind != ExprKind::Global || dtype.global.kind != K::TypeObject || !dtype.global.type->is_number())
+      typing_error(name + "(): dtype must be a numba or numpy scalar type", dtype.loc);
+    int ndim = static_cast<int>(ir::literal_shape(shape)->size());
+    if (name == "cuda.shared.array" && ndim == 1 && (*ir::literal_shape(shape))[0] == 0) ndim = 1;  // dynamic
+    return types::array(dtype.global.type, ndim, 'C');
+  }
+
   TypeRef type_call(Expr& e) {
     std::vector<TypeRef> args;
     Expr& callee = *e.operands[0];
     if (callee.kind != ExprKind::Global)
       typing_error("cannot call a value of this kind (only functions, builtins and types are callable)", callee.loc);
+    const ir::GlobalValue& g = callee.global;
+    if (g.kind == K::Builtin) {
+      bind_keywords(e, g.name);
+      if (g.name == "cuda.shared.array" || g.name == "cuda.local.array") return type_memory_array(e, g.name);
+      if (g.name == "cuda.const.array_like") {
+        if (e.operands.size() != 2 || e.operands[1]->kind != ExprKind::Global ||
+            e.operands[1]->global.kind != K::NdArray)
+          typing_error("cuda.const.array_like() takes a global numpy array", e.loc);
+        return e.operands[1]->global.type;
+      }
+    }
     if (!e.keywords.empty()) typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
     if (!type_operands(e, 1, args)) return nullptr;
-    const ir::GlobalValue& g = callee.global;
     std::optional<OpSignature> sig;
     std::string what = g.repr.empty() ? g.name : g.repr;
     if (g.kind == K::Builtin) {
+      if (g.name.rfind("cuda.atomic.", 0) == 0) check_atomic_target(*e.operands[1]);
       sig = resolve_builtin_call(g.name, args, e.loc);
     } else if (g.kind == K::TypeObject) {
       sig = resolve_type_call(g.type, args);
@@ -297,6 +391,13 @@ class Inferer {
     if (!sig) typing_error("No implementation of " + what + "(" + type_list(args) + ")", e.loc);
     e.operand_types = sig->params;
     return sig->result;
+  }
+
+  void check_atomic_target(const Expr& ary) {
+    if (ary.kind == ExprKind::Var && fn_.vars[ary.var].holds_local_array)
+      typing_error("atomic operations on local arrays are not supported (local memory is private to a thread; "
+                   "use a plain read-modify-write)",
+                   ary.loc);
   }
 
   TypeRef type_device_call(Expr& e, std::vector<TypeRef> args) {
@@ -323,6 +424,9 @@ class Inferer {
     std::vector<TypeRef> ts;
     if (!type_operands(e, 0, ts)) return nullptr;
     TypeRef t = ts[0]->unliteral();
+    if (t->kind() == TypeKind::Array) {
+      if (TypeRef r = array_attribute_type(t, e.attr)) return r;
+    }
     if (t->is_number() && (e.attr == "real" || e.attr == "imag")) {
       e.operand_types = {t};
       return t->is_complex() ? types::float_(t->bitwidth() / 2) : t;
@@ -334,6 +438,12 @@ class Inferer {
     std::vector<TypeRef> ts;
     if (!type_operands(e, 0, ts)) return nullptr;
     TypeRef base = ts[0];
+    if (base->kind() == TypeKind::Array) {
+      std::string error;
+      TypeRef r = array_getitem_type(base, ts[1], error);
+      if (r == nullptr) typing_error(error, e.operands[1]->loc);
+      return r;
+    }
     if (base->is_tuple()) {
       const Expr& index = *e.operands[1];
       if (ts[1]->kind() == TypeKind::IntegerLiteral) {

@@ -1,0 +1,600 @@
+// Python view of the runtime (`cujit._core.driver`, `cujit._core.link`):
+// devices and contexts, memory and streams, the module loader with Python
+// setup/teardown hooks, kernel launches from argument plans, and nvJitLink.
+// Driver calls that can block run with the GIL released.
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <optional>
+
+#include "bindings.h"
+#include "cujit/driver.h"
+#include "cujit/link.h"
+
+namespace cujit::bindings {
+namespace {
+
+namespace drv = cujit::driver;
+namespace lnk = cujit::link;
+
+// ---- errors ---------------------------------------------------------------
+
+void raise_as(const char* cls_name, PyObject* fallback, const std::string& message,
+              const std::vector<std::pair<const char*, py::object>>& attrs = {}) {
+  py::object cls = fallback ? py::reinterpret_borrow<py::object>(fallback) : py::object();
+  if (cls_name != nullptr) cls = py::module_::import("cujit.errors").attr(cls_name);
+  py::object exc = cls(message);
+  for (const auto& [name, value] : attrs) exc.attr(name) = value;
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+}
+
+void translate_runtime_errors(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const drv::DriverError& e) {
+    std::vector<std::pair<const char*, py::object>> attrs{
+        {"code", py::int_(e.code())}, {"code_name", py::str(e.code_name())}, {"call", py::str(e.call())}};
+    switch (e.kind()) {
+      case drv::DriverErrorKind::Support: raise_as("CudaSupportError", nullptr, e.what()); break;
+      case drv::DriverErrorKind::Driver: raise_as("CudaDriverError", nullptr, e.what(), attrs); break;
+      case drv::DriverErrorKind::LaunchConfig: raise_as("LaunchConfigError", nullptr, e.what(), attrs); break;
+      case drv::DriverErrorKind::Argument: raise_as(nullptr, PyExc_ValueError, e.what()); break;
+    }
+  } catch (const lnk::LinkError& e) {
+    if (e.kind() == lnk::LinkError::Kind::BadInput)
+      raise_as(nullptr, PyExc_ValueError, e.what());
+    else
+      raise_as("LinkerError", nullptr, e.what(), {{"code", py::int_(e.code())}});
+  }
+}
+
+// ---- conversions ----------------------------------------------------------
+
+// A contiguous view of a host buffer (numpy array, bytes, bytearray, ...).
+class HostBuffer {
+ public:
+  HostBuffer(py::handle obj, bool writable) {
+    int flags = PyBUF_ANY_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj.ptr(), &view_, flags) != 0) {
+      PyErr_Clear();
+      throw py::type_error(std::string("expected a contiguous") + (writable ? ", writable" : "") +
+                           " host buffer (numpy array, bytes, bytearray), got " +
+                           py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>());
+    }
+  }
+  ~HostBuffer() { PyBuffer_Release(&view_); }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  void* data() const { return view_.buf; }
+  std::size_t size() const { return static_cast<std::size_t>(view_.len); }
+
+ private:
+  Py_buffer view_{};
+};
+
+std::size_t copy_size(std::size_t available, const std::optional<std::size_t>& nbytes) {
+  if (!nbytes) return available;
+  if (*nbytes > available)
+    throw py::value_error("cannot copy " + std::to_string(*nbytes) + " bytes: the host buffer has " +
+                          std::to_string(available));
+  return *nbytes;
+}
+
+drv::Context& context_or_current(drv::Context* ctx) { return ctx ? *ctx : drv::current_context(); }
+
+drv::Dim3 to_dim3(py::handle value, const char* what) {
+  std::vector<std::int64_t> v;
+  if (PyLong_Check(value.ptr()) || PyIndex_Check(value.ptr())) {
+    v.push_back(py::int_(py::reinterpret_borrow<py::object>(value)).cast<std::int64_t>());
+  } else if (py::isinstance<py::sequence>(value)) {
+    for (py::handle h : value) v.push_back(py::int_(py::reinterpret_borrow<py::object>(h)).cast<std::int64_t>());
+  } else {
+    throw py::type_error(std::string(what) + " must be an int or a sequence of 1 to 3 ints");
+  }
+  if (v.empty() || v.size() > 3)
+    throw py::value_error(std::string(what) + " must be a sequence of 1, 2 or 3 integers, got " +
+                          std::to_string(v.size()));
+  v.resize(3, 1);
+  return drv::Dim3{v[0], v[1], v[2]};
+}
+
+drv::CUstream to_stream(py::handle stream) {
+  if (stream.is_none()) return nullptr;
+  if (py::isinstance<drv::Stream>(stream)) return stream.cast<drv::Stream&>().handle();
+  return reinterpret_cast<drv::CUstream>(py::int_(py::reinterpret_borrow<py::object>(stream)).cast<std::uintptr_t>());
+}
+
+std::uint64_t scalar_bits(const drv::ArgSlot& slot, PyObject* value, std::size_t index) {
+  auto wrong = [&](const char* expected) {
+    throw py::type_error("kernel argument slot " + std::to_string(index) + " expects " + expected + ", got " +
+                         std::string(Py_TYPE(value)->tp_name));
+  };
+  switch (slot.scalar) {
+    case drv::ScalarKind::Bool: {
+      int truth = PyObject_IsTrue(value);
+      if (truth < 0) throw py::error_already_set();
+      return static_cast<std::uint64_t>(truth);
+    }
+    case drv::ScalarKind::Signed:
+    case drv::ScalarKind::Unsigned: {
+      // ctypes' rule: any integer (Python, numpy, bool), wrapped to the width.
+      PyObject* index_obj = PyNumber_Index(value);
+      if (index_obj == nullptr) {
+        PyErr_Clear();
+        wrong("an integer");
+      }
+      unsigned long long bits = PyLong_AsUnsignedLongLongMask(index_obj);
+      Py_DECREF(index_obj);
+      if (bits == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw py::error_already_set();
+      return bits;
+    }
+    case drv::ScalarKind::Float: {
+      double d = PyFloat_AsDouble(value);
+      if (d == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        wrong("a real number");
+      }
+      if (slot.size == 2) return drv::half_bits(d);
+      if (slot.size == 4) {
+        float f = static_cast<float>(d);
+        std::uint32_t b;
+        std::memcpy(&b, &f, 4);
+        return b;
+      }
+      std::uint64_t b;
+      std::memcpy(&b, &d, 8);
+      return b;
+    }
+  }
+  return 0;
+}
+
+// values[i] for an array slot: (data, nitems, itemsize, shape, strides).
+void put_array(drv::ArgumentBuffer& buf, const drv::ArgSlot& slot, PyObject* value, std::size_t index) {
+  py::handle h(value);
+  if (!py::isinstance<py::tuple>(h) || py::len(h) != 5)
+    throw py::type_error("kernel argument slot " + std::to_string(index) +
+                         " is an array: expected (data, nitems, itemsize, shape, strides)");
+  py::tuple t = py::reinterpret_borrow<py::tuple>(h);
+  std::vector<std::int64_t> shape = t[3].cast<std::vector<std::int64_t>>();
+  std::vector<std::int64_t> strides = t[4].cast<std::vector<std::int64_t>>();
+  if (shape.size() != static_cast<std::size_t>(slot.ndim) || strides.size() != shape.size())
+    throw py::type_error("kernel argument slot " + std::to_string(index) + " is a " + std::to_string(slot.ndim) +
+                         "-d array; got shape " + py::str(t[3]).cast<std::string>() + " and strides " +
+                         py::str(t[4]).cast<std::string>());
+  drv::ArrayArg a;
+  a.data = t[0].cast<std::uint64_t>();
+  a.nitems = t[1].cast<std::int64_t>();
+  a.itemsize = t[2].cast<std::int64_t>();
+  a.shape = shape.data();
+  a.strides = strides.data();
+  buf.set_array(index, a);
+}
+
+void fill_buffer(drv::ArgumentBuffer& buf, const drv::ArgumentPlan& plan, py::handle values) {
+  py::object seq = py::reinterpret_steal<py::object>(
+      PySequence_Fast(values.ptr(), "kernel argument values must be a list or tuple"));
+  if (!seq) throw py::error_already_set();
+  std::size_t n = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(seq.ptr()));
+  if (n != plan.slots().size())
+    throw py::type_error("the argument plan has " + std::to_string(plan.slots().size()) + " slots, got " +
+                         std::to_string(n) + " values");
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+  for (std::size_t i = 0; i < n; ++i) {
+    const drv::ArgSlot& slot = plan.slots()[i];
+    if (slot.kind == drv::ArgSlot::Kind::Array)
+      put_array(buf, slot, items[i], i);
+    else
+      buf.set_scalar(i, scalar_bits(slot, items[i], i));
+  }
+}
+
+// Slot specs from Python: ("array", ndim) or (kind, size) with kind one of
+// "b" (bool), "i" (signed), "u" (unsigned), "f" (float).
+drv::ArgSlot to_slot(py::handle spec) {
+  py::tuple t = py::reinterpret_borrow<py::object>(spec).cast<py::tuple>();
+  if (t.size() != 2) throw py::value_error("an argument slot is (kind, size) or ('array', ndim)");
+  std::string kind = t[0].cast<std::string>();
+  int n = t[1].cast<int>();
+  if (kind == "array") return drv::ArgSlot::make_array(n);
+  if (kind == "b") return drv::ArgSlot::make_scalar(drv::ScalarKind::Bool, n);
+  if (kind == "i") return drv::ArgSlot::make_scalar(drv::ScalarKind::Signed, n);
+  if (kind == "u") return drv::ArgSlot::make_scalar(drv::ScalarKind::Unsigned, n);
+  if (kind == "f") return drv::ArgSlot::make_scalar(drv::ScalarKind::Float, n);
+  throw py::value_error("unknown argument slot kind '" + kind + "' (expected 'array', 'b', 'i', 'u' or 'f')");
+}
+
+py::tuple from_slot(const drv::ArgSlot& s) {
+  if (s.kind == drv::ArgSlot::Kind::Array) return py::make_tuple("array", s.ndim);
+  const char* k = s.scalar == drv::ScalarKind::Bool ? "b" : s.scalar == drv::ScalarKind::Signed ? "i"
+                  : s.scalar == drv::ScalarKind::Unsigned                                     ? "u"
+                                                                                               : "f";
+  return py::make_tuple(k, s.size);
+}
+
+py::dict device_dict(const drv::DeviceInfo& d) {
+  py::dict out;
+  out["id"] = d.id;
+  out["name"] = d.name;
+  out["uuid"] = d.uuid;
+  out["compute_capability"] = py::make_tuple(d.cc_major, d.cc_minor);
+  out["total_memory"] = d.total_memory;
+  out["pci_domain_id"] = d.pci_domain_id;
+  out["pci_bus_id"] = d.pci_bus_id;
+  out["pci_device_id"] = d.pci_device_id;
+  out["multiprocessor_count"] = d.multiprocessor_count;
+  out["warp_size"] = d.warp_size;
+  out["max_threads_per_block"] = d.max_threads_per_block;
+  out["max_block_dim"] = py::make_tuple(d.max_block_dim[0], d.max_block_dim[1], d.max_block_dim[2]);
+  out["max_grid_dim"] = py::make_tuple(d.max_grid_dim[0], d.max_grid_dim[1], d.max_grid_dim[2]);
+  out["max_shared_memory_per_block"] = d.max_shared_memory_per_block;
+  out["max_shared_memory_per_block_optin"] = d.max_shared_memory_per_block_optin;
+  out["cooperative_launch"] = d.cooperative_launch;
+  return out;
+}
+
+py::dict attributes_dict(const drv::FunctionAttributes& a) {
+  py::dict out;
+  out["max_threads_per_block"] = a.max_threads_per_block;
+  out["shared_size_bytes"] = a.shared_size_bytes;
+  out["const_size_bytes"] = a.const_size_bytes;
+  out["local_size_bytes"] = a.local_size_bytes;
+  out["num_regs"] = a.num_regs;
+  out["ptx_version"] = a.ptx_version;
+  out["binary_version"] = a.binary_version;
+  out["max_dynamic_shared_size_bytes"] = a.max_dynamic_shared_size_bytes;
+  return out;
+}
+
+// A Python callable kept by the core; released under the GIL.
+std::shared_ptr<py::object> keep(py::object fn) {
+  return std::shared_ptr<py::object>(new py::object(std::move(fn)), [](py::object* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+std::function<void(drv::LoadedModule&)> python_hook(py::object fn) {
+  if (fn.is_none()) return {};
+  if (!PyCallable_Check(fn.ptr())) throw py::type_error("module hooks must be callable");
+  auto held = keep(std::move(fn));
+  return [held](drv::LoadedModule& module) {
+    py::gil_scoped_acquire gil;
+    (*held)(module.shared_from_this());
+  };
+}
+
+std::string image_bytes(py::handle image) {
+  HostBuffer buf(image, false);
+  return std::string(static_cast<const char*>(buf.data()), buf.size());
+}
+
+void register_link(py::module_& m) {
+  py::module_ l = m.def_submodule("link", "nvJitLink: link PTX, cubins, fatbins, objects, libraries and LTO-IR");
+  l.def("set_search_paths", &lnk::set_search_paths, py::arg("directories"));
+  l.def("search_paths", &lnk::search_paths);
+  l.def("status", [] {
+    const lnk::LinkerStatus& s = lnk::nvjitlink_status();
+    py::dict out;
+    out["available"] = s.available;
+    out["path"] = s.path;
+    out["reason"] = s.reason;
+    out["version"] = py::make_tuple(s.major, s.minor);
+    return out;
+  });
+  auto to_inputs = [](py::handle inputs) {
+    std::vector<lnk::LinkInput> out;
+    for (py::handle item : inputs) {
+      py::tuple t = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
+      if (t.size() != 3) throw py::value_error("a link input is (kind, data, name)");
+      lnk::LinkInput in;
+      std::string kind = t[0].cast<std::string>();
+      if (!lnk::parse_input_kind(kind, in.kind))
+        throw py::value_error("Don't know how to link " + kind +
+                              " (expected ptx, cubin, fatbin, object, library or ltoir)");
+      in.data = PyUnicode_Check(t[1].ptr()) ? t[1].cast<std::string>() : image_bytes(t[1]);
+      in.name = t[2].cast<std::string>();
+      out.push_back(std::move(in));
+    }
+    return out;
+  };
+  auto to_options = [](std::string arch, int max_registers, bool lineinfo, bool debug, bool ptx,
+                       std::vector<std::string> extra) {
+    lnk::LinkOptions o;
+    o.arch = std::move(arch);
+    o.max_registers = max_registers;
+    o.lineinfo = lineinfo;
+    o.debug = debug;
+    o.ptx_output = ptx;
+    o.extra = std::move(extra);
+    return o;
+  };
+  l.def(
+      "link_options",
+      [=](std::vector<std::string> kinds, std::string arch, int max_registers, bool lineinfo, bool debug, bool ptx,
+          std::vector<std::string> extra) {
+        std::vector<lnk::LinkInput> inputs;
+        for (const auto& k : kinds) {
+          lnk::LinkInput in;
+          if (!lnk::parse_input_kind(k, in.kind)) throw py::value_error("unknown link input kind " + k);
+          inputs.push_back(in);
+        }
+        return lnk::link_options(inputs, to_options(arch, max_registers, lineinfo, debug, ptx, extra));
+      },
+      py::arg("kinds"), py::arg("arch"), py::arg("max_registers") = 0, py::arg("lineinfo") = false,
+      py::arg("debug") = false, py::arg("ptx") = false, py::arg("extra") = std::vector<std::string>{},
+      "The nvJitLink options a link of inputs of these kinds would use.");
+  l.def(
+      "link",
+      [=](py::object inputs, std::string arch, int max_registers, bool lineinfo, bool debug, bool ptx,
+          std::vector<std::string> extra) {
+        std::vector<lnk::LinkInput> in = to_inputs(inputs);
+        lnk::LinkOptions o = to_options(arch, max_registers, lineinfo, debug, ptx, extra);
+        lnk::LinkResult r;
+        {
+          py::gil_scoped_release release;
+          r = lnk::link(in, o);
+        }
+        return py::make_tuple(py::bytes(r.image), py::str(r.info_log));
+      },
+      py::arg("inputs"), py::arg("arch"), py::arg("max_registers") = 0, py::arg("lineinfo") = false,
+      py::arg("debug") = false, py::arg("ptx") = false, py::arg("extra") = std::vector<std::string>{},
+      "Links [(kind, data, name), ...] for arch ('sm_90a'); returns (image bytes, info log).");
+}
+
+}  // namespace
+
+void register_driver(py::module_& m) {
+  py::register_local_exception_translator(&translate_runtime_errors);
+  register_link(m);
+
+  py::module_ d = m.def_submodule("driver", "the CUDA Driver API runtime (libcuda loaded on first use)");
+
+  d.def("status", [] {
+    const drv::DriverStatus& s = drv::driver_status();
+    py::dict out;
+    out["available"] = s.available;
+    out["reason"] = s.reason;
+    out["library"] = s.library;
+    out["version"] = s.version;
+    out["device_count"] = s.device_count;
+    return out;
+  });
+  d.def("error_name", &drv::error_name);
+  d.def("device_count", &drv::device_count);
+  d.def("device_info", [](int ordinal) { return device_dict(drv::device_info(ordinal)); });
+  d.def("device_attribute", &drv::device_attribute, py::arg("ordinal"), py::arg("attribute"));
+  d.def("half_bits", &drv::half_bits, "binary16 bits of a float, rounded to nearest even");
+
+  // Contexts live for the process: Python refers to them without owning.
+  py::class_<drv::Context, std::unique_ptr<drv::Context, py::nodelete>>(d, "Context")
+      .def_property_readonly("handle", [](const drv::Context& c) { return reinterpret_cast<std::uintptr_t>(c.handle()); })
+      .def_property_readonly("device_id", &drv::Context::device_id)
+      .def_property_readonly("is_primary", &drv::Context::is_primary)
+      .def("make_current", &drv::Context::make_current)
+      .def("synchronize", &drv::Context::synchronize, py::call_guard<py::gil_scoped_release>())
+      .def("memory_info", &drv::Context::memory_info)
+      .def("reset", &drv::Context::reset, py::call_guard<py::gil_scoped_release>())
+      .def("flush_deferred", &drv::Context::flush_deferred, py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("pending_frees", &drv::Context::pending_frees)
+      .def("__eq__", [](const drv::Context& a, py::object b) {
+        return py::isinstance<drv::Context>(b) && a.handle() == b.cast<const drv::Context&>().handle();
+      })
+      .def("__hash__", [](const drv::Context& c) { return std::hash<const void*>()(c.handle()); });
+  auto ref = py::return_value_policy::reference;
+  d.def("primary_context", &drv::primary_context, ref);
+  d.def("current_context", &drv::current_context, ref);
+  d.def("current_context_or_none", &drv::current_context_or_null, ref);
+  d.def("select_device", &drv::select_device, ref);
+
+  py::class_<drv::DeviceAllocation, std::shared_ptr<drv::DeviceAllocation>>(d, "Allocation")
+      .def_property_readonly("ptr", &drv::DeviceAllocation::ptr)
+      .def_property_readonly("size", &drv::DeviceAllocation::size)
+      .def_property_readonly("context", &drv::DeviceAllocation::context, ref);
+  d.def(
+      "allocate",
+      [](std::size_t nbytes, drv::Context* ctx) {
+        drv::Context& c = context_or_current(ctx);
+        py::gil_scoped_release release;
+        return drv::DeviceAllocation::allocate(c, nbytes);
+      },
+      py::arg("nbytes"), py::arg("context") = nullptr);
+
+  py::class_<drv::Stream, std::shared_ptr<drv::Stream>>(d, "Stream")
+      .def_property_readonly("handle", [](const drv::Stream& s) { return reinterpret_cast<std::uintptr_t>(s.handle()); })
+      .def_property_readonly("context", &drv::Stream::context, ref)
+      .def_property_readonly("owned", &drv::Stream::owned)
+      .def("synchronize", &drv::Stream::synchronize, py::call_guard<py::gil_scoped_release>())
+      .def("query", &drv::Stream::query);
+  d.def(
+      "create_stream",
+      [](bool non_blocking, drv::Context* ctx) { return drv::Stream::create(context_or_current(ctx), non_blocking); },
+      py::arg("non_blocking") = false, py::arg("context") = nullptr);
+  d.def(
+      "wrap_stream", [](std::uintptr_t handle, drv::Context* ctx) { return drv::Stream::wrap(ctx, handle); },
+      py::arg("handle"), py::arg("context") = nullptr, "A stream cujit does not own (default or external).");
+
+  // Copies: `stream` None is synchronous; host sides go through the buffer protocol.
+  d.def(
+      "copy_htod",
+      [](std::uint64_t dst, py::handle src, std::optional<std::size_t> nbytes, drv::Stream* stream,
+         drv::Context* ctx) {
+        HostBuffer buf(src, false);
+        std::size_t n = copy_size(buf.size(), nbytes);
+        drv::Context& c = context_or_current(ctx);
+        py::gil_scoped_release release;
+        drv::copy_host_to_device(c, dst, buf.data(), n, stream);
+      },
+      py::arg("dst"), py::arg("src"), py::arg("nbytes") = py::none(), py::arg("stream") = nullptr,
+      py::arg("context") = nullptr);
+  d.def(
+      "copy_dtoh",
+      [](py::handle dst, std::uint64_t src, std::optional<std::size_t> nbytes, drv::Stream* stream,
+         drv::Context* ctx) {
+        HostBuffer buf(dst, true);
+        std::size_t n = copy_size(buf.size(), nbytes);
+        drv::Context& c = context_or_current(ctx);
+        py::gil_scoped_release release;
+        drv::copy_device_to_host(c, buf.data(), src, n, stream);
+      },
+      py::arg("dst"), py::arg("src"), py::arg("nbytes") = py::none(), py::arg("stream") = nullptr,
+      py::arg("context") = nullptr);
+  d.def(
+      "copy_dtod",
+      [](std::uint64_t dst, std::uint64_t src, std::size_t nbytes, drv::Stream* stream, drv::Context* ctx) {
+        drv::Context& c = context_or_current(ctx);
+        py::gil_scoped_release release;
+        drv::copy_device_to_device(c, dst, src, nbytes, stream);
+      },
+      py::arg("dst"), py::arg("src"), py::arg("nbytes"), py::arg("stream") = nullptr, py::arg("context") = nullptr);
+  d.def(
+      "memset",
+      [](std::uint64_t dst, unsigned char value, std::size_t nbytes, drv::Stream* stream, drv::Context* ctx) {
+        drv::Context& c = context_or_current(ctx);
+        py::gil_scoped_release release;
+        drv::memset_d8(c, dst, value, nbytes, stream);
+      },
+      py::arg("dst"), py::arg("value"), py::arg("nbytes"), py::arg("stream") = nullptr, py::arg("context") = nullptr);
+
+  // ---- modules ----
+  py::class_<drv::Function, std::shared_ptr<drv::Function>>(d, "Function")
+      .def_property_readonly("handle", [](const drv::Function& f) { return reinterpret_cast<std::uintptr_t>(f.handle()); })
+      .def_property_readonly("name", &drv::Function::name)
+      .def_property_readonly("attributes", [](const drv::Function& f) { return attributes_dict(f.attributes()); })
+      .def_property_readonly("module", [](const drv::Function& f) { return f.module().shared_from_this(); })
+      .def("__repr__", [](const drv::Function& f) { return "<cujit CUDA function " + f.name() + ">"; });
+
+  py::class_<drv::LoadedModule, std::shared_ptr<drv::LoadedModule>>(d, "LoadedModule")
+      .def_property_readonly("key", &drv::LoadedModule::key)
+      .def_property_readonly("handle", &drv::LoadedModule::handle, "the CUlibrary (or CUmodule) as an int")
+      .def_property_readonly("kind", [](const drv::LoadedModule& m) {
+        return m.kind() == drv::LoadedModule::Kind::Library ? "library" : "module";
+      })
+      .def_property_readonly("loaded", &drv::LoadedModule::loaded)
+      .def_property_readonly("context", &drv::LoadedModule::context, ref)
+      .def("get_function", &drv::LoadedModule::function, py::arg("name"))
+      .def("get_global", &drv::LoadedModule::global, py::arg("name"), "(device pointer, size in bytes)")
+      .def("__int__", &drv::LoadedModule::handle)
+      .def("__repr__", [](const drv::LoadedModule& m) {
+        return "<cujit CUDA " + std::string(m.kind() == drv::LoadedModule::Kind::Library ? "library" : "module") +
+               " '" + m.key() + "'" + (m.loaded() ? "" : " (unloaded)") + ">";
+      });
+
+  d.def(
+      "load_module",
+      [](const std::string& key, py::handle image, drv::Context* ctx, py::object setup, py::object teardown) {
+        drv::Context& c = context_or_current(ctx);
+        drv::ModuleHooks hooks{python_hook(std::move(setup)), python_hook(std::move(teardown))};
+        std::string bytes = image_bytes(image);
+        py::gil_scoped_release release;  // hooks take the GIL back when they run
+        return drv::module_loader().load(key, c, bytes, std::move(hooks));
+      },
+      py::arg("key"), py::arg("image"), py::arg("context") = nullptr, py::arg("setup") = py::none(),
+      py::arg("teardown") = py::none(),
+      "Loads `image` once per (key, context): setup(module) runs after the load, teardown(module) before the "
+      "unload.");
+  d.def(
+      "find_module",
+      [](const std::string& key, drv::Context* ctx) {
+        drv::Context& c = context_or_current(ctx);
+        py::gil_scoped_release release;
+        return drv::module_loader().find(key, c);
+      },
+      py::arg("key"), py::arg("context") = nullptr);
+  d.def(
+      "unload_module",
+      [](const std::string& key, drv::Context* ctx) {
+        drv::Context& c = context_or_current(ctx);
+        py::gil_scoped_release release;
+        return drv::module_loader().unload(key, c);
+      },
+      py::arg("key"), py::arg("context") = nullptr);
+  d.def(
+      "unload_key", [](const std::string& key) { return drv::module_loader().unload_key(key); }, py::arg("key"),
+      py::call_guard<py::gil_scoped_release>());
+  d.def(
+      "unload_context", [](drv::Context& ctx) { return drv::module_loader().unload_context(ctx); },
+      py::arg("context"), py::call_guard<py::gil_scoped_release>());
+  d.def(
+      "unload_all_modules", [] { return drv::module_loader().unload_all(); },
+      py::call_guard<py::gil_scoped_release>());
+  d.def("loaded_module_count", [] { return drv::module_loader().size(); });
+
+  // ---- launches ----
+  d.def(
+      "validate_launch_config",
+      [](py::handle grid, py::handle block, std::size_t sharedmem, std::optional<py::dict> limits) {
+        drv::LaunchConfig c;
+        c.grid = to_dim3(grid, "griddim");
+        c.block = to_dim3(block, "blockdim");
+        c.shared_mem = sharedmem;
+        drv::LaunchLimits l;
+        if (limits) {
+          for (auto [k, v] : *limits) {
+            std::string key = k.cast<std::string>();
+            if (key == "max_grid") l.max_grid = v.cast<std::array<std::int64_t, 3>>();
+            else if (key == "max_block") l.max_block = v.cast<std::array<std::int64_t, 3>>();
+            else if (key == "max_threads_per_block") l.max_threads_per_block = v.cast<std::int64_t>();
+            else if (key == "max_shared_per_block") l.max_shared_per_block = v.cast<std::int64_t>();
+            else if (key == "static_shared") l.static_shared = v.cast<std::int64_t>();
+            else throw py::value_error("unknown launch limit " + key);
+          }
+        }
+        drv::validate_launch_config(c, l);
+      },
+      py::arg("griddim"), py::arg("blockdim"), py::arg("sharedmem") = 0, py::arg("limits") = py::none(),
+      "Raises LaunchConfigError for a configuration no launch can have (default limits: every current GPU).");
+
+  py::class_<drv::KernelLauncher>(d, "KernelLauncher")
+      .def(py::init([](py::iterable slots) {
+             std::vector<drv::ArgSlot> v;
+             for (py::handle s : slots) v.push_back(to_slot(s));
+             return drv::KernelLauncher(drv::ArgumentPlan(std::move(v)));
+           }),
+           py::arg("slots"))
+      .def_property_readonly("slots", [](const drv::KernelLauncher& k) {
+        py::list out;
+        for (const auto& s : k.plan().slots()) out.append(from_slot(s));
+        return out;
+      })
+      .def_property_readonly("param_count", [](const drv::KernelLauncher& k) { return k.plan().param_count(); })
+      .def_property_readonly("param_offsets", [](const drv::KernelLauncher& k) { return k.plan().param_offsets(); })
+      .def_property_readonly("param_sizes", [](const drv::KernelLauncher& k) { return k.plan().param_sizes(); })
+      .def_property_readonly("buffer_size", [](const drv::KernelLauncher& k) { return k.plan().buffer_size(); })
+      .def(
+          "pack",
+          [](const drv::KernelLauncher& k, py::handle values) {
+            drv::ArgumentBuffer buf = k.make_buffer();
+            fill_buffer(buf, k.plan(), values);
+            return py::bytes(reinterpret_cast<const char*>(buf.data()), buf.size());
+          },
+          py::arg("values"), "The parameter buffer these values pack into (for tests and tools).")
+      .def(
+          "launch",
+          [](const drv::KernelLauncher& k, py::handle function, py::handle griddim, py::handle blockdim,
+             py::handle stream, std::size_t sharedmem, py::handle values, bool cooperative) {
+            drv::LaunchConfig c;
+            c.grid = to_dim3(griddim, "griddim");
+            c.block = to_dim3(blockdim, "blockdim");
+            c.shared_mem = sharedmem;
+            c.stream = to_stream(stream);
+            c.cooperative = cooperative;
+            drv::ArgumentBuffer buf = k.make_buffer();
+            fill_buffer(buf, k.plan(), values);
+            if (py::isinstance<drv::Function>(function)) {
+              drv::Function& fn = function.cast<drv::Function&>();
+              py::gil_scoped_release release;
+              k.launch(fn, c, buf);
+            } else {
+              auto raw = reinterpret_cast<drv::CUfunction>(
+                  py::int_(py::reinterpret_borrow<py::object>(function)).cast<std::uintptr_t>());
+              py::gil_scoped_release release;
+              k.launch(raw, c, buf);
+            }
+          },
+          py::arg("function"), py::arg("griddim"), py::arg("blockdim"), py::arg("stream") = py::none(),
+          py::arg("sharedmem") = 0, py::arg("values") = py::tuple(), py::arg("cooperative") = false,
+          "Packs `values` (one per slot; arrays as (data, nitems, itemsize, shape, strides)) and launches.");
+}
+
+}  // namespace cujit::bindings

@@ -1,0 +1,117 @@
+// Device memory: allocations returned to their context's deferred free list,
+// synchronous and stream-ordered copies, memset; and streams.
+#include "driver_api.h"
+
+namespace cujit::driver {
+
+std::shared_ptr<DeviceAllocation> DeviceAllocation::allocate(Context& ctx, std::size_t bytes) {
+  if (bytes == 0) return std::shared_ptr<DeviceAllocation>(new DeviceAllocation(&ctx, 0, 0));
+  const detail::DriverApi& a = detail::api();
+  detail::ensure_current(ctx);
+  CUdeviceptr ptr = 0;
+  CUresult rc = a.cuMemAlloc(&ptr, bytes);
+  if (rc == detail::CUDA_ERROR_OUT_OF_MEMORY && ctx.pending_frees() > 0) {
+    ctx.flush_deferred();  // memory that is only waiting to be freed counts as free
+    rc = a.cuMemAlloc(&ptr, bytes);
+  }
+  if (rc != detail::CUDA_SUCCESS) {
+    try {
+      detail::check(rc, "cuMemAlloc");
+    } catch (DriverError& e) {
+      throw DriverError(e.kind(), std::string(e.what()) + " (allocating " + std::to_string(bytes) + " bytes)",
+                        e.code(), e.code_name(), e.call());
+    }
+  }
+  return std::shared_ptr<DeviceAllocation>(new DeviceAllocation(&ctx, ptr, bytes));
+}
+
+DeviceAllocation::~DeviceAllocation() {
+  try {
+    ctx_->defer_free(ptr_, size_);
+  } catch (...) {
+    // A destructor has no one to report to; the driver reclaims the memory at exit.
+  }
+}
+
+namespace {
+
+CUstream handle_of(const Stream* stream) { return stream ? stream->handle() : nullptr; }
+
+}  // namespace
+
+void copy_host_to_device(Context& ctx, CUdeviceptr dst, const void* src, std::size_t bytes, const Stream* stream) {
+  if (bytes == 0) return;
+  const detail::DriverApi& a = detail::api();
+  detail::ensure_current(ctx);
+  if (stream == nullptr)
+    detail::check(a.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+  else
+    detail::check(a.cuMemcpyHtoDAsync(dst, src, bytes, handle_of(stream)), "cuMemcpyHtoDAsync");
+}
+
+void copy_device_to_host(Context& ctx, void* dst, CUdeviceptr src, std::size_t bytes, const Stream* stream) {
+  if (bytes == 0) return;
+  const detail::DriverApi& a = detail::api();
+  detail::ensure_current(ctx);
+  if (stream == nullptr)
+    detail::check(a.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+  else
+    detail::check(a.cuMemcpyDtoHAsync(dst, src, bytes, handle_of(stream)), "cuMemcpyDtoHAsync");
+}
+
+void copy_device_to_device(Context& ctx, CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, const Stream* stream) {
+  if (bytes == 0) return;
+  const detail::DriverApi& a = detail::api();
+  detail::ensure_current(ctx);
+  if (stream == nullptr)
+    detail::check(a.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
+  else
+    detail::check(a.cuMemcpyDtoDAsync(dst, src, bytes, handle_of(stream)), "cuMemcpyDtoDAsync");
+}
+
+void memset_d8(Context& ctx, CUdeviceptr dst, unsigned char value, std::size_t bytes, const Stream* stream) {
+  if (bytes == 0) return;
+  const detail::DriverApi& a = detail::api();
+  detail::ensure_current(ctx);
+  if (stream == nullptr)
+    detail::check(a.cuMemsetD8(dst, value, bytes), "cuMemsetD8");
+  else
+    detail::check(a.cuMemsetD8Async(dst, value, bytes, handle_of(stream)), "cuMemsetD8Async");
+}
+
+// ---- streams --------------------------------------------------------------
+
+std::shared_ptr<Stream> Stream::create(Context& ctx, bool non_blocking) {
+  const detail::DriverApi& a = detail::api();
+  detail::ensure_current(ctx);
+  CUstream handle = nullptr;
+  detail::check(a.cuStreamCreate(&handle, non_blocking ? 1u : 0u), "cuStreamCreate");
+  return std::shared_ptr<Stream>(new Stream(&ctx, handle, true));
+}
+
+std::shared_ptr<Stream> Stream::wrap(Context* ctx, std::uintptr_t handle) {
+  return std::shared_ptr<Stream>(new Stream(ctx, reinterpret_cast<CUstream>(handle), false));
+}
+
+Stream::~Stream() {
+  if (!owned_) return;
+  // cuStreamDestroy returns at once; the driver releases the stream when its work is done.
+  if (const detail::DriverApi* a = detail::api_if_loaded()) a->cuStreamDestroy(handle_);
+}
+
+void Stream::synchronize() const {
+  const detail::DriverApi& a = detail::api();
+  if (ctx_ != nullptr) detail::ensure_current(*ctx_);
+  detail::check(a.cuStreamSynchronize(handle_), "cuStreamSynchronize");
+}
+
+bool Stream::query() const {
+  const detail::DriverApi& a = detail::api();
+  if (ctx_ != nullptr) detail::ensure_current(*ctx_);
+  CUresult rc = a.cuStreamQuery(handle_);
+  if (rc == detail::CUDA_ERROR_NOT_READY) return false;
+  detail::check(rc, "cuStreamQuery");
+  return true;
+}
+
+}  // namespace cujit::driver

@@ -1,0 +1,322 @@
+// nvJitLink through dlopen: finding the library (CUDA_HOME, the default
+// toolkit, NVIDIA's pip wheels, the loader path), the link itself, and errors
+// that carry nvJitLink's log the way numba-cuda shows it.
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
+#include "cujit/link.h"
+
+namespace cujit::link {
+namespace {
+
+using Handle = void*;
+using Result = int;
+
+struct Api {
+  Result (*create)(Handle*, std::uint32_t, const char**) = nullptr;
+  Result (*destroy)(Handle*) = nullptr;
+  Result (*add_data)(Handle, int, const void*, std::size_t, const char*) = nullptr;
+  Result (*complete)(Handle) = nullptr;
+  Result (*cubin_size)(Handle, std::size_t*) = nullptr;
+  Result (*cubin)(Handle, void*) = nullptr;
+  Result (*ptx_size)(Handle, std::size_t*) = nullptr;
+  Result (*ptx)(Handle, char*) = nullptr;
+  Result (*error_log_size)(Handle, std::size_t*) = nullptr;
+  Result (*error_log)(Handle, char*) = nullptr;
+  Result (*info_log_size)(Handle, std::size_t*) = nullptr;
+  Result (*info_log)(Handle, char*) = nullptr;
+  Result (*version)(unsigned*, unsigned*) = nullptr;  // nvJitLink >= 12.3
+};
+
+struct Loaded {
+  Api api;
+  LinkerStatus status;
+};
+
+std::mutex& paths_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::vector<std::string>& extra_paths() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+
+// nvJitLinkResult names as cuda.bindings spells them (without NVJITLINK_).
+std::string result_name(Result r) {
+  static const char* names[] = {"SUCCESS",
+                                "ERROR_UNRECOGNIZED_OPTION",
+                                "ERROR_MISSING_ARCH",
+                                "ERROR_INVALID_INPUT",
+                                "ERROR_PTX_COMPILE",
+                                "ERROR_NVVM_COMPILE",
+                                "ERROR_INTERNAL",
+                                "ERROR_THREADPOOL",
+                                "ERROR_UNRECOGNIZED_INPUT",
+                                "ERROR_FINALIZE",
+                                "ERROR_NULL_INPUT",
+                                "ERROR_INCOMPATIBLE_OPTIONS",
+                                "ERROR_INCORRECT_INPUT_TYPE",
+                                "ERROR_ARCH_MISMATCH",
+                                "ERROR_OUTDATED_LIBRARY",
+                                "ERROR_MISSING_FATBIN",
+                                "ERROR_UNRECOGNIZED_ARCH",
+                                "ERROR_UNSUPPORTED_ARCH",
+                                "ERROR_LTO_NOT_ENABLED"};
+  if (r >= 0 && r < static_cast<Result>(sizeof names / sizeof names[0])) return names[r];
+  return "ERROR_" + std::to_string(r);
+}
+
+// nvJitLinkInputType values.
+int input_type(InputKind kind) {
+  switch (kind) {
+    case InputKind::Cubin: return 1;
+    case InputKind::Ptx: return 2;
+    case InputKind::LtoIr: return 3;
+    case InputKind::Fatbin: return 4;
+    case InputKind::Object: return 5;
+    case InputKind::Library: return 6;
+  }
+  return 0;
+}
+
+template <typename Fn>
+bool resolve(void* lib, Fn& slot, const char* name) {
+  slot = reinterpret_cast<Fn>(dlsym(lib, name));
+  return slot != nullptr;
+}
+
+bool resolve_all(void* lib, Api& a, std::string& missing) {
+  struct {
+    bool ok;
+    const char* name;
+  } required[] = {
+      {resolve(lib, a.create, "nvJitLinkCreate"), "nvJitLinkCreate"},
+      {resolve(lib, a.destroy, "nvJitLinkDestroy"), "nvJitLinkDestroy"},
+      {resolve(lib, a.add_data, "nvJitLinkAddData"), "nvJitLinkAddData"},
+      {resolve(lib, a.complete, "nvJitLinkComplete"), "nvJitLinkComplete"},
+      {resolve(lib, a.cubin_size, "nvJitLinkGetLinkedCubinSize"), "nvJitLinkGetLinkedCubinSize"},
+      {resolve(lib, a.cubin, "nvJitLinkGetLinkedCubin"), "nvJitLinkGetLinkedCubin"},
+      {resolve(lib, a.ptx_size, "nvJitLinkGetLinkedPtxSize"), "nvJitLinkGetLinkedPtxSize"},
+      {resolve(lib, a.ptx, "nvJitLinkGetLinkedPtx"), "nvJitLinkGetLinkedPtx"},
+      {resolve(lib, a.error_log_size, "nvJitLinkGetErrorLogSize"), "nvJitLinkGetErrorLogSize"},
+      {resolve(lib, a.error_log, "nvJitLinkGetErrorLog"), "nvJitLinkGetErrorLog"},
+      {resolve(lib, a.info_log_size, "nvJitLinkGetInfoLogSize"), "nvJitLinkGetInfoLogSize"},
+      {resolve(lib, a.info_log, "nvJitLinkGetInfoLog"), "nvJitLinkGetInfoLog"},
+  };
+  for (auto& r : required) {
+    if (!r.ok) {
+      missing = r.name;
+      return false;
+    }
+  }
+  resolve(lib, a.version, "nvJitLinkVersion");
+  return true;
+}
+
+std::vector<std::string> candidate_dirs() {
+  std::vector<std::string> dirs;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    const char* root = std::getenv(var);
+    if (root != nullptr && *root != '\0') dirs.push_back(std::string(root) + "/lib64");
+  }
+  dirs.push_back("/usr/local/cuda/lib64");
+  std::lock_guard<std::mutex> lock(paths_mutex());
+  for (const auto& d : extra_paths()) dirs.push_back(d);
+  return dirs;
+}
+
+Loaded& loaded() {
+  static Loaded* state = [] {
+    auto* s = new Loaded;  // leaked: links may run during interpreter shutdown
+    static const char* sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"};
+    std::vector<std::string> attempts;
+    std::string last_error;
+    auto try_open = [&](const std::string& path) -> void* {
+      void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (lib == nullptr) {
+        const char* e = dlerror();
+        last_error = e ? e : "";
+      }
+      return lib;
+    };
+    void* lib = nullptr;
+    for (const auto& dir : candidate_dirs()) {
+      for (const char* name : sonames) {
+        std::string path = dir + "/" + name;
+        attempts.push_back(path);
+        if ((lib = try_open(path)) != nullptr) break;
+      }
+      if (lib != nullptr) break;
+    }
+    if (lib == nullptr) {
+      for (const char* name : sonames) {
+        attempts.push_back(std::string(name) + " (loader path)");
+        if ((lib = try_open(name)) != nullptr) break;
+      }
+    }
+    if (lib == nullptr) {
+      std::string where;
+      for (const auto& a : attempts) where += "\n  " + a;
+      s->status.reason =
+          "the nvJitLink library (libnvJitLink.so) was not found; it was looked for in:" + where +
+          "\nInstall the CUDA toolkit and set CUDA_HOME to it, or `pip install nvidia-nvjitlink` (CUDA 12) / "
+          "`pip install nvidia-cuda-nvjitlink` or the cu13 wheels (CUDA 13).";
+      return s;
+    }
+    s->status.path = attempts.back();
+    std::string missing;
+    bool complete = resolve_all(lib, s->api, missing);
+    Dl_info info{};
+    if (s->api.create != nullptr && dladdr(reinterpret_cast<void*>(s->api.create), &info) != 0 &&
+        info.dli_fname != nullptr)
+      s->status.path = info.dli_fname;  // the file the loader picked
+    if (!complete) {
+      s->status.reason = "the nvJitLink library " + s->status.path + " lacks " + missing + "; it is too old";
+      return s;
+    }
+    if (s->api.version) s->api.version(&s->status.major, &s->status.minor);
+    s->status.available = true;
+    return s;
+  }();
+  return *state;
+}
+
+// Destroys the handle however the link ends.
+struct HandleGuard {
+  const Api& api;
+  Handle handle = nullptr;
+  ~HandleGuard() {
+    if (handle != nullptr) api.destroy(&handle);
+  }
+};
+
+std::string read_log(const Api& a, Handle h, bool error_log) {
+  std::size_t size = 0;
+  if ((error_log ? a.error_log_size(h, &size) : a.info_log_size(h, &size)) != 0 || size == 0) return {};
+  std::string log(size, '\0');
+  if ((error_log ? a.error_log(h, log.data()) : a.info_log(h, log.data())) != 0) return {};
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+[[noreturn]] void link_failed(const Api& a, Handle h, Result r, const std::string& during) {
+  std::string message = result_name(r) + " (" + std::to_string(r) + ")\nnvJitLink error log: " + read_log(a, h, true);
+  if (!during.empty()) message += "\n(" + during + ")";
+  throw LinkError(LinkError::Kind::Failed, message, r);
+}
+
+}  // namespace
+
+const char* input_kind_name(InputKind kind) {
+  switch (kind) {
+    case InputKind::Ptx: return "ptx";
+    case InputKind::Cubin: return "cubin";
+    case InputKind::Fatbin: return "fatbin";
+    case InputKind::Object: return "object";
+    case InputKind::Library: return "library";
+    case InputKind::LtoIr: return "ltoir";
+  }
+  return "?";
+}
+
+bool parse_input_kind(const std::string& name, InputKind& out) {
+  for (InputKind k : {InputKind::Ptx, InputKind::Cubin, InputKind::Fatbin, InputKind::Object, InputKind::Library,
+                      InputKind::LtoIr}) {
+    if (name == input_kind_name(k)) {
+      out = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+void set_search_paths(std::vector<std::string> directories) {
+  std::lock_guard<std::mutex> lock(paths_mutex());
+  extra_paths() = std::move(directories);
+}
+
+std::vector<std::string> search_paths() { return candidate_dirs(); }
+
+const LinkerStatus& nvjitlink_status() { return loaded().status; }
+
+std::vector<std::string> link_options(const std::vector<LinkInput>& inputs, const LinkOptions& options) {
+  std::vector<std::string> opts{"-arch=" + options.arch};
+  if (options.max_registers > 0) opts.push_back("-maxrregcount=" + std::to_string(options.max_registers));
+  if (options.lineinfo) opts.push_back("-lineinfo");
+  if (options.debug) opts.push_back("-g");
+  for (const auto& in : inputs) {
+    if (in.kind == InputKind::LtoIr) {
+      opts.push_back("-lto");
+      break;
+    }
+  }
+  if (options.ptx_output) opts.push_back("-ptx");
+  for (const auto& e : options.extra) opts.push_back(e);
+  return opts;
+}
+
+LinkResult link(const std::vector<LinkInput>& inputs, const LinkOptions& options) {
+  if (options.arch.empty()) throw LinkError(LinkError::Kind::BadInput, "no architecture to link for (arch=sm_XX)");
+  if (inputs.empty()) throw LinkError(LinkError::Kind::BadInput, "nothing to link: no inputs");
+  Loaded& l = loaded();
+  if (!l.status.available) throw LinkError(LinkError::Kind::Unavailable, "cannot link: " + l.status.reason);
+  const Api& a = l.api;
+
+  LinkResult result;
+  result.options = link_options(inputs, options);
+  std::vector<const char*> argv;
+  for (const auto& o : result.options) argv.push_back(o.c_str());
+
+  HandleGuard guard{a};
+  Result r = a.create(&guard.handle, static_cast<std::uint32_t>(argv.size()), argv.data());
+  if (r != 0) {
+    // The handle may exist and hold a log (an unrecognised option, say).
+    link_failed(a, guard.handle, r, "nvJitLinkCreate with options:" + [&] {
+      std::string s;
+      for (const auto& o : result.options) s += " " + o;
+      return s;
+    }());
+  }
+  for (const auto& in : inputs) {
+    if (in.data.empty())
+      throw LinkError(LinkError::Kind::BadInput, std::string("link input '") + in.name + "' (" +
+                                                     input_kind_name(in.kind) + ") is empty");
+    const std::string* data = &in.data;
+    std::string terminated;
+    if (in.kind == InputKind::Ptx && in.data.back() != '\0') {
+      terminated = in.data + '\0';
+      data = &terminated;
+    }
+    r = a.add_data(guard.handle, input_type(in.kind), data->data(), data->size(), in.name.c_str());
+    if (r != 0)
+      link_failed(a, guard.handle, r, std::string("adding ") + input_kind_name(in.kind) + " input '" + in.name + "'");
+  }
+  r = a.complete(guard.handle);
+  if (r != 0) link_failed(a, guard.handle, r, "");
+  result.info_log = read_log(a, guard.handle, false);
+
+  std::size_t size = 0;
+  if (options.ptx_output) {
+    r = a.ptx_size(guard.handle, &size);
+    if (r != 0) link_failed(a, guard.handle, r, "nvJitLinkGetLinkedPtxSize");
+    result.image.resize(size);
+    r = a.ptx(guard.handle, result.image.data());
+    if (r != 0) link_failed(a, guard.handle, r, "nvJitLinkGetLinkedPtx");
+    while (!result.image.empty() && result.image.back() == '\0') result.image.pop_back();
+  } else {
+    r = a.cubin_size(guard.handle, &size);
+    if (r != 0) link_failed(a, guard.handle, r, "nvJitLinkGetLinkedCubinSize");
+    result.image.resize(size);
+    r = a.cubin(guard.handle, result.image.data());
+    if (r != 0) link_failed(a, guard.handle, r, "nvJitLinkGetLinkedCubin");
+  }
+  return result;
+}
+
+}  // namespace cujit::link

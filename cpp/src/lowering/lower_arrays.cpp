@@ -1,0 +1,290 @@
+// Arrays: numba's array struct {meminfo, parent, nitems, itemsize, data,
+// shape[], strides[]}, element addressing (shape-based for C/F layouts so
+// the index math is what nvcc would emit, strides for A), views from slices
+// with Python's slice semantics, and shared, local and constant arrays.
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/InlineAsm.h>
+
+#include "function_lowering.h"
+
+namespace cujit::lowering {
+
+using ir::Expr;
+using ir::ExprKind;
+using llvm::Value;
+
+namespace {
+enum Field { kMeminfo = 0, kParent = 1, kNitems = 2, kItemsize = 3, kData = 4, kShape = 5, kStrides = 6 };
+
+int64_t itemsize_of(TypeRef dtype) {
+  if (dtype->is_boolean()) return 1;
+  return dtype->bitwidth() / 8;
+}
+}  // namespace
+
+Value* FunctionLowering::array_field(Value* ary, int field, int dim) {
+  if (dim < 0) return b_.CreateExtractValue(ary, static_cast<unsigned>(field));
+  return b_.CreateExtractValue(ary, {static_cast<unsigned>(field), static_cast<unsigned>(dim)});
+}
+
+Value* FunctionLowering::make_array(TypeRef aty, Value* data, const std::vector<Value*>& shape,
+                                    const std::vector<Value*>& strides) {
+  auto* ptr = llvm::PointerType::get(ctx_, 0);
+  Value* out = llvm::UndefValue::get(state_.model.value_type(aty));
+  out = b_.CreateInsertValue(out, llvm::ConstantPointerNull::get(ptr), kMeminfo);
+  out = b_.CreateInsertValue(out, llvm::ConstantPointerNull::get(ptr), kParent);
+  Value* nitems = b_.getInt64(1);
+  for (Value* s : shape) nitems = b_.CreateMul(nitems, s, "", false, true);
+  out = b_.CreateInsertValue(out, nitems, kNitems);
+  out = b_.CreateInsertValue(out, b_.getInt64(itemsize_of(aty->element(0))), kItemsize);
+  out = b_.CreateInsertValue(out, data, kData);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    out = b_.CreateInsertValue(out, shape[d], {kShape, static_cast<unsigned>(d)});
+    out = b_.CreateInsertValue(out, strides[d], {kStrides, static_cast<unsigned>(d)});
+  }
+  return out;
+}
+
+// Python's negative indices count from the end.
+Value* FunctionLowering::wrap_index(Value* index, Value* extent) {
+  if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(index))
+    if (!c->isNegative()) return index;
+  Value* negative = b_.CreateICmpSLT(index, b_.getInt64(0));
+  return b_.CreateSelect(negative, b_.CreateAdd(index, extent), index);
+}
+
+Value* FunctionLowering::element_pointer(Value* ary, TypeRef aty, const std::vector<Value*>& indices) {
+  TypeRef dtype = aty->element(0);
+  int ndim = aty->ndim();
+  std::vector<Value*> idx;
+  for (int d = 0; d < ndim; ++d) idx.push_back(wrap_index(indices[d], array_field(ary, kShape, d)));
+  Value* data = array_field(ary, kData);
+  llvm::Type* elem = state_.model.data_type(dtype);
+  if (aty->layout() == 'C' || aty->layout() == 'F') {
+    // Contiguous: a linear element index from the shape (no strides, no byte math).
+    Value* linear = nullptr;
+    for (int k = 0; k < ndim; ++k) {
+      int d = aty->layout() == 'C' ? k : ndim - 1 - k;
+      if (linear == nullptr) {
+        linear = idx[d];
+      } else {
+        Value* extent = array_field(ary, kShape, d);
+        linear = b_.CreateAdd(b_.CreateMul(linear, extent, "", false, true), idx[d], "", false, true);
+      }
+    }
+    if (linear == nullptr) return data;
+    return b_.CreateInBoundsGEP(elem, data, linear);
+  }
+  Value* offset = b_.getInt64(0);
+  for (int d = 0; d < ndim; ++d)
+    offset = b_.CreateAdd(offset, b_.CreateMul(idx[d], array_field(ary, kStrides, d), "", false, true), "", false,
+                          true);
+  return b_.CreateInBoundsGEP(b_.getInt8Ty(), data, offset);
+}
+
+Value* FunctionLowering::load_element(Value* ptr, TypeRef dtype) {
+  llvm::Type* t = state_.model.data_type(dtype);
+  auto* load = b_.CreateAlignedLoad(t, ptr, llvm::Align(itemsize_of(dtype->is_complex() ? types::float_(dtype->bitwidth() / 2) : dtype)));
+  return state_.model.data_to_value(b_, load, dtype);
+}
+
+void FunctionLowering::store_element(Value* ptr, Value* value, TypeRef dtype) {
+  Value* data = state_.model.value_to_data(b_, value, dtype);
+  b_.CreateAlignedStore(data, ptr, llvm::Align(itemsize_of(dtype->is_complex() ? types::float_(dtype->bitwidth() / 2) : dtype)));
+}
+
+std::vector<FunctionLowering::IndexItem> FunctionLowering::lower_index(const Expr& index) {
+  std::vector<IndexItem> items;
+  auto one = [&](const Expr& e) {
+    IndexItem item;
+    if (e.kind == ExprKind::Slice) {
+      item.is_slice = true;
+      Value** parts[] = {&item.start, &item.stop, &item.step};
+      for (int i = 0; i < 3; ++i) {
+        const auto& p = e.operands[i];
+        if (p && p->type->kind() != TypeKind::None) *parts[i] = lower_as(*p, types::int64());
+      }
+    } else {
+      item.index = lower_as(e, types::int64());
+    }
+    items.push_back(item);
+  };
+  if (index.kind == ExprKind::Tuple) {
+    for (auto& e : index.operands) one(*e);
+  } else if (index.type->is_tuple()) {  // a tuple of integers held in a variable
+    Value* t = lower_expr(index);
+    for (size_t i = 0; i < index.type->count(); ++i) {
+      IndexItem item;
+      item.index = cast(b_.CreateExtractValue(t, i), index.type->element(i), types::int64());
+      items.push_back(item);
+    }
+  } else {
+    one(index);
+  }
+  return items;
+}
+
+Value* FunctionLowering::array_getitem(const Expr& e) {
+  TypeRef aty = e.operands[0]->type;
+  Value* ary = lower_expr(*e.operands[0]);
+  std::vector<IndexItem> items = lower_index(*e.operands[1]);
+  if (e.type->kind() != TypeKind::Array) {
+    std::vector<Value*> idx;
+    for (auto& it : items) idx.push_back(it.index);
+    return load_element(element_pointer(ary, aty, idx), aty->element(0));
+  }
+  return array_view(ary, aty, items, e.type);
+}
+
+void FunctionLowering::array_setitem(const Expr& target, Value* value, TypeRef type) {
+  TypeRef aty = target.operands[0]->type;
+  Value* ary = lower_expr(*target.operands[0]);
+  std::vector<Value*> idx;
+  for (auto& it : lower_index(*target.operands[1])) idx.push_back(it.index);
+  TypeRef dtype = aty->element(0);
+  store_element(element_pointer(ary, aty, idx), cast(value, type, dtype), dtype);
+}
+
+// A view: integer indices drop a dimension, slices keep it with Python's
+// start/stop/step clamping; trailing dimensions are taken whole.
+Value* FunctionLowering::array_view(Value* ary, TypeRef aty, const std::vector<IndexItem>& items, TypeRef result) {
+  Value* data = array_field(ary, kData);
+  Value* offset = b_.getInt64(0);
+  std::vector<Value*> shape, strides;
+  Value* zero = b_.getInt64(0);
+  Value* one = b_.getInt64(1);
+  for (int d = 0; d < aty->ndim(); ++d) {
+    Value* extent = array_field(ary, kShape, d);
+    Value* stride = array_field(ary, kStrides, d);
+    if (d >= static_cast<int>(items.size())) {
+      shape.push_back(extent);
+      strides.push_back(stride);
+      continue;
+    }
+    const IndexItem& it = items[d];
+    if (!it.is_slice) {
+      offset = b_.CreateAdd(offset, b_.CreateMul(wrap_index(it.index, extent), stride));
+      continue;
+    }
+    Value* step = it.step ? it.step : one;
+    Value* up = b_.CreateICmpSGT(step, zero);
+    // Defaults and clamping as Python's PySlice_AdjustIndices.
+    auto adjust = [&](Value* v, Value* dflt_up, Value* dflt_down) -> Value* {
+      Value* dflt = b_.CreateSelect(up, dflt_up, dflt_down);
+      if (v == nullptr) return dflt;
+      Value* lo = b_.CreateSelect(up, zero, b_.getInt64(-1));
+      Value* hi = b_.CreateSelect(up, extent, b_.CreateSub(extent, one));
+      Value* wrapped = b_.CreateSelect(b_.CreateICmpSLT(v, zero), b_.CreateAdd(v, extent), v);
+      Value* clamped_lo = b_.CreateSelect(b_.CreateICmpSLT(wrapped, lo), lo, wrapped);
+      return b_.CreateSelect(b_.CreateICmpSGT(clamped_lo, hi), hi, clamped_lo);
+    };
+    Value* start = adjust(it.start, zero, b_.CreateSub(extent, one));
+    Value* stop = adjust(it.stop, extent, b_.getInt64(-1));
+    Value* span_up = b_.CreateSub(stop, start);
+    Value* span_down = b_.CreateSub(start, stop);
+    Value* abs_step = b_.CreateSelect(up, step, b_.CreateNeg(step));
+    Value* span = b_.CreateSelect(up, span_up, span_down);
+    Value* len = b_.CreateSelect(b_.CreateICmpSGT(span, zero),
+                                 b_.CreateSDiv(b_.CreateAdd(span, b_.CreateSub(abs_step, one)), abs_step), zero);
+    offset = b_.CreateAdd(offset, b_.CreateMul(start, stride));
+    shape.push_back(len);
+    strides.push_back(b_.CreateMul(stride, step));
+  }
+  Value* new_data = b_.CreateInBoundsGEP(b_.getInt8Ty(), data, offset);
+  return make_array(result, new_data, shape, strides);
+}
+
+Value* FunctionLowering::array_attribute(Value* ary, TypeRef aty, const std::string& attr) {
+  if (attr == "shape" || attr == "strides") {
+    int field = attr == "shape" ? kShape : kStrides;
+    std::vector<Value*> items;
+    for (int d = 0; d < aty->ndim(); ++d) items.push_back(array_field(ary, field, d));
+    return build_tuple(items, types::uni_tuple(types::int64(), aty->ndim()));
+  }
+  if (attr == "size") return array_field(ary, kNitems);
+  if (attr == "itemsize") return array_field(ary, kItemsize);
+  if (attr == "nbytes") return b_.CreateMul(array_field(ary, kNitems), array_field(ary, kItemsize));
+  if (attr == "ndim") return b_.getInt64(aty->ndim());
+  fail(ErrorKind::Internal, "no lowering for array attribute " + attr);
+}
+
+// cuda.shared.array / cuda.local.array: a static buffer (shared: one module
+// global per call site, in address space 3; local: an entry-block alloca),
+// or for shape 0 the dynamic shared memory given at launch.
+Value* FunctionLowering::memory_array(const Expr& e, const std::string& name) {
+  TypeRef aty = e.type;
+  TypeRef dtype = aty->element(0);
+  llvm::Type* elem = state_.model.data_type(dtype);
+  int64_t itemsize = itemsize_of(dtype);
+  std::vector<int64_t> dims = *ir::literal_shape(*e.operands[1]);
+  auto* generic = llvm::PointerType::get(ctx_, 0);
+  std::vector<Value*> shape, strides;
+  if (name == "cuda.shared.array" && dims.size() == 1 && dims[0] == 0) {
+    llvm::GlobalVariable* dyn = state_.module.getNamedGlobal("_cudapy_dynshared");
+    if (dyn == nullptr) {
+      dyn = new llvm::GlobalVariable(state_.module, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
+                                     llvm::GlobalValue::ExternalLinkage, nullptr, "_cudapy_dynshared", nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, 3);
+      dyn->setAlignment(llvm::Align(16));
+    }
+    auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getInt32Ty(), false),
+                                        "mov.u32 $0, %dynamic_smem_size;", "=r", false);
+    Value* bytes = b_.CreateZExt(b_.CreateCall(asm_fn), b_.getInt64Ty());
+    shape.push_back(b_.CreateUDiv(bytes, b_.getInt64(itemsize)));
+    strides.push_back(b_.getInt64(itemsize));
+    return make_array(aty, b_.CreateAddrSpaceCast(dyn, generic), shape, strides);
+  }
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    int64_t stride = itemsize;
+    for (size_t k = d + 1; k < dims.size(); ++k) stride *= dims[k];
+    shape.push_back(b_.getInt64(dims[d]));
+    strides.push_back(b_.getInt64(stride));
+  }
+  auto* buffer_ty = llvm::ArrayType::get(elem, static_cast<uint64_t>(count));
+  Value* data;
+  if (name == "cuda.shared.array") {
+    auto* g = new llvm::GlobalVariable(state_.module, buffer_ty, false, llvm::GlobalValue::InternalLinkage,
+                                       llvm::UndefValue::get(buffer_ty), "_cudapy_smem", nullptr,
+                                       llvm::GlobalValue::NotThreadLocal, 3);
+    g->setAlignment(llvm::Align(16));
+    data = b_.CreateAddrSpaceCast(g, generic);
+  } else {
+    llvm::AllocaInst* a = entry_alloca(buffer_ty, "local.array");
+    a->setAlignment(llvm::Align(16));
+    data = a;
+  }
+  return make_array(aty, data, shape, strides);
+}
+
+// A global numpy array used in a kernel is frozen into constant memory.
+Value* FunctionLowering::constant_array(const ir::GlobalValue& g) {
+  TypeRef aty = g.type;
+  TypeRef dtype = aty->element(0);
+  llvm::Type* elem = state_.model.data_type(dtype);
+  int64_t itemsize = itemsize_of(dtype);
+  int64_t count = static_cast<int64_t>(g.data.size()) / itemsize;
+  llvm::Constant* init;
+  if (dtype->is_complex()) {
+    llvm::Type* part = elem->getStructElementType(0);
+    init = llvm::ConstantDataArray::getRaw(g.data, count * 2, part);
+    elem = part;
+    count *= 2;
+  } else {
+    init = llvm::ConstantDataArray::getRaw(g.data, count, elem);
+  }
+  auto* g_var = new llvm::GlobalVariable(state_.module, init->getType(), true, llvm::GlobalValue::InternalLinkage,
+                                         init, "_cudapy_cmem", nullptr, llvm::GlobalValue::NotThreadLocal, 4);
+  g_var->setAlignment(llvm::Align(16));
+  std::vector<Value*> shape, strides;
+  for (size_t d = 0; d < g.shape.size(); ++d) {
+    int64_t stride = itemsize;
+    for (size_t k = d + 1; k < g.shape.size(); ++k) stride *= g.shape[k];
+    shape.push_back(b_.getInt64(g.shape[d]));
+    strides.push_back(b_.getInt64(stride));
+  }
+  return make_array(aty, b_.CreateAddrSpaceCast(g_var, llvm::PointerType::get(ctx_, 0)), shape, strides);
+}
+
+}  // namespace cujit::lowering
