@@ -242,7 +242,10 @@ class IrBuilder {
     if (iter.type == "Call") callee = build_expr(*iter.node("func"));
     bool is_range = callee && callee->kind == ExprKind::Global &&
                     callee->global.kind == ir::GlobalValue::Kind::Builtin && callee->global.name == "range";
-    if (!is_range) unsupported(iter, "for loops over anything but range(...)");
+    if (!is_range) {
+      build_for_each(n, out);
+      return;
+    }
     const auto& args = iter.list("args");
     if (args.empty() || args.size() > 3 || !iter.list("keywords").empty())
       fail(ErrorKind::TypingError, "range() takes 1 to 3 positional arguments, got " + std::to_string(args.size()),
@@ -253,6 +256,42 @@ class IrBuilder {
     for (auto& a : args) s->range_args.push_back(build_expr(*a));
     s->body = build_block(n.list("body"));
     out.push_back(std::move(s));
+  }
+
+  ExprPtr builtin(const char* name, SourceLoc loc) {
+    auto e = std::make_unique<Expr>(ExprKind::Global, loc);
+    e->global.kind = ir::GlobalValue::Kind::Builtin;
+    e->global.name = name;
+    e->global.repr = name;
+    return e;
+  }
+
+  // for x in <tuple or array>:  ->  $it = <expr>; for $k in range(len($it)): x = $it[$k]; ...
+  void build_for_each(const SyntaxNode& n, std::vector<StmtPtr>& out) {
+    const SyntaxNode& iter = *n.node("iter");
+    std::string suffix = std::to_string(temp_counter_++);
+    int seq = add_var("$iter" + suffix);
+    int index = add_var("$index" + suffix);
+    auto init = stmt(StmtKind::Assign, n);
+    init->target = var_expr(seq, iter.loc);
+    init->value = build_expr(iter);
+    out.push_back(std::move(init));
+
+    auto loop = stmt(StmtKind::ForRange, n);
+    loop->target = var_expr(index, iter.loc);
+    auto len = std::make_unique<Expr>(ExprKind::Call, iter.loc);
+    len->operands.push_back(builtin("len", iter.loc));
+    len->operands.push_back(var_expr(seq, iter.loc));
+    loop->range_args.push_back(std::move(len));
+    auto item = stmt(StmtKind::Assign, n);
+    item->target = build_target(*n.node("target"));
+    auto get = std::make_unique<Expr>(ExprKind::Subscript, iter.loc);
+    get->operands.push_back(var_expr(seq, iter.loc));
+    get->operands.push_back(var_expr(index, iter.loc));
+    item->value = std::move(get);
+    loop->body.push_back(std::move(item));
+    for (auto& s : build_block(n.list("body"))) loop->body.push_back(std::move(s));
+    out.push_back(std::move(loop));
   }
 
   Op to_op(const SyntaxNode& n) {

@@ -437,6 +437,12 @@ Value* FunctionLowering::if_exp(const Expr& e) {
 }
 
 Value* FunctionLowering::call(const Expr& e) {
+  if (e.operands[0]->kind == ExprKind::Attribute) {  // x.conjugate()
+    TypeRef t = e.operand_types[0];
+    Value* v = lower_as(*e.operands[0]->operands[0], t);
+    if (!t->is_complex()) return v;
+    return b_.CreateInsertValue(v, b_.CreateFNeg(b_.CreateExtractValue(v, 1)), 1);
+  }
   const ir::GlobalValue& g = e.operands[0]->global;
   if (g.kind == K::Builtin && (g.name == "cuda.shared.array" || g.name == "cuda.local.array"))
     return memory_array(e, g.name);

@@ -361,6 +361,13 @@ class Inferer {
   TypeRef type_call(Expr& e) {
     std::vector<TypeRef> args;
     Expr& callee = *e.operands[0];
+    if (callee.kind == ExprKind::Attribute && callee.attr == "conjugate" && e.operands.size() == 1) {
+      TypeRef t = type_expr(*callee.operands[0]);
+      if (t == nullptr) return nullptr;
+      if (!t->is_number()) typing_error("Unknown attribute 'conjugate' of type " + t->name(), callee.loc);
+      e.operand_types = {t->unliteral()};
+      return t->unliteral();
+    }
     if (callee.kind != ExprKind::Global)
       typing_error("cannot call a value of this kind (only functions, builtins and types are callable)", callee.loc);
     const ir::GlobalValue& g = callee.global;
