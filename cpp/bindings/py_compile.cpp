@@ -132,10 +132,17 @@ void register_compile(py::module_& m) {
                       o.abi = abi == "c" ? codegen::Abi::C : codegen::Abi::Numba;
                     })
       .def_readwrite("abi_name", &CompileOptions::abi_name)
+      .def_property("launch_bounds",
+                    [](const CompileOptions& o) { return py::make_tuple(o.max_threads, o.min_blocks, o.max_cluster); },
+                    [](CompileOptions& o, py::tuple b) {
+                      o.max_threads = b.size() > 0 ? b[0].cast<int>() : 0;
+                      o.min_blocks = b.size() > 1 ? b[1].cast<int>() : 0;
+                      o.max_cluster = b.size() > 2 ? b[2].cast<int>() : 0;
+                    })
       .def("copy", [](const CompileOptions& o) { return CompileOptions(o); })
       .def("key", [](const CompileOptions& o) {
         return py::make_tuple(o.cc.major, o.cc.minor, o.cc.suffix, o.fastmath, o.opt, o.lineinfo, o.debug, o.kernel,
-                              o.abi == codegen::Abi::C, o.abi_name);
+                              o.abi == codegen::Abi::C, o.abi_name, o.max_threads, o.min_blocks, o.max_cluster);
       });
 
   m.def("flags_summary", &codegen::flags_summary);

@@ -37,7 +37,20 @@ def normalize_cc(cc):
     return tuple(cc)
 
 
-def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo):
+def normalize_launch_bounds(launch_bounds):
+    if launch_bounds is None:
+        return ()
+    bounds = tuple(launch_bounds) if isinstance(launch_bounds, (tuple, list)) else (launch_bounds,)
+    if len(bounds) > 3:
+        raise ValueError(f"Got {len(bounds)} launch bounds: {bounds}. A maximum of three are supported: "
+                         "(max_threads_per_block, min_blocks_per_sm, max_blocks_per_cluster)")
+    for b in bounds:
+        if not isinstance(b, int) or b < 0:
+            raise TypeError(f"launch bounds must be non-negative integers, got {bounds}")
+    return bounds
+
+
+def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo, launch_bounds=None):
     if debug is None:
         debug = False
     if opt is None:
@@ -59,6 +72,8 @@ def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo):
     options.lineinfo = bool(lineinfo)
     options.kernel = not device
     options.abi = abi
+    if not device:
+        options.launch_bounds = normalize_launch_bounds(launch_bounds)
     if abi_info:
         if not isinstance(abi_info, dict):
             raise TypeError(f"abi_info must be a dict, got {abi_info!r}")
@@ -88,11 +103,7 @@ def _check_common(output, forceinline, device, abi, launch_bounds):
         raise NotImplementedError(f"Unsupported ABI: {abi}")
     if abi == "c" and not device:
         raise NotImplementedError("The C ABI is not supported for kernels")
-    if launch_bounds is not None:
-        bounds = launch_bounds if isinstance(launch_bounds, tuple) else (launch_bounds,)
-        if len(bounds) > 3:
-            raise ValueError(f"Got {len(bounds)} launch bounds: {bounds}. A maximum of three are supported: "
-                             "(max_threads_per_block, min_blocks_per_sm, max_blocks_per_cluster)")
+    normalize_launch_bounds(launch_bounds)
     if output == "ltoir":
         raise NotImplementedError("output='ltoir' is not supported yet: cujit emits PTX (LTO-IR comes with linking)")
 
@@ -106,7 +117,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     _check_common(output, forceinline, device, abi, launch_bounds)
     signature = parse_signature(sig)
     options = make_options(device=device, abi=abi, abi_info=abi_info, cc=cc, fastmath=fastmath, opt=opt,
-                           debug=debug, lineinfo=lineinfo)
+                           debug=debug, lineinfo=lineinfo, launch_bounds=launch_bounds)
     ptx, _, typed = compile_function(pyfunc, signature, options)
     return ptx, typed.return_type
 

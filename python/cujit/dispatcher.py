@@ -59,7 +59,7 @@ class CUDADispatcher:
         o = self.targetoptions
         return make_options(device=self.device, abi="numba", abi_info=None, cc=cc,
                             fastmath=o.get("fastmath", False), opt=o.get("opt"), debug=o.get("debug"),
-                            lineinfo=o.get("lineinfo", False))
+                            lineinfo=o.get("lineinfo", False), launch_bounds=o.get("launch_bounds"))
 
     def compile(self, sig, cc=None):
         """Compile for `sig` (a signature or argument types); returns the return type."""

@@ -43,3 +43,10 @@ class NumbaInvalidConfigWarning(UserWarning):
 
 class NumbaPerformanceWarning(UserWarning):
     """Something will run, but slowly."""
+
+
+class LaunchConfigError(CudaDriverError, ValueError):
+    """A launch configuration no launch can have (zero or too many threads, too much shared memory).
+
+    Found before the driver is called; the message starts with CUDA_ERROR_INVALID_VALUE, the driver's own
+    answer to such a launch, so code that matches on it keeps working."""

@@ -41,6 +41,8 @@ struct CompileOptions {
   bool kernel = false;
   Abi abi = Abi::Numba;
   std::string abi_name;  // overrides the symbol name when set
+  // launch_bounds (kernels): max threads per block, min blocks per SM, max blocks per cluster; 0 = unset.
+  int max_threads = 0, min_blocks = 0, max_cluster = 0;
 };
 
 // numba's CUDAFlags summary string for these options (spec §4.5).

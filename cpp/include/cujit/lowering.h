@@ -19,6 +19,7 @@ enum class DebugLevel { None, LineTables, Full };
 struct LoweringOptions {
   bool fastmath = false;
   DebugLevel debug = DebugLevel::None;
+  int max_threads = 0, min_blocks = 0, max_cluster = 0;  // kernel launch bounds; 0 = unset
 };
 
 // Lowers `fn` and, transitively, the device functions it calls (as internal

@@ -107,7 +107,11 @@ class Pipeline {
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
     llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm_.get());
+    // NVPTX has no vector units to fill: the loop and SLP vectorizers only cost time.
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopVectorization = false;
+    tuning.SLPVectorization = false;
+    llvm::PassBuilder pb(tm_.get(), tuning);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
@@ -185,12 +189,20 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
     timer.lap("setup");
     lowering::LoweringOptions lo;
     lo.fastmath = options.fastmath;
+    lo.max_threads = options.max_threads;
+    lo.min_blocks = options.min_blocks;
+    lo.max_cluster = options.max_cluster;
     lo.debug = options.debug ? lowering::DebugLevel::Full
                              : options.lineinfo ? lowering::DebugLevel::LineTables : lowering::DebugLevel::None;
     auto lowered = lowering::lower_module(fn, module, lo);
     if (!lowered) return lowered.error();
 
     timer.lap("lower");
+    if (const char* dump = std::getenv("CUJIT_DUMP_IR")) {  // developer aid: the module before optimisation
+      std::error_code ec;
+      llvm::raw_fd_ostream os(std::string(dump) + "/" + fn.symbol.substr(0, 60) + ".ll", ec);
+      if (!ec) module.print(os, nullptr);
+    }
     if (needs_libdevice(module)) link_libdevice(module);
     timer.lap("libdevice");
     llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {

@@ -137,6 +137,26 @@ Value* DataModel::unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function
   return data_to_value(b, &*next++, t);
 }
 
+// launch_bounds -> .maxntid / .minnctapersm / .maxclusterrank, through the
+// nvvm.annotations NVPTX reads.
+void FunctionLowering::annotate_launch_bounds(llvm::Function* f) {
+  const LoweringOptions& o = state_.options;
+  llvm::NamedMDNode* annotations = state_.module.getOrInsertNamedMetadata("nvvm.annotations");
+  auto add = [&](const char* key, int value) {
+    if (value <= 0) return;
+    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx_, key),
+                            llvm::ConstantAsMetadata::get(b_.getInt32(value))};
+    annotations->addOperand(llvm::MDNode::get(ctx_, md));
+  };
+  add("maxntidx", o.max_threads);
+  if (o.max_threads > 0) {
+    add("maxntidy", 1);
+    add("maxntidz", 1);
+  }
+  add("minctasm", o.min_blocks);
+  add("maxclusterrank", o.max_cluster);
+}
+
 llvm::Function* FunctionLowering::declare() {
   const DataModel& m = state_.model;
   std::vector<Type*> params;
@@ -153,7 +173,10 @@ llvm::Function* FunctionLowering::declare() {
   if (f->getName() != tf_.symbol)
     fail(ErrorKind::Internal, "symbol '" + tf_.symbol + "' is defined twice in one module");
   f->addFnAttr(llvm::Attribute::NoUnwind);
-  if (tf_.kernel) f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  if (tf_.kernel) {
+    f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+    annotate_launch_bounds(f);
+  }
   auto arg = f->arg_begin();
   if (!tf_.c_abi && !tf_.kernel) {
     arg->setName(".ret");

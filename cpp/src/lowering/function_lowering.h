@@ -55,6 +55,7 @@ class FunctionLowering {
  private:
   // calling_conventions.cpp
   llvm::Function* declare();
+  void annotate_launch_bounds(llvm::Function* f);
   void bind_parameters();
   void emit_return(llvm::Value* value, TypeRef type);  // value null: return None
   llvm::Value* emit_device_call(const ir::Expr& call, std::vector<llvm::Value*> args);

@@ -1,0 +1,16 @@
+"""cujit's CUDA runtime in Python: devices and contexts, device arrays, streams, linking and kernel launch.
+
+The work is done by the C++ runtime in ``cujit._core.driver`` and ``cujit._core.link``; these modules give it
+numba-cuda's Python shapes. Nothing here loads libcuda at import time: the driver is opened on the first call
+that needs a GPU, so ``import cujit`` and the compile-only API work on machines without one.
+
+- ``devices``: ``is_available``, ``detect``, ``gpus``, ``get_current_device``, ``select_device``,
+  ``current_context``, ``synchronize``
+- ``devicearray``: ``DeviceNDArray``, ``to_device``, ``device_array``, ``device_array_like``, ``as_cuda_array``
+- ``stream``: ``Stream``, ``stream``, ``default_stream`` and friends
+- ``linker``: nvJitLink (``link``), with the library searched in NVIDIA's pip wheels too
+- ``modules``: ``load_module`` (one module per key and context, setup/teardown hooks)
+- ``launch``: argument plans and ``launch`` (numba's kernel argument marshalling)
+"""
+
+from cujit.cudadrv import devices, stream, devicearray, linker, modules, launch  # noqa: F401

@@ -1,0 +1,274 @@
+"""Devices and contexts as numba-cuda has them: ``is_available()``, ``cuda_error()``, ``detect()``, ``gpus``,
+``list_devices()``, ``get_current_device()``, ``select_device(n)``, ``current_context()``, ``synchronize()``,
+``close()``.
+
+Each device is used through its primary context (retained once, made current per thread, as numba does). A
+``Device`` reads its properties once; driver attributes are also readable by their numba names
+(``dev.MULTIPROCESSOR_COUNT``, ``dev.MAX_THREADS_PER_BLOCK``...). ``with cuda.gpus[1]:`` runs a block on
+device 1. Without a driver, ``is_available()`` is False and ``cuda_error()`` says why; everything else raises
+``CudaSupportError`` with that reason.
+"""
+
+import collections
+import threading
+
+from cujit import _core
+
+_drv = _core.driver
+
+MemoryInfo = collections.namedtuple("MemoryInfo", ["free", "total"])
+
+# CUdevice_attribute numbers by numba's names (cuda.h's, without CU_DEVICE_ATTRIBUTE_).
+DEVICE_ATTRIBUTES = {
+    "MAX_THREADS_PER_BLOCK": 1, "MAX_BLOCK_DIM_X": 2, "MAX_BLOCK_DIM_Y": 3, "MAX_BLOCK_DIM_Z": 4,
+    "MAX_GRID_DIM_X": 5, "MAX_GRID_DIM_Y": 6, "MAX_GRID_DIM_Z": 7, "MAX_SHARED_MEMORY_PER_BLOCK": 8,
+    "TOTAL_CONSTANT_MEMORY": 9, "WARP_SIZE": 10, "MAX_PITCH": 11, "MAX_REGISTERS_PER_BLOCK": 12,
+    "CLOCK_RATE": 13, "TEXTURE_ALIGNMENT": 14, "MULTIPROCESSOR_COUNT": 16, "KERNEL_EXEC_TIMEOUT": 17,
+    "INTEGRATED": 18, "CAN_MAP_HOST_MEMORY": 19, "COMPUTE_MODE": 20, "CONCURRENT_KERNELS": 31,
+    "ECC_ENABLED": 32, "PCI_BUS_ID": 33, "PCI_DEVICE_ID": 34, "TCC_DRIVER": 35, "MEMORY_CLOCK_RATE": 36,
+    "GLOBAL_MEMORY_BUS_WIDTH": 37, "L2_CACHE_SIZE": 38, "MAX_THREADS_PER_MULTI_PROCESSOR": 39,
+    "MAX_THREADS_PER_MULTIPROCESSOR": 39, "ASYNC_ENGINE_COUNT": 40, "UNIFIED_ADDRESSING": 41,
+    "PCI_DOMAIN_ID": 50, "COMPUTE_CAPABILITY_MAJOR": 75, "COMPUTE_CAPABILITY_MINOR": 76,
+    "STREAM_PRIORITIES_SUPPORTED": 78, "GLOBAL_L1_CACHE_SUPPORTED": 79, "LOCAL_L1_CACHE_SUPPORTED": 80,
+    "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 81, "MAX_REGISTERS_PER_MULTIPROCESSOR": 82, "MANAGED_MEMORY": 83,
+    "MULTI_GPU_BOARD": 84, "MULTI_GPU_BOARD_GROUP_ID": 85, "SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO": 87,
+    "PAGEABLE_MEMORY_ACCESS": 88, "CONCURRENT_MANAGED_ACCESS": 89, "COMPUTE_PREEMPTION_SUPPORTED": 90,
+    "COOPERATIVE_LAUNCH": 95, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 97,
+}
+
+
+def is_available():
+    """True when a CUDA driver and at least one GPU are usable. Never raises."""
+    return bool(_drv.status()["available"])
+
+
+def cuda_error():
+    """Why CUDA is not available (a string), or None when it is."""
+    status = _drv.status()
+    return None if status["available"] else status["reason"]
+
+
+def driver_version():
+    """The driver's CUDA version as (major, minor), e.g. (13, 0)."""
+    _drv.device_count()  # raises CudaSupportError without a driver
+    version = _drv.status()["version"]
+    return (version // 1000, (version % 1000) // 10)
+
+
+class Device:
+    """One GPU. Equal ids are the same object (``get_device(n)``)."""
+
+    def __init__(self, device_id):
+        self.id = device_id
+        self._info = None
+
+    @property
+    def _props(self):
+        if self._info is None:
+            self._info = _drv.device_info(self.id)
+        return self._info
+
+    @property
+    def name(self):
+        return self._props["name"]
+
+    @property
+    def compute_capability(self):
+        return self._props["compute_capability"]
+
+    @property
+    def uuid(self):
+        return self._props["uuid"]
+
+    @property
+    def pci_bus_id(self):
+        return self._props["pci_bus_id"]
+
+    @property
+    def pci_device_id(self):
+        return self._props["pci_device_id"]
+
+    @property
+    def pci_domain_id(self):
+        return self._props["pci_domain_id"]
+
+    @property
+    def total_memory(self):
+        return self._props["total_memory"]
+
+    @property
+    def supports_float16(self):
+        return self.compute_capability >= (5, 3)
+
+    @property
+    def supports_bfloat16(self):
+        return self.compute_capability >= (8, 0)
+
+    def __getattr__(self, name):
+        number = DEVICE_ATTRIBUTES.get(name)
+        if number is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return _drv.device_attribute(self.id, number)
+
+    def get_primary_context(self):
+        return Context(_drv.primary_context(self.id))
+
+    def reset(self):
+        """Unloads this device's modules and frees its deferred memory (live arrays stay valid)."""
+        self.get_primary_context().reset()
+
+    # ``with cuda.gpus[n]:`` makes this device current for the block, then restores the previous context.
+    def __enter__(self):
+        stack = _thread_state.__dict__.setdefault("stack", [])
+        stack.append(_drv.current_context_or_none())
+        _drv.select_device(self.id)
+        return self
+
+    def __exit__(self, *exc):
+        previous = _thread_state.stack.pop()
+        if previous is not None:
+            previous.make_current()
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.id == self.id
+
+    def __hash__(self):
+        return hash(("cujit.Device", self.id))
+
+    def __repr__(self):
+        return f"<CUDA device {self.id} '{self.name}'>"
+
+
+_thread_state = threading.local()
+_devices = {}
+_devices_lock = threading.Lock()
+
+
+def get_device(device_id=0):
+    with _devices_lock:
+        dev = _devices.get(device_id)
+        if dev is None:
+            _drv.device_info(device_id)  # validates the id (and the driver)
+            dev = _devices[device_id] = Device(device_id)
+        return dev
+
+
+class Context:
+    """A CUDA context (a device's primary context, or one another library made current)."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native):
+        self._native = native
+
+    @property
+    def handle(self):
+        return self._native.handle
+
+    @property
+    def device(self):
+        return get_device(self._native.device_id)
+
+    def synchronize(self):
+        self._native.synchronize()
+
+    def get_memory_info(self):
+        """(free, total) bytes of the context's device."""
+        return MemoryInfo(*self._native.memory_info())
+
+    def reset(self):
+        """Unloads the context's modules (running teardown hooks) and frees deferred memory."""
+        self._native.reset()
+
+    def deallocations_pending(self):
+        return self._native.pending_frees
+
+    def memalloc(self, nbytes):
+        """A raw device allocation (freed when the returned object is collected)."""
+        return _drv.allocate(nbytes, self._native)
+
+    def __eq__(self, other):
+        return isinstance(other, Context) and other.handle == self.handle
+
+    def __hash__(self):
+        return hash(("cujit.Context", self.handle))
+
+    def __repr__(self):
+        return f"<CUDA context {self.handle:#x} of device {self._native.device_id}>"
+
+
+def current_context():
+    """The calling thread's context; device 0's primary context is made current if there is none."""
+    return Context(_drv.current_context())
+
+
+def get_current_device():
+    """The device of the calling thread's context (device 0 unless another was selected)."""
+    return get_device(_drv.current_context().device_id)
+
+
+def select_device(device_id):
+    """Makes device ``device_id``'s primary context current for the calling thread; returns the Device."""
+    _drv.select_device(device_id)
+    return get_device(device_id)
+
+
+def synchronize():
+    """Waits for all work in the current context."""
+    _drv.current_context().synchronize()
+
+
+def close():
+    """numba's ``cuda.close()``: unloads the current context's modules and frees deferred memory."""
+    ctx = _drv.current_context_or_none()
+    if ctx is not None:
+        ctx.reset()
+
+
+def list_devices():
+    return [get_device(i) for i in range(_drv.device_count())]
+
+
+class _DeviceList:
+    """``cuda.gpus``: ``len(cuda.gpus)``, ``cuda.gpus[n]``, iteration, ``cuda.gpus.current``."""
+
+    def __len__(self):
+        return _drv.device_count() if is_available() else 0
+
+    def __getitem__(self, index):
+        return get_device(index)
+
+    def __iter__(self):
+        return iter(list_devices() if is_available() else [])
+
+    @property
+    def current(self):
+        return get_current_device()
+
+    def __repr__(self):
+        return f"<Managed device list: {list(self)}>"
+
+
+gpus = _DeviceList()
+
+
+def detect():
+    """Prints the GPUs the driver sees (as numba's ``cuda.detect()``); True when at least one is usable."""
+    if not is_available():
+        print(f"CUDA driver not available: {cuda_error()}")
+        return False
+    devices = list_devices()
+    print(f"Found {len(devices)} CUDA devices")
+    supported = 0
+    for dev in devices:
+        cc = dev.compute_capability
+        ok = cc >= (7, 5)
+        supported += ok
+        print(f"id {dev.id:<5d} {dev.name!r:>40} [{'SUPPORTED' if ok else 'NOT SUPPORTED (CC < 7.5)'}]")
+        print(f"{'Compute Capability':>40}: {cc[0]}.{cc[1]}")
+        print(f"{'PCI Device ID':>40}: {dev.pci_device_id}")
+        print(f"{'PCI Bus ID':>40}: {dev.pci_bus_id}")
+        print(f"{'UUID':>40}: {dev.uuid}")
+    print("Summary:")
+    print(f"\t{supported}/{len(devices)} devices are supported")
+    return supported > 0

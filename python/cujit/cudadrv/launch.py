@@ -1,0 +1,285 @@
+"""Kernel launch: numba's argument marshalling (spec §2.13) on the C++ ``KernelLauncher``.
+
+A ``LaunchPlan`` is built once per tuple of kernel argument types (cujit ``Type`` objects or type strings):
+it flattens them into the launcher's slots exactly as the compiler flattens kernel parameters (arrays as
+meminfo, parent, nitems, itemsize, data, shape..., strides...; complex as two floats; tuples element by element;
+``none`` as nothing) and keeps one converter per argument. ``launch(function, plan, griddim, blockdim, stream,
+sharedmem, args)`` converts the arguments and launches:
+
+- cujit device arrays and any object with ``__cuda_array_interface__`` are passed in place;
+- numpy arrays are copied to the device, and back after the launch when writable (numba's ``InOut``), with
+  numba's ``NumbaPerformanceWarning``; ``In(ary)``, ``Out(ary)``, ``InOut(ary)`` choose the direction;
+- Python and numpy scalars are converted to the parameter's exact width (integers wrap as in ctypes);
+  float16 parameters get binary16 bits, booleans one byte.
+
+``configure(griddim, blockdim, stream, sharedmem)`` normalises a launch configuration with numba's errors and
+low-occupancy warning, for ``kernel[griddim, blockdim, stream, sharedmem]``.
+"""
+
+import numbers
+import os
+import threading
+import warnings
+
+import numpy as np
+
+from cujit import _core
+from cujit.cudadrv.devicearray import DeviceNDArray, auto_device, contiguous_strides
+from cujit.cudadrv.stream import native_stream
+
+_drv = _core.driver
+
+MISSING_LAUNCH_CONFIG_MSG = """
+Kernel launch configuration was not specified. Use the syntax:
+
+kernel_function[blockspergrid, threadsperblock](arg0, arg1, ..., argn)
+
+See https://numba.readthedocs.io/en/stable/cuda/kernels.html#kernel-invocation for help.
+
+"""
+
+
+# ---- launch configuration ----------------------------------------------------------------------------------
+
+def normalize_dims(dim, name):
+    """A grid or block dimension as a 3-tuple, with numba's errors (spec §1.4)."""
+    if dim is None:
+        raise ValueError(MISSING_LAUNCH_CONFIG_MSG)
+    dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
+    if len(dims) > 3:
+        raise ValueError(f"{name} must be a sequence of 1, 2 or 3 integers, got {dims!r}")
+    for v in dims:
+        if not isinstance(v, numbers.Integral):
+            raise TypeError(f"{name} must be a sequence of integers, got {dims!r}")
+    dims = [int(v) for v in dims]
+    while len(dims) < 3:
+        dims.append(1)
+    return tuple(dims)
+
+
+def _env_flag(name, default):
+    value = os.environ.get("CUJIT_" + name, os.environ.get("NUMBA_" + name, default))
+    return value not in ("0", "", "false", "False")
+
+
+def configure(griddim, blockdim, stream=0, sharedmem=0):
+    """(grid 3-tuple, block 3-tuple, stream, sharedmem) for ``kernel[...]``; warns for grids under 128 blocks
+    as numba does (``NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0`` turns it off)."""
+    if griddim is None or blockdim is None:
+        raise ValueError(MISSING_LAUNCH_CONFIG_MSG)
+    grid = normalize_dims(griddim, "griddim")
+    block = normalize_dims(blockdim, "blockdim")
+    blocks = grid[0] * grid[1] * grid[2]
+    if blocks < 128 and _env_flag("CUDA_LOW_OCCUPANCY_WARNINGS", "1"):
+        from cujit.errors import NumbaPerformanceWarning
+        warnings.warn(NumbaPerformanceWarning(f"Grid size {blocks} will likely result in GPU under-utilization due "
+                                              "to low occupancy."), stacklevel=3)
+    return grid, block, stream, int(sharedmem or 0)
+
+
+def validate_launch_config(griddim, blockdim, sharedmem=0, limits=None):
+    """Raises ``LaunchConfigError`` for a configuration no GPU runs (zero or too many threads, too much shared
+    memory). ``limits`` overrides the defaults: max_grid, max_block, max_threads_per_block,
+    max_shared_per_block, static_shared. Launches check this against the real device and kernel anyway."""
+    _drv.validate_launch_config(normalize_dims(griddim, "griddim"), normalize_dims(blockdim, "blockdim"),
+                                int(sharedmem), limits)
+
+
+# ---- transfer direction wrappers (numba's cuda.In / cuda.Out / cuda.InOut) --------------------------------
+
+class ArgHint:
+    def __init__(self, value):
+        self.value = value
+
+
+class In(ArgHint):
+    """Copy the host array to the device before the launch only."""
+    copy_in, copy_out = True, False
+
+
+class Out(ArgHint):
+    """Copy the device array back to the host after the launch only."""
+    copy_in, copy_out = False, True
+
+
+class InOut(ArgHint):
+    """Copy in before and back after the launch (the default for host arrays)."""
+    copy_in, copy_out = True, True
+
+
+# ---- argument conversion -----------------------------------------------------------------------------------
+
+def _cai_value(value, ndim, index):
+    desc = value.__cuda_array_interface__
+    if desc.get("mask") is not None:
+        raise NotImplementedError("masked CUDA arrays are not supported")
+    shape = tuple(desc["shape"])
+    itemsize = np.dtype(desc["typestr"]).itemsize
+    strides = desc.get("strides") or contiguous_strides(shape, itemsize)
+    stream = desc.get("stream")
+    if stream:  # the producer's work must be done before the kernel reads it (CAI v3)
+        _drv.wrap_stream(int(stream)).synchronize()
+    return _check_ndim((desc["data"][0] or 0, int(np.prod(shape, dtype=np.int64)), itemsize, shape, tuple(strides)),
+                       ndim, index)
+
+
+def _check_ndim(value, ndim, index):
+    if len(value[3]) != ndim:
+        raise TypeError(f"kernel argument {index} must be a {ndim}-d array, got a {len(value[3])}-d array")
+    return value
+
+
+def _device_value(dev, ndim, index):
+    return _check_ndim((dev.ptr, dev.size, dev.dtype.itemsize, dev.shape, dev.strides), ndim, index)
+
+
+def _array_value(value, ndim, index, writebacks, stream):
+    if isinstance(value, DeviceNDArray):
+        return _device_value(value, ndim, index)
+    if isinstance(value, ArgHint):
+        host = value.value
+        if hasattr(host, "__cuda_array_interface__"):
+            return _array_value(host, ndim, index, writebacks, stream)
+        host = np.asarray(host)
+        dev, _ = auto_device(host, stream=stream, copy=value.copy_in, user_explicit=True)
+        if value.copy_out:
+            writebacks.append(lambda: dev.copy_to_host(host, stream=stream))
+        else:
+            writebacks.append(dev)  # kept alive until the launch is queued
+        return _device_value(dev, ndim, index)
+    if hasattr(value, "__cuda_array_interface__"):
+        return _cai_value(value, ndim, index)
+    if isinstance(value, np.ndarray):
+        dev, _ = auto_device(value, stream=stream)
+        if value.flags.writeable:
+            writebacks.append(lambda: dev.copy_to_host(value, stream=stream))
+        else:
+            writebacks.append(dev)
+        return _device_value(dev, ndim, index)
+    raise TypeError(f"kernel argument {index} must be an array (numpy, device array or __cuda_array_interface__ "
+                    f"object), got {type(value).__name__}")
+
+
+def _pointer_value(value, index):
+    if hasattr(value, "__cuda_array_interface__"):
+        return value.__cuda_array_interface__["data"][0] or 0
+    if isinstance(value, DeviceNDArray):
+        return value.ptr
+    if value is None:
+        return 0
+    raw = getattr(value, "value", value)  # ctypes pointers
+    try:
+        return int(raw or 0)
+    except TypeError:
+        raise TypeError(f"kernel argument {index} is a pointer: expected an int, got {type(value).__name__}") from None
+
+
+def _as_type(t):
+    if isinstance(t, str):
+        return _core.parse_type(t)
+    return t
+
+
+def _flatten(t, index, slots):
+    """Appends t's slots; returns the converter (value, out values, writebacks, stream) for one argument."""
+    kind = t.kind
+    if kind == "array":
+        ndim = t.ndim
+        slots.append(("array", ndim))
+        return lambda v, out, wb, s: out.append(_array_value(v, ndim, index, wb, s))
+    if kind in ("boolean", "boolean_literal"):
+        slots.append(("b", 1))
+        return lambda v, out, wb, s: out.append(v)
+    if kind in ("integer", "integer_literal"):
+        slots.append(("i" if t.signed else "u", max(t.bitwidth, 8) // 8))
+        return lambda v, out, wb, s: out.append(v)
+    if kind == "float":
+        slots.append(("f", t.bitwidth // 8))
+        return lambda v, out, wb, s: out.append(v)
+    if kind == "complex":
+        part = ("f", t.bitwidth // 16)
+        slots.extend([part, part])
+
+        def complex_parts(v, out, wb, s):
+            c = complex(v)
+            out.append(c.real)
+            out.append(c.imag)
+        return complex_parts
+    if kind in ("cpointer", "voidptr"):
+        slots.append(("u", 8))
+        return lambda v, out, wb, s: out.append(_pointer_value(v, index))
+    if kind in ("unituple", "tuple"):
+        elements = list(t.types)
+        converters = [_flatten(e, index, slots) for e in elements]
+
+        def tuple_parts(v, out, wb, s):
+            if not isinstance(v, tuple) or len(v) != len(converters):
+                raise TypeError(f"kernel argument {index} must be a tuple of {len(converters)} elements, got {v!r}")
+            for convert, item in zip(converters, v):
+                convert(item, out, wb, s)
+        return tuple_parts
+    if kind == "none":
+        return lambda v, out, wb, s: None
+    raise NotImplementedError(f"kernel argument {index}: cujit cannot pass a value of type {t} to a kernel")
+
+
+class LaunchPlan:
+    """How one tuple of kernel argument types is packed: the C++ launcher and a converter per argument."""
+
+    def __init__(self, argtypes):
+        self.argtypes = tuple(_as_type(t) for t in argtypes)
+        slots = []
+        self._converters = [_flatten(t, i, slots) for i, t in enumerate(self.argtypes)]
+        self.slots = tuple(slots)
+        self.launcher = _drv.KernelLauncher(slots)
+
+    def prepare(self, args, stream=0):
+        """(slot values, writebacks) for ``args``; writebacks run after the launch (callables) or are
+        temporaries kept alive until then."""
+        if len(args) != len(self._converters):
+            raise TypeError(f"the kernel takes {len(self._converters)} argument"
+                            f"{'' if len(self._converters) == 1 else 's'}, got {len(args)}")
+        values, writebacks = [], []
+        for convert, value in zip(self._converters, args):
+            convert(value, values, writebacks, stream)
+        return values, writebacks
+
+    def pack(self, args):
+        """The kernel parameter buffer for ``args`` (bytes); host arrays are copied to the device for it."""
+        values, _ = self.prepare(args)
+        return self.launcher.pack(values)
+
+    def __repr__(self):
+        return f"<LaunchPlan ({', '.join(str(t) for t in self.argtypes)}) {self.launcher.param_count} params>"
+
+
+_plans = {}
+_plans_lock = threading.Lock()
+
+
+def plan_for(argtypes):
+    """The (cached) LaunchPlan for a sequence of argument types."""
+    key = tuple(argtypes)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = LaunchPlan(key)
+        with _plans_lock:
+            plan = _plans.setdefault(key, plan)
+    return plan
+
+
+def launch(cufunction_handle, plan, griddim, blockdim, stream=0, sharedmem=0, args=(), cooperative=False):
+    """Launches a kernel: ``cufunction_handle`` is a ``Function`` from ``modules.load_module(...).get_function``
+    (checked against the kernel's limits, launched in its context) or a raw CUfunction int (the current
+    context's); ``plan`` a LaunchPlan or the argument types. Host arrays are copied back before this returns;
+    otherwise the launch is asynchronous."""
+    if not isinstance(plan, LaunchPlan):
+        plan = plan_for(plan)
+    grid = normalize_dims(griddim, "griddim")
+    block = normalize_dims(blockdim, "blockdim")
+    native = native_stream(stream)
+    values, writebacks = plan.prepare(args, stream)
+    plan.launcher.launch(cufunction_handle, grid, block, native, int(sharedmem or 0), values, bool(cooperative))
+    for writeback in writebacks:
+        if callable(writeback):
+            writeback()
