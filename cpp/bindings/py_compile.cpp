@@ -132,6 +132,7 @@ void register_compile(py::module_& m) {
                       o.abi = abi == "c" ? codegen::Abi::C : codegen::Abi::Numba;
                     })
       .def_readwrite("abi_name", &CompileOptions::abi_name)
+      .def_readwrite("from_dispatcher", &CompileOptions::from_dispatcher)
       .def_property("launch_bounds",
                     [](const CompileOptions& o) { return py::make_tuple(o.max_threads, o.min_blocks, o.max_cluster); },
                     [](CompileOptions& o, py::tuple b) {
@@ -142,7 +143,8 @@ void register_compile(py::module_& m) {
       .def("copy", [](const CompileOptions& o) { return CompileOptions(o); })
       .def("key", [](const CompileOptions& o) {
         return py::make_tuple(o.cc.major, o.cc.minor, o.cc.suffix, o.fastmath, o.opt, o.lineinfo, o.debug, o.kernel,
-                              o.abi == codegen::Abi::C, o.abi_name, o.max_threads, o.min_blocks, o.max_cluster);
+                              o.abi == codegen::Abi::C, o.abi_name, o.max_threads, o.min_blocks, o.max_cluster,
+                              o.from_dispatcher);
       });
 
   m.def("flags_summary", &codegen::flags_summary);

@@ -17,18 +17,47 @@ _cache = {}
 _cache_lock = threading.Lock()
 
 
-def _lambda_def(tree, pyfunc):
-    """A lambda becomes a FunctionDef returning its body (same source locations)."""
+def _find_lambda(text, pyfunc):
+    """The ast.Lambda of `pyfunc` in `text` (the source lines holding it), with
+    locations relative to `text`. A lambda may sit inside any expression, so each
+    'lambda' keyword is tried with the longest suffix of the text that parses."""
     names = list(pyfunc.__code__.co_varnames[: pyfunc.__code__.co_argcount])
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Lambda) and [a.arg for a in node.args.args] == names:
-            ret = ast.Return(value=node.body)
-            ast.copy_location(ret, node.body)
-            fdef = ast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[], returns=None,
-                                   type_params=[])
-            ast.copy_location(fdef, node)
-            return fdef
+    start = text.find("lambda")
+    while start >= 0:
+        for end in range(len(text), start, -1):
+            try:
+                node = ast.parse(text[start:end], mode="eval").body
+            except SyntaxError:
+                continue
+            if not isinstance(node, ast.Lambda):
+                continue  # e.g. "lambda x: x, 2" parses as a tuple: try a shorter text
+            if [a.arg for a in node.args.args] == names:
+                line = text.count("\n", 0, start)
+                col = start - (text.rfind("\n", 0, start) + 1)
+                for n in ast.walk(node):
+                    if hasattr(n, "lineno"):
+                        if n.lineno == 1:
+                            n.col_offset += col
+                        if getattr(n, "end_lineno", None) == 1:
+                            n.end_col_offset += col
+                        n.lineno += line
+                        n.end_lineno = (n.end_lineno or 1) + line
+                return node
+            break
+        start = text.find("lambda", start + 1)
     return None
+
+
+def _lambda_def(text, pyfunc):
+    """A lambda becomes a FunctionDef returning its body (same source locations)."""
+    node = _find_lambda(text, pyfunc)
+    if node is None:
+        return None
+    ret = ast.Return(value=node.body)
+    ast.copy_location(ret, node.body)
+    fdef = ast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[], returns=None)
+    ast.copy_location(fdef, node)
+    return fdef
 
 
 def _parse(pyfunc):
@@ -41,14 +70,10 @@ def _parse(pyfunc):
             "functions from their source; functions built with exec() or typed into an interactive "
             "prompt have none. Define the function in a module file.") from None
     text = textwrap.dedent("".join(lines))
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        # A lambda in the middle of an expression: parse the lines it spans in parentheses.
-        tree = ast.parse("(" + text.strip().rstrip(",") + "\n)")
     if pyfunc.__name__ == "<lambda>":
-        fdef = _lambda_def(tree, pyfunc)
+        fdef = _lambda_def(text, pyfunc)
     else:
+        tree = ast.parse(text)
         fdef = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if fdef is None:
         raise UnsupportedError(f"cannot find the definition of {qualname!r} in its source")

@@ -35,6 +35,7 @@ class CUDADispatcher:
         options.kernel = False
         options.abi = "numba"
         options.abi_name = ""
+        options.from_dispatcher = True
         options.fastmath = bool(self.targetoptions.get("fastmath", options.fastmath))
         key = (tuple(argtypes), options.key())
         with self._lock:

@@ -43,6 +43,9 @@ struct CompileOptions {
   std::string abi_name;  // overrides the symbol name when set
   // launch_bounds (kernels): max threads per block, min blocks per SM, max blocks per cluster; 0 = unset.
   int max_threads = 0, min_blocks = 0, max_cluster = 0;
+  // Compiled by a @cuda.jit(device=True) dispatcher for a caller rather than by
+  // compile/compile_ptx: numba records its NVVM options in another order then.
+  bool from_dispatcher = false;
 };
 
 // numba's CUDAFlags summary string for these options (spec §4.5).

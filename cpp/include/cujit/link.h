@@ -56,7 +56,8 @@ struct LinkerStatus {
   unsigned major = 0, minor = 0;
 };
 
-// Directories searched after $CUDA_HOME/lib64 and /usr/local/cuda/lib64 and
+// CUJIT_NVJITLINK, when set, names the library file and is the only place
+// looked. Otherwise: directories searched after $CUDA_HOME/lib64 and /usr/local/cuda/lib64 and
 // before the loader's default path (the Python package hands in the lib
 // folders of NVIDIA's pip wheels). Only effective before the first load.
 void set_search_paths(std::vector<std::string> directories);

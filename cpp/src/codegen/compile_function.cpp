@@ -11,7 +11,8 @@ namespace cujit::codegen {
 
 std::string flags_summary(const CompileOptions& o) {
   std::vector<std::pair<std::string, std::string>> flags;
-  std::string cc = "(" + std::to_string(o.cc.major) + ", " + std::to_string(o.cc.minor) + ")";
+  std::string cc = "(" + std::to_string(o.cc.major) + ", " + std::to_string(o.cc.minor) +
+                   (o.cc.suffix.empty() ? "" : ", '" + o.cc.suffix + "'") + ")";
   flags.emplace_back("compute_capability", cc);
   if (o.debug) {
     flags.emplace_back("dbg_extend_lifetimes", "True");
@@ -30,9 +31,10 @@ std::string flags_summary(const CompileOptions& o) {
   std::string opt = o.opt ? "3" : "0";
   std::string fm = o.fastmath ? "True" : "False";
   std::string nvvm;
-  if (o.debug) nvvm = "{'opt': " + opt + ", 'fastmath': " + fm + ", 'g': None}";
-  else if (o.kernel) nvvm = "{'fastmath': " + fm + ", 'opt': " + opt + "}";
-  else nvvm = "{'opt': " + opt + ", 'fastmath': " + fm + "}";
+  // numba builds the dict in another key order for device functions its dispatchers compile.
+  std::string g = o.debug ? ", 'g': None" : "";
+  if (o.from_dispatcher) nvvm = "{'opt': " + opt + ", 'fastmath': " + fm + g + "}";
+  else nvvm = "{'fastmath': " + fm + ", 'opt': " + opt + g + "}";
   flags.emplace_back("nvvm_options", nvvm);
   std::sort(flags.begin(), flags.end());
   std::string s = "CUDAFlags(";

@@ -30,6 +30,12 @@ Expected<TargetArch> resolve_arch(const ComputeCapability& cc) {
     return Error{ErrorKind::ValueError, "Invalid compute capability (" + std::to_string(cc.major) + ", " +
                                             std::to_string(cc.minor) + ")", {}};
   int wanted = cc.major * 10 + cc.minor;
+  if ((cc.suffix == "a" && wanted < 90) || (cc.suffix == "f" && wanted < 100))
+    return Error{ErrorKind::ValueError,
+                 "Invalid architecture suffix '" + cc.suffix + "' for compute capability " + std::to_string(cc.major) +
+                     "." + std::to_string(cc.minor) + ": arch-specific ('a') targets start at 9.0, family ('f') "
+                     "targets at 10.0",
+                 {}};
   const auto& archs = supported_archs();
   if (wanted < archs.front())
     return Error{ErrorKind::CCSupport, "GPU compute capability " + std::to_string(cc.major) + "." +

@@ -99,15 +99,25 @@ Stream::~Stream() {
   if (const detail::DriverApi* a = detail::api_if_loaded()) a->cuStreamDestroy(handle_);
 }
 
+namespace {
+// A wrapped stream may have no known context: any current one will do.
+void make_stream_context_current(Context* ctx) {
+  if (ctx != nullptr)
+    detail::ensure_current(*ctx);
+  else
+    current_context();
+}
+}  // namespace
+
 void Stream::synchronize() const {
   const detail::DriverApi& a = detail::api();
-  if (ctx_ != nullptr) detail::ensure_current(*ctx_);
+  make_stream_context_current(ctx_);
   detail::check(a.cuStreamSynchronize(handle_), "cuStreamSynchronize");
 }
 
 bool Stream::query() const {
   const detail::DriverApi& a = detail::api();
-  if (ctx_ != nullptr) detail::ensure_current(*ctx_);
+  make_stream_context_current(ctx_);
   CUresult rc = a.cuStreamQuery(handle_);
   if (rc == detail::CUDA_ERROR_NOT_READY) return false;
   detail::check(rc, "cuStreamQuery");

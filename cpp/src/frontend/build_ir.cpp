@@ -1,6 +1,7 @@
 // Python AST (as SyntaxNode trees) -> cujit IR. Scoping follows Python: a name
 // assigned anywhere in the function is local; every other name is resolved
 // once, here, through the NameResolver and frozen into the IR.
+#include <cstdint>
 #include <set>
 #include <unordered_map>
 
@@ -194,7 +195,7 @@ class IrBuilder {
       auto s = stmt(StmtKind::Assign, n);
       s->target = build_target(target);
       auto value = std::make_unique<Expr>(ExprKind::Binary, n.loc);
-      value->op = to_op(*n.node("op"));
+      value->op = to_op(*n.node("op"), n);
       value->operands.push_back(build_expr(target));
       value->operands.push_back(build_expr(*n.node("value")));
       s->value = std::move(value);
@@ -294,9 +295,10 @@ class IrBuilder {
     out.push_back(std::move(loop));
   }
 
-  Op to_op(const SyntaxNode& n) {
+  // Operator nodes carry no location: errors point at `where`, the expression using them.
+  Op to_op(const SyntaxNode& n, const SyntaxNode& where) {
     auto it = operator_table().find(n.type);
-    if (it == operator_table().end()) unsupported(n, "the operator " + n.type);
+    if (it == operator_table().end()) unsupported(where, "the operator " + n.type);
     return it->second;
   }
 
@@ -366,26 +368,99 @@ class IrBuilder {
     return e;
   }
 
-  ExprPtr build_expr(const SyntaxNode& n) {
+  // CPython folds constant arithmetic (2 ** 40, -1) before numba sees the
+  // bytecode, so those are literals for numba: fold them the same way.
+  static ExprPtr fold(ExprPtr e) {
+    using K = ir::GlobalValue::Kind;
+    auto is_int = [](const ExprPtr& x) { return x->kind == ExprKind::Const && x->global.kind == K::Int; };
+    auto is_float = [](const ExprPtr& x) { return x->kind == ExprKind::Const && x->global.kind == K::Float; };
+    auto make_int = [&](__int128 v) -> ExprPtr {
+      if (v < INT64_MIN || v > INT64_MAX) return nullptr;
+      auto c = std::make_unique<Expr>(ExprKind::Const, e->loc);
+      c->global.kind = K::Int;
+      c->global.int_value = static_cast<int64_t>(v);
+      return c;
+    };
+    auto make_float = [&](double v) {
+      auto c = std::make_unique<Expr>(ExprKind::Const, e->loc);
+      c->global.kind = K::Float;
+      c->global.float_value = v;
+      return c;
+    };
+    ExprPtr folded;
+    if (e->kind == ExprKind::Unary && (e->op == Op::USub || e->op == Op::UAdd || e->op == Op::Invert)) {
+      const ExprPtr& x = e->operands[0];
+      if (is_int(x)) {
+        __int128 v = x->global.int_value;
+        folded = make_int(e->op == Op::USub ? -v : e->op == Op::UAdd ? v : ~v);
+      } else if (is_float(x) && e->op != Op::Invert) {
+        folded = make_float(e->op == Op::USub ? -x->global.float_value : x->global.float_value);
+      }
+    } else if (e->kind == ExprKind::Binary && is_int(e->operands[0]) && is_int(e->operands[1])) {
+      __int128 a = e->operands[0]->global.int_value, b = e->operands[1]->global.int_value;
+      switch (e->op) {
+        case Op::Add: folded = make_int(a + b); break;
+        case Op::Sub: folded = make_int(a - b); break;
+        case Op::Mul: folded = make_int(a * b); break;
+        case Op::BitAnd: folded = make_int(a & b); break;
+        case Op::BitOr: folded = make_int(a | b); break;
+        case Op::BitXor: folded = make_int(a ^ b); break;
+        case Op::FloorDiv:
+        case Op::Mod:
+          if (b != 0) {
+            __int128 q = a / b, r = a % b;
+            if (r != 0 && ((r < 0) != (b < 0))) {
+              q -= 1;
+              r += b;
+            }
+            folded = make_int(e->op == Op::FloorDiv ? q : r);
+          }
+          break;
+        case Op::Pow:
+          if (b >= 0 && b < 128) {
+            __int128 r = 1;
+            bool overflow = false;
+            for (__int128 i = 0; i < b && !overflow; ++i) {
+              r *= a;
+              overflow = r > INT64_MAX || r < INT64_MIN;
+            }
+            if (!overflow) folded = make_int(r);
+          }
+          break;
+        case Op::LShift:
+          if (b >= 0 && b < 63) folded = make_int(a << b);
+          break;
+        case Op::RShift:
+          if (b >= 0 && b < 64) folded = make_int(a >> b);
+          break;
+        default: break;
+      }
+    }
+    return folded ? std::move(folded) : std::move(e);
+  }
+
+  ExprPtr build_expr(const SyntaxNode& n) { return fold(build_expr_unfolded(n)); }
+
+  ExprPtr build_expr_unfolded(const SyntaxNode& n) {
     const std::string& t = n.type;
     if (t == "Constant") return constant(n);
     if (t == "Name") return name(n);
     if (t == "BinOp") {
       auto e = std::make_unique<Expr>(ExprKind::Binary, n.loc);
-      e->op = to_op(*n.node("op"));
+      e->op = to_op(*n.node("op"), n);
       e->operands.push_back(build_expr(*n.node("left")));
       e->operands.push_back(build_expr(*n.node("right")));
       return e;
     }
     if (t == "UnaryOp") {
       auto e = std::make_unique<Expr>(ExprKind::Unary, n.loc);
-      e->op = to_op(*n.node("op"));
+      e->op = to_op(*n.node("op"), n);
       e->operands.push_back(build_expr(*n.node("operand")));
       return e;
     }
     if (t == "BoolOp") {
       auto e = std::make_unique<Expr>(ExprKind::BoolOp, n.loc);
-      e->op = to_op(*n.node("op"));
+      e->op = to_op(*n.node("op"), n);
       for (auto& v : n.list("values")) e->operands.push_back(build_expr(*v));
       return e;
     }
@@ -395,7 +470,7 @@ class IrBuilder {
       for (auto& op : n.list("ops")) {
         if (op->type == "Is" || op->type == "IsNot" || op->type == "In" || op->type == "NotIn")
           unsupported(n, "the '" + op->type + "' comparison");
-        e->ops.push_back(to_op(*op));
+        e->ops.push_back(to_op(*op, n));
       }
       for (auto& c : n.list("comparators")) e->operands.push_back(build_expr(*c));
       return e;

@@ -146,7 +146,18 @@ Loaded& loaded() {
       return lib;
     };
     void* lib = nullptr;
-    for (const auto& dir : candidate_dirs()) {
+    // CUJIT_NVJITLINK names the library file: then it is the only place looked.
+    const char* forced = std::getenv("CUJIT_NVJITLINK");
+    if (forced != nullptr && *forced != '\0') {
+      attempts.push_back(std::string(forced) + " (CUJIT_NVJITLINK)");
+      lib = try_open(forced);
+      if (lib == nullptr) {
+        s->status.reason = std::string("the nvJitLink library named by CUJIT_NVJITLINK could not be loaded: ") +
+                           forced + " (" + last_error + ")";
+        return s;
+      }
+    }
+    for (const auto& dir : lib ? std::vector<std::string>{} : candidate_dirs()) {
       for (const char* name : sonames) {
         std::string path = dir + "/" + name;
         attempts.push_back(path);
@@ -165,8 +176,8 @@ Loaded& loaded() {
       for (const auto& a : attempts) where += "\n  " + a;
       s->status.reason =
           "the nvJitLink library (libnvJitLink.so) was not found; it was looked for in:" + where +
-          "\nInstall the CUDA toolkit and set CUDA_HOME to it, or `pip install nvidia-nvjitlink` (CUDA 12) / "
-          "`pip install nvidia-cuda-nvjitlink` or the cu13 wheels (CUDA 13).";
+          "\nInstall the CUDA toolkit and set CUDA_HOME to it, `pip install nvidia-nvjitlink` (CUDA 13) or "
+          "`pip install nvidia-nvjitlink-cu12` (CUDA 12), or set CUJIT_NVJITLINK to the library file.";
       return s;
     }
     s->status.path = attempts.back();

@@ -186,6 +186,7 @@ Value* FunctionLowering::binary(Op op, Value* a, Value* b, TypeRef lhs_t, TypeRe
   }
   if (lhs_t->is_integer()) {
     if (op == Op::LShift || op == Op::RShift) {
+      a = cast(a, lhs_t, result);
       b = b_.CreateIntCast(b, a->getType(), rhs_t->is_signed());
       if (op == Op::LShift) return b_.CreateShl(a, b);
       return lhs_t->is_signed() ? b_.CreateAShr(a, b) : b_.CreateLShr(a, b);
@@ -512,8 +513,7 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
   std::string fn = name.substr(name.find('.') + 1);
   static const std::unordered_map<std::string, std::string> numpy_names = {
       {"arcsin", "asin"},   {"arccos", "acos"},   {"arctan", "atan"},   {"arctan2", "atan2"},
-      {"arcsinh", "asinh"}, {"arccosh", "acosh"}, {"arctanh", "atanh"}, {"power", "pow"},
-      {"floor", "floor.f"}, {"ceil", "ceil.f"},   {"trunc", "trunc.f"}};
+      {"arcsinh", "asinh"}, {"arccosh", "acosh"}, {"arctanh", "atanh"}, {"power", "pow"}};
   if (name.rfind("numpy.", 0) == 0) {
     auto it = numpy_names.find(fn);
     if (it != numpy_names.end()) fn = it->second;
@@ -527,12 +527,12 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
     Value* inf = llvm::ConstantFP::getInfinity(x->getType());
     return fn == "isinf" ? b_.CreateFCmpOEQ(ax, inf) : b_.CreateFCmpOLT(ax, inf);
   }
-  if (fn == "floor" || fn == "ceil" || fn == "trunc") {  // math.*: integer results
-    if (pt[0]->is_integer()) return args[0];
-    return cast(math_call(fn, args, pt[0]), pt[0], rt);
-  }
-  if (fn.size() > 2 && fn.compare(fn.size() - 2, 2, ".f") == 0) fn.resize(fn.size() - 2);
-  return math_call(fn, std::move(args), pt[0]);
+  // Math on integers computes in the float result type.
+  TypeRef ft = rt->is_float() ? rt : pt[0];
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!(fn == "pow" && i == 1 && pt[i]->is_integer())) args[i] = cast(args[i], pt[i], ft);
+  if (fn == "pow" && pt[1]->is_integer()) return binary(Op::Pow, args[0], args[1], ft, pt[1], ft);
+  return math_call(fn, std::move(args), ft);
 }
 
 // A math function on float16/32/64 operands: an LLVM intrinsic where NVPTX has

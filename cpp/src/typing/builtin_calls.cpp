@@ -36,13 +36,13 @@ std::optional<OpSignature> float_binary(const std::vector<TypeRef>& args) {
                          args);
 }
 
-// math.floor/ceil/trunc return integers, as in Python 3 and numba.
-std::optional<OpSignature> float_to_int(const std::vector<TypeRef>& args) {
-  if (args.size() != 1 || !all_numbers(args) || args[0]->is_complex()) return std::nullopt;
-  return choose_overload({{{types::int64()}, types::int64()},
-                          {{types::uint64()}, types::uint64()},
-                          {{types::float32()}, types::int64()},
-                          {{types::float64()}, types::int64()}},
+// math.pow also has (float, int32) signatures (cudamath's Math_pow).
+std::optional<OpSignature> pow_sig(const std::vector<TypeRef>& args) {
+  if (args.size() != 2 || !all_numbers(args) || args[0]->is_complex() || args[1]->is_complex()) return std::nullopt;
+  return choose_overload({{{types::float32(), types::float32()}, types::float32()},
+                          {{types::float64(), types::float64()}, types::float64()},
+                          {{types::float32(), types::int32()}, types::float32()},
+                          {{types::float64(), types::int32()}, types::float64()}},
                          args);
 }
 
@@ -60,7 +60,7 @@ std::optional<OpSignature> cast_to(TypeRef target, const std::vector<TypeRef>& a
 std::optional<OpSignature> abs_sig(const std::vector<TypeRef>& args) {
   if (args.size() != 1 || !args[0]->is_number()) return std::nullopt;
   TypeRef t = args[0]->unliteral();
-  if (t->is_boolean()) t = types::int64();
+  if (t->is_boolean()) return OpSignature{{types::int8()}, types::int8()};
   if (t->is_complex()) return OpSignature{{t}, types::float_(t->bitwidth() / 2)};
   return OpSignature{{t}, t};
 }
@@ -85,8 +85,9 @@ std::optional<OpSignature> round_sig(const std::vector<TypeRef>& args) {
   TypeRef t = args[0]->unliteral();
   if (args.size() == 1) return OpSignature{{t->is_float() ? t : types::int64()}, types::int64()};
   if (!args[1]->is_integer()) return std::nullopt;
-  TypeRef f = t->is_float() ? t : types::float64();
-  return OpSignature{{f, types::int64()}, f};
+  return choose_overload({{{types::float32(), types::int64()}, types::float32()},
+                          {{types::float64(), types::int64()}, types::float64()}},
+                         args);
 }
 
 std::optional<OpSignature> complex_sig(const std::vector<TypeRef>& args) {
@@ -103,7 +104,8 @@ const std::unordered_map<std::string, Resolver>& registry() {
                           "erfc", "gamma", "lgamma", "cbrt", "degrees", "radians"})
       t[std::string("math.") + f] = float_unary;
     for (const char* f : {"atan2", "pow", "hypot", "copysign", "fmod"}) t[std::string("math.") + f] = float_binary;
-    for (const char* f : {"floor", "ceil", "trunc"}) t[std::string("math.") + f] = float_to_int;
+    for (const char* f : {"floor", "ceil", "trunc"}) t[std::string("math.") + f] = float_unary;
+    t["math.pow"] = pow_sig;
     for (const char* f : {"isnan", "isinf", "isfinite"}) t[std::string("math.") + f] = float_predicate;
     // numpy's ufuncs on scalars keep float results (np.floor returns a float).
     for (const char* f : {"sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
@@ -125,8 +127,16 @@ const std::unordered_map<std::string, Resolver>& registry() {
     t["max"] = min_max_sig;
     t["round"] = round_sig;
     t["complex"] = complex_sig;
-    t["int"] = [](const std::vector<TypeRef>& a) { return cast_to(types::int64(), a); };
-    t["float"] = [](const std::vector<TypeRef>& a) { return cast_to(types::float64(), a); };
+    // int(x) keeps integer types and gives int64 otherwise; float(x) keeps float types.
+    t["int"] = [](const std::vector<TypeRef>& a) {
+      if (a.size() == 1 && a[0]->is_integer()) return cast_to(a[0]->unliteral(), a);
+      return cast_to(types::int64(), a);
+    };
+    t["float"] = [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+      if (a.size() == 1 && a[0]->is_boolean()) return std::nullopt;
+      if (a.size() == 1 && a[0]->is_float()) return cast_to(a[0], a);
+      return cast_to(types::float64(), a);
+    };
     t["bool"] = [](const std::vector<TypeRef>& a) { return cast_to(types::boolean(), a); };
     return t;
   }();

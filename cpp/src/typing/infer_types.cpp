@@ -55,7 +55,8 @@ class Inferer {
     final_ = true;
     type_block(fn_.body);
     if (!always_returns(fn_.body)) returns_none_ = true;
-    TypeRef inferred = returns_ ? returns_->unliteral() : types::none();
+    // A function returning one literal reports the literal type, as numba does (`lambda: 1`).
+    TypeRef inferred = returns_ ? returns_ : types::none();
     if (req.declared_return) {
       if (returns_ && can_convert(inferred, req.declared_return) == Conversion::Impossible)
         fail(ErrorKind::TypingError, "cannot convert the return value of type " + inferred->name() +
@@ -133,9 +134,9 @@ class Inferer {
           break;
         }
         if (returns_ == nullptr) {
-          returns_ = t->unliteral();
+          returns_ = t;
         } else {
-          TypeRef u = unify(returns_, t->unliteral());
+          TypeRef u = unify(returns_, t);
           if (u == nullptr) typing_error("Cannot unify return types " + returns_->name() + " and " + t->name(), s.loc);
           returns_ = u;
         }
@@ -207,7 +208,7 @@ class Inferer {
         switch (e.global.kind) {
           case K::Int: return types::integer_literal(e.global.int_value);
           case K::Float: return types::float64();
-          case K::Bool: return types::boolean();
+          case K::Bool: return types::boolean_literal(e.global.int_value != 0);
           case K::Complex: return types::complex128();
           default: return types::none();
         }

@@ -90,7 +90,10 @@ std::vector<OpSignature> binary_candidates(Op op) {
 }  // namespace
 
 std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candidates,
-                                           const std::vector<TypeRef>& args) {
+                                           const std::vector<TypeRef>& literal_args) {
+  // numba's templates try non-literal argument types first (prefer_literal is off).
+  std::vector<TypeRef> args;
+  for (TypeRef a : literal_args) args.push_back(a->unliteral());
   std::optional<OpSignature> best;
   Rating best_rating;
   for (const OpSignature& cand : candidates) {
@@ -115,8 +118,15 @@ std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candi
   return best;
 }
 
+bool is_bitwise(Op op) {
+  return op == Op::BitAnd || op == Op::BitOr || op == Op::BitXor || op == Op::LShift || op == Op::RShift;
+}
+
+bool is_integral(TypeRef t) { return t->is_integer() || t->is_boolean(); }
+
 std::optional<OpSignature> resolve_binary(Op op, TypeRef lhs, TypeRef rhs) {
   if (!lhs->is_number() || !rhs->is_number()) return std::nullopt;
+  if (is_bitwise(op) && (!is_integral(lhs) || !is_integral(rhs))) return std::nullopt;
   return choose_overload(binary_candidates(op), {lhs, rhs});
 }
 
@@ -125,6 +135,7 @@ std::optional<OpSignature> resolve_unary(Op op, TypeRef operand) {
   if (!operand->is_number()) return std::nullopt;
   std::vector<OpSignature> c;
   if (op == Op::Invert) {
+    if (!is_integral(operand)) return std::nullopt;
     c.push_back({{types::boolean()}, types::boolean()});
     for (TypeRef t : all_ints()) c.push_back({{t}, choose_result_int(t, t)});
   } else {

@@ -162,7 +162,8 @@ class DeviceNDArray:
         handle = None
         if stream is not None and not (isinstance(stream, int) and stream == 0):
             native = native_stream(stream)
-            handle = native.handle if native is not None else None
+            # CAI v3 reserves 0; the driver's handle 0 is the legacy default stream, which CAI calls 1.
+            handle = (native.handle or 1) if native is not None else None
         return {
             "shape": self.shape,
             "strides": None if self.is_c_contiguous() else self.strides,
