@@ -312,6 +312,7 @@ class LoadedModule : public std::enable_shared_from_this<LoadedModule> {
   void* handle_;
   ModuleHooks hooks_;
   std::atomic<bool> loaded_{true};
+  std::atomic<bool> unloading_{false};
   std::mutex functions_mutex_;
   std::unordered_map<std::string, std::unique_ptr<Function>> functions_;
 };

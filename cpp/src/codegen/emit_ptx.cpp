@@ -143,6 +143,17 @@ class Pipeline {
   }
 
   std::string emit(llvm::Module& module) {
+    // The DWARF writer keeps per-module state across runs: modules with debug
+    // info get a fresh codegen pass manager.
+    if (module.getNamedMetadata("llvm.dbg.cu") != nullptr) {
+      llvm::SmallString<0> out;
+      llvm::raw_svector_ostream os(out);
+      llvm::legacy::PassManager pm;
+      if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+        fail(ErrorKind::Internal, "the NVPTX backend cannot emit PTX");
+      pm.run(module);
+      return std::string(out.str());
+    }
     // The codegen pass manager writes through its AsmPrinter into `ptx_`, so it is
     // built on first use and kept with the buffer.
     if (!codegen_) {

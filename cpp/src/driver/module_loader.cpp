@@ -124,12 +124,15 @@ std::pair<CUdeviceptr, std::size_t> LoadedModule::global(const std::string& name
 }
 
 void LoadedModule::unload() {
-  if (!loaded_.exchange(false, std::memory_order_acq_rel)) return;
+  if (unloading_.exchange(true, std::memory_order_acq_rel)) return;
   // Teardown sees a still-loaded module (spec §6.3: teardown, then unload),
   // and the unload happens even when teardown fails.
   struct UnloadAtExit {
     LoadedModule* m;
-    ~UnloadAtExit() { driver_unload(m->kind_, m->handle_); }
+    ~UnloadAtExit() {
+      m->loaded_.store(false, std::memory_order_release);
+      driver_unload(m->kind_, m->handle_);
+    }
   } unload_after{this};
   if (hooks_.teardown) hooks_.teardown(*this);
 }
@@ -171,6 +174,7 @@ std::shared_ptr<LoadedModule> ModuleLoader::load(const std::string& key, Context
         module->hooks_.setup(*module);
       } catch (...) {
         // The module never became usable: no teardown for it, just the unload.
+        module->unloading_.store(true, std::memory_order_release);
         module->loaded_.store(false, std::memory_order_release);
         driver_unload(module->kind_, module->handle_);
         forget();
