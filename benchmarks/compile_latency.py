@@ -48,6 +48,46 @@ def horner16(x):
     )
 
 
+# Kernels of the kernel-language issue. `cuda` and `float32` are bound by the case to
+# the package being measured (each process measures one package).
+cuda = float32 = None
+TPB = 16
+
+
+def saxpy(r, a, x, y):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = a * x[i] + y[i]
+
+
+def fast_matmul(A, B, C):
+    sA = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
+    sB = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    bpg = cuda.gridDim.x
+    tmp = float32(0.)
+    for i in range(bpg):
+        sA[ty, tx] = 0
+        sB[ty, tx] = 0
+        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * TPB]
+        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * TPB, x]
+        cuda.syncthreads()
+        for j in range(TPB):
+            tmp += sA[ty, j] * sB[j, tx]
+        cuda.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+
+def bind_package(pkg):
+    global cuda, float32
+    cuda, float32 = pkg.cuda, pkg.float32
+
+
 # -- the case registry ----------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -96,6 +136,22 @@ def add_c_abi(pkg):
 def horner(pkg):
     sig = pkg.float64(pkg.float64)
     return lambda: pkg.cuda.compile_ptx(horner16, sig, device=True, cc=CC)
+
+
+@case("e) saxpy kernel", max_ms=2)
+def saxpy_kernel(pkg):
+    bind_package(pkg)
+    a = pkg.float32[::1]
+    sig = pkg.void(a, pkg.float32, a, a)
+    return lambda: pkg.cuda.compile_ptx(saxpy, sig, cc=CC)
+
+
+@case("f) 16x16 tiled matmul kernel", max_ms=7)
+def matmul_kernel(pkg):
+    bind_package(pkg)
+    m = pkg.float32[:, ::1]
+    sig = pkg.void(m, m, m)
+    return lambda: pkg.cuda.compile_ptx(fast_matmul, sig, cc=CC)
 
 
 @case("d) fresh process: import + add", max_ms=150, repeat=5)
