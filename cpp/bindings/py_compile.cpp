@@ -180,7 +180,14 @@ void register_compile(py::module_& m) {
                              py::return_value_policy::reference)
       .def_property_readonly("symbol", [](const ir::TypedFunction& f) { return f.symbol; })
       .def_property_readonly("env_symbol", [](const ir::TypedFunction& f) { return f.env_symbol; })
-      .def_property_readonly("signature", [](const ir::TypedFunction& f) { return f.sig; });
+      .def_property_readonly("signature", [](const ir::TypedFunction& f) { return f.sig; })
+      .def_property_readonly("variables", [](const ir::TypedFunction& f) {
+        py::list out;
+        for (const ir::Variable& v : f.fn->vars)
+          if (v.type != nullptr && v.name[0] != '$')
+            out.append(py::make_tuple(v.name, py::cast(v.type, py::return_value_policy::reference)));
+        return out;
+      });
 
   m.def("type_function",
         [](const PyFunctionSource& src, py::object resolver, std::vector<TypeRef> args, py::object return_type,

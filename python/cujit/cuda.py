@@ -7,3 +7,26 @@ from cujit.types import *  # noqa: F401,F403
 from cujit.errors import (TypingError, UnsupportedError, CudaSupportError, CudaDriverError,  # noqa: F401
                           NvrtcError, LinkerError)
 from cujit.intrinsics import *  # noqa: F401,F403
+
+# The runtime (devices, arrays, streams) is imported on first use: compiling needs
+# neither numpy nor a driver, and `import cujit` stays fast.
+_RUNTIME = {
+    "cujit.cudadrv.devices": ("is_available", "detect", "get_current_device", "select_device", "current_context",
+                              "synchronize", "close", "gpus", "list_devices"),
+    "cujit.cudadrv.devicearray": ("to_device", "device_array", "device_array_like", "DeviceNDArray",
+                                  "as_cuda_array", "is_cuda_array"),
+    "cujit.cudadrv.stream": ("stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
+                             "external_stream"),
+    "cujit.cudadrv.launch": ("In", "Out", "InOut"),
+}
+_RUNTIME_NAMES = {name: module for module, names in _RUNTIME.items() for name in names}
+
+
+def __getattr__(name):
+    module = _RUNTIME_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cujit.cuda' has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

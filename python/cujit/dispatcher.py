@@ -7,11 +7,83 @@ lazily otherwise; launching them comes with the runtime."""
 
 import functools
 import threading
+import weakref
 
 from cujit import _core
 from cujit.compiler import compile_function, make_options, parse_signature
 from cujit._source import Resolver, function_source
 from cujit.errors import TypingError
+from cujit.typeof import typeof
+
+
+class _Kernel:
+    """One kernel specialisation: its PTX, its launch plan, a cubin per device
+    architecture (nvJitLink) and a loaded function per CUDA context. Its module
+    is unloaded from every context when the kernel is collected."""
+
+    def __init__(self, ptx, llvm_ir, typed, options):
+        self.ptx = ptx
+        self.llvm_ir = llvm_ir
+        self.typed = typed
+        self.options = options
+        self.entry = typed.symbol
+        self.argtypes = tuple(typed.args)
+        self._plan = None
+        self._cubins = {}
+        self._functions = {}
+        self._lock = threading.Lock()
+        self._finalizer = None
+
+    @property
+    def plan(self):
+        if self._plan is None:
+            from cujit.cudadrv import launch
+            self._plan = launch.plan_for(self.argtypes)
+        return self._plan
+
+    def function(self):
+        """The CUfunction of this kernel in the current context (loaded on first use)."""
+        from cujit.cudadrv import devices, linker, modules
+        context = devices.current_context()
+        fn = self._functions.get(context.handle)
+        if fn is not None:
+            return fn
+        with self._lock:
+            fn = self._functions.get(context.handle)
+            if fn is None:
+                cc = context.device.compute_capability
+                cubin = self._cubins.get(cc)
+                if cubin is None:
+                    cubin, _ = linker.link([("ptx", self.ptx, "<cudapy-ptx>")], cc,
+                                           max_registers=self.options_max_registers)
+                    self._cubins[cc] = cubin
+                module = modules.load_module(self.entry, cubin, context)
+                if self._finalizer is None:
+                    self._finalizer = weakref.finalize(self, modules.unload_key, self.entry)
+                fn = module.get_function(self.entry)
+                self._functions[context.handle] = fn
+        return fn
+
+    options_max_registers = None
+
+
+class _LaunchConfiguration:
+    """``kernel[griddim, blockdim, stream, sharedmem]``: call it with the kernel's arguments."""
+
+    __slots__ = ("dispatcher", "griddim", "blockdim", "stream", "sharedmem")
+
+    def __init__(self, dispatcher, griddim, blockdim, stream, sharedmem):
+        self.dispatcher = dispatcher
+        self.griddim = griddim
+        self.blockdim = blockdim
+        self.stream = stream
+        self.sharedmem = sharedmem
+
+    def __call__(self, *args):
+        from cujit.cudadrv import launch
+        kernel = self.dispatcher._kernel_for_args(args)
+        launch.launch(kernel.function(), kernel.plan, self.griddim, self.blockdim, self.stream, self.sharedmem,
+                      args)
 
 
 class CUDADispatcher:
@@ -21,8 +93,11 @@ class CUDADispatcher:
         self.device = device
         self.targetoptions = dict(options)
         self.overloads = {}
+        self.specialized = False
+        self.specializations = {}
+        self._can_compile = True
         self._typed = {}
-        self._ptx = {}
+        self._compiled = {}
         self._lock = threading.RLock()
         self._typing_now = set()
 
@@ -52,62 +127,136 @@ class CUDADispatcher:
             finally:
                 self._typing_now.discard(key)
             self._typed[key] = typed
-            self.overloads[tuple(argtypes)] = typed
+            self.overloads.setdefault(tuple(argtypes), typed)
             return typed
 
-    # -- eager compilation and inspection ------------------------------------------------------
+    # -- compilation -------------------------------------------------------------------------
     def _options(self, cc=None):
         o = self.targetoptions
         return make_options(device=self.device, abi="numba", abi_info=None, cc=cc,
                             fastmath=o.get("fastmath", False), opt=o.get("opt"), debug=o.get("debug"),
                             lineinfo=o.get("lineinfo", False), launch_bounds=o.get("launch_bounds"))
 
-    def compile(self, sig, cc=None):
-        """Compile for `sig` (a signature or argument types); returns the return type."""
-        signature = parse_signature(sig)
-        options = self._options(cc)
+    @staticmethod
+    def _current_cc():
+        from cujit.cudadrv import devices
+        if devices.is_available():
+            return devices.get_current_device().compute_capability
+        return None
+
+    def _compile_signature(self, signature, cc=None):
+        """Compile once per (argument types, options); returns the _Kernel (or, for device functions, the
+        compiled entry)."""
+        options = self._options(cc if cc is not None else self._current_cc())
         key = (tuple(signature.args), options.key())
+        compiled = self._compiled.get(key)
+        if compiled is not None:
+            return compiled
         with self._lock:
-            if key not in self._ptx:
+            compiled = self._compiled.get(key)
+            if compiled is None:
                 ptx, llvm_ir, typed = compile_function(self.py_func, signature, options, keep_llvm_ir=True)
-                self._ptx[key] = (ptx, llvm_ir, typed)
-                self.overloads[tuple(signature.args)] = typed
-            return self._ptx[key][2].return_type
+                compiled = _Kernel(ptx, llvm_ir, typed, options)
+                compiled.options_max_registers = self.targetoptions.get("max_registers")
+                self._compiled[key] = compiled
+                self.overloads[tuple(signature.args)] = compiled if not self.device else typed
+            return compiled
+
+    def compile(self, sig, cc=None):
+        """Compile for `sig` (a signature or argument types); returns the kernel (numba returns its _Kernel)."""
+        signature = parse_signature(sig)
+        if not self.device and signature.return_type is not None and signature.return_type.kind != "none":
+            raise TypeError("CUDA kernel must have void return type.")
+        return self._compile_signature(signature, cc)
 
     def compile_device(self, argtypes, return_type=None):
         sig = _core.Signature(return_type, list(argtypes))
-        self.compile(sig)
+        self._compile_signature(sig)
         return self.overloads[tuple(argtypes)]
 
-    def _inspect(self, index, signature):
+    def _kernel_for_args(self, args):
+        argtypes = tuple(typeof(a) for a in args)
+        kernel = self.overloads.get(argtypes)
+        if kernel is not None:
+            return kernel
+        if not self._can_compile:
+            raise TypeError("No matching definition for argument type(s) " + ", ".join(map(str, argtypes)))
+        return self._compile_signature(_core.Signature(None, list(argtypes)))
+
+    def specialize(self, *args):
+        """A dispatcher compiled for exactly the types of `args`, with compilation disabled."""
+        if self.specialized:
+            raise RuntimeError("Dispatcher already specialized")
+        argtypes = tuple(typeof(a) for a in args)
+        key = (self._current_cc(), argtypes)
+        spec = self.specializations.get(key)
+        if spec is None:
+            spec = CUDADispatcher(self.py_func, self.device, self.targetoptions)
+            spec.compile(argtypes)
+            spec._can_compile = False
+            spec.specialized = True
+            self.specializations[key] = spec
+        return spec
+
+    def disable_compile(self, val=True):
+        self._can_compile = not val
+
+    # -- inspection --------------------------------------------------------------------------
+    def _inspect(self, attribute, signature):
         with self._lock:
-            entries = {k[0]: v[index] for k, v in self._ptx.items()}
+            entries = {k[0]: getattr(v, attribute) for k, v in self._compiled.items()}
         if signature is not None:
             return entries[tuple(parse_signature(signature).args)]
         return entries
 
     def inspect_asm(self, signature=None):
-        return self._inspect(0, signature)
+        return self._inspect("ptx", signature)
 
     def inspect_llvm(self, signature=None):
-        return self._inspect(1, signature)
+        return self._inspect("llvm_ir", signature)
+
+    def inspect_types(self, file=None):
+        lines = []
+        for argtypes, kernel in self._compiled_items():
+            lines.append(f"{self.__qualname__} ({', '.join(map(str, argtypes))})")
+            for name, t in kernel.typed.variables:
+                lines.append(f"    {name}: {t}")
+        text = "\n".join(lines)
+        if file is None:
+            print(text)
+        else:
+            print(text, file=file)
+
+    def _compiled_items(self):
+        with self._lock:
+            return [(k[0], v) for k, v in self._compiled.items()]
 
     @property
     def signatures(self):
         return list(self.overloads)
 
     def __getitem__(self, config):
-        raise NotImplementedError("launching kernels is not supported yet: cujit currently compiles kernels to "
-                                  "PTX only (cuda.compile_ptx, dispatcher.inspect_asm)")
+        if self.device:
+            raise RuntimeError("Cannot compile a device function as a kernel")
+        if len(config) not in (2, 3, 4):
+            raise ValueError("must specify at least the griddim and blockdim")
+        from cujit.cudadrv import launch
+        grid, block, stream, sharedmem = launch.configure(*config)
+        return _LaunchConfiguration(self, grid, block, stream, sharedmem)
+
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        if ntasks < 0:
+            raise ValueError("Can't create ForAll with negative task count: %s" % ntasks)
+        tpb = tpb or 128
+        blocks = max(1, (ntasks + tpb - 1) // tpb)
+        return self[blocks, tpb, stream, sharedmem] if ntasks else (lambda *args: None)
 
     def __call__(self, *args, **kwargs):
         if self.device:
             raise TypeError(f"{self.__qualname__!r} is a CUDA device function; it can only be called from "
                             "kernels and other device functions")
-        raise ValueError("Kernel launch configuration was not specified. Use the syntax:\n\n"
-                         "kernel_function[blockspergrid, threadsperblock](arg0, arg1, ..., argn)\n\n"
-                         "See https://numba.readthedocs.io/en/stable/cuda/kernels.html#kernel-invocation "
-                         "for help.")
+        from cujit.cudadrv.launch import MISSING_LAUNCH_CONFIG_MSG
+        raise ValueError(MISSING_LAUNCH_CONFIG_MSG)
 
     def __repr__(self):
         kind = "device function" if self.device else "kernel"
@@ -132,6 +281,9 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
         dispatcher = CUDADispatcher(pyfunc, device, options)
         for sig in sigs:
             dispatcher.compile(sig)
+        if sigs and not device:
+            dispatcher._can_compile = False
+            dispatcher.specialized = len(sigs) == 1
         return dispatcher
 
     if func_or_sig is None:

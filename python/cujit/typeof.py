@@ -1,0 +1,76 @@
+"""numba's typeof for launch arguments (spec §12.2): the cujit type of a Python
+value, used to pick (or compile) a kernel specialisation."""
+
+import sys
+
+from cujit import _core
+from cujit.errors import TypingError
+
+_lookup = _core.types.lookup
+_INT64, _UINT64, _FLOAT64, _COMPLEX128, _BOOL = (_lookup("int64"), _lookup("uint64"), _lookup("float64"),
+                                                 _lookup("complex128"), _lookup("boolean"))
+_DTYPE_NAMES = {"bool": "boolean"}
+
+
+def dtype_type(dtype):
+    t = _lookup(_DTYPE_NAMES.get(dtype.name, dtype.name))
+    if t is None:
+        raise TypingError(f"unsupported array dtype {dtype} for a CUDA kernel argument")
+    return t
+
+
+def _layout(shape, strides, itemsize):
+    def contiguous(order):
+        expected = itemsize
+        dims = range(len(shape) - 1, -1, -1) if order == "C" else range(len(shape))
+        for d in dims:
+            if shape[d] != 1 and strides[d] != expected:
+                return False
+            expected *= shape[d]
+        return True
+    if contiguous("C"):
+        return "C"
+    return "F" if contiguous("F") else "A"
+
+
+def _array_type(dtype, shape, strides, readonly):
+    np = sys.modules["numpy"]
+    dtype = np.dtype(dtype)
+    if strides is None:
+        layout = "C"
+    else:
+        layout = _layout(shape, strides, dtype.itemsize)
+    return _core.types.array(dtype_type(dtype), len(shape), layout, readonly)
+
+
+def typeof(value):
+    """The cujit type of a kernel argument, following numba's typeof."""
+    if isinstance(value, bool):
+        return _BOOL
+    if isinstance(value, int):
+        if value.bit_length() < 64:
+            return _INT64
+        if value >= 0 and value.bit_length() == 64:
+            return _UINT64
+        raise ValueError("Int value is too large")
+    if isinstance(value, float):
+        return _FLOAT64
+    if isinstance(value, complex):
+        return _COMPLEX128
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(value, np.ndarray):
+            return _array_type(value.dtype, value.shape, value.strides, not value.flags.writeable)
+        if isinstance(value, np.generic):
+            return dtype_type(value.dtype)
+    from cujit.cudadrv.launch import ArgHint
+    if isinstance(value, ArgHint):
+        return typeof(value.value)
+    cai = getattr(value, "__cuda_array_interface__", None)
+    if cai is not None:
+        shape = tuple(cai["shape"])
+        readonly = bool(cai["data"][1])
+        return _array_type(cai["typestr"], shape, cai.get("strides"), readonly)
+    if isinstance(value, tuple):
+        return _core.types.tuple([typeof(v) for v in value])
+    raise TypingError(f"cannot pass a value of type {type(value).__name__} to a CUDA kernel")
