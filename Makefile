@@ -10,7 +10,7 @@ BUILD_DIR := build/cpython-$(PYVER)
 APT_PACKAGES := llvm-19-dev libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build test test-cpp test-py demo bench bench-setup gpu-build clean
+.PHONY: setup build test test-cpp test-py demo bench bench-setup gpu-build gpu-test clean
 
 setup: $(VENV)/.stamp
 
@@ -48,10 +48,17 @@ bench-setup:
 bench: build bench-setup
 	@$(VPY) benchmarks/compile_latency.py
 
-# The extension for the GPU machine (CPython 3.12), copied where `device` runs can carry it.
+# The extension for the GPU machine (CPython 3.12), copied to .gpu/ for `device` runs to carry;
+# there: `make gpu-test` (or `cp .gpu/_core*.so python/cujit/ && PYTHONPATH=python pytest -m gpu tests`).
+PY312 ?= $(shell (PYENV_VERSION=3.12 pyenv which python3.12 || command -v python3.12) 2>/dev/null | head -1)
 gpu-build:
-	@$(MAKE) --no-print-directory build PYTHON=python3.12
-	@mkdir -p .gpu && cp $(BUILD_DIR:$(PYVER)=312)/_core*.so .gpu/ 2>/dev/null || cp build/cpython-312/_core*.so .gpu/
+	@$(MAKE) --no-print-directory build PYTHON=$(PY312)
+	@mkdir -p .gpu && cp build/cpython-312/_core*.so .gpu/
+
+# On a machine with a GPU and a prebuilt extension in .gpu/: every gpu test, against numpy.
+gpu-test:
+	@cp .gpu/_core*.so python/cujit/
+	@PYTHONPATH=python $(PYTHON) -m pytest -q -m gpu tests
 
 clean:
 	rm -rf build .venv .venv-py* .gpu

@@ -433,9 +433,13 @@ def test_module_hooks_globals_unload_and_reload(image):
 
 
 def test_bad_images_raise_driver_errors():
+    # With CUDA's lazy module loading (the default since 12.2) a bad image may only be
+    # rejected when a kernel is first looked up in it: either step must raise.
     with pytest.raises(errors.CudaDriverError) as info:
-        modules.load_module("test-runtime-junk", b"definitely not a cubin\0")
+        module = modules.load_module("test-runtime-junk", b"definitely not a cubin\0")
+        module.get_function("kernel")
     assert info.value.code_name.startswith("CUDA_ERROR_")
+    modules.unload_key("test-runtime-junk")
     assert modules.find_module("test-runtime-junk") is None
 
 
