@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_kernels import make_kernels  # noqa: E402
 BENCH_PYTHON = os.path.join(ROOT, ".bench-venv", "bin", "python")
 SETUP_SCRIPT = os.path.join(ROOT, "benchmarks", "setup_numba_venv.sh")
 DISTRIBUTIONS = {"cujit": "cujit", "numba": "numba-cuda"}
@@ -46,46 +48,6 @@ def horner16(x):
         * x - 6.0) * x + 7.0) * x - 8.0) * x + 9.0) * x - 10.0) * x + 11.0) * x - 12.0)
         * x + 13.0) * x - 14.0) * x + 15.0) * x - 16.0)
     )
-
-
-# Kernels of the kernel-language issue. `cuda` and `float32` are bound by the case to
-# the package being measured (each process measures one package).
-cuda = float32 = None
-TPB = 16
-
-
-def saxpy(r, a, x, y):
-    i = cuda.grid(1)
-    if i < r.size:
-        r[i] = a * x[i] + y[i]
-
-
-def fast_matmul(A, B, C):
-    sA = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
-    sB = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
-    x, y = cuda.grid(2)
-    tx = cuda.threadIdx.x
-    ty = cuda.threadIdx.y
-    bpg = cuda.gridDim.x
-    tmp = float32(0.)
-    for i in range(bpg):
-        sA[ty, tx] = 0
-        sB[ty, tx] = 0
-        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
-            sA[ty, tx] = A[y, tx + i * TPB]
-        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
-            sB[ty, tx] = B[ty + i * TPB, x]
-        cuda.syncthreads()
-        for j in range(TPB):
-            tmp += sA[ty, j] * sB[j, tx]
-        cuda.syncthreads()
-    if y < C.shape[0] and x < C.shape[1]:
-        C[y, x] = tmp
-
-
-def bind_package(pkg):
-    global cuda, float32
-    cuda, float32 = pkg.cuda, pkg.float32
 
 
 # -- the case registry ----------------------------------------------------------------
@@ -140,7 +102,7 @@ def horner(pkg):
 
 @case("e) saxpy kernel", max_ms=2)
 def saxpy_kernel(pkg):
-    bind_package(pkg)
+    saxpy, _ = make_kernels(pkg.cuda, pkg.float32)
     a = pkg.float32[::1]
     sig = pkg.void(a, pkg.float32, a, a)
     return lambda: pkg.cuda.compile_ptx(saxpy, sig, cc=CC)
@@ -148,7 +110,7 @@ def saxpy_kernel(pkg):
 
 @case("f) 16x16 tiled matmul kernel", max_ms=7)
 def matmul_kernel(pkg):
-    bind_package(pkg)
+    _, fast_matmul = make_kernels(pkg.cuda, pkg.float32)
     m = pkg.float32[:, ::1]
     sig = pkg.void(m, m, m)
     return lambda: pkg.cuda.compile_ptx(fast_matmul, sig, cc=CC)

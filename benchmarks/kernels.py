@@ -35,36 +35,9 @@ WORKER = textwrap.dedent(r'''
         from cujit import float32
     else:
         from numba import cuda, float32
-    TPB = 16
-
-    @cuda.jit
-    def saxpy(r, a, x, y):
-        i = cuda.grid(1)
-        if i < r.size:
-            r[i] = a * x[i] + y[i]
-
-    @cuda.jit
-    def fast_matmul(A, B, C):
-        sA = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
-        sB = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
-        x, y = cuda.grid(2)
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        bpg = cuda.gridDim.x
-        tmp = float32(0.)
-        for i in range(bpg):
-            sA[ty, tx] = 0
-            sB[ty, tx] = 0
-            if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
-                sA[ty, tx] = A[y, tx + i * TPB]
-            if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
-                sB[ty, tx] = B[ty + i * TPB, x]
-            cuda.syncthreads()
-            for j in range(TPB):
-                tmp += sA[ty, j] * sB[j, tx]
-            cuda.syncthreads()
-        if y < C.shape[0] and x < C.shape[1]:
-            C[y, x] = tmp
+    sys.path.insert(0, sys.argv[5])
+    from bench_kernels import TPB, make_kernels
+    saxpy, fast_matmul = (cuda.jit(f) for f in make_kernels(cuda, float32))
 
     def average_ms(launch, runs):
         for _ in range(3):
@@ -178,7 +151,7 @@ def main():
     results["nvcc"] = nvcc_reference()
     for which in ("cujit", "numba"):
         try:
-            results[which] = json.loads(run_script(WORKER, which, N, SIZE, RUNS))
+            results[which] = json.loads(run_script(WORKER, which, N, SIZE, RUNS, HERE))
             results[which]["first_call_ms"] = median_of(FIRST_CALL, which, args.repeat)
             results[which]["import_compile_ms"] = median_of(IMPORT_COMPILE, which, args.repeat)
         except Exception as exc:  # report the other side even if one fails
