@@ -69,7 +69,8 @@ frontend::SyntaxNodePtr convert_ast(py::handle node, int line_offset) {
     out->loc.end_col = int_attr(node, "end_col_offset");
   }
   for (const std::string& f : cls.fields) {
-    py::object value = node.attr(f.c_str());
+    // Nodes built by hand (a lambda turned into a FunctionDef) may lack newer fields.
+    py::object value = py::getattr(node, f.c_str(), py::none());
     out->fields.emplace(f, convert_field(value, line_offset));
   }
   return out;

@@ -4,6 +4,8 @@
 // Driver calls that can block run with the GIL released.
 #include <pybind11/stl.h>
 
+#include <thread>
+
 #include <cstring>
 #include <optional>
 
@@ -273,6 +275,8 @@ void register_link(py::module_& m) {
   py::module_ l = m.def_submodule("link", "nvJitLink: link PTX, cubins, fatbins, objects, libraries and LTO-IR");
   l.def("set_search_paths", &lnk::set_search_paths, py::arg("directories"));
   l.def("search_paths", &lnk::search_paths);
+  // Loads nvJitLink on a background thread, so the first kernel launch does not wait for it.
+  l.def("preload", [] { std::thread([] { lnk::nvjitlink_status(); }).detach(); });
   l.def("status", [] {
     const lnk::LinkerStatus& s = lnk::nvjitlink_status();
     py::dict out;

@@ -36,9 +36,9 @@ struct TypedFunction;  // a callee compiled for concrete argument types
 // A name from outside the function (global, closure cell, builtin), frozen
 // at compile time.
 struct GlobalValue {
-  enum class Kind { Int, Float, Bool, None, Complex, Module, Builtin, DeviceFunction, TypeObject, Object, NdArray };
+  enum class Kind { Int, Float, Bool, None, Complex, Module, Builtin, DeviceFunction, TypeObject, Object, NdArray, Str };
   Kind kind = Kind::None;
-  std::string name;        // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid")
+  std::string name;        // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid"); Str: the text
   int64_t int_value = 0;   // Int, Bool; Object: an opaque handle of the resolver
   double float_value = 0;  // Float; Complex real part
   double imag_value = 0;   // Complex imaginary part

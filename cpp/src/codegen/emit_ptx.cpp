@@ -15,7 +15,10 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/Operator.h>
 #include <llvm/Transforms/IPO/Internalize.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/ADCE.h>
@@ -39,6 +42,47 @@ struct PhaseTimer {
     t = now;
   }
 };
+
+// atom.inc/atom.dec exist only as NVVM intrinsics, which the address-space
+// inference of codegen does not rewrite: give them the global or shared pointer
+// their operand was cast from, so they become atom.global/shared.inc.
+void specialize_atomic_address_spaces(llvm::Module& module) {
+  std::vector<llvm::CallInst*> calls;
+  for (llvm::Function& f : module) {
+    llvm::Intrinsic::ID id = f.getIntrinsicID();
+    if (id != llvm::Intrinsic::nvvm_atomic_load_inc_32 && id != llvm::Intrinsic::nvvm_atomic_load_dec_32) continue;
+    for (llvm::User* u : f.users())
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(u)) calls.push_back(call);
+  }
+  // The address space a generic pointer was cast from, looking through address arithmetic.
+  auto source_space = [](llvm::Value* v) -> unsigned {
+    for (int depth = 0; depth < 32; ++depth) {
+      if (auto* gep = llvm::dyn_cast<llvm::GEPOperator>(v)) {
+        v = gep->getPointerOperand();
+      } else if (auto* cast = llvm::dyn_cast<llvm::AddrSpaceCastOperator>(v)) {
+        return cast->getSrcAddressSpace();
+      } else if (auto* arg = llvm::dyn_cast<llvm::Argument>(v)) {
+        // Kernel pointer arguments point to global memory (NVPTXLowerArgs assumes the same).
+        return arg->getParent()->getCallingConv() == llvm::CallingConv::PTX_Kernel ? 1 : 0;
+      } else {
+        return 0;
+      }
+    }
+    return 0;
+  };
+  for (llvm::CallInst* call : calls) {
+    llvm::Value* ptr = call->getArgOperand(0);
+    if (ptr->getType()->getPointerAddressSpace() != 0) continue;
+    unsigned space = source_space(ptr);
+    if (space != 1 && space != 3) continue;
+    llvm::IRBuilder<> b(call);
+    llvm::Value* specific = b.CreateAddrSpaceCast(ptr, llvm::PointerType::get(module.getContext(), space));
+    llvm::Value* replacement = b.CreateIntrinsic(call->getIntrinsicID(), {specific->getType()},
+                                                 {specific, call->getArgOperand(1)});
+    call->replaceAllUsesWith(replacement);
+    call->eraseFromParent();
+  }
+}
 
 // Everything that is expensive to build and independent of the module: the
 // TargetMachine, the optimisation pipeline with its analysis managers, and the
@@ -142,10 +186,18 @@ class Pipeline {
     mpm.run(module, mam);
   }
 
+  // The NVPTX AsmPrinter keeps per-module state that outlives a run: the DWARF
+  // writer's, and the shared variables it demotes into functions (keyed by
+  // Function pointers of the previous module). Such modules get a fresh pass manager.
+  static bool needs_fresh_codegen(const llvm::Module& module) {
+    if (module.getNamedMetadata("llvm.dbg.cu") != nullptr) return true;
+    for (const llvm::GlobalVariable& g : module.globals())
+      if (g.getAddressSpace() == 3) return true;
+    return false;
+  }
+
   std::string emit(llvm::Module& module) {
-    // The DWARF writer keeps per-module state across runs: modules with debug
-    // info get a fresh codegen pass manager.
-    if (module.getNamedMetadata("llvm.dbg.cu") != nullptr) {
+    if (needs_fresh_codegen(module)) {
       llvm::SmallString<0> out;
       llvm::raw_svector_ostream os(out);
       llvm::legacy::PassManager pm;
@@ -220,6 +272,7 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
       return gv.getName() == fn.symbol || gv.getName() == fn.env_symbol;
     });
     pipeline.optimize(module);
+    specialize_atomic_address_spaces(module);
     timer.lap("optimize");
 
     CompiledPtx out;

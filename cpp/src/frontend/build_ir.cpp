@@ -342,8 +342,10 @@ class IrBuilder {
     } else if (auto* c = std::get_if<SyntaxImag>(v)) {
       e->global.kind = K::Complex;
       e->global.imag_value = c->value;
-    } else if (std::holds_alternative<std::string>(*v)) {
-      unsupported(n, "strings as values");
+    } else if (auto* text = std::get_if<std::string>(v)) {
+      // Only intrinsics that take a dtype name accept strings; typing rejects the rest.
+      e->global.kind = K::Str;
+      e->global.name = *text;
     } else {
       unsupported(n, "this constant");
     }

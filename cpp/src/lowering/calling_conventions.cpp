@@ -213,6 +213,7 @@ void FunctionLowering::bind_parameters() {
   for (size_t i = 0; i < tf_.sig.args.size(); ++i) {
     TypeRef t = tf_.sig.args[i];
     Value* v = state_.model.unflatten_args(b_, t, arg);
+
     int var = fn_.params[i];
     if (var_slots_[var]) b_.CreateStore(cast(v, t, fn_.vars[var].type), var_slots_[var]);
   }

@@ -129,8 +129,13 @@ Value* FunctionLowering::atomic(const std::string& op, std::vector<Value*> args,
   else if (op == "and_") bin = Bin::And;
   else if (op == "or_") bin = Bin::Or;
   else if (op == "xor") bin = Bin::Xor;
-  else if (op == "inc") bin = Bin::UIncWrap;
-  else if (op == "dec") bin = Bin::UDecWrap;
+  else if (op == "inc" || op == "dec") {
+    if (dtype->bitwidth() == 32) {  // PTX atom.inc/dec.u32 (LLVM would expand uinc_wrap to a CAS loop)
+      ID id = op == "inc" ? llvm::Intrinsic::nvvm_atomic_load_inc_32 : llvm::Intrinsic::nvvm_atomic_load_dec_32;
+      return b_.CreateIntrinsic(id, {ptr->getType()}, {ptr, v});
+    }
+    bin = op == "inc" ? Bin::UIncWrap : Bin::UDecWrap;
+  }
   else fail(ErrorKind::Internal, "unknown atomic " + op);
   return b_.CreateAtomicRMW(bin, ptr, v, align, order);
 }

@@ -31,10 +31,10 @@ Table build_table() {
   Table t;
   for (auto& row : t) row.fill(Conversion::Impossible);
   for (int i = 0; i < kSlots; ++i) t[i][i] = Conversion::Exact;
-  // A rule a->b of kind k also allows b->a unsafely.
-  auto rule = [&](int a, int b, Conversion k) {
+  // A rule a->b of kind k also allows b->a unsafely, unless it is one-way.
+  auto rule = [&](int a, int b, Conversion k, bool one_way = false) {
     t[a][b] = k;
-    if (t[b][a] == Conversion::Impossible) t[b][a] = Conversion::Unsafe;
+    if (!one_way && t[b][a] == Conversion::Impossible) t[b][a] = Conversion::Unsafe;
   };
   rule(B, I8, Conversion::Safe);
   rule(B, U8, Conversion::Safe);
@@ -56,8 +56,9 @@ Table build_table() {
   rule(U64, F64, Conversion::Safe);
   rule(F16, F32, Conversion::Promote);
   rule(F32, F64, Conversion::Promote);
-  rule(F32, C64, Conversion::Safe);
-  rule(F64, C128, Conversion::Safe);
+  // Reals widen to complex, but complex never narrows to real implicitly (numba's tcr.safe).
+  rule(F32, C64, Conversion::Safe, true);
+  rule(F64, C128, Conversion::Safe, true);
   rule(C64, C128, Conversion::Promote);
   // Transitive closure (Floyd-Warshall over "worst step, best path").
   for (int k = 0; k < kSlots; ++k)

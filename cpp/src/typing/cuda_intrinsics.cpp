@@ -81,8 +81,8 @@ const std::unordered_map<std::string, CallResolver>& cuda_call_registry() {
     for (const char* n : {"cuda.threadfence", "cuda.threadfence_block", "cuda.threadfence_system"})
       t[n] = [](auto& a) { return fixed({}, types::none(), a); };
     t["cuda.nanosleep"] = [](auto& a) { return fixed({types::uint32()}, types::none(), a); };
-    for (const char* op : {"add", "sub", "max", "min", "exch"}) t[std::string("cuda.atomic.") + op] = atomic(false, false, 1);
-    for (const char* op : {"and_", "or_", "xor"}) t[std::string("cuda.atomic.") + op] = atomic(true, false, 1);
+    for (const char* op : {"add", "sub", "max", "min"}) t[std::string("cuda.atomic.") + op] = atomic(false, false, 1);
+    for (const char* op : {"and_", "or_", "xor", "exch"}) t[std::string("cuda.atomic.") + op] = atomic(true, false, 1);
     for (const char* op : {"inc", "dec"}) t[std::string("cuda.atomic.") + op] = atomic(true, true, 1);
     t["cuda.atomic.cas"] = atomic(true, false, 2);
     for (const char* n : {"cuda.shfl_sync", "cuda.shfl_up_sync", "cuda.shfl_down_sync", "cuda.shfl_xor_sync"})

@@ -129,6 +129,8 @@ class Inferer {
       case StmtKind::Return: {
         TypeRef t = s.value ? type_expr(*s.value) : types::none();
         if (t == nullptr) break;
+        if (t->kind() == TypeKind::Array && !(s.value->kind == ExprKind::Var && fn_.vars[s.value->var].is_param))
+          typing_error("Only accept returning of array passed into the function as argument", s.value->loc);
         if (t->kind() == TypeKind::None) {
           returns_none_ = true;
           break;
@@ -210,6 +212,7 @@ class Inferer {
           case K::Float: return types::float64();
           case K::Bool: return types::boolean_literal(e.global.int_value != 0);
           case K::Complex: return types::complex128();
+          case K::Str: fail(ErrorKind::Unsupported, "Unsupported: strings as values cannot be compiled for CUDA", e.loc);
           default: return types::none();
         }
       case ExprKind::Var: {
@@ -351,12 +354,27 @@ class Inferer {
     const Expr& shape = *e.operands[1];
     if (!ir::literal_shape(shape))
       typing_error(name + "(): the shape must be a constant integer or a tuple of constant integers", shape.loc);
-    const Expr& dtype = *e.operands[2];
-    if (dtype.kind != ExprKind::Global || dtype.global.kind != K::TypeObject || !dtype.global.type->is_number())
-      typing_error(name + "(): dtype must be a numba or numpy scalar type", dtype.loc);
+    TypeRef dtype = dtype_argument(*e.operands[2]);
+    if (dtype == nullptr) return nullptr;
     int ndim = static_cast<int>(ir::literal_shape(shape)->size());
-    if (name == "cuda.shared.array" && ndim == 1 && (*ir::literal_shape(shape))[0] == 0) ndim = 1;  // dynamic
-    return types::array(dtype.global.type, ndim, 'C');
+    return types::array(dtype, ndim, 'C');
+  }
+
+  // A dtype argument: a numba/numpy scalar type, its name as a string, or `array.dtype`.
+  TypeRef dtype_argument(Expr& dtype) {
+    TypeRef t = nullptr;
+    if (dtype.kind == ExprKind::Global && dtype.global.kind == K::TypeObject) {
+      t = dtype.global.type;
+    } else if (dtype.kind == ExprKind::Const && dtype.global.kind == K::Str) {
+      t = types::lookup_scalar(dtype.global.name);
+    } else if (dtype.kind == ExprKind::Attribute && dtype.attr == "dtype") {
+      TypeRef base = type_expr(*dtype.operands[0]);
+      if (base == nullptr) return nullptr;
+      if (base->kind() == TypeKind::Array) t = base->element(0);
+    }
+    if (t == nullptr || !t->is_number() || t->is_literal())
+      typing_error("dtype must be a numba or numpy scalar type (or its name)", dtype.loc);
+    return t;
   }
 
   TypeRef type_call(Expr& e) {

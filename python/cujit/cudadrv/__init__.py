@@ -14,3 +14,6 @@ that needs a GPU, so ``import cujit`` and the compile-only API work on machines 
 """
 
 from cujit.cudadrv import devices, stream, devicearray, linker, modules, launch  # noqa: F401
+
+# nvJitLink is large: start loading it now, so the first kernel launch finds it ready.
+linker.preload()

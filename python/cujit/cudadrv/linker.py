@@ -45,6 +45,12 @@ def _ensure_search_paths():
         _paths_set = True
 
 
+def preload():
+    """Starts loading nvJitLink in the background (the first link then finds it loaded)."""
+    _ensure_search_paths()
+    _link.preload()
+
+
 def nvjitlink_status():
     """{"available", "path", "reason", "version"}; loads nvJitLink the first time."""
     _ensure_search_paths()
