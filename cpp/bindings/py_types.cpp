@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "cujit/conversions.h"
 #include "cujit/mangle.h"
 #include "cujit/signature_parser.h"
 
@@ -135,6 +136,12 @@ void register_types(py::module_& m) {
   t.def("array", &types::array, py::arg("dtype"), py::arg("ndim"), py::arg("layout"), py::arg("readonly") = false,
         py::arg("aligned") = true, py::return_value_policy::reference);
 
+  // numba's conversion kinds: 0 exact, 1 promote, 2 safe, 3 unsafe; None when impossible.
+  m.def("can_convert", [](TypeRef from, TypeRef to) -> py::object {
+    Conversion c = can_convert(from, to);
+    if (c == Conversion::Impossible) return py::none();
+    return py::int_(static_cast<int>(c));
+  });
   m.def("parse_signature", [](const std::string& text) { return unwrap(parse_signature(text)); });
   m.def("parse_type", [](const std::string& text) { return unwrap(parse_type(text)); },
         py::return_value_policy::reference);

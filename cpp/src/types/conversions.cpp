@@ -114,6 +114,14 @@ Conversion can_convert(TypeRef from, TypeRef to) {
     if (from->is_literal() && c == Conversion::Exact) c = Conversion::Promote;
     return c;
   }
+  if (from->kind() == TypeKind::Array && to->kind() == TypeKind::Array) {
+    // numba's Array.can_convert_to: same dtype and ndim, to layout A (or the same), and
+    // never from readonly to mutable or from unaligned to aligned.
+    bool ok = from->element(0) == to->element(0) && from->ndim() == to->ndim() &&
+              (to->layout() == 'A' || to->layout() == from->layout()) && (!from->readonly() || to->readonly()) &&
+              (from->aligned() || !to->aligned());
+    return ok ? Conversion::Safe : Conversion::Impossible;
+  }
   if (from->is_tuple() && to->is_tuple() && from->count() == to->count()) {
     Conversion worst = Conversion::Exact;
     for (size_t i = 0; i < from->count(); ++i)
