@@ -157,6 +157,13 @@ void register_compile(py::module_& m) {
   });
   m.def("supported_archs", &codegen::supported_archs);
   m.def("set_libdevice_path", &codegen::set_libdevice_path);
+  m.def("start_warm_up", [](py::tuple cc) {
+    codegen::ComputeCapability c;
+    c.major = cc[0].cast<int>();
+    c.minor = cc[1].cast<int>();
+    codegen::start_warm_up(c);
+  });
+  m.def("finish_warm_up", &codegen::finish_warm_up, py::call_guard<py::gil_scoped_release>());
 
   py::class_<PyFunctionSource>(m, "FunctionSource")
       .def(py::init([](py::handle def, std::string name, std::string qualname, std::string module,

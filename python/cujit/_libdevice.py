@@ -10,12 +10,14 @@ _configured = False
 
 
 def candidates():
+    """Places libdevice may be, most likely first (the toolkits, then pip's nvidia wheels)."""
     roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]
-    paths = [os.path.join(r, "nvvm", "libdevice", "libdevice.10.bc") for r in roots if r]
-    for site in sys.path:  # pip's nvidia-cuda-nvcc wheels
-        paths += glob.glob(os.path.join(site, "nvidia", "cu*", "nvvm", "libdevice", "libdevice.10.bc"))
-        paths += glob.glob(os.path.join(site, "nvidia", "cuda_nvcc", "nvvm", "libdevice", "libdevice.10.bc"))
-    return paths
+    for root in roots:
+        if root:
+            yield os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc")
+    for site in sys.path:
+        for pattern in ("cu*", "cuda_nvcc"):
+            yield from glob.glob(os.path.join(site, "nvidia", pattern, "nvvm", "libdevice", "libdevice.10.bc"))
 
 
 def configure():

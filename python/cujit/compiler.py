@@ -1,11 +1,22 @@
 """Ahead-of-time compilation: ``compile`` and ``compile_ptx`` (numba-cuda's
 compiler.py API), option validation with numba's errors, and signatures."""
 
+import atexit
+import os
 import warnings
 
 from cujit import _core, _libdevice
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaInvalidConfigWarning
+
+
+def warm_up(cc):
+    """Builds the code generator for `cc` on a background thread (the runtime calls this when it first
+    meets a device, so the first kernel launch does not wait for it); CUJIT_WARM_UP=0 turns it off."""
+    if os.environ.get("CUJIT_WARM_UP", "1") != "0":
+        _core.start_warm_up(tuple(cc))
+        atexit.register(_core.finish_warm_up)
+
 
 #: The compute capability used when ``cc`` is not given: the lowest one that
 #: CUDA 12 and 13 support. It needs no GPU (numba-cuda 0.30.4 asks the current

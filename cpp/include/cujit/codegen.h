@@ -68,6 +68,13 @@ struct CompiledPtx {
 Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options,
                                      bool keep_llvm_ir = false);
 
+// The first compile for a target builds its TargetMachine and pass managers
+// (milliseconds). start_warm_up(cc) builds them on a background thread, by
+// compiling a trivial module, for the next compile of any thread to lease;
+// finish_warm_up() joins that thread.
+void start_warm_up(const ComputeCapability& cc);
+void finish_warm_up();
+
 // libdevice: the bitcode file is read once per process on first need.
 void set_libdevice_path(const std::string& path);
 const std::string& libdevice_path();

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <tuple>
 
 #include <llvm/ADT/SmallString.h>
@@ -147,6 +149,10 @@ class Pipeline {
       optimize_straight_line(module);
       return;
     }
+    optimize_full(module);
+  }
+
+  void optimize_full(llvm::Module& module) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
@@ -227,15 +233,94 @@ class Pipeline {
   std::unique_ptr<llvm::legacy::PassManager> codegen_;
 };
 
-Pipeline& pipeline_for(const TargetArch& arch, const CompileOptions& options) {
-  thread_local std::map<std::tuple<std::string, bool, bool>, std::unique_ptr<Pipeline>> pipelines;
-  auto key = std::make_tuple(arch.name(), options.fastmath, options.opt);
-  auto& slot = pipelines[key];
-  if (!slot) slot = std::make_unique<Pipeline>(arch, options);
-  return *slot;
+// Idle pipelines, shared by all threads: a compile leases one (or builds one)
+// and gives it back, so a pipeline is never used by two threads at once and a
+// warm-up thread can prepare one for the thread that compiles next.
+class PipelinePool {
+ public:
+  using Key = std::tuple<std::string, bool, bool>;
+  static Key key_for(const TargetArch& arch, const CompileOptions& o) { return {arch.name(), o.fastmath, o.opt}; }
+
+  std::unique_ptr<Pipeline> acquire(const TargetArch& arch, const CompileOptions& options) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& idle = idle_[key_for(arch, options)];
+      if (!idle.empty()) {
+        std::unique_ptr<Pipeline> p = std::move(idle.back());
+        idle.pop_back();
+        return p;
+      }
+    }
+    return std::make_unique<Pipeline>(arch, options);
+  }
+
+  void release(const Key& key, std::unique_ptr<Pipeline> pipeline) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    idle_[key].push_back(std::move(pipeline));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<Key, std::vector<std::unique_ptr<Pipeline>>> idle_;
+};
+
+PipelinePool& pipeline_pool() {
+  static PipelinePool* pool = new PipelinePool;  // leaked: pipelines must outlive every compiling thread
+  return *pool;
 }
 
+// A pipeline leased for one compile.
+class PipelineLease {
+ public:
+  PipelineLease(const TargetArch& arch, const CompileOptions& options)
+      : key_(PipelinePool::key_for(arch, options)), pipeline_(pipeline_pool().acquire(arch, options)) {}
+  ~PipelineLease() { pipeline_pool().release(key_, std::move(pipeline_)); }
+  Pipeline& operator*() { return *pipeline_; }
+
+ private:
+  PipelinePool::Key key_;
+  std::unique_ptr<Pipeline> pipeline_;
+};
+
 }  // namespace
+
+namespace {
+std::mutex g_warm_up_mutex;
+std::thread g_warm_up;
+}  // namespace
+
+void start_warm_up(const ComputeCapability& cc) {
+  std::lock_guard<std::mutex> lock(g_warm_up_mutex);
+  if (g_warm_up.joinable()) return;
+  auto arch_or_error = resolve_arch(cc);
+  if (!arch_or_error) return;
+  TargetArch arch = *arch_or_error;
+  g_warm_up = std::thread([arch] {
+    try {
+      llvm::LLVMContext ctx;
+      llvm::Module module("cujit.warm_up", ctx);
+      CompileOptions options;
+      PipelineLease lease(arch, options);
+      Pipeline& pipeline = *lease;
+      module.setTargetTriple(kNvptxTriple);
+      module.setDataLayout(pipeline.target_machine().createDataLayout());
+      auto* i32 = llvm::Type::getInt32Ty(ctx);
+      auto* fn = llvm::Function::Create(llvm::FunctionType::get(i32, {i32, i32}, false),
+                                        llvm::GlobalValue::ExternalLinkage, "warm_up", module);
+      llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+      b.CreateRet(b.CreateAdd(fn->getArg(0), fn->getArg(1)));
+      pipeline.optimize_full(module);
+      pipeline.emit(module);
+    } catch (...) {
+      // Warming up is an optimisation only: a failure here resurfaces on a real compile.
+    }
+  });
+}
+
+void finish_warm_up() {
+  std::lock_guard<std::mutex> lock(g_warm_up_mutex);
+  if (g_warm_up.joinable()) g_warm_up.join();
+}
 
 Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
   try {
@@ -244,7 +329,8 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
     PhaseTimer timer;
     llvm::LLVMContext ctx;
     llvm::Module module(fn.fn->module + "." + fn.fn->qualname, ctx);
-    Pipeline& pipeline = pipeline_for(*arch, options);
+    PipelineLease lease(*arch, options);
+    Pipeline& pipeline = *lease;
     module.setTargetTriple(kNvptxTriple);
     module.setDataLayout(pipeline.target_machine().createDataLayout());
     module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", options.fastmath ? 1 : 0);

@@ -15,5 +15,9 @@ that needs a GPU, so ``import cujit`` and the compile-only API work on machines 
 
 from cujit.cudadrv import devices, stream, devicearray, linker, modules, launch  # noqa: F401
 
-# nvJitLink is large: start loading it now, so the first kernel launch finds it ready.
+# nvJitLink is large, and the first compile for a target builds its code generator:
+# start both now, in the background, so the first kernel launch finds them ready.
 linker.preload()
+if devices.is_available():
+    from cujit.compiler import warm_up as _warm_up
+    _warm_up(devices.get_device(0).compute_capability)
