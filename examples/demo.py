@@ -38,7 +38,29 @@ def main():
         ptx, resty = cuda.compile_ptx(fn, sig, **kwargs)
         target = re.search(r"\.target\s+(\S+)", ptx).group(1)
         print(f"{label:18s} -> {resty}  [{target}]\n    {prototype(ptx)}")
-    print("\nkernels launch once the runtime lands (issue 4); compile-only API needs no GPU.")
+    run_kernel()
+
+
+def saxpy(r, a, x, y):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = a * x[i] + y[i]
+
+
+def run_kernel():
+    """Launch saxpy when a GPU is present (compiling above needed none)."""
+    if not cuda.is_available():
+        print("\nno GPU here: skipping the kernel launch (cuda.is_available() is False)")
+        return
+    import numpy as np
+    kernel = cuda.jit(saxpy)
+    rng = np.random.default_rng()
+    x = cuda.to_device(rng.random(1 << 20, dtype=np.float32))
+    y = cuda.to_device(rng.random(1 << 20, dtype=np.float32))
+    r = cuda.device_array_like(x)
+    kernel[4096, 256](r, np.float32(2.0), x, y)
+    ok = np.allclose(r.copy_to_host(), 2 * x.copy_to_host() + y.copy_to_host())
+    print(f"\nsaxpy on {cuda.get_current_device().name}: {'matches numpy' if ok else 'WRONG'}")
 
 
 if __name__ == "__main__":
