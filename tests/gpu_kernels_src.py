@@ -11,6 +11,8 @@ import numpy as np
 
 from cujit import cuda, float16, float32, float64, int32
 
+import kernels_src
+
 FULL_MASK = 0xFFFFFFFF
 TPB = 16          # tile width of the tiled matmul (numba docs' fast_matmul)
 BLOCK = 256       # threads per block of the shared-memory reduction
@@ -593,11 +595,7 @@ def tuple_ops(out, a, b, params):
 
 # ---- typical kernels -------------------------------------------------------------------------------------
 
-@cuda.jit
-def saxpy(r, a, x, y):
-    i = cuda.grid(1)
-    if i < r.size:
-        r[i] = a * x[i] + y[i]
+saxpy = cuda.jit(kernels_src.saxpy)  # the compile-only tests' kernel, run here
 
 
 @cuda.jit
@@ -623,39 +621,10 @@ def block_sum_atomic(total, partials, x):
         cuda.atomic.add(total, 0, s[0])
 
 
-@cuda.jit
-def stencil_2d(out, a):
-    """5-point Laplacian on the interior."""
-    i, j = cuda.grid(2)
-    n, m = a.shape
-    if 0 < i < n - 1 and 0 < j < m - 1:
-        out[i, j] = a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1] - 4 * a[i, j]
+stencil_2d = cuda.jit(kernels_src.stencil_2d)  # the compile-only tests' kernel, run here
 
 
-@cuda.jit
-def fast_matmul(A, B, C):
-    """The numba documentation's 16x16 shared-memory tiled matmul, verbatim. It walks gridDim.x tiles of the
-    inner dimension, so the launch needs gridDim.x >= ceil(K / TPB) as well as >= ceil(N / TPB)."""
-    sA = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
-    sB = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
-    x, y = cuda.grid(2)
-    tx = cuda.threadIdx.x
-    ty = cuda.threadIdx.y
-    bpg = cuda.gridDim.x
-    tmp = float32(0.)
-    for i in range(bpg):
-        sA[ty, tx] = 0
-        sB[ty, tx] = 0
-        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
-            sA[ty, tx] = A[y, tx + i * TPB]
-        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
-            sB[ty, tx] = B[ty + i * TPB, x]
-        cuda.syncthreads()
-        for j in range(TPB):
-            tmp += sA[ty, j] * sB[j, tx]
-        cuda.syncthreads()
-    if y < C.shape[0] and x < C.shape[1]:
-        C[y, x] = tmp
+fast_matmul = cuda.jit(kernels_src.fast_matmul)  # the compile-only tests' kernel, run here
 
 
 @cuda.jit
