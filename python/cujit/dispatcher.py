@@ -100,6 +100,7 @@ class CUDADispatcher:
         self._compiled = {}
         self._lock = threading.RLock()
         self._typing_now = set()
+        self._configs = {}
 
     # -- called by the C++ typing of a caller ------------------------------------------------
     def _type_for_caller(self, argtypes, caller_options):
@@ -255,13 +256,28 @@ class CUDADispatcher:
         return list(self.overloads)
 
     def __getitem__(self, config):
+        # Configurations are memoised like numba's (its LRU of 128): the checks and the
+        # low-occupancy warning run once per configuration.
+        try:
+            cached = self._configs.get(config)
+        except TypeError:  # unhashable (lists): configure every time
+            cached = None
+        if cached is not None:
+            return cached
         if self.device:
             raise RuntimeError("Cannot compile a device function as a kernel")
         if len(config) not in (2, 3, 4):
             raise ValueError("must specify at least the griddim and blockdim")
         from cujit.cudadrv import launch
         grid, block, stream, sharedmem = launch.configure(*config)
-        return _LaunchConfiguration(self, grid, block, stream, sharedmem)
+        configured = _LaunchConfiguration(self, grid, block, stream, sharedmem)
+        try:
+            if len(self._configs) >= 128:
+                self._configs.clear()
+            self._configs[config] = configured
+        except TypeError:
+            pass
+        return configured
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         if ntasks < 0:

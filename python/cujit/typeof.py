@@ -33,7 +33,7 @@ def _layout(shape, strides, itemsize):
     return "F" if contiguous("F") else "A"
 
 
-def _array_type(dtype, shape, strides, readonly):
+def array_type(dtype, shape, strides, readonly):
     np = sys.modules["numpy"]
     dtype = np.dtype(dtype)
     if strides is None:
@@ -60,9 +60,12 @@ def typeof(value):
     np = sys.modules.get("numpy")
     if np is not None:
         if isinstance(value, np.ndarray):
-            return _array_type(value.dtype, value.shape, value.strides, not value.flags.writeable)
+            return array_type(value.dtype, value.shape, value.strides, not value.flags.writeable)
         if isinstance(value, np.generic):
             return dtype_type(value.dtype)
+    known = getattr(value, "_numba_type_", None)
+    if known is not None:
+        return known
     from cujit.cudadrv.launch import ArgHint
     if isinstance(value, ArgHint):
         return typeof(value.value)
@@ -70,7 +73,7 @@ def typeof(value):
     if cai is not None:
         shape = tuple(cai["shape"])
         readonly = bool(cai["data"][1])
-        return _array_type(cai["typestr"], shape, cai.get("strides"), readonly)
+        return array_type(cai["typestr"], shape, cai.get("strides"), readonly)
     if isinstance(value, tuple):
         return _core.types.tuple([typeof(v) for v in value])
     raise TypingError(f"cannot pass a value of type {type(value).__name__} to a CUDA kernel")

@@ -174,6 +174,17 @@ class DeviceNDArray:
             "version": 3,
         }
 
+    @property
+    def _numba_type_(self):
+        """The array's cujit type (numba's protocol for typeof), computed once: shape, dtype and
+        strides of a device array never change."""
+        t = self.__dict__.get("_cached_type")
+        if t is None:
+            from cujit.typeof import array_type
+            t = array_type(self.dtype, self.shape, self.strides, False)
+            self.__dict__["_cached_type"] = t
+        return t
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of unsized object")
