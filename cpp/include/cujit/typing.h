@@ -42,7 +42,6 @@ TypeRef resolve_range(const std::vector<TypeRef>& args);
 // builtin does not accept these arguments. Throws CompileError for unknown names.
 std::optional<OpSignature> resolve_builtin_call(const std::string& name, const std::vector<TypeRef>& args,
                                                 const SourceLoc& loc);
-bool is_known_builtin(const std::string& name);
 // A cast by calling a type object (int32(x), np.float32(x)).
 std::optional<OpSignature> resolve_type_call(TypeRef target, const std::vector<TypeRef>& args);
 

@@ -1,7 +1,6 @@
 // Target selection: compute capability -> PTX architecture, and the NVPTX
 // TargetMachine. LLVM 19 generates code up to sm_90a; newer architectures get
 // sm_90 code with the .target/.version lines raised (PTX is forward compatible).
-#include <cstdlib>
 #include <mutex>
 
 #include <llvm/MC/TargetRegistry.h>
@@ -72,7 +71,6 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(const TargetArch& arc
   // Architectures beyond LLVM's table are generated as sm_90 (see retarget_ptx).
   std::string cpu = arch.arch > 90 ? "sm_90" : arch.name();
   auto level = options.opt ? llvm::CodeGenOptLevel::Aggressive : llvm::CodeGenOptLevel::None;
-  if (const char* l = std::getenv("CUJIT_CG_LEVEL")) level = static_cast<llvm::CodeGenOptLevel>(std::atoi(l));
   return std::unique_ptr<llvm::TargetMachine>(
       target->createTargetMachine(kNvptxTriple, cpu, "+ptx80", to, std::nullopt, std::nullopt, level));
 }

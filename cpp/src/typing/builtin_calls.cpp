@@ -145,10 +145,6 @@ const std::unordered_map<std::string, Resolver>& registry() {
 
 }  // namespace
 
-bool is_known_builtin(const std::string& name) {
-  return registry().count(name) > 0 || cuda_call_registry().count(name) > 0 || name == "range";
-}
-
 std::optional<OpSignature> resolve_builtin_call(const std::string& name, const std::vector<TypeRef>& args,
                                                 const SourceLoc& loc) {
   auto cuda = cuda_call_registry().find(name);
