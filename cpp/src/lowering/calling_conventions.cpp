@@ -141,6 +141,7 @@ Value* DataModel::unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function
 // nvvm.annotations NVPTX reads.
 void FunctionLowering::annotate_launch_bounds(llvm::Function* f) {
   const LoweringOptions& o = state_.options;
+  if (o.max_threads <= 0 && o.min_blocks <= 0 && o.max_cluster <= 0) return;
   llvm::NamedMDNode* annotations = state_.module.getOrInsertNamedMetadata("nvvm.annotations");
   auto add = [&](const char* key, int value) {
     if (value <= 0) return;
