@@ -12,6 +12,7 @@
 #include <llvm/IR/Module.h>
 
 #include "cujit/lowering.h"
+#include "non_negative_indices.h"
 
 namespace cujit::lowering {
 
@@ -102,12 +103,14 @@ class FunctionLowering {
     llvm::Value* start = nullptr;
     llvm::Value* stop = nullptr;
     llvm::Value* step = nullptr;
+    bool non_negative = false;     // the integer index cannot be negative: no wrap-around
   };
   std::vector<IndexItem> lower_index(const ir::Expr& index);
   llvm::Value* array_field(llvm::Value* ary, int field, int dim = -1);
   llvm::Value* make_array(TypeRef aty, llvm::Value* data, const std::vector<llvm::Value*>& shape,
                           const std::vector<llvm::Value*>& strides);
-  llvm::Value* element_pointer(llvm::Value* ary, TypeRef aty, const std::vector<llvm::Value*>& indices);
+  llvm::Value* element_pointer(llvm::Value* ary, TypeRef aty, const std::vector<llvm::Value*>& indices,
+                               const std::vector<bool>& non_negative = {});
   llvm::Value* wrap_index(llvm::Value* index, llvm::Value* extent);
   llvm::Value* array_getitem(const ir::Expr& e);
   void array_setitem(const ir::Expr& target, llvm::Value* value, TypeRef type);
@@ -140,6 +143,7 @@ class FunctionLowering {
     llvm::BasicBlock* break_to;
   };
   std::vector<LoopTargets> loops_;
+  NonNegative non_negative_;
 };
 
 }  // namespace cujit::lowering

@@ -53,11 +53,15 @@ Value* FunctionLowering::wrap_index(Value* index, Value* extent) {
   return b_.CreateSelect(negative, b_.CreateAdd(index, extent), index);
 }
 
-Value* FunctionLowering::element_pointer(Value* ary, TypeRef aty, const std::vector<Value*>& indices) {
+Value* FunctionLowering::element_pointer(Value* ary, TypeRef aty, const std::vector<Value*>& indices,
+                                         const std::vector<bool>& non_negative) {
   TypeRef dtype = aty->element(0);
   int ndim = aty->ndim();
   std::vector<Value*> idx;
-  for (int d = 0; d < ndim; ++d) idx.push_back(wrap_index(indices[d], array_field(ary, kShape, d)));
+  for (int d = 0; d < ndim; ++d) {
+    bool known = d < static_cast<int>(non_negative.size()) && non_negative[d];
+    idx.push_back(known ? indices[d] : wrap_index(indices[d], array_field(ary, kShape, d)));
+  }
   Value* data = array_field(ary, kData);
   llvm::Type* elem = state_.model.data_type(dtype);
   if (aty->layout() == 'C' || aty->layout() == 'F') {
@@ -106,6 +110,7 @@ std::vector<FunctionLowering::IndexItem> FunctionLowering::lower_index(const Exp
       }
     } else {
       item.index = lower_as(e, types::int64());
+      item.non_negative = non_negative_.expr(e);
     }
     items.push_back(item);
   };
@@ -130,8 +135,12 @@ Value* FunctionLowering::array_getitem(const Expr& e) {
   std::vector<IndexItem> items = lower_index(*e.operands[1]);
   if (e.type->kind() != TypeKind::Array) {
     std::vector<Value*> idx;
-    for (auto& it : items) idx.push_back(it.index);
-    return load_element(element_pointer(ary, aty, idx), aty->element(0));
+    std::vector<bool> known;
+    for (auto& it : items) {
+      idx.push_back(it.index);
+      known.push_back(it.non_negative);
+    }
+    return load_element(element_pointer(ary, aty, idx, known), aty->element(0));
   }
   return array_view(ary, aty, items, e.type);
 }
@@ -140,9 +149,13 @@ void FunctionLowering::array_setitem(const Expr& target, Value* value, TypeRef t
   TypeRef aty = target.operands[0]->type;
   Value* ary = lower_expr(*target.operands[0]);
   std::vector<Value*> idx;
-  for (auto& it : lower_index(*target.operands[1])) idx.push_back(it.index);
+  std::vector<bool> known;
+  for (auto& it : lower_index(*target.operands[1])) {
+    idx.push_back(it.index);
+    known.push_back(it.non_negative);
+  }
   TypeRef dtype = aty->element(0);
-  store_element(element_pointer(ary, aty, idx), cast(value, type, dtype), dtype);
+  store_element(element_pointer(ary, aty, idx, known), cast(value, type, dtype), dtype);
 }
 
 // A view: integer indices drop a dimension, slices keep it with Python's

@@ -14,7 +14,8 @@ using llvm::BasicBlock;
 using llvm::Value;
 
 FunctionLowering::FunctionLowering(ModuleState& state, const ir::TypedFunction& fn, bool is_top)
-    : state_(state), tf_(fn), fn_(*fn.fn), is_top_(is_top), ctx_(state.module.getContext()), b_(ctx_) {
+    : state_(state), tf_(fn), fn_(*fn.fn), is_top_(is_top), ctx_(state.module.getContext()), b_(ctx_),
+      non_negative_(*fn.fn) {
   llvm::FastMathFlags fmf;
   if (state.options.fastmath) fmf.setFast();
   else fmf.setAllowContract(true);  // fuse a*b+c into fma, as nvcc does
