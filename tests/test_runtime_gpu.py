@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import warnings
 
 import numpy as np
 import pytest
