@@ -16,6 +16,20 @@ from cujit.errors import TypingError
 from cujit.typeof import typeof
 
 
+def _current_context_handle():
+    from cujit._core import driver
+    global _current_context_handle
+    _current_context_handle = lambda: driver.current_context().handle  # noqa: E731  (bound once, then direct)
+    return _current_context_handle()
+
+
+def _launch_configured(*args):
+    from cujit.cudadrv.launch import launch_configured
+    global _launch_configured
+    _launch_configured = launch_configured
+    return launch_configured(*args)
+
+
 class _Kernel:
     """One kernel specialisation: its PTX, its launch plan, a cubin per device
     architecture (nvJitLink) and a loaded function per CUDA context. Its module
@@ -43,11 +57,11 @@ class _Kernel:
 
     def function(self):
         """The CUfunction of this kernel in the current context (loaded on first use)."""
-        from cujit.cudadrv import devices, linker, modules
-        context = devices.current_context()
-        fn = self._functions.get(context.handle)
+        fn = self._functions.get(_current_context_handle())
         if fn is not None:
             return fn
+        from cujit.cudadrv import devices, linker, modules
+        context = devices.current_context()
         with self._lock:
             fn = self._functions.get(context.handle)
             if fn is None:
@@ -68,22 +82,24 @@ class _Kernel:
 
 
 class _LaunchConfiguration:
-    """``kernel[griddim, blockdim, stream, sharedmem]``: call it with the kernel's arguments."""
+    """``kernel[griddim, blockdim, stream, sharedmem]``: call it with the kernel's arguments. The
+    configuration is checked and normalised once, here."""
 
-    __slots__ = ("dispatcher", "griddim", "blockdim", "stream", "sharedmem")
+    __slots__ = ("dispatcher", "griddim", "blockdim", "stream", "sharedmem", "_native_stream")
 
     def __init__(self, dispatcher, griddim, blockdim, stream, sharedmem):
+        from cujit.cudadrv.stream import native_stream
         self.dispatcher = dispatcher
         self.griddim = griddim
         self.blockdim = blockdim
         self.stream = stream
         self.sharedmem = sharedmem
+        self._native_stream = native_stream(stream)
 
     def __call__(self, *args):
-        from cujit.cudadrv import launch
         kernel = self.dispatcher._kernel_for_args(args)
-        launch.launch(kernel.function(), kernel.plan, self.griddim, self.blockdim, self.stream, self.sharedmem,
-                      args)
+        _launch_configured(kernel.function(), kernel.plan, self.griddim, self.blockdim, self.stream,
+                           self._native_stream, self.sharedmem, args)
 
 
 class CUDADispatcher:

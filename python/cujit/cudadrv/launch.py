@@ -277,9 +277,15 @@ def launch(cufunction_handle, plan, griddim, blockdim, stream=0, sharedmem=0, ar
         plan = plan_for(plan)
     grid = normalize_dims(griddim, "griddim")
     block = normalize_dims(blockdim, "blockdim")
-    native = native_stream(stream)
+    launch_configured(cufunction_handle, plan, grid, block, stream, native_stream(stream), int(sharedmem or 0),
+                      args, bool(cooperative))
+
+
+def launch_configured(cufunction_handle, plan, grid, block, stream, native, sharedmem, args, cooperative=False):
+    """``launch`` for a configuration already normalised by ``configure`` (3-tuples, the native stream):
+    the per-launch path of ``kernel[...](args)``."""
     values, writebacks = plan.prepare(args, stream)
-    plan.launcher.launch(cufunction_handle, grid, block, native, int(sharedmem or 0), values, bool(cooperative))
+    plan.launcher.launch(cufunction_handle, grid, block, native, sharedmem, values, cooperative)
     for writeback in writebacks:
         if callable(writeback):
             writeback()
