@@ -52,7 +52,7 @@ frontend::SyntaxField convert_field(py::handle value, int line_offset) {
     return items;
   }
   if (PyBytes_Check(value.ptr())) return std::string("<bytes>");
-  if (value.ptr() == Py_Ellipsis) return std::string("...");
+  if (value.ptr() == Py_Ellipsis) return frontend::SyntaxEllipsis{};
   return convert_ast(value, line_offset);
 }
 

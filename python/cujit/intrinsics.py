@@ -31,7 +31,8 @@ warpsize = Intrinsic("cuda.warpsize")
 shared = Intrinsic("cuda.shared", ("array",))
 local = Intrinsic("cuda.local", ("array",))
 const = Intrinsic("cuda.const", ("array_like",))
-atomic = Intrinsic("cuda.atomic", ("add", "sub", "max", "min", "exch", "cas", "and_", "or_", "xor", "inc", "dec"))
+atomic = Intrinsic("cuda.atomic", ("add", "sub", "max", "min", "exch", "cas", "compare_and_swap", "and_", "or_",
+                                   "xor", "inc", "dec"))
 for _name in _FUNCTIONS:
     globals()[_name] = Intrinsic(f"cuda.{_name}")
 del _name

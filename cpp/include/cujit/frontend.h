@@ -18,9 +18,10 @@ struct SyntaxNode;
 using SyntaxNodePtr = std::shared_ptr<const SyntaxNode>;
 
 // One field of a Python ast node: None, int, float, complex (imag part only),
-// bool, str, a node, or a list of nodes.
+// Ellipsis, bool, str, a node, or a list of nodes.
 struct SyntaxImag { double value; };
-using SyntaxField = std::variant<std::monostate, int64_t, double, SyntaxImag, bool, std::string,
+struct SyntaxEllipsis {};
+using SyntaxField = std::variant<std::monostate, int64_t, double, SyntaxImag, SyntaxEllipsis, bool, std::string,
                                  SyntaxNodePtr, std::vector<SyntaxNodePtr>>;
 
 struct SyntaxNode {

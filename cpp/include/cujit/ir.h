@@ -36,7 +36,7 @@ struct TypedFunction;  // a callee compiled for concrete argument types
 // A name from outside the function (global, closure cell, builtin), frozen
 // at compile time.
 struct GlobalValue {
-  enum class Kind { Int, Float, Bool, None, Complex, Module, Builtin, DeviceFunction, TypeObject, Object, NdArray, Str };
+  enum class Kind { Int, Float, Bool, None, Complex, Module, Builtin, DeviceFunction, TypeObject, Object, NdArray, Str, Ellipsis };
   Kind kind = Kind::None;
   std::string name;        // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid"); Str: the text
   int64_t int_value = 0;   // Int, Bool; Object: an opaque handle of the resolver

@@ -339,6 +339,8 @@ class IrBuilder {
     } else if (auto* d = std::get_if<double>(v)) {
       e->global.kind = K::Float;
       e->global.float_value = *d;
+    } else if (std::holds_alternative<SyntaxEllipsis>(*v)) {
+      e->global.kind = K::Ellipsis;  // only meaningful as an array index
     } else if (auto* c = std::get_if<SyntaxImag>(v)) {
       e->global.kind = K::Complex;
       e->global.imag_value = c->value;

@@ -105,7 +105,7 @@ class FunctionLowering {
     llvm::Value* step = nullptr;
     bool non_negative = false;     // the integer index cannot be negative: no wrap-around
   };
-  std::vector<IndexItem> lower_index(const ir::Expr& index);
+  std::vector<IndexItem> lower_index(const ir::Expr& index, int ndim);
   llvm::Value* array_field(llvm::Value* ary, int field, int dim = -1);
   llvm::Value* make_array(TypeRef aty, llvm::Value* data, const std::vector<llvm::Value*>& shape,
                           const std::vector<llvm::Value*>& strides);
@@ -125,7 +125,7 @@ class FunctionLowering {
   llvm::Value* cuda_value(const std::string& name);
   llvm::Value* cuda_call(const std::string& name, std::vector<llvm::Value*> args, const ir::Expr& e);
   llvm::Value* special_register(const char* reg, int axis);
-  llvm::Value* atomic(const std::string& op, std::vector<llvm::Value*> args, const ir::Expr& e);
+  llvm::Value* atomic(std::string op, std::vector<llvm::Value*> args, const ir::Expr& e);
   llvm::Value* shuffle(const std::string& name, std::vector<llvm::Value*> args, TypeRef t);
 
   ModuleState& state_;

@@ -12,6 +12,7 @@ namespace cujit::lowering {
 using ir::Expr;
 using ir::ExprKind;
 using llvm::Value;
+using K = ir::GlobalValue::Kind;
 
 namespace {
 enum Field { kMeminfo = 0, kParent = 1, kNitems = 2, kItemsize = 3, kData = 4, kShape = 5, kStrides = 6 };
@@ -97,9 +98,17 @@ void FunctionLowering::store_element(Value* ptr, Value* value, TypeRef dtype) {
   b_.CreateAlignedStore(data, ptr, llvm::Align(itemsize_of(dtype->is_complex() ? types::float_(dtype->bitwidth() / 2) : dtype)));
 }
 
-std::vector<FunctionLowering::IndexItem> FunctionLowering::lower_index(const Expr& index) {
+std::vector<FunctionLowering::IndexItem> FunctionLowering::lower_index(const Expr& index, int ndim) {
   std::vector<IndexItem> items;
+  auto is_ellipsis = [](const Expr& e) { return e.kind == ExprKind::Const && e.global.kind == K::Ellipsis; };
+  size_t given = index.kind == ExprKind::Tuple ? index.operands.size() : 1;
   auto one = [&](const Expr& e) {
+    if (is_ellipsis(e)) {  // whole slices for the dimensions the other indices leave
+      IndexItem whole;
+      whole.is_slice = true;
+      for (int d = static_cast<int>(given) - 1; d < ndim; ++d) items.push_back(whole);
+      return;
+    }
     IndexItem item;
     if (e.kind == ExprKind::Slice) {
       item.is_slice = true;
@@ -132,7 +141,7 @@ std::vector<FunctionLowering::IndexItem> FunctionLowering::lower_index(const Exp
 Value* FunctionLowering::array_getitem(const Expr& e) {
   TypeRef aty = e.operands[0]->type;
   Value* ary = lower_expr(*e.operands[0]);
-  std::vector<IndexItem> items = lower_index(*e.operands[1]);
+  std::vector<IndexItem> items = lower_index(*e.operands[1], aty->ndim());
   if (e.type->kind() != TypeKind::Array) {
     std::vector<Value*> idx;
     std::vector<bool> known;
@@ -150,7 +159,7 @@ void FunctionLowering::array_setitem(const Expr& target, Value* value, TypeRef t
   Value* ary = lower_expr(*target.operands[0]);
   std::vector<Value*> idx;
   std::vector<bool> known;
-  for (auto& it : lower_index(*target.operands[1])) {
+  for (auto& it : lower_index(*target.operands[1], aty->ndim())) {
     idx.push_back(it.index);
     known.push_back(it.non_negative);
   }

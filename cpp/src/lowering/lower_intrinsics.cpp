@@ -93,9 +93,13 @@ Value* FunctionLowering::cuda_call(const std::string& name, std::vector<Value*> 
 }
 
 // cuda.atomic.<op>(ary, idx, val): returns the old value, relaxed ordering.
-Value* FunctionLowering::atomic(const std::string& op, std::vector<Value*> args, const ir::Expr& e) {
+Value* FunctionLowering::atomic(std::string op, std::vector<Value*> args, const ir::Expr& e) {
   TypeRef aty = e.operand_types[0];
   TypeRef dtype = aty->element(0);
+  if (op == "compare_and_swap") {  // cas on element 0
+    args.insert(args.begin() + 1, b_.getInt64(0));
+    op = "cas";
+  }
   std::vector<Value*> idx;
   if (aty->ndim() == 1) {
     idx.push_back(args[1]);

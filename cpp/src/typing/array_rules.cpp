@@ -8,6 +8,8 @@ TypeRef slice_type(bool has_step) { return types::opaque(has_step ? "slice<a:b:c
 
 bool is_slice(TypeRef t) { return t == slice_type(false) || t == slice_type(true); }
 
+TypeRef ellipsis_type() { return types::opaque("ellipsis"); }
+
 namespace {
 
 // An index keeps the view contiguous if it is an integer, or the innermost
@@ -32,27 +34,49 @@ TypeRef array_getitem_type(TypeRef ary, TypeRef index, std::string& error) {
   } else {
     indices.push_back(index);
   }
+  // Indices left and right of an ellipsis (all are "left" without one), as numba splits them.
+  std::vector<TypeRef> left, right;
+  bool seen_ellipsis = false;
   int ints = 0;
   for (TypeRef t : indices) {
+    if (t == ellipsis_type()) {
+      if (seen_ellipsis) {
+        error = "an index can only have a single ellipsis ('...')";
+        return nullptr;
+      }
+      seen_ellipsis = true;
+      continue;
+    }
     if (t->is_integer()) ++ints;
     else if (!is_slice(t)) {
       error = "array indices must be integers or slices, got " + t->name();
       return nullptr;
     }
+    (seen_ellipsis ? right : left).push_back(t);
   }
-  if (static_cast<int>(indices.size()) > ary->ndim()) {
+  int given = static_cast<int>(left.size() + right.size());
+  if (given > ary->ndim()) {
     error = "too many indices for array: array is " + std::to_string(ary->ndim()) + "-dimensional, but " +
-            std::to_string(indices.size()) + " were indexed";
+            std::to_string(given) + " were indexed";
     return nullptr;
   }
   if (ints == ary->ndim()) return ary->element(0);
   char layout = ary->layout();
   if (layout == 'C') {
-    if (!check_contiguity(indices)) layout = 'A';
+    // Integers on the left keep a C array contiguous.
+    if (given == ary->ndim()) {
+      left.insert(left.end(), right.begin(), right.end());
+      right.clear();
+    }
+    if (!right.empty() || !check_contiguity(left)) layout = 'A';
   } else if (layout == 'F') {
     // Mirror image: integers on the right keep an F array contiguous.
-    std::vector<TypeRef> reversed(indices.rbegin(), indices.rend());
-    if (static_cast<int>(indices.size()) != ary->ndim() || !check_contiguity(reversed)) layout = 'A';
+    if (given == ary->ndim()) {
+      right.insert(right.begin(), left.begin(), left.end());
+      left.clear();
+    }
+    std::vector<TypeRef> reversed(right.rbegin(), right.rend());
+    if (!left.empty() || !check_contiguity(reversed)) layout = 'A';
   }
   return types::array(ary->element(0), ary->ndim() - ints, layout, ary->readonly(), ary->aligned());
 }

@@ -85,6 +85,13 @@ const std::unordered_map<std::string, CallResolver>& cuda_call_registry() {
     for (const char* op : {"and_", "or_", "xor", "exch"}) t[std::string("cuda.atomic.") + op] = atomic(true, false, 1);
     for (const char* op : {"inc", "dec"}) t[std::string("cuda.atomic.") + op] = atomic(true, true, 1);
     t["cuda.atomic.cas"] = atomic(true, false, 2);
+    // compare_and_swap(ary, old, val): cas on ary[0] of a 1-D array.
+    t["cuda.atomic.compare_and_swap"] = [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+      if (a.size() != 3 || a[0]->kind() != TypeKind::Array || a[0]->ndim() != 1) return std::nullopt;
+      TypeRef dtype = a[0]->element(0);
+      if (!is_atomic_dtype(dtype, true, false)) return std::nullopt;
+      return fixed({a[0], dtype, dtype}, dtype, a);
+    };
     for (const char* n : {"cuda.shfl_sync", "cuda.shfl_up_sync", "cuda.shfl_down_sync", "cuda.shfl_xor_sync"})
       t[n] = shuffle;
     for (const char* n : {"cuda.all_sync", "cuda.any_sync", "cuda.eq_sync"})
@@ -130,6 +137,7 @@ const std::vector<std::string>* intrinsic_parameter_names(const std::string& pat
       {"cuda.const.array_like", {"ndarray"}},
       {"cuda.syncwarp", {"mask"}},
       {"cuda.atomic.cas", {"ary", "idx", "old", "val"}},
+      {"cuda.atomic.compare_and_swap", {"ary", "old", "val"}},
   };
   auto it = names.find(path);
   return it == names.end() ? nullptr : &it->second;

@@ -213,6 +213,7 @@ class Inferer {
           case K::Bool: return types::boolean_literal(e.global.int_value != 0);
           case K::Complex: return types::complex128();
           case K::Str: fail(ErrorKind::Unsupported, "Unsupported: strings as values cannot be compiled for CUDA", e.loc);
+          case K::Ellipsis: return ellipsis_type();
           default: return types::none();
         }
       case ExprKind::Var: {

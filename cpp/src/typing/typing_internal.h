@@ -23,6 +23,7 @@ TypeRef cuda_value_type(const std::string& path);
 const std::vector<std::string>* intrinsic_parameter_names(const std::string& path);
 
 TypeRef slice_type(bool has_step);
+TypeRef ellipsis_type();
 bool is_slice(TypeRef t);
 
 // The type of ary[index] (an element or a view), following numba's layout
