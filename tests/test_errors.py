@@ -1,6 +1,5 @@
 """Errors: unsupported constructs, functions without source, bad signatures, and a crash-proofing fuzz."""
 
-import inspect
 import json
 import os
 import re
@@ -12,6 +11,8 @@ import pytest
 
 from cujit import cuda, errors
 from cujit import int32
+
+from source_lines import source_position
 
 
 def unknown_helper(x):
@@ -93,15 +94,6 @@ UNSUPPORTED = [
     (uses_matmul, "a @ a", r"MatMult|matmul|@"),
     (uses_undefined_name, "not_defined_anywhere", r"not_defined_anywhere"),
 ]
-
-
-def source_position(pyfunc, construct):
-    """(line number, line text) of the first source line of `pyfunc` containing `construct`."""
-    lines, first = inspect.getsourcelines(pyfunc)
-    for offset, line in enumerate(lines):
-        if construct in line:
-            return first + offset, line.rstrip("\n")
-    raise AssertionError(f"{construct!r} not in the source of {pyfunc.__name__}")
 
 
 @pytest.mark.parametrize("pyfunc, construct, names", UNSUPPORTED, ids=[c[0].__name__ for c in UNSUPPORTED])

@@ -5,7 +5,6 @@ Every kernel is compiled for sm_80 and sm_90 (the ``cc`` fixture); conftest asse
 its .target. Result types are numba-cuda 0.30.4's, checked against numba itself when these tests were written.
 """
 
-import inspect
 import re
 
 import numpy as np
@@ -14,6 +13,7 @@ import pytest
 from cujit import cuda, errors
 from cujit import (Array, Tuple, UniTuple, boolean, complex64, complex128, float16, float32, float64, int8, int16,
                    int32, int64, uint8, uint16, uint32, uint64, void)
+from source_lines import source_position
 
 CCS = [(8, 0), (9, 0)]
 
@@ -1595,14 +1595,6 @@ ERRORS = [
     (err_too_many_load, F1, "r[0, 0, 0]", r"too many indices"),
     (err_readonly_store, (RO_1D, float32), "r[0] = v", r"(?i)readonly"),
 ]
-
-
-def source_position(pyfunc, construct):
-    lines, first = inspect.getsourcelines(pyfunc)
-    for offset, line in enumerate(lines):
-        if construct in line:
-            return first + offset, line.rstrip("\n")
-    raise AssertionError(f"{construct!r} not in the source of {pyfunc.__name__}")
 
 
 @pytest.mark.parametrize("pyfunc, sig, construct, says", ERRORS, ids=[e[0].__name__ for e in ERRORS])

@@ -202,13 +202,17 @@ class Pipeline {
     return false;
   }
 
+  void add_codegen_passes(llvm::legacy::PassManager& pm, llvm::raw_pwrite_stream& out) {
+    if (tm_->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::AssemblyFile))
+      fail(ErrorKind::Internal, "the NVPTX backend cannot emit PTX");
+  }
+
   std::string emit(llvm::Module& module) {
     if (needs_fresh_codegen(module)) {
       llvm::SmallString<0> out;
       llvm::raw_svector_ostream os(out);
       llvm::legacy::PassManager pm;
-      if (tm_->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
-        fail(ErrorKind::Internal, "the NVPTX backend cannot emit PTX");
+      add_codegen_passes(pm, os);
       pm.run(module);
       return std::string(out.str());
     }
@@ -217,8 +221,7 @@ class Pipeline {
     if (!codegen_) {
       stream_ = std::make_unique<llvm::raw_svector_ostream>(ptx_);
       codegen_ = std::make_unique<llvm::legacy::PassManager>();
-      if (tm_->addPassesToEmitFile(*codegen_, *stream_, nullptr, llvm::CodeGenFileType::AssemblyFile))
-        fail(ErrorKind::Internal, "the NVPTX backend cannot emit PTX");
+      add_codegen_passes(*codegen_, *stream_);
     }
     ptx_.clear();
     codegen_->run(module);

@@ -111,6 +111,8 @@ class FunctionLowering {
                           const std::vector<llvm::Value*>& strides);
   llvm::Value* element_pointer(llvm::Value* ary, TypeRef aty, const std::vector<llvm::Value*>& indices,
                                const std::vector<bool>& non_negative = {});
+  llvm::Value* item_pointer(llvm::Value* ary, TypeRef aty, const std::vector<IndexItem>& items);
+  llvm::Value* make_c_array(TypeRef aty, llvm::Value* data, const std::vector<int64_t>& dims);
   llvm::Value* wrap_index(llvm::Value* index, llvm::Value* extent);
   llvm::Value* array_getitem(const ir::Expr& e);
   void array_setitem(const ir::Expr& target, llvm::Value* value, TypeRef type);

@@ -142,29 +142,27 @@ Value* FunctionLowering::array_getitem(const Expr& e) {
   TypeRef aty = e.operands[0]->type;
   Value* ary = lower_expr(*e.operands[0]);
   std::vector<IndexItem> items = lower_index(*e.operands[1], aty->ndim());
-  if (e.type->kind() != TypeKind::Array) {
-    std::vector<Value*> idx;
-    std::vector<bool> known;
-    for (auto& it : items) {
-      idx.push_back(it.index);
-      known.push_back(it.non_negative);
-    }
-    return load_element(element_pointer(ary, aty, idx, known), aty->element(0));
-  }
+  if (e.type->kind() != TypeKind::Array) return load_element(item_pointer(ary, aty, items), aty->element(0));
   return array_view(ary, aty, items, e.type);
+}
+
+// The address of the element selected by integer index items.
+Value* FunctionLowering::item_pointer(Value* ary, TypeRef aty, const std::vector<IndexItem>& items) {
+  std::vector<Value*> idx;
+  std::vector<bool> known;
+  for (const IndexItem& it : items) {
+    idx.push_back(it.index);
+    known.push_back(it.non_negative);
+  }
+  return element_pointer(ary, aty, idx, known);
 }
 
 void FunctionLowering::array_setitem(const Expr& target, Value* value, TypeRef type) {
   TypeRef aty = target.operands[0]->type;
   Value* ary = lower_expr(*target.operands[0]);
-  std::vector<Value*> idx;
-  std::vector<bool> known;
-  for (auto& it : lower_index(*target.operands[1], aty->ndim())) {
-    idx.push_back(it.index);
-    known.push_back(it.non_negative);
-  }
+  Value* ptr = item_pointer(ary, aty, lower_index(*target.operands[1], aty->ndim()));
   TypeRef dtype = aty->element(0);
-  store_element(element_pointer(ary, aty, idx, known), cast(value, type, dtype), dtype);
+  store_element(ptr, cast(value, type, dtype), dtype);
 }
 
 // A view: integer indices drop a dimension, slices keep it with Python's
@@ -258,12 +256,6 @@ Value* FunctionLowering::memory_array(const Expr& e, const std::string& name) {
   }
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    int64_t stride = itemsize;
-    for (size_t k = d + 1; k < dims.size(); ++k) stride *= dims[k];
-    shape.push_back(b_.getInt64(dims[d]));
-    strides.push_back(b_.getInt64(stride));
-  }
   auto* buffer_ty = llvm::ArrayType::get(elem, static_cast<uint64_t>(count));
   Value* data;
   if (name == "cuda.shared.array") {
@@ -276,6 +268,18 @@ Value* FunctionLowering::memory_array(const Expr& e, const std::string& name) {
     llvm::AllocaInst* a = entry_alloca(buffer_ty, "local.array");
     a->setAlignment(llvm::Align(16));
     data = a;
+  }
+  return make_c_array(aty, data, dims);
+}
+
+// An array over a C-contiguous buffer of a static shape.
+Value* FunctionLowering::make_c_array(TypeRef aty, Value* data, const std::vector<int64_t>& dims) {
+  std::vector<Value*> shape, strides;
+  int64_t stride = itemsize_of(aty->element(0));
+  for (size_t d = dims.size(); d-- > 0;) {
+    shape.insert(shape.begin(), b_.getInt64(dims[d]));
+    strides.insert(strides.begin(), b_.getInt64(stride));
+    stride *= dims[d];
   }
   return make_array(aty, data, shape, strides);
 }
@@ -299,14 +303,7 @@ Value* FunctionLowering::constant_array(const ir::GlobalValue& g) {
   auto* g_var = new llvm::GlobalVariable(state_.module, init->getType(), true, llvm::GlobalValue::InternalLinkage,
                                          init, "_cudapy_cmem", nullptr, llvm::GlobalValue::NotThreadLocal, 4);
   g_var->setAlignment(llvm::Align(16));
-  std::vector<Value*> shape, strides;
-  for (size_t d = 0; d < g.shape.size(); ++d) {
-    int64_t stride = itemsize;
-    for (size_t k = d + 1; k < g.shape.size(); ++k) stride *= g.shape[k];
-    shape.push_back(b_.getInt64(g.shape[d]));
-    strides.push_back(b_.getInt64(stride));
-  }
-  return make_array(aty, b_.CreateAddrSpaceCast(g_var, llvm::PointerType::get(ctx_, 0)), shape, strides);
+  return make_c_array(aty, b_.CreateAddrSpaceCast(g_var, llvm::PointerType::get(ctx_, 0)), g.shape);
 }
 
 }  // namespace cujit::lowering
