@@ -39,6 +39,18 @@ SCRIPT = textwrap.dedent('''
         if i < r.size:
             r[i] = x[i] * 2.0
 
+    def tiled(r, x):
+        s = cuda.shared.array((16, 16), float32)
+        t = cuda.shared.array(0, float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        s[ty, tx] = x[ty * 16 + tx]
+        t[tx] = x[tx]
+        cuda.syncthreads()
+        acc = float32(0)
+        for k in range(16):
+            acc += s[ty, k] * s[k, tx] + t[k]
+        r[ty * 16 + tx] = acc
+
     CASES = [
         (add, int32(int32, int32), {}),
         (poly, float64(float64), dict(fastmath=True)),
@@ -47,6 +59,8 @@ SCRIPT = textwrap.dedent('''
         (loop, int64(int32), dict(lineinfo=True)),
         (kernel, void(float32[::1], float32[::1]), dict(device=False, abi="numba")),
         (add, float64(float64, float64), dict(opt=False)),
+        (tiled, void(float32[::1], float32[::1]), dict(device=False, abi="numba")),
+        (tiled, void(float32[::1], float32[::1]), dict(device=False, abi="numba", lineinfo=True)),
     ]
     order = [int(i) for i in sys.argv[1].split(",")]
     for i in order:
@@ -68,12 +82,13 @@ def _compile(tmp_path, order):
 
 
 def _without_uid(ptx):
-    """numba's uid tag counts compiles in a process: the one part allowed to differ."""
-    return re.sub(r"B\d+v\d+", "B_v_", ptx)
+    """numba's uid tag counts compiles in a process: the one part allowed to differ (with the names of shared
+    arrays, derived from the mangled name)."""
+    return re.sub(r"_cudapy_smem_[0-9a-f]+_", "_cudapy_smem__", re.sub(r"B\d+v\d+", "B_v_", ptx))
 
 
 def test_ptx_does_not_depend_on_compile_order(tmp_path, register_ptx):
-    n = 7
+    n = 9
     together = _compile(tmp_path, list(range(n)) + list(range(n - 1, -1, -1)))
     for i in range(n):
         alone = _compile(tmp_path, [i])[i]

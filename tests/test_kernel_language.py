@@ -864,6 +864,22 @@ def test_static_shared_arrays(pyfunc, resty, nbytes, cc):
     assert instructions(ptx, "ld.shared") and instructions(ptx, "st.shared")
 
 
+def shared_names(ptx):
+    return re.findall(r"^\.visible\s+\.shared\s+\.align\s+\d+\s+\.b8\s+([\w$]+)\[\d+\];", ptx, re.M)
+
+
+def test_shared_arrays_are_module_symbols_unique_to_their_function(cc):
+    """As numba-cuda's PTX declares them: `.visible .shared` at module scope, so modules link together; each
+    function's names are its own (derived from its mangled name), so two of them never clash in one link."""
+    two, _ = device_ptx(shared_two_arrays, (int32,), cc)
+    one, _ = device_ptx(shared_1d, (int32,), cc)
+    again, _ = device_ptx(shared_1d, (int32,), cc)
+    assert len(shared_names(two)) == 2 and len(set(shared_names(two))) == 2, two
+    assert len(shared_names(one)) == 1, one
+    assert not set(shared_names(one)) & set(shared_names(two))
+    assert not set(shared_names(one)) & set(shared_names(again)), "a recompile is a new function (new uid)"
+
+
 def test_dynamic_shared_array(cc):
     ptx, resty = device_ptx(shared_dynamic, (int32,), cc)
     assert resty == float32

@@ -1,6 +1,6 @@
 // LLVM module -> PTX: link libdevice, internalize everything but the exported
-// symbols, run the O3 (or O0) pipeline with NVPTX's callbacks (NVVMReflect),
-// and print PTX.
+// symbols, optimise (O3, or a shorter pipeline of the same passes for modules
+// without calls), and print PTX.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -10,11 +10,13 @@
 #include <tuple>
 
 #include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/Support/xxhash.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IRBuilder.h>
@@ -24,7 +26,15 @@
 #include <llvm/Transforms/IPO/Internalize.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/ADCE.h>
+#include <llvm/Transforms/Scalar/DeadStoreElimination.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/GVN.h>
+#include <llvm/Transforms/Scalar/IndVarSimplify.h>
+#include <llvm/Transforms/Scalar/LICM.h>
+#include <llvm/Transforms/Scalar/LoopDeletion.h>
+#include <llvm/Transforms/Scalar/LoopPassManager.h>
+#include <llvm/Transforms/Scalar/LoopRotation.h>
+#include <llvm/Transforms/Scalar/LoopUnrollPass.h>
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 
@@ -114,25 +124,43 @@ bool has_cycle(const llvm::Function& f) {
   return false;
 }
 
-// A module with one function, no loops and no calls gets nothing from the
-// inliner, loop or interprocedural passes of O3: a short scalar pipeline gives
-// the same code in a fraction of the time.
-bool is_straight_line(const llvm::Module& module) {
+// What the optimiser can skip for a module. One function that calls nothing
+// but intrinsics (most kernels) gets nothing from the inliner or the
+// interprocedural passes of O3; without loops it gets nothing from the loop
+// passes either.
+enum class ModuleShape { kStraightLine, kCallFree, kGeneral };
+
+ModuleShape shape_of(const llvm::Module& module) {
   const llvm::Function* only = nullptr;
   for (const llvm::Function& f : module) {
     if (f.isDeclaration()) {
-      if (!f.isIntrinsic()) return false;
+      if (!f.isIntrinsic()) return ModuleShape::kGeneral;
       continue;
     }
-    if (only != nullptr) return false;
+    if (only != nullptr) return ModuleShape::kGeneral;
     only = &f;
   }
-  if (only == nullptr || has_cycle(*only)) return false;
+  if (only == nullptr) return ModuleShape::kGeneral;
   for (const llvm::BasicBlock& bb : *only)
     for (const llvm::Instruction& inst : bb)
       if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst))
-        if (!llvm::isa<llvm::IntrinsicInst>(call)) return false;
-  return true;
+        if (!llvm::isa<llvm::IntrinsicInst>(call)) return ModuleShape::kGeneral;
+  return has_cycle(*only) ? ModuleShape::kCallFree : ModuleShape::kStraightLine;
+}
+
+// Shared arrays leave the optimiser as module-level symbols with names of their
+// own, as numba-cuda's PTX declares them (`.visible .shared`), rather than as
+// local symbols the NVPTX AsmPrinter demotes into their function: its record of
+// demoted variables (keyed by Function) outlives a run, so modules with demotions
+// could not reuse the codegen pass manager.
+void publish_shared_arrays(llvm::Module& module, const std::string& symbol) {
+  std::string prefix = "_cudapy_smem_" + llvm::utohexstr(llvm::xxh3_64bits(symbol), /*LowerCase=*/true) + "_";
+  int n = 0;
+  for (llvm::GlobalVariable& g : module.globals()) {
+    if (g.getAddressSpace() != 3 || !g.hasLocalLinkage()) continue;
+    g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    g.setName(prefix + std::to_string(n++));
+  }
 }
 
 class Pipeline {
@@ -145,11 +173,13 @@ class Pipeline {
   // The new pass manager's pipeline holds module state (inliner advice, caches), so it is
   // rebuilt for each module; only the TargetMachine and the codegen passes are reused.
   void optimize(llvm::Module& module) {
-    if (opt_ && is_straight_line(module) && std::getenv("CUJIT_FULL_PIPELINE") == nullptr) {
+    ModuleShape shape = std::getenv("CUJIT_FULL_PIPELINE") ? ModuleShape::kGeneral : shape_of(module);
+    if (opt_ && shape == ModuleShape::kStraightLine)
       optimize_straight_line(module);
-      return;
-    }
-    optimize_full(module);
+    else if (opt_ && shape == ModuleShape::kCallFree)
+      optimize_call_free(module);
+    else
+      optimize_full(module);
   }
 
   void optimize_full(llvm::Module& module) {
@@ -192,13 +222,63 @@ class Pipeline {
     mpm.run(module, mam);
   }
 
+  // The function simplification passes of O3 that matter for a kernel without
+  // calls, in O3's order: promotion to registers, the loop canonicalisation,
+  // hoisting and full unrolling, GVN, then runtime unrolling and clean-up. The
+  // PTX is the same as O3's for the typical kernels at a third of the time.
+  void optimize_call_free(llvm::Module& module) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm_.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    const auto level = llvm::OptimizationLevel::O3;
+    llvm::ModulePassManager mpm;
+    pb.invokePipelineStartEPCallbacks(mpm, level);  // NVPTX's: value ranges of the special registers
+    auto simplify_cfg = [] { return llvm::SimplifyCFGPass(llvm::SimplifyCFGOptions().convertSwitchRangeToICmp(true)); };
+    llvm::FunctionPassManager fpm;
+    fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+    fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));
+    fpm.addPass(llvm::InstCombinePass());
+    fpm.addPass(simplify_cfg());
+    llvm::LoopPassManager hoist;
+    hoist.addPass(llvm::LoopRotatePass());
+    hoist.addPass(llvm::LICMPass(llvm::LICMOptions()));
+    fpm.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(hoist), /*UseMemorySSA=*/true));
+    fpm.addPass(simplify_cfg());
+    fpm.addPass(llvm::InstCombinePass());
+    llvm::LoopPassManager unroll;
+    unroll.addPass(llvm::IndVarSimplifyPass());
+    unroll.addPass(llvm::LoopDeletionPass());
+    unroll.addPass(llvm::LoopFullUnrollPass(level.getSpeedupLevel()));
+    fpm.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(unroll)));
+    fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+    fpm.addPass(llvm::GVNPass());
+    fpm.addPass(llvm::InstCombinePass());
+    fpm.addPass(llvm::LoopUnrollPass(llvm::LoopUnrollOptions(level.getSpeedupLevel())));
+    fpm.addPass(llvm::InstCombinePass());
+    fpm.addPass(llvm::DSEPass());
+    fpm.addPass(llvm::ADCEPass());
+    fpm.addPass(llvm::SimplifyCFGPass(
+        llvm::SimplifyCFGOptions().convertSwitchRangeToICmp(true).hoistCommonInsts(true).sinkCommonInsts(true)));
+    fpm.addPass(llvm::InstCombinePass());
+    mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+    mpm.run(module, mam);
+  }
+
   // The NVPTX AsmPrinter keeps per-module state that outlives a run: the DWARF
   // writer's, and the shared variables it demotes into functions (keyed by
-  // Function pointers of the previous module). Such modules get a fresh pass manager.
+  // Function pointers of the previous module; see publish_shared_arrays). Such
+  // modules get a fresh pass manager.
   static bool needs_fresh_codegen(const llvm::Module& module) {
     if (module.getNamedMetadata("llvm.dbg.cu") != nullptr) return true;
     for (const llvm::GlobalVariable& g : module.globals())
-      if (g.getAddressSpace() == 3) return true;
+      if (g.getAddressSpace() == 3 && g.hasLocalLinkage()) return true;
     return false;
   }
 
@@ -362,6 +442,7 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
     });
     pipeline.optimize(module);
     specialize_atomic_address_spaces(module);
+    publish_shared_arrays(module, fn.symbol);
     timer.lap("optimize");
 
     CompiledPtx out;
