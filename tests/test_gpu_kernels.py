@@ -28,6 +28,7 @@ except ImportError:
     mpmath = None
 
 import gpu_kernels_src as K
+import kernels_src
 from cujit import cuda, errors, float32, float64, int32, int64, uint32, uint64
 from cujit.cudadrv import devices
 from cujit.typeof import typeof
@@ -168,6 +169,7 @@ I32_MIN = int(np.iinfo(I4).min)
 
 RECOMPILE = """
 import gpu_kernels_src as K
+import kernels_src
 from cujit import cuda, float32, int64, void
 sig = void(float32[::1], int64[::1], float32[::1])
 kernels = [K.shared_load_then_atomic] + [K.atomic_kernel(op, space, float32).py_func
@@ -1015,6 +1017,30 @@ def test_host_arrays_are_copied_in_and_back(check):
         kernel[blocks(N), TPB_1D](out, a)
     check.equal(out, a, "the host output array was copied back")
     assert list(kernel.overloads) == [(typeof(out), typeof(a))] and typeof(a) != typeof(out)  # readonly input
+
+
+def test_overlapping_arrays_run_the_variant_without_noalias(check):
+    """Kernels compile with noalias array data (read-only arrays load with ld.global.nc); a launch whose arrays
+    share bytes runs a variant compiled without it, on first need."""
+    kernel = cuda.jit(kernels_src.saxpy)
+    x, y, z = check.floats(F4), check.floats(F4), check.floats(F4, N + 1)
+    d_x, d_y, d_r = cuda.to_device(x), cuda.to_device(y), cuda.device_array(N, F4)
+    a = F4(1.5)
+    kernel[blocks(N), TPB_1D](d_r, a, d_x, d_y)
+    check.close(d_r.copy_to_host(), a * x + y, "disjoint arrays", rtol=1e-6)
+    (only,) = kernel.overloads.values()
+    assert only.options.noalias_arrays and ".nc." in only.ptx and not kernel._overlapping
+    kernel[blocks(N), TPB_1D](d_x, a, d_x, d_y)                       # in place: r is x
+    check.close(d_x.copy_to_host(), a * x + y, "r is x", rtol=1e-6)
+    assert len(kernel._overlapping) == 1
+    (variant,) = kernel._overlapping.values()
+    assert not variant.options.noalias_arrays and ".nc." not in variant.ptx
+    d_z = cuda.to_device(z)
+    kernel[blocks(N), TPB_1D](d_r, a, d_z[1:], d_z[:-1])             # two overlapping read-only views
+    check.close(d_r.copy_to_host(), a * z[1:] + z[:-1], "overlapping views", rtol=1e-6)
+    assert len(kernel._overlapping) == 1
+    kernel[blocks(N), TPB_1D](d_r, a, d_y, d_y)                      # the same array twice
+    check.close(d_r.copy_to_host(), a * y + y, "x is y", rtol=1e-6)
 
 
 def test_specialize(check):

@@ -133,6 +133,7 @@ void register_compile(py::module_& m) {
                     })
       .def_readwrite("abi_name", &CompileOptions::abi_name)
       .def_readwrite("from_dispatcher", &CompileOptions::from_dispatcher)
+      .def_readwrite("noalias_arrays", &CompileOptions::noalias_arrays)
       .def_property("launch_bounds",
                     [](const CompileOptions& o) { return py::make_tuple(o.max_threads, o.min_blocks, o.max_cluster); },
                     [](CompileOptions& o, py::tuple b) {
@@ -144,7 +145,7 @@ void register_compile(py::module_& m) {
       .def("key", [](const CompileOptions& o) {
         return py::make_tuple(o.cc.major, o.cc.minor, o.cc.suffix, o.fastmath, o.opt, o.lineinfo, o.debug, o.kernel,
                               o.abi == codegen::Abi::C, o.abi_name, o.max_threads, o.min_blocks, o.max_cluster,
-                              o.from_dispatcher);
+                              o.from_dispatcher, o.noalias_arrays);
       });
 
   m.def("flags_summary", &codegen::flags_summary);

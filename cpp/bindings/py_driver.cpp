@@ -574,9 +574,17 @@ void register_driver(py::module_& m) {
           },
           py::arg("values"), "The parameter buffer these values pack into (for tests and tools).")
       .def(
+          "arrays_overlap",
+          [](const drv::KernelLauncher& k, py::handle values) {
+            drv::ArgumentBuffer buf = k.make_buffer();
+            fill_buffer(buf, k.plan(), values);
+            return buf.arrays_overlap();
+          },
+          py::arg("values"), "Whether the bytes of two of these array values overlap.")
+      .def(
           "launch",
           [](const drv::KernelLauncher& k, py::handle function, py::handle griddim, py::handle blockdim,
-             py::handle stream, std::size_t sharedmem, py::handle values, bool cooperative) {
+             py::handle stream, std::size_t sharedmem, py::handle values, bool cooperative, py::handle if_overlap) {
             drv::LaunchConfig c;
             c.grid = to_dim3(griddim, "griddim");
             c.block = to_dim3(blockdim, "blockdim");
@@ -585,6 +593,11 @@ void register_driver(py::module_& m) {
             c.cooperative = cooperative;
             drv::ArgumentBuffer buf = k.make_buffer();
             fill_buffer(buf, k.plan(), values);
+            py::object chosen;  // keeps the fallback's Function alive through the launch
+            if (!if_overlap.is_none() && buf.arrays_overlap()) {
+              chosen = py::reinterpret_borrow<py::object>(if_overlap)();
+              function = chosen;
+            }
             if (py::isinstance<drv::Function>(function)) {
               drv::Function& fn = function.cast<drv::Function&>();
               py::gil_scoped_release release;
@@ -598,7 +611,9 @@ void register_driver(py::module_& m) {
           },
           py::arg("function"), py::arg("griddim"), py::arg("blockdim"), py::arg("stream") = py::none(),
           py::arg("sharedmem") = 0, py::arg("values") = py::tuple(), py::arg("cooperative") = false,
-          "Packs `values` (one per slot; arrays as (data, nitems, itemsize, shape, strides)) and launches.");
+          py::arg("if_overlap") = py::none(),
+          "Packs `values` (one per slot; arrays as (data, nitems, itemsize, shape, strides)) and launches;\n"
+          "when two arrays overlap and `if_overlap` is given, launches the function it returns instead.");
 }
 
 }  // namespace cujit::bindings

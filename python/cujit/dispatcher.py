@@ -47,6 +47,9 @@ class _Kernel:
         self._functions = {}
         self._lock = threading.Lock()
         self._finalizer = None
+        # For kernels compiled with noalias array data (see _compile_signature): a callable giving the
+        # function of the variant without it, launched instead when two array arguments overlap.
+        self.if_overlap = None
 
     @property
     def plan(self):
@@ -81,6 +84,30 @@ class _Kernel:
     options_max_registers = None
 
 
+_SCALAR_KINDS = frozenset({"boolean", "boolean_literal", "integer", "integer_literal", "float", "complex"})
+
+
+def _noalias_arrays(argtypes):
+    """How many array arguments a kernel of these argument types may declare `noalias`: all of them when the
+    rest are scalars, none when a pointer, tuple or other aggregate could reach the same memory unchecked."""
+    arrays = 0
+    for t in argtypes:
+        if t.kind == "array":
+            arrays += 1
+        elif t.kind not in _SCALAR_KINDS:
+            return 0
+    return arrays
+
+
+def _overlapping_variant(dispatcher, signature, cc):
+    """The callable a launch with overlapping arrays calls for the function of the variant without noalias."""
+    ref = weakref.ref(dispatcher)
+
+    def function():
+        return ref()._compile_signature(signature, cc, noalias=False).function()
+    return function
+
+
 class _LaunchConfiguration:
     """``kernel[griddim, blockdim, stream, sharedmem]``: call it with the kernel's arguments. The
     configuration is checked and normalised once, here."""
@@ -99,7 +126,7 @@ class _LaunchConfiguration:
     def __call__(self, *args):
         kernel = self.dispatcher._kernel_for_args(args)
         _launch_configured(kernel.function(), kernel.plan, self.griddim, self.blockdim, self.stream,
-                           self._native_stream, self.sharedmem, args)
+                           self._native_stream, self.sharedmem, args, False, kernel.if_overlap)
 
 
 class CUDADispatcher:
@@ -114,6 +141,7 @@ class CUDADispatcher:
         self._can_compile = True
         self._typed = {}
         self._compiled = {}
+        self._overlapping = {}
         self._lock = threading.RLock()
         self._typing_now = set()
         self._configs = {}
@@ -161,22 +189,34 @@ class CUDADispatcher:
             return devices.get_current_device().compute_capability
         return None
 
-    def _compile_signature(self, signature, cc=None):
+    def _compile_signature(self, signature, cc=None, noalias=True):
         """Compile once per (argument types, options); returns the _Kernel (or, for device functions, the
-        compiled entry)."""
-        options = self._options(cc if cc is not None else self._current_cc())
+        compiled entry).
+
+        Kernels whose arguments are arrays and scalars compile with the arrays' data `noalias` (read-only
+        arrays then load through the non-coherent cache, as with `const __restrict__` in CUDA C). That holds
+        unless two array arguments share bytes, which each launch checks: those launches run a variant
+        compiled without it (``noalias=False``), on first need."""
+        cc = cc if cc is not None else self._current_cc()
+        options = self._options(cc)
+        arrays = _noalias_arrays(signature.args) if not self.device else 0
+        options.noalias_arrays = noalias and arrays > 0
         key = (tuple(signature.args), options.key())
-        compiled = self._compiled.get(key)
+        table = self._compiled if noalias else self._overlapping  # the variants for overlaps stay out of sight
+        compiled = table.get(key)
         if compiled is not None:
             return compiled
         with self._lock:
-            compiled = self._compiled.get(key)
+            compiled = table.get(key)
             if compiled is None:
                 ptx, llvm_ir, typed = compile_function(self.py_func, signature, options, keep_llvm_ir=True)
                 compiled = _Kernel(ptx, llvm_ir, typed, options)
                 compiled.options_max_registers = self.targetoptions.get("max_registers")
-                self._compiled[key] = compiled
-                self.overloads[tuple(signature.args)] = compiled if not self.device else typed
+                if options.noalias_arrays and arrays > 1:
+                    compiled.if_overlap = _overlapping_variant(self, signature, cc)
+                table[key] = compiled
+                if noalias:
+                    self.overloads[tuple(signature.args)] = compiled if not self.device else typed
             return compiled
 
     def compile(self, sig, cc=None):

@@ -46,6 +46,11 @@ struct CompileOptions {
   // Compiled by a @cuda.jit(device=True) dispatcher for a caller rather than by
   // compile/compile_ptx: numba records its NVVM options in another order then.
   bool from_dispatcher = false;
+  // Kernels: the data of distinct array arguments never overlaps (the runtime
+  // checks each launch and falls back to a variant without it). Array data
+  // pointers are `noalias`, so read-only arrays load through the
+  // non-coherent cache (ld.global.nc), as `const __restrict__` does in CUDA C.
+  bool noalias_arrays = false;
 };
 
 // numba's CUDAFlags summary string for these options (spec §4.5).

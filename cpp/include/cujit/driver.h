@@ -409,12 +409,19 @@ class ArgumentBuffer {
   ArgumentBuffer(ArgumentBuffer&&) = default;
   void set_scalar(std::size_t slot, std::uint64_t bits);  // the low `size` bytes are used
   void set_array(std::size_t slot, const ArrayArg& array);
+  // Whether the bytes of two array arguments overlap (empty arrays never do).
+  bool arrays_overlap() const;
   void** params() { return pointers_.data(); }
   const std::uint8_t* data() const { return reinterpret_cast<const std::uint8_t*>(storage_.data()); }
   std::size_t size() const { return plan_->buffer_size(); }
 
  private:
+  // An array's parameters from its first: meminfo, parent, nitems, itemsize, data, shape..., strides...
+  static constexpr std::size_t kNitemsParam = 2, kItemsizeParam = 3, kDataParam = 4, kShapeParam = 5;
   std::uint8_t* at(std::size_t param) { return reinterpret_cast<std::uint8_t*>(storage_.data()) + plan_->param_offsets()[param]; }
+  const std::uint8_t* at(std::size_t param) const {
+    return reinterpret_cast<const std::uint8_t*>(storage_.data()) + plan_->param_offsets()[param];
+  }
   const ArgumentPlan* plan_;
   std::vector<std::uint64_t> storage_;  // 8-byte aligned
   std::vector<void*> pointers_;

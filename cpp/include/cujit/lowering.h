@@ -20,6 +20,7 @@ struct LoweringOptions {
   bool fastmath = false;
   DebugLevel debug = DebugLevel::None;
   int max_threads = 0, min_blocks = 0, max_cluster = 0;  // kernel launch bounds; 0 = unset
+  bool noalias_arrays = false;  // kernels: array data pointers are noalias (see codegen::CompileOptions)
 };
 
 // Lowers `fn` and, transitively, the device functions it calls (as internal

@@ -9,10 +9,12 @@
 #include <thread>
 #include <tuple>
 
+#include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
@@ -148,6 +150,36 @@ ModuleShape shape_of(const llvm::Module& module) {
   return has_cycle(*only) ? ModuleShape::kCallFree : ModuleShape::kStraightLine;
 }
 
+// A kernel's noalias pointer arguments that it only reads from become
+// `readonly`: NVPTX then loads through them with ld.global.nc. (O3 infers the
+// attribute too; the shorter pipelines do not run its interprocedural passes.)
+bool only_read_through(llvm::Argument& arg) {
+  std::vector<const llvm::Value*> work{&arg};
+  llvm::SmallPtrSet<const llvm::Value*, 16> seen{&arg};
+  while (!work.empty()) {
+    const llvm::Value* v = work.back();
+    work.pop_back();
+    for (const llvm::Use& use : v->uses()) {
+      const auto* user = llvm::cast<llvm::Instruction>(use.getUser());
+      if (llvm::isa<llvm::LoadInst>(user) || llvm::isa<llvm::ICmpInst>(user)) continue;
+      bool derived = llvm::isa<llvm::GetElementPtrInst>(user) || llvm::isa<llvm::CastInst>(user) ||
+                     llvm::isa<llvm::PHINode>(user) || llvm::isa<llvm::SelectInst>(user);
+      if (!derived || llvm::isa<llvm::PtrToIntInst>(user)) return false;  // stored, passed on, written...
+      if (seen.insert(user).second) work.push_back(user);
+    }
+  }
+  return true;
+}
+
+void mark_read_only_arguments(llvm::Module& module) {
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration() || f.getCallingConv() != llvm::CallingConv::PTX_Kernel) continue;
+    for (llvm::Argument& arg : f.args())
+      if (arg.getType()->isPointerTy() && arg.hasNoAliasAttr() && !arg.onlyReadsMemory() && only_read_through(arg))
+        arg.addAttr(llvm::Attribute::ReadOnly);
+  }
+}
+
 // Shared arrays leave the optimiser as module-level symbols with names of their
 // own, as numba-cuda's PTX declares them (`.visible .shared`), rather than as
 // local symbols the NVPTX AsmPrinter demotes into their function: its record of
@@ -166,7 +198,9 @@ void publish_shared_arrays(llvm::Module& module, const std::string& symbol) {
 class Pipeline {
  public:
   Pipeline(const TargetArch& arch, const CompileOptions& options)
-      : tm_(create_target_machine(arch, options)), opt_(options.opt) {}
+      : tm_(create_target_machine(arch, options)), opt_(options.opt) {
+    if (std::getenv("CUJIT_NO_LSR")) static_cast<llvm::cl::opt<bool>*>(llvm::cl::getRegisteredOptions()["disable-lsr"])->setValue(true);
+  }
 
   llvm::TargetMachine& target_machine() { return *tm_; }
 
@@ -251,17 +285,17 @@ class Pipeline {
     hoist.addPass(llvm::LICMPass(llvm::LICMOptions()));
     fpm.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(hoist), /*UseMemorySSA=*/true));
     fpm.addPass(simplify_cfg());
-    fpm.addPass(llvm::InstCombinePass());
+    if (!std::getenv("CUJIT_V3")) fpm.addPass(llvm::InstCombinePass());
     llvm::LoopPassManager unroll;
     unroll.addPass(llvm::IndVarSimplifyPass());
     unroll.addPass(llvm::LoopDeletionPass());
-    unroll.addPass(llvm::LoopFullUnrollPass(level.getSpeedupLevel()));
+    if (!std::getenv("CUJIT_NO_FULL_UNROLL")) unroll.addPass(llvm::LoopFullUnrollPass(level.getSpeedupLevel()));
     fpm.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(unroll)));
     fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
     fpm.addPass(llvm::GVNPass());
     fpm.addPass(llvm::InstCombinePass());
-    fpm.addPass(llvm::LoopUnrollPass(llvm::LoopUnrollOptions(level.getSpeedupLevel())));
-    fpm.addPass(llvm::InstCombinePass());
+    if (!std::getenv("CUJIT_NO_FULL_UNROLL")) fpm.addPass(llvm::LoopUnrollPass(llvm::LoopUnrollOptions(level.getSpeedupLevel())));
+    if (!std::getenv("CUJIT_V2") && !std::getenv("CUJIT_V3")) fpm.addPass(llvm::InstCombinePass());
     fpm.addPass(llvm::DSEPass());
     fpm.addPass(llvm::ADCEPass());
     fpm.addPass(llvm::SimplifyCFGPass(
@@ -424,6 +458,7 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
     lo.max_threads = options.max_threads;
     lo.min_blocks = options.min_blocks;
     lo.max_cluster = options.max_cluster;
+    lo.noalias_arrays = options.noalias_arrays && options.kernel;
     lo.debug = options.debug ? lowering::DebugLevel::Full
                              : options.lineinfo ? lowering::DebugLevel::LineTables : lowering::DebugLevel::None;
     auto lowered = lowering::lower_module(fn, module, lo);
@@ -435,6 +470,11 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
       llvm::raw_fd_ostream os(std::string(dump) + "/" + fn.symbol.substr(0, 60) + ".ll", ec);
       if (!ec) module.print(os, nullptr);
     }
+    size_t pre_hash = 0;
+    if (std::getenv("CUJIT_DUMP_PTX")) {
+      std::string text; llvm::raw_string_ostream os(text); module.print(os, nullptr);
+      pre_hash = std::hash<std::string>()(text + arch->name());
+    }
     if (needs_libdevice(module)) link_libdevice(module);
     timer.lap("libdevice");
     llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {
@@ -443,6 +483,7 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
     pipeline.optimize(module);
     specialize_atomic_address_spaces(module);
     publish_shared_arrays(module, fn.symbol);
+    mark_read_only_arguments(module);
     timer.lap("optimize");
 
     CompiledPtx out;
@@ -453,6 +494,11 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
     }
     out.ptx = pipeline.emit(module);
     retarget_ptx(out.ptx, *arch);
+    if (const char* dump = std::getenv("CUJIT_DUMP_PTX")) {  // EXPERIMENT
+      std::error_code ec;
+      llvm::raw_fd_ostream os(std::string(dump) + "/" + std::to_string(pre_hash) + ".ptx", ec);
+      if (!ec) os << out.ptx;
+    }
     timer.lap("emit");
     return out;
   } catch (CompileError& e) {

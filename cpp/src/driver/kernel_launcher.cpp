@@ -1,6 +1,7 @@
 // Kernel launches: the argument plan (numba's flattened kernel ABI, spec
 // §2.13 and §3.5), packing into one aligned buffer, launch-configuration
 // checks with messages that name the problem, and cuLaunchKernel.
+#include <algorithm>
 #include <cstring>
 
 #include "driver_api.h"
@@ -90,6 +91,33 @@ void ArgumentBuffer::set_array(std::size_t slot, const ArrayArg& array) {
   put(static_cast<std::int64_t>(array.data));
   for (int d = 0; d < s.ndim; ++d) put(array.shape[d]);
   for (int d = 0; d < s.ndim; ++d) put(array.strides[d]);
+}
+
+bool ArgumentBuffer::arrays_overlap() const {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;  // [first byte, last byte + 1] of each array
+  const auto& slots = plan_->slots();
+  for (std::size_t slot = 0; slot < slots.size(); ++slot) {
+    if (slots[slot].kind != ArgSlot::Kind::Array) continue;
+    std::size_t p = plan_->first_param(slot);
+    auto get = [&](std::size_t param) {
+      std::int64_t v;
+      std::memcpy(&v, at(param), 8);
+      return v;
+    };
+    if (get(p + kNitemsParam) <= 0) continue;
+    std::int64_t low = 0, high = get(p + kItemsizeParam);
+    const int ndim = slots[slot].ndim;
+    for (int d = 0; d < ndim; ++d) {
+      std::int64_t reach = (get(p + kShapeParam + d) - 1) * get(p + kShapeParam + ndim + d);
+      (reach < 0 ? low : high) += reach;
+    }
+    auto data = static_cast<std::uint64_t>(get(p + kDataParam));
+    spans.emplace_back(data + static_cast<std::uint64_t>(low), data + static_cast<std::uint64_t>(high));
+  }
+  std::sort(spans.begin(), spans.end());
+  for (std::size_t i = 1; i < spans.size(); ++i)
+    if (spans[i].first < spans[i - 1].second) return true;
+  return false;
 }
 
 std::uint16_t half_bits(double value) {

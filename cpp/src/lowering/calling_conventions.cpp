@@ -189,7 +189,13 @@ llvm::Function* FunctionLowering::declare() {
     std::vector<Type*> parts;
     m.flatten_arg_types(tf_.sig.args[i], parts);
     const std::string& name = fn_.vars[fn_.params[i]].name;
-    for (size_t p = 0; p < parts.size(); ++p, ++arg) arg->setName(parts.size() == 1 ? name : name + "." + std::to_string(p));
+    for (size_t p = 0; p < parts.size(); ++p, ++arg) {
+      arg->setName(parts.size() == 1 ? name : name + "." + std::to_string(p));
+      // An array flattens to meminfo, parent, nitems, itemsize, data, shape..., strides...
+      if (p == kData && tf_.kernel && is_top_ && state_.options.noalias_arrays &&
+          tf_.sig.args[i]->kind() == TypeKind::Array)
+        arg->addAttr(llvm::Attribute::NoAlias);
+    }
   }
   if (state_.options.fastmath) {
     for (const char* a : {"unsafe-fp-math", "no-infs-fp-math", "no-nans-fp-math", "no-signed-zeros-fp-math",

@@ -16,6 +16,9 @@
 
 namespace cujit::lowering {
 
+// The fields of numba's array struct, in order: also the order an array argument flattens into.
+enum ArrayField { kMeminfo = 0, kParent = 1, kNitems = 2, kItemsize = 3, kData = 4, kShape = 5, kStrides = 6 };
+
 // numba's data model (spec §3.1): how a type is held in registers, in memory
 // and return slots, and as flattened parameters.
 class DataModel {

@@ -15,7 +15,6 @@ using llvm::Value;
 using K = ir::GlobalValue::Kind;
 
 namespace {
-enum Field { kMeminfo = 0, kParent = 1, kNitems = 2, kItemsize = 3, kData = 4, kShape = 5, kStrides = 6 };
 
 int64_t itemsize_of(TypeRef dtype) {
   if (dtype->is_boolean()) return 1;

@@ -281,11 +281,13 @@ def launch(cufunction_handle, plan, griddim, blockdim, stream=0, sharedmem=0, ar
                       args, bool(cooperative))
 
 
-def launch_configured(cufunction_handle, plan, grid, block, stream, native, sharedmem, args, cooperative=False):
+def launch_configured(cufunction_handle, plan, grid, block, stream, native, sharedmem, args, cooperative=False,
+                      if_overlap=None):
     """``launch`` for a configuration already normalised by ``configure`` (3-tuples, the native stream):
-    the per-launch path of ``kernel[...](args)``."""
+    the per-launch path of ``kernel[...](args)``. When two array arguments share bytes and ``if_overlap`` is
+    given, the function it returns is launched instead (a variant compiled without noalias arrays)."""
     values, writebacks = plan.prepare(args, stream)
-    plan.launcher.launch(cufunction_handle, grid, block, native, sharedmem, values, cooperative)
+    plan.launcher.launch(cufunction_handle, grid, block, native, sharedmem, values, cooperative, if_overlap)
     for writeback in writebacks:
         if callable(writeback):
             writeback()
