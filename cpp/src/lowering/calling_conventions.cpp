@@ -222,7 +222,7 @@ void FunctionLowering::bind_parameters() {
     Value* v = state_.model.unflatten_args(b_, t, arg);
 
     int var = fn_.params[i];
-    if (var_slots_[var]) b_.CreateStore(cast(v, t, fn_.vars[var].type), var_slots_[var]);
+    if (fn_.vars[var].type != nullptr) write_variable(var, v, t);
   }
 }
 

@@ -48,6 +48,8 @@ struct ModuleState {
   ModuleState(llvm::Module& m, const LoweringOptions& o) : module(m), options(o), model(m.getContext()) {}
 };
 
+std::vector<bool> single_assignment_variables(const ir::Function& fn);
+
 class FunctionLowering {
  public:
   FunctionLowering(ModuleState& state, const ir::TypedFunction& fn, bool is_top);
@@ -142,6 +144,10 @@ class FunctionLowering {
   llvm::Function* llfn_ = nullptr;
   llvm::Value* ret_slot_ = nullptr;  // numba ABI: the .ret pointer
   std::vector<llvm::AllocaInst*> var_slots_;
+  // Variables bound once and for all (see single_assignment_variables) are SSA
+  // values, not stack slots: less for SROA and InstCombine to take apart.
+  std::vector<llvm::Value*> var_values_;
+  void write_variable(int var, llvm::Value* value, TypeRef type);
   llvm::DISubprogram* subprogram_ = nullptr;
   struct LoopTargets {
     llvm::BasicBlock* continue_to;

@@ -105,7 +105,9 @@ Value* FunctionLowering::lower_expr(const Expr& e) {
   set_location(e.loc);
   switch (e.kind) {
     case ExprKind::Const: return constant(e);
-    case ExprKind::Var: return b_.CreateLoad(state_.model.value_type(fn_.vars[e.var].type), var_slots_[e.var]);
+    case ExprKind::Var:
+      if (var_values_[e.var] != nullptr) return var_values_[e.var];
+      return b_.CreateLoad(state_.model.value_type(fn_.vars[e.var].type), var_slots_[e.var]);
     case ExprKind::Binary: {
       Value* a = lower_as(*e.operands[0], e.operand_types[0]);
       Value* b = lower_as(*e.operands[1], e.operand_types[1]);

@@ -1,6 +1,8 @@
 // Lowering of a function body: variables as entry-block allocas (mem2reg
 // turns them into SSA), structured control flow, range loops with a trip
 // count (no overflow, no division for constant steps), and debug locations.
+#include <functional>
+
 #include <llvm/BinaryFormat/Dwarf.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Verifier.h>
@@ -9,6 +11,73 @@
 #include "function_lowering.h"
 
 namespace cujit::lowering {
+
+namespace {
+
+void visit_exprs(const ir::Expr* e, const std::function<void(const ir::Expr&)>& f) {
+  if (e == nullptr) return;
+  f(*e);
+  for (const auto& o : e->operands) visit_exprs(o.get(), f);
+  for (const auto& kw : e->keywords) visit_exprs(kw.second.get(), f);
+}
+
+void visit_stmts(const std::vector<ir::StmtPtr>& block, const std::function<void(const ir::Stmt&)>& f) {
+  for (const auto& s : block) {
+    f(*s);
+    visit_stmts(s->body, f);
+    visit_stmts(s->orelse, f);
+  }
+}
+
+// Every expression of a statement (its nested statements excluded).
+void visit_stmt_exprs(const ir::Stmt& s, const std::function<void(const ir::Expr&)>& f) {
+  visit_exprs(s.target.get(), f);
+  visit_exprs(s.value.get(), f);
+  for (const auto& a : s.range_args) visit_exprs(a.get(), f);
+}
+
+void count_targets(const ir::Expr* target, std::vector<int>& writes) {
+  if (target == nullptr) return;
+  if (target->kind == ir::ExprKind::Var) ++writes[target->var];
+  if (target->kind == ir::ExprKind::Tuple)
+    for (const auto& o : target->operands) count_targets(o.get(), writes);
+}
+
+}  // namespace
+
+// The variables that hold one value throughout: parameters never assigned, and
+// variables assigned once, by a statement at the top level of the body (so the
+// assignment dominates everything after it), that nothing before it reads.
+std::vector<bool> single_assignment_variables(const ir::Function& fn) {
+  std::vector<int> writes(fn.vars.size(), 0);
+  visit_stmts(fn.body, [&](const ir::Stmt& s) {
+    if (s.kind == ir::StmtKind::Assign || s.kind == ir::StmtKind::ForRange) count_targets(s.target.get(), writes);
+  });
+  std::vector<bool> single(fn.vars.size(), false);
+  for (size_t v = 0; v < fn.vars.size(); ++v) single[v] = fn.vars[v].is_param && writes[v] == 0;
+  std::vector<bool> read(fn.vars.size(), false);  // read by a statement seen so far
+  auto note_reads = [&](const ir::Stmt& s) {
+    visit_stmt_exprs(s, [&](const ir::Expr& e) {
+      if (e.kind == ir::ExprKind::Var) read[e.var] = true;
+    });
+  };
+  for (const auto& top : fn.body) {
+    // The value is read before the target is bound (`x = x + 1` reads an x from before).
+    visit_exprs(top->value.get(), [&](const ir::Expr& e) {
+      if (e.kind == ir::ExprKind::Var) read[e.var] = true;
+    });
+    if (top->kind == ir::StmtKind::Assign) {
+      std::vector<int> mine(fn.vars.size(), 0);
+      count_targets(top->target.get(), mine);
+      for (size_t v = 0; v < fn.vars.size(); ++v)
+        if (mine[v] == 1 && writes[v] == 1 && !fn.vars[v].is_param && !read[v]) single[v] = true;
+    }
+    note_reads(*top);
+    visit_stmts(top->body, note_reads);
+    visit_stmts(top->orelse, note_reads);
+  }
+  return single;
+}
 
 using llvm::BasicBlock;
 using llvm::Value;
@@ -63,8 +132,10 @@ llvm::Function* FunctionLowering::lower() {
   BasicBlock* entry = BasicBlock::Create(ctx_, "entry", llfn_);
   b_.SetInsertPoint(entry);
   var_slots_.assign(fn_.vars.size(), nullptr);
+  var_values_.assign(fn_.vars.size(), nullptr);
+  std::vector<bool> single = single_assignment_variables(fn_);
   for (size_t v = 0; v < fn_.vars.size(); ++v) {
-    if (fn_.vars[v].type == nullptr) continue;
+    if (fn_.vars[v].type == nullptr || single[v]) continue;
     var_slots_[v] = b_.CreateAlloca(state_.model.value_type(fn_.vars[v].type), nullptr, fn_.vars[v].name);
   }
   if (!fn_.body.empty()) set_location(fn_.body.front()->loc);
@@ -81,9 +152,15 @@ void FunctionLowering::lower_block(const std::vector<ir::StmtPtr>& block) {
   }
 }
 
+void FunctionLowering::write_variable(int var, Value* value, TypeRef type) {
+  Value* v = cast(value, type, fn_.vars[var].type);
+  if (var_slots_[var]) b_.CreateStore(v, var_slots_[var]);
+  else var_values_[var] = v;
+}
+
 void FunctionLowering::store_target(const ir::Expr& target, Value* value, TypeRef type) {
   if (target.kind == ir::ExprKind::Var) {
-    b_.CreateStore(cast(value, type, fn_.vars[target.var].type), var_slots_[target.var]);
+    write_variable(target.var, value, type);
     return;
   }
   if (target.kind == ir::ExprKind::Tuple) {
@@ -219,7 +296,7 @@ void FunctionLowering::lower_for_range(const ir::Stmt& s) {
   b_.CreateCondBr(b_.CreateICmpULT(k, count), body_bb, end_bb);
   b_.SetInsertPoint(body_bb);
   Value* index = b_.CreateAdd(start, b_.CreateMul(k, step));
-  b_.CreateStore(cast(index, it, fn_.vars[s.target->var].type), var_slots_[s.target->var]);
+  write_variable(s.target->var, index, it);
   loops_.push_back({latch_bb, end_bb});
   lower_block(s.body);
   loops_.pop_back();
