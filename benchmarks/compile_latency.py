@@ -3,7 +3,8 @@
 cujit's cases run in this process; numba-cuda's run in a worker process
 (`.bench-venv/bin/python compile_latency.py --worker numba`, see setup_numba_venv.sh)
 that executes the same case functions and prints its timings as JSON. Every compile
-targets cc=(7, 5), so neither side needs a GPU.
+targets cc=(7, 5), so neither side needs a GPU. The two sides alternate for --rounds
+rounds and each case reports its median round.
 
 To add a case, append a function decorated with @case below: it takes the package
 (`cujit` or `numba`, with `.cuda` imported) and returns the call to time.
@@ -179,6 +180,18 @@ def measure_numba(repeat, setup):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def median_round(rounds):
+    """One side's results over several rounds: each case's median round (None when never measured)."""
+    rounds = [r for r in rounds if r]
+    if not rounds:
+        return None
+    merged = dict(rounds[0], rounds=len(rounds), ms={})
+    for name in rounds[0]["ms"]:
+        values = [r["ms"][name] for r in rounds if r["ms"].get(name) is not None]
+        merged["ms"][name] = statistics.median(values) if values else None
+    return merged
+
+
 def measure_cujit(repeat):
     try:
         return measure("cujit", repeat)
@@ -228,6 +241,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=["cujit", "numba"], help="measure one side only")
     parser.add_argument("--repeat", type=int, default=20, help="timed calls per case (>= 20)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of both sides, alternating; each case reports its median round "
+                             "(this VM's speed drifts over minutes: alternating keeps both sides in the same drift)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--setup", action="store_true", help="create .bench-venv if missing")
     parser.add_argument("--worker", choices=["numba"], help=argparse.SUPPRESS)
@@ -236,8 +252,13 @@ def main():
     if args.worker:
         print(json.dumps(measure(args.worker, args.repeat)))
         return
-    cujit = None if args.only == "numba" else measure_cujit(args.repeat)
-    numba = None if args.only == "cujit" else measure_numba(args.repeat, args.setup)
+    ours, theirs = [], []
+    for _ in range(max(1, args.rounds)):
+        if args.only != "numba":
+            ours.append(measure_cujit(args.repeat))
+        if args.only != "cujit":
+            theirs.append(measure_numba(args.repeat, args.setup))
+    cujit, numba = median_round(ours), median_round(theirs)
     info, table = machine(), list(rows(cujit, numba))
     print_report(info, cujit, numba, table)
     if args.json:
