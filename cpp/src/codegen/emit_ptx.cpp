@@ -282,7 +282,6 @@ class Pipeline {
     hoist.addPass(llvm::LoopRotatePass());
     hoist.addPass(llvm::LICMPass(llvm::LICMOptions()));
     fpm.addPass(llvm::createFunctionToLoopPassAdaptor(std::move(hoist), /*UseMemorySSA=*/true));
-    fpm.addPass(simplify_cfg());
     llvm::LoopPassManager unroll;
     unroll.addPass(llvm::IndVarSimplifyPass());
     unroll.addPass(llvm::LoopDeletionPass());
