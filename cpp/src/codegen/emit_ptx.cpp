@@ -272,12 +272,11 @@ class Pipeline {
     const auto level = llvm::OptimizationLevel::O3;
     llvm::ModulePassManager mpm;
     pb.invokePipelineStartEPCallbacks(mpm, level);  // NVPTX's: value ranges of the special registers
-    auto simplify_cfg = [] { return llvm::SimplifyCFGPass(llvm::SimplifyCFGOptions().convertSwitchRangeToICmp(true)); };
     llvm::FunctionPassManager fpm;
     fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
     fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));
     fpm.addPass(llvm::InstCombinePass());
-    fpm.addPass(simplify_cfg());
+    fpm.addPass(llvm::SimplifyCFGPass(llvm::SimplifyCFGOptions().convertSwitchRangeToICmp(true)));
     llvm::LoopPassManager hoist;
     hoist.addPass(llvm::LoopRotatePass());
     hoist.addPass(llvm::LICMPass(llvm::LICMOptions()));

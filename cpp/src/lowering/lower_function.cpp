@@ -1,6 +1,7 @@
-// Lowering of a function body: variables as entry-block allocas (mem2reg
-// turns them into SSA), structured control flow, range loops with a trip
-// count (no overflow, no division for constant steps), and debug locations.
+// Lowering of a function body: variables bound once as SSA values, the others
+// as entry-block allocas (SROA turns them into SSA), structured control flow,
+// range loops with a trip count (no overflow, no division for constant steps),
+// and debug locations.
 #include <functional>
 
 #include <llvm/BinaryFormat/Dwarf.h>
