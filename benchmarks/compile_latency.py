@@ -241,7 +241,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=["cujit", "numba"], help="measure one side only")
     parser.add_argument("--repeat", type=int, default=20, help="timed calls per case (>= 20)")
-    parser.add_argument("--rounds", type=int, default=3,
+    parser.add_argument("--rounds", type=int, default=5,
                         help="rounds of both sides, alternating; each case reports its median round "
                              "(this VM's speed drifts over minutes: alternating keeps both sides in the same drift)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")

@@ -5,7 +5,8 @@
 
 #include <memory>
 #include <mutex>
-#include <sstream>
+#include <array>
+#include <charconv>
 #include <unordered_map>
 
 #include "cujit/error.h"
@@ -72,12 +73,20 @@ class TypeFactory {
   // interned, so their addresses identify them; the name is included because
   // opaque types are distinguished by name alone.
   static std::string identity_key(const Type& t) {
-    std::ostringstream key;
-    key << static_cast<int>(t.kind_) << '|' << t.bits_ << '|' << t.signed_ << '|' << t.literal_
-        << '|' << t.count_ << '|' << t.layout_ << '|' << t.readonly_ << '|' << t.aligned_;
-    for (TypeRef element : t.elements_) key << '|' << static_cast<const void*>(element);
-    key << '|' << t.name_;
-    return key.str();
+    std::string key;
+    key.reserve(64 + t.name_.size() + 17 * t.elements_.size());
+    auto number = [&](int64_t v) {
+      char buf[24];
+      key.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+      key += '|';
+    };
+    for (int64_t field : {static_cast<int64_t>(t.kind_), static_cast<int64_t>(t.bits_), static_cast<int64_t>(t.signed_),
+                          t.literal_, static_cast<int64_t>(t.count_), static_cast<int64_t>(t.layout_),
+                          static_cast<int64_t>(t.readonly_), static_cast<int64_t>(t.aligned_)})
+      number(field);
+    for (TypeRef element : t.elements_) number(static_cast<int64_t>(reinterpret_cast<uintptr_t>(element)));
+    key += t.name_;
+    return key;
   }
 };
 
@@ -131,8 +140,19 @@ TypeRef boolean() {
 TypeRef integer(int bits, bool is_signed) {
   if (bits != 8 && bits != 16 && bits != 32 && bits != 64)
     fail(ErrorKind::Internal, "no integer type of " + std::to_string(bits) + " bits");
-  std::string name = (is_signed ? "int" : "uint") + std::to_string(bits);
-  return TypeFactory::intern(TypeFactory::scalar(TypeKind::Integer, std::move(name), bits, is_signed));
+  // Typing asks for these constantly: each is looked up once per process.
+  static const auto table = [] {
+    std::array<TypeRef, 8> t{};
+    for (int i = 0; i < 8; ++i) {
+      int b = 8 << (i / 2);
+      bool sign = i % 2 == 0;
+      std::string name = (sign ? "int" : "uint") + std::to_string(b);
+      t[i] = TypeFactory::intern(TypeFactory::scalar(TypeKind::Integer, std::move(name), b, sign));
+    }
+    return t;
+  }();
+  int log = bits == 8 ? 0 : bits == 16 ? 1 : bits == 32 ? 2 : 3;
+  return table[log * 2 + (is_signed ? 0 : 1)];
 }
 
 CUJIT_CACHED_TYPE(int8, integer(8, true))
