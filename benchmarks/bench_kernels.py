@@ -2,6 +2,7 @@
 `make_kernels(cuda, float32)` with numba's or cujit's `cuda` and `float32`."""
 
 TPB = 16
+GRID_STRIDE_BLOCKS = 1056  # the grid-stride saxpy's grid: 8 blocks of 256 threads per SM of an H100/H200
 
 
 def make_kernels(cuda, float32):
@@ -36,3 +37,14 @@ def make_kernels(cuda, float32):
             C[y, x] = tmp
 
     return saxpy, fast_matmul
+
+
+def make_grid_stride(cuda):
+    """saxpy as a grid-stride loop (numba's documented idiom for a fixed grid)."""
+
+    def saxpy_grid_stride(r, a, x, y):
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, r.size, stride):
+            r[i] = a * x[i] + y[i]
+
+    return saxpy_grid_stride

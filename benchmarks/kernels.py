@@ -1,7 +1,8 @@
 """Kernel speed and first-call latency on a GPU, cujit beside numba-cuda and nvcc -O3.
 
 Run on the GPU machine (the device tool): `python benchmarks/kernels.py [--json out.json]`.
-- saxpy on 2**26 float32 and the 16x16 shared-memory tiled matmul on 2048x2048 float32: average time of
+- saxpy on 2**26 float32 (one thread per element, and a grid-stride loop on 1056 blocks of 256 threads) and the
+  16x16 shared-memory tiled matmul on 2048x2048 float32: average time of
   back-to-back launches (after warm-up) for cujit, numba-cuda and benchmarks/reference.cu built with
   `nvcc -O3 -arch=sm_<device>`; bandwidth (saxpy, 12 bytes per element) and TFLOP/s (matmul);
 - first call of saxpy in a fresh process (type + compile + link + load + launch, synchronised);
@@ -36,8 +37,9 @@ WORKER = textwrap.dedent(r'''
     else:
         from numba import cuda, float32
     sys.path.insert(0, sys.argv[5])
-    from bench_kernels import TPB, make_kernels
+    from bench_kernels import GRID_STRIDE_BLOCKS, TPB, make_grid_stride, make_kernels
     saxpy, fast_matmul = (cuda.jit(f) for f in make_kernels(cuda, float32))
+    grid_stride = cuda.jit(make_grid_stride(cuda))
 
     def average_ms(launch, runs):
         for _ in range(3):
@@ -58,6 +60,9 @@ WORKER = textwrap.dedent(r'''
     blocks = (n + threads - 1) // threads
     saxpy_ms = average_ms(lambda: saxpy[blocks, threads](r, a, x, y), runs)
     ok_saxpy = bool(np.allclose(r.copy_to_host(), 2.0 * x.copy_to_host() + y.copy_to_host()))
+    r2 = cuda.device_array_like(x)
+    stride_ms = average_ms(lambda: grid_stride[GRID_STRIDE_BLOCKS, threads](r2, a, x, y), runs)
+    ok_saxpy = ok_saxpy and bool(np.allclose(r2.copy_to_host(), 2.0 * x.copy_to_host() + y.copy_to_host()))
     A = cuda.to_device(rng.random((size, size), dtype=np.float32))
     B = cuda.to_device(rng.random((size, size), dtype=np.float32))
     C = cuda.device_array((size, size), dtype=np.float32)
@@ -65,7 +70,8 @@ WORKER = textwrap.dedent(r'''
     mm_ms = average_ms(lambda: fast_matmul[grid, (TPB, TPB)](A, B, C), max(runs // 5, 5))
     ref = A.copy_to_host().astype(np.float64) @ B.copy_to_host().astype(np.float64)
     ok_mm = bool(np.allclose(C.copy_to_host(), ref, rtol=1e-3, atol=1e-2))
-    print(json.dumps(dict(saxpy_ms=saxpy_ms, matmul_ms=mm_ms, ok_saxpy=ok_saxpy, ok_matmul=ok_mm)))
+    print(json.dumps(dict(saxpy_ms=saxpy_ms, grid_stride_ms=stride_ms, matmul_ms=mm_ms, ok_saxpy=ok_saxpy,
+                          ok_matmul=ok_mm)))
 ''')
 
 FIRST_CALL = textwrap.dedent(r'''
@@ -176,6 +182,7 @@ def report(res):
         print(f"{label:28s}" + "".join(f"{v:12.3f}" for v in values) + f"{ratio:12.3f}  {unit}")
 
     row("saxpy 2^26 f32", "saxpy_ms", lambda ms: gb / ms, "TB/s")
+    row("grid-stride saxpy, 1056 blk", "grid_stride_ms", lambda ms: gb / ms, "TB/s")
     row("tiled matmul 2048^2 f32", "matmul_ms", lambda ms: flop / (ms / 1e3), "TFLOP/s")
     for key, label in (("first_call_ms", "first saxpy call"), ("import_compile_ms", "import + compile_ptx")):
         print(f"{label:28s}{cu.get(key, float('nan')):12.1f}{nb.get(key, float('nan')):12.1f}{'':12s}{'':12s}  ms")
