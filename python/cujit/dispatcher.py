@@ -100,11 +100,15 @@ def _noalias_arrays(argtypes):
 
 
 def _overlapping_variant(dispatcher, signature, cc):
-    """The callable a launch with overlapping arrays calls for the function of the variant without noalias."""
+    """The callable a launch with overlapping arrays calls for the function of the variant without noalias;
+    the variant is looked up (or compiled) on the first such launch and kept for the next."""
     ref = weakref.ref(dispatcher)
+    variant = []
 
     def function():
-        return ref()._compile_signature(signature, cc, noalias=False).function()
+        if not variant:
+            variant.append(ref()._compile_signature(signature, cc, noalias=False))
+        return variant[0].function()
     return function
 
 

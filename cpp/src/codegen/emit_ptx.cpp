@@ -97,10 +97,7 @@ void specialize_atomic_address_spaces(llvm::Module& module) {
   }
 }
 
-// Everything that is expensive to build and independent of the module: the
-// TargetMachine, the optimisation pipeline with its analysis managers, and the
-// codegen pass manager. Built once per thread and target, reused for every
-// compile (analysis results are cleared after each run).
+// Whether the function's control flow has a loop (a back edge reachable from the entry).
 bool has_cycle(const llvm::Function& f) {
   enum { kNew, kActive, kDone };
   std::map<const llvm::BasicBlock*, int> state;
@@ -194,6 +191,9 @@ void publish_shared_arrays(llvm::Module& module, const std::string& symbol) {
   }
 }
 
+// What compiling for one target and option set needs: the TargetMachine and the
+// codegen pass manager, both expensive to build and kept across compiles (see
+// PipelinePool); the optimisation pipeline is cheap and built per module.
 class Pipeline {
  public:
   Pipeline(const TargetArch& arch, const CompileOptions& options)

@@ -3,8 +3,8 @@
 // sm_90 code with the .target/.version lines raised (PTX is forward compatible).
 #include <mutex>
 
-#include <llvm/Support/CommandLine.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>

@@ -3,10 +3,10 @@
 // numba's str(type) so that error messages and mangled names match numba-cuda.
 #include "cujit/types.h"
 
-#include <memory>
-#include <mutex>
 #include <array>
 #include <charconv>
+#include <memory>
+#include <mutex>
 #include <unordered_map>
 
 #include "cujit/error.h"
