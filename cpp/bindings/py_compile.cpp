@@ -157,6 +157,14 @@ void register_compile(py::module_& m) {
     return unwrap(codegen::resolve_arch(c)).name();
   });
   m.def("supported_archs", &codegen::supported_archs);
+  m.def("codegen_passes", [](py::tuple cc) {
+    codegen::ComputeCapability c;
+    c.major = cc[0].cast<int>();
+    c.minor = cc[1].cast<int>();
+    py::list passes;
+    for (const codegen::CodegenPass& p : unwrap(codegen::codegen_passes(c))) passes.append(py::make_tuple(p.name, p.kept));
+    return passes;
+  });
   m.def("set_libdevice_path", &codegen::set_libdevice_path);
   m.def("start_warm_up", [](py::tuple cc) {
     codegen::ComputeCapability c;

@@ -80,6 +80,14 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
 void start_warm_up(const ComputeCapability& cc);
 void finish_warm_up();
 
+// The passes of the NVPTX codegen pipeline for a target, in order, and whether
+// cujit keeps each (it leaves some out for compile speed; see codegen_passes.cpp).
+struct CodegenPass {
+  std::string name;
+  bool kept = true;
+};
+Expected<std::vector<CodegenPass>> codegen_passes(const ComputeCapability& cc);
+
 // libdevice: the bitcode file is read once per process on first need.
 void set_libdevice_path(const std::string& path);
 const std::string& libdevice_path();

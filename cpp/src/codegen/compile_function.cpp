@@ -3,6 +3,8 @@
 // and the CUDAFlags summary that the flags tag encodes.
 #include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <unordered_map>
 
 #include "cujit/codegen.h"
 #include "cujit/mangle.h"
@@ -50,6 +52,17 @@ int64_t next_uid() {
   return ++counter;
 }
 
+// The flags tag of an options summary (a deflated, base64-encoded string), made
+// once per distinct summary: a process sees few.
+std::string flags_tag(const std::string& summary) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::string> tags;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = tags.try_emplace(summary);
+  if (inserted) it->second = mangle::encode_flags(summary);
+  return it->second;
+}
+
 void name_function(ir::TypedFunction& tf, const CompileOptions& o) {
   const ir::Function& fn = *tf.fn;
   if (tf.c_abi) {
@@ -57,7 +70,7 @@ void name_function(ir::TypedFunction& tf, const CompileOptions& o) {
     tf.symbol = o.abi_name.empty() ? mangle::escape_string(last) : o.abi_name;
     return;
   }
-  std::string tag = mangle::encode_flags(flags_summary(o));
+  std::string tag = flags_tag(flags_summary(o));
   int64_t uid = next_uid();
   std::string dotted = fn.module + "." + fn.qualname;
   tf.symbol = o.abi_name.empty() ? mangle::mangle(dotted, tf.sig.args, {tag}, uid) : o.abi_name;

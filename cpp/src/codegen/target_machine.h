@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -16,6 +17,17 @@ inline constexpr const char* kNvptxTriple = "nvptx64-nvidia-cuda";
 
 std::unique_ptr<llvm::TargetMachine> create_target_machine(const TargetArch& arch, const CompileOptions& options);
 void retarget_ptx(std::string& ptx, const TargetArch& arch);
+
+// The codegen passes that print a module as PTX into a stream (codegen_passes.cpp),
+// with the list of passes LLVM's pipeline offered and whether each was kept.
+class CodegenPasses : public llvm::legacy::PassManager {
+ public:
+  const std::vector<CodegenPass>& offered() const { return offered_; }
+
+ protected:
+  std::vector<CodegenPass> offered_;
+};
+std::unique_ptr<CodegenPasses> make_codegen_passes(llvm::TargetMachine& tm, llvm::raw_pwrite_stream& out);
 
 // True if the module calls libdevice (__nv_*) functions.
 bool needs_libdevice(const llvm::Module& module);
