@@ -2,6 +2,9 @@
 // global-name resolution through a Python resolver object, device-function
 // callees typed through their dispatchers, and PTX generation with the GIL
 // released.
+#include <optional>
+#include <unordered_map>
+
 #include <pybind11/stl.h>
 
 #include "bindings.h"
@@ -71,19 +74,41 @@ bool to_global(py::handle answer, ir::GlobalValue& out) {
   return true;
 }
 
+// Resolves through the Python resolver, once per distinct question in a compile
+// (a kernel names `cuda`, its constants and its types many times over).
 class PyNameResolver : public frontend::NameResolver {
  public:
   explicit PyNameResolver(py::object resolver) : resolver_(std::move(resolver)) {}
   bool resolve_name(const std::string& name, ir::GlobalValue& out) override {
-    return to_global(resolver_.attr("resolve")(name), out);
+    return answer(names_, name, out, [&] { return resolver_.attr("resolve")(name); });
   }
   bool resolve_attribute(const ir::GlobalValue& base, const std::string& attr, ir::GlobalValue& out) override {
-    py::object key = base.kind == K::Object ? py::object(py::int_(base.int_value)) : py::object(py::str(base.name));
-    return to_global(resolver_.attr("resolve_attribute")(base.kind == K::Object, key, attr), out);
+    bool object = base.kind == K::Object;
+    std::string question = (object ? "#" + std::to_string(base.int_value) : base.name) + "." + attr;
+    return answer(attributes_, question, out, [&] {
+      py::object key = object ? py::object(py::int_(base.int_value)) : py::object(py::str(base.name));
+      return resolver_.attr("resolve_attribute")(object, key, attr);
+    });
   }
 
  private:
+  using Answers = std::unordered_map<std::string, std::optional<ir::GlobalValue>>;
+
+  template <typename Ask>
+  static bool answer(Answers& answers, const std::string& question, ir::GlobalValue& out, Ask ask) {
+    auto it = answers.find(question);
+    if (it == answers.end()) {
+      ir::GlobalValue value;
+      bool found = to_global(ask(), value);
+      it = answers.emplace(question, found ? std::optional<ir::GlobalValue>(std::move(value)) : std::nullopt).first;
+    }
+    if (!it->second) return false;
+    out = *it->second;
+    return true;
+  }
+
   py::object resolver_;
+  Answers names_, attributes_;
 };
 
 // Device-function callees are typed by their own dispatchers (which cache).
