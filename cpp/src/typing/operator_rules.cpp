@@ -2,6 +2,8 @@
 // operator offers, and the rating that picks one for given operand types.
 #include <algorithm>
 #include <array>
+#include <map>
+#include <tuple>
 
 #include "cujit/conversions.h"
 #include "cujit/typing.h"
@@ -124,10 +126,47 @@ bool is_bitwise(Op op) {
 
 bool is_integral(TypeRef t) { return t->is_integer() || t->is_boolean(); }
 
-std::optional<OpSignature> resolve_binary(Op op, TypeRef lhs, TypeRef rhs) {
+namespace {
+
+std::optional<OpSignature> binary_signature(Op op, TypeRef lhs, TypeRef rhs) {
   if (!lhs->is_number() || !rhs->is_number()) return std::nullopt;
   if (is_bitwise(op) && (!is_integral(lhs) || !is_integral(rhs))) return std::nullopt;
   return choose_overload(binary_candidates(op), {lhs, rhs});
+}
+
+std::optional<OpSignature> compare_signature(Op op, TypeRef lhs, TypeRef rhs) {
+  if (!lhs->is_number() || !rhs->is_number()) {
+    // Comparing with None (or other non-numbers) is a constant.
+    if (op == Op::Eq || op == Op::NotEq) return OpSignature{{lhs, rhs}, types::boolean()};
+    return std::nullopt;
+  }
+  std::vector<OpSignature> c;
+  c.push_back({{types::boolean(), types::boolean()}, types::boolean()});
+  add_same(c, all_ints(), 2, types::boolean());
+  add_same(c, reals(), 2, types::boolean());
+  if (op == Op::Eq || op == Op::NotEq) add_same(c, complexes(), 2, types::boolean());
+  return choose_overload(c, {lhs, rhs});
+}
+
+// Resolution depends only on the operator and the (interned) operand types, and
+// inference asks the same questions on each of its passes: answers are kept per thread.
+template <std::optional<OpSignature> (*Resolve)(Op, TypeRef, TypeRef)>
+std::optional<OpSignature> remembered(Op op, TypeRef lhs, TypeRef rhs) {
+  thread_local std::map<std::tuple<Op, TypeRef, TypeRef>, std::optional<OpSignature>> answers;
+  auto key = std::make_tuple(op, lhs, rhs);
+  auto it = answers.find(key);
+  if (it == answers.end()) it = answers.emplace(key, Resolve(op, lhs, rhs)).first;
+  return it->second;
+}
+
+}  // namespace
+
+std::optional<OpSignature> resolve_binary(Op op, TypeRef lhs, TypeRef rhs) {
+  return remembered<binary_signature>(op, lhs, rhs);
+}
+
+std::optional<OpSignature> resolve_compare(Op op, TypeRef lhs, TypeRef rhs) {
+  return remembered<compare_signature>(op, lhs, rhs);
 }
 
 std::optional<OpSignature> resolve_unary(Op op, TypeRef operand) {
@@ -144,20 +183,6 @@ std::optional<OpSignature> resolve_unary(Op op, TypeRef operand) {
     add_same(c, complexes(), 1);
   }
   return choose_overload(c, {operand});
-}
-
-std::optional<OpSignature> resolve_compare(Op op, TypeRef lhs, TypeRef rhs) {
-  if (!lhs->is_number() || !rhs->is_number()) {
-    // Comparing with None (or other non-numbers) is a constant.
-    if (op == Op::Eq || op == Op::NotEq) return OpSignature{{lhs, rhs}, types::boolean()};
-    return std::nullopt;
-  }
-  std::vector<OpSignature> c;
-  c.push_back({{types::boolean(), types::boolean()}, types::boolean()});
-  add_same(c, all_ints(), 2, types::boolean());
-  add_same(c, reals(), 2, types::boolean());
-  if (op == Op::Eq || op == Op::NotEq) add_same(c, complexes(), 2, types::boolean());
-  return choose_overload(c, {lhs, rhs});
 }
 
 TypeRef resolve_range(const std::vector<TypeRef>& args) {
