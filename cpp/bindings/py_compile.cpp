@@ -187,7 +187,8 @@ void register_compile(py::module_& m) {
     c.major = cc[0].cast<int>();
     c.minor = cc[1].cast<int>();
     py::list passes;
-    for (const codegen::CodegenPass& p : unwrap(codegen::codegen_passes(c))) passes.append(py::make_tuple(p.name, p.kept));
+    for (const codegen::CodegenPass& p : unwrap(codegen::codegen_passes(c)))
+      passes.append(py::make_tuple(p.name, p.kept));
     return passes;
   });
   m.def("set_libdevice_path", &codegen::set_libdevice_path);

@@ -1,5 +1,5 @@
 // The NVPTX codegen pass pipeline, as LLVM's TargetMachine builds it for PTX
-// output, with two changes for compile speed that leave the PTX as good:
+// output, with changes for compile speed that leave the PTX as good:
 // - Straight-line strength reduction and n-ary reassociation (NVPTX's own
 //   additions), and the two EarlyCSE runs that clean up after them, are left
 //   out: ptxas strength-reduces after us. Over the ~2,500 functions the test
@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 
+#include <llvm/ADT/SmallString.h>
 #include <llvm/CodeGen/AsmPrinter.h>
 #include <llvm/CodeGen/MachineModuleInfo.h>
 #include <llvm/MC/MCAsmBackend.h>
@@ -22,7 +23,6 @@
 #include <llvm/MC/MCInstPrinter.h>
 #include <llvm/MC/MCStreamer.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FormattedStream.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -81,9 +81,9 @@ class FilteredCodegenPasses final : public CodegenPasses {
   llvm::Pass* untracked_printer() {
     const llvm::Target& target = tm_.getTarget();
     const llvm::MCAsmInfo& asm_info = *tm_.getMCAsmInfo();
-    llvm::MCInstPrinter* inst_printer = target.createMCInstPrinter(
-        tm_.getTargetTriple(), asm_info.getAssemblerDialect(),
-        asm_info, *tm_.getMCInstrInfo(), *tm_.getMCRegisterInfo());
+    llvm::MCInstPrinter* inst_printer =
+        target.createMCInstPrinter(tm_.getTargetTriple(), asm_info.getAssemblerDialect(), asm_info,
+                                   *tm_.getMCInstrInfo(), *tm_.getMCRegisterInfo());
     std::unique_ptr<llvm::MCAsmBackend> backend(
         target.createMCAsmBackend(*tm_.getMCSubtargetInfo(), *tm_.getMCRegisterInfo(), tm_.Options.MCOptions));
     std::unique_ptr<llvm::MCStreamer> streamer(target.createAsmStreamer(
