@@ -213,24 +213,31 @@ class Pipeline {
       optimize_full(module);
   }
 
-  void optimize_full(llvm::Module& module) {
+  // The analysis managers of a pass-builder pipeline at all four levels, cross-registered.
+  struct Analyses {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
     llvm::ModuleAnalysisManager mam;
+    explicit Analyses(llvm::PassBuilder& pb) {
+      pb.registerModuleAnalyses(mam);
+      pb.registerCGSCCAnalyses(cgam);
+      pb.registerFunctionAnalyses(fam);
+      pb.registerLoopAnalyses(lam);
+      pb.crossRegisterProxies(lam, fam, cgam, mam);
+    }
+  };
+
+  void optimize_full(llvm::Module& module) {
     // NVPTX has no vector units to fill: the loop and SLP vectorizers only cost time.
     llvm::PipelineTuningOptions tuning;
     tuning.LoopVectorization = false;
     tuning.SLPVectorization = false;
     llvm::PassBuilder pb(tm_.get(), tuning);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    Analyses analyses(pb);
     llvm::ModulePassManager mpm = opt_ ? pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
                                        : pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
-    mpm.run(module, mam);
+    mpm.run(module, analyses.mam);
   }
 
   void optimize_straight_line(llvm::Module& module) {
@@ -260,16 +267,8 @@ class Pipeline {
   // 2,500 functions the test suite compiles, before the last InstCombine was
   // dropped) at a third of the time.
   void optimize_call_free(llvm::Module& module) {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
     llvm::PassBuilder pb(tm_.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    Analyses analyses(pb);
     const auto level = llvm::OptimizationLevel::O3;
     llvm::ModulePassManager mpm;
     pb.invokePipelineStartEPCallbacks(mpm, level);  // NVPTX's: value ranges of the special registers
@@ -303,7 +302,7 @@ class Pipeline {
     // compile, and without it 10 of the test suite's functions have one more
     // scalar instruction outside their loops (in runtime unrolling's set-up).
     mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
-    mpm.run(module, mam);
+    mpm.run(module, analyses.mam);
   }
 
   // The NVPTX AsmPrinter keeps per-module state that outlives a run: the DWARF

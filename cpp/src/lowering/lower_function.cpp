@@ -57,16 +57,13 @@ std::vector<bool> single_assignment_variables(const ir::Function& fn) {
   std::vector<bool> single(fn.vars.size(), false);
   for (size_t v = 0; v < fn.vars.size(); ++v) single[v] = fn.vars[v].is_param && writes[v] == 0;
   std::vector<bool> read(fn.vars.size(), false);  // read by a statement seen so far
-  auto note_reads = [&](const ir::Stmt& s) {
-    visit_stmt_exprs(s, [&](const ir::Expr& e) {
-      if (e.kind == ir::ExprKind::Var) read[e.var] = true;
-    });
+  auto mark_read = [&](const ir::Expr& e) {
+    if (e.kind == ir::ExprKind::Var) read[e.var] = true;
   };
+  auto note_reads = [&](const ir::Stmt& s) { visit_stmt_exprs(s, mark_read); };
   for (const auto& top : fn.body) {
     // The value is read before the target is bound (`x = x + 1` reads an x from before).
-    visit_exprs(top->value.get(), [&](const ir::Expr& e) {
-      if (e.kind == ir::ExprKind::Var) read[e.var] = true;
-    });
+    visit_exprs(top->value.get(), mark_read);
     if (top->kind == ir::StmtKind::Assign) {
       std::vector<int> mine(fn.vars.size(), 0);
       count_targets(top->target.get(), mine);
