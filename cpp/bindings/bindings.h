@@ -14,6 +14,7 @@ namespace py = pybind11;
 
 // Raises the Python exception for `error`; `source` (may be null) supplies
 // the file, line and caret for located errors.
+void set_python_error(const Error& error, const frontend::FunctionSource* source = nullptr);
 [[noreturn]] void raise_error(const Error& error, const frontend::FunctionSource* source = nullptr);
 
 template <typename T>

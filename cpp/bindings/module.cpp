@@ -5,35 +5,49 @@
 
 namespace cujit::bindings {
 
-[[noreturn]] void raise_error(const Error& error, const frontend::FunctionSource* source) {
-  std::string message = error.message;
-  if (source != nullptr && error.loc.known())
-    message += "\n\n" + ir::format_source_excerpt(source->filename, source->source_lines, source->first_line, error.loc);
-  py::module_ errors = py::module_::import("cujit.errors");
+namespace {
+
+// The Python exception class for an error kind.
+py::object exception_class(ErrorKind kind) {
   const char* cls = nullptr;
-  switch (error.kind) {
+  switch (kind) {
     case ErrorKind::TypingError: cls = "TypingError"; break;
     case ErrorKind::Unsupported: cls = "UnsupportedError"; break;
     case ErrorKind::CCSupport: cls = "CCSupportError"; break;
     case ErrorKind::Internal: cls = "InternalError"; break;
+    case ErrorKind::NotDefined: cls = "NotDefinedError"; break;
+    case ErrorKind::Lowering: cls = "LoweringError"; break;
     default: break;
   }
+  if (cls != nullptr) return py::module_::import("cujit.errors").attr(cls);
   PyObject* type = nullptr;
-  py::object holder;
-  if (cls != nullptr) {
-    holder = errors.attr(cls);
-    type = holder.ptr();
-  } else {
-    switch (error.kind) {
-      case ErrorKind::TypeError: type = PyExc_TypeError; break;
-      case ErrorKind::ValueError: type = PyExc_ValueError; break;
-      case ErrorKind::NameError: type = PyExc_NameError; break;
-      case ErrorKind::SyntaxError: type = PyExc_SyntaxError; break;
-      case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
-      default: type = PyExc_RuntimeError; break;
-    }
+  switch (kind) {
+    case ErrorKind::TypeError: type = PyExc_TypeError; break;
+    case ErrorKind::ValueError: type = PyExc_ValueError; break;
+    case ErrorKind::NameError: type = PyExc_NameError; break;
+    case ErrorKind::SyntaxError: type = PyExc_SyntaxError; break;
+    case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
+    default: type = PyExc_RuntimeError; break;
   }
-  PyErr_SetString(type, message.c_str());
+  return py::reinterpret_borrow<py::object>(type);
+}
+
+}  // namespace
+
+void set_python_error(const Error& error, const frontend::FunctionSource* source) {
+  std::string message = error.message;
+  bool located = source != nullptr && error.loc.known();
+  if (located)
+    message += "\n\n" + ir::format_source_excerpt(source->filename, source->source_lines, source->first_line, error.loc);
+  py::object cls = exception_class(error.kind);
+  py::object exc = cls(message);
+  // Where in the user's code the error is (callers use it to decide whether to add the call site's).
+  if (located) exc.attr("cujit_location") = py::make_tuple(source->filename, error.loc.line);
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+}
+
+[[noreturn]] void raise_error(const Error& error, const frontend::FunctionSource* source) {
+  set_python_error(error, source);
   throw py::error_already_set();
 }
 
@@ -41,6 +55,15 @@ namespace cujit::bindings {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "cujit's C++ core: types, frontend, typing, lowering and PTX generation";
+  // A CompileError that reaches Python without passing through unwrap() (type
+  // constructors, conversions) still becomes the exception its kind names.
+  pybind11::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const cujit::CompileError& e) {
+      cujit::bindings::set_python_error(e.error(), nullptr);
+    }
+  });
   cujit::bindings::register_types(m);
   cujit::bindings::register_compile(m);
   cujit::bindings::register_driver(m);

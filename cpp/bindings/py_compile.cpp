@@ -199,6 +199,12 @@ void register_compile(py::module_& m) {
     codegen::start_warm_up(c);
   });
   m.def("finish_warm_up", &codegen::finish_warm_up, py::call_guard<py::gil_scoped_release>());
+  m.def("_inject_fault", [](const std::string& fault) {
+    if (fault == "invalid_ir") codegen::inject_fault(codegen::InjectedFault::kInvalidIr);
+    else if (fault == "unselectable") codegen::inject_fault(codegen::InjectedFault::kUnselectable);
+    else if (fault.empty()) codegen::inject_fault(codegen::InjectedFault::kNone);
+    else throw py::value_error("unknown fault '" + fault + "' (invalid_ir, unselectable or '')");
+  }, "Tests only: plant a defect in the next compiles' modules ('' stops).");
 
   py::class_<PyFunctionSource>(m, "FunctionSource")
       .def(py::init([](py::handle def, std::string name, std::string qualname, std::string module,

@@ -13,12 +13,21 @@ class UnsupportedError(TypingError):
     """The function uses a Python construct that cujit does not compile for CUDA."""
 
 
+class NotDefinedError(NumbaError):
+    """A variable is read before any assignment to it (numba.core.errors.NotDefinedError)."""
+
+
 class CCSupportError(RuntimeError):
     """The requested compute capability is below what the CUDA toolkit supports."""
 
 
 class InternalError(RuntimeError):
     """A bug in cujit; please report it with the function that triggered it."""
+
+
+class LoweringError(NumbaError, InternalError):
+    """Compiling a function that typed correctly failed in code generation (invalid LLVM IR, a fatal error
+    inside LLVM): a bug in cujit, reported with the function's name. The compiler stays usable."""
 
 
 class NvrtcError(RuntimeError):

@@ -80,6 +80,13 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
 void start_warm_up(const ComputeCapability& cc);
 void finish_warm_up();
 
+// Tests of the compiler's recovery from its own bugs: the next compiles (of any
+// thread) get a defect planted in their module. kInvalidIr adds a function the
+// verifier rejects, after lowering; kUnselectable adds one that NVPTX instruction
+// selection cannot select (a fatal error inside LLVM's codegen run). kNone: off.
+enum class InjectedFault { kNone, kInvalidIr, kUnselectable };
+void inject_fault(InjectedFault fault);
+
 // The passes of the NVPTX codegen pipeline for a target, in order, and whether
 // cujit keeps each (it leaves some out for compile speed; see codegen_passes.cpp).
 struct CodegenPass {

@@ -22,6 +22,8 @@ enum class ErrorKind {
   NotImplemented,    // NotImplementedError
   Runtime,           // RuntimeError
   CCSupport,         // cujit.errors.CCSupportError (a RuntimeError)
+  NotDefined,        // cujit.errors.NotDefinedError: a variable read before any assignment
+  Lowering,          // cujit.errors.LoweringError: compiling a typed function failed (a cujit bug)
   Internal,          // a bug in cujit: still a Python exception, never an abort
 };
 

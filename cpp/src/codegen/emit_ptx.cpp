@@ -24,6 +24,7 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Operator.h>
+#include <llvm/IR/Verifier.h>
 #include <llvm/Transforms/IPO/Internalize.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/ADCE.h>
@@ -40,6 +41,8 @@
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 
 #include "cujit/lowering.h"
+#include "fatal_error_recovery.h"
+#include "fault_injection.h"
 #include "target_machine.h"
 
 namespace cujit::codegen {
@@ -383,8 +386,13 @@ class PipelineLease {
  public:
   PipelineLease(const TargetArch& arch, const CompileOptions& options)
       : key_(PipelinePool::key_for(arch, options)), pipeline_(pipeline_pool().acquire(arch, options)) {}
-  ~PipelineLease() { pipeline_pool().release(key_, std::move(pipeline_)); }
+  ~PipelineLease() {
+    if (pipeline_) pipeline_pool().release(key_, std::move(pipeline_));
+  }
   Pipeline& operator*() { return *pipeline_; }
+  // After a fatal error inside LLVM the pipeline's pass managers may be in the
+  // middle of a run: it is leaked, never handed to the next compile.
+  void abandon() { (void)pipeline_.release(); }
 
  private:
   PipelinePool::Key key_;
@@ -431,61 +439,108 @@ void finish_warm_up() {
   if (g_warm_up.joinable()) g_warm_up.join();
 }
 
-Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
-  try {
-    auto arch = resolve_arch(options.cc);
-    if (!arch) return arch.error();
-    PhaseTimer timer;
-    llvm::LLVMContext ctx;
-    llvm::Module module(fn.fn->module + "." + fn.fn->qualname, ctx);
-    PipelineLease lease(*arch, options);
-    Pipeline& pipeline = *lease;
-    module.setTargetTriple(kNvptxTriple);
-    module.setDataLayout(pipeline.target_machine().createDataLayout());
-    module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", options.fastmath ? 1 : 0);
+namespace {
 
-    timer.lap("setup");
-    lowering::LoweringOptions lo;
-    lo.fastmath = options.fastmath;
-    lo.max_threads = options.max_threads;
-    lo.min_blocks = options.min_blocks;
-    lo.max_cluster = options.max_cluster;
-    lo.noalias_arrays = options.noalias_arrays && options.kernel;
-    lo.debug = options.debug ? lowering::DebugLevel::Full
-                             : options.lineinfo ? lowering::DebugLevel::LineTables : lowering::DebugLevel::None;
-    auto lowered = lowering::lower_module(fn, module, lo);
-    if (!lowered) return lowered.error();
-
-    timer.lap("lower");
-    if (const char* dump = std::getenv("CUJIT_DUMP_IR")) {  // developer aid: the module before optimisation
-      std::error_code ec;
-      llvm::raw_fd_ostream os(std::string(dump) + "/" + fn.symbol.substr(0, 60) + ".ll", ec);
-      if (!ec) module.print(os, nullptr);
-    }
-    if (needs_libdevice(module)) link_libdevice(module);
-    timer.lap("libdevice");
-    llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {
-      return gv.getName() == fn.symbol || gv.getName() == fn.env_symbol;
-    });
-    pipeline.optimize(module);
-    specialize_atomic_address_spaces(module);
-    publish_shared_arrays(module, fn.symbol);
-    mark_read_only_arguments(module);
-    timer.lap("optimize");
-
-    CompiledPtx out;
-    out.symbol = fn.symbol;
-    if (keep_llvm_ir) {
-      llvm::raw_string_ostream os(out.llvm_ir);
-      module.print(os, nullptr);
-    }
-    out.ptx = pipeline.emit(module);
-    retarget_ptx(out.ptx, *arch);
-    timer.lap("emit");
-    return out;
-  } catch (CompileError& e) {
-    return e.error();
+// A module the lowering built must be valid LLVM IR: anything else is a bug of
+// ours that the optimiser or the backend would turn into a crash.
+void verify_lowered_module(const llvm::Module& module) {
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(module, &os)) {
+    if (problems.size() > 2000) problems = problems.substr(0, 2000) + "...";
+    fail(ErrorKind::Internal, "the lowered LLVM IR is invalid:\n" + problems);
   }
+}
+
+// Lowering, libdevice, optimisation and PTX emission of one module, in LLVM
+// objects the caller owns (and leaks if LLVM fails fatally half-way).
+void build_ptx(const ir::TypedFunction& fn, const CompileOptions& options, const TargetArch& arch,
+               Pipeline& pipeline, llvm::Module& module, bool keep_llvm_ir, CompiledPtx& out) {
+  PhaseTimer timer;
+  module.setTargetTriple(kNvptxTriple);
+  module.setDataLayout(pipeline.target_machine().createDataLayout());
+  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", options.fastmath ? 1 : 0);
+
+  timer.lap("setup");
+  lowering::LoweringOptions lo;
+  lo.fastmath = options.fastmath;
+  lo.max_threads = options.max_threads;
+  lo.min_blocks = options.min_blocks;
+  lo.max_cluster = options.max_cluster;
+  lo.noalias_arrays = options.noalias_arrays && options.kernel;
+  lo.debug = options.debug ? lowering::DebugLevel::Full
+                           : options.lineinfo ? lowering::DebugLevel::LineTables : lowering::DebugLevel::None;
+  auto lowered = lowering::lower_module(fn, module, lo);
+  if (!lowered) throw CompileError(lowered.error().kind, lowered.error().message, lowered.error().loc);
+  plant_after_lowering(module);
+  verify_lowered_module(module);
+
+  timer.lap("lower");
+  if (const char* dump = std::getenv("CUJIT_DUMP_IR")) {  // developer aid: the module before optimisation
+    std::error_code ec;
+    llvm::raw_fd_ostream os(std::string(dump) + "/" + fn.symbol.substr(0, 60) + ".ll", ec);
+    if (!ec) module.print(os, nullptr);
+  }
+  if (needs_libdevice(module)) link_libdevice(module);
+  timer.lap("libdevice");
+  llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {
+    return gv.getName() == fn.symbol || gv.getName() == fn.env_symbol;
+  });
+  pipeline.optimize(module);
+  specialize_atomic_address_spaces(module);
+  publish_shared_arrays(module, fn.symbol);
+  mark_read_only_arguments(module);
+  timer.lap("optimize");
+
+  out.symbol = fn.symbol;
+  if (keep_llvm_ir) {
+    llvm::raw_string_ostream os(out.llvm_ir);
+    module.print(os, nullptr);
+  }
+  plant_before_codegen(module);
+  out.ptx = pipeline.emit(module);
+  retarget_ptx(out.ptx, arch);
+  timer.lap("emit");
+}
+
+Error internal_compiler_error(const ir::TypedFunction& fn, const std::string& what) {
+  return Error{ErrorKind::Lowering,
+               "cujit failed to compile '" + fn.fn->qualname + "' after typing it: " + what +
+                   "\nThis is a bug in cujit, not in your code: please report it with this function and its "
+                   "signature (" + fn.sig.str() + ").",
+               {}};
+}
+
+}  // namespace
+
+Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
+  auto arch = resolve_arch(options.cc);
+  if (!arch) return arch.error();
+  // Owned here, outside the guarded region: after a fatal error in LLVM they are
+  // leaked rather than destroyed or reused.
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>(fn.fn->module + "." + fn.fn->qualname, *ctx);
+  PipelineLease lease(*arch, options);
+  CompiledPtx out;
+  std::optional<Error> error;
+  std::optional<std::string> fatal = run_recovering_fatal_errors([&] {
+    try {
+      build_ptx(fn, options, *arch, *lease, *module, keep_llvm_ir, out);
+    } catch (CompileError& e) {
+      error = e.error();
+      if (error->kind == ErrorKind::Internal) *error = internal_compiler_error(fn, error->message);
+    } catch (std::exception& e) {
+      error = internal_compiler_error(fn, e.what());
+    }
+  });
+  if (fatal) {
+    lease.abandon();
+    (void)module.release();
+    (void)ctx.release();
+    return internal_compiler_error(fn, "LLVM reported a fatal error: " + *fatal);
+  }
+  if (error) return *error;
+  return out;
 }
 
 }  // namespace cujit::codegen

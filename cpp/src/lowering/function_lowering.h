@@ -80,6 +80,7 @@ class FunctionLowering {
   llvm::Value* lower_expr(const ir::Expr& e);
   llvm::Value* lower_as(const ir::Expr& e, TypeRef to);  // lower then cast
   llvm::Value* cast(llvm::Value* v, TypeRef from, TypeRef to);
+  llvm::Value* float_divmod(ir::Op op, llvm::Value* a, llvm::Value* b);
   llvm::Value* truth(llvm::Value* v, TypeRef t);
   llvm::Value* zero_value(TypeRef t);
   llvm::Value* constant(const ir::Expr& e);

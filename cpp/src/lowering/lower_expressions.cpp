@@ -165,13 +165,15 @@ Value* FunctionLowering::binary(Op op, Value* a, Value* b, TypeRef lhs_t, TypeRe
   if (op == Op::Pow && lhs_t->is_integer()) return int_power(a, b, lhs_t, result);
   if (op == Op::Pow && lhs_t->is_float() && rhs_t->is_integer()) {
     // numba's dedicated float ** int signature: libdevice powi.
+    // float16 bases compute in float32 (numba's signature for them is float32 ** intp).
     Value* e32 = b_.CreateTrunc(b, b_.getInt32Ty());
-    const char* fn = lhs_t->bitwidth() == 32 ? "__nv_powif" : "__nv_powi";
-    if (lhs_t->bitwidth() == 16) a = b_.CreateFPExt(a, b_.getFloatTy());
-    llvm::Type* ft = lhs_t->bitwidth() == 64 ? b_.getDoubleTy() : b_.getFloatTy();
-    auto callee = state_.module.getOrInsertFunction(fn, llvm::FunctionType::get(ft, {ft, b_.getInt32Ty()}, false));
-    Value* r = b_.CreateCall(callee, {a, e32});
-    return cast(r, lhs_t->bitwidth() == 16 ? types::float32() : lhs_t, result);
+    bool wide = lhs_t->bitwidth() == 64;
+    TypeRef computed = wide ? types::float64() : types::float32();
+    a = cast(a, lhs_t, computed);
+    llvm::Type* ft = wide ? b_.getDoubleTy() : b_.getFloatTy();
+    auto callee = state_.module.getOrInsertFunction(wide ? "__nv_powi" : "__nv_powif",
+                                                    llvm::FunctionType::get(ft, {ft, b_.getInt32Ty()}, false));
+    return cast(b_.CreateCall(callee, {a, e32}), computed, result);
   }
   if (op == Op::Div && lhs_t->is_integer()) {
     a = cast(a, lhs_t, types::float64());
@@ -244,29 +246,38 @@ Value* FunctionLowering::float_binary(Op op, Value* a, Value* b, TypeRef t) {
     case Op::Div: return b_.CreateFDiv(a, b);
     case Op::Pow: return math_call("pow", {a, b}, t);
     case Op::FloorDiv:
-    case Op::Mod: {
-      // Python's float divmod: mod = fmod(a, b) moved to b's sign; div = (a - mod) / b, floored.
-      Value* mod = b_.CreateFRem(a, b);
-      Value* zero = llvm::ConstantFP::get(a->getType(), 0.0);
-      Value* fix = b_.CreateAnd(b_.CreateFCmpUNE(mod, zero),
-                                b_.CreateXor(b_.CreateFCmpOLT(b, zero), b_.CreateFCmpOLT(mod, zero)));
-      Value* fixed_mod = b_.CreateSelect(fix, b_.CreateFAdd(mod, b), mod);
-      if (op == Op::Mod) {
-        // A zero remainder takes the divisor's sign.
-        Value* signed_zero = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, zero, b);
-        return b_.CreateSelect(b_.CreateFCmpOEQ(fixed_mod, zero), signed_zero, fixed_mod);
-      }
-      Value* div = b_.CreateFDiv(b_.CreateFSub(a, mod), b);
-      div = b_.CreateSelect(fix, b_.CreateFSub(div, llvm::ConstantFP::get(a->getType(), 1.0)), div);
-      Value* floored = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, div);
-      Value* adjusted = b_.CreateSelect(
-          b_.CreateFCmpOGT(b_.CreateFSub(div, floored), llvm::ConstantFP::get(a->getType(), 0.5)),
-          b_.CreateFAdd(floored, llvm::ConstantFP::get(a->getType(), 1.0)), floored);
-      // b == 0: IEEE a / b (inf or nan), as numba's numpy error model gives.
-      return b_.CreateSelect(b_.CreateFCmpOEQ(b, zero), b_.CreateFDiv(a, b), adjusted);
-    }
+    case Op::Mod: return float_divmod(op, a, b);
     default: fail(ErrorKind::Internal, std::string("no float lowering for ") + ir::op_symbol(op));
   }
+}
+
+// CPython's float_divmod on libdevice's exact fmod (LLVM's frem becomes
+// a - trunc(a / b) * b in NVPTX, where the rounding of a / b leaks into the
+// result). Division by zero follows numba's numpy error model: a // 0.0 is
+// a / 0.0 (±inf or nan) and a % 0.0 is nan.
+Value* FunctionLowering::float_divmod(Op op, Value* a, Value* b) {
+  llvm::Type* ft = a->getType();
+  TypeRef t = ft->isDoubleTy() ? types::float64() : types::float32();
+  Value* zero = llvm::ConstantFP::get(ft, 0.0);
+  Value* one = llvm::ConstantFP::get(ft, 1.0);
+  Value* mod = libdevice_call("fmod", {a, b}, t);
+  Value* div = b_.CreateFDiv(b_.CreateFSub(a, mod), b);
+  // A non-zero remainder takes the divisor's sign (and the quotient moves down one); a zero one is a zero
+  // of the divisor's sign.
+  Value* nonzero_mod = b_.CreateFCmpUNE(mod, zero);
+  Value* fix = b_.CreateAnd(nonzero_mod, b_.CreateXor(b_.CreateFCmpOLT(b, zero), b_.CreateFCmpOLT(mod, zero)));
+  Value* signed_zero_mod = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, zero, b);
+  mod = b_.CreateSelect(nonzero_mod, b_.CreateSelect(fix, b_.CreateFAdd(mod, b), mod), signed_zero_mod);
+  if (op == Op::Mod) return mod;
+  div = b_.CreateSelect(fix, b_.CreateFSub(div, one), div);
+  // Snap the quotient to the nearest integer below; a zero quotient takes the sign of a / b.
+  Value* floored = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, div);
+  floored = b_.CreateSelect(b_.CreateFCmpOGT(b_.CreateFSub(div, floored), llvm::ConstantFP::get(ft, 0.5)),
+                            b_.CreateFAdd(floored, one), floored);
+  Value* quotient = b_.CreateFDiv(a, b);
+  Value* signed_zero_div = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, zero, quotient);
+  Value* result = b_.CreateSelect(b_.CreateFCmpUNE(div, zero), floored, signed_zero_div);
+  return b_.CreateSelect(b_.CreateFCmpOEQ(b, zero), quotient, result);
 }
 
 Value* FunctionLowering::complex_binary(Op op, Value* a, Value* b, TypeRef t) {
@@ -348,6 +359,13 @@ Value* FunctionLowering::compare(Op op, Value* a, Value* b, TypeRef t) {
     return op == Op::Eq ? eq : b_.CreateNot(eq);
   }
   if (!t->is_number()) return b_.getInt1(op == Op::NotEq);  // None == None etc.
+  if (t->is_boolean()) {
+    // Booleans compare as the integers 0 and 1 (numba's int_*_impl): NVPTX cannot
+    // select ordered comparisons of i1 values when nothing folds them away.
+    a = b_.CreateZExt(a, b_.getInt8Ty());
+    b = b_.CreateZExt(b, b_.getInt8Ty());
+    t = types::uint8();
+  }
   if (t->is_float()) {
     switch (op) {
       case Op::Eq: return b_.CreateFCmpOEQ(a, b);
