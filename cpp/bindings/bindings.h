@@ -2,6 +2,8 @@
 // the core, and raising core Errors as the matching Python exceptions.
 #pragma once
 
+#include <optional>
+
 #include <pybind11/pybind11.h>
 
 #include "cujit/error.h"
@@ -14,6 +16,12 @@ namespace py = pybind11;
 
 // Raises the Python exception for `error`; `source` (may be null) supplies
 // the file, line and caret for located errors.
+// A Python exception raised while typing (by cujit's Python side or the user's
+// objects) as an Error without a location, for the caller to locate at the
+// name or call that led to it. nullopt for exceptions that already carry a
+// location, and for exception types that are not compile errors.
+std::optional<Error> unlocated_compile_error(const py::error_already_set& e);
+
 void set_python_error(const Error& error, const frontend::FunctionSource* source = nullptr);
 [[noreturn]] void raise_error(const Error& error, const frontend::FunctionSource* source = nullptr);
 

@@ -34,6 +34,28 @@ py::object exception_class(ErrorKind kind) {
 
 }  // namespace
 
+std::optional<Error> unlocated_compile_error(const py::error_already_set& e) {
+  if (py::hasattr(e.value(), "cujit_location")) return std::nullopt;
+  std::string message = py::str(e.value());
+  if (e.matches(PyExc_RecursionError))
+    return Error{ErrorKind::TypingError,
+                 "device functions call each other too deeply to be typed (" + message +
+                     "): recursive device functions are not supported",
+                 {}};
+  py::module_ errors = py::module_::import("cujit.errors");
+  // Subclasses before their bases.
+  const std::pair<py::object, ErrorKind> kinds[] = {
+      {errors.attr("UnsupportedError"), ErrorKind::Unsupported},
+      {errors.attr("NotDefinedError"), ErrorKind::NotDefined},
+      {errors.attr("TypingError"), ErrorKind::TypingError},
+      {py::reinterpret_borrow<py::object>(PyExc_TypeError), ErrorKind::TypeError},
+      {py::reinterpret_borrow<py::object>(PyExc_ValueError), ErrorKind::ValueError},
+  };
+  for (const auto& [cls, kind] : kinds)
+    if (e.matches(cls)) return Error{kind, message, {}};
+  return std::nullopt;
+}
+
 void set_python_error(const Error& error, const frontend::FunctionSource* source) {
   std::string message = error.message;
   bool located = source != nullptr && error.loc.known();

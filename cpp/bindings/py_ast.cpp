@@ -37,8 +37,17 @@ frontend::SyntaxField convert_field(py::handle value, int line_offset) {
   if (PyLong_Check(value.ptr())) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
-    if (overflow != 0) throw py::value_error("Int value is too large: " + std::string(py::str(value)));
-    return static_cast<int64_t>(v);
+    if (overflow == 0) return static_cast<int64_t>(v);
+    frontend::SyntaxBigInt big;
+    big.text = py::str(value);
+    unsigned long long u = PyLong_AsUnsignedLongLong(value.ptr());
+    if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+      PyErr_Clear();  // beyond uint64 (or negative beyond int64): typing reports it at its location
+    } else {
+      big.value = u;
+      big.fits = true;
+    }
+    return big;
   }
   if (PyFloat_Check(value.ptr())) return PyFloat_AsDouble(value.ptr());
   if (PyComplex_Check(value.ptr())) return frontend::SyntaxImag{PyComplex_ImagAsDouble(value.ptr())};

@@ -35,6 +35,10 @@ bool to_global(py::handle answer, ir::GlobalValue& out) {
   if (kind == "int") {
     out.kind = K::Int;
     out.int_value = t[1].cast<int64_t>();
+  } else if (kind == "uint") {  // 2**63 <= v < 2**64: numba types it uint64
+    out.kind = K::Int;
+    out.int_value = static_cast<int64_t>(t[1].cast<uint64_t>());
+    out.is_unsigned = true;
   } else if (kind == "float") {
     out.kind = K::Float;
     out.float_value = t[1].cast<double>();
@@ -99,7 +103,14 @@ class PyNameResolver : public frontend::NameResolver {
     auto it = answers.find(question);
     if (it == answers.end()) {
       ir::GlobalValue value;
-      bool found = to_global(ask(), value);
+      bool found = false;
+      try {
+        found = to_global(ask(), value);
+      } catch (py::error_already_set& e) {
+        std::optional<Error> error = unlocated_compile_error(e);
+        if (!error) throw;
+        throw CompileError(error->kind, error->message);  // the frontend locates it at the name
+      }
       it = answers.emplace(question, found ? std::optional<ir::GlobalValue>(std::move(value)) : std::nullopt).first;
     }
     if (!it->second) return false;
@@ -119,8 +130,14 @@ class PyCalleeProvider : public typing::CalleeProvider {
                                                            const std::vector<TypeRef>& argtypes) override {
     py::tuple args(argtypes.size());
     for (size_t i = 0; i < argtypes.size(); ++i) args[i] = py::cast(argtypes[i], py::return_value_policy::reference);
-    py::object typed = held(fn.function).attr("_type_for_caller")(args, options_);
-    return typed.cast<std::shared_ptr<ir::TypedFunction>>();
+    try {
+      py::object typed = held(fn.function).attr("_type_for_caller")(args, options_);
+      return typed.cast<std::shared_ptr<ir::TypedFunction>>();
+    } catch (py::error_already_set& e) {
+      std::optional<Error> error = unlocated_compile_error(e);
+      if (!error) throw;
+      return *error;  // typing locates it at the call
+    }
   }
 
  private:

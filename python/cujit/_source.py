@@ -226,16 +226,17 @@ class Resolver:
         return ("ndarray", dtype, tuple(obj.shape), data, f"array({name}, {obj.ndim}d)")
 
     def classify(self, obj, path=None):
-        from cujit.dispatcher import CUDADispatcher
         known = _known()
         np = known.numpy
         if isinstance(obj, bool) or (np is not None and isinstance(obj, np.bool_)):
             return ("bool", bool(obj))
         if isinstance(obj, int) or (np is not None and isinstance(obj, np.integer)):
             value = int(obj)
-            if not -(1 << 63) <= value < (1 << 63):
-                raise TypingError(f"Int value is too large: {value}")
-            return ("int", value)
+            if -(1 << 63) <= value < (1 << 63):
+                return ("int", value)
+            if (1 << 63) <= value < (1 << 64):
+                return ("uint", value)
+            raise TypingError(f"Int value is too large: {value}")
         if isinstance(obj, float) or (np is not None and isinstance(obj, np.floating)):
             return ("float", float(obj))
         if isinstance(obj, complex) or (np is not None and isinstance(obj, np.complexfloating)):
@@ -253,7 +254,7 @@ class Resolver:
         intrinsic = getattr(obj, "_cujit_intrinsic", None)
         if isinstance(intrinsic, str):
             return ("builtin", intrinsic)
-        if isinstance(obj, CUDADispatcher):
+        if getattr(type(obj), "_cujit_dispatcher", False):  # a @cuda.jit dispatcher (marker: no import cycle)
             return ("device", obj, obj.__qualname__)
         if obj is math or obj is cmath or (np is not None and obj is np):
             return ("module", {math: "math", cmath: "cmath"}.get(obj, "numpy"))

@@ -3,6 +3,7 @@ compiler.py API), option validation with numba's errors, and signatures."""
 
 import atexit
 import os
+import types
 import warnings
 
 from cujit import _core, _libdevice
@@ -94,6 +95,15 @@ def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo, l
     return options
 
 
+def python_function(pyfunc, api="compile"):
+    """The Python function to compile: `pyfunc` itself, or the function a ``@cuda.jit`` dispatcher wraps."""
+    if getattr(type(pyfunc), "_cujit_dispatcher", False):
+        return pyfunc.py_func
+    if not isinstance(pyfunc, types.FunctionType):
+        raise TypeError(f"{api}() compiles a Python function (or a @cuda.jit dispatcher), got {pyfunc!r}")
+    return pyfunc
+
+
 def compile_function(pyfunc, signature, options, keep_llvm_ir=False):
     """Types and compiles `pyfunc`; returns (ptx, llvm_ir, typed function)."""
     _libdevice.configure()
@@ -126,6 +136,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     Defaults to a device function with the C ABI. Returns ``(ptx, return_type)``.
     """
     _check_common(output, forceinline, device, abi, launch_bounds)
+    pyfunc = python_function(pyfunc)
     signature = parse_signature(sig)
     options = make_options(device=device, abi=abi, abi_info=abi_info, cc=cc, fastmath=fastmath, opt=opt,
                            debug=debug, lineinfo=lineinfo, launch_bounds=launch_bounds)

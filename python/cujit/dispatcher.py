@@ -134,6 +134,8 @@ class _LaunchConfiguration:
 
 
 class CUDADispatcher:
+    _cujit_dispatcher = True  # how the compiler recognises dispatchers without importing this module
+
     def __init__(self, pyfunc, device, options):
         functools.update_wrapper(self, pyfunc)
         self.py_func = pyfunc
@@ -166,9 +168,15 @@ class CUDADispatcher:
             typed = self._typed.get(key)
             if typed is not None:
                 return typed
-            if key in self._typing_now:
+            # The lock is held while typing, so a typing in progress is this thread's: a call back into this
+            # function from its own callees, whatever the argument types (they may grow at each level).
+            if self._typing_now:
                 raise TypingError(f"{self.__qualname__!r} calls itself: recursive device functions are not "
                                   "supported")
+            given, takes = len(argtypes), self.py_func.__code__.co_argcount
+            if given != takes:
+                raise TypingError(f"{self.__qualname__}() takes {takes} positional argument"
+                                  f"{'' if takes == 1 else 's'} but {given} {'was' if given == 1 else 'were'} given")
             self._typing_now.add(key)
             try:
                 typed = _core.type_function(function_source(self.py_func), Resolver(self.py_func),

@@ -25,24 +25,51 @@ for _name in _SCALARS:
 del _name, _t
 
 
+def _check_type(constructor, argument, value):
+    if not isinstance(value, Type):
+        raise TypeError(f"{constructor}: {argument} must be a cujit type (int32, float64[:], ...), got {value!r}")
+
+
+def _check_count(constructor, argument, value, limit):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{constructor}: {argument} must be an int, got {value!r}")
+    if not 0 <= value <= limit:
+        raise ValueError(f"{constructor}: {argument} must be between 0 and {limit}, got {value}")
+
+
+#: The most dimensions an array type may have (NumPy 2's limit) and the most elements of a UniTuple.
+MAX_NDIM = 64
+MAX_TUPLE_COUNT = (1 << 31) - 1
+
+
 def CPointer(dtype):
     """A pointer to ``dtype`` (``float32*``)."""
+    _check_type("CPointer", "dtype", dtype)
     return _core.types.cpointer(dtype)
 
 
 def UniTuple(dtype, count):
     """A homogeneous tuple of ``count`` elements."""
+    _check_type("UniTuple", "dtype", dtype)
+    _check_count("UniTuple", "count", count, MAX_TUPLE_COUNT)
     return _core.types.uni_tuple(dtype, count)
 
 
 def Tuple(elements):
     """A heterogeneous tuple; homogeneous element lists give a UniTuple, as in numba."""
-    return _core.types.tuple(list(elements))
+    elements = list(elements)
+    for i, element in enumerate(elements):
+        _check_type("Tuple", f"element {i}", element)
+    return _core.types.tuple(elements)
 
 
 def Array(dtype, ndim, layout, readonly=False, aligned=True):
     """An array type, e.g. ``Array(float32, 2, "C")`` (same as ``float32[:, ::1]``)."""
-    return _core.types.array(dtype, ndim, layout, readonly, aligned)
+    _check_type("Array", "dtype", dtype)
+    _check_count("Array", "ndim", ndim, MAX_NDIM)
+    if layout not in ("C", "F", "A"):
+        raise ValueError(f"Array: layout must be 'C', 'F' or 'A', got {layout!r}")
+    return _core.types.array(dtype, ndim, layout, bool(readonly), bool(aligned))
 
 
 def is_type(obj):

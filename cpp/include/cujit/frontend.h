@@ -21,8 +21,15 @@ using SyntaxNodePtr = std::shared_ptr<const SyntaxNode>;
 // Ellipsis, bool, str, a node, or a list of nodes.
 struct SyntaxImag { double value; };
 struct SyntaxEllipsis {};
+// An int literal outside int64: a uint64 value (2**63 <= v < 2**64), or one no
+// integer type holds (`fits` false; `text` is its decimal form for messages).
+struct SyntaxBigInt {
+  uint64_t value = 0;
+  bool fits = false;
+  std::string text;
+};
 using SyntaxField = std::variant<std::monostate, int64_t, double, SyntaxImag, SyntaxEllipsis, bool, std::string,
-                                 SyntaxNodePtr, std::vector<SyntaxNodePtr>>;
+                                 SyntaxNodePtr, std::vector<SyntaxNodePtr>, SyntaxBigInt>;
 
 struct SyntaxNode {
   std::string type;  // the ast class name: "FunctionDef", "BinOp", "Name", ...

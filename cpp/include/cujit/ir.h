@@ -40,6 +40,7 @@ struct GlobalValue {
   Kind kind = Kind::None;
   std::string name;        // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid"); Str: the text
   int64_t int_value = 0;   // Int, Bool; Object: an opaque handle of the resolver
+  bool is_unsigned = false;  // Int: int_value holds the bits of a uint64 value >= 2**63 (typed uint64, as numba)
   double float_value = 0;  // Float; Complex real part
   double imag_value = 0;   // Complex imaginary part
   TypeRef type = nullptr;  // TypeObject: the numba type it names; NdArray: its (readonly, C) array type

@@ -103,6 +103,8 @@ TypeRef complex128();
 TypeRef float_(int bits);
 TypeRef complex_(int bits);
 TypeRef integer_literal(int64_t value);
+// Literal[int](v) of an int in [2**63, 2**64): typeof gives uint64 for it.
+TypeRef unsigned_integer_literal(uint64_t value);
 TypeRef boolean_literal(bool value);
 TypeRef uni_tuple(TypeRef element, int count);
 // A homogeneous list collapses to a UniTuple, as numba's Tuple(...) constructor does.

@@ -336,6 +336,12 @@ class IrBuilder {
     } else if (auto* i = std::get_if<int64_t>(v)) {
       e->global.kind = K::Int;
       e->global.int_value = *i;
+    } else if (auto* big = std::get_if<SyntaxBigInt>(v)) {
+      // numba types ints in [2**63, 2**64) as uint64 and rejects larger ones.
+      if (!big->fits) fail(ErrorKind::TypingError, "Int value is too large: " + big->text, n.loc);
+      e->global.kind = K::Int;
+      e->global.int_value = static_cast<int64_t>(big->value);
+      e->global.is_unsigned = true;
     } else if (auto* d = std::get_if<double>(v)) {
       e->global.kind = K::Float;
       e->global.float_value = *d;
@@ -359,9 +365,21 @@ class IrBuilder {
     auto it = var_index_.find(id);
     if (it != var_index_.end()) return var_expr(it->second, n.loc);
     auto e = std::make_unique<Expr>(ExprKind::Global, n.loc);
-    if (!resolver_.resolve_name(id, e->global))
+    if (!located(n.loc, [&] { return resolver_.resolve_name(id, e->global); }))
       fail(ErrorKind::TypingError, "NameError: name '" + id + "' is not defined", n.loc);
     return fold_global(std::move(e));
+  }
+
+  // Resolving a name can fail in the resolver (a global no type holds): the
+  // error points at the name.
+  template <typename Resolve>
+  static bool located(const SourceLoc& loc, Resolve resolve) {
+    try {
+      return resolve();
+    } catch (CompileError& e) {
+      if (!e.error().loc.known()) e.error().loc = loc;
+      throw;
+    }
   }
 
   // Plain constants from globals become literals, like constants in the source.
@@ -373,16 +391,31 @@ class IrBuilder {
   }
 
   // CPython folds constant arithmetic (2 ** 40, -1) before numba sees the
-  // bytecode, so those are literals for numba: fold them the same way.
+  // bytecode, so those are literals for numba: fold them the same way. Like
+  // CPython, results beyond 128 bits are left to run time; a folded result no
+  // integer type holds is numba's "Int value is too large".
   static ExprPtr fold(ExprPtr e) {
     using K = ir::GlobalValue::Kind;
     auto is_int = [](const ExprPtr& x) { return x->kind == ExprKind::Const && x->global.kind == K::Int; };
     auto is_float = [](const ExprPtr& x) { return x->kind == ExprKind::Const && x->global.kind == K::Float; };
+    auto value_of = [](const ExprPtr& x) -> __int128 {
+      if (x->global.is_unsigned) return static_cast<__int128>(static_cast<uint64_t>(x->global.int_value));
+      return x->global.int_value;
+    };
+    constexpr __int128 kLimit = static_cast<__int128>(1) << 120;  // well inside __int128: no overflow below
     auto make_int = [&](__int128 v) -> ExprPtr {
-      if (v < INT64_MIN || v > INT64_MAX) return nullptr;
+      if (v <= -kLimit || v >= kLimit) return nullptr;
+      if (v < INT64_MIN || v > static_cast<__int128>(UINT64_MAX)) {
+        bool negative = v < 0;
+        unsigned __int128 m = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+        std::string digits;
+        for (; m != 0; m /= 10) digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(m % 10)));
+        fail(ErrorKind::TypingError, "Int value is too large: " + std::string(negative ? "-" : "") + digits, e->loc);
+      }
       auto c = std::make_unique<Expr>(ExprKind::Const, e->loc);
       c->global.kind = K::Int;
-      c->global.int_value = static_cast<int64_t>(v);
+      c->global.is_unsigned = v > INT64_MAX;
+      c->global.int_value = static_cast<int64_t>(static_cast<uint64_t>(v));
       return c;
     };
     auto make_float = [&](double v) {
@@ -395,44 +428,48 @@ class IrBuilder {
     if (e->kind == ExprKind::Unary && (e->op == Op::USub || e->op == Op::UAdd || e->op == Op::Invert)) {
       const ExprPtr& x = e->operands[0];
       if (is_int(x)) {
-        __int128 v = x->global.int_value;
+        __int128 v = value_of(x);
         folded = make_int(e->op == Op::USub ? -v : e->op == Op::UAdd ? v : ~v);
       } else if (is_float(x) && e->op != Op::Invert) {
         folded = make_float(e->op == Op::USub ? -x->global.float_value : x->global.float_value);
       }
     } else if (e->kind == ExprKind::Binary && is_int(e->operands[0]) && is_int(e->operands[1])) {
-      __int128 a = e->operands[0]->global.int_value, b = e->operands[1]->global.int_value;
+      __int128 a = value_of(e->operands[0]), b = value_of(e->operands[1]);
+      __int128 r = 0;
       switch (e->op) {
-        case Op::Add: folded = make_int(a + b); break;
-        case Op::Sub: folded = make_int(a - b); break;
-        case Op::Mul: folded = make_int(a * b); break;
+        case Op::Add:
+          if (!__builtin_add_overflow(a, b, &r)) folded = make_int(r);
+          break;
+        case Op::Sub:
+          if (!__builtin_sub_overflow(a, b, &r)) folded = make_int(r);
+          break;
+        case Op::Mul:
+          if (!__builtin_mul_overflow(a, b, &r)) folded = make_int(r);
+          break;
         case Op::BitAnd: folded = make_int(a & b); break;
         case Op::BitOr: folded = make_int(a | b); break;
         case Op::BitXor: folded = make_int(a ^ b); break;
         case Op::FloorDiv:
         case Op::Mod:
           if (b != 0) {
-            __int128 q = a / b, r = a % b;
-            if (r != 0 && ((r < 0) != (b < 0))) {
+            __int128 q = a / b, m = a % b;
+            if (m != 0 && ((m < 0) != (b < 0))) {
               q -= 1;
-              r += b;
+              m += b;
             }
-            folded = make_int(e->op == Op::FloorDiv ? q : r);
+            folded = make_int(e->op == Op::FloorDiv ? q : m);
           }
           break;
         case Op::Pow:
           if (b >= 0 && b < 128) {
-            __int128 r = 1;
+            r = 1;
             bool overflow = false;
-            for (__int128 i = 0; i < b && !overflow; ++i) {
-              r *= a;
-              overflow = r > INT64_MAX || r < INT64_MIN;
-            }
+            for (__int128 i = 0; i < b && !overflow; ++i) overflow = __builtin_mul_overflow(r, a, &r) || r >= kLimit || r <= -kLimit;
             if (!overflow) folded = make_int(r);
           }
           break;
         case Op::LShift:
-          if (b >= 0 && b < 63) folded = make_int(a << b);
+          if (b >= 0 && b < 120 && !__builtin_mul_overflow(a, static_cast<__int128>(1) << b, &r)) folded = make_int(r);
           break;
         case Op::RShift:
           if (b >= 0 && b < 64) folded = make_int(a >> b);
@@ -530,7 +567,7 @@ class IrBuilder {
     if (base->kind == ExprKind::Global &&
         (base->global.kind == K::Module || base->global.kind == K::Object || base->global.kind == K::Builtin)) {
       auto e = std::make_unique<Expr>(ExprKind::Global, n.loc);
-      if (!resolver_.resolve_attribute(base->global, attr, e->global))
+      if (!located(n.loc, [&] { return resolver_.resolve_attribute(base->global, attr, e->global); }))
         fail(ErrorKind::TypingError, "Unknown attribute '" + attr + "' of " + base->global.repr, n.loc);
       return fold_global(std::move(e));
     }

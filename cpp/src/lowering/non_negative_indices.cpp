@@ -29,7 +29,7 @@ bool NonNegative::expr(const Expr& e) const {
     return true;
   switch (e.kind) {
     case ExprKind::Const:
-      return (e.global.kind == K::Int && e.global.int_value >= 0) || e.global.kind == K::Bool;
+      return (e.global.kind == K::Int && (e.global.int_value >= 0 || e.global.is_unsigned)) || e.global.kind == K::Bool;
     case ExprKind::Var:
       return vars_[e.var];
     case ExprKind::Global:

@@ -193,6 +193,12 @@ TypeRef integer_literal(int64_t value) {
                                                   64, true, value, int64()));
 }
 
+TypeRef unsigned_integer_literal(uint64_t value) {
+  return TypeFactory::intern(TypeFactory::literal(TypeKind::IntegerLiteral,
+                                                  "Literal[int](" + std::to_string(value) + ")", 64, false,
+                                                  static_cast<int64_t>(value), uint64()));
+}
+
 TypeRef boolean_literal(bool value) {
   return TypeFactory::intern(TypeFactory::literal(TypeKind::BooleanLiteral,
                                                   value ? "Literal[bool](True)" : "Literal[bool](False)",
@@ -200,7 +206,7 @@ TypeRef boolean_literal(bool value) {
 }
 
 TypeRef uni_tuple(TypeRef element, int count) {
-  if (count < 0) fail(ErrorKind::Internal, "UniTuple with a negative count");
+  if (count < 0) fail(ErrorKind::ValueError, "UniTuple: count must not be negative, got " + std::to_string(count));
   std::string name = "UniTuple(" + element->name() + " x " + std::to_string(count) + ")";
   return TypeFactory::intern(
       TypeFactory::composite(TypeKind::UniTuple, std::move(name), {element}, count));
@@ -232,8 +238,8 @@ TypeRef array(TypeRef dtype, int ndim, char layout, bool readonly, bool aligned)
          "The dtype of a Buffer type cannot itself be a Buffer type, this is unsupported "
          "behaviour.\nThe dtype requested for the unsupported Buffer was: " + dtype->name() + ".");
   if (layout != 'C' && layout != 'F' && layout != 'A')
-    fail(ErrorKind::ValueError, std::string("Invalid layout '") + layout + "'");
-  if (ndim < 0) fail(ErrorKind::ValueError, "array with a negative number of dimensions");
+    fail(ErrorKind::ValueError, std::string("Array: layout must be 'C', 'F' or 'A', got '") + layout + "'");
+  if (ndim < 0) fail(ErrorKind::ValueError, "Array: ndim must not be negative, got " + std::to_string(ndim));
   // numba stores arrays of the literal's underlying type.
   dtype = dtype->unliteral();
   // numba prefixes "readonly " first, then "unaligned " in front of that.

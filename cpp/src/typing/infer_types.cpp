@@ -208,7 +208,9 @@ class Inferer {
     switch (e.kind) {
       case ExprKind::Const:
         switch (e.global.kind) {
-          case K::Int: return types::integer_literal(e.global.int_value);
+          case K::Int:
+            if (e.global.is_unsigned) return types::unsigned_integer_literal(static_cast<uint64_t>(e.global.int_value));
+            return types::integer_literal(e.global.int_value);
           case K::Float: return types::float64();
           case K::Bool: return types::boolean_literal(e.global.int_value != 0);
           case K::Complex: return types::complex128();
