@@ -265,6 +265,16 @@ void register_compile(py::module_& m) {
           return unwrap(codegen::type_function(src.source, names, callees, sig, options), &src.source);
         });
 
+  m.def("check_static_shared_memory", [](const ir::TypedFunction& kernel) {
+    if (std::optional<codegen::LocatedError> e = codegen::check_static_shared_memory(kernel)) {
+      frontend::FunctionSource located;
+      located.filename = e->fn->filename;
+      located.source_lines = e->fn->source_lines;
+      located.first_line = e->fn->first_line;
+      raise_error(e->error, &located);
+    }
+  });
+
   m.def("compile_ptx",
         [](const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
           Expected<codegen::CompiledPtx> out = [&] {

@@ -104,11 +104,14 @@ def python_function(pyfunc, api="compile"):
     return pyfunc
 
 
-def compile_function(pyfunc, signature, options, keep_llvm_ir=False):
-    """Types and compiles `pyfunc`; returns (ptx, llvm_ir, typed function)."""
+def compile_function(pyfunc, signature, options, keep_llvm_ir=False, check_limits=False):
+    """Types and compiles `pyfunc`; returns (ptx, llvm_ir, typed function). With `check_limits` (kernels that
+    will be loaded), limits every device has fail here rather than at load time."""
     _libdevice.configure()
     typed = _core.type_function(function_source(pyfunc), Resolver(pyfunc), list(signature.args),
                                 signature.return_type, options, options)
+    if check_limits and options.kernel:
+        _core.check_static_shared_memory(typed)
     ptx, llvm_ir, _ = _core.compile_ptx(typed, options, keep_llvm_ir)
     return ptx, llvm_ir, typed
 

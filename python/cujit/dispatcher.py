@@ -221,7 +221,8 @@ class CUDADispatcher:
         with self._lock:
             compiled = table.get(key)
             if compiled is None:
-                ptx, llvm_ir, typed = compile_function(self.py_func, signature, options, keep_llvm_ir=True)
+                ptx, llvm_ir, typed = compile_function(self.py_func, signature, options, keep_llvm_ir=True,
+                                                       check_limits=True)
                 compiled = _Kernel(ptx, llvm_ir, typed, options)
                 compiled.options_max_registers = self.targetoptions.get("max_registers")
                 if options.noalias_arrays and arrays > 1:

@@ -3,7 +3,9 @@
 // from a typed function to PTX through LLVM's NVPTX backend with libdevice.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,20 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
 // finish_warm_up() joins that thread.
 void start_warm_up(const ComputeCapability& cc);
 void finish_warm_up();
+
+// An error in the source of `fn` (which may be a callee of the function compiled).
+struct LocatedError {
+  Error error;
+  const ir::Function* fn;
+};
+
+// Static shared memory per block that every CUDA device allows.
+inline constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+// A kernel's static shared memory (its cuda.shared.array buffers of constant
+// shape and those of the device functions it calls) over kMaxStaticSharedBytes:
+// the error, located at the largest array. ptxas would reject the PTX at load.
+std::optional<LocatedError> check_static_shared_memory(const ir::TypedFunction& kernel);
 
 // Tests of the compiler's recovery from its own bugs: the next compiles (of any
 // thread) get a defect planted in their module. kInvalidIr adds a function the

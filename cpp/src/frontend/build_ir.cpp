@@ -2,6 +2,7 @@
 // assigned anywhere in the function is local; every other name is resolved
 // once, here, through the NameResolver and frozen into the IR.
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -82,6 +83,58 @@ std::string describe_unsupported(const std::string& type) {
   return it != names.end() ? it->second : "the Python construct '" + type + "'";
 }
 
+// Python's value of a condition made only of constants (literals, frozen
+// globals, comparisons and `not` of them): what numba's dead-branch pruning
+// decides before typing. nullopt when the condition is not constant.
+std::optional<bool> constant_truth(const Expr& e) {
+  using K = ir::GlobalValue::Kind;
+  struct Number {
+    bool is_float;
+    long double value;  // exact for every int64 and uint64, and every double
+  };
+  auto number = [](const Expr& x) -> std::optional<Number> {
+    if (x.kind != ExprKind::Const) return std::nullopt;
+    const ir::GlobalValue& g = x.global;
+    switch (g.kind) {
+      case K::Int:
+        return Number{false, g.is_unsigned ? static_cast<long double>(static_cast<uint64_t>(g.int_value))
+                                           : static_cast<long double>(g.int_value)};
+      case K::Bool: return Number{false, static_cast<long double>(g.int_value != 0)};
+      case K::Float: return Number{true, g.float_value};
+      default: return std::nullopt;
+    }
+  };
+  if (e.kind == ExprKind::Const) {
+    const ir::GlobalValue& g = e.global;
+    if (g.kind == K::None) return false;
+    if (g.kind == K::Complex) return g.float_value != 0 || g.imag_value != 0;
+    if (auto x = number(e)) return x->value != 0;
+    return std::nullopt;
+  }
+  if (e.kind == ExprKind::Unary && e.op == Op::Not) {
+    std::optional<bool> inner = constant_truth(*e.operands[0]);
+    if (inner) return !*inner;
+    return std::nullopt;
+  }
+  if (e.kind != ExprKind::Compare) return std::nullopt;
+  for (size_t i = 0; i < e.ops.size(); ++i) {
+    auto a = number(*e.operands[i]), b = number(*e.operands[i + 1]);
+    if (!a || !b) return std::nullopt;
+    bool holds;
+    switch (e.ops[i]) {
+      case Op::Eq: holds = a->value == b->value; break;
+      case Op::NotEq: holds = a->value != b->value; break;
+      case Op::Lt: holds = a->value < b->value; break;
+      case Op::LtE: holds = a->value <= b->value; break;
+      case Op::Gt: holds = a->value > b->value; break;
+      case Op::GtE: holds = a->value >= b->value; break;
+      default: return std::nullopt;
+    }
+    if (!holds) return false;
+  }
+  return true;
+}
+
 class IrBuilder {
  public:
   IrBuilder(const FunctionSource& src, NameResolver& resolver) : src_(src), resolver_(resolver) {}
@@ -120,6 +173,7 @@ class IrBuilder {
       std::string name = a->str("arg");
       if (var_index_.count(name)) fail(ErrorKind::SyntaxError, "duplicate argument '" + name + "'", a->loc);
       int v = add_var(name);
+      assigned_.insert(v);
       fn_->vars[v].is_param = true;
       fn_->params.push_back(v);
     }
@@ -186,19 +240,19 @@ class IrBuilder {
     } else if (t == "AnnAssign") {
       if (!n.node("value")) return;  // a bare annotation declares nothing we need
       auto s = stmt(StmtKind::Assign, n);
-      s->target = build_target(*n.node("target"));
       s->value = build_expr(*n.node("value"));
+      s->target = build_target(*n.node("target"));
       out.push_back(std::move(s));
     } else if (t == "AugAssign") {
       // x op= v  is lowered as  x = x op v  (the target read and written once each).
       const SyntaxNode& target = *n.node("target");
       auto s = stmt(StmtKind::Assign, n);
-      s->target = build_target(target);
       auto value = std::make_unique<Expr>(ExprKind::Binary, n.loc);
       value->op = to_op(*n.node("op"), n);
       value->operands.push_back(build_expr(target));
       value->operands.push_back(build_expr(*n.node("value")));
       s->value = std::move(value);
+      s->target = build_target(target);
       out.push_back(std::move(s));
     } else if (t == "Expr") {
       SyntaxNodePtr v = n.node("value");
@@ -212,12 +266,18 @@ class IrBuilder {
       s->value = build_expr(*n.node("test"));
       s->body = build_block(n.list("body"));
       s->orelse = build_block(n.list("orelse"));
+      // numba prunes branches on constant conditions before typing them.
+      if (std::optional<bool> taken = constant_truth(*s->value)) {
+        for (StmtPtr& kept : *taken ? s->body : s->orelse) out.push_back(std::move(kept));
+        return;
+      }
       out.push_back(std::move(s));
     } else if (t == "While") {
       if (!n.list("orelse").empty()) unsupported(*n.list("orelse")[0], "while ... else");
       auto s = stmt(StmtKind::While, n);
       s->value = build_expr(*n.node("test"));
       s->body = build_block(n.list("body"));
+      if (constant_truth(*s->value) == false) return;  // a loop that never runs (CPython drops it too)
       out.push_back(std::move(s));
     } else if (t == "For") {
       build_for(n, out);
@@ -252,9 +312,9 @@ class IrBuilder {
       fail(ErrorKind::TypingError, "range() takes 1 to 3 positional arguments, got " + std::to_string(args.size()),
            iter.loc);
     auto s = stmt(StmtKind::ForRange, n);
+    for (auto& a : args) s->range_args.push_back(build_expr(*a));
     s->target = build_target(*n.node("target"));
     if (s->target->kind != ExprKind::Var) unsupported(*n.node("target"), "a range loop target that is not a name");
-    for (auto& a : args) s->range_args.push_back(build_expr(*a));
     s->body = build_block(n.list("body"));
     out.push_back(std::move(s));
   }
@@ -309,7 +369,11 @@ class IrBuilder {
   }
 
   ExprPtr build_target(const SyntaxNode& n) {
-    if (n.type == "Name") return var_expr(add_var(n.str("id")), n.loc);
+    if (n.type == "Name") {
+      int v = add_var(n.str("id"));
+      assigned_.insert(v);
+      return var_expr(v, n.loc);
+    }
     if (n.type == "Tuple" || n.type == "List") {
       auto e = std::make_unique<Expr>(ExprKind::Tuple, n.loc);
       for (auto& elt : n.list("elts")) e->operands.push_back(build_target(*elt));
@@ -363,7 +427,14 @@ class IrBuilder {
   ExprPtr name(const SyntaxNode& n) {
     std::string id = n.str("id");
     auto it = var_index_.find(id);
-    if (it != var_index_.end()) return var_expr(it->second, n.loc);
+    if (it != var_index_.end()) {
+      // numba reads the bytecode in order and rejects a variable read before any
+      // assignment to it appears (even one a loop's back edge would bring).
+      if (!assigned_.count(it->second))
+        fail(ErrorKind::NotDefined, "Variable '" + id + "' is not defined: it is read before any assignment to it",
+             n.loc);
+      return var_expr(it->second, n.loc);
+    }
     auto e = std::make_unique<Expr>(ExprKind::Global, n.loc);
     if (!located(n.loc, [&] { return resolver_.resolve_name(id, e->global); }))
       fail(ErrorKind::TypingError, "NameError: name '" + id + "' is not defined", n.loc);
@@ -521,6 +592,7 @@ class IrBuilder {
       e->operands.push_back(build_expr(*n.node("test")));
       e->operands.push_back(build_expr(*n.node("body")));
       e->operands.push_back(build_expr(*n.node("orelse")));
+      if (std::optional<bool> taken = constant_truth(*e->operands[0])) return std::move(e->operands[*taken ? 1 : 2]);
       return e;
     }
     if (t == "Call") {
@@ -581,6 +653,7 @@ class IrBuilder {
   NameResolver& resolver_;
   std::shared_ptr<ir::Function> fn_;
   std::unordered_map<std::string, int> var_index_;
+  std::set<int> assigned_;  // variables with an assignment earlier in the source than the current point
   int temp_counter_ = 0;
 };
 
