@@ -104,8 +104,29 @@ CAPTURED_COUNT = [0]   # total number of PTX strings seen (for the capture self-
 _original_compile_ptx = _core.compile_ptx
 
 
+# CUJIT_OPTION_SWEEP=1: every function the tests compile is compiled again under each combination of
+# opt, debug, lineinfo and fastmath, and that PTX is assembled too (a check of the compiler over the whole
+# suite's functions, minutes long: run by hand, see the README's test section).
+_OPTION_SWEEP = os.environ.get("CUJIT_OPTION_SWEEP") == "1"
+SWEPT = [0]
+
+
+def _sweep_options(typed, options):
+    import itertools
+    for opt, debug, lineinfo, fastmath in itertools.product((False, True), repeat=4):
+        if (opt, debug, lineinfo, fastmath) == (options.opt, options.debug, options.lineinfo, options.fastmath):
+            continue
+        variant = options.copy()
+        variant.opt, variant.debug, variant.lineinfo, variant.fastmath = opt, debug, lineinfo, fastmath
+        ptx = _original_compile_ptx(typed, variant, False)[0]
+        _PENDING.append(ptx)
+        SWEPT[0] += 1
+
+
 def _capturing_compile_ptx(*args, **kwargs):
     result = _original_compile_ptx(*args, **kwargs)
+    if _OPTION_SWEEP:
+        _sweep_options(args[0] if args else kwargs["fn"], args[1] if len(args) > 1 else kwargs["options"])
     ptx = result[0] if isinstance(result, tuple) else result
     if isinstance(ptx, str):
         _PENDING.append(ptx)
@@ -130,6 +151,12 @@ def _check_pending():
 
 def _report(failures):
     return f"{len(failures)} PTX string(s) produced by this test do not assemble:\n\n" + "\n\n".join(failures)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _OPTION_SWEEP:
+        terminalreporter.write_line(f"CUJIT_OPTION_SWEEP: {SWEPT[0]} extra compiles under other option "
+                                    "combinations, each assembled with ptxas")
 
 
 @pytest.hookimpl(wrapper=True)
