@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from cujit import cuda, errors
+from cujit import cuda, errors, types
 from cujit import int32
 
 from source_lines import source_position
@@ -323,3 +323,152 @@ def test_fuzz_invalid_inputs_raise_python_exceptions(tmp_path, register_ptx):
     internal = [r for r in results if r["raised"] in ("InternalError", "SystemError")]
     assert not internal, "invalid inputs hit internal errors instead of user errors:\n" + "\n".join(
         f"  {r['case']}: {r['raised']}: {r['message'][:200]}" for r in internal)
+
+
+# ----------------------------------------------------------------------------------------------
+# Bad input never leaks an internal exception type (issue 9, item 4)
+# ----------------------------------------------------------------------------------------------
+
+@cuda.jit(device=True)
+def decorated_add(x, y):
+    return x + y
+
+
+def test_compile_accepts_a_device_dispatcher():
+    ptx, resty = cuda.compile_ptx(decorated_add, (int32, int32), device=True)
+    assert resty == types.int64 and ".visible .func" in ptx
+    ptx, resty = cuda.compile(decorated_add, "float32(float32, float32)")
+    assert resty == types.float32
+
+
+@pytest.mark.parametrize("bad", [42, "add", print])
+def test_compile_rejects_what_is_not_a_function(bad):
+    with pytest.raises(TypeError, match="compiles a Python function"):
+        cuda.compile_ptx(bad, (int32,), device=True)
+
+
+@pytest.mark.parametrize("make, exc, says", [
+    (lambda: types.Array(types.float64, 1, "Q"), ValueError, "Array: layout must be 'C', 'F' or 'A', got 'Q'"),
+    (lambda: types.Array(types.float64, -1, "C"), ValueError, "Array: ndim must be between 0 and 64, got -1"),
+    (lambda: types.Array(3, 1, "C"), TypeError, "Array: dtype must be a cujit type"),
+    (lambda: types.Array(types.float64, 1.5, "C"), TypeError, "Array: ndim must be an int"),
+    (lambda: types.UniTuple(types.int32, -1), ValueError, "UniTuple: count must be between 0 and"),
+    (lambda: types.UniTuple(types.int32, 2 ** 40), ValueError, "UniTuple: count must be between 0 and"),
+    (lambda: types.Tuple([types.int32, 5]), TypeError, "Tuple: element 1 must be a cujit type"),
+    (lambda: types.CPointer("float32"), TypeError, "CPointer: dtype must be a cujit type"),
+])
+def test_type_constructors_name_the_bad_argument(make, exc, says):
+    with pytest.raises(exc) as info:
+        make()
+    assert says in str(info.value)
+
+
+@cuda.jit(device=True)
+def grows(x, n):
+    if n > 0:
+        return grows((x, x), n - 1)
+    return 0
+
+
+def calls_grows(n):
+    return grows(1, n)
+
+
+@cuda.jit(device=True)
+def two_args(a, b):
+    return a + b
+
+
+def calls_with_one_argument(x):
+    return two_args(x)
+
+
+@cuda.jit(device=True)
+def ping(x):
+    return pong(x)
+
+
+@cuda.jit(device=True)
+def pong(x):
+    return ping(x)
+
+
+def calls_ping(x):
+    return ping(x)
+
+
+@pytest.mark.parametrize("fn, where, construct, says", [
+    (calls_grows, grows, "grows((x, x), n - 1)", "'grows' calls itself: recursive device functions are not supported"),
+    (calls_with_one_argument, calls_with_one_argument, "two_args(x)",
+     "two_args() takes 2 positional arguments but 1 was given"),
+    (calls_ping, pong, "ping(x)", "'ping' calls itself"),
+])
+def test_call_errors_point_at_the_call(fn, where, construct, says):
+    with pytest.raises(errors.TypingError) as info:
+        cuda.compile_ptx(fn, (types.int64,), device=True)
+    message = str(info.value)
+    line, text = source_position(where.py_func if hasattr(where, "py_func") else where, construct)
+    assert says in message and f":{line}" in message and text.strip() in message and "^" in message, message
+
+
+# ----------------------------------------------------------------------------------------------
+# Limits known at compile time (issue 9, item 6)
+# ----------------------------------------------------------------------------------------------
+
+def too_much_shared(a):
+    s = cuda.shared.array(16384, dtype=types.float64)
+    s[0] = a[0]
+    a[0] = s[0]
+
+
+@cuda.jit(device=True)
+def tile_user(a):
+    t = cuda.shared.array((64, 80), dtype=types.float64)
+    t[0, 0] = a[0]
+    return t[0, 0]
+
+
+def shared_in_callee_too(a):
+    s = cuda.shared.array(4096, dtype=types.int32)
+    s[0] = 1
+    a[0] = s[0] + tile_user(a)
+
+
+def just_enough_shared(a):
+    s = cuda.shared.array(6144, dtype=types.float64)   # 48 KiB exactly
+    s[0] = a[0]
+    a[0] = s[0]
+
+
+@pytest.mark.parametrize("fn, where, construct, says", [
+    (too_much_shared, too_much_shared, "cuda.shared.array(16384",
+     "declares 131072 bytes of static shared memory, more than the 49152 bytes (48 KiB) a CUDA device allows: "
+     "shared array 's' of float64, shape (16384,), takes 131072 bytes"),
+    (shared_in_callee_too, tile_user, "cuda.shared.array((64, 80)",
+     "declares 57344 bytes of static shared memory, more than the 49152 bytes (48 KiB) a CUDA device allows: "
+     "shared array 't' (in device function 'tile_user') of float64, shape (64, 80), takes 40960 bytes"),
+])
+def test_jit_kernel_over_the_static_shared_memory_limit(fn, where, construct, says):
+    with pytest.raises(errors.TypingError) as info:
+        cuda.jit("void(float64[:])")(fn)
+    message = str(info.value)
+    line, text = source_position(where.py_func if hasattr(where, "py_func") else where, construct)
+    assert says in message and f":{line}" in message and text.strip() in message, message
+
+
+def test_static_shared_memory_at_the_limit_compiles(ptxas):
+    kernel = cuda.jit("void(float64[:])")(just_enough_shared)
+    assert ".shared" in next(iter(kernel.overloads.values())).ptx
+
+
+def test_compile_ptx_over_the_limit_behaves_as_numba_cuda(ptxas, tmp_path):
+    """compile_ptx returns the PTX (numba-cuda does; ptxas then rejects it, as at numba-cuda's load)."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import test_errors as t; from cujit import cuda; "
+            "sys.stdout.write(cuda.compile_ptx(t.too_much_shared, 'void(float64[:])')[0])")
+    proc = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    path = tmp_path / "k.ptx"
+    path.write_text(proc.stdout)
+    asm = subprocess.run([ptxas, "-arch=sm_75", "-o", os.devnull, str(path)], capture_output=True, text=True)
+    assert asm.returncode != 0 and "shared data" in asm.stderr + asm.stdout
