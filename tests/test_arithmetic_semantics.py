@@ -149,7 +149,7 @@ def inputs(rng, t, n):
 
 
 @pytest.mark.gpu
-def test_gpu_random_arithmetic_matches_python():
+def test_gpu_random_arithmetic_matches_python(tmp_path):
     require_gpu()
     seed = int(np.random.default_rng().integers(1 << 31))
     rng = np.random.default_rng(seed)
@@ -162,8 +162,10 @@ def test_gpu_random_arithmetic_matches_python():
         out = np.zeros(n, dtype=want_type)
         src = (f"def k(out, xs, ys, zs):\n    i = cuda.grid(1)\n    if i < out.size:\n"
                f"        x = xs[i]\n        y = ys[i]\n        z = zs[i]\n        out[i] = {text}\n")
-        namespace = {"cuda": cuda}
-        exec(compile(src, f"<kernel {s}>", "exec"), namespace)
+        path = tmp_path / f"kernel_{s}.py"   # cujit compiles from source: the kernel lives in a file
+        path.write_text(src)
+        namespace = {"cuda": cuda, "__name__": f"kernel_{s}"}
+        exec(compile(src, str(path), "exec"), namespace)
         kernel = cuda.jit(namespace["k"])
         try:
             kernel[1, n](out, xs, ys, zs)
