@@ -191,3 +191,26 @@ def test_gpu_random_arithmetic_matches_python(tmp_path):
     assert checked == n * len(DIFF_SEEDS)
 
 
+
+
+def minmax_kernel(lo, hi, a, b):
+    i = cuda.grid(1)
+    if i < a.size:
+        lo[i] = min(a[i], b[i])
+        hi[i] = max(a[i], b[i])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gpu_min_max_with_nan_as_python(dtype):
+    """Python's min/max keep the first argument unless the second compares smaller/larger: a NaN first
+    argument wins, a NaN second one loses (numba-cuda departs from this; README, porting notes)."""
+    require_gpu()
+    pairs = [(NAN, 1.0), (1.0, NAN), (NAN, NAN), (-INF, NAN), (NAN, INF), (0.0, -0.0), (-0.0, 0.0), (2.0, 3.0)]
+    a = np.array([p[0] for p in pairs], dtype=dtype)
+    b = np.array([p[1] for p in pairs], dtype=dtype)
+    lo, hi = np.empty_like(a), np.empty_like(a)
+    cuda.jit(minmax_kernel)[1, 32](lo, hi, a, b)
+    for i, (x, y) in enumerate(pairs):
+        assert same_float(lo[i], min(ref.FLOATS[dtype](x), ref.FLOATS[dtype](y))), (x, y, lo[i])
+        assert same_float(hi[i], max(ref.FLOATS[dtype](x), ref.FLOATS[dtype](y))), (x, y, hi[i])
