@@ -63,19 +63,17 @@ def test_fault_does_not_kill_the_process():
     """In a child process: a fatal error inside LLVM ends as an exception, and the process exits normally."""
     code = textwrap.dedent("""
         from cujit import _core, cuda, errors, int64
-        import tests_helper
+        from test_codegen_recovery import add
         _core._inject_fault("unselectable")
         try:
-            cuda.compile_ptx(tests_helper.add, (int64, int64), device=True, opt=False)
+            cuda.compile_ptx(add, (int64, int64), device=True, opt=False)
         except errors.LoweringError:
             print("recovered")
         _core._inject_fault("")
-        print(cuda.compile_ptx(tests_helper.add, (int64, int64), device=True)[1])
+        print(cuda.compile_ptx(add, (int64, int64), device=True)[1])
     """)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
-    helper_dir = os.path.dirname(__file__)
-    proc = subprocess.run([sys.executable, "-c", code.replace("tests_helper", "test_codegen_recovery")],
-                          capture_output=True, text=True, env=env, cwd=helper_dir, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=os.path.dirname(__file__), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["recovered", "int64"]
 
