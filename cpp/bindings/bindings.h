@@ -14,14 +14,14 @@ namespace cujit::bindings {
 
 namespace py = pybind11;
 
-// Raises the Python exception for `error`; `source` (may be null) supplies
-// the file, line and caret for located errors.
 // A Python exception raised while typing (by cujit's Python side or the user's
 // objects) as an Error without a location, for the caller to locate at the
 // name or call that led to it. nullopt for exceptions that already carry a
 // location, and for exception types that are not compile errors.
 std::optional<Error> unlocated_compile_error(const py::error_already_set& e);
 
+// Raises (or, for exception translators, sets) the Python exception for
+// `error`; `source` (may be null) supplies the file, line and caret for located errors.
 void set_python_error(const Error& error, const frontend::FunctionSource* source = nullptr);
 [[noreturn]] void raise_error(const Error& error, const frontend::FunctionSource* source = nullptr);
 

@@ -148,6 +148,15 @@ struct PyFunctionSource {
   frontend::FunctionSource source;
 };
 
+// What error messages need of a typed function's source: file, lines, first line.
+frontend::FunctionSource source_of(const ir::Function& fn) {
+  frontend::FunctionSource located;
+  located.filename = fn.filename;
+  located.source_lines = fn.source_lines;
+  located.first_line = fn.first_line;
+  return located;
+}
+
 }  // namespace
 
 void register_compile(py::module_& m) {
@@ -267,10 +276,7 @@ void register_compile(py::module_& m) {
 
   m.def("check_static_shared_memory", [](const ir::TypedFunction& kernel) {
     if (std::optional<codegen::LocatedError> e = codegen::check_static_shared_memory(kernel)) {
-      frontend::FunctionSource located;
-      located.filename = e->fn->filename;
-      located.source_lines = e->fn->source_lines;
-      located.first_line = e->fn->first_line;
+      frontend::FunctionSource located = source_of(*e->fn);
       raise_error(e->error, &located);
     }
   });
@@ -281,10 +287,7 @@ void register_compile(py::module_& m) {
             py::gil_scoped_release nogil;
             return codegen::compile_to_ptx(fn, options, keep_llvm_ir);
           }();
-          frontend::FunctionSource located;
-          located.filename = fn.fn->filename;
-          located.source_lines = fn.fn->source_lines;
-          located.first_line = fn.fn->first_line;
+          frontend::FunctionSource located = source_of(*fn.fn);
           codegen::CompiledPtx ptx = unwrap(std::move(out), &located);
           return py::make_tuple(ptx.ptx, ptx.llvm_ir, ptx.symbol);
         },

@@ -119,6 +119,9 @@ TypeRef opaque(const std::string& name);
 // "float64", "f8", "bool", "b1", "boolean", "void", "none", "intp", "uintp",
 // "byte", "uchar", "float_", "double", ...). Returns nullptr if unknown.
 TypeRef lookup_scalar(const std::string& name);
+
+// numba's itemsize of a scalar dtype in bytes (booleans take one byte).
+int64_t itemsize(TypeRef dtype);
 }  // namespace types
 
 struct Signature {

@@ -22,8 +22,6 @@ struct SharedArray {
   int64_t bytes;
 };
 
-int64_t itemsize(TypeRef dtype) { return dtype->is_boolean() ? 1 : dtype->bitwidth() / 8; }
-
 class SharedArrayCollector {
  public:
   std::vector<SharedArray> arrays;
@@ -59,7 +57,7 @@ class SharedArrayCollector {
       if (auto shape = ir::literal_shape(*e.operands[1])) {
         int64_t n = 1;
         for (int64_t d : *shape) n = d > 0 && n > INT64_MAX / d / 16 ? INT64_MAX / 16 : n * d;
-        if (n > 0) arrays.push_back({fn_, variable_, e.loc, e.type, *shape, n * itemsize(e.type->element(0))});
+        if (n > 0) arrays.push_back({fn_, variable_, e.loc, e.type, *shape, n * types::itemsize(e.type->element(0))});
       }
     }
     for (const auto& o : e.operands)

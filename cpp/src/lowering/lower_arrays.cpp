@@ -14,14 +14,6 @@ using ir::ExprKind;
 using llvm::Value;
 using K = ir::GlobalValue::Kind;
 
-namespace {
-
-int64_t itemsize_of(TypeRef dtype) {
-  if (dtype->is_boolean()) return 1;
-  return dtype->bitwidth() / 8;
-}
-}  // namespace
-
 Value* FunctionLowering::array_field(Value* ary, int field, int dim) {
   if (dim < 0) return b_.CreateExtractValue(ary, static_cast<unsigned>(field));
   return b_.CreateExtractValue(ary, {static_cast<unsigned>(field), static_cast<unsigned>(dim)});
@@ -36,7 +28,7 @@ Value* FunctionLowering::make_array(TypeRef aty, Value* data, const std::vector<
   Value* nitems = b_.getInt64(1);
   for (Value* s : shape) nitems = b_.CreateMul(nitems, s, "", false, true);
   out = b_.CreateInsertValue(out, nitems, kNitems);
-  out = b_.CreateInsertValue(out, b_.getInt64(itemsize_of(aty->element(0))), kItemsize);
+  out = b_.CreateInsertValue(out, b_.getInt64(types::itemsize(aty->element(0))), kItemsize);
   out = b_.CreateInsertValue(out, data, kData);
   for (size_t d = 0; d < shape.size(); ++d) {
     out = b_.CreateInsertValue(out, shape[d], {kShape, static_cast<unsigned>(d)});
@@ -88,13 +80,13 @@ Value* FunctionLowering::element_pointer(Value* ary, TypeRef aty, const std::vec
 
 Value* FunctionLowering::load_element(Value* ptr, TypeRef dtype) {
   llvm::Type* t = state_.model.data_type(dtype);
-  auto* load = b_.CreateAlignedLoad(t, ptr, llvm::Align(itemsize_of(dtype->is_complex() ? types::float_(dtype->bitwidth() / 2) : dtype)));
+  auto* load = b_.CreateAlignedLoad(t, ptr, llvm::Align(types::itemsize(dtype->is_complex() ? types::float_(dtype->bitwidth() / 2) : dtype)));
   return state_.model.data_to_value(b_, load, dtype);
 }
 
 void FunctionLowering::store_element(Value* ptr, Value* value, TypeRef dtype) {
   Value* data = state_.model.value_to_data(b_, value, dtype);
-  b_.CreateAlignedStore(data, ptr, llvm::Align(itemsize_of(dtype->is_complex() ? types::float_(dtype->bitwidth() / 2) : dtype)));
+  b_.CreateAlignedStore(data, ptr, llvm::Align(types::itemsize(dtype->is_complex() ? types::float_(dtype->bitwidth() / 2) : dtype)));
 }
 
 std::vector<FunctionLowering::IndexItem> FunctionLowering::lower_index(const Expr& index, int ndim) {
@@ -234,7 +226,7 @@ Value* FunctionLowering::memory_array(const Expr& e, const std::string& name) {
   TypeRef aty = e.type;
   TypeRef dtype = aty->element(0);
   llvm::Type* elem = state_.model.data_type(dtype);
-  int64_t itemsize = itemsize_of(dtype);
+  int64_t itemsize = types::itemsize(dtype);
   std::vector<int64_t> dims = *ir::literal_shape(*e.operands[1]);
   auto* generic = llvm::PointerType::get(ctx_, 0);
   std::vector<Value*> shape, strides;
@@ -274,7 +266,7 @@ Value* FunctionLowering::memory_array(const Expr& e, const std::string& name) {
 // An array over a C-contiguous buffer of a static shape.
 Value* FunctionLowering::make_c_array(TypeRef aty, Value* data, const std::vector<int64_t>& dims) {
   std::vector<Value*> shape, strides;
-  int64_t stride = itemsize_of(aty->element(0));
+  int64_t stride = types::itemsize(aty->element(0));
   for (size_t d = dims.size(); d-- > 0;) {
     shape.insert(shape.begin(), b_.getInt64(dims[d]));
     strides.insert(strides.begin(), b_.getInt64(stride));
@@ -288,7 +280,7 @@ Value* FunctionLowering::constant_array(const ir::GlobalValue& g) {
   TypeRef aty = g.type;
   TypeRef dtype = aty->element(0);
   llvm::Type* elem = state_.model.data_type(dtype);
-  int64_t itemsize = itemsize_of(dtype);
+  int64_t itemsize = types::itemsize(dtype);
   int64_t count = static_cast<int64_t>(g.data.size()) / itemsize;
   llvm::Constant* init;
   if (dtype->is_complex()) {

@@ -193,6 +193,8 @@ TypeRef integer_literal(int64_t value) {
                                                   64, true, value, int64()));
 }
 
+int64_t itemsize(TypeRef dtype) { return dtype->is_boolean() ? 1 : dtype->bitwidth() / 8; }
+
 TypeRef unsigned_integer_literal(uint64_t value) {
   return TypeFactory::intern(TypeFactory::literal(TypeKind::IntegerLiteral,
                                                   "Literal[int](" + std::to_string(value) + ")", 64, false,
