@@ -338,8 +338,9 @@ def test_stream_arguments_without_driver():
 
 def _nvjitlink_candidates():
     found = []
-    for d in linker.wheel_library_dirs():
-        found += sorted(glob.glob(os.path.join(d, "libnvJitLink.so*")))
+    from cujit import toolkit
+    for d in toolkit.wheel_roots():
+        found += sorted(glob.glob(os.path.join(d, "lib", "libnvJitLink.so*")))
     for pattern in (os.path.join(ROOT, ".*venv*", "lib", "python*", "site-packages", "nvidia", "*", "lib"),
                     os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "lib64")):
         for d in glob.glob(pattern):
@@ -422,10 +423,18 @@ def test_missing_nvjitlink_names_the_library_and_places():
     assert "nvJitLink" in out and "/nonexistent/libnvJitLink.so.13" in out and "CUJIT_NVJITLINK" in out
 
 
-def test_search_order_lists_cuda_home_first(monkeypatch):
-    monkeypatch.setenv("CUDA_HOME", "/opt/some-cuda")
-    paths = _core.link.search_paths()
-    assert paths[0] == "/opt/some-cuda/lib64" and "/usr/local/cuda/lib64" in paths
+def test_search_order_lists_cuda_home_first():
+    out = _run_with_nvjitlink("""
+        import os
+        os.environ["CUDA_HOME"] = "/opt/some-cuda"
+        from cujit import toolkit
+        info = toolkit.library("nvrtc")
+        searched = [p for p in info["searched"] if "/" in p]
+        print(searched[0])
+        print(info["found"] and not info["path"].startswith("/opt/some-cuda"))
+        """, library="")
+    first, found_elsewhere = out.split()[-2:]
+    assert first.startswith("/opt/some-cuda/lib64/") and found_elsewhere == "True"
 
 
 @needs_nvjitlink

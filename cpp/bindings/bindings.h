@@ -34,7 +34,11 @@ T unwrap(Expected<T>&& value, const frontend::FunctionSource* source = nullptr) 
 // A Python ast.FunctionDef (from dedented source) -> SyntaxNode tree.
 frontend::SyntaxNodePtr convert_ast(py::handle node, int line_offset);
 
+// The bytes of a buffer (bytes, bytearray, numpy array, memoryview).
+std::string image_bytes(py::handle image);
+
 void register_types(py::module_& m);
+void register_link(py::module_& m);
 void register_compile(py::module_& m);
 void register_driver(py::module_& m);
 

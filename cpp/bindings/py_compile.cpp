@@ -3,12 +3,14 @@
 // callees typed through their dispatchers, and PTX generation with the GIL
 // released.
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "cujit/codegen.h"
+#include "cujit/compiler.h"
 
 namespace cujit::bindings {
 namespace {
@@ -199,7 +201,7 @@ void register_compile(py::module_& m) {
                               o.from_dispatcher, o.noalias_arrays);
       });
 
-  m.def("flags_summary", &codegen::flags_summary);
+  m.def("flags_summary", &compiler::flags_summary);
   m.def("resolve_arch", [](py::tuple cc) {
     codegen::ComputeCapability c;
     c.major = cc[0].cast<int>();
@@ -255,6 +257,22 @@ void register_compile(py::module_& m) {
       .def_property_readonly("symbol", [](const ir::TypedFunction& f) { return f.symbol; })
       .def_property_readonly("env_symbol", [](const ir::TypedFunction& f) { return f.env_symbol; })
       .def_property_readonly("signature", [](const ir::TypedFunction& f) { return f.sig; })
+      .def_property_readonly("external", [](const ir::TypedFunction& f) { return f.external; })
+      .def_property_readonly("link_inputs", [](const ir::TypedFunction& f) { return f.link_inputs; })
+      .def_property_readonly("externs", [](const ir::TypedFunction& f) {
+        // Declared functions it reaches through any depth of calls: (symbol, where declared).
+        std::vector<std::pair<std::string, std::string>> out;
+        std::vector<const ir::TypedFunction*> todo{&f};
+        std::set<const ir::TypedFunction*> seen;
+        while (!todo.empty()) {
+          const ir::TypedFunction* t = todo.back();
+          todo.pop_back();
+          if (!seen.insert(t).second) continue;
+          if (t->external) out.emplace_back(t->symbol, t->declared_at);
+          for (const auto& c : t->callees) todo.push_back(c.get());
+        }
+        return out;
+      })
       .def_property_readonly("variables", [](const ir::TypedFunction& f) {
         py::list out;
         for (const ir::Variable& v : f.fn->vars)
@@ -265,14 +283,26 @@ void register_compile(py::module_& m) {
 
   m.def("type_function",
         [](const PyFunctionSource& src, py::object resolver, std::vector<TypeRef> args, py::object return_type,
-           const CompileOptions& options, py::object callee_options) {
+           const CompileOptions& options, py::object callee_options,
+           std::vector<std::shared_ptr<link::LinkInput>> links) {
           PyNameResolver names(resolver);
           PyCalleeProvider callees(callee_options);
           Signature sig;
           sig.args = std::move(args);
           sig.return_type = return_type.is_none() ? nullptr : return_type.cast<TypeRef>();
-          return unwrap(codegen::type_function(src.source, names, callees, sig, options), &src.source);
-        });
+          return unwrap(compiler::type_function(src.source, names, callees, sig, options, links), &src.source);
+        },
+        py::arg("source"), py::arg("resolver"), py::arg("args"), py::arg("return_type"), py::arg("options"),
+        py::arg("callee_options"), py::arg("links") = std::vector<std::shared_ptr<link::LinkInput>>{});
+
+  m.def("declare_external",
+        [](const std::string& name, const Signature& sig, const std::string& abi,
+           std::vector<std::shared_ptr<link::LinkInput>> links, const std::string& declared_at) {
+          return compiler::declare_external(name, sig, abi == "c" ? codegen::Abi::C : codegen::Abi::Numba,
+                                            std::move(links), declared_at);
+        },
+        py::arg("name"), py::arg("signature"), py::arg("abi"), py::arg("links"), py::arg("declared_at"),
+        "A function defined by linked code, as a typed function callers can call.");
 
   m.def("check_static_shared_memory", [](const ir::TypedFunction& kernel) {
     if (std::optional<codegen::LocatedError> e = codegen::check_static_shared_memory(kernel)) {
@@ -290,6 +320,18 @@ void register_compile(py::module_& m) {
           frontend::FunctionSource located = source_of(*fn.fn);
           codegen::CompiledPtx ptx = unwrap(std::move(out), &located);
           return py::make_tuple(ptx.ptx, ptx.llvm_ir, ptx.symbol);
+        },
+        py::arg("fn"), py::arg("options"), py::arg("keep_llvm_ir") = false);
+
+  m.def("compile_ltoir",
+        [](const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
+          Expected<codegen::CompiledPtx> out = [&] {
+            py::gil_scoped_release nogil;
+            return codegen::compile_to_ltoir(fn, options, keep_llvm_ir);
+          }();
+          frontend::FunctionSource located = source_of(*fn.fn);
+          codegen::CompiledPtx code = unwrap(std::move(out), &located);
+          return py::make_tuple(py::bytes(code.ltoir), code.llvm_ir, code.symbol);
         },
         py::arg("fn"), py::arg("options"), py::arg("keep_llvm_ir") = false);
 }

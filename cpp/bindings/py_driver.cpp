@@ -1,6 +1,7 @@
-// Python view of the runtime (`cujit._core.driver`, `cujit._core.link`):
-// devices and contexts, memory and streams, the module loader with Python
-// setup/teardown hooks, kernel launches from argument plans, and nvJitLink.
+// Python view of the runtime (`cujit._core.driver`): devices and contexts,
+// memory and streams, the module loader with Python setup/teardown hooks,
+// kernel launches from argument plans; and the translation of the runtime's
+// and the CUDA tools' errors (driver, nvJitLink, NVRTC, libNVVM).
 // Driver calls that can block run with the GIL released.
 #include <pybind11/stl.h>
 
@@ -12,6 +13,8 @@
 #include "bindings.h"
 #include "cujit/driver.h"
 #include "cujit/link.h"
+#include "cujit/nvrtc.h"
+#include "cujit/nvvm.h"
 
 namespace cujit::bindings {
 namespace {
@@ -47,6 +50,10 @@ void translate_runtime_errors(std::exception_ptr p) {
       raise_as(nullptr, PyExc_ValueError, e.what());
     else
       raise_as("LinkerError", nullptr, e.what(), {{"code", py::int_(e.code())}});
+  } catch (const lnk::NvrtcError& e) {
+    raise_as("NvrtcError", nullptr, e.what());
+  } catch (const lnk::NvvmError& e) {
+    raise_as("NvvmError", nullptr, e.what());
   }
 }
 
@@ -266,91 +273,15 @@ std::function<void(drv::LoadedModule&)> python_hook(py::object fn) {
   };
 }
 
+}  // namespace
+
 std::string image_bytes(py::handle image) {
   HostBuffer buf(image, false);
   return std::string(static_cast<const char*>(buf.data()), buf.size());
 }
 
-void register_link(py::module_& m) {
-  py::module_ l = m.def_submodule("link", "nvJitLink: link PTX, cubins, fatbins, objects, libraries and LTO-IR");
-  l.def("set_search_paths", &lnk::set_search_paths, py::arg("directories"));
-  l.def("search_paths", &lnk::search_paths);
-  // Loads nvJitLink on a background thread, so the first kernel launch does not wait for it.
-  l.def("preload", [] { std::thread([] { lnk::nvjitlink_status(); }).detach(); });
-  l.def("status", [] {
-    const lnk::LinkerStatus& s = lnk::nvjitlink_status();
-    py::dict out;
-    out["available"] = s.available;
-    out["path"] = s.path;
-    out["reason"] = s.reason;
-    out["version"] = py::make_tuple(s.major, s.minor);
-    return out;
-  });
-  auto to_inputs = [](py::handle inputs) {
-    std::vector<lnk::LinkInput> out;
-    for (py::handle item : inputs) {
-      py::tuple t = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
-      if (t.size() != 3) throw py::value_error("a link input is (kind, data, name)");
-      lnk::LinkInput in;
-      std::string kind = t[0].cast<std::string>();
-      if (!lnk::parse_input_kind(kind, in.kind))
-        throw py::value_error("Don't know how to link " + kind +
-                              " (expected ptx, cubin, fatbin, object, library or ltoir)");
-      in.data = PyUnicode_Check(t[1].ptr()) ? t[1].cast<std::string>() : image_bytes(t[1]);
-      in.name = t[2].cast<std::string>();
-      out.push_back(std::move(in));
-    }
-    return out;
-  };
-  auto to_options = [](std::string arch, int max_registers, bool lineinfo, bool debug, bool ptx,
-                       std::vector<std::string> extra) {
-    lnk::LinkOptions o;
-    o.arch = std::move(arch);
-    o.max_registers = max_registers;
-    o.lineinfo = lineinfo;
-    o.debug = debug;
-    o.ptx_output = ptx;
-    o.extra = std::move(extra);
-    return o;
-  };
-  l.def(
-      "link_options",
-      [=](std::vector<std::string> kinds, std::string arch, int max_registers, bool lineinfo, bool debug, bool ptx,
-          std::vector<std::string> extra) {
-        std::vector<lnk::LinkInput> inputs;
-        for (const auto& k : kinds) {
-          lnk::LinkInput in;
-          if (!lnk::parse_input_kind(k, in.kind)) throw py::value_error("unknown link input kind " + k);
-          inputs.push_back(in);
-        }
-        return lnk::link_options(inputs, to_options(arch, max_registers, lineinfo, debug, ptx, extra));
-      },
-      py::arg("kinds"), py::arg("arch"), py::arg("max_registers") = 0, py::arg("lineinfo") = false,
-      py::arg("debug") = false, py::arg("ptx") = false, py::arg("extra") = std::vector<std::string>{},
-      "The nvJitLink options a link of inputs of these kinds would use.");
-  l.def(
-      "link",
-      [=](py::object inputs, std::string arch, int max_registers, bool lineinfo, bool debug, bool ptx,
-          std::vector<std::string> extra) {
-        std::vector<lnk::LinkInput> in = to_inputs(inputs);
-        lnk::LinkOptions o = to_options(arch, max_registers, lineinfo, debug, ptx, extra);
-        lnk::LinkResult r;
-        {
-          py::gil_scoped_release release;
-          r = lnk::link(in, o);
-        }
-        return py::make_tuple(py::bytes(r.image), py::str(r.info_log));
-      },
-      py::arg("inputs"), py::arg("arch"), py::arg("max_registers") = 0, py::arg("lineinfo") = false,
-      py::arg("debug") = false, py::arg("ptx") = false, py::arg("extra") = std::vector<std::string>{},
-      "Links [(kind, data, name), ...] for arch ('sm_90a'); returns (image bytes, info log).");
-}
-
-}  // namespace
-
 void register_driver(py::module_& m) {
   py::register_local_exception_translator(&translate_runtime_errors);
-  register_link(m);
 
   py::module_ d = m.def_submodule("driver", "the CUDA Driver API runtime (libcuda loaded on first use)");
 

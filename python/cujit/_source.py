@@ -254,8 +254,10 @@ class Resolver:
         intrinsic = getattr(obj, "_cujit_intrinsic", None)
         if isinstance(intrinsic, str):
             return ("builtin", intrinsic)
-        if getattr(type(obj), "_cujit_dispatcher", False):  # a @cuda.jit dispatcher (marker: no import cycle)
+        if getattr(type(obj), "_cujit_callee", False):  # a device dispatcher or a declared function (markers)
             return ("device", obj, obj.__qualname__)
+        if _is_ffi_from_buffer(obj):
+            return ("builtin", "ffi.from_buffer")
         if obj is math or obj is cmath or (np is not None and obj is np):
             return ("module", {math: "math", cmath: "cmath"}.get(obj, "numpy"))
         from cujit import cuda
@@ -270,6 +272,13 @@ class Resolver:
             return ("builtin", known.functions[id(obj)])
         self.objects.append(obj)
         return ("object", len(self.objects) - 1, repr(obj))
+
+
+def _is_ffi_from_buffer(obj):
+    """``ffi.from_buffer`` of a ``cffi.FFI()`` instance (recognised without importing cffi)."""
+    owner = getattr(obj, "__self__", None)
+    return (owner is not None and getattr(obj, "__name__", None) == "from_buffer"
+            and type(owner).__module__.split(".")[0] == "cffi")
 
 
 def _path_object(path):

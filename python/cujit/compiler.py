@@ -6,7 +6,7 @@ import os
 import types
 import warnings
 
-from cujit import _core, _libdevice
+from cujit import _core, linkable_code, linking, toolkit
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaInvalidConfigWarning
 
@@ -104,12 +104,17 @@ def python_function(pyfunc, api="compile"):
     return pyfunc
 
 
-def compile_function(pyfunc, signature, options, keep_llvm_ir=False, check_limits=False):
+def type_function(pyfunc, signature, options, links=()):
+    """Frontend and typing of `pyfunc` for `signature`; `links`: its own link inputs."""
+    toolkit.configure()
+    return _core.type_function(function_source(pyfunc), Resolver(pyfunc), list(signature.args),
+                               signature.return_type, options, options, list(links))
+
+
+def compile_function(pyfunc, signature, options, keep_llvm_ir=False, check_limits=False, links=()):
     """Types and compiles `pyfunc`; returns (ptx, llvm_ir, typed function). With `check_limits` (kernels that
     will be loaded), limits every device has fail here rather than at load time."""
-    _libdevice.configure()
-    typed = _core.type_function(function_source(pyfunc), Resolver(pyfunc), list(signature.args),
-                                signature.return_type, options, options)
+    typed = type_function(pyfunc, signature, options, links)
     if check_limits and options.kernel:
         _core.check_static_shared_memory(typed)
     ptx, llvm_ir, _ = _core.compile_ptx(typed, options, keep_llvm_ir)
@@ -128,8 +133,6 @@ def _check_common(output, forceinline, device, abi, launch_bounds):
     if abi == "c" and not device:
         raise NotImplementedError("The C ABI is not supported for kernels")
     normalize_launch_bounds(launch_bounds)
-    if output == "ltoir":
-        raise NotImplementedError("output='ltoir' is not supported yet: cujit emits PTX (LTO-IR comes with linking)")
 
 
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,
@@ -138,13 +141,78 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
 
     Defaults to a device function with the C ABI. Returns ``(ptx, return_type)``.
     """
+    code, typed = _compile_own(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output,
+                               forceinline, launch_bounds)
+    return code, typed.return_type
+
+
+def _compile_own(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output, forceinline,
+                 launch_bounds):
+    """The function's own code (PTX str, or LTO-IR bytes from the same optimised module) and its typing."""
     _check_common(output, forceinline, device, abi, launch_bounds)
     pyfunc = python_function(pyfunc)
     signature = parse_signature(sig)
     options = make_options(device=device, abi=abi, abi_info=abi_info, cc=cc, fastmath=fastmath, opt=opt,
                            debug=debug, lineinfo=lineinfo, launch_bounds=launch_bounds)
+    if output == "ltoir":
+        typed = type_function(pyfunc, signature, options)
+        ltoir, _, _ = _core.compile_ltoir(typed, options)
+        return ltoir, typed
     ptx, _, typed = compile_function(pyfunc, signature, options)
-    return ptx, typed.return_type
+    return ptx, typed
+
+
+_LINKABLE_CLASSES = {"ptx": "PTXSource", "cubin": "Cubin", "fatbin": "Fatbin", "object": "Object",
+                     "library": "Archive", "ltoir": "LTOIR"}
+
+
+def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,
+                abi="c", abi_info=None, output="ltoir", forceinline=False, launch_bounds=None):
+    """The function's code and everything it needs linked with it, for linking elsewhere.
+
+    Returns ``(codes, return_type)``: ``codes[0]`` is the function's LTO-IR (bytes) or PTX (str); then one
+    LinkableCode per link item its declared functions (and device functions) collected, in the order first
+    reached: CUDA C++ compiled by NVRTC for the same ``cc`` (an ``LTOIR`` or a ``PTXSource``, with this call's
+    ``debug``/``lineinfo``), the other kinds as they are.
+    """
+    cc = normalize_cc(cc)
+    code, typed = _compile_own(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output,
+                               forceinline, launch_bounds)
+    codes = [code]
+    for item in typed.link_inputs:
+        if item.kind == "cu":
+            compiled, log, cached = _core.nvrtc.compile(item.data, item.name, linking.arch_for(cc if len(cc) > 2 else cc + ("",)),
+                                                        lto=output == "ltoir", debug=bool(debug),
+                                                        lineinfo=bool(lineinfo),
+                                                        include_dirs=linking.nvrtc_include_dirs())
+            if log and not cached:
+                warnings.warn(f"NVRTC log messages: {log}", UserWarning, stacklevel=2)
+            cls = linkable_code.LTOIR if output == "ltoir" else linkable_code.PTXSource
+            codes.append(cls(compiled, name=item.name))
+        else:
+            codes.append(getattr(linkable_code, _LINKABLE_CLASSES[item.kind])(item.data, name=item.name))
+    return codes, typed.return_type
+
+
+def _current_device_cc():
+    from cujit.cudadrv import devices
+    return tuple(devices.get_current_device().compute_capability)
+
+
+def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, opt=None,
+                               abi="c", abi_info=None, output="ptx", forceinline=False, launch_bounds=None):
+    """``compile`` for the current device's compute capability."""
+    return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath,
+                   cc=_current_device_cc(), opt=opt, abi=abi, abi_info=abi_info, output=output,
+                   forceinline=forceinline, launch_bounds=launch_bounds)
+
+
+def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
+                                   opt=None, abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
+    """``compile_ptx`` for the current device's compute capability."""
+    return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath,
+                       cc=_current_device_cc(), opt=opt, abi=abi, abi_info=abi_info, forceinline=forceinline,
+                       launch_bounds=launch_bounds)
 
 
 def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None, opt=None,

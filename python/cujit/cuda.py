@@ -1,11 +1,16 @@
 """``from cujit import cuda``: the numba.cuda namespace of cujit."""
 
-from cujit.compiler import compile, compile_ptx, DEFAULT_CC  # noqa: F401
+from cujit.compiler import (compile, compile_ptx, compile_all, compile_for_current_device,  # noqa: F401
+                            compile_ptx_for_current_device, DEFAULT_CC)
+from cujit.declarations import declare_device  # noqa: F401
+from cujit.linkable_code import (LinkableCode, PTXSource, CUSource, Cubin, Fatbin, Object, Archive,  # noqa: F401
+                                 LTOIR)
+from cujit import config  # noqa: F401
 from cujit.dispatcher import jit, CUDADispatcher  # noqa: F401
 from cujit import types  # noqa: F401
 from cujit.types import *  # noqa: F401,F403
 from cujit.errors import (TypingError, UnsupportedError, CudaSupportError, CudaDriverError,  # noqa: F401
-                          NvrtcError, LinkerError)
+                          NvrtcError, NvvmError, LinkerError)
 from cujit.intrinsics import *  # noqa: F401,F403
 
 # The runtime (devices, arrays, streams) is imported on first use: compiling needs

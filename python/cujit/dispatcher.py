@@ -7,12 +7,13 @@ lazily otherwise; launching them comes with the runtime."""
 
 import functools
 import threading
+import warnings
 import weakref
 
-from cujit import _core
+from cujit import _core, linking
 from cujit.compiler import compile_function, make_options, parse_signature
 from cujit._source import Resolver, function_source
-from cujit.errors import TypingError
+from cujit.errors import NumbaWarning, TypingError
 from cujit.typeof import typeof
 
 
@@ -32,10 +33,12 @@ def _launch_configured(*args):
 
 class _Kernel:
     """One kernel specialisation: its PTX, its launch plan, a cubin per device
-    architecture (nvJitLink) and a loaded function per CUDA context. Its module
-    is unloaded from every context when the kernel is collected."""
+    architecture (its code and link inputs linked by nvJitLink; LTO-IR instead of
+    PTX with lto) and a loaded function per CUDA context. Its module is unloaded
+    from every context when the kernel is collected."""
 
-    def __init__(self, ptx, llvm_ir, typed, options):
+    def __init__(self, ptx, llvm_ir, typed, options, lto=False):
+        self.lto = lto
         self.ptx = ptx
         self.llvm_ir = llvm_ir
         self.typed = typed
@@ -63,7 +66,7 @@ class _Kernel:
         fn = self._functions.get(_current_context_handle())
         if fn is not None:
             return fn
-        from cujit.cudadrv import devices, linker, modules
+        from cujit.cudadrv import devices, modules
         context = devices.current_context()
         with self._lock:
             fn = self._functions.get(context.handle)
@@ -71,8 +74,7 @@ class _Kernel:
                 cc = context.device.compute_capability
                 cubin = self._cubins.get(cc)
                 if cubin is None:
-                    cubin, _ = linker.link([("ptx", self.ptx, "<cudapy-ptx>")], cc,
-                                           max_registers=self.options_max_registers)
+                    cubin = self.link(cc)
                     self._cubins[cc] = cubin
                 module = modules.load_module(self.entry, cubin, context)
                 if self._finalizer is None:
@@ -80,6 +82,20 @@ class _Kernel:
                 fn = module.get_function(self.entry)
                 self._functions[context.handle] = fn
         return fn
+
+    def own_code(self, cc):
+        """This kernel's code as a link input for a device of ``cc``: its PTX, or LTO-IR compiled for ``cc``."""
+        if not self.lto:
+            return _core.LinkInput("ptx", self.ptx, "<cudapy-ptx>")
+        options = self.options.copy()
+        options.cc = tuple(cc)
+        ltoir, _, _ = _core.compile_ltoir(self.typed, options)
+        return _core.LinkInput("ltoir", ltoir, "<cudapy-ltoir>")
+
+    def link(self, cc):
+        """The cubin for a device of ``cc``: this kernel linked with every input its calls collected."""
+        return linking.link_kernel(self.own_code(cc), self.typed, cc, lto=self.lto, debug=self.options.debug,
+                                   lineinfo=self.options.lineinfo, max_registers=self.options_max_registers)
 
     options_max_registers = None
 
@@ -135,6 +151,7 @@ class _LaunchConfiguration:
 
 class CUDADispatcher:
     _cujit_dispatcher = True  # how the compiler recognises dispatchers without importing this module
+    _cujit_callee = True      # and how typing calls _type_for_caller
 
     def __init__(self, pyfunc, device, options):
         functools.update_wrapper(self, pyfunc)
@@ -151,6 +168,11 @@ class CUDADispatcher:
         self._lock = threading.RLock()
         self._typing_now = set()
         self._configs = {}
+        self._link_items = tuple(self.targetoptions.get("link") or ())
+
+    def _links(self):
+        """This function's own ``link=`` items as link inputs (files read once per version)."""
+        return linking.link_inputs(self._link_items)
 
     # -- called by the C++ typing of a caller ------------------------------------------------
     def _type_for_caller(self, argtypes, caller_options):
@@ -180,7 +202,7 @@ class CUDADispatcher:
             self._typing_now.add(key)
             try:
                 typed = _core.type_function(function_source(self.py_func), Resolver(self.py_func),
-                                            list(argtypes), None, options, options)
+                                            list(argtypes), None, options, options, self._links())
             finally:
                 self._typing_now.discard(key)
             self._typed[key] = typed
@@ -222,8 +244,8 @@ class CUDADispatcher:
             compiled = table.get(key)
             if compiled is None:
                 ptx, llvm_ir, typed = compile_function(self.py_func, signature, options, keep_llvm_ir=True,
-                                                       check_limits=True)
-                compiled = _Kernel(ptx, llvm_ir, typed, options)
+                                                       check_limits=True, links=self._links())
+                compiled = _Kernel(ptx, llvm_ir, typed, options, lto=bool(self.targetoptions.get("lto")))
                 compiled.options_max_registers = self.targetoptions.get("max_registers")
                 if options.noalias_arrays and arrays > 1:
                     compiled.if_overlap = _overlapping_variant(self, signature, cc)
@@ -370,15 +392,35 @@ class CUDADispatcher:
 _REJECTED = {"argtypes", "restype", "bind"}
 
 
+def _check_lto(lto):
+    """``lto=None`` is off: cujit's own PTX links faster, and LTO-IR inputs link with -lto anyway."""
+    if lto:
+        from cujit import toolkit
+        if not toolkit.library("nvjitlink")["found"] or not toolkit.library("nvvm")["found"]:
+            raise RuntimeError("LTO requires nvJitLink and libNVVM, which are not available: "
+                               + (toolkit.library("nvjitlink")["reason"] or toolkit.library("nvvm")["reason"]))
+    return bool(lto)
+
+
 def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=(), debug=None, opt=None,
         lineinfo=False, cache=False, launch_bounds=None, lto=None, **kws):
-    """numba-cuda's ``cuda.jit``: a decorator for kernels and device functions."""
+    """numba-cuda's ``cuda.jit``: a decorator for kernels and device functions.
+
+    ``link=``: paths or LinkableCode objects linked into every kernel (for a device function, into every
+    kernel that calls it). ``lto=True``: the kernel is compiled to LTO-IR and linked with link-time
+    optimisation, with CUDA C++ inputs compiled to LTO-IR too; the default links cujit's PTX."""
     for key in _REJECTED & set(kws):
         raise DeprecationWarning(f"Deprecated keyword argument `{key}`. Signatures should be passed as the "
                                  "first positional argument.")
     if kws.get("boundscheck"):
         raise NotImplementedError("bounds checking is not supported for CUDA")
-    options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=lto, inline=inline,
+    link = linking.normalize_items(link)
+    if cache:
+        if link:
+            raise RuntimeError("Cannot pickle CUDACodeLibrary with linking files")
+        warnings.warn("cache=True: cujit has no disk cache yet; kernels are compiled in each process",
+                      NumbaWarning, stacklevel=2)
+    options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto), inline=inline,
                    forceinline=forceinline, launch_bounds=launch_bounds, cache=cache)
 
     def wrap(pyfunc, sigs=()):

@@ -35,7 +35,11 @@ class NvrtcError(RuntimeError):
 
 
 class LinkerError(RuntimeError):
-    """nvJitLink failed; the message carries the linker's log."""
+    """nvJitLink failed; the message carries the linker's log (and names an undefined symbol's declaration)."""
+
+
+class NvvmError(RuntimeError):
+    """libNVVM failed (generating LTO-IR); the message carries its log."""
 
 
 class CudaSupportError(RuntimeError):
@@ -44,6 +48,10 @@ class CudaSupportError(RuntimeError):
 
 class CudaDriverError(Exception):
     """A CUDA driver call failed; the message names the driver's error code."""
+
+
+class NumbaWarning(UserWarning):
+    """A general warning of the compiler (numba.core.errors.NumbaWarning)."""
 
 
 class NumbaInvalidConfigWarning(UserWarning):

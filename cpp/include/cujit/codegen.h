@@ -55,18 +55,9 @@ struct CompileOptions {
   bool noalias_arrays = false;
 };
 
-// numba's CUDAFlags summary string for these options (spec §4.5).
-std::string flags_summary(const CompileOptions& options);
-
-// Frontend + typing for one function and signature; names the symbol.
-Expected<std::shared_ptr<ir::TypedFunction>> type_function(const frontend::FunctionSource& source,
-                                                           frontend::NameResolver& resolver,
-                                                           typing::CalleeProvider& callees,
-                                                           const Signature& signature,
-                                                           const CompileOptions& options);
-
 struct CompiledPtx {
-  std::string ptx;
+  std::string ptx;      // compile_to_ptx
+  std::string ltoir;    // compile_to_ltoir: NVVM LTO-IR bytes (magic ed 43 4e 7f)
   std::string llvm_ir;  // optimised LLVM IR (kept for inspection)
   std::string symbol;
 };
@@ -74,6 +65,12 @@ struct CompiledPtx {
 // Lowering + optimisation + PTX emission. Needs no Python and no GIL.
 Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options,
                                      bool keep_llvm_ir = false);
+// The same optimised module as LTO-IR, through libNVVM (-gen-lto): below
+// compute_100 in libNVVM's legacy dialect (LLVM 7, typed pointers), from
+// compute_100 up in its modern one. A kernel stays listed in @llvm.used so
+// that nvJitLink's -lto keeps it. libNVVM's failures are LoweringErrors.
+Expected<CompiledPtx> compile_to_ltoir(const ir::TypedFunction& fn, const CompileOptions& options,
+                                       bool keep_llvm_ir = false);
 
 // The first compile for a target builds its TargetMachine and pass managers
 // (milliseconds). start_warm_up(cc) builds them on a background thread, by

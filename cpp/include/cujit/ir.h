@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cujit/error.h"
+#include "cujit/link_input.h"
 #include "cujit/types.h"
 
 namespace cujit::ir {
@@ -143,6 +144,12 @@ struct TypedFunction {
   bool c_abi = false;
   bool kernel = false;
   std::vector<std::shared_ptr<TypedFunction>> callees;  // device functions it calls
+  // Declared by cuda.declare_device: no body here; linked code defines `symbol`.
+  bool external = false;
+  std::string declared_at;  // external: "cuda.declare_device('f', ...) at file.py:3", for link errors
+  // What linking this function needs: its own items (jit/declare_device link=)
+  // then its callees', each once, in first-reached order.
+  std::vector<std::shared_ptr<link::LinkInput>> link_inputs;
 };
 
 }  // namespace cujit::ir

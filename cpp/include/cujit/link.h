@@ -8,19 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "cujit/link_input.h"
+
 namespace cujit::link {
-
-enum class InputKind { Ptx, Cubin, Fatbin, Object, Library, LtoIr };
-
-// "ptx", "cubin", "fatbin", "object", "library", "ltoir".
-const char* input_kind_name(InputKind kind);
-bool parse_input_kind(const std::string& name, InputKind& out);
-
-struct LinkInput {
-  InputKind kind = InputKind::Ptx;
-  std::string data;  // bytes; PTX needs no terminating NUL (one is added)
-  std::string name;  // shows in the linker's logs, e.g. "<cudapy-ptx>" or a file name
-};
 
 struct LinkOptions {
   std::string arch;        // "sm_90a", "sm_80": passed as -arch=
@@ -56,12 +46,7 @@ struct LinkerStatus {
   unsigned major = 0, minor = 0;
 };
 
-// CUJIT_NVJITLINK, when set, names the library file and is the only place
-// looked. Otherwise: directories searched after $CUDA_HOME/lib64 and /usr/local/cuda/lib64 and
-// before the loader's default path (the Python package hands in the lib
-// folders of NVIDIA's pip wheels). Only effective before the first load.
-void set_search_paths(std::vector<std::string> directories);
-std::vector<std::string> search_paths();
+// Found through the toolkit locator (cujit/toolkit.h).
 // Loads nvJitLink on first call; never throws.
 const LinkerStatus& nvjitlink_status();
 
@@ -72,5 +57,43 @@ std::vector<std::string> link_options(const std::vector<LinkInput>& inputs, cons
 // was looked for), BadInput (no arch, no inputs), Failed (message is
 // "ERROR_X (n)\nnvJitLink error log: ..." as numba-cuda reports it).
 LinkResult link(const std::vector<LinkInput>& inputs, const LinkOptions& options);
+
+}  // namespace cujit::link
+
+namespace cujit::link {
+
+// Everything one kernel links: its own code (PTX, or LTO-IR when compiled
+// with lto), the inputs its calls collected, deduplicated, in first-reached
+// order, and the options. `.cu` inputs go through NVRTC first (LTO-IR when
+// `lto`), then everything goes to nvJitLink.
+struct ProgramLink {
+  LinkInput own;
+  std::vector<std::shared_ptr<LinkInput>> inputs;
+  std::string arch;  // "sm_90a"
+  bool lto = false;
+  bool debug = false, lineinfo = false;
+  int max_registers = 0;
+  std::vector<std::string> include_dirs;  // for NVRTC
+  std::string entry;  // the kernel symbol the cubin must define
+  // Declared external functions the code calls: symbol -> how to name the
+  // declaration in an error ("cuda.declare_device('mul', ...) at f.py:3").
+  std::vector<std::pair<std::string, std::string>> externs;
+};
+
+struct ProgramLinkResult {
+  std::string cubin;
+  std::string info_log;
+  std::vector<std::string> options;
+  // NVRTC logs of sources compiled now (not cached): (name, log) for warnings.
+  std::vector<std::pair<std::string, std::string>> nvrtc_logs;
+};
+
+// Throws LinkError (an undefined symbol is named with the declaration that
+// needs it; an LTO-IR input in a link without -lto says to pass lto=True;
+// a cubin without `entry` is an error) or NvrtcError.
+ProgramLinkResult link_program(const ProgramLink& program);
+
+// Whether an ELF cubin defines (or names) `symbol`.
+bool cubin_has_symbol(const std::string& cubin, const std::string& symbol);
 
 }  // namespace cujit::link

@@ -1,6 +1,7 @@
-// LLVM module -> PTX: link libdevice, internalize everything but the exported
-// symbols, optimise (O3, or a shorter pipeline of the same passes for modules
-// without calls), and print PTX.
+// Codegen in stages: lower a typed function, link libdevice, internalize
+// everything but the exported symbols, optimise (O3, or a shorter pipeline of
+// the same passes for modules without calls); then the one optimised module
+// becomes PTX (NVPTX backend) or LTO-IR (emit_ltoir.cpp, through libNVVM).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +42,7 @@
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 
 #include "cujit/lowering.h"
+#include "emit_ltoir.h"
 #include "fatal_error_recovery.h"
 #include "fault_injection.h"
 #include "target_machine.h"
@@ -452,11 +454,10 @@ void verify_lowered_module(const llvm::Module& module) {
   }
 }
 
-// Lowering, libdevice, optimisation and PTX emission of one module, in LLVM
-// objects the caller owns (and leaks if LLVM fails fatally half-way).
-void build_ptx(const ir::TypedFunction& fn, const CompileOptions& options, const TargetArch& arch,
-               Pipeline& pipeline, llvm::Module& module, bool keep_llvm_ir, CompiledPtx& out) {
-  PhaseTimer timer;
+// Lowering, libdevice and optimisation of one module, in LLVM objects the
+// caller owns (and leaks if LLVM fails fatally half-way).
+void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& options, Pipeline& pipeline,
+                            llvm::Module& module, bool keep_llvm_ir, CompiledPtx& out, PhaseTimer& timer) {
   module.setTargetTriple(kNvptxTriple);
   module.setDataLayout(pipeline.target_machine().createDataLayout());
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", options.fastmath ? 1 : 0);
@@ -497,10 +498,6 @@ void build_ptx(const ir::TypedFunction& fn, const CompileOptions& options, const
     llvm::raw_string_ostream os(out.llvm_ir);
     module.print(os, nullptr);
   }
-  plant_before_codegen(module);
-  out.ptx = pipeline.emit(module);
-  retarget_ptx(out.ptx, arch);
-  timer.lap("emit");
 }
 
 Error internal_compiler_error(const ir::TypedFunction& fn, const std::string& what) {
@@ -511,9 +508,11 @@ Error internal_compiler_error(const ir::TypedFunction& fn, const std::string& wh
                {}};
 }
 
-}  // namespace
-
-Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
+// Runs the stages up to an optimised module, then `emit` (PTX or LTO-IR),
+// all inside one recovery point for LLVM's fatal errors.
+template <typename Emit>
+Expected<CompiledPtx> run_stages(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir,
+                                 Emit emit) {
   auto arch = resolve_arch(options.cc);
   if (!arch) return arch.error();
   // Owned here, outside the guarded region: after a fatal error in LLVM they are
@@ -525,7 +524,10 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
   std::optional<Error> error;
   std::optional<std::string> fatal = run_recovering_fatal_errors([&] {
     try {
-      build_ptx(fn, options, *arch, *lease, *module, keep_llvm_ir, out);
+      PhaseTimer timer;
+      build_optimised_module(fn, options, *lease, *module, keep_llvm_ir, out, timer);
+      emit(*lease, *module, *arch, out);
+      timer.lap("emit");
     } catch (CompileError& e) {
       error = e.error();
       if (error->kind == ErrorKind::Internal) *error = internal_compiler_error(fn, error->message);
@@ -541,6 +543,25 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
   }
   if (error) return *error;
   return out;
+}
+
+}  // namespace
+
+Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
+  return run_stages(fn, options, keep_llvm_ir,
+                    [](Pipeline& pipeline, llvm::Module& module, const TargetArch& arch, CompiledPtx& out) {
+                      plant_before_codegen(module);
+                      out.ptx = pipeline.emit(module);
+                      retarget_ptx(out.ptx, arch);
+                    });
+}
+
+Expected<CompiledPtx> compile_to_ltoir(const ir::TypedFunction& fn, const CompileOptions& options,
+                                       bool keep_llvm_ir) {
+  return run_stages(fn, options, keep_llvm_ir,
+                    [&](Pipeline&, llvm::Module& module, const TargetArch& arch, CompiledPtx& out) {
+                      out.ltoir = emit_ltoir(module, fn, options, arch);
+                    });
 }
 
 }  // namespace cujit::codegen

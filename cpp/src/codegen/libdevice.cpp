@@ -1,11 +1,13 @@
-// libdevice: the bitcode is read from disk once per process; each compile
-// opens it lazily in its own LLVMContext and links only the functions used.
+// libdevice: found by the toolkit locator (or set by hand), read from disk
+// once per process; each compile opens it lazily in its own LLVMContext and
+// links only the functions used.
 #include <mutex>
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/Support/MemoryBuffer.h>
 
+#include "cujit/toolkit.h"
 #include "target_machine.h"
 
 namespace cujit::codegen {
@@ -18,9 +20,11 @@ std::unique_ptr<llvm::MemoryBuffer> g_bitcode;
 const llvm::MemoryBuffer& libdevice_bitcode() {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_bitcode) return *g_bitcode;
-  if (g_path.empty())
-    fail(ErrorKind::Runtime,
-         "libdevice (libdevice.10.bc) was not found: set CUDA_HOME to a CUDA toolkit that has nvvm/libdevice");
+  if (g_path.empty()) {  // not set by hand: the toolkit locator's
+    std::string reason;
+    g_path = toolkit::libdevice_path(&reason);
+    if (g_path.empty()) fail(ErrorKind::Runtime, reason);
+  }
   auto buf = llvm::MemoryBuffer::getFile(g_path);
   if (!buf) fail(ErrorKind::Runtime, "cannot read libdevice at " + g_path + ": " + buf.getError().message());
   g_bitcode = std::move(*buf);

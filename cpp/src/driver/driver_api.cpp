@@ -2,6 +2,8 @@
 // naming of result codes for error messages.
 #include "driver_api.h"
 
+#include "cujit/toolkit.h"
+
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -129,28 +131,18 @@ std::string resolve_all(void* lib, DriverApi& a) {
   return {};
 }
 
-std::string library_to_load() {
-  for (const char* var : {"CUJIT_CUDA_DRIVER", "NUMBA_CUDA_DRIVER"}) {
-    const char* value = std::getenv(var);
-    if (value != nullptr && *value != '\0') return value;
-  }
-  return "libcuda.so.1";
-}
-
 LoadedDriver& loaded() {
   // Leaked on purpose: device arrays and modules freed during interpreter
   // shutdown must still find the table after static destructors ran.
   static LoadedDriver* driver = [] {
     auto* d = new LoadedDriver;
     DriverStatus& st = d->status;
-    st.library = library_to_load();
-    void* lib = dlopen(st.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // Found by the toolkit locator: CUJIT_CUDA_DRIVER / NUMBA_CUDA_DRIVER, else libcuda.so.1 on the loader path.
+    const toolkit::Located& located = toolkit::library(toolkit::Library::Driver);
+    st.library = located.path.empty() ? "libcuda.so.1" : located.path;
+    void* lib = located.handle;
     if (lib == nullptr) {
-      const char* why = dlerror();
-      st.reason = "the CUDA driver library " + st.library + " could not be loaded (" +
-                  (why ? why : "unknown reason") +
-                  "): this machine has no NVIDIA driver, or it is not on the loader path. Install the NVIDIA "
-                  "driver, or set CUJIT_CUDA_DRIVER to the full path of libcuda.so.1";
+      st.reason = located.reason + " (this machine may have no NVIDIA driver)";
       return d;
     }
     std::string missing = resolve_all(lib, d->api);

@@ -1,14 +1,13 @@
 // nvJitLink through dlopen: finding the library (CUDA_HOME, the default
 // toolkit, NVIDIA's pip wheels, the loader path), the link itself, and errors
 // that carry nvJitLink's log the way numba-cuda shows it.
-#include <dlfcn.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 
 #include "cujit/link.h"
+#include "cujit/toolkit.h"
 
 namespace cujit::link {
 namespace {
@@ -36,16 +35,6 @@ struct Loaded {
   Api api;
   LinkerStatus status;
 };
-
-std::mutex& paths_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-std::vector<std::string>& extra_paths() {
-  static std::vector<std::string> paths;
-  return paths;
-}
 
 // nvJitLinkResult names as cuda.bindings spells them (without NVJITLINK_).
 std::string result_name(Result r) {
@@ -81,17 +70,20 @@ int input_type(InputKind kind) {
     case InputKind::Fatbin: return 4;
     case InputKind::Object: return 5;
     case InputKind::Library: return 6;
+    case InputKind::Cu: break;  // compiled by NVRTC before the link
   }
   return 0;
 }
 
+// nvJitLink 13 exports only versioned symbols (__nvJitLinkCreate_13_0); 12.x the plain names.
 template <typename Fn>
-bool resolve(void* lib, Fn& slot, const char* name) {
-  slot = reinterpret_cast<Fn>(dlsym(lib, name));
+bool resolve(const toolkit::Located& lib, Fn& slot, const char* name) {
+  std::string versioned = std::string("__") + name + "_13_0";
+  slot = reinterpret_cast<Fn>(toolkit::symbol(lib, {versioned.c_str(), name}));
   return slot != nullptr;
 }
 
-bool resolve_all(void* lib, Api& a, std::string& missing) {
+bool resolve_all(const toolkit::Located& lib, Api& a, std::string& missing) {
   struct {
     bool ok;
     const char* name;
@@ -119,76 +111,18 @@ bool resolve_all(void* lib, Api& a, std::string& missing) {
   return true;
 }
 
-std::vector<std::string> candidate_dirs() {
-  std::vector<std::string> dirs;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    const char* root = std::getenv(var);
-    if (root != nullptr && *root != '\0') dirs.push_back(std::string(root) + "/lib64");
-  }
-  dirs.push_back("/usr/local/cuda/lib64");
-  std::lock_guard<std::mutex> lock(paths_mutex());
-  for (const auto& d : extra_paths()) dirs.push_back(d);
-  return dirs;
-}
-
 Loaded& loaded() {
   static Loaded* state = [] {
     auto* s = new Loaded;  // leaked: links may run during interpreter shutdown
-    static const char* sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"};
-    std::vector<std::string> attempts;
-    std::string last_error;
-    auto try_open = [&](const std::string& path) -> void* {
-      void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (lib == nullptr) {
-        const char* e = dlerror();
-        last_error = e ? e : "";
-      }
-      return lib;
-    };
-    void* lib = nullptr;
-    // CUJIT_NVJITLINK names the library file: then it is the only place looked.
-    const char* forced = std::getenv("CUJIT_NVJITLINK");
-    if (forced != nullptr && *forced != '\0') {
-      attempts.push_back(std::string(forced) + " (CUJIT_NVJITLINK)");
-      lib = try_open(forced);
-      if (lib == nullptr) {
-        s->status.reason = std::string("the nvJitLink library named by CUJIT_NVJITLINK could not be loaded: ") +
-                           forced + " (" + last_error + ")";
-        return s;
-      }
-    }
-    for (const auto& dir : lib ? std::vector<std::string>{} : candidate_dirs()) {
-      for (const char* name : sonames) {
-        std::string path = dir + "/" + name;
-        attempts.push_back(path);
-        if ((lib = try_open(path)) != nullptr) break;
-      }
-      if (lib != nullptr) break;
-    }
-    if (lib == nullptr) {
-      for (const char* name : sonames) {
-        attempts.push_back(std::string(name) + " (loader path)");
-        if ((lib = try_open(name)) != nullptr) break;
-      }
-    }
-    if (lib == nullptr) {
-      std::string where;
-      for (const auto& a : attempts) where += "\n  " + a;
-      s->status.reason =
-          "the nvJitLink library (libnvJitLink.so) was not found; it was looked for in:" + where +
-          "\nInstall the CUDA toolkit and set CUDA_HOME to it, `pip install nvidia-nvjitlink` (CUDA 13) or "
-          "`pip install nvidia-nvjitlink-cu12` (CUDA 12), or set CUJIT_NVJITLINK to the library file.";
+    const toolkit::Located& lib = toolkit::library(toolkit::Library::NvJitLink);
+    if (lib.handle == nullptr) {
+      s->status.reason = lib.reason;
       return s;
     }
-    s->status.path = attempts.back();
+    s->status.path = lib.path;
     std::string missing;
-    bool complete = resolve_all(lib, s->api, missing);
-    Dl_info info{};
-    if (s->api.create != nullptr && dladdr(reinterpret_cast<void*>(s->api.create), &info) != 0 &&
-        info.dli_fname != nullptr)
-      s->status.path = info.dli_fname;  // the file the loader picked
-    if (!complete) {
-      s->status.reason = "the nvJitLink library " + s->status.path + " lacks " + missing + "; it is too old";
+    if (!resolve_all(lib, s->api, missing)) {
+      s->status.reason = "the nvJitLink library " + lib.path + " lacks " + missing + "; it is too old";
       return s;
     }
     if (s->api.version) s->api.version(&s->status.major, &s->status.minor);
@@ -232,13 +166,14 @@ const char* input_kind_name(InputKind kind) {
     case InputKind::Object: return "object";
     case InputKind::Library: return "library";
     case InputKind::LtoIr: return "ltoir";
+    case InputKind::Cu: return "cu";
   }
   return "?";
 }
 
 bool parse_input_kind(const std::string& name, InputKind& out) {
   for (InputKind k : {InputKind::Ptx, InputKind::Cubin, InputKind::Fatbin, InputKind::Object, InputKind::Library,
-                      InputKind::LtoIr}) {
+                      InputKind::LtoIr, InputKind::Cu}) {
     if (name == input_kind_name(k)) {
       out = k;
       return true;
@@ -246,13 +181,6 @@ bool parse_input_kind(const std::string& name, InputKind& out) {
   }
   return false;
 }
-
-void set_search_paths(std::vector<std::string> directories) {
-  std::lock_guard<std::mutex> lock(paths_mutex());
-  extra_paths() = std::move(directories);
-}
-
-std::vector<std::string> search_paths() { return candidate_dirs(); }
 
 const LinkerStatus& nvjitlink_status() { return loaded().status; }
 

@@ -169,7 +169,7 @@ llvm::Function* FunctionLowering::declare() {
   else if (tf_.sig.return_type->kind() == TypeKind::None) ret = Type::getVoidTy(ctx_);
   else ret = m.data_type(tf_.sig.return_type);
   auto* fty = llvm::FunctionType::get(ret, params, false);
-  auto linkage = is_top_ ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage;
+  auto linkage = is_top_ || tf_.external ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage;
   llvm::Function* f = llvm::Function::Create(fty, linkage, tf_.symbol, state_.module);
   if (f->getName() != tf_.symbol)
     fail(ErrorKind::Internal, "symbol '" + tf_.symbol + "' is defined twice in one module");
@@ -247,10 +247,19 @@ void FunctionLowering::emit_return(Value* value, TypeRef type) {
   b_.CreateRet(b_.getInt32(0));
 }
 
+// A call lowered with the callee's ABI (spec §3.6): numba's return slot and
+// status, or a plain C call.
 Value* FunctionLowering::emit_device_call(const ir::Expr& call, std::vector<Value*> args) {
   const ir::TypedFunction& callee = *call.callee;
   llvm::Function* target = get_or_lower(state_, callee, false);
   TypeRef rt = callee.sig.return_type;
+  if (callee.c_abi) {
+    std::vector<Value*> flat;
+    for (size_t i = 0; i < args.size(); ++i) state_.model.flatten_arg_values(b_, args[i], callee.sig.args[i], flat);
+    Value* result = b_.CreateCall(target, flat);
+    if (rt->kind() == TypeKind::None) return b_.getInt8(0);
+    return state_.model.data_to_value(b_, result, rt);
+  }
   Type* slot_type = rt->kind() == TypeKind::None ? Type::getInt8Ty(ctx_) : state_.model.data_type(rt);
   llvm::AllocaInst* slot = entry_alloca(slot_type, "callee.ret");
   b_.CreateStore(llvm::Constant::getNullValue(slot_type), slot);

@@ -121,6 +121,7 @@ class FunctionLowering {
   llvm::Value* make_c_array(TypeRef aty, llvm::Value* data, const std::vector<int64_t>& dims);
   llvm::Value* wrap_index(llvm::Value* index, llvm::Value* extent);
   llvm::Value* array_getitem(const ir::Expr& e);
+  llvm::Value* pointer_item(const ir::Expr& e);  // the address of p[i] for a CPointer p
   void array_setitem(const ir::Expr& target, llvm::Value* value, TypeRef type);
   llvm::Value* array_view(llvm::Value* ary, TypeRef aty, const std::vector<IndexItem>& items, TypeRef result);
   llvm::Value* array_attribute(llvm::Value* ary, TypeRef aty, const std::string& attr);

@@ -148,8 +148,21 @@ Value* FunctionLowering::item_pointer(Value* ary, TypeRef aty, const std::vector
   return element_pointer(ary, aty, idx, known);
 }
 
+// p[i] through a CPointer(T): the T at byte offset i * sizeof(T).
+Value* FunctionLowering::pointer_item(const Expr& e) {
+  TypeRef pointee = e.operands[0]->type->element(0);
+  Value* base = lower_expr(*e.operands[0]);
+  Value* index = lower_as(*e.operands[1], types::int64());
+  return b_.CreateGEP(state_.model.data_type(pointee), base, index);
+}
+
 void FunctionLowering::array_setitem(const Expr& target, Value* value, TypeRef type) {
   TypeRef aty = target.operands[0]->type;
+  if (aty->kind() == TypeKind::CPointer) {
+    TypeRef pointee = aty->element(0);
+    store_element(pointer_item(target), cast(value, type, pointee), pointee);
+    return;
+  }
   Value* ary = lower_expr(*target.operands[0]);
   Value* ptr = item_pointer(ary, aty, lower_index(*target.operands[1], aty->ndim()));
   TypeRef dtype = aty->element(0);

@@ -489,6 +489,7 @@ Value* FunctionLowering::min_max(bool is_min, std::vector<Value*> args, TypeRef 
 Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value*> args, const Expr& e) {
   const std::vector<TypeRef>& pt = e.operand_types;
   TypeRef rt = e.type;
+  if (name == "ffi.from_buffer") return array_field(args[0], kData);  // cffi: the array's data pointer
   if (name == "min" || name == "max") {
     if (args.size() == 1) {  // min(tuple)
       TypeRef tt = pt[0];
@@ -602,6 +603,7 @@ Value* FunctionLowering::attribute(const Expr& e) {
 
 Value* FunctionLowering::subscript(const Expr& e) {
   if (e.operands[0]->type->kind() == TypeKind::Array) return array_getitem(e);
+  if (e.operands[0]->type->kind() == TypeKind::CPointer) return load_element(pointer_item(e), e.type);
   TypeRef base_t = e.operands[0]->type;
   Value* base = lower_expr(*e.operands[0]);
   TypeRef index_t = e.operands[1]->type;

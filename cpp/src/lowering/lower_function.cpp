@@ -119,6 +119,7 @@ void FunctionLowering::ensure_insertion_point() {
 llvm::Function* FunctionLowering::lower() {
   llfn_ = declare();
   state_.lowered[tf_.symbol] = llfn_;
+  if (tf_.external) return llfn_;  // defined by linked code
   if (state_.dib) {
     llvm::DIFile* file = state_.dib->createFile(fn_.filename, "");
     auto* sty = state_.dib->createSubroutineType(state_.dib->getOrCreateTypeArray({}));

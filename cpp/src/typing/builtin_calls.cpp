@@ -145,8 +145,24 @@ const std::unordered_map<std::string, Resolver>& registry() {
 
 }  // namespace
 
+// cffi's ffi.from_buffer(array) in a kernel: a CPointer to the array's
+// contiguous data (spec §3.7), with numba's messages for what it refuses.
+OpSignature from_buffer_sig(const std::vector<TypeRef>& args, const SourceLoc& loc) {
+  if (args.size() != 1) fail(ErrorKind::TypingError, "from_buffer() takes exactly one argument (an array)", loc);
+  TypeRef a = args[0];
+  if (a->kind() != TypeKind::Array)
+    fail(ErrorKind::TypingError, "from_buffer() expected a buffer object, got " + a->name(), loc);
+  if (a->layout() != 'C' && a->layout() != 'F')
+    fail(ErrorKind::TypingError, "from_buffer() unsupported on non-contiguous buffers (got " + a->name() + ")", loc);
+  if (a->layout() == 'F' && a->ndim() > 1)
+    fail(ErrorKind::TypingError,
+         "from_buffer() only supports multidimensional arrays with C layout (got " + a->name() + ")", loc);
+  return OpSignature{{a}, types::cpointer(a->element(0))};
+}
+
 std::optional<OpSignature> resolve_builtin_call(const std::string& name, const std::vector<TypeRef>& args,
                                                 const SourceLoc& loc) {
+  if (name == "ffi.from_buffer") return from_buffer_sig(args, loc);
   auto cuda = cuda_call_registry().find(name);
   if (cuda != cuda_call_registry().end()) return cuda->second(args);
   auto it = registry().find(name);

@@ -170,6 +170,13 @@ class Inferer {
       std::vector<TypeRef> ts;
       if (!type_operands(target, 0, ts)) return;
       TypeRef ary = ts[0];
+      if (ary->kind() == TypeKind::CPointer) {  // p[i] = v
+        TypeRef item = pointer_item_type(ary, ts[1], target.operands[1]->loc);
+        if (!t->is_number() || can_convert(t, item) == Conversion::Impossible)
+          typing_error("cannot store a value of type " + t->name() + " through a pointer to " + item->name(), loc);
+        target.type = item;
+        return;
+      }
       if (ary->kind() != TypeKind::Array)
         typing_error("cannot assign to an item of a value of type " + ary->name(), target.loc);
       if (ary->readonly()) typing_error("Cannot modify readonly array of type: " + ary->name(), target.loc);
@@ -463,10 +470,18 @@ class Inferer {
     typing_error("Unknown attribute '" + e.attr + "' of type " + t->name(), e.loc);
   }
 
+  // p[i] through a CPointer(T) is a T; the index is an integer.
+  TypeRef pointer_item_type(TypeRef pointer, TypeRef index, const SourceLoc& loc) {
+    if (!index->is_integer())
+      typing_error("a pointer (" + pointer->name() + ") is indexed by an integer, not by " + index->name(), loc);
+    return pointer->element(0);
+  }
+
   TypeRef type_subscript(Expr& e) {
     std::vector<TypeRef> ts;
     if (!type_operands(e, 0, ts)) return nullptr;
     TypeRef base = ts[0];
+    if (base->kind() == TypeKind::CPointer) return pointer_item_type(base, ts[1], e.operands[1]->loc);
     if (base->kind() == TypeKind::Array) {
       std::string error;
       TypeRef r = array_getitem_type(base, ts[1], error);

@@ -1,15 +1,18 @@
 // The compile driver: frontend and typing for one function and signature,
 // numba's symbol naming (mangled name with uid and flags tags, or C names),
-// and the CUDAFlags summary that the flags tag encodes.
+// the CUDAFlags summary that the flags tag encodes, the link inputs a typed
+// function collects, and external (declared) functions.
 #include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
 
-#include "cujit/codegen.h"
+#include "cujit/compiler.h"
 #include "cujit/mangle.h"
 
-namespace cujit::codegen {
+namespace cujit::compiler {
+
+using codegen::Abi;
 
 std::string flags_summary(const CompileOptions& o) {
   std::vector<std::pair<std::string, std::string>> flags;
@@ -77,13 +80,23 @@ void name_function(ir::TypedFunction& tf, const CompileOptions& o) {
   tf.env_symbol = mangle::mangle(".NumbaEnv." + dotted, tf.sig.args, {tag}, uid);
 }
 
+// Own items first, then each callee's, skipping any already there.
+void collect_link_inputs(ir::TypedFunction& tf, const std::vector<std::shared_ptr<link::LinkInput>>& own) {
+  auto add = [&](const std::shared_ptr<link::LinkInput>& in) {
+    if (std::find(tf.link_inputs.begin(), tf.link_inputs.end(), in) == tf.link_inputs.end())
+      tf.link_inputs.push_back(in);
+  };
+  for (const auto& in : own) add(in);
+  for (const auto& callee : tf.callees)
+    for (const auto& in : callee->link_inputs) add(in);
+}
+
 }  // namespace
 
-Expected<std::shared_ptr<ir::TypedFunction>> type_function(const frontend::FunctionSource& source,
-                                                           frontend::NameResolver& resolver,
-                                                           typing::CalleeProvider& callees,
-                                                           const Signature& signature,
-                                                           const CompileOptions& options) {
+Expected<std::shared_ptr<ir::TypedFunction>> type_function(
+    const frontend::FunctionSource& source, frontend::NameResolver& resolver, typing::CalleeProvider& callees,
+    const Signature& signature, const CompileOptions& options,
+    const std::vector<std::shared_ptr<link::LinkInput>>& own_links) {
   auto fn = frontend::build_ir(source, resolver);
   if (!fn) return fn.error();
   auto tf = std::make_shared<ir::TypedFunction>();
@@ -98,7 +111,29 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(const frontend::Funct
   tf->sig.args = signature.args;
   tf->sig.return_type = *ret;
   name_function(*tf, options);
+  collect_link_inputs(*tf, own_links);
   return tf;
 }
 
-}  // namespace cujit::codegen
+std::shared_ptr<ir::TypedFunction> declare_external(const std::string& name, const Signature& signature,
+                                                    Abi abi, std::vector<std::shared_ptr<link::LinkInput>> links,
+                                                    const std::string& declared_at) {
+  auto fn = std::make_shared<ir::Function>();
+  fn->name = fn->qualname = name;
+  fn->module = "<external>";
+  for (size_t i = 0; i < signature.args.size(); ++i) {
+    fn->params.push_back(static_cast<int>(fn->vars.size()));
+    fn->vars.push_back(ir::Variable{"arg" + std::to_string(i), signature.args[i], true, false});
+  }
+  auto tf = std::make_shared<ir::TypedFunction>();
+  tf->fn = std::move(fn);
+  tf->sig = signature;
+  tf->symbol = name;
+  tf->c_abi = abi == Abi::C;
+  tf->external = true;
+  tf->declared_at = declared_at;
+  collect_link_inputs(*tf, links);
+  return tf;
+}
+
+}  // namespace cujit::compiler

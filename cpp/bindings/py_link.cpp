@@ -1,0 +1,244 @@
+// Python view of linking (`cujit._core.link`, `.nvrtc`, `.nvvm`, `.toolkit`):
+// link inputs as data (`LinkInput`), NVRTC and libNVVM compiles, nvJitLink
+// links, one kernel's whole link (`link_program`), and where the toolkit's
+// parts were found. The tools run with the GIL released.
+#include <pybind11/stl.h>
+
+#include <thread>
+
+#include "bindings.h"
+#include "cujit/link.h"
+#include "cujit/nvrtc.h"
+#include "cujit/nvvm.h"
+#include "cujit/toolkit.h"
+
+namespace cujit::bindings {
+namespace {
+
+namespace lnk = cujit::link;
+namespace tk = cujit::toolkit;
+
+using LinkInputPtr = std::shared_ptr<lnk::LinkInput>;
+
+// Python objects held by the core (a link input's origin): released under the GIL.
+std::shared_ptr<void> hold_object(py::object obj) {
+  if (obj.is_none()) return nullptr;
+  return std::shared_ptr<void>(new py::object(std::move(obj)), [](void* p) {
+    py::gil_scoped_acquire gil;
+    delete static_cast<py::object*>(p);
+  });
+}
+
+std::string text_or_bytes(py::handle data) {
+  return PyUnicode_Check(data.ptr()) ? data.cast<std::string>() : image_bytes(data);
+}
+
+void register_link_inputs(py::module_& m) {
+  py::class_<lnk::LinkInput, LinkInputPtr>(m, "LinkInput",
+                                            "A link input as data: kind, bytes, name (and the object it came from)")
+      .def(py::init([](const std::string& kind, py::handle data, std::string name, py::object origin) {
+             auto in = std::make_shared<lnk::LinkInput>();
+             if (!lnk::parse_input_kind(kind, in->kind))
+               throw py::value_error("Don't know how to link " + kind +
+                                     " (expected cu, ptx, cubin, fatbin, object, library or ltoir)");
+             in->data = text_or_bytes(data);
+             in->name = std::move(name);
+             in->origin = hold_object(std::move(origin));
+             return LinkInputPtr(in);
+           }),
+           py::arg("kind"), py::arg("data"), py::arg("name"), py::arg("origin") = py::none())
+      .def_property_readonly("kind", [](const lnk::LinkInput& in) { return lnk::input_kind_name(in.kind); })
+      .def_property_readonly("name", [](const lnk::LinkInput& in) { return in.name; })
+      .def_property_readonly("data", [](const lnk::LinkInput& in) { return py::bytes(in.data); })
+      .def_property_readonly("origin", [](const lnk::LinkInput& in) -> py::object {
+        if (!in.origin) return py::none();
+        return *static_cast<py::object*>(in.origin.get());
+      })
+      .def("__repr__", [](const lnk::LinkInput& in) {
+        return std::string("<LinkInput ") + lnk::input_kind_name(in.kind) + " '" + in.name + "'>";
+      });
+}
+
+void register_nvrtc(py::module_& m) {
+  py::module_ n = m.def_submodule("nvrtc", "NVRTC: CUDA C++ to PTX or LTO-IR (cached per source and options)");
+  n.def("compile",
+        [](py::handle source, std::string name, std::string arch, bool lto, bool debug, bool lineinfo,
+           std::vector<std::string> include_dirs) {
+          std::string src = text_or_bytes(source);
+          lnk::NvrtcOutput out;
+          {
+            py::gil_scoped_release release;
+            out = lnk::compile_cuda(src, name, {std::move(arch), lto, debug, lineinfo, std::move(include_dirs)});
+          }
+          py::object code = out.ltoir ? py::object(py::bytes(out.code)) : py::object(py::str(out.code));
+          return py::make_tuple(code, out.log, out.cached);
+        },
+        py::arg("source"), py::arg("name"), py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false,
+        py::arg("lineinfo") = false, py::arg("include_dirs") = std::vector<std::string>{},
+        "Returns (PTX str or LTO-IR bytes, log, cached).");
+  n.def("options", [](std::string arch, bool lto, bool debug, bool lineinfo, std::vector<std::string> dirs) {
+    return lnk::nvrtc_option_list({std::move(arch), lto, debug, lineinfo, std::move(dirs)});
+  }, py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false, py::arg("lineinfo") = false,
+     py::arg("include_dirs") = std::vector<std::string>{});
+  n.def("version", &lnk::nvrtc_version);
+  n.def("supported_archs", &lnk::nvrtc_supported_archs);
+}
+
+void register_nvvm(py::module_& m) {
+  py::module_ n = m.def_submodule("nvvm", "libNVVM: NVVM IR to LTO-IR or PTX");
+  n.def("compile", [](std::string ir, std::string name, std::vector<std::string> options) {
+    lnk::NvvmOutput out;
+    {
+      py::gil_scoped_release release;
+      out = lnk::nvvm_compile(ir, name, options);
+    }
+    return py::make_tuple(py::bytes(out.code), out.log);
+  });
+  n.def("ir_version", &lnk::nvvm_ir_version);
+}
+
+void register_toolkit(py::module_& m) {
+  py::module_ t = m.def_submodule("toolkit", "where the CUDA toolkit's parts were found");
+  t.def("set_wheel_roots", &tk::set_wheel_roots, py::arg("roots"));
+  t.def("library", [](const std::string& which) {
+    static const std::pair<const char*, tk::Library> names[] = {
+        {"nvrtc", tk::Library::Nvrtc}, {"nvjitlink", tk::Library::NvJitLink}, {"nvvm", tk::Library::Nvvm},
+        {"driver", tk::Library::Driver}};
+    for (const auto& [name, lib] : names) {
+      if (which != name) continue;
+      const tk::Located& l = tk::library(lib);
+      py::dict out;
+      out["found"] = l.handle != nullptr;
+      out["path"] = l.path;
+      out["reason"] = l.reason;
+      out["searched"] = l.searched;
+      return out;
+    }
+    throw py::value_error("unknown library '" + which + "' (nvrtc, nvjitlink, nvvm or driver)");
+  });
+  t.def("libdevice_path", [] {
+    std::string reason;
+    std::string path = tk::libdevice_path(&reason);
+    return py::make_tuple(path, reason);
+  });
+  t.def("include_dirs", &tk::include_dirs);
+}
+
+void register_link_nvjitlink(py::module_& m) {
+  py::module_ l = m.def_submodule("link", "nvJitLink: link PTX, cubins, fatbins, objects, libraries and LTO-IR");
+  // Loads nvJitLink on a background thread, so the first kernel launch does not wait for it.
+  l.def("preload", [] { std::thread([] { lnk::nvjitlink_status(); }).detach(); });
+  l.def("status", [] {
+    const lnk::LinkerStatus& s = lnk::nvjitlink_status();
+    py::dict out;
+    out["available"] = s.available;
+    out["path"] = s.path;
+    out["reason"] = s.reason;
+    out["version"] = py::make_tuple(s.major, s.minor);
+    return out;
+  });
+  auto to_inputs = [](py::handle inputs) {
+    std::vector<lnk::LinkInput> out;
+    for (py::handle item : inputs) {
+      py::tuple t = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
+      if (t.size() != 3) throw py::value_error("a link input is (kind, data, name)");
+      lnk::LinkInput in;
+      std::string kind = t[0].cast<std::string>();
+      if (!lnk::parse_input_kind(kind, in.kind))
+        throw py::value_error("Don't know how to link " + kind +
+                              " (expected ptx, cubin, fatbin, object, library or ltoir)");
+      in.data = PyUnicode_Check(t[1].ptr()) ? t[1].cast<std::string>() : image_bytes(t[1]);
+      in.name = t[2].cast<std::string>();
+      out.push_back(std::move(in));
+    }
+    return out;
+  };
+  auto to_options = [](std::string arch, int max_registers, bool lineinfo, bool debug, bool ptx,
+                       std::vector<std::string> extra) {
+    lnk::LinkOptions o;
+    o.arch = std::move(arch);
+    o.max_registers = max_registers;
+    o.lineinfo = lineinfo;
+    o.debug = debug;
+    o.ptx_output = ptx;
+    o.extra = std::move(extra);
+    return o;
+  };
+  l.def(
+      "link_options",
+      [=](std::vector<std::string> kinds, std::string arch, int max_registers, bool lineinfo, bool debug, bool ptx,
+          std::vector<std::string> extra) {
+        std::vector<lnk::LinkInput> inputs;
+        for (const auto& k : kinds) {
+          lnk::LinkInput in;
+          if (!lnk::parse_input_kind(k, in.kind)) throw py::value_error("unknown link input kind " + k);
+          inputs.push_back(in);
+        }
+        return lnk::link_options(inputs, to_options(arch, max_registers, lineinfo, debug, ptx, extra));
+      },
+      py::arg("kinds"), py::arg("arch"), py::arg("max_registers") = 0, py::arg("lineinfo") = false,
+      py::arg("debug") = false, py::arg("ptx") = false, py::arg("extra") = std::vector<std::string>{},
+      "The nvJitLink options a link of inputs of these kinds would use.");
+  l.def(
+      "link",
+      [=](py::object inputs, std::string arch, int max_registers, bool lineinfo, bool debug, bool ptx,
+          std::vector<std::string> extra) {
+        std::vector<lnk::LinkInput> in = to_inputs(inputs);
+        lnk::LinkOptions o = to_options(arch, max_registers, lineinfo, debug, ptx, extra);
+        lnk::LinkResult r;
+        {
+          py::gil_scoped_release release;
+          r = lnk::link(in, o);
+        }
+        return py::make_tuple(py::bytes(r.image), py::str(r.info_log));
+      },
+      py::arg("inputs"), py::arg("arch"), py::arg("max_registers") = 0, py::arg("lineinfo") = false,
+      py::arg("debug") = false, py::arg("ptx") = false, py::arg("extra") = std::vector<std::string>{},
+      "Links [(kind, data, name), ...] for arch ('sm_90a'); returns (image bytes, info log).");
+}
+
+
+void register_program_link(py::module_& m) {
+  py::module_ l = m.attr("link");
+  l.def(
+      "link_program",
+      [](const lnk::LinkInput& own, std::vector<LinkInputPtr> inputs, std::string arch, bool lto, bool debug,
+         bool lineinfo, int max_registers, std::vector<std::string> include_dirs, std::string entry,
+         std::vector<std::pair<std::string, std::string>> externs) {
+        lnk::ProgramLink p{own,  std::move(inputs), std::move(arch), lto,   debug, lineinfo, max_registers,
+                           std::move(include_dirs), std::move(entry), std::move(externs)};
+        lnk::ProgramLinkResult r;
+        {
+          py::gil_scoped_release release;
+          r = lnk::link_program(p);
+        }
+        py::dict out;
+        out["cubin"] = py::bytes(r.cubin);
+        out["info_log"] = r.info_log;
+        out["options"] = r.options;
+        out["nvrtc_logs"] = r.nvrtc_logs;
+        return out;
+      },
+      py::arg("own"), py::arg("inputs"), py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false,
+      py::arg("lineinfo") = false, py::arg("max_registers") = 0,
+      py::arg("include_dirs") = std::vector<std::string>{}, py::arg("entry") = "",
+      py::arg("externs") = std::vector<std::pair<std::string, std::string>>{},
+      "One kernel's link: .cu inputs through NVRTC, then nvJitLink; returns {cubin, info_log, options, "
+      "nvrtc_logs}.");
+  l.def("cubin_has_symbol", [](py::bytes cubin, const std::string& symbol) {
+    return lnk::cubin_has_symbol(std::string(cubin), symbol);
+  });
+}
+
+}  // namespace
+
+void register_link(py::module_& m) {
+  register_link_inputs(m);
+  register_link_nvjitlink(m);
+  register_program_link(m);
+  register_nvrtc(m);
+  register_nvvm(m);
+  register_toolkit(m);
+}
+
+}  // namespace cujit::bindings

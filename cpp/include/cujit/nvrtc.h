@@ -1,0 +1,52 @@
+// NVRTC: CUDA C++ link inputs compiled to PTX or LTO-IR for one architecture,
+// with relocatable device code (so their device functions can be called), in
+// the process once per (source, options): two kernels linking one `.cu` run
+// NVRTC once. libnvrtc is opened on first use (cujit/toolkit.h).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cujit::link {
+
+struct NvrtcOptions {
+  std::string arch;   // "sm_90a": -arch=
+  bool lto = false;   // -dlto: LTO-IR instead of PTX
+  bool debug = false;     // -G
+  bool lineinfo = false;  // -lineinfo
+  std::vector<std::string> include_dirs;  // -I, in order
+};
+
+struct NvrtcOutput {
+  std::string code;     // PTX text or LTO-IR bytes
+  bool ltoir = false;
+  std::string log;      // NVRTC's log (warnings), possibly empty
+  bool cached = false;  // an earlier compile of the same source and options
+  std::vector<std::string> options;  // what NVRTC was given
+};
+
+// A failed compile: the message is numba-cuda's shape, "NVRTC_ERROR_COMPILATION
+// (6), compilation log: ..." with NVRTC's log, which names the source.
+// `unavailable`: libnvrtc was not found (the message says where it was looked for).
+class NvrtcError : public std::runtime_error {
+ public:
+  NvrtcError(const std::string& message, bool unavailable = false)
+      : std::runtime_error(message), unavailable_(unavailable) {}
+  bool unavailable() const { return unavailable_; }
+
+ private:
+  bool unavailable_;
+};
+
+// The option list compile_cuda passes (-rdc=true always).
+std::vector<std::string> nvrtc_option_list(const NvrtcOptions& options);
+
+// Throws NvrtcError. Thread-safe; runs without any cujit lock held.
+NvrtcOutput compile_cuda(const std::string& source, const std::string& name, const NvrtcOptions& options);
+
+// NVRTC's version and the architectures it supports (75, 80, ... ); throws NvrtcError if unavailable.
+std::pair<int, int> nvrtc_version();
+std::vector<int> nvrtc_supported_archs();
+
+}  // namespace cujit::link

@@ -1,0 +1,64 @@
+// The LTO-IR stage: the optimised module in the NVVM IR dialect libNVVM reads
+// for the target (legacy below compute_100, modern from it), a kernel kept
+// alive through @llvm.used and its nvvm.annotations, then libNVVM -gen-lto.
+#include "emit_ltoir.h"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Metadata.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
+
+#include "cujit/nvvm.h"
+#ifndef CUJIT_NO_LEGACY_IR
+#include "legacy_nvvm_ir.h"
+#endif
+
+namespace cujit::codegen {
+namespace {
+
+// nvJitLink -lto keeps only what @llvm.used (or a caller) reaches; NVVM finds
+// kernels by their annotation.
+void keep_kernel(llvm::Module& module, const std::string& symbol) {
+  llvm::Function* f = module.getFunction(symbol);
+  if (f == nullptr) fail(ErrorKind::Internal, "the kernel '" + symbol + "' is missing from its module");
+  llvm::appendToUsed(module, {f});
+  llvm::NamedMDNode* annotations = module.getOrInsertNamedMetadata("nvvm.annotations");
+  for (llvm::MDNode* node : annotations->operands()) {
+    if (node->getNumOperands() >= 2)
+      if (auto* md = llvm::dyn_cast_or_null<llvm::ValueAsMetadata>(node->getOperand(0).get()))
+        if (md->getValue() == f)
+          if (auto* s = llvm::dyn_cast<llvm::MDString>(node->getOperand(1)); s && s->getString() == "kernel") return;
+  }
+  llvm::LLVMContext& ctx = module.getContext();
+  annotations->addOperand(llvm::MDNode::get(
+      ctx, {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "kernel"),
+            llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))}));
+}
+
+}  // namespace
+
+std::string emit_ltoir(llvm::Module& module, const ir::TypedFunction& fn, const CompileOptions& options,
+                       const TargetArch& arch) {
+  if (fn.kernel) keep_kernel(module, fn.symbol);
+  std::string text;
+  if (arch.arch >= 100) {
+    llvm::raw_string_ostream os(text);
+    module.print(os, nullptr);
+  } else {
+#ifdef CUJIT_NO_LEGACY_IR
+    Expected<std::string> legacy = Error{ErrorKind::NotImplemented, "legacy NVVM IR"};
+#else
+    Expected<std::string> legacy = write_legacy_nvvm_ir(module);
+#endif
+    if (!legacy) throw CompileError(legacy.error().kind, legacy.error().message);
+    text = std::move(*legacy);
+  }
+  std::vector<std::string> nvvm_options{"-arch=compute_" + std::to_string(arch.arch) + arch.suffix, "-gen-lto",
+                                        options.opt ? "-opt=3" : "-opt=0"};
+  if (options.fastmath) {
+    for (const char* o : {"-ftz=1", "-fma=1", "-prec-div=0", "-prec-sqrt=0"}) nvvm_options.push_back(o);
+  }
+  return link::nvvm_compile(text, fn.symbol, nvvm_options).code;
+}
+
+}  // namespace cujit::codegen

@@ -1,0 +1,112 @@
+// libNVVM through dlopen (see cujit/nvvm.h).
+#include "cujit/nvvm.h"
+
+#include <type_traits>
+
+#include "cujit/toolkit.h"
+
+namespace cujit::link {
+namespace {
+
+using Program = void*;
+using Result = int;
+
+struct Api {
+  Result (*create)(Program*) = nullptr;
+  Result (*destroy)(Program*) = nullptr;
+  Result (*add_module)(Program, const char*, size_t, const char*) = nullptr;
+  Result (*compile)(Program, int, const char**) = nullptr;
+  Result (*result_size)(Program, size_t*) = nullptr;
+  Result (*result)(Program, char*) = nullptr;
+  Result (*log_size)(Program, size_t*) = nullptr;
+  Result (*log)(Program, char*) = nullptr;
+  const char* (*error_string)(Result) = nullptr;
+  Result (*ir_version)(int*, int*, int*, int*) = nullptr;
+  std::string reason;
+};
+
+const Api& api() {
+  static const Api* loaded = [] {
+    auto* a = new Api;  // leaked: may be used during interpreter shutdown
+    const toolkit::Located& lib = toolkit::library(toolkit::Library::Nvvm);
+    if (lib.handle == nullptr) {
+      a->reason = lib.reason;
+      return a;
+    }
+    auto get = [&](auto& slot, const char* name) {
+      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(toolkit::symbol(lib, {name}));
+      if (slot == nullptr && a->reason.empty()) a->reason = "libNVVM at " + lib.path + " lacks " + name;
+    };
+    get(a->create, "nvvmCreateProgram");
+    get(a->destroy, "nvvmDestroyProgram");
+    get(a->add_module, "nvvmAddModuleToProgram");
+    get(a->compile, "nvvmCompileProgram");
+    get(a->result_size, "nvvmGetCompiledResultSize");
+    get(a->result, "nvvmGetCompiledResult");
+    get(a->log_size, "nvvmGetProgramLogSize");
+    get(a->log, "nvvmGetProgramLog");
+    get(a->error_string, "nvvmGetErrorString");
+    get(a->ir_version, "nvvmIRVersion");
+    return a;
+  }();
+  return *loaded;
+}
+
+const Api& usable_api() {
+  const Api& a = api();
+  if (!a.reason.empty()) throw NvvmError("cannot generate LTO-IR: " + a.reason);
+  return a;
+}
+
+std::string describe(const Api& a, Result r) {
+  const char* s = a.error_string(r);
+  return std::string(s ? s : "NVVM_ERROR") + " (" + std::to_string(r) + ")";
+}
+
+std::string program_log(const Api& a, Program p) {
+  size_t size = 0;
+  if (a.log_size(p, &size) != 0 || size <= 1) return {};
+  std::string log(size, '\0');
+  if (a.log(p, log.data()) != 0) return {};
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+struct ProgramGuard {
+  const Api& a;
+  Program p = nullptr;
+  ~ProgramGuard() {
+    if (p != nullptr) a.destroy(&p);
+  }
+};
+
+}  // namespace
+
+NvvmOutput nvvm_compile(const std::string& ir, const std::string& name, const std::vector<std::string>& options) {
+  const Api& a = usable_api();
+  ProgramGuard guard{a};
+  Result r = a.create(&guard.p);
+  if (r != 0) throw NvvmError("libNVVM: " + describe(a, r) + " creating a program");
+  r = a.add_module(guard.p, ir.data(), ir.size(), name.c_str());
+  if (r != 0) throw NvvmError("libNVVM: " + describe(a, r) + " adding " + name + ":\n" + program_log(a, guard.p));
+  std::vector<const char*> argv;
+  for (const auto& o : options) argv.push_back(o.c_str());
+  r = a.compile(guard.p, static_cast<int>(argv.size()), argv.data());
+  NvvmOutput out;
+  out.log = program_log(a, guard.p);
+  if (r != 0) throw NvvmError("libNVVM: " + describe(a, r) + " compiling " + name + ":\n" + out.log);
+  size_t size = 0;
+  if ((r = a.result_size(guard.p, &size)) != 0) throw NvvmError("libNVVM: " + describe(a, r));
+  out.code.resize(size);
+  if ((r = a.result(guard.p, out.code.data())) != 0) throw NvvmError("libNVVM: " + describe(a, r));
+  return out;
+}
+
+std::vector<int> nvvm_ir_version() {
+  const Api& a = usable_api();
+  int v[4] = {};
+  a.ir_version(&v[0], &v[1], &v[2], &v[3]);
+  return {v[0], v[1], v[2], v[3]};
+}
+
+}  // namespace cujit::link

@@ -1,0 +1,143 @@
+"""Link items (``link=`` of ``cuda.jit`` and ``cuda.declare_device``) as link inputs of the core, and one
+kernel's link.
+
+An item is a path (its extension picks the kind; ``.cu`` goes through NVRTC) or a ``LinkableCode``. Each
+becomes one ``_core.LinkInput``, made once per file version or object (and again only when a ``StringIO``'s
+text changed), so an item reached through several declarations and device functions is linked once. Typed
+functions carry their inputs to every kernel that calls them; ``link_kernel`` links a kernel with all of
+them for one architecture: NVRTC (cached per source and options), then nvJitLink, warnings for NVRTC's logs.
+"""
+
+import os
+import threading
+import warnings
+import weakref
+
+from cujit import _core, config, toolkit
+from cujit.errors import LinkerError
+from cujit.linkable_code import EXTENSION_KINDS, LinkableCode
+
+
+class LinkFileNotFoundError(FileNotFoundError, LinkerError):
+    """A file named in ``link=`` does not exist (a ``FileNotFoundError`` and numba-cuda's ``LinkerError``)."""
+
+
+class LinkItemError(ValueError, RuntimeError):
+    """A path in ``link=`` has no extension, or one cujit cannot link (a ``ValueError``; also the
+    ``RuntimeError`` numba-cuda raised)."""
+
+
+_lock = threading.Lock()
+_by_path = {}
+_by_object = weakref.WeakKeyDictionary()
+
+
+def normalize_items(link, what="link"):
+    """``link=`` as a tuple of items: one item or a list/tuple/set of them; each item checked (a path's
+    extension, or a LinkableCode)."""
+    if link is None:
+        return ()
+    items = tuple(link) if isinstance(link, (list, tuple, set, frozenset)) else (link,)
+    for item in items:
+        check_item(item)
+    return items
+
+
+def check_item(item):
+    if isinstance(item, LinkableCode):
+        if item.kind is None:
+            raise TypeError(f"{item!r} is a LinkableCode without a kind: use PTXSource, CUSource, Cubin, Fatbin, "
+                            "Object, Archive or LTOIR")
+        return item.kind
+    if not isinstance(item, (str, os.PathLike)):
+        raise TypeError(f"Expected path to file or a LinkableCode object, got {type(item).__name__}")
+    path = os.fspath(item)
+    ext = os.path.splitext(path)[1]
+    if not ext:
+        raise LinkItemError(f"Don't know how to link file with no extension: {path!r} (link accepts "
+                            f"{', '.join(sorted(EXTENSION_KINDS))} files)")
+    kind = EXTENSION_KINDS.get(ext)
+    if kind is None:
+        raise LinkItemError(f"Don't know how to link file with extension {ext} ({path!r}; link accepts "
+                            f"{', '.join(sorted(EXTENSION_KINDS))} files)")
+    return kind
+
+
+def _callbacks(obj):
+    setup, teardown = getattr(obj, "setup_callback", None), getattr(obj, "teardown_callback", None)
+    return (setup, teardown) if setup or teardown else None
+
+
+def link_input(item):
+    """The ``_core.LinkInput`` of one item (made once per file version or object)."""
+    kind = check_item(item)
+    if isinstance(item, LinkableCode):
+        data = item.data
+        with _lock:
+            cached = _by_object.get(item)
+            if cached is not None and cached[0] == data:
+                return cached[1]
+        made = _core.LinkInput(kind, data, item.name, _callbacks(item))
+        with _lock:
+            _by_object[item] = (data, made)
+        return made
+    path = os.path.abspath(os.fspath(item))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise LinkFileNotFoundError(f"{os.fspath(item)} not found") from None
+    key = (path, st.st_mtime_ns, st.st_size)
+    with _lock:
+        made = _by_path.get(key)
+    if made is None:
+        with open(path, "rb") as f:
+            data = f.read()
+        made = _core.LinkInput(kind, data, os.path.basename(path))
+        with _lock:
+            made = _by_path.setdefault(key, made)
+    return made
+
+
+def link_inputs(items):
+    return [link_input(item) for item in items]
+
+
+def nvrtc_include_dirs():
+    """CUDA's headers, then ``config.CUDA_NVRTC_EXTRA_SEARCH_PATHS`` (read now: it may change at run time)."""
+    extra = [d for d in (config.CUDA_NVRTC_EXTRA_SEARCH_PATHS or "").split(":") if d]
+    return toolkit.include_dirs() + extra
+
+
+def arch_for(cc):
+    """``sm_XY[suffix]`` that a kernel for ``cc`` links for: numba-cuda's ``sm_90a`` and up on cc >= 9.0."""
+    major, minor = cc[0], cc[1]
+    suffix = cc[2] if len(cc) > 2 else ("a" if major >= 9 else "")
+    return f"sm_{major}{minor}{suffix}"
+
+
+def warn_nvrtc_logs(logs):
+    for name, log in logs:
+        warnings.warn(f"NVRTC log messages: {log}", UserWarning, stacklevel=4)
+
+
+def link_kernel(own, typed, cc, lto=False, debug=False, lineinfo=False, max_registers=None):
+    """Links a kernel's own code (``own``: a ``_core.LinkInput`` of its PTX or LTO-IR) with every input its
+    typed function collected, for the device of ``cc``; returns the cubin (bytes), checked for the kernel."""
+    toolkit.configure()
+    result = _core.link.link_program(own, list(typed.link_inputs), arch_for(cc), lto=lto, debug=debug,
+                                     lineinfo=lineinfo, max_registers=int(max_registers or 0),
+                                     include_dirs=nvrtc_include_dirs(), entry=typed.symbol,
+                                     externs=list(typed.externs))
+    warn_nvrtc_logs(result["nvrtc_logs"])
+    return result["cubin"]
+
+
+def compile_cuda_source(item, cc, lto, debug=False, lineinfo=False):
+    """A ``.cu`` item compiled by NVRTC for ``cc``: ``(code, is_ltoir, name)``."""
+    toolkit.configure()
+    made = link_input(item)
+    code, log, cached = _core.nvrtc.compile(made.data, made.name, arch_for(cc), lto=lto, debug=bool(debug),
+                                            lineinfo=bool(lineinfo), include_dirs=nvrtc_include_dirs())
+    if log and not cached:
+        warn_nvrtc_logs([(made.name, log)])
+    return code, lto, made.name
