@@ -22,7 +22,11 @@ $(VENV)/.stamp: pyproject.toml
 	fi
 	@[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
 	@$(VPY) -m pip install -q --upgrade "pip>=23" >/dev/null
-	@$(VPY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=3.0" "numpy>=1.24" "pytest>=7.0" "cmake>=3.24" ninja
+	@$(VPY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=3.0" "cmake>=3.24" ninja
+	@# The project's dependencies and its cu13 and test extras (NVRTC, nvJitLink, libNVVM, cffi), from pyproject.toml.
+	@$(VPY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	  e = p["optional-dependencies"]; print("\n".join(p["dependencies"] + e["cu13"] + e["test"]))' > $(VENV)/requirements.txt
+	@$(VPY) -m pip install -q -r $(VENV)/requirements.txt
 	@touch $@
 
 build: setup

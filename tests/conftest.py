@@ -81,16 +81,18 @@ def _assemble_cached(digest, ptx):
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as fh:
         fh.write(ptx)
         name = fh.name
+    # PTX that calls declared (.extern) functions is relocatable code: assembled with -c, as a link does.
+    relocatable = ["-c"] if re.search(r"^\.extern \.func", ptx, re.M) else []
     try:
-        proc = subprocess.run([path, f"-arch={arch}", "-o", os.devnull, name], capture_output=True, text=True,
-                              timeout=120)
+        proc = subprocess.run([path, f"-arch={arch}", *relocatable, "-o", os.devnull, name], capture_output=True,
+                              text=True, timeout=120)
     finally:
         os.unlink(name)
     return proc.returncode == 0, f"ptxas -arch={arch} exited with {proc.returncode}:\n{proc.stdout}{proc.stderr}"
 
 
 def assemble(ptx):
-    """(ok, log) of ``ptxas -arch=<target> -o /dev/null`` on `ptx` (cached per distinct PTX)."""
+    """(ok, log) of ``ptxas -arch=<target> [-c] -o /dev/null`` on `ptx` (cached per distinct PTX)."""
     return _assemble_cached(hashlib.sha256(ptx.encode()).hexdigest(), ptx)
 
 

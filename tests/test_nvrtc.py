@@ -1,0 +1,115 @@
+"""NVRTC through the core (spec §5.3): CUDA C++ to PTX and LTO-IR with relocatable device code, the process
+cache (two kernels linking one source compile it once), logs as one UserWarning, failures as NvrtcError with
+NVRTC's log and the source's name, CUDA headers and extra include paths."""
+
+import os
+
+import pytest
+
+from cujit import _core, config, cuda, errors, linking, toolkit
+from cujit.compiler import parse_signature
+
+import link_program_src as src
+
+DATA = src.DATA
+
+
+def _compile(name, arch="sm_80", lto=False, **kw):
+    text = open(os.path.join(DATA, name)).read()
+    return _core.nvrtc.compile(text, name, arch, lto=lto, include_dirs=linking.nvrtc_include_dirs(), **kw)
+
+
+def test_ptx_exports_device_functions_and_links():
+    ptx, log, _ = _compile("functions.cu")
+    assert ".visible .func" in ptx and "mul_f32_f32" in ptx and ".target sm_80" in ptx
+    # NVRTC's PTX may be newer than the local ptxas: nvJitLink (NVRTC's release) assembles it. A link
+    # without a kernel keeps no device function, so this proves only that it assembles and links.
+    cubin, _ = _core.link.link([("ptx", ptx, "functions.ptx")], "sm_80")
+    assert cubin[:4] == b"\x7fELF"
+
+
+def test_ltoir_has_the_magic():
+    code, _, _ = _compile("functions.cu", lto=True)
+    assert isinstance(code, bytes) and code[:4] == b"\xed\x43\x4e\x7f"
+
+
+def test_options():
+    assert _core.nvrtc.options("sm_90a", lto=True, debug=True, lineinfo=True, include_dirs=["/x"]) == \
+        ["-arch=sm_90a", "-rdc=true", "-dlto", "-G", "-lineinfo", "-I/x"]
+
+
+def test_one_source_in_two_kernels_compiles_once():
+    text = open(os.path.join(DATA, "functions.cu")).read() + "\n// cache probe\n"
+    first = _core.nvrtc.compile(text, "probe.cu", "sm_86")
+    again = _core.nvrtc.compile(text, "other-name.cu", "sm_86")
+    assert first[2] is False and again[2] is True and again[0] == first[0]
+    assert _core.nvrtc.compile(text, "probe.cu", "sm_86", lineinfo=True)[2] is False  # options are in the key
+
+
+def test_warnings_come_once_per_compile():
+    kernel = cuda.jit(link=[os.path.join(DATA, "warn.cu")])(src.multiply_vectors)
+    compiled = kernel.compile("void(float32[::1], float32[::1], float32[::1])", cc=(8, 0))
+    with pytest.warns(UserWarning, match="NVRTC log messages") as record:
+        compiled.link((8, 0))
+    nvrtc = [w for w in record if "NVRTC log messages" in str(w.message)]
+    assert len(nvrtc) == 1 and "declared but never referenced" in str(nvrtc[0].message)
+
+
+def test_errors_carry_the_log_and_the_source_name():
+    kernel = cuda.jit(link=[os.path.join(DATA, "error.cu")])(src.multiply_vectors)
+    compiled = kernel.compile("void(float32[::1], float32[::1], float32[::1])", cc=(8, 0))
+    with pytest.raises(errors.NvrtcError) as e:
+        compiled.link((8, 0))
+    message = str(e.value)
+    assert "NVRTC_ERROR_COMPILATION" in message and 'identifier "SYNTAX" is undefined' in message
+    assert 'in the compilation of "error.cu"' in message
+
+
+def test_cuda_headers_are_on_the_include_path():
+    ptx, _, _ = _compile("cuda_include.cu")
+    assert "block_rank" in ptx
+
+
+def test_extra_include_paths_are_read_at_each_compile(monkeypatch):
+    with pytest.raises(errors.NvrtcError, match="add.cuh"):
+        _compile("saxpy.cu")
+    monkeypatch.setattr(config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS",
+                        os.path.join(DATA, "includeA") + ":" + os.path.join(DATA, "includeB"))
+    ptx, _, _ = _compile("saxpy.cu")
+    assert "saxpy" in ptx
+
+
+def test_user_include_path_variables(monkeypatch, tmp_path):
+    monkeypatch.setenv("CUJIT_CUDA_INCLUDE_PATH", str(tmp_path))
+    monkeypatch.setenv("NUMBA_CUDA_INCLUDE_PATH", os.path.join(DATA, "includeA"))
+    dirs = toolkit.include_dirs()
+    assert dirs[:2] == [str(tmp_path), os.path.join(DATA, "includeA")]
+
+
+def test_supported_archs_and_version():
+    major, _ = _core.nvrtc.version()
+    assert major >= 12 and 75 in _core.nvrtc.supported_archs() and 90 in _core.nvrtc.supported_archs()
+
+
+def test_missing_nvrtc_names_the_places_and_cuda_home(tmp_path):
+    import subprocess, sys, textwrap
+    script = textwrap.dedent("""
+        from cujit import _core, errors
+        try:
+            _core.nvrtc.compile("int x;", "x.cu", "sm_80")
+        except errors.NvrtcError as e:
+            print(e)
+        """)
+    env = dict(os.environ, CUJIT_NVRTC=str(tmp_path / "libnvrtc.so.13"))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True).stdout
+    assert "NVRTC" in out and "CUJIT_NVRTC" in out and str(tmp_path) in out
+    env = dict(os.environ, CUDA_HOME=str(tmp_path), PYTHONNOUSERSITE="1")
+    script = textwrap.dedent("""
+        import sys
+        from cujit import _core, toolkit
+        _core.toolkit.set_wheel_roots([])  # as if no wheels were installed
+        info = _core.toolkit.library("nvrtc")
+        print(info["reason"] if not info["found"] else "found " + info["path"])
+        """)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True).stdout
+    assert str(tmp_path) in out and ("CUDA_HOME" in out or out.startswith("found /usr/local/cuda"))
