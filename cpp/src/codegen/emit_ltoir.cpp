@@ -35,6 +35,18 @@ void keep_kernel(llvm::Module& module, const std::string& symbol) {
             llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))}));
 }
 
+// libNVVM checks the module's NVVM IR version against its own.
+void set_nvvm_ir_version(llvm::Module& module) {
+  std::vector<int> version = link::nvvm_ir_version();
+  llvm::LLVMContext& ctx = module.getContext();
+  std::vector<llvm::Metadata*> fields;
+  for (int v : version)
+    fields.push_back(llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), v)));
+  llvm::NamedMDNode* node = module.getOrInsertNamedMetadata("nvvmir.version");
+  node->clearOperands();
+  node->addOperand(llvm::MDNode::get(ctx, fields));
+}
+
 }  // namespace
 
 std::string emit_ltoir(llvm::Module& module, const ir::TypedFunction& fn, const CompileOptions& options,
@@ -42,6 +54,11 @@ std::string emit_ltoir(llvm::Module& module, const ir::TypedFunction& fn, const 
   if (fn.kernel) keep_kernel(module, fn.symbol);
   std::string text;
   if (arch.arch >= 100) {
+    // The modern dialect's data layout, spelled as its code generator (inside nvJitLink) checks it.
+    module.setDataLayout(
+        "e-p:64:64:64-p6:32:32:32-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-"
+        "f128:128:128-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64-a:8:8");
+    set_nvvm_ir_version(module);
     llvm::raw_string_ostream os(text);
     module.print(os, nullptr);
   } else {

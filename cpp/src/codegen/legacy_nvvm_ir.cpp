@@ -430,7 +430,8 @@ class LegacyWriter {
   std::string operand(Value* v) { return type(v->getType()) + " " + value(v); }
   std::string pointer_value(Value* p, Type* pointee);
   std::string pointer_operand(Value* p, Type* pointee) {
-    return pointer_to(pointee, p->getType()->getPointerAddressSpace()) + " " + pointer_value(p, pointee);
+    std::string v = pointer_value(p, pointee);  // checks that p is a pointer
+    return pointer_to(pointee, p->getType()->getPointerAddressSpace()) + " " + v;
   }
   std::string scope(llvm::SyncScope::ID id);
   void emit(const std::string& line) { body_ += "  " + line + "\n"; }
@@ -631,8 +632,11 @@ void LegacyWriter::function(Function& f) {
   if (f.isDeclaration() && f.use_empty()) return;  // e.g. intrinsics expanded above
   if (f.hasPersonalityFn() || f.hasPrefixData() || f.hasPrologueData() || f.hasGC())
     unsupported("the function attachments of " + f.getName().str());
-  auto cc = f.getCallingConv();
-  if (cc != llvm::CallingConv::C && cc != llvm::CallingConv::PTX_Kernel && cc != llvm::CallingConv::PTX_Device)
+  // Calls are printed without a calling convention, so functions are too (the
+  // optimiser's fastcc on internal functions means nothing to NVPTX).
+  namespace CC = llvm::CallingConv;
+  CC::ID cc = f.getCallingConv();
+  if (cc != CC::C && cc != CC::Fast && cc != CC::Cold && cc != CC::PTX_Kernel && cc != CC::PTX_Device)
     unsupported("the calling convention of " + f.getName().str());
   Type* pointee = f.isIntrinsic() ? intrinsic(f).pointee : i8_;
   std::string name = f.isIntrinsic() ? intrinsic(f).name : f.getName().str();

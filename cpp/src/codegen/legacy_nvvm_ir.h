@@ -1,0 +1,26 @@
+// Internal to codegen: an optimised LLVM 19 module written in the legacy NVVM IR
+// dialect (LLVM 7.0.1 text syntax, typed pointers), the only IR that CUDA 13's
+// libNVVM reads for targets below compute_100. With it, the module cujit
+// optimised for PTX becomes LTO-IR for compute_75..compute_90 (libNVVM -gen-lto).
+#pragma once
+
+#include <string>
+
+#include "cujit/error.h"
+
+namespace llvm {
+class Module;
+}
+
+namespace cujit::codegen {
+
+// The module as legacy NVVM IR text: kernels (the ptx_kernel calling
+// convention) annotated as `!nvvm.annotations` kernels and listed in
+// `@llvm.used` (nvJitLink -lto keeps nothing else), NVVM's datalayout and
+// `!nvvmir.version`, debug info dropped. Rewrites `module` in place first
+// (expansions of constructs LLVM 7 lacks), so the caller must not need it
+// unchanged afterwards. A construct without an LLVM 7 form is an Internal error
+// naming it.
+Expected<std::string> write_legacy_nvvm_ir(llvm::Module& module);
+
+}  // namespace cujit::codegen
