@@ -329,12 +329,6 @@ def test_invalid_output():
         cuda.compile(add, (int32, int32), output="illegal")
 
 
-def test_ltoir_output_not_implemented_yet():
-    """output="ltoir" may raise NotImplementedError in this issue (the linking issue adds it)."""
-    with pytest.raises(NotImplementedError):
-        cuda.compile(add, (int32, int32), output="ltoir")
-
-
 @pytest.mark.parametrize("call", [
     lambda: cuda.compile_ptx(kernel_returns, (int32,)),
     lambda: cuda.compile_ptx(kernel_returns, (float32,), device=False),

@@ -26,6 +26,7 @@
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Operator.h>
 #include <llvm/IR/ReplaceConstant.h>
@@ -146,12 +147,16 @@ Value* expand_intrinsic(llvm::IntrinsicInst& call, llvm::IRBuilder<>& b) {
     case Intrinsic::usub_sat: return b.CreateSelect(b.CreateICmpUGT(x, y), b.CreateSub(x, y), zero());
     case Intrinsic::sadd_sat:
     case Intrinsic::ssub_sat: {
-      auto checked = id == Intrinsic::sadd_sat ? Intrinsic::sadd_with_overflow : Intrinsic::ssub_with_overflow;
-      Value* r = b.CreateBinaryIntrinsic(checked, x, y);
+      // Overflow iff the wrapped result's sign differs from both addends' (x and -y
+      // for a difference); with.overflow would do, but LLVM 7 has it for scalars only.
+      bool add = id == Intrinsic::sadd_sat;
+      Value* r = add ? b.CreateAdd(x, y) : b.CreateSub(x, y);
+      Value* overflow = b.CreateICmpSLT(
+          b.CreateAnd(b.CreateXor(x, r), add ? b.CreateXor(y, r) : b.CreateXor(x, y)), zero());
       unsigned bits = t->getScalarSizeInBits();
       Value* bound = b.CreateSelect(b.CreateICmpSLT(x, zero()), Constant::getIntegerValue(t, llvm::APInt::getSignedMinValue(bits)),
                                     Constant::getIntegerValue(t, llvm::APInt::getSignedMaxValue(bits)));
-      return b.CreateSelect(b.CreateExtractValue(r, 1), bound, b.CreateExtractValue(r, 0));
+      return b.CreateSelect(overflow, bound, r);
     }
     case Intrinsic::roundeven: return b.CreateUnaryIntrinsic(Intrinsic::rint, x);  // default rounding mode
     case Intrinsic::minimum:
@@ -168,6 +173,10 @@ Value* expand_intrinsic(llvm::IntrinsicInst& call, llvm::IRBuilder<>& b) {
       return b.CreateSelect(b.CreateFCmpUNO(x, y), b.CreateFAdd(x, y), r);
     }
     case Intrinsic::expect: return x;
+    case Intrinsic::nvvm_nanosleep: {  // newer than NVVM's LLVM 7: the PTX instruction itself
+      auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
+      return b.CreateCall(llvm::InlineAsm::get(fty, "nanosleep.u32 $0;", "r", /*hasSideEffects=*/true), {x});
+    }
     default: return nullptr;
   }
 }
@@ -388,10 +397,15 @@ std::string parameter_attributes(llvm::AttributeSet attrs, bool is_return) {
   for (A::AttrKind k : {A::ByVal, A::StructRet, A::InAlloca, A::Preallocated, A::ByRef})
     if (attrs.hasAttribute(k)) unsupported("a parameter attribute " + A::getNameFromAttrKind(k).str());
   std::string s;
-  for (A::AttrKind k : {A::NoAlias, A::NonNull, A::ZExt, A::SExt, A::NoCapture, A::ReadOnly, A::ReadNone, A::WriteOnly})
-    if (attrs.hasAttribute(k) && (!is_return || k == A::NoAlias || k == A::NonNull || k == A::ZExt || k == A::SExt))
-      s += A::getNameFromAttrKind(k).str() + " ";
+  for (A::AttrKind k : {A::NoAlias, A::NonNull, A::ZExt, A::SExt})
+    if (attrs.hasAttribute(k)) s += A::getNameFromAttrKind(k).str() + " ";
   if (is_return) return s;
+  if (attrs.hasAttribute(A::NoCapture)) s += "nocapture ";
+  // LLVM 19 lets readonly and writeonly meet (no access at all); LLVM 7 says readnone.
+  bool reads = !attrs.hasAttribute(A::WriteOnly), writes = !attrs.hasAttribute(A::ReadOnly);
+  if (attrs.hasAttribute(A::ReadNone) || (!reads && !writes)) s += "readnone ";
+  else if (!writes) s += "readonly ";
+  else if (!reads) s += "writeonly ";
   if (llvm::MaybeAlign a = attrs.getAlignment()) s += "align " + std::to_string(a->value()) + " ";
   if (uint64_t n = attrs.getDereferenceableBytes()) s += "dereferenceable(" + std::to_string(n) + ") ";
   return s;

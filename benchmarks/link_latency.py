@@ -1,0 +1,140 @@
+"""Linking latency on the GPU machine, cujit against numba-cuda 0.30.4, side by side in one run.
+
+1. First call of a kernel that calls a ``declare_device`` function defined in a ``link=`` CUDA C++ file, after
+   the context exists: each round writes a new ``.cu`` (a unique comment, so no cache helps either side),
+   declares the function, decorates a new kernel and times its first launch up to ``synchronize``.
+2. ``cuda.compile(udf, "float32(float32)", output="ltoir")`` of a two-line UDF, for cc 9.0.
+
+Each side runs in its own worker process (``--worker cujit|numba``); the driver alternates them for
+``--rounds`` rounds and reports medians. cujit's worker also times the stages of its first call (NVRTC, the
+kernel's compile, the nvJitLink link, the load) so the report says where the time goes.
+
+Usage (on the GPU machine): ``python3 benchmarks/link_latency.py --rounds 5``
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MUL_CU = """
+extern "C" __device__ int mul_f32_f32(float* r, float x, float y) {{ *r = x * y; return 0; }}
+// round {tag}
+"""
+
+
+def udf(x):
+    y = x * 2.0 + 1.0
+    return y * x
+
+
+def make_kernel(cuda, mul):
+    def multiply_vectors(r, x, y):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = mul(x[i], y[i])
+    return cuda.jit(multiply_vectors)
+
+
+def worker(side, rounds):
+    import numpy as np
+    if side == "numba":
+        np.row_stack = getattr(np, "row_stack", np.vstack)
+        from numba import cuda
+    else:
+        from cujit import cuda
+    x = np.ones(32, np.float32)
+    r = np.zeros(32, np.float32)
+    d_x, d_y, d_r = cuda.to_device(x), cuda.to_device(x + 1), cuda.to_device(r)
+    cuda.synchronize()  # the context exists before anything is timed
+    out = {"first_call_ms": [], "ltoir_ms": [], "stages": []}
+    tmp = tempfile.mkdtemp()
+    for i in range(rounds):
+        path = os.path.join(tmp, f"mul_{side}_{i}_{os.getpid()}.cu")
+        with open(path, "w") as f:
+            f.write(MUL_CU.format(tag=f"{side} {i} {time.time_ns()}"))
+        t0 = time.perf_counter()
+        mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[path])
+        kernel = make_kernel(cuda, mul)
+        kernel[1, 32](d_r, d_x, d_y)
+        cuda.synchronize()
+        out["first_call_ms"].append((time.perf_counter() - t0) * 1e3)
+        t0 = time.perf_counter()
+        code, _ = cuda.compile(udf, "float32(float32)", output="ltoir", cc=(9, 0))
+        out["ltoir_ms"].append((time.perf_counter() - t0) * 1e3)
+        assert code[:4] == b"\xed\x43\x4e\x7f"
+        if side == "cujit":
+            out["stages"].append(cujit_stages(cuda, tmp, i))
+    print(json.dumps(out))
+
+
+def cujit_stages(cuda, tmp, i):
+    """The first call of case 1 taken apart: NVRTC, the kernel's compile, the link, the load and launch."""
+    from cujit import _core, linking
+    from cujit.cudadrv import devices, modules
+    cc = devices.get_current_device().compute_capability
+    path = os.path.join(tmp, f"stage_{i}_{os.getpid()}.cu")
+    with open(path, "w") as f:
+        f.write(MUL_CU.format(tag=f"stages {i} {time.time_ns()}"))
+    stages = {}
+    t0 = time.perf_counter()
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[path])
+    kernel = make_kernel(cuda, mul)
+    compiled = kernel.compile("void(float32[::1], float32[::1], float32[::1])", cc=cc)
+    stages["compile"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    text = open(path).read()
+    _core.nvrtc.compile(text, "mul.cu", linking.arch_for(cc), include_dirs=linking.nvrtc_include_dirs())
+    stages["nvrtc"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    cubin = compiled.link(cc)  # NVRTC now hits its cache: this is nvJitLink
+    stages["nvjitlink"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    module = modules.load_module(f"stage-{i}-{time.time_ns()}", cubin)
+    module.get_function(compiled.entry)
+    stages["load"] = time.perf_counter() - t0
+    return {k: v * 1e3 for k, v in stages.items()}
+
+
+def run_worker(side, rounds):
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.run([sys.executable, __file__, "--worker", side, "--rounds", str(rounds)], env=env,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"{side} worker failed:\n{proc.stdout}\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=3, help="worker processes per side, alternated")
+    args = ap.parse_args()
+    if args.worker:
+        worker(args.worker, args.rounds)
+        return
+    results = {"cujit": [], "numba": []}
+    for _ in range(args.runs):
+        for side in ("numba", "cujit"):
+            results[side].append(run_worker(side, args.rounds))
+
+    def med(side, key):
+        return statistics.median(v for run in results[side] for v in run[key])
+    print(f"{'case':<44}{'numba-cuda ms':>15}{'cujit ms':>10}{'ratio':>8}")
+    for key, label in (("first_call_ms", "first call, link=['mul.cu'] + declare_device"),
+                       ("ltoir_ms", "compile(udf, output='ltoir')")):
+        n, c = med("numba", key), med("cujit", key)
+        print(f"{label:<44}{n:>15.2f}{c:>10.2f}{c / n:>8.3f}  (cujit {n / c:.1f}x faster)")
+    stages = [s for run in results["cujit"] for s in run["stages"]]
+    print("cujit first call by stage (median ms): " +
+          ", ".join(f"{k} {statistics.median(s[k] for s in stages):.2f}" for k in stages[0]))
+
+
+if __name__ == "__main__":
+    main()
