@@ -118,3 +118,16 @@ missing = cuda.declare_device("not_defined_anywhere", "float32(float32)")
 
 def calls_missing(r):
     r[0] = missing(r[0])
+
+
+# A declaration that needs a cooperative launch (numba-cuda's use_cooperative).
+grid_barrier = cuda.declare_device("grid_barrier", "int32()", link=os.path.join(DATA, "grid_barrier.cu"),
+                                   use_cooperative=True)
+
+
+def neighbours_after_barrier(x, out):
+    i = cuda.grid(1)
+    x[i] = i * 3 + 1
+    grid_barrier()
+    j = (i + cuda.blockDim.x) % x.size  # written by another block
+    out[i] = x[j]

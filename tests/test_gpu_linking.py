@@ -230,3 +230,16 @@ def test_curand_header_when_present(rng):
     cuda.jit(kernel)[1, 1](r, np.array([1, 1, 2], np.uint64))
     cuda.synchronize()
     assert r[0] == r[1] != r[2] and r[0] != 0  # curand's generator ran: deterministic per seed
+
+
+def test_cooperative_declaration():
+    kernel = cuda.jit(K.neighbours_after_barrier)
+    blocks, threads = 4, 64
+    x = np.zeros(blocks * threads, np.int64)
+    out = np.zeros_like(x)
+    kernel[blocks, threads](x, out)
+    cuda.synchronize()
+    (compiled,) = kernel.overloads.values()
+    assert compiled.cooperative is True
+    i = np.arange(blocks * threads)
+    np.testing.assert_array_equal(out, ((i + threads) % x.size) * 3 + 1)

@@ -96,3 +96,19 @@ def test_device_function_link_items_reach_kernels():
         r[0] = twice(x[0])
     compiled = cuda.jit(kernel).compile("void(float32[::1], float32[::1])", cc=(8, 0))
     assert [i.name for i in compiled.typed.link_inputs] == ["times.cu"]
+
+
+def test_cooperative_declarations_make_cooperative_kernels():
+    barrier = cuda.declare_device("grid_barrier", "int32()", link=os.path.join(src.DATA, "grid_barrier.cu"),
+                                  use_cooperative=True)
+
+    @cuda.jit(device=True)
+    def middle():
+        return barrier()
+
+    def kernel(r):
+        r[0] = middle()
+    compiled = cuda.jit(kernel).compile("void(int32[::1])", cc=(8, 0))
+    plain = cuda.jit(src.calls_nonexistent).compile("void(int32[::1])", cc=(8, 0))
+    assert compiled.cooperative is True and plain.cooperative is False
+    assert _core.link.cubin_has_symbol(compiled.link((8, 0)), compiled.entry)  # with libcudadevrt.a

@@ -258,6 +258,7 @@ void register_compile(py::module_& m) {
       .def_property_readonly("env_symbol", [](const ir::TypedFunction& f) { return f.env_symbol; })
       .def_property_readonly("signature", [](const ir::TypedFunction& f) { return f.sig; })
       .def_property_readonly("external", [](const ir::TypedFunction& f) { return f.external; })
+      .def_property_readonly("cooperative", [](const ir::TypedFunction& f) { return f.cooperative; })
       .def_property_readonly("link_inputs", [](const ir::TypedFunction& f) { return f.link_inputs; })
       .def_property_readonly("externs", [](const ir::TypedFunction& f) {
         // Declared functions it reaches through any depth of calls: (symbol, where declared).
@@ -297,11 +298,12 @@ void register_compile(py::module_& m) {
 
   m.def("declare_external",
         [](const std::string& name, const Signature& sig, const std::string& abi,
-           std::vector<std::shared_ptr<link::LinkInput>> links, const std::string& declared_at) {
+           std::vector<std::shared_ptr<link::LinkInput>> links, const std::string& declared_at, bool cooperative) {
           return compiler::declare_external(name, sig, abi == "c" ? codegen::Abi::C : codegen::Abi::Numba,
-                                            std::move(links), declared_at);
+                                            std::move(links), declared_at, cooperative);
         },
         py::arg("name"), py::arg("signature"), py::arg("abi"), py::arg("links"), py::arg("declared_at"),
+        py::arg("cooperative") = false,
         "A function defined by linked code, as a typed function callers can call.");
 
   m.def("check_static_shared_memory", [](const ir::TypedFunction& kernel) {

@@ -121,6 +121,11 @@ void register_toolkit(py::module_& m) {
     std::string path = tk::libdevice_path(&reason);
     return py::make_tuple(path, reason);
   });
+  t.def("cudadevrt_path", [] {
+    std::string reason;
+    std::string path = tk::cudadevrt_path(&reason);
+    return py::make_tuple(path, reason);
+  });
   t.def("include_dirs", &tk::include_dirs);
 }
 

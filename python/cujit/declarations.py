@@ -45,7 +45,7 @@ class ExternFunction:
         with self._lock:
             if self._typed is None:
                 self._typed = _core.declare_external(self.name, self.sig, self.abi, link_inputs(self.link),
-                                                     self._describe())
+                                                     self._describe(), cooperative=bool(self.use_cooperative))
             return self._typed
 
     # -- called by the C++ typing of a caller ------------------------------------------------
@@ -74,6 +74,8 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
     ``sig``: a signature string (``"float32(float32, CPointer(float32))"``) or object, with a return type.
     ``link``: items linked into every kernel that calls it (paths or LinkableCode objects).
     ``abi``: ``"numba"`` (status-returning, result through a pointer) or ``"c"``.
+    ``use_cooperative``: the code needs a cooperative launch (grid-wide sync): kernels that reach it launch
+    with ``cuLaunchCooperativeKernel`` and link the device runtime (``libcudadevrt.a``).
     """
     if abi not in ("numba", "c"):
         raise NotImplementedError(f"Unsupported ABI: {abi}")
@@ -82,8 +84,5 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
     signature = parse_signature(sig)
     if signature.return_type is None:
         raise TypeError("Return type must be provided for device declarations")
-    if use_cooperative:
-        raise NotImplementedError("declare_device(use_cooperative=True): cooperative launches are not supported "
-                                  "by cujit yet")
     items = normalize_items(link)
     return ExternFunction(name, signature, items, use_cooperative, abi, _caller_location(1))

@@ -45,6 +45,7 @@ class _Kernel:
         self.options = options
         self.entry = typed.symbol
         self.argtypes = tuple(typed.args)
+        self.cooperative = typed.cooperative  # a declaration it reaches needs a cooperative launch
         self._plan = None
         self._cubins = {}
         self._functions = {}
@@ -146,7 +147,7 @@ class _LaunchConfiguration:
     def __call__(self, *args):
         kernel = self.dispatcher._kernel_for_args(args)
         _launch_configured(kernel.function(), kernel.plan, self.griddim, self.blockdim, self.stream,
-                           self._native_stream, self.sharedmem, args, False, kernel.if_overlap)
+                           self._native_stream, self.sharedmem, args, kernel.cooperative, kernel.if_overlap)
 
 
 class CUDADispatcher:

@@ -124,7 +124,10 @@ def link_kernel(own, typed, cc, lto=False, debug=False, lineinfo=False, max_regi
     """Links a kernel's own code (``own``: a ``_core.LinkInput`` of its PTX or LTO-IR) with every input its
     typed function collected, for the device of ``cc``; returns the cubin (bytes), checked for the kernel."""
     toolkit.configure()
-    result = _core.link.link_program(own, list(typed.link_inputs), arch_for(cc), lto=lto, debug=debug,
+    inputs = list(typed.link_inputs)
+    if typed.cooperative:
+        inputs.append(link_input(toolkit.cudadevrt_path()))
+    result = _core.link.link_program(own, inputs, arch_for(cc), lto=lto, debug=debug,
                                      lineinfo=lineinfo, max_registers=int(max_registers or 0),
                                      include_dirs=nvrtc_include_dirs(), entry=typed.symbol,
                                      externs=list(typed.externs))

@@ -48,6 +48,15 @@ def libdevice_path():
     return _core.toolkit.libdevice_path()[0]
 
 
+def cudadevrt_path():
+    """The device runtime's static library (``libcudadevrt.a``), which cooperative kernels link."""
+    configure()
+    path, reason = _core.toolkit.cudadevrt_path()
+    if not path:
+        raise FileNotFoundError(reason)
+    return path
+
+
 def include_dirs():
     """The CUDA include directories NVRTC is given (CUJIT_CUDA_INCLUDE_PATH / NUMBA_CUDA_INCLUDE_PATH first)."""
     configure()

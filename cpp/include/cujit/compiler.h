@@ -30,10 +30,10 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
 
 // A function defined by linked code, called with `abi` (numba: int status and
 // a return slot; c: plain) under its exact symbol `name`. `signature` must
-// have a return type.
+// have a return type. `cooperative`: kernels that reach it launch cooperatively.
 std::shared_ptr<ir::TypedFunction> declare_external(const std::string& name, const Signature& signature,
                                                     codegen::Abi abi,
                                                     std::vector<std::shared_ptr<link::LinkInput>> links,
-                                                    const std::string& declared_at);
+                                                    const std::string& declared_at, bool cooperative = false);
 
 }  // namespace cujit::compiler

@@ -150,6 +150,8 @@ struct TypedFunction {
   // What linking this function needs: its own items (jit/declare_device link=)
   // then its callees', each once, in first-reached order.
   std::vector<std::shared_ptr<link::LinkInput>> link_inputs;
+  // Needs a cooperative launch (declare_device(use_cooperative=True) reached through any depth of calls).
+  bool cooperative = false;
 };
 
 }  // namespace cujit::ir

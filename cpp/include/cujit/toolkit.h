@@ -39,6 +39,9 @@ void* symbol(const Located& lib, std::initializer_list<const char*> names);
 // libdevice.10.bc: the path, or "" with `reason` filled.
 std::string libdevice_path(std::string* reason = nullptr);
 
+// libcudadevrt.a (the device runtime, linked by cooperative kernels): the path, or "" with `reason`.
+std::string cudadevrt_path(std::string* reason = nullptr);
+
 // The CUDA include directories that exist (toolkit include, the wheels'),
 // in the search order; CUJIT_CUDA_INCLUDE_PATH / NUMBA_CUDA_INCLUDE_PATH
 // (':'-separated) come first when set.

@@ -9,9 +9,7 @@
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include "cujit/nvvm.h"
-#ifndef CUJIT_NO_LEGACY_IR
 #include "legacy_nvvm_ir.h"
-#endif
 
 namespace cujit::codegen {
 namespace {
@@ -62,11 +60,7 @@ std::string emit_ltoir(llvm::Module& module, const ir::TypedFunction& fn, const 
     llvm::raw_string_ostream os(text);
     module.print(os, nullptr);
   } else {
-#ifdef CUJIT_NO_LEGACY_IR
-    Expected<std::string> legacy = Error{ErrorKind::NotImplemented, "legacy NVVM IR"};
-#else
     Expected<std::string> legacy = write_legacy_nvvm_ir(module);
-#endif
     if (!legacy) throw CompileError(legacy.error().kind, legacy.error().message);
     text = std::move(*legacy);
   }

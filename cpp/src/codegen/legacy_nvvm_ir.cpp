@@ -58,6 +58,7 @@ std::string llvm_text(const T& x) {
   llvm::raw_string_ostream os(s);
   x.print(os);
   os.flush();
+  s = llvm::StringRef(s).trim().str();
   return s.size() > 240 ? s.substr(0, 240) + "..." : s;
 }
 
@@ -195,6 +196,7 @@ Value* updated_value(llvm::IRBuilder<>& b, llvm::AtomicRMWInst& rmw, Value* old)
     case Op::UIncWrap: return b.CreateSelect(b.CreateICmpUGE(old, v), zero, b.CreateAdd(old, one));
     case Op::UDecWrap:
       return b.CreateSelect(b.CreateOr(b.CreateICmpEQ(old, zero), b.CreateICmpUGT(old, v)), v, b.CreateSub(old, one));
+    case Op::Nand: return b.CreateNot(b.CreateAnd(old, v));
     default: unsupported(llvm_text(rmw));
   }
 }
@@ -230,7 +232,8 @@ void expand_to_cas_loop(llvm::AtomicRMWInst& rmw) {
 // LLVM 7's atomicrmw takes integers only, and no fadd: float fadd becomes an NVVM
 // intrinsic when printed (relaxed, default scope, as NVPTX emits it), float xchg
 // goes through an integer, and the other floating-point operations, fadd with
-// other orderings, scopes or volatility, and uinc/udec_wrap become CAS loops.
+// other orderings, scopes or volatility, uinc/udec_wrap and nand (which libNVVM
+// rejects) become CAS loops.
 void rewrite_atomic(llvm::AtomicRMWInst& rmw) {
   using Op = llvm::AtomicRMWInst::BinOp;
   Type* t = rmw.getType();
@@ -247,18 +250,59 @@ void rewrite_atomic(llvm::AtomicRMWInst& rmw) {
     rmw.eraseFromParent();
     return;
   }
-  if (t->isIntegerTy() && rmw.getOperation() != Op::UIncWrap && rmw.getOperation() != Op::UDecWrap) return;
+  Op op = rmw.getOperation();
+  if (t->isIntegerTy() && op != Op::UIncWrap && op != Op::UDecWrap && op != Op::Nand) return;
   expand_to_cas_loop(rmw);
+}
+
+// NVVM's membar for a sync scope (a membar is a fence.sc); none for singlethread.
+void insert_membar(Instruction* before, llvm::SyncScope::ID id) {
+  if (id == llvm::SyncScope::SingleThread) return;
+  llvm::SmallVector<llvm::StringRef, 8> names;
+  before->getContext().getSyncScopeNames(names);
+  llvm::StringRef name = id < names.size() ? names[id] : "";
+  Intrinsic::ID membar = name.empty()       ? Intrinsic::nvvm_membar_sys
+                         : name == "block" ? Intrinsic::nvvm_membar_cta
+                                           : Intrinsic::nvvm_membar_gl;  // device, cluster
+  llvm::IRBuilder<>(before).CreateIntrinsic(membar, {}, {});
+}
+
+// libNVVM takes no fence instruction and no load or store stronger than
+// monotonic: fences become membars, and ordered loads and stores monotonic ones
+// between membars, as LLVM's fence-based atomic expansion places them.
+void rewrite_ordering(Instruction& inst) {
+  using llvm::AtomicOrdering;
+  if (auto* fence = llvm::dyn_cast<llvm::FenceInst>(&inst)) {
+    insert_membar(fence, fence->getSyncScopeID());
+    fence->eraseFromParent();
+    return;
+  }
+  auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
+  auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst);
+  AtomicOrdering o = load ? load->getOrdering() : store->getOrdering();
+  llvm::SyncScope::ID id = load ? load->getSyncScopeID() : store->getSyncScopeID();
+  if (o == AtomicOrdering::NotAtomic || o == AtomicOrdering::Monotonic) return;
+  bool seq_cst = o == AtomicOrdering::SequentiallyConsistent;
+  if (store ? llvm::isReleaseOrStronger(o) : seq_cst) insert_membar(&inst, id);
+  if (load ? llvm::isAcquireOrStronger(o) : seq_cst) insert_membar(inst.getNextNode(), id);
+  if (load) load->setOrdering(AtomicOrdering::Monotonic);
+  else store->setOrdering(AtomicOrdering::Monotonic);
 }
 
 void rewrite_instructions(llvm::Module& module) {
   std::vector<Instruction*> work;
   for (Function& f : module)
     for (Instruction& inst : llvm::instructions(f))
-      if (llvm::isa<llvm::IntrinsicInst, llvm::AtomicRMWInst, llvm::FreezeInst>(inst)) work.push_back(&inst);
+      if (llvm::isa<llvm::IntrinsicInst, llvm::AtomicRMWInst, llvm::FreezeInst, llvm::FenceInst>(inst) ||
+          (llvm::isa<llvm::LoadInst, llvm::StoreInst>(inst) && inst.isAtomic()))
+        work.push_back(&inst);
   for (Instruction* inst : work) {
     if (auto* rmw = llvm::dyn_cast<llvm::AtomicRMWInst>(inst)) {
       rewrite_atomic(*rmw);
+      continue;
+    }
+    if (llvm::isa<llvm::FenceInst, llvm::LoadInst, llvm::StoreInst>(inst)) {
+      rewrite_ordering(*inst);
       continue;
     }
     Value* replacement = nullptr;
@@ -301,20 +345,19 @@ struct LegacyIntrinsic {
   Type* pointee;
 };
 
-// Generic intrinsics LLVM 7 has with the same operands (all llvm.nvvm.* pass to
-// libNVVM, which knows its own).
+// Generic intrinsics LLVM 7 has with the same operands and libNVVM compiles (all
+// llvm.nvvm.* pass: libNVVM knows its own). Not sin, cos, pow, powi, exp*, log*
+// or canonicalize: libNVVM 13 rejects some and crashes on others.
 bool in_llvm7(Intrinsic::ID id) {
   switch (id) {
     case Intrinsic::memcpy: case Intrinsic::memmove: case Intrinsic::memset: case Intrinsic::sqrt:
-    case Intrinsic::powi: case Intrinsic::sin: case Intrinsic::cos: case Intrinsic::pow: case Intrinsic::exp:
-    case Intrinsic::exp2: case Intrinsic::log: case Intrinsic::log10: case Intrinsic::log2: case Intrinsic::fma:
-    case Intrinsic::fabs: case Intrinsic::minnum: case Intrinsic::maxnum: case Intrinsic::copysign:
+    case Intrinsic::fma: case Intrinsic::fabs: case Intrinsic::minnum: case Intrinsic::maxnum: case Intrinsic::copysign:
     case Intrinsic::floor: case Intrinsic::ceil: case Intrinsic::trunc: case Intrinsic::rint:
     case Intrinsic::nearbyint: case Intrinsic::round: case Intrinsic::fmuladd: case Intrinsic::bitreverse:
     case Intrinsic::bswap: case Intrinsic::ctpop: case Intrinsic::ctlz: case Intrinsic::cttz: case Intrinsic::fshl:
     case Intrinsic::fshr: case Intrinsic::sadd_with_overflow: case Intrinsic::uadd_with_overflow:
     case Intrinsic::ssub_with_overflow: case Intrinsic::usub_with_overflow: case Intrinsic::smul_with_overflow:
-    case Intrinsic::umul_with_overflow: case Intrinsic::canonicalize: case Intrinsic::trap:
+    case Intrinsic::umul_with_overflow: case Intrinsic::trap:
     case Intrinsic::debugtrap: case Intrinsic::readcyclecounter:
       return true;
     default:
@@ -661,10 +704,10 @@ void LegacyWriter::function(Function& f) {
   for (llvm::Argument& a : f.args()) {
     names_[&a] = "%arg" + std::to_string(k);
     Type* t = a.getType();
-    s += (k ? ", " : "") + (t->isPointerTy() ? pointer_to(pointee, t->getPointerAddressSpace()) : type(t)) + " ";
-    if (!f.isIntrinsic()) s += parameter_attributes(attrs.getParamAttrs(k), false);
-    if (!f.isDeclaration()) s += names_[&a];
-    ++k;
+    std::string rest = f.isIntrinsic() ? "" : parameter_attributes(attrs.getParamAttrs(k), false);
+    if (!f.isDeclaration()) rest += names_[&a];
+    s += (k++ ? ", " : "") + (t->isPointerTy() ? pointer_to(pointee, t->getPointerAddressSpace()) : type(t)) +
+         (rest.empty() ? "" : " " + llvm::StringRef(rest).rtrim().str());
   }
   if (f.isVarArg()) s += k ? ", ..." : "...";
   s += ")";

@@ -87,8 +87,10 @@ void collect_link_inputs(ir::TypedFunction& tf, const std::vector<std::shared_pt
       tf.link_inputs.push_back(in);
   };
   for (const auto& in : own) add(in);
-  for (const auto& callee : tf.callees)
+  for (const auto& callee : tf.callees) {
     for (const auto& in : callee->link_inputs) add(in);
+    tf.cooperative = tf.cooperative || callee->cooperative;
+  }
 }
 
 }  // namespace
@@ -117,7 +119,7 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
 
 std::shared_ptr<ir::TypedFunction> declare_external(const std::string& name, const Signature& signature,
                                                     Abi abi, std::vector<std::shared_ptr<link::LinkInput>> links,
-                                                    const std::string& declared_at) {
+                                                    const std::string& declared_at, bool cooperative) {
   auto fn = std::make_shared<ir::Function>();
   fn->name = fn->qualname = name;
   fn->module = "<external>";
@@ -132,6 +134,7 @@ std::shared_ptr<ir::TypedFunction> declare_external(const std::string& name, con
   tf->c_abi = abi == Abi::C;
   tf->external = true;
   tf->declared_at = declared_at;
+  tf->cooperative = cooperative;
   collect_link_inputs(*tf, links);
   return tf;
 }

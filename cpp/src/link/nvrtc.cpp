@@ -137,7 +137,11 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name, con
   if (r != 0) throw NvrtcError(describe(a, r) + " creating the NVRTC program for \"" + name + "\"");
   // Automatic precompiled headers (NVRTC >= 12.8): the implicit CUDA headers are parsed once per process and
   // reused, which takes a small source from ~20 ms to ~8 ms; it changes nothing in the output.
-  if (supports_pch(a)) opts.push_back("-pch");
+  if (supports_pch(a)) {
+    opts.push_back("-pch");
+    opts.push_back("-pch-messages=false");  // its notes are not the source's warnings
+    opts.push_back("-diag-suppress=629");   // nor "options differ from those of an earlier PCH"
+  }
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());
   r = a.compile(guard.p, static_cast<int>(argv.size()), argv.data());

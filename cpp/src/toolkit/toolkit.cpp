@@ -146,19 +146,37 @@ void* symbol(const Located& lib, std::initializer_list<const char*> names) {
   return nullptr;
 }
 
-std::string libdevice_path(std::string* reason) {
+namespace {
+
+// A file of the toolkit under one of `subpaths` of a root, or "" with `reason`.
+std::string find_file(const std::string& what, std::initializer_list<const char*> subpaths, const char* hint,
+                      std::string* reason) {
   std::vector<std::string> tried;
   for (const auto& root : roots()) {
-    std::string path = root + "/nvvm/libdevice/libdevice.10.bc";
-    if (exists(path)) return path;
-    tried.push_back(path);
+    for (const char* sub : subpaths) {
+      std::string path = root + "/" + sub;
+      if (exists(path)) return path;
+      tried.push_back(path);
+    }
   }
   if (reason != nullptr) {
-    *reason = "libdevice (libdevice.10.bc) was not found; it was looked for in:";
+    *reason = what + " was not found; it was looked for in:";
     for (const auto& t : tried) *reason += "\n  " + t;
-    *reason += "\nTo fix: `pip install cujit[cu13]` (or nvidia-nvvm), or set CUDA_HOME to a CUDA toolkit.";
+    *reason += std::string("\nTo fix: ") + hint + (env("CUDA_HOME").empty() ? " (CUDA_HOME is not set)." : ".");
   }
   return "";
+}
+
+}  // namespace
+
+std::string libdevice_path(std::string* reason) {
+  return find_file("libdevice (libdevice.10.bc)", {"nvvm/libdevice/libdevice.10.bc"},
+                   "`pip install cujit[cu13]` (or nvidia-nvvm), or set CUDA_HOME to a CUDA toolkit", reason);
+}
+
+std::string cudadevrt_path(std::string* reason) {
+  return find_file("the CUDA device runtime (libcudadevrt.a)", {"lib64/libcudadevrt.a", "lib/libcudadevrt.a"},
+                   "`pip install nvidia-cuda-runtime` (CUDA 13), or set CUDA_HOME to a CUDA toolkit", reason);
 }
 
 std::vector<std::string> include_dirs() {
