@@ -43,25 +43,8 @@ def add_both_abis(r, a, b):
         r[i] = add_from_numba(a[i], b[i]) * 2 + add_cabi(a[i], b[i])  # 3 (a + b)
 
 
-# Through device functions, one .cu reached many ways (numba-cuda's TestDeclareDevice).
-times2 = cuda.declare_device("times2", "float32(float32)", link=os.path.join(DATA, "times.cu"))
-times3 = cuda.declare_device("times3", "float32(float32)", link=os.path.join(DATA, "times.cu"))
-
-
-@cuda.jit(device=True)
-def level2(x):
-    return times2(x) + times3(x)
-
-
-@cuda.jit(device=True)
-def level1(x):
-    return level2(x) + times2(x)
-
-
-def through_device_functions(r, x):
-    i = cuda.grid(1)
-    if i < len(r):
-        r[i] = level1(x[i]) + times3(x[i])  # 10 x
+# Through device functions, one .cu reached many ways (numba-cuda's TestDeclareDevice): link_program_src's.
+from link_program_src import times2, times3, through_device_functions  # noqa: E402,F401
 
 
 def times_five(r, x):

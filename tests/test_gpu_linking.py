@@ -151,49 +151,34 @@ def test_pointers_into_c_and_cujit_functions(rng):
     np.testing.assert_allclose(v, expected, rtol=1e-6)
 
 
-def test_python_udf_round_trip_c_abi(rng):
-    ptx, resty = cuda.compile(K.udf, "float32(float32)", abi="c", abi_info={"abi_name": "udf_c"})
-    call_udf = cuda.declare_device("udf_c", "float32(float32)", abi="c", link=[cuda.PTXSource(ptx.encode())])
-
+def _check_udf(rng, call_udf, lto=False):
+    """A kernel calling the declared UDF computes K.udf on random data."""
     def kernel(r, x):
         i = cuda.grid(1)
         if i < len(r):
             r[i] = call_udf(x[i])
     x = rng.random(256, dtype=np.float32)
     r = np.zeros_like(x)
-    _launch(cuda.jit(kernel), 256, r, x)
+    _launch(cuda.jit(kernel, lto=lto), 256, r, x)
     np.testing.assert_allclose(r, x * x + 2 * x - 1, rtol=1e-5, atol=1e-6)
+
+
+def test_python_udf_round_trip_c_abi(rng):
+    ptx, resty = cuda.compile(K.udf, "float32(float32)", abi="c", abi_info={"abi_name": "udf_c"})
+    _check_udf(rng, cuda.declare_device("udf_c", "float32(float32)", abi="c", link=[cuda.PTXSource(ptx.encode())]))
 
 
 def test_python_udf_round_trip_numba_abi_by_mangled_name(rng):
     ptx, _ = cuda.compile(K.udf, "float32(float32)", abi="numba")
     name = re.search(r"\.visible \.func\s+\(.*?\)\s+(\S+)\(", ptx, re.S).group(1)
-    call_udf = cuda.declare_device(name, "float32(float32)", link=[cuda.PTXSource(ptx)])
-
-    def kernel(r, x):
-        i = cuda.grid(1)
-        if i < len(r):
-            r[i] = call_udf(x[i])
-    x = rng.random(256, dtype=np.float32)
-    r = np.zeros_like(x)
-    _launch(cuda.jit(kernel), 256, r, x)
-    np.testing.assert_allclose(r, x * x + 2 * x - 1, rtol=1e-5, atol=1e-6)
+    _check_udf(rng, cuda.declare_device(name, "float32(float32)", link=[cuda.PTXSource(ptx)]))
 
 
 def test_python_udf_round_trip_ltoir(rng):
     cc = devices.get_current_device().compute_capability
     ltoir, _ = cuda.compile(K.udf, "float32(float32)", output="ltoir", cc=cc, abi_info={"abi_name": "udf_lto"})
     assert ltoir[:4] == b"\xed\x43\x4e\x7f"
-    call_udf = cuda.declare_device("udf_lto", "float32(float32)", abi="c", link=[cuda.LTOIR(ltoir)])
-
-    def kernel(r, x):
-        i = cuda.grid(1)
-        if i < len(r):
-            r[i] = call_udf(x[i])
-    x = rng.random(256, dtype=np.float32)
-    r = np.zeros_like(x)
-    _launch(cuda.jit(kernel, lto=True), 256, r, x)
-    np.testing.assert_allclose(r, x * x + 2 * x - 1, rtol=1e-5, atol=1e-6)
+    _check_udf(rng, cuda.declare_device("udf_lto", "float32(float32)", abi="c", link=[cuda.LTOIR(ltoir)]), lto=True)
 
 
 def test_debug_with_lto(rng):

@@ -8,6 +8,7 @@
 
 #include "cujit/link.h"
 #include "cujit/toolkit.h"
+#include "tool_log.h"
 
 namespace cujit::link {
 namespace {
@@ -142,12 +143,7 @@ struct HandleGuard {
 };
 
 std::string read_log(const Api& a, Handle h, bool error_log) {
-  std::size_t size = 0;
-  if ((error_log ? a.error_log_size(h, &size) : a.info_log_size(h, &size)) != 0 || size == 0) return {};
-  std::string log(size, '\0');
-  if ((error_log ? a.error_log(h, log.data()) : a.info_log(h, log.data())) != 0) return {};
-  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-  return log;
+  return error_log ? read_tool_log(h, a.error_log_size, a.error_log) : read_tool_log(h, a.info_log_size, a.info_log);
 }
 
 [[noreturn]] void link_failed(const Api& a, Handle h, Result r, const std::string& during) {

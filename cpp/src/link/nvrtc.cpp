@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "cujit/toolkit.h"
+#include "tool_log.h"
 
 namespace cujit::link {
 namespace {
@@ -70,19 +71,9 @@ const Api& usable_api() {
   return a;
 }
 
-std::string describe(const Api& a, Result r) {
-  const char* s = a.error_string(r);
-  return std::string(s ? s : "NVRTC_ERROR") + " (" + std::to_string(r) + ")";
-}
+std::string describe(const Api& a, Result r) { return describe_result(a.error_string, r, "NVRTC_ERROR"); }
 
-std::string program_log(const Api& a, Program p) {
-  size_t size = 0;
-  if (a.log_size(p, &size) != 0 || size <= 1) return {};
-  std::string log(size, '\0');
-  if (a.log(p, log.data()) != 0) return {};
-  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-  return log;
-}
+std::string program_log(const Api& a, Program p) { return read_tool_log(p, a.log_size, a.log); }
 
 struct ProgramGuard {
   const Api& a;
@@ -91,6 +82,29 @@ struct ProgramGuard {
     if (p != nullptr) a.destroy(&p);
   }
 };
+
+// NVRTC's log without what the automatic PCH says of itself (a PCH made with
+// other options or includes was not reused): those are not the source's warnings.
+std::string without_pch_notes(const std::string& log) {
+  std::string kept, paragraph;
+  size_t start = 0;
+  bool skipping = false;
+  while (start < log.size()) {
+    size_t end = log.find('\n', start);
+    if (end == std::string::npos) end = log.size();
+    std::string line = log.substr(start, end - start);
+    start = end + 1;
+    if (line.find("precompiled header") != std::string::npos) {
+      skipping = true;  // the note and its "Remark: ... -diag-suppress" line
+      continue;
+    }
+    if (skipping && (line.empty() || line.rfind("Remark:", 0) == 0)) continue;
+    skipping = false;
+    kept += line + "\n";
+  }
+  while (!kept.empty() && kept.back() == '\n') kept.pop_back();
+  return kept;
+}
 
 bool supports_pch(const Api& a) {
   static const bool yes = [&] {
@@ -140,13 +154,12 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name, con
   if (supports_pch(a)) {
     opts.push_back("-pch");
     opts.push_back("-pch-messages=false");  // its notes are not the source's warnings
-    opts.push_back("-diag-suppress=629");   // nor "options differ from those of an earlier PCH"
   }
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());
   r = a.compile(guard.p, static_cast<int>(argv.size()), argv.data());
   NvrtcOutput out;
-  out.log = program_log(a, guard.p);
+  out.log = without_pch_notes(program_log(a, guard.p));
   out.options = opts;
   if (r != 0) {
     std::string message = describe(a, r) + ", compilation log:\n\n" + out.log;

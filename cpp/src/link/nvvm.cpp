@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "cujit/toolkit.h"
+#include "tool_log.h"
 
 namespace cujit::link {
 namespace {
@@ -58,19 +59,9 @@ const Api& usable_api() {
   return a;
 }
 
-std::string describe(const Api& a, Result r) {
-  const char* s = a.error_string(r);
-  return std::string(s ? s : "NVVM_ERROR") + " (" + std::to_string(r) + ")";
-}
+std::string describe(const Api& a, Result r) { return describe_result(a.error_string, r, "NVVM_ERROR"); }
 
-std::string program_log(const Api& a, Program p) {
-  size_t size = 0;
-  if (a.log_size(p, &size) != 0 || size <= 1) return {};
-  std::string log(size, '\0');
-  if (a.log(p, log.data()) != 0) return {};
-  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-  return log;
-}
+std::string program_log(const Api& a, Program p) { return read_tool_log(p, a.log_size, a.log); }
 
 struct ProgramGuard {
   const Api& a;
