@@ -113,3 +113,10 @@ def test_missing_nvrtc_names_the_places_and_cuda_home(tmp_path):
         """)
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True).stdout
     assert str(tmp_path) in out and ("CUDA_HOME" in out or out.startswith("found /usr/local/cuda"))
+
+
+def test_sources_that_need_the_runtime_declarations_compile():
+    # NVRTC runs with -minimal first (faster); a source using the runtime's types compiles without it.
+    src_text = 'extern "C" __device__ int status(int* r) { cudaError_t e = cudaSuccess; *r = (int)e; return 0; }'
+    ptx, log, _ = _core.nvrtc.compile(src_text, "needs_runtime.cu", "sm_80")
+    assert "status" in ptx and log == ""

@@ -72,3 +72,6 @@ def report():
     lines.append(f"libdevice: {libdevice_path() or _core.toolkit.libdevice_path()[1]}")
     lines.append(f"include: {':'.join(include_dirs())}")
     return "\n".join(lines)
+
+
+configure()  # at import: the C++ core may be asked for a library before anything else runs

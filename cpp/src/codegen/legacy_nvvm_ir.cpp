@@ -63,7 +63,8 @@ std::string llvm_text(const T& x) {
 }
 
 [[noreturn]] void unsupported(const std::string& what) {
-  fail(ErrorKind::Internal, "LTO-IR for compute_75..compute_90 (the LLVM 7 dialect of libNVVM) has no form for " + what);
+  fail(ErrorKind::Internal,
+       "LTO-IR for compute_75..compute_90 (the LLVM 7 dialect of libNVVM) has no form for " + what);
 }
 
 std::string hex(uint64_t bits, unsigned digits) {
@@ -155,7 +156,8 @@ Value* expand_intrinsic(llvm::IntrinsicInst& call, llvm::IRBuilder<>& b) {
       Value* overflow = b.CreateICmpSLT(
           b.CreateAnd(b.CreateXor(x, r), add ? b.CreateXor(y, r) : b.CreateXor(x, y)), zero());
       unsigned bits = t->getScalarSizeInBits();
-      Value* bound = b.CreateSelect(b.CreateICmpSLT(x, zero()), Constant::getIntegerValue(t, llvm::APInt::getSignedMinValue(bits)),
+      Value* bound = b.CreateSelect(b.CreateICmpSLT(x, zero()),
+                                    Constant::getIntegerValue(t, llvm::APInt::getSignedMinValue(bits)),
                                     Constant::getIntegerValue(t, llvm::APInt::getSignedMaxValue(bits)));
       return b.CreateSelect(overflow, bound, r);
     }
@@ -243,8 +245,9 @@ void rewrite_atomic(llvm::AtomicRMWInst& rmw) {
   if (rmw.getOperation() == Op::Xchg && t->isFloatingPointTy()) {
     llvm::IRBuilder<> b(&rmw);
     Type* it = integer_like(t);
-    llvm::AtomicRMWInst* x = b.CreateAtomicRMW(Op::Xchg, rmw.getPointerOperand(), b.CreateBitCast(rmw.getValOperand(), it),
-                                               rmw.getAlign(), rmw.getOrdering(), rmw.getSyncScopeID());
+    Value* v = b.CreateBitCast(rmw.getValOperand(), it);
+    llvm::AtomicRMWInst* x = b.CreateAtomicRMW(Op::Xchg, rmw.getPointerOperand(), v, rmw.getAlign(),
+                                               rmw.getOrdering(), rmw.getSyncScopeID());
     x->setVolatile(rmw.isVolatile());
     rmw.replaceAllUsesWith(b.CreateBitCast(x, t));
     rmw.eraseFromParent();
@@ -380,7 +383,9 @@ LegacyIntrinsic legacy_intrinsic(Function& f) {
   llvm::StringRef base = Intrinsic::getBaseName(id);
   llvm::SmallVector<llvm::StringRef, 4> suffix;
   name.substr(base.size()).split(suffix, '.', -1, /*KeepEmpty=*/false);
-  auto is_pointer = [](llvm::StringRef s) { return s.size() > 1 && s[0] == 'p' && llvm::all_of(s.drop_front(), llvm::isDigit); };
+  auto is_pointer = [](llvm::StringRef s) {
+    return s.size() > 1 && s[0] == 'p' && llvm::all_of(s.drop_front(), llvm::isDigit);
+  };
   Type* ret = f.getReturnType();
   Type* pointee = Type::getInt8Ty(f.getContext());
   if (llvm::any_of(suffix, is_pointer) && (ret->isIntegerTy() || ret->isFloatingPointTy())) pointee = ret;
@@ -407,7 +412,7 @@ std::string linkage(llvm::GlobalValue::LinkageTypes l) {
   return "";
 }
 
-// Linkage, visibility and unnamed_addr, as the head of a global or function.
+// Linkage and visibility, as the head of a global or function.
 std::string global_head(const llvm::GlobalValue& g) {
   std::string s = linkage(g.getLinkage());
   if (g.hasHiddenVisibility()) s += "hidden ";
@@ -750,7 +755,8 @@ void LegacyWriter::instruction(Instruction& i) {
     for (Value* index : gep->indices()) s += ", " + operand(index);
     if (result == i8_) return emit(name + " = " + s);
     emit(name + ".g = " + s);
-    emit(name + " = bitcast " + pointer_to(result, gep->getAddressSpace()) + " " + name + ".g to " + type(gep->getType()));
+    emit(name + " = bitcast " + pointer_to(result, gep->getAddressSpace()) + " " + name + ".g to " +
+         type(gep->getType()));
     return;
   }
   std::string text = instruction_text(i);
@@ -785,7 +791,8 @@ std::string LegacyWriter::instruction_text(Instruction& i) {
   if (auto* phi = llvm::dyn_cast<llvm::PHINode>(&i)) {
     std::string s = "phi " + type(phi->getType());
     for (unsigned k = 0; k < phi->getNumIncomingValues(); ++k)
-      s += std::string(k ? "," : "") + " [ " + value(phi->getIncomingValue(k)) + ", " + names_[phi->getIncomingBlock(k)] + " ]";
+      s += std::string(k ? "," : "") + " [ " + value(phi->getIncomingValue(k)) + ", " +
+           names_[phi->getIncomingBlock(k)] + " ]";
     return s;
   }
   if (auto* call = llvm::dyn_cast<llvm::CallInst>(&i)) return call_text(*call);
@@ -806,7 +813,8 @@ std::string LegacyWriter::instruction_text(Instruction& i) {
            operand(ie->getOperand(2));
   if (auto* sv = llvm::dyn_cast<llvm::ShuffleVectorInst>(&i)) {
     std::string mask;
-    for (int m : sv->getShuffleMask()) mask += (mask.empty() ? "i32 " : ", i32 ") + (m < 0 ? "undef" : std::to_string(m));
+    for (int m : sv->getShuffleMask())
+      mask += (mask.empty() ? "i32 " : ", i32 ") + (m < 0 ? "undef" : std::to_string(m));
     return "shufflevector " + operand(sv->getOperand(0)) + ", " + operand(sv->getOperand(1)) + ", <" +
            std::to_string(sv->getShuffleMask().size()) + " x i32> <" + mask + ">";
   }
@@ -851,7 +859,8 @@ std::string LegacyWriter::memory_instruction_text(Instruction& i) {
     if (rmw->getOperation() == llvm::AtomicRMWInst::FAdd) {
       unsigned space = rmw->getPointerAddressSpace();
       std::string name = "llvm.nvvm.atomic.load.add." + mangled(t) + ".p" + std::to_string(space) + mangled(t);
-      extra_declarations_[name] = "declare " + type(t) + " @" + name + "(" + pointer_to(t, space) + ", " + type(t) + ")";
+      extra_declarations_[name] =
+          "declare " + type(t) + " @" + name + "(" + pointer_to(t, space) + ", " + type(t) + ")";
       return "call " + type(t) + " @" + name + "(" + p + ", " + operand(rmw->getValOperand()) + ")";
     }
     if (!t->isIntegerTy()) unsupported(llvm_text(i));
@@ -920,10 +929,13 @@ std::string LegacyWriter::metadata() {
   if (llvm::NamedMDNode* named = module_.getNamedMetadata("nvvm.annotations")) {
     for (llvm::MDNode* node : named->operands()) {
       std::string s = "!{";
-      for (unsigned k = 0; k < node->getNumOperands(); ++k) s += (k ? ", " : "") + metadata_operand(node->getOperand(k));
+      for (unsigned k = 0; k < node->getNumOperands(); ++k)
+        s += (k ? ", " : "") + metadata_operand(node->getOperand(k));
       nodes.push_back(s + "}");
       auto* key = node->getNumOperands() > 1 ? llvm::dyn_cast<llvm::MDString>(node->getOperand(1)) : nullptr;
-      auto* target = node->getNumOperands() > 0 ? llvm::dyn_cast_or_null<llvm::ValueAsMetadata>(node->getOperand(0).get()) : nullptr;
+      auto* target = node->getNumOperands() > 0
+                         ? llvm::dyn_cast_or_null<llvm::ValueAsMetadata>(node->getOperand(0).get())
+                         : nullptr;
       if (key != nullptr && key->getString() == "kernel" && target != nullptr) annotated.insert(target->getValue());
     }
   }
@@ -943,7 +955,8 @@ std::string LegacyWriter::metadata() {
 }
 
 std::string LegacyWriter::write() {
-  std::string head = std::string("target datalayout = \"") + kDataLayout + "\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n\n";
+  std::string head = std::string("target datalayout = \"") + kDataLayout +
+                     "\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n\n";
   for (llvm::StructType* t : module_.getIdentifiedStructTypes()) head += type(t) + " = type " + struct_body(t) + "\n";
   for (llvm::GlobalVariable& g : module_.globals()) global(g);
   body_ += "\n";
