@@ -97,7 +97,7 @@ def cujit_stages(cuda, tmp, i):
     t2 = time.perf_counter()
     compiled.function()  # the link (NVRTC now cached) and the load
     t3 = time.perf_counter()
-    kernel[1, 32](x, x, cuda.to_device(np.ones(32, np.float32)))
+    kernel[1, 32](x, cuda.to_device(np.ones(32, np.float32)), cuda.to_device(np.ones(32, np.float32)))
     cuda.synchronize()
     t4 = time.perf_counter()
     stages.update(compile=t1 - t0, nvrtc=t2 - t1, link_and_load=t3 - t2, launch=t4 - t3)
