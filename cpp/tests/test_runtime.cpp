@@ -117,7 +117,9 @@ TEST(Link, LtoOnlyWithLtoIr) {
   link::InputKind k;
   EXPECT_TRUE(link::parse_input_kind("fatbin", k));
   EXPECT_EQ(k, link::InputKind::Fatbin);
-  EXPECT_FALSE(link::parse_input_kind("cu", k));
+  EXPECT_TRUE(link::parse_input_kind("cu", k));  // CUDA C++, compiled by NVRTC before the link
+  EXPECT_EQ(k, link::InputKind::Cu);
+  EXPECT_FALSE(link::parse_input_kind("cuh", k));
   EXPECT_THROW(link::link({}, o), link::LinkError);
 }
 
