@@ -830,13 +830,12 @@ std::string LegacyWriter::instruction_text(Instruction& i) {
     return s + " ]";
   }
   if (llvm::isa<llvm::UnreachableInst>(i)) return "unreachable";
-  if (auto* fence = llvm::dyn_cast<llvm::FenceInst>(&i))
-    return "fence" + scope(fence->getSyncScopeID()) + " " + llvm::toIRString(fence->getOrdering());
-  return memory_instruction_text(i);
+  return memory_instruction_text(i);  // fences became membars above
 }
 
 // Loads, stores and atomics: LLVM 7 writes no alignment on atomicrmw and cmpxchg,
-// and has no atomicrmw fadd (the NVVM intrinsic does it).
+// and has no atomicrmw fadd (the NVVM intrinsic does it). Loads and stores are
+// at most monotonic here (see rewrite_ordering).
 std::string LegacyWriter::memory_instruction_text(Instruction& i) {
   auto align = [](llvm::Align a) { return ", align " + std::to_string(a.value()); };
   auto ordering = [&](llvm::AtomicOrdering o, llvm::SyncScope::ID id) { return scope(id) + " " + llvm::toIRString(o); };
@@ -955,6 +954,7 @@ std::string LegacyWriter::metadata() {
 }
 
 std::string LegacyWriter::write() {
+  if (!module_.aliases().empty() || !module_.ifuncs().empty()) unsupported("global aliases and ifuncs");
   std::string head = std::string("target datalayout = \"") + kDataLayout +
                      "\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n\n";
   for (llvm::StructType* t : module_.getIdentifiedStructTypes()) head += type(t) + " = type " + struct_body(t) + "\n";
@@ -962,7 +962,6 @@ std::string LegacyWriter::write() {
   body_ += "\n";
   for (Function& f : module_) function(f);
   for (auto& [name, declaration] : extra_declarations_) body_ += declaration + "\n";
-  if (!module_.aliases().empty() || !module_.ifuncs().empty()) unsupported("global aliases");
   return head + "\n" + body_ + "\n" + metadata();
 }
 

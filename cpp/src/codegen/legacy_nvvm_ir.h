@@ -21,6 +21,11 @@ namespace cujit::codegen {
 // (expansions of constructs LLVM 7 lacks), so the caller must not need it
 // unchanged afterwards. A construct without an LLVM 7 form is an Internal error
 // naming it.
+//
+// What libNVVM takes as compile options rather than IR is not in the text: for a
+// fastmath module (`denormal-fp-math-f32`, `fast` divisions) the caller passes
+// -ftz=1 -prec-div=0 -prec-sqrt=0 to libNVVM / nvJitLink, as numba-cuda does;
+// libNVVM ignores the function attributes and the flags on fdiv.
 Expected<std::string> write_legacy_nvvm_ir(llvm::Module& module);
 
 }  // namespace cujit::codegen
