@@ -176,7 +176,9 @@ void mark_read_only_arguments(llvm::Module& module) {
   for (llvm::Function& f : module) {
     if (f.isDeclaration() || f.getCallingConv() != llvm::CallingConv::PTX_Kernel) continue;
     for (llvm::Argument& arg : f.args())
-      if (arg.getType()->isPointerTy() && arg.hasNoAliasAttr() && !arg.onlyReadsMemory() && only_read_through(arg))
+      // (not one already `writeonly`: an unused argument can be both inferred, and the pair is invalid IR)
+      if (arg.getType()->isPointerTy() && arg.hasNoAliasAttr() && !arg.onlyReadsMemory() &&
+          !arg.hasAttribute(llvm::Attribute::WriteOnly) && only_read_through(arg))
         arg.addAttr(llvm::Attribute::ReadOnly);
   }
 }
