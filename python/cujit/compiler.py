@@ -6,7 +6,8 @@ import os
 import types
 import warnings
 
-from cujit import _core, linkable_code, linking, toolkit
+from cujit import _core, linking
+from cujit.linkable_code import LinkableCode
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaInvalidConfigWarning
 
@@ -106,7 +107,6 @@ def python_function(pyfunc, api="compile"):
 
 def type_function(pyfunc, signature, options, links=()):
     """Frontend and typing of `pyfunc` for `signature`; `links`: its own link inputs."""
-    toolkit.configure()
     return _core.type_function(function_source(pyfunc), Resolver(pyfunc), list(signature.args),
                                signature.return_type, options, options, list(links))
 
@@ -162,10 +162,6 @@ def _compile_own(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, a
     return ptx, typed
 
 
-_LINKABLE_CLASSES = {"ptx": "PTXSource", "cubin": "Cubin", "fatbin": "Fatbin", "object": "Object",
-                     "library": "Archive", "ltoir": "LTOIR"}
-
-
 def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,
                 abi="c", abi_info=None, output="ltoir", forceinline=False, launch_bounds=None):
     """The function's code and everything it needs linked with it, for linking elsewhere.
@@ -179,18 +175,13 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
     code, typed = _compile_own(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output,
                                forceinline, launch_bounds)
     codes = [code]
+    arch = linking.arch_for(cc if len(cc) > 2 else cc + ("",))  # the cc asked for, without numba's "a" default
     for item in typed.link_inputs:
         if item.kind == "cu":
-            compiled, log, cached = _core.nvrtc.compile(item.data, item.name, linking.arch_for(cc if len(cc) > 2 else cc + ("",)),
-                                                        lto=output == "ltoir", debug=bool(debug),
-                                                        lineinfo=bool(lineinfo),
-                                                        include_dirs=linking.nvrtc_include_dirs())
-            if log and not cached:
-                warnings.warn(f"NVRTC log messages: {log}", UserWarning, stacklevel=2)
-            cls = linkable_code.LTOIR if output == "ltoir" else linkable_code.PTXSource
-            codes.append(cls(compiled, name=item.name))
+            compiled = linking.compile_cuda_source(item, arch, lto=output == "ltoir", debug=debug, lineinfo=lineinfo)
+            codes.append(LinkableCode.class_for_kind(output)(compiled, name=item.name))
         else:
-            codes.append(getattr(linkable_code, _LINKABLE_CLASSES[item.kind])(item.data, name=item.name))
+            codes.append(LinkableCode.class_for_kind(item.kind)(item.data, name=item.name))
     return codes, typed.return_type
 
 

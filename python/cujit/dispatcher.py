@@ -10,7 +10,7 @@ import threading
 import warnings
 import weakref
 
-from cujit import _core, linking
+from cujit import _core, linking, toolkit
 from cujit.compiler import compile_function, make_options, parse_signature
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaWarning, TypingError
@@ -396,10 +396,10 @@ _REJECTED = {"argtypes", "restype", "bind"}
 def _check_lto(lto):
     """``lto=None`` is off: cujit's own PTX links faster, and LTO-IR inputs link with -lto anyway."""
     if lto:
-        from cujit import toolkit
-        if not toolkit.library("nvjitlink")["found"] or not toolkit.library("nvvm")["found"]:
-            raise RuntimeError("LTO requires nvJitLink and libNVVM, which are not available: "
-                               + (toolkit.library("nvjitlink")["reason"] or toolkit.library("nvvm")["reason"]))
+        for name in ("nvjitlink", "nvvm"):
+            found = toolkit.library(name)
+            if not found["found"]:
+                raise RuntimeError("LTO requires nvJitLink and libNVVM, which are not available: " + found["reason"])
     return bool(lto)
 
 

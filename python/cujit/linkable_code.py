@@ -62,6 +62,11 @@ class LinkableCode:
         return cls(data, name=os.path.splitext(os.path.basename(path))[0])
 
     @staticmethod
+    def class_for_kind(kind):
+        """The subclass whose ``kind`` is ``kind`` ("ptx", "cu", "cubin", "fatbin", "object", "library", "ltoir")."""
+        return _BY_KIND[kind]
+
+    @staticmethod
     def from_path_or_obj(path_or_obj):
         if isinstance(path_or_obj, (str, os.PathLike)):
             return LinkableCode.from_path(path_or_obj)
@@ -103,6 +108,7 @@ class LTOIR(LinkableCode):
     default_name = "<unnamed-ltoir>"
 
 
+_BY_KIND = {cls.kind: cls for cls in (PTXSource, CUSource, Fatbin, Cubin, Archive, Object, LTOIR)}
 _BY_EXTENSION = {".ptx": PTXSource, ".cu": CUSource, ".fatbin": Fatbin, ".cubin": Cubin, ".a": Archive,
                  ".o": Object, ".ltoir": LTOIR}
 

@@ -123,7 +123,6 @@ def warn_nvrtc_logs(logs):
 def link_kernel(own, typed, cc, lto=False, debug=False, lineinfo=False, max_registers=None):
     """Links a kernel's own code (``own``: a ``_core.LinkInput`` of its PTX or LTO-IR) with every input its
     typed function collected, for the device of ``cc``; returns the cubin (bytes), checked for the kernel."""
-    toolkit.configure()
     inputs = list(typed.link_inputs)
     if typed.cooperative:
         inputs.append(link_input(toolkit.cudadevrt_path()))
@@ -135,12 +134,11 @@ def link_kernel(own, typed, cc, lto=False, debug=False, lineinfo=False, max_regi
     return result["cubin"]
 
 
-def compile_cuda_source(item, cc, lto, debug=False, lineinfo=False):
-    """A ``.cu`` item compiled by NVRTC for ``cc``: ``(code, is_ltoir, name)``."""
-    toolkit.configure()
-    made = link_input(item)
-    code, log, cached = _core.nvrtc.compile(made.data, made.name, arch_for(cc), lto=lto, debug=bool(debug),
+def compile_cuda_source(made, arch, lto, debug=False, lineinfo=False):
+    """A CUDA C++ link input (``made.kind == "cu"``) compiled by NVRTC for ``arch``: PTX (str) or, with
+    ``lto``, LTO-IR (bytes); NVRTC's log, when it compiled now, as the usual warning."""
+    code, log, cached = _core.nvrtc.compile(made.data, made.name, arch, lto=lto, debug=bool(debug),
                                             lineinfo=bool(lineinfo), include_dirs=nvrtc_include_dirs())
     if log and not cached:
         warn_nvrtc_logs([(made.name, log)])
-    return code, lto, made.name
+    return code

@@ -13,7 +13,6 @@ from cujit import _core
 
 _WHEEL_ROOTS = ("nvidia/cu13", "nvidia/cuda_nvrtc", "nvidia/nvjitlink", "nvidia/cuda_nvcc",
                 "nvidia/cuda_runtime", "nvidia/cu12")
-_configured = False
 
 
 def wheel_roots():
@@ -30,27 +29,21 @@ def wheel_roots():
 
 
 def configure():
-    """Hands the wheel roots to the locator; call before the first use of any part (cheap afterwards)."""
-    global _configured
-    if not _configured:
-        _core.toolkit.set_wheel_roots(wheel_roots())
-        _configured = True
+    """Hands the wheel roots to the locator (done at import, before any part can be looked up)."""
+    _core.toolkit.set_wheel_roots(wheel_roots())
 
 
 def library(name):
     """{"found", "path", "reason", "searched"} for "nvrtc", "nvjitlink", "nvvm" or "driver"."""
-    configure()
     return _core.toolkit.library(name)
 
 
 def libdevice_path():
-    configure()
     return _core.toolkit.libdevice_path()[0]
 
 
 def cudadevrt_path():
     """The device runtime's static library (``libcudadevrt.a``), which cooperative kernels link."""
-    configure()
     path, reason = _core.toolkit.cudadevrt_path()
     if not path:
         raise FileNotFoundError(reason)
@@ -59,7 +52,6 @@ def cudadevrt_path():
 
 def include_dirs():
     """The CUDA include directories NVRTC is given (CUJIT_CUDA_INCLUDE_PATH / NUMBA_CUDA_INCLUDE_PATH first)."""
-    configure()
     return _core.toolkit.include_dirs()
 
 

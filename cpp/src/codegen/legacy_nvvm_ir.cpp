@@ -3,8 +3,9 @@
 //
 // Two steps. The module is first rewritten in place, with LLVM 19's own API, into
 // instructions LLVM 7 has: constant expressions used by instructions become
-// instructions, intrinsics and atomics LLVM 7 lacks are expanded, debug info goes
-// and kernels join @llvm.used. It is then printed by hand. Typed pointers follow
+// instructions, intrinsics and atomics LLVM 7 lacks are expanded, and debug info
+// goes (kernels are in @llvm.used and annotated already: emit_ltoir.cpp's
+// keep_kernel does that for both dialects). It is then printed by hand. Typed pointers follow
 // one rule: every pointer value is an `i8 addrspace(N)*`, and each memory access,
 // address computation or pointer argument of an intrinsic casts it to the type it
 // needs right before the use (globals and allocas, typed at birth, are used
@@ -14,7 +15,6 @@
 #include "legacy_nvvm_ir.h"
 
 #include <map>
-#include <set>
 #include <vector>
 
 #include <llvm/ADT/SmallPtrSet.h>
@@ -32,7 +32,6 @@
 #include <llvm/IR/ReplaceConstant.h>
 #include <llvm/Support/Format.h>
 #include <llvm/Support/raw_ostream.h>
-#include <llvm/Transforms/Utils/ModuleUtils.h>
 
 namespace cujit::codegen {
 namespace {
@@ -321,21 +320,12 @@ void rewrite_instructions(llvm::Module& module) {
   }
 }
 
-// nvJitLink -lto keeps only what @llvm.used lists: kernels must be there.
-void keep_kernels(llvm::Module& module) {
-  std::vector<llvm::GlobalValue*> kernels;
-  for (Function& f : module)
-    if (!f.isDeclaration() && f.getCallingConv() == llvm::CallingConv::PTX_Kernel) kernels.push_back(&f);
-  if (!kernels.empty()) llvm::appendToUsed(module, kernels);  // skips those already listed
-}
-
 void rewrite_for_llvm7(llvm::Module& module) {
   llvm::StripDebugInfo(module);
   for (llvm::GlobalValue& g : module.global_values())
     if (!g.hasName()) g.setName("__unnamed");
   expand_constant_expressions(module);
   rewrite_instructions(module);
-  keep_kernels(module);
 }
 
 // ---- 2. Printing in LLVM 7 syntax ------------------------------------------------------------
@@ -920,27 +910,18 @@ std::string LegacyWriter::metadata_operand(const llvm::Metadata* md) {
   unsupported("a metadata operand of !nvvm.annotations");
 }
 
-// !nvvm.annotations (the module's, and `kernel` for each ptx_kernel function not
-// annotated yet) and !nvvmir.version; other named metadata is not for libNVVM.
+// The module's !nvvm.annotations (emit_ltoir.cpp has annotated each kernel) and
+// !nvvmir.version; other named metadata is not for libNVVM.
 std::string LegacyWriter::metadata() {
   std::vector<std::string> nodes;
-  std::set<const Value*> annotated;
   if (llvm::NamedMDNode* named = module_.getNamedMetadata("nvvm.annotations")) {
     for (llvm::MDNode* node : named->operands()) {
       std::string s = "!{";
       for (unsigned k = 0; k < node->getNumOperands(); ++k)
         s += (k ? ", " : "") + metadata_operand(node->getOperand(k));
       nodes.push_back(s + "}");
-      auto* key = node->getNumOperands() > 1 ? llvm::dyn_cast<llvm::MDString>(node->getOperand(1)) : nullptr;
-      auto* target = node->getNumOperands() > 0
-                         ? llvm::dyn_cast_or_null<llvm::ValueAsMetadata>(node->getOperand(0).get())
-                         : nullptr;
-      if (key != nullptr && key->getString() == "kernel" && target != nullptr) annotated.insert(target->getValue());
     }
   }
-  for (Function& f : module_)
-    if (!f.isDeclaration() && f.getCallingConv() == llvm::CallingConv::PTX_Kernel && !annotated.count(&f))
-      nodes.push_back("!{" + pointer_to(f.getFunctionType(), 0) + " @" + quoted(f.getName()) + ", !\"kernel\", i32 1}");
   std::string s;
   if (!nodes.empty()) {
     s += "!nvvm.annotations = !{";

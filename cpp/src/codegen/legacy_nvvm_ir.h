@@ -14,10 +14,11 @@ class Module;
 
 namespace cujit::codegen {
 
-// The module as legacy NVVM IR text: kernels (the ptx_kernel calling
-// convention) annotated as `!nvvm.annotations` kernels and listed in
-// `@llvm.used` (nvJitLink -lto keeps nothing else), NVVM's datalayout and
-// `!nvvmir.version`, debug info dropped. Rewrites `module` in place first
+// The module as legacy NVVM IR text: its `!nvvm.annotations` and `@llvm.used`
+// as they are (the caller annotates each kernel and lists it in `@llvm.used`:
+// nvJitLink -lto keeps nothing else), NVVM's datalayout and `!nvvmir.version`,
+// debug info dropped. Kernels (the ptx_kernel calling convention) are printed
+// with the default one. Rewrites `module` in place first
 // (expansions of constructs LLVM 7 lacks), so the caller must not need it
 // unchanged afterwards. A construct without an LLVM 7 form is an Internal error
 // naming it.

@@ -1,14 +1,11 @@
-// nvJitLink through dlopen: finding the library (CUDA_HOME, the default
-// toolkit, NVIDIA's pip wheels, the loader path), the link itself, and errors
-// that carry nvJitLink's log the way numba-cuda shows it.
+// nvJitLink through dlopen (the library found by the toolkit locator): its
+// versioned symbols, the link itself, and errors that carry nvJitLink's log
+// the way numba-cuda shows it.
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
-#include <mutex>
 
 #include "cujit/link.h"
 #include "cujit/toolkit.h"
-#include "tool_log.h"
+#include "tool_support.h"
 
 namespace cujit::link {
 namespace {
@@ -133,15 +130,6 @@ Loaded& loaded() {
   return *state;
 }
 
-// Destroys the handle however the link ends.
-struct HandleGuard {
-  const Api& api;
-  Handle handle = nullptr;
-  ~HandleGuard() {
-    if (handle != nullptr) api.destroy(&handle);
-  }
-};
-
 std::string read_log(const Api& a, Handle h, bool error_log) {
   return error_log ? read_tool_log(h, a.error_log_size, a.error_log) : read_tool_log(h, a.info_log_size, a.info_log);
 }
@@ -208,7 +196,7 @@ LinkResult link(const std::vector<LinkInput>& inputs, const LinkOptions& options
   std::vector<const char*> argv;
   for (const auto& o : result.options) argv.push_back(o.c_str());
 
-  HandleGuard guard{a};
+  HandleGuard<Handle> guard{a.destroy};
   Result r = a.create(&guard.handle, static_cast<std::uint32_t>(argv.size()), argv.data());
   if (r != 0) {
     // The handle may exist and hold a log (an unrecognised option, say).

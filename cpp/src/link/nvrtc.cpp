@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "cujit/toolkit.h"
-#include "tool_log.h"
+#include "tool_support.h"
 
 namespace cujit::link {
 namespace {
@@ -39,14 +39,7 @@ const Api& api() {
       a->reason = lib.reason;
       return a;
     }
-    bool ok = true;
-    auto get = [&](auto& slot, const char* name) {
-      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(toolkit::symbol(lib, {name}));
-      if (slot == nullptr && ok) {
-        ok = false;
-        a->reason = "NVRTC at " + lib.path + " lacks " + name + "; it is too old";
-      }
-    };
+    auto get = [&](auto& slot, const char* name) { resolve_symbol(lib, slot, name, "NVRTC", a->reason); };
     get(a->create, "nvrtcCreateProgram");
     get(a->compile, "nvrtcCompileProgram");
     get(a->destroy, "nvrtcDestroyProgram");
@@ -75,14 +68,6 @@ std::string describe(const Api& a, Result r) { return describe_result(a.error_st
 
 std::string program_log(const Api& a, Program p) { return read_tool_log(p, a.log_size, a.log); }
 
-struct ProgramGuard {
-  const Api& a;
-  Program p = nullptr;
-  ~ProgramGuard() {
-    if (p != nullptr) a.destroy(&p);
-  }
-};
-
 // NVRTC >= 12.4 has -minimal: the implicit CUDA runtime declarations (texture
 // and surface types, device-side runtime calls and launches, cudaError_t and
 // friends) are left out, which takes a small source from ~20 ms to ~7 ms.
@@ -97,13 +82,13 @@ bool supports_minimal(const Api& a) {
 
 // Creates and compiles one program into `guard`; fills the log and options of `out`.
 Result run_program(const Api& a, const std::string& source, const std::string& name,
-                   const std::vector<std::string>& opts, ProgramGuard& guard, NvrtcOutput& out) {
-  Result r = a.create(&guard.p, source.c_str(), name.c_str(), 0, nullptr, nullptr);
+                   const std::vector<std::string>& opts, HandleGuard<Program>& guard, NvrtcOutput& out) {
+  Result r = a.create(&guard.handle, source.c_str(), name.c_str(), 0, nullptr, nullptr);
   if (r != 0) throw NvrtcError(describe(a, r) + " creating the NVRTC program for \"" + name + "\"");
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());
-  r = a.compile(guard.p, static_cast<int>(argv.size()), argv.data());
-  out.log = program_log(a, guard.p);
+  r = a.compile(guard.handle, static_cast<int>(argv.size()), argv.data());
+  out.log = program_log(a, guard.handle);
   out.options = opts;
   return r;
 }
@@ -141,7 +126,7 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name, con
   const Api& a = usable_api();
   // A source that compiles without the runtime declarations compiles the same with them (they only declare
   // names), so -minimal is tried first and the full compile is the answer whenever it fails.
-  ProgramGuard guard{a};
+  HandleGuard<Program> guard{a.destroy};
   NvrtcOutput out;
   Result r = 1;
   if (supports_minimal(a)) {
@@ -149,8 +134,7 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name, con
     minimal.push_back("-minimal");
     r = run_program(a, source, name, minimal, guard, out);
     if (r != 0) {
-      a.destroy(&guard.p);
-      guard.p = nullptr;
+      guard.reset();
     }
   }
   if (r != 0) r = run_program(a, source, name, opts, guard, out);
@@ -162,10 +146,10 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name, con
   }
   size_t size = 0;
   out.ltoir = options.lto;
-  r = options.lto ? a.ltoir_size(guard.p, &size) : a.ptx_size(guard.p, &size);
+  r = options.lto ? a.ltoir_size(guard.handle, &size) : a.ptx_size(guard.handle, &size);
   if (r != 0) throw NvrtcError(describe(a, r) + " reading the output of \"" + name + "\"");
   out.code.resize(size);
-  r = options.lto ? a.ltoir(guard.p, out.code.data()) : a.ptx(guard.p, out.code.data());
+  r = options.lto ? a.ltoir(guard.handle, out.code.data()) : a.ptx(guard.handle, out.code.data());
   if (r != 0) throw NvrtcError(describe(a, r) + " reading the output of \"" + name + "\"");
   if (!options.lto)
     while (!out.code.empty() && out.code.back() == '\0') out.code.pop_back();

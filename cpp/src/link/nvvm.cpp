@@ -4,7 +4,7 @@
 #include <type_traits>
 
 #include "cujit/toolkit.h"
-#include "tool_log.h"
+#include "tool_support.h"
 
 namespace cujit::link {
 namespace {
@@ -34,10 +34,7 @@ const Api& api() {
       a->reason = lib.reason;
       return a;
     }
-    auto get = [&](auto& slot, const char* name) {
-      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(toolkit::symbol(lib, {name}));
-      if (slot == nullptr && a->reason.empty()) a->reason = "libNVVM at " + lib.path + " lacks " + name;
-    };
+    auto get = [&](auto& slot, const char* name) { resolve_symbol(lib, slot, name, "libNVVM", a->reason); };
     get(a->create, "nvvmCreateProgram");
     get(a->destroy, "nvvmDestroyProgram");
     get(a->add_module, "nvvmAddModuleToProgram");
@@ -63,33 +60,25 @@ std::string describe(const Api& a, Result r) { return describe_result(a.error_st
 
 std::string program_log(const Api& a, Program p) { return read_tool_log(p, a.log_size, a.log); }
 
-struct ProgramGuard {
-  const Api& a;
-  Program p = nullptr;
-  ~ProgramGuard() {
-    if (p != nullptr) a.destroy(&p);
-  }
-};
-
 }  // namespace
 
 NvvmOutput nvvm_compile(const std::string& ir, const std::string& name, const std::vector<std::string>& options) {
   const Api& a = usable_api();
-  ProgramGuard guard{a};
-  Result r = a.create(&guard.p);
+  HandleGuard<Program> guard{a.destroy};
+  Result r = a.create(&guard.handle);
   if (r != 0) throw NvvmError("libNVVM: " + describe(a, r) + " creating a program");
-  r = a.add_module(guard.p, ir.data(), ir.size(), name.c_str());
-  if (r != 0) throw NvvmError("libNVVM: " + describe(a, r) + " adding " + name + ":\n" + program_log(a, guard.p));
+  r = a.add_module(guard.handle, ir.data(), ir.size(), name.c_str());
+  if (r != 0) throw NvvmError("libNVVM: " + describe(a, r) + " adding " + name + ":\n" + program_log(a, guard.handle));
   std::vector<const char*> argv;
   for (const auto& o : options) argv.push_back(o.c_str());
-  r = a.compile(guard.p, static_cast<int>(argv.size()), argv.data());
+  r = a.compile(guard.handle, static_cast<int>(argv.size()), argv.data());
   NvvmOutput out;
-  out.log = program_log(a, guard.p);
+  out.log = program_log(a, guard.handle);
   if (r != 0) throw NvvmError("libNVVM: " + describe(a, r) + " compiling " + name + ":\n" + out.log);
   size_t size = 0;
-  if ((r = a.result_size(guard.p, &size)) != 0) throw NvvmError("libNVVM: " + describe(a, r));
+  if ((r = a.result_size(guard.handle, &size)) != 0) throw NvvmError("libNVVM: " + describe(a, r));
   out.code.resize(size);
-  if ((r = a.result(guard.p, out.code.data())) != 0) throw NvvmError("libNVVM: " + describe(a, r));
+  if ((r = a.result(guard.handle, out.code.data())) != 0) throw NvvmError("libNVVM: " + describe(a, r));
   return out;
 }
 

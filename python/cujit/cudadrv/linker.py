@@ -11,7 +11,7 @@ numba-cuda's: ``ERROR_X (n)\\nnvJitLink error log: ...``.
 
 import os
 
-from cujit import _core, toolkit
+from cujit import _core
 from cujit.linking import LinkFileNotFoundError, arch_for, check_item  # noqa: F401  (arch_for re-exported)
 
 _link = _core.link
@@ -22,13 +22,11 @@ INPUT_KINDS = ("ptx", "cubin", "fatbin", "object", "library", "ltoir")
 
 def preload():
     """Starts loading nvJitLink in the background (the first link then finds it loaded)."""
-    toolkit.configure()
     _link.preload()
 
 
 def nvjitlink_status():
     """{"available", "path", "reason", "version"}; loads nvJitLink the first time."""
-    toolkit.configure()
     return _link.status()
 
 
@@ -57,7 +55,6 @@ def link(inputs, arch, max_registers=None, lineinfo=False, debug=False, ptx=Fals
     (bytes) with ``ptx=True`` (an LTO link only). Runs without the GIL."""
     if not isinstance(arch, str):
         arch = arch_for(arch)
-    toolkit.configure()
     return _link.link(list(inputs), arch, int(max_registers or 0), bool(lineinfo), bool(debug), bool(ptx),
                       list(extra))
 
