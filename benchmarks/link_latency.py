@@ -6,8 +6,10 @@
 2. ``cuda.compile(udf, "float32(float32)", output="ltoir")`` of a two-line UDF, for cc 9.0.
 
 Each side runs in its own worker process (``--worker cujit|numba``); the driver alternates them for
-``--rounds`` rounds and reports medians. cujit's worker also times the stages of its first call (NVRTC, the
-kernel's compile, the nvJitLink link, the load) so the report says where the time goes.
+``--rounds`` rounds and reports medians. cujit's worker also times the stages of its first call (the kernel's
+compile, its LTO-IR, NVRTC, the nvJitLink link with the load, the launch) so the report says where the time
+goes. Both sides use their defaults: LTO for a kernel that links CUDA C++ (numba-cuda: whenever nvJitLink is
+there), and cujit starts NVRTC at ``declare_device``, in the background, since a context exists.
 
 Usage (on the GPU machine): ``python3 benchmarks/link_latency.py --rounds 5``
 """
@@ -76,8 +78,9 @@ def worker(side, rounds):
 
 
 def cujit_stages(cuda, tmp, i):
-    """A first call of case 1 taken apart: the kernel's compile (typing, LLVM, PTX), NVRTC, nvJitLink, the
-    module load, and the launch up to synchronize."""
+    """A first call of case 1 taken apart: the kernel's compile (typing, LLVM, PTX), its own link input (LTO-IR
+    when it links with LTO), NVRTC on a new source of the same size (the declaration's own NVRTC compile runs
+    in the background meanwhile), nvJitLink with the module load, and the launch up to synchronize."""
     import numpy as np
     from cujit import _core, linking
     from cujit.cudadrv import devices
@@ -92,15 +95,17 @@ def cujit_stages(cuda, tmp, i):
     kernel = make_kernel(cuda, mul)
     compiled = kernel.compile("void(float32[::1], float32[::1], float32[::1])", cc=cc)
     t1 = time.perf_counter()
-    _core.nvrtc.compile(open(path).read(), os.path.basename(path), linking.arch_for(cc),
-                        include_dirs=linking.nvrtc_include_dirs())
+    compiled.own_code(cc)
     t2 = time.perf_counter()
-    compiled.function()  # the link (NVRTC now cached) and the load
+    _core.nvrtc.compile(MUL_CU.format(tag=f"alone {i} {time.time_ns()}"), "alone.cu", linking.arch_for(cc),
+                        lto=compiled.lto, include_dirs=linking.nvrtc_include_dirs())
     t3 = time.perf_counter()
+    compiled.function()  # the link (NVRTC done by now) and the load
+    t4 = time.perf_counter()
     kernel[1, 32](x, cuda.to_device(np.ones(32, np.float32)), cuda.to_device(np.ones(32, np.float32)))
     cuda.synchronize()
-    t4 = time.perf_counter()
-    stages.update(compile=t1 - t0, nvrtc=t2 - t1, link_and_load=t3 - t2, launch=t4 - t3)
+    t5 = time.perf_counter()
+    stages.update(compile=t1 - t0, own_code=t2 - t1, nvrtc=t3 - t2, link_and_load=t4 - t3, launch=t5 - t4)
     return {k: v * 1e3 for k, v in stages.items()}
 
 

@@ -2,7 +2,9 @@
 cache (two kernels linking one source compile it once), logs as one UserWarning, failures as NvrtcError with
 NVRTC's log and the source's name, CUDA headers and extra include paths."""
 
+import concurrent.futures
 import os
+import threading
 
 import pytest
 
@@ -35,7 +37,7 @@ def test_ltoir_has_the_magic():
 
 def test_options():
     assert _core.nvrtc.options("sm_90a", lto=True, debug=True, lineinfo=True, include_dirs=["/x"]) == \
-        ["-arch=sm_90a", "-rdc=true", "-dlto", "-G", "-lineinfo", "-I/x"]
+        ["-arch=compute_90a", "-rdc=true", "-dlto", "-G", "-lineinfo", "-I/x"]
 
 
 def test_one_source_in_two_kernels_compiles_once():
@@ -44,6 +46,72 @@ def test_one_source_in_two_kernels_compiles_once():
     again = _core.nvrtc.compile(text, "other-name.cu", "sm_86")
     assert first[2] is False and again[2] is True and again[0] == first[0]
     assert _core.nvrtc.compile(text, "probe.cu", "sm_86", lineinfo=True)[2] is False  # options are in the key
+
+
+def test_callers_during_a_compile_wait_for_it():
+    text = open(os.path.join(DATA, "functions.cu")).read() + "\n// eight threads at once\n"
+    before = _core.nvrtc.compile_count()
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: _core.nvrtc.compile(text, "threads.cu", "sm_80"), range(8)))
+    assert _core.nvrtc.compile_count() == before + 1
+    assert len({r[0] for r in results}) == 1 and [r[2] for r in results].count(False) == 1
+
+
+def test_a_failed_compile_is_not_kept():
+    text = "int broken( { }\n// not kept\n"
+    before = _core.nvrtc.compile_count()
+    for _ in range(2):
+        with pytest.raises(errors.NvrtcError, match="NVRTC_ERROR_COMPILATION"):
+            _core.nvrtc.compile(text, "broken.cu", "sm_80")
+    assert _core.nvrtc.compile_count() == before + 2
+
+
+def test_a_prefetch_leaves_the_log_to_the_first_link():
+    text = open(os.path.join(DATA, "warn.cu")).read() + "\n// prefetched\n"
+    code, log, cached = _core.nvrtc.compile(text, "warn.cu", "sm_80", report=False)
+    assert "declared but never referenced" in log and cached is True
+    before = _core.nvrtc.compile_count()
+    assert _core.nvrtc.compile(text, "warn.cu", "sm_80")[1:] == (log, False)  # the link reports it
+    assert _core.nvrtc.compile(text, "warn.cu", "sm_80")[2] is True           # and only once
+    assert _core.nvrtc.compile_count() == before
+
+
+def _join_prefetches():
+    for thread in threading.enumerate():
+        if thread.name == "cujit-nvrtc-prefetch":
+            thread.join()
+
+
+class _FakeContext:
+    device_id = 0
+
+
+def test_declarations_and_kernels_start_nvrtc_when_a_context_exists(tmp_path, monkeypatch):
+    from cujit.cudadrv import devices
+    sig = "float32(float32, float32)"
+    path = tmp_path / "prefetched.cu"
+    path.write_text(open(os.path.join(DATA, "functions.cu")).read() + "\n// declared\n")
+    before = _core.nvrtc.compile_count()
+    cuda.declare_device("mul_f32_f32", sig, link=[str(path)])  # no context: nothing starts
+    _join_prefetches()
+    assert _core.nvrtc.compile_count() == before
+    monkeypatch.setattr(_core.driver, "current_context_or_none", lambda: _FakeContext())
+    monkeypatch.setattr(devices, "get_device", lambda i: type("D", (), {"compute_capability": (8, 0)})())
+    mul = cuda.declare_device("mul_f32_f32", sig, link=[str(path)])
+    _join_prefetches()
+    assert _core.nvrtc.compile_count() == before + 1
+    compiled = cuda.jit(_calls(mul)).compile("void(float32[::1], float32[::1], float32[::1])", cc=(8, 0))
+    assert compiled.lto is linking.lto_available()  # CUDA C++ links with LTO by default
+    assert _core.link.cubin_has_symbol(compiled.link((8, 0)), compiled.entry)
+    assert _core.nvrtc.compile_count() == before + 1  # the link used the prefetched compile
+
+
+def _calls(mul):
+    def multiply_vectors(r, x, y):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = mul(x[i], y[i])
+    return multiply_vectors
 
 
 def test_warnings_come_once_per_compile():

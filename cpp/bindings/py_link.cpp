@@ -63,23 +63,27 @@ void register_nvrtc(py::module_& m) {
   py::module_ n = m.def_submodule("nvrtc", "NVRTC: CUDA C++ to PTX or LTO-IR (cached per source and options)");
   n.def("compile",
         [](py::handle source, std::string name, std::string arch, bool lto, bool debug, bool lineinfo,
-           std::vector<std::string> include_dirs) {
+           std::vector<std::string> include_dirs, bool report) {
           std::string src = text_or_bytes(source);
           lnk::NvrtcOutput out;
           {
             py::gil_scoped_release release;
-            out = lnk::compile_cuda(src, name, {std::move(arch), lto, debug, lineinfo, std::move(include_dirs)});
+            out = lnk::compile_cuda(src, name, {std::move(arch), lto, debug, lineinfo, std::move(include_dirs)},
+                                    report);
           }
           py::object code = out.ltoir ? py::object(py::bytes(out.code)) : py::object(py::str(out.code));
           return py::make_tuple(code, out.log, out.cached);
         },
         py::arg("source"), py::arg("name"), py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false,
         py::arg("lineinfo") = false, py::arg("include_dirs") = std::vector<std::string>{},
-        "Returns (PTX str or LTO-IR bytes, log, cached).");
+        py::arg("report") = true,
+        "Returns (PTX str or LTO-IR bytes, log, cached). cached: compiled before and its log already given to "
+        "a caller with report=True (report=False, a prefetch, leaves the log to the next such caller).");
   n.def("options", [](std::string arch, bool lto, bool debug, bool lineinfo, std::vector<std::string> dirs) {
     return lnk::nvrtc_option_list({std::move(arch), lto, debug, lineinfo, std::move(dirs)});
   }, py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false, py::arg("lineinfo") = false,
      py::arg("include_dirs") = std::vector<std::string>{});
+  n.def("compile_count", &lnk::nvrtc_compile_count, "compiles started in this process (not cache hits or waits)");
   n.def("version", &lnk::nvrtc_version);
   n.def("supported_archs", &lnk::nvrtc_supported_archs);
 }

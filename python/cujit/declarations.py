@@ -14,7 +14,7 @@ import threading
 from cujit import _core
 from cujit.compiler import parse_signature
 from cujit.errors import TypingError
-from cujit.linking import link_inputs, normalize_items
+from cujit.linking import link_inputs, normalize_items, prefetch
 
 
 def _caller_location(depth):
@@ -85,4 +85,5 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
     if signature.return_type is None:
         raise TypeError("Return type must be provided for device declarations")
     items = normalize_items(link)
+    prefetch(items)
     return ExternFunction(name, signature, items, use_cooperative, abi, _caller_location(1))

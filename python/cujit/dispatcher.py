@@ -37,8 +37,9 @@ class _Kernel:
     PTX with lto) and a loaded function per CUDA context. Its module is unloaded
     from every context when the kernel is collected."""
 
-    def __init__(self, ptx, llvm_ir, typed, options, lto=False):
-        self.lto = lto
+    def __init__(self, ptx, llvm_ir, typed, options, lto=None):
+        # LTO: what jit was given (None: when a link input is CUDA C++ or LTO-IR, see linking.resolve_lto)
+        self.lto = linking.resolve_lto(lto, options.debug, [i.kind for i in typed.link_inputs])
         self.ptx = ptx
         self.llvm_ir = llvm_ir
         self.typed = typed
@@ -246,7 +247,7 @@ class CUDADispatcher:
             if compiled is None:
                 ptx, llvm_ir, typed = compile_function(self.py_func, signature, options, keep_llvm_ir=True,
                                                        check_limits=True, links=self._links())
-                compiled = _Kernel(ptx, llvm_ir, typed, options, lto=bool(self.targetoptions.get("lto")))
+                compiled = _Kernel(ptx, llvm_ir, typed, options, lto=self.targetoptions.get("lto"))
                 compiled.options_max_registers = self.targetoptions.get("max_registers")
                 if options.noalias_arrays and arrays > 1:
                     compiled.if_overlap = _overlapping_variant(self, signature, cc)
@@ -394,13 +395,13 @@ _REJECTED = {"argtypes", "restype", "bind"}
 
 
 def _check_lto(lto):
-    """``lto=None`` is off: cujit's own PTX links faster, and LTO-IR inputs link with -lto anyway."""
+    """``lto``: True, False, or None (LTO when a kernel links CUDA C++ or LTO-IR, see linking.resolve_lto)."""
     if lto:
         for name in ("nvjitlink", "nvvm"):
             found = toolkit.library(name)
             if not found["found"]:
                 raise RuntimeError("LTO requires nvJitLink and libNVVM, which are not available: " + found["reason"])
-    return bool(lto)
+    return None if lto is None else bool(lto)
 
 
 def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=(), debug=None, opt=None,
@@ -409,7 +410,8 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
 
     ``link=``: paths or LinkableCode objects linked into every kernel (for a device function, into every
     kernel that calls it). ``lto=True``: the kernel is compiled to LTO-IR and linked with link-time
-    optimisation, with CUDA C++ inputs compiled to LTO-IR too; the default links cujit's PTX."""
+    optimisation, with CUDA C++ inputs compiled to LTO-IR too; ``lto=False`` links cujit's PTX; the default
+    (None) is LTO for kernels that link CUDA C++ or LTO-IR, except with ``debug``."""
     for key in _REJECTED & set(kws):
         raise DeprecationWarning(f"Deprecated keyword argument `{key}`. Signatures should be passed as the "
                                  "first positional argument.")
@@ -423,6 +425,8 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
                       NumbaWarning, stacklevel=2)
     options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto), inline=inline,
                    forceinline=forceinline, launch_bounds=launch_bounds, cache=cache)
+    # (a device function's items are linked by its callers, with their options: the default ones assumed)
+    linking.prefetch(link, None if device else options["lto"], debug=debug, lineinfo=lineinfo)
 
     def wrap(pyfunc, sigs=()):
         dispatcher = CUDADispatcher(pyfunc, device, options)

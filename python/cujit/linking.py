@@ -6,6 +6,12 @@ becomes one ``_core.LinkInput``, made once per file version or object (and again
 text changed), so an item reached through several declarations and device functions is linked once. Typed
 functions carry their inputs to every kernel that calls them; ``link_kernel`` links a kernel with all of
 them for one architecture: NVRTC (cached per source and options), then nvJitLink, warnings for NVRTC's logs.
+
+``lto=None`` (the default, as numba-cuda's) links with link-time optimisation when a kernel links CUDA C++ or
+LTO-IR and nvJitLink and libNVVM are there, unless it is compiled for debugging: NVRTC's LTO-IR comes faster
+than its PTX, and the program is assembled once instead of once per input. ``prefetch`` starts NVRTC on a
+declaration's or kernel's CUDA C++ as soon as it is made, in a background thread, so that the first launch
+finds it compiled, or compiling (it then waits for that compile instead of starting another).
 """
 
 import os
@@ -113,6 +119,47 @@ def arch_for(cc):
     major, minor = cc[0], cc[1]
     suffix = cc[2] if len(cc) > 2 else ("a" if major >= 9 else "")
     return f"sm_{major}{minor}{suffix}"
+
+
+def lto_available():
+    return all(toolkit.library(name)["found"] for name in ("nvjitlink", "nvvm"))
+
+
+def resolve_lto(lto, debug, kinds):
+    """Whether a kernel links with LTO: ``lto`` when given; for ``None``, when one of its link inputs'
+    ``kinds`` is CUDA C++ or LTO-IR, it is not compiled for debugging, and the tools are there."""
+    if lto is not None:
+        return bool(lto)
+    return not debug and any(kind in ("cu", "ltoir") for kind in kinds) and lto_available()
+
+
+def prefetch(items, lto=None, debug=False, lineinfo=False):
+    """Starts NVRTC on the CUDA C++ among ``items`` (a declaration's or kernel's ``link=``) in a background
+    thread, with the options a kernel linking them will use, when a context is current (its device gives the
+    architecture). Nothing happens without a context or CUDA C++; errors are left to the link, which meets
+    them again."""
+    sources = [item for item in items if check_item(item) == "cu"]
+    if not sources:
+        return
+    context = _core.driver.current_context_or_none()
+    if context is None:
+        return
+    from cujit.cudadrv import devices
+    arch = arch_for(devices.get_device(context.device_id).compute_capability)
+    lto = resolve_lto(lto, debug, ["cu"])
+    threading.Thread(target=_compile_quietly, args=(sources, arch, lto, bool(debug), bool(lineinfo)),
+                     name="cujit-nvrtc-prefetch").start()
+
+
+def _compile_quietly(sources, arch, lto, debug, lineinfo):
+    try:
+        include_dirs = nvrtc_include_dirs()
+        for item in sources:
+            made = link_input(item)
+            _core.nvrtc.compile(made.data, made.name, arch, lto=lto, debug=debug, lineinfo=lineinfo,
+                                include_dirs=include_dirs, report=False)
+    except Exception:  # noqa: BLE001  (the link compiles again and raises it where it belongs)
+        pass
 
 
 def warn_nvrtc_logs(logs):

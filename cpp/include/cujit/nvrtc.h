@@ -11,7 +11,7 @@
 namespace cujit::link {
 
 struct NvrtcOptions {
-  std::string arch;   // "sm_90a": -arch=
+  std::string arch;   // "sm_90a": -arch=compute_90a (NVRTC's PTX or LTO-IR is what is read)
   bool lto = false;   // -dlto: LTO-IR instead of PTX
   bool debug = false;     // -G
   bool lineinfo = false;  // -lineinfo
@@ -22,7 +22,7 @@ struct NvrtcOutput {
   std::string code;     // PTX text or LTO-IR bytes
   bool ltoir = false;
   std::string log;      // NVRTC's log (warnings), possibly empty
-  bool cached = false;  // an earlier compile of the same source and options
+  bool cached = false;  // compiled before, and its log already given to a caller that reports it
   std::vector<std::string> options;  // what NVRTC was given
 };
 
@@ -42,8 +42,14 @@ class NvrtcError : public std::runtime_error {
 // The option list compile_cuda passes (-rdc=true always).
 std::vector<std::string> nvrtc_option_list(const NvrtcOptions& options);
 
-// Throws NvrtcError. Thread-safe; runs without any cujit lock held.
-NvrtcOutput compile_cuda(const std::string& source, const std::string& name, const NvrtcOptions& options);
+// Throws NvrtcError. Thread-safe; runs without any cujit lock held. A caller that comes while the same
+// source and options compile waits for that compile. `report`: the caller shows NVRTC's log (a link does;
+// a prefetch does not, and leaves `cached` false for the first caller that does).
+NvrtcOutput compile_cuda(const std::string& source, const std::string& name, const NvrtcOptions& options,
+                         bool report = true);
+
+// How many compiles this process started (cache hits and waits not counted).
+long nvrtc_compile_count();
 
 // NVRTC's version and the architectures it supports (75, 80, ... ); throws NvrtcError if unavailable.
 std::pair<int, int> nvrtc_version();

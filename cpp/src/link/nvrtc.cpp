@@ -2,6 +2,9 @@
 // compiled sources, and errors that carry NVRTC's log.
 #include "cujit/nvrtc.h"
 
+#include <atomic>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -93,37 +96,24 @@ Result run_program(const Api& a, const std::string& source, const std::string& n
   return r;
 }
 
+// One compile per (source, options): the first caller compiles, callers that come while it runs wait for it
+// (a prefetch started at declaration and the link that needs it, or two threads' first calls). A failed
+// compile is not kept, so the next caller sees the error again. `reported`: a caller that reports NVRTC's
+// log (a link) has had it; a prefetch leaves it for the first link.
+struct Entry {
+  std::shared_future<NvrtcOutput> result;
+  std::shared_ptr<std::atomic<bool>> reported;
+};
+
 std::mutex g_cache_mutex;
-std::unordered_map<std::string, NvrtcOutput>& cache() {
-  static auto* c = new std::unordered_map<std::string, NvrtcOutput>;
+std::atomic<long> g_compiles{0};
+std::unordered_map<std::string, Entry>& cache() {
+  static auto* c = new std::unordered_map<std::string, Entry>;
   return *c;
 }
 
-}  // namespace
-
-std::vector<std::string> nvrtc_option_list(const NvrtcOptions& o) {
-  std::vector<std::string> opts{"-arch=" + o.arch, "-rdc=true"};
-  if (o.lto) opts.push_back("-dlto");
-  if (o.debug) opts.push_back("-G");
-  if (o.lineinfo) opts.push_back("-lineinfo");
-  for (const auto& d : o.include_dirs) opts.push_back("-I" + d);
-  return opts;
-}
-
-NvrtcOutput compile_cuda(const std::string& source, const std::string& name, const NvrtcOptions& options) {
-  std::vector<std::string> opts = nvrtc_option_list(options);
-  std::string key = source;
-  for (const auto& o : opts) key += '\0' + o;
-  {
-    std::lock_guard<std::mutex> lock(g_cache_mutex);
-    auto it = cache().find(key);
-    if (it != cache().end()) {
-      NvrtcOutput out = it->second;
-      out.cached = true;
-      return out;
-    }
-  }
-  const Api& a = usable_api();
+NvrtcOutput run_compile(const Api& a, const std::string& source, const std::string& name,
+                        const std::vector<std::string>& opts, bool lto) {
   // A source that compiles without the runtime declarations compiles the same with them (they only declare
   // names), so -minimal is tried first and the full compile is the answer whenever it fails.
   HandleGuard<Program> guard{a.destroy};
@@ -133,9 +123,7 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name, con
     std::vector<std::string> minimal = opts;
     minimal.push_back("-minimal");
     r = run_program(a, source, name, minimal, guard, out);
-    if (r != 0) {
-      guard.reset();
-    }
+    if (r != 0) guard.reset();
   }
   if (r != 0) r = run_program(a, source, name, opts, guard, out);
   if (r != 0) {
@@ -145,18 +133,72 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name, con
     throw NvrtcError(message);
   }
   size_t size = 0;
-  out.ltoir = options.lto;
-  r = options.lto ? a.ltoir_size(guard.handle, &size) : a.ptx_size(guard.handle, &size);
+  out.ltoir = lto;
+  r = lto ? a.ltoir_size(guard.handle, &size) : a.ptx_size(guard.handle, &size);
   if (r != 0) throw NvrtcError(describe(a, r) + " reading the output of \"" + name + "\"");
   out.code.resize(size);
-  r = options.lto ? a.ltoir(guard.handle, out.code.data()) : a.ptx(guard.handle, out.code.data());
+  r = lto ? a.ltoir(guard.handle, out.code.data()) : a.ptx(guard.handle, out.code.data());
   if (r != 0) throw NvrtcError(describe(a, r) + " reading the output of \"" + name + "\"");
-  if (!options.lto)
+  if (!lto)
     while (!out.code.empty() && out.code.back() == '\0') out.code.pop_back();
-  std::lock_guard<std::mutex> lock(g_cache_mutex);
-  cache().emplace(std::move(key), out);
   return out;
 }
+
+}  // namespace
+
+// The virtual architecture (compute_90a for sm_90a): NVRTC's PTX or LTO-IR is all cujit reads, and a real
+// one would also have NVRTC assemble a cubin that nobody uses (a third of a small source's compile).
+std::vector<std::string> nvrtc_option_list(const NvrtcOptions& o) {
+  std::string arch = o.arch.rfind("sm_", 0) == 0 ? "compute_" + o.arch.substr(3) : o.arch;
+  std::vector<std::string> opts{"-arch=" + arch, "-rdc=true"};
+  if (o.lto) opts.push_back("-dlto");
+  if (o.debug) opts.push_back("-G");
+  if (o.lineinfo) opts.push_back("-lineinfo");
+  for (const auto& d : o.include_dirs) opts.push_back("-I" + d);
+  return opts;
+}
+
+NvrtcOutput compile_cuda(const std::string& source, const std::string& name, const NvrtcOptions& options,
+                         bool report) {
+  std::vector<std::string> opts = nvrtc_option_list(options);
+  std::string key = source;
+  for (const auto& o : opts) key += '\0' + o;
+  std::promise<NvrtcOutput> promise;
+  Entry entry;
+  bool mine = false;
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    auto it = cache().find(key);
+    if (it != cache().end()) {
+      entry = it->second;
+    } else {
+      entry = {promise.get_future().share(), std::make_shared<std::atomic<bool>>(report)};
+      cache().emplace(key, entry);
+      mine = true;
+    }
+  }
+  if (!mine) {
+    NvrtcOutput out = entry.result.get();  // rethrows the error of a compile that failed meanwhile
+    out.cached = !report || entry.reported->exchange(true);
+    return out;
+  }
+  try {
+    ++g_compiles;
+    NvrtcOutput out = run_compile(usable_api(), source, name, opts, options.lto);
+    promise.set_value(out);
+    out.cached = !report;
+    return out;
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(g_cache_mutex);
+      cache().erase(key);
+    }
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+}
+
+long nvrtc_compile_count() { return g_compiles.load(); }
 
 std::pair<int, int> nvrtc_version() {
   const Api& a = usable_api();
