@@ -12,6 +12,7 @@
 
 #include "bindings.h"
 #include "cujit/driver.h"
+#include "cujit/kernel_cache.h"
 #include "cujit/link.h"
 #include "cujit/nvrtc.h"
 #include "cujit/nvvm.h"
@@ -397,6 +398,8 @@ void register_driver(py::module_& m) {
       .def_property_readonly("name", &drv::Function::name)
       .def_property_readonly("attributes", [](const drv::Function& f) { return attributes_dict(f.attributes()); })
       .def_property_readonly("module", [](const drv::Function& f) { return f.module().shared_from_this(); })
+      .def_property_readonly("loaded", [](const drv::Function& f) { return f.module().loaded(); },
+                             "False once its module was unloaded (a context reset, an unload)")
       .def("__repr__", [](const drv::Function& f) { return "<cujit CUDA function " + f.name() + ">"; });
 
   py::class_<drv::LoadedModule, std::shared_ptr<drv::LoadedModule>>(d, "LoadedModule")
@@ -407,6 +410,9 @@ void register_driver(py::module_& m) {
       })
       .def_property_readonly("loaded", &drv::LoadedModule::loaded)
       .def_property_readonly("context", &drv::LoadedModule::context, ref)
+      .def_property_readonly("device", [](const drv::LoadedModule& m) {
+        return py::module_::import("cujit.cudadrv.devices").attr("get_device")(m.context().device_id());
+      }, "the Device of the module's context")
       .def("get_function", &drv::LoadedModule::function, py::arg("name"))
       .def("get_global", &drv::LoadedModule::global, py::arg("name"), "(device pointer, size in bytes)")
       .def("__int__", &drv::LoadedModule::handle)
@@ -414,6 +420,33 @@ void register_driver(py::module_& m) {
         return "<cujit CUDA " + std::string(m.kind() == drv::LoadedModule::Kind::Library ? "library" : "module") +
                " '" + m.key() + "'" + (m.loaded() ? "" : " (unloaded)") + ">";
       });
+
+  py::class_<drv::KernelCache>(d, "KernelCache",
+                               "One dispatcher's kernels: specialisation -> image per architecture, module and "
+                               "function per context (see cujit/kernel_cache.h)")
+      .def(py::init<>())
+      .def(
+          "function",
+          [](drv::KernelCache& cache, const std::string& key, const std::string& entry, drv::Context* ctx,
+             py::object build, py::object setup, py::object teardown) {
+            drv::Context& c = context_or_current(ctx);
+            auto held = keep(std::move(build));
+            drv::KernelCache::BuildImage image = [held](int major, int minor) {
+              py::gil_scoped_acquire gil;
+              return image_bytes((*held)(py::make_tuple(major, minor)));
+            };
+            drv::ModuleHooks hooks{python_hook(std::move(setup)), python_hook(std::move(teardown))};
+            py::gil_scoped_release release;  // build and hooks take the GIL back when they run
+            return cache.function(key, entry, c, image, hooks);
+          },
+          py::arg("key"), py::arg("entry"), py::arg("context"), py::arg("build"), py::arg("setup") = py::none(),
+          py::arg("teardown") = py::none(),
+          "The function of specialisation `key` in `context` (None: the current one). On first use there: "
+          "build((major, minor)) gives the image (once per architecture), setup(module) runs after the load.")
+      .def("unload", &drv::KernelCache::unload, py::call_guard<py::gil_scoped_release>(),
+           "Teardown, then unload, of every module of this cache; returns how many")
+      .def_property_readonly("module_count", &drv::KernelCache::module_count)
+      .def_property_readonly("images_built", &drv::KernelCache::images_built);
 
   d.def(
       "load_module",

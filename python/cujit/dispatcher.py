@@ -6,6 +6,7 @@ into each caller's module. Kernels compile eagerly for given signatures and
 lazily otherwise; launching them comes with the runtime."""
 
 import functools
+import itertools
 import threading
 import warnings
 import weakref
@@ -32,12 +33,13 @@ def _launch_configured(*args):
 
 
 class _Kernel:
-    """One kernel specialisation: its PTX, its launch plan, a cubin per device
-    architecture (its code and link inputs linked by nvJitLink; LTO-IR instead of
-    PTX with lto) and a loaded function per CUDA context. Its module is unloaded
-    from every context when the kernel is collected."""
+    """One kernel specialisation: its PTX and launch plan, and its place in the dispatcher's C++ KernelCache,
+    which keeps a cubin per device architecture (its code and link inputs linked by nvJitLink; LTO-IR instead
+    of PTX with lto) and a module and function per CUDA context, loaded on first use with the link inputs'
+    setup callbacks. The cache unloads its modules (teardown first) when the dispatcher and its kernels are
+    collected."""
 
-    def __init__(self, ptx, llvm_ir, typed, options, lto=None):
+    def __init__(self, ptx, llvm_ir, typed, options, cache, lto=None):
         # LTO: what jit was given (None: when a link input is CUDA C++ or LTO-IR, see linking.resolve_lto)
         self.lto = linking.resolve_lto(lto, options.debug, [i.kind for i in typed.link_inputs])
         self.ptx = ptx
@@ -48,10 +50,9 @@ class _Kernel:
         self.argtypes = tuple(typed.args)
         self.cooperative = typed.cooperative  # a declaration it reaches needs a cooperative launch
         self._plan = None
-        self._cubins = {}
-        self._functions = {}
-        self._lock = threading.Lock()
-        self._finalizer = None
+        self._cache = cache  # the dispatcher's C++ KernelCache: images, modules and functions
+        self._key = f"{next(_specialisations)}:{self.entry}"
+        self._functions = {}  # context handle -> Function: the launch path's lookup, checked still loaded
         # For kernels compiled with noalias array data (see _compile_signature): a callable giving the
         # function of the variant without it, launched instead when two array arguments overlap.
         self.if_overlap = None
@@ -64,26 +65,20 @@ class _Kernel:
         return self._plan
 
     def function(self):
-        """The CUfunction of this kernel in the current context (loaded on first use)."""
+        """The CUfunction of this kernel in the current context, loaded on first use there (setup callbacks
+        run then) and again after its module was unloaded (a context reset, ``unload()``)."""
         fn = self._functions.get(_current_context_handle())
-        if fn is not None:
+        if fn is not None and fn.loaded:
             return fn
         from cujit.cudadrv import devices, modules
         context = devices.current_context()
-        with self._lock:
-            fn = self._functions.get(context.handle)
-            if fn is None:
-                cc = context.device.compute_capability
-                cubin = self._cubins.get(cc)
-                if cubin is None:
-                    cubin = self.link(cc)
-                    self._cubins[cc] = cubin
-                module = modules.load_module(self.entry, cubin, context)
-                if self._finalizer is None:
-                    self._finalizer = weakref.finalize(self, modules.unload_key, self.entry)
-                fn = module.get_function(self.entry)
-                self._functions[context.handle] = fn
+        setup, teardown = modules.hooks_for(self.typed.link_inputs)
+        fn = self._cache.function(self._key, self.entry, context._native, self._image, setup, teardown)
+        self._functions[context.handle] = fn
         return fn
+
+    def _image(self, cc):
+        return self.link(tuple(cc))
 
     def own_code(self, cc):
         """This kernel's code as a link input for a device of ``cc``: its PTX, or LTO-IR compiled for ``cc``."""
@@ -101,6 +96,8 @@ class _Kernel:
 
     options_max_registers = None
 
+
+_specialisations = itertools.count(1)
 
 _SCALAR_KINDS = frozenset({"boolean", "boolean_literal", "integer", "integer_literal", "float", "complex"})
 
@@ -168,6 +165,8 @@ class CUDADispatcher:
         self._compiled = {}
         self._overlapping = {}
         self._lock = threading.RLock()
+        self._gates = {}  # compile key -> the lock its one compile runs under (other keys compile meanwhile)
+        self._kernels = _core.driver.KernelCache()  # no driver call until a kernel is loaded
         self._typing_now = set()
         self._configs = {}
         self._link_items = tuple(self.targetoptions.get("link") or ())
@@ -243,11 +242,13 @@ class CUDADispatcher:
         if compiled is not None:
             return compiled
         with self._lock:
+            gate = self._gates.setdefault((noalias, key), threading.Lock())
+        with gate:
             compiled = table.get(key)
             if compiled is None:
                 ptx, llvm_ir, typed = compile_function(self.py_func, signature, options, keep_llvm_ir=True,
                                                        check_limits=True, links=self._links())
-                compiled = _Kernel(ptx, llvm_ir, typed, options, lto=self.targetoptions.get("lto"))
+                compiled = _Kernel(ptx, llvm_ir, typed, options, self._kernels, lto=self.targetoptions.get("lto"))
                 compiled.options_max_registers = self.targetoptions.get("max_registers")
                 if options.noalias_arrays and arrays > 1:
                     compiled.if_overlap = _overlapping_variant(self, signature, cc)
@@ -262,6 +263,11 @@ class CUDADispatcher:
         if not self.device and signature.return_type is not None and signature.return_type.kind != "none":
             raise TypeError("CUDA kernel must have void return type.")
         return self._compile_signature(signature, cc)
+
+    def unload(self):
+        """Unloads this kernel's modules from every context, running their teardown callbacks (numba-cuda's
+        request #171). Compiled code stays: the next launch loads it again, and setup runs again."""
+        self._kernels.unload()
 
     def compile_device(self, argtypes, return_type=None):
         sig = _core.Signature(return_type, list(argtypes))

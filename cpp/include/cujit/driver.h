@@ -333,6 +333,7 @@ class ModuleLoader {
   std::size_t unload_context(const Context& ctx);
   std::size_t unload_all();
   std::size_t size() const;
+  std::size_t count_key(const std::string& key) const;  // modules loaded for `key`, in every context
 
  private:
   struct Slot {

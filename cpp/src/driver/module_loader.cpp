@@ -256,6 +256,13 @@ std::size_t ModuleLoader::size() const {
   return slots_.size();
 }
 
+std::size_t ModuleLoader::count_key(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t count = 0;
+  for (auto it = slots_.lower_bound(Key{key, nullptr}); it != slots_.end() && it->first.first == key; ++it) ++count;
+  return count;
+}
+
 ModuleLoader& module_loader() {
   static ModuleLoader* loader = new ModuleLoader;  // leaked: modules outlive static destructors
   return *loader;

@@ -11,6 +11,8 @@ interpreter exit (an ``atexit`` handler unloads every module while Python still 
 """
 
 import atexit
+import traceback
+import warnings
 
 from cujit import _core
 
@@ -44,6 +46,41 @@ def unload_module(key, context=None):
 def unload_key(key):
     """Unloads ``key``'s modules in every context (e.g. when a kernel is collected); returns how many."""
     return _drv.unload_key(str(key))
+
+
+def hooks_for(link_inputs):
+    """(setup, teardown) for a module that links ``link_inputs``: each input's ``setup_callback`` in the order
+    they were collected (an input reached twice counts once), and their teardown callbacks with the same
+    module object setup saw. A teardown that raises is reported as a warning with its traceback, and the
+    others still run. (None, None) when no input has a callback."""
+    callbacks, seen = [], set()
+    for made in link_inputs:
+        origin = made.origin
+        if origin is None or id(made) in seen:
+            continue
+        seen.add(id(made))
+        callbacks.append(origin)
+    if not callbacks:
+        return None, None
+    seen_by_setup = []
+
+    def setup(module):
+        seen_by_setup.append(module)
+        for run, _ in callbacks:
+            if run is not None:
+                run(module)
+
+    def teardown(module):
+        module = seen_by_setup[0] if seen_by_setup else module
+        for _, run in callbacks:
+            if run is None:
+                continue
+            try:
+                run(module)
+            except Exception:  # noqa: BLE001  (reported, never swallowed; the unload goes on)
+                warnings.warn(f"teardown_callback {run!r} of module {module.key!r} raised:\n"
+                              f"{traceback.format_exc()}", RuntimeWarning, stacklevel=2)
+    return setup, teardown
 
 
 def loaded_module_count():

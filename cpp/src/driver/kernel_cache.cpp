@@ -1,0 +1,96 @@
+// KernelCache (see cujit/kernel_cache.h): specialisations, images per device
+// architecture, and modules and functions per context through the ModuleLoader.
+#include "cujit/kernel_cache.h"
+
+#include <atomic>
+
+namespace cujit::driver {
+namespace {
+
+std::string next_prefix() {
+  static std::atomic<long> counter{0};
+  return "kernels#" + std::to_string(++counter) + ":";
+}
+
+}  // namespace
+
+KernelCache::KernelCache() : prefix_(next_prefix()) {}
+
+KernelCache::~KernelCache() {
+  try {
+    unload();
+  } catch (...) {  // a destructor has no one to report to; hooks report their own errors
+  }
+}
+
+std::shared_ptr<KernelCache::Specialisation> KernelCache::specialisation(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& s = specialisations_[key];
+  if (!s) {
+    s = std::make_shared<Specialisation>();
+    s->module_key = prefix_ + key;
+  }
+  return s;
+}
+
+std::shared_ptr<Function> KernelCache::function(const std::string& key, const std::string& entry, Context& ctx,
+                                                 const BuildImage& build, const ModuleHooks& hooks) {
+  std::shared_ptr<Specialisation> s = specialisation(key);
+  std::lock_guard<std::mutex> lock(s->mutex);
+  auto it = s->functions.find(ctx.handle());
+  if (it != s->functions.end()) {
+    if (it->second->module().loaded()) return it->second;
+    s->functions.erase(it);  // unloaded since (reset, unload): load again, setup again
+  }
+  const DeviceInfo& device = ctx.device();
+  std::pair<int, int> cc{device.cc_major, device.cc_minor};
+  auto image = s->images.find(cc);
+  if (image == s->images.end()) {
+    image = s->images.emplace(cc, build(cc.first, cc.second)).first;
+    std::lock_guard<std::mutex> count(mutex_);
+    ++images_built_;
+  }
+  std::shared_ptr<LoadedModule> module = module_loader().load(s->module_key, ctx, image->second, hooks);
+  std::shared_ptr<Function> fn = module->function(entry);
+  s->functions[ctx.handle()] = fn;
+  return fn;
+}
+
+std::size_t KernelCache::unload() {
+  std::map<std::string, std::shared_ptr<Specialisation>> all;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    all = specialisations_;
+  }
+  std::size_t count = 0;
+  std::exception_ptr first_error;
+  for (auto& [key, s] : all) {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    s->functions.clear();
+    try {
+      count += module_loader().unload_key(s->module_key);
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  return count;
+}
+
+std::size_t KernelCache::module_count() const {
+  std::map<std::string, std::shared_ptr<Specialisation>> all;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    all = specialisations_;
+  }
+  std::size_t count = 0;
+  for (auto& [key, s] : all) count += module_loader().count_key(s->module_key);
+  return count;
+}
+
+std::size_t KernelCache::images_built() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return images_built_;
+}
+
+}  // namespace cujit::driver
