@@ -252,3 +252,21 @@ def prototypes():
     parse = functools.partial(parse_prototypes)
     parse.visible = visible_prototype
     return parse
+
+
+# ---- a host-side stand-in for libcuda (tests/fake_cuda): the runtime without a GPU ----------------------------
+
+FAKE_DRIVER_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_cuda", "fake_libcuda.c")
+
+
+@pytest.fixture(scope="session")
+def fake_driver(tmp_path_factory):
+    """The fake libcuda built for this session (a path for ``CUJIT_CUDA_DRIVER``)."""
+    import shutil
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler for the fake driver")
+    lib = tmp_path_factory.mktemp("fake_cuda") / "libfakecuda.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), FAKE_DRIVER_SRC, "-lpthread"], check=True,
+                   capture_output=True)
+    return str(lib)

@@ -505,21 +505,6 @@ def test_link_input_validation():
 
 # ---- the GPU suite on a host-side stand-in for libcuda ------------------------------------------------------
 
-FAKE_DRIVER_SRC = os.path.join(ROOT, "tests", "fake_cuda", "fake_libcuda.c")
-
-
-@pytest.fixture(scope="module")
-def fake_driver(tmp_path_factory):
-    import shutil
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler for the fake driver")
-    lib = tmp_path_factory.mktemp("fake_cuda") / "libfakecuda.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), FAKE_DRIVER_SRC, "-lpthread"], check=True,
-                   capture_output=True)
-    return str(lib)
-
-
 def test_gpu_suite_on_the_fake_driver(fake_driver):
     """Every GPU test, against a libcuda stand-in that keeps "device" memory on the host and runs the test
     kernels there: contexts, copies, views, streams, module hooks and the kernel ABI end to end."""

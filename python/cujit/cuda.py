@@ -27,11 +27,17 @@ _RUNTIME = {
 _RUNTIME_NAMES = {name: module for module, names in _RUNTIME.items() for name in names}
 
 
+_RUNTIME_MODULES = {"driver": "cujit.cudadrv.driver"}  # cuda.driver.memcpy_htod, for module setup callbacks
+
+
 def __getattr__(name):
+    import importlib
+    if name in _RUNTIME_MODULES:
+        value = globals()[name] = importlib.import_module(_RUNTIME_MODULES[name])
+        return value
     module = _RUNTIME_NAMES.get(name)
     if module is None:
         raise AttributeError(f"module 'cujit.cuda' has no attribute {name!r}")
-    import importlib
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
