@@ -298,3 +298,28 @@ def test_one_module_and_one_setup_per_context(fake_driver):
         assert count("teardown") == 3 and modules() == 0
         print("OK")
     """)
+
+
+def test_load_unload_cycles_leak_nothing(fake_driver):
+    run(fake_driver, """
+        def rss_kib():
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * 4
+        n = [0, 0]  # counters, not events: a list of events would grow by itself
+        def up(module): n[0] += 1
+        def down(module): n[1] += 1
+        k = make_kernel(1, link=[cuda.CUSource(SRC + "// cycles", setup_callback=up, teardown_callback=down)])
+        for _ in range(300):
+            k[1, 1](a)
+            k.unload()
+        gc.collect()
+        rss0 = rss_kib()
+        for _ in range(3000):
+            k[1, 1](a)
+            k.unload()
+        gc.collect()
+        rss1 = rss_kib()
+        assert n == [3300, 3300] and modules() == 0
+        assert rss1 - rss0 < 256, (rss0, rss1)  # KiB, for 3000 cycles (a leaked module would be ~2 KiB each)
+        print("OK")
+    """)

@@ -62,16 +62,22 @@ def hooks_for(link_inputs):
         callbacks.append(origin)
     if not callbacks:
         return None, None
+    # The module object setup saw, for teardown. Dropped by teardown (or a failed setup): the module keeps
+    # these hooks, so holding it longer would be a cycle through C++ that no collector sees.
     seen_by_setup = []
 
     def setup(module):
         seen_by_setup.append(module)
-        for run, _ in callbacks:
-            if run is not None:
-                run(module)
+        try:
+            for run, _ in callbacks:
+                if run is not None:
+                    run(module)
+        except BaseException:
+            seen_by_setup.clear()
+            raise
 
     def teardown(module):
-        module = seen_by_setup[0] if seen_by_setup else module
+        module = seen_by_setup.pop() if seen_by_setup else module
         for _, run in callbacks:
             if run is None:
                 continue
