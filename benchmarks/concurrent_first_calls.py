@@ -10,12 +10,11 @@ Usage (on the GPU machine): ``python3 benchmarks/concurrent_first_calls.py --rou
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 import threading
 import time
+
+from side_by_side import run_worker
 
 
 def make_kernel(cuda, c):
@@ -68,14 +67,6 @@ def worker(side, rounds):
     print(json.dumps({"serial_ms": [s * 1e3 for s in serial], "parallel_ms": [p * 1e3 for p in parallel]}))
 
 
-def run_worker(side, rounds):
-    proc = subprocess.run([sys.executable, __file__, "--worker", side, "--rounds", str(rounds)],
-                          env=dict(os.environ, PYTHONUNBUFFERED="1"), capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"{side} worker failed:\n{proc.stdout}\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker")
@@ -86,7 +77,7 @@ def main():
         return
     print(f"{'side':<12}{'8 serial ms':>14}{'8 threads ms':>15}{'ratio':>8}")
     for side in ("numba", "cujit"):
-        r = run_worker(side, args.rounds)
+        r = run_worker(__file__, side, args.rounds)
         s, p = statistics.median(r["serial_ms"]), statistics.median(r["parallel_ms"])
         print(f"{side:<12}{s:>14.1f}{p:>15.1f}{p / s:>8.3f}   (rounds: serial "
               f"{', '.join(f'{v:.0f}' for v in r['serial_ms'])}; threads {', '.join(f'{v:.0f}' for v in r['parallel_ms'])})")

@@ -18,10 +18,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
+
+from side_by_side import run_worker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MUL_CU = """
@@ -109,15 +109,6 @@ def cujit_stages(cuda, tmp, i):
     return {k: v * 1e3 for k, v in stages.items()}
 
 
-def run_worker(side, rounds):
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.run([sys.executable, __file__, "--worker", side, "--rounds", str(rounds)], env=env,
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"{side} worker failed:\n{proc.stdout}\n{proc.stderr}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker")
@@ -130,7 +121,7 @@ def main():
     results = {"cujit": [], "numba": []}
     for _ in range(args.runs):
         for side in ("numba", "cujit"):
-            results[side].append(run_worker(side, args.rounds))
+            results[side].append(run_worker(__file__, side, args.rounds))
 
     def med(side, key):
         return statistics.median(v for run in results[side] for v in run[key])
