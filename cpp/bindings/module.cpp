@@ -32,10 +32,23 @@ py::object exception_class(ErrorKind kind) {
   return py::reinterpret_borrow<py::object>(type);
 }
 
+// The Python exception behind an error that crossed C++ typing as a message (a link hook's error, say): the
+// next error raised in this thread chains it as its __cause__. A strong reference; the GIL is held whenever
+// it is set or taken.
+thread_local PyObject* t_pending_cause = nullptr;
+
+void remember_cause(py::handle cause) {
+  Py_XINCREF(cause.ptr());
+  Py_XDECREF(t_pending_cause);
+  t_pending_cause = cause.ptr();
+}
+
 }  // namespace
 
 std::optional<Error> unlocated_compile_error(const py::error_already_set& e) {
   if (py::hasattr(e.value(), "cujit_location")) return std::nullopt;
+  py::object cause = e.value().attr("__cause__");
+  if (!cause.is_none()) remember_cause(cause);
   std::string message = py::str(e.value());
   if (e.matches(PyExc_RecursionError))
     return Error{ErrorKind::TypingError,
@@ -65,6 +78,10 @@ void set_python_error(const Error& error, const frontend::FunctionSource* source
   py::object exc = cls(message);
   // Where in the user's code the error is (callers use it to decide whether to add the call site's).
   if (located) exc.attr("cujit_location") = py::make_tuple(source->filename, error.loc.line);
+  if (t_pending_cause != nullptr) {
+    PyException_SetCause(exc.ptr(), t_pending_cause);  // steals the reference
+    t_pending_cause = nullptr;
+  }
   PyErr_SetObject(cls.ptr(), exc.ptr());
 }
 

@@ -14,6 +14,9 @@ import threading
 from cujit import _core
 from cujit.errors import UnsupportedError, TypingError
 
+# Set by cujit.declarations: the wrapper that types calls to objects with ``__numba_cuda_declare__``.
+declaring_callee = None
+
 _cache = {}
 _cache_lock = threading.Lock()
 
@@ -256,6 +259,9 @@ class Resolver:
             return ("builtin", intrinsic)
         if getattr(type(obj), "_cujit_callee", False):  # a device dispatcher or a declared function (markers)
             return ("device", obj, obj.__qualname__)
+        if declaring_callee is not None and getattr(obj, "__numba_cuda_declare__", None) is not None:
+            callee = declaring_callee(obj)  # declarations.py: typed through the declaration it gives
+            return ("device", callee, callee.__qualname__)
         if _is_ffi_from_buffer(obj):
             return ("builtin", "ffi.from_buffer")
         if obj is math or obj is cmath or (np is not None and obj is np):

@@ -11,9 +11,10 @@ declaration to every kernel that reaches it, through any depth of device functio
 import sys
 import threading
 
-from cujit import _core
+from cujit import _core, _source
 from cujit.compiler import parse_signature
 from cujit.errors import TypingError
+from cujit.link_hooks import DECLARE_HOOK, call_link_hooks, link_hooks
 from cujit.linking import link_inputs, normalize_items, prefetch
 
 
@@ -27,7 +28,7 @@ class ExternFunction:
 
     _cujit_callee = True  # the compiler calls _type_for_caller (marker: no import cycle)
 
-    def __init__(self, name, sig, link, use_cooperative, abi, declared_at):
+    def __init__(self, name, sig, link, use_cooperative, abi, declared_at, link_hook=None):
         self.name = name
         self.__qualname__ = name
         self.sig = sig
@@ -35,18 +36,23 @@ class ExternFunction:
         self.use_cooperative = use_cooperative
         self.abi = abi
         self.declared_at = declared_at
-        self._typed = None
+        self._link_hook = link_hook  # declare_device(link=callable)
+        self._typed = {}  # the link inputs' identities -> the typed declaration that links them
         self._lock = threading.Lock()
 
     def _describe(self):
         return f"cuda.declare_device({self.name!r}, \"{self.sig}\") at {self.declared_at}"
 
-    def _typed_function(self):
+    def _typed_function(self, hook_items=()):
+        """The declaration as a typed function that carries its ``link=`` items and ``hook_items``."""
+        inputs = link_inputs(self.link) + link_inputs(hook_items)
+        key = tuple(id(i) for i in inputs)
         with self._lock:
-            if self._typed is None:
-                self._typed = _core.declare_external(self.name, self.sig, self.abi, link_inputs(self.link),
-                                                     self._describe(), cooperative=bool(self.use_cooperative))
-            return self._typed
+            typed = self._typed.get(key)
+            if typed is None:
+                typed = self._typed[key] = _core.declare_external(
+                    self.name, self.sig, self.abi, inputs, self._describe(), cooperative=bool(self.use_cooperative))
+            return typed
 
     # -- called by the C++ typing of a caller ------------------------------------------------
     def _type_for_caller(self, argtypes, caller_options):
@@ -59,7 +65,11 @@ class ExternFunction:
                 raise TypingError(f"No implementation of {self.name}({', '.join(map(str, argtypes))}): "
                                   f"argument {i + 1} is {given}, which does not convert to the declared {declared} "
                                   f"(declared by {self._describe()})")
-        return self._typed_function()
+        hooks = link_hooks(self, self._link_hook)
+        if not hooks:
+            return self._typed_function()
+        # Called at every compile of a call (rule 4 of docs/link_hooks.md), with the declared parameter types.
+        return self._typed_function(call_link_hooks(hooks, tuple(params), self._describe()))
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.name!r} is a declared device function: call it from kernels and device functions")
@@ -84,6 +94,48 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
     signature = parse_signature(sig)
     if signature.return_type is None:
         raise TypeError("Return type must be provided for device declarations")
-    items = normalize_items(link)
+    hook = link if callable(link) and not isinstance(link, (str, bytes)) else None
+    items = () if hook is not None else normalize_items(link)
     prefetch(items)
-    return ExternFunction(name, signature, items, use_cooperative, abi, _caller_location(1))
+    return ExternFunction(name, signature, items, use_cooperative, abi, _caller_location(1), link_hook=hook)
+
+
+class _DeclaringCallee:
+    """An object with ``__numba_cuda_declare__`` as the compiler sees it: each call is typed as a call to the
+    declaration the object gives for the call's argument types."""
+
+    _cujit_callee = True
+
+    def __init__(self, obj):
+        self.obj = obj
+        self.__qualname__ = type(obj).__qualname__
+
+    def _type_for_caller(self, argtypes, caller_options):
+        who = f"{type(self.obj).__qualname__} object {self.obj!r:.60}"
+        try:
+            declared = getattr(self.obj, DECLARE_HOOK)(*argtypes)
+        except Exception as e:
+            raise TypingError(f"{DECLARE_HOOK} of {who} raised {type(e).__name__}: {e}") from e
+        if isinstance(declared, tuple) and len(declared) == 2:
+            declared = _declared(*declared)
+        if not isinstance(declared, ExternFunction):
+            raise TypingError(f"{DECLARE_HOOK} of {who} returned {type(declared).__name__}: expected a "
+                              "declare_device descriptor or (symbol, signature)")
+        return declared._type_for_caller(argtypes, caller_options)
+
+
+_declared_by_pair = {}
+_declared_lock = threading.Lock()
+
+
+def _declared(symbol, sig):
+    """The declaration of ``(symbol, signature)`` pairs ``__numba_cuda_declare__`` returns, made once each."""
+    key = (symbol, str(sig))
+    with _declared_lock:
+        found = _declared_by_pair.get(key)
+        if found is None:
+            found = _declared_by_pair[key] = declare_device(symbol, sig)
+        return found
+
+
+_source.declaring_callee = _DeclaringCallee  # how the compiler wraps such objects (no import cycle)

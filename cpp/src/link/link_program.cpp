@@ -2,6 +2,7 @@
 // inputs, nvJitLink for everything, and errors that say which declaration
 // lacks a definition.
 #include <set>
+#include <string_view>
 
 #include "cujit/link.h"
 #include "cujit/nvrtc.h"
@@ -56,10 +57,12 @@ bool cubin_has_symbol(const std::string& cubin, const std::string& symbol) {
 ProgramLinkResult link_program(const ProgramLink& p) {
   ProgramLinkResult result;
   std::vector<LinkInput> inputs{p.own};
-  std::set<const LinkInput*> seen;
+  // An input reached twice is linked once, and so is the same code in two inputs (a link hook that makes a
+  // new LinkableCode at each call it is asked about): linking it twice could only define its symbols twice.
+  std::set<std::pair<InputKind, std::string_view>> seen;
   NvrtcOptions nvrtc{p.arch, p.lto, p.debug, p.lineinfo, p.include_dirs};
   for (const auto& in : p.inputs) {
-    if (!seen.insert(in.get()).second) continue;
+    if (!seen.emplace(in->kind, in->data).second) continue;
     if (in->kind != InputKind::Cu) {
       inputs.push_back(*in);
       continue;

@@ -50,16 +50,14 @@ def unload_key(key):
 
 def hooks_for(link_inputs):
     """(setup, teardown) for a module that links ``link_inputs``: each input's ``setup_callback`` in the order
-    they were collected (an input reached twice counts once), and their teardown callbacks with the same
+    they were collected (the same callbacks reached twice run once), and their teardown callbacks with the same
     module object setup saw. A teardown that raises is reported as a warning with its traceback, and the
     others still run. (None, None) when no input has a callback."""
-    callbacks, seen = [], set()
+    callbacks = []
     for made in link_inputs:
-        origin = made.origin
-        if origin is None or id(made) in seen:
-            continue
-        seen.add(id(made))
-        callbacks.append(origin)
+        origin = made.origin  # (setup, teardown)
+        if origin is not None and origin not in callbacks:  # the same callbacks twice run once
+            callbacks.append(origin)
     if not callbacks:
         return None, None
     # The module object setup saw, for teardown. Dropped by teardown (or a failed setup): the module keeps
