@@ -142,3 +142,51 @@ def calls_negate(out, x):
     i = cuda.grid(1)
     if i < x.size:
         out[i] = negate(x[i])
+
+
+# ---- for the GPU tests ----------------------------------------------------------------------------------------
+
+class LtoScale:
+    """A hook that compiles its CUDA C to LTO-IR itself (NVRTC, for the architecture it is asked about)."""
+
+    def __init__(self, arch):
+        self.arch, self.calls = arch, []
+        self.device = cuda.declare_device("lto_scale", "float32(float32, float32)")
+        self.device.__numba_cuda_link__ = self.link
+
+    def link(self, *argtypes):
+        from cujit import _core
+        self.calls.append(argtypes)
+        source = 'extern "C" __device__ int lto_scale(float* r, float x, float y) { *r = x * y + 1.0f; return 0; }'
+        code, _, _ = _core.nvrtc.compile(source, "lto_scale.cu", self.arch, lto=True)
+        return cuda.LTOIR(code, name="lto_scale.ltoir")
+
+
+def make_lto_kernel(device):
+    def lto_kernel(out, x):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = device(x[i], np.float32(2))
+    return cuda.jit(lto_kernel, lto=True)
+
+
+def _list_hook(*argtypes):
+    mul_f32 = 'extern "C" __device__ int add_f32(float* r, float x, float y) { *r = x + y; return 0; }'
+    return (os.path.join(DATA, "functions.cu"), cuda.CUSource(mul_f32, name="add.cu"))
+
+
+listed_mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+listed_mul.__numba_cuda_link__ = _list_hook
+listed_add = cuda.declare_device("add_f32", "float32(float32, float32)")
+
+
+def calls_listed(out, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = listed_add(listed_mul(x[i], x[i]), x[i])
+
+
+def negate_kernel(out, x):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = negate(x[i]) * 2
