@@ -270,3 +270,12 @@ def fake_driver(tmp_path_factory):
     subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), FAKE_DRIVER_SRC, "-lpthread"], check=True,
                    capture_output=True)
     return str(lib)
+
+
+@pytest.fixture
+def rng():
+    """A numpy Generator on a fresh seed (printed, so a failure can be replayed)."""
+    import numpy as np
+    seed = int.from_bytes(os.urandom(4), "little")
+    print("seed", seed)
+    return np.random.default_rng(seed)

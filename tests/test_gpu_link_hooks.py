@@ -3,7 +3,6 @@ CUDA C per dtype (float32 and float64 in one process), called once per specialis
 launches, again for a second kernel, through a device function; a hook that makes LTO-IR with ``lto=True``; a
 hook returning a path and a LinkableCode; callbacks on the hook's code; an nvmath-style object (rule 6)."""
 
-import os
 
 import numpy as np
 import pytest
@@ -18,13 +17,6 @@ pytestmark = [
     pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
-
-
-@pytest.fixture
-def rng():
-    seed = int.from_bytes(os.urandom(4), "little")
-    print("seed", seed)
-    return np.random.default_rng(seed)
 
 
 def _run(kernel, x):

@@ -22,13 +22,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def rng():
-    seed = int.from_bytes(os.urandom(4), "little")
-    print("seed", seed)
-    return np.random.default_rng(seed)
-
-
 def _arch():
     major, minor = devices.get_current_device().compute_capability
     return f"sm_{major}{minor}{'a' if major >= 9 else ''}"

@@ -30,13 +30,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.fixture
-def rng():
-    seed = int.from_bytes(os.urandom(4), "little")
-    print("seed", seed)
-    return np.random.default_rng(seed)
-
-
-@pytest.fixture
 def compiles(monkeypatch):
     """The names of the functions compiled during the test."""
     seen = []
