@@ -87,7 +87,6 @@ class _FakeContext:
 
 
 def test_declarations_and_kernels_start_nvrtc_when_a_context_exists(tmp_path, monkeypatch):
-    from cujit.cudadrv import devices
     sig = "float32(float32, float32)"
     path = tmp_path / "prefetched.cu"
     path.write_text(open(os.path.join(DATA, "functions.cu")).read() + "\n// declared\n")
@@ -96,7 +95,7 @@ def test_declarations_and_kernels_start_nvrtc_when_a_context_exists(tmp_path, mo
     _join_prefetches()
     assert _core.nvrtc.compile_count() == before
     monkeypatch.setattr(_core.driver, "current_context_or_none", lambda: _FakeContext())
-    monkeypatch.setattr(devices, "get_device", lambda i: type("D", (), {"compute_capability": (8, 0)})())
+    monkeypatch.setattr(_core.driver, "device_info", lambda i: {"compute_capability": (8, 0)})
     mul = cuda.declare_device("mul_f32_f32", sig, link=[str(path)])
     _join_prefetches()
     assert _core.nvrtc.compile_count() == before + 1

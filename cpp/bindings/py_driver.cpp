@@ -446,7 +446,10 @@ void register_driver(py::module_& m) {
       .def("unload", &drv::KernelCache::unload, py::call_guard<py::gil_scoped_release>(),
            "Teardown, then unload, of every module of this cache; returns how many")
       .def_property_readonly("module_count", &drv::KernelCache::module_count)
-      .def_property_readonly("images_built", &drv::KernelCache::images_built);
+      .def_property_readonly("images_built", [](const drv::KernelCache& cache) {
+        py::gil_scoped_release release;  // waits for a build in progress, which may need the GIL
+        return cache.images_built();
+      });
 
   d.def(
       "load_module",

@@ -14,7 +14,7 @@ import threading
 from cujit import _core, _source
 from cujit.compiler import parse_signature
 from cujit.errors import TypingError
-from cujit.link_hooks import DECLARE_HOOK, call_link_hooks, link_hooks
+from cujit.link_hooks import DECLARE_HOOK, call_hook, call_link_hooks, link_hooks
 from cujit.linking import link_inputs, normalize_items, prefetch
 
 
@@ -94,7 +94,7 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
     signature = parse_signature(sig)
     if signature.return_type is None:
         raise TypeError("Return type must be provided for device declarations")
-    hook = link if callable(link) and not isinstance(link, (str, bytes)) else None
+    hook = link if callable(link) else None
     items = () if hook is not None else normalize_items(link)
     prefetch(items)
     return ExternFunction(name, signature, items, use_cooperative, abi, _caller_location(1), link_hook=hook)
@@ -112,10 +112,7 @@ class _DeclaringCallee:
 
     def _type_for_caller(self, argtypes, caller_options):
         who = f"{type(self.obj).__qualname__} object {self.obj!r:.60}"
-        try:
-            declared = getattr(self.obj, DECLARE_HOOK)(*argtypes)
-        except Exception as e:
-            raise TypingError(f"{DECLARE_HOOK} of {who} raised {type(e).__name__}: {e}") from e
+        declared = call_hook(DECLARE_HOOK, getattr(self.obj, DECLARE_HOOK), argtypes, who)
         if isinstance(declared, tuple) and len(declared) == 2:
             declared = _declared(*declared)
         if not isinstance(declared, ExternFunction):

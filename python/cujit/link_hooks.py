@@ -28,16 +28,20 @@ def link_hooks(obj, given=None):
     return [hook for hook in (getattr(obj, LINK_HOOK, None), given) if hook is not None]
 
 
+def call_hook(name, hook, argtypes, who):
+    """``hook(*argtypes)``; what it raises becomes a ``TypingError`` naming the hook and ``who``, chained."""
+    try:
+        return hook(*argtypes)
+    except Exception as e:
+        raise TypingError(f"{name} of {who} raised {type(e).__name__}: {e} "
+                          f"(called with {', '.join(map(str, argtypes)) or 'no arguments'})") from e
+
+
 def call_link_hooks(hooks, argtypes, who):
     """The items ``hooks`` give for ``argtypes`` (a tuple, in order), checked; ``who`` names the object."""
     items = []
     for hook in hooks:
-        try:
-            result = hook(*argtypes)
-        except Exception as e:
-            raise TypingError(f"{LINK_HOOK} of {who} raised {type(e).__name__}: {e} "
-                              f"(called with {', '.join(map(str, argtypes)) or 'no arguments'})") from e
-        items.extend(_checked_items(result, who))
+        items.extend(_checked_items(call_hook(LINK_HOOK, hook, argtypes, who), who))
     return tuple(items)
 
 

@@ -144,8 +144,7 @@ def prefetch(items, lto=None, debug=False, lineinfo=False):
     context = _core.driver.current_context_or_none()
     if context is None:
         return
-    from cujit.cudadrv import devices
-    arch = arch_for(devices.get_device(context.device_id).compute_capability)
+    arch = arch_for(_core.driver.device_info(context.device_id)["compute_capability"])  # read once, cached
     lto = resolve_lto(lto, debug, ["cu"])
     threading.Thread(target=_compile_quietly, args=(sources, arch, lto, bool(debug), bool(lineinfo)),
                      name="cujit-nvrtc-prefetch").start()

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cujit/driver.h"
 
@@ -42,7 +43,7 @@ class KernelCache {
   std::size_t unload();
   // Modules of this cache loaded now, in every context.
   std::size_t module_count() const;
-  // Images built so far (one per specialisation and device architecture).
+  // Images built so far (one per specialisation and device architecture); waits for builds in progress.
   std::size_t images_built() const;
 
  private:
@@ -53,11 +54,11 @@ class KernelCache {
     std::map<CUcontext, std::shared_ptr<Function>> functions;
   };
   std::shared_ptr<Specialisation> specialisation(const std::string& key);
+  std::vector<std::shared_ptr<Specialisation>> all() const;  // a snapshot
 
   const std::string prefix_;  // unique per cache: module keys of two caches never meet
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Specialisation>> specialisations_;
-  std::size_t images_built_ = 0;
 };
 
 }  // namespace cujit::driver

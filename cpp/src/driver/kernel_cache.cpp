@@ -45,11 +45,7 @@ std::shared_ptr<Function> KernelCache::function(const std::string& key, const st
   const DeviceInfo& device = ctx.device();
   std::pair<int, int> cc{device.cc_major, device.cc_minor};
   auto image = s->images.find(cc);
-  if (image == s->images.end()) {
-    image = s->images.emplace(cc, build(cc.first, cc.second)).first;
-    std::lock_guard<std::mutex> count(mutex_);
-    ++images_built_;
-  }
+  if (image == s->images.end()) image = s->images.emplace(cc, build(cc.first, cc.second)).first;
   std::shared_ptr<LoadedModule> module = module_loader().load(s->module_key, ctx, image->second, hooks);
   std::shared_ptr<Function> fn = module->function(entry);
   s->functions[ctx.handle()] = fn;
@@ -57,14 +53,9 @@ std::shared_ptr<Function> KernelCache::function(const std::string& key, const st
 }
 
 std::size_t KernelCache::unload() {
-  std::map<std::string, std::shared_ptr<Specialisation>> all;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    all = specialisations_;
-  }
   std::size_t count = 0;
   std::exception_ptr first_error;
-  for (auto& [key, s] : all) {
+  for (const auto& s : all()) {
     std::lock_guard<std::mutex> lock(s->mutex);
     s->functions.clear();
     try {
@@ -77,20 +68,26 @@ std::size_t KernelCache::unload() {
   return count;
 }
 
+std::vector<std::shared_ptr<KernelCache::Specialisation>> KernelCache::all() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::shared_ptr<Specialisation>> out;
+  for (const auto& [key, s] : specialisations_) out.push_back(s);
+  return out;
+}
+
 std::size_t KernelCache::module_count() const {
-  std::map<std::string, std::shared_ptr<Specialisation>> all;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    all = specialisations_;
-  }
   std::size_t count = 0;
-  for (auto& [key, s] : all) count += module_loader().count_key(s->module_key);
+  for (const auto& s : all()) count += module_loader().count_key(s->module_key);
   return count;
 }
 
 std::size_t KernelCache::images_built() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return images_built_;
+  std::size_t count = 0;
+  for (const auto& s : all()) {
+    std::lock_guard<std::mutex> lock(s->mutex);
+    count += s->images.size();
+  }
+  return count;
 }
 
 }  // namespace cujit::driver
