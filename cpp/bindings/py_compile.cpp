@@ -11,6 +11,7 @@
 #include "bindings.h"
 #include "cujit/codegen.h"
 #include "cujit/compiler.h"
+#include "cujit/intrinsics.h"
 
 namespace cujit::bindings {
 namespace {
@@ -210,6 +211,7 @@ void register_compile(py::module_& m) {
     return unwrap(codegen::resolve_arch(c)).name();
   });
   m.def("supported_archs", &codegen::supported_archs);
+  m.def("intrinsic_paths", &intrinsics::paths, "every cuda.* function and value the kernel language offers");
   m.def("codegen_passes", [](py::tuple cc) {
     codegen::ComputeCapability c;
     c.major = cc[0].cast<int>();

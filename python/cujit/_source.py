@@ -7,6 +7,7 @@ import cmath
 import inspect
 import linecache
 import math
+import operator
 import sys
 import textwrap
 import threading
@@ -137,7 +138,7 @@ def function_source(pyfunc):
 
 
 _BUILTINS = {abs: "abs", min: "min", max: "max", int: "int", float: "float", bool: "bool", round: "round",
-             range: "range", complex: "complex", len: "len"}
+             range: "range", complex: "complex", len: "len", enumerate: "enumerate", zip: "zip"}
 
 _NUMPY_SCALARS = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
                   "float32", "float64", "complex64", "complex128")
@@ -155,10 +156,11 @@ class _Tables:
 
     def __init__(self):
         self.functions = {}
-        for name in dir(math):
-            obj = getattr(math, name)
-            if callable(obj):
-                self.functions[id(obj)] = f"math.{name}"
+        for module in (math, operator):
+            for name in dir(module):
+                obj = getattr(module, name)
+                if callable(obj) and not isinstance(obj, type) and not name.startswith("_"):
+                    self.functions[id(obj)] = f"{module.__name__}.{name}"
         self.numpy = None
         self.scalar_types = {}
 

@@ -1,13 +1,15 @@
 """Stubs for the CUDA intrinsics of ``cuda.*`` (``cuda.grid``, ``cuda.threadIdx``,
-``cuda.shared.array``, ``cuda.atomic.add``...). They only name the intrinsic:
-the C++ typing and lowering implement it. Calling one from Python raises."""
+``cuda.shared.array``, ``cuda.atomic.add``, ``cuda.fp16.hadd``, ``cuda.libdevice.sinf``,
+``cuda.cg.this_grid``...). They only name the intrinsic: the C++ intrinsic table
+types and lowers it, and lists the paths these stubs are built from. Calling one
+from Python raises."""
+
+from cujit import _core
 
 
 class Intrinsic:
-    def __init__(self, path, children=()):
+    def __init__(self, path):
         self._cujit_intrinsic = path
-        for child in children:
-            setattr(self, child, Intrinsic(f"{path}.{child}"))
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"{self._cujit_intrinsic} can only be used inside a CUDA kernel or device function")
@@ -16,26 +18,23 @@ class Intrinsic:
         return f"<cujit intrinsic {self._cujit_intrinsic}>"
 
 
-_DIM3 = ("x", "y", "z")
-_FUNCTIONS = ("grid", "gridsize", "syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or",
-              "syncwarp", "threadfence", "threadfence_block", "threadfence_system", "nanosleep", "shfl_sync",
-              "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync", "any_sync", "eq_sync", "ballot_sync",
-              "popc", "clz", "brev", "fma", "selp")
+def _build():
+    """One stub per table path, nested as the dots say (cuda.atomic.add is atomic.add here)."""
+    top = {}
+    for path in _core.intrinsic_paths():
+        parts = path.split(".")[1:]  # drop "cuda"
+        node = top.get(parts[0])
+        if node is None:
+            node = top[parts[0]] = Intrinsic(f"cuda.{parts[0]}")
+        for depth, part in enumerate(parts[1:], start=2):
+            child = getattr(node, part, None)
+            if child is None:
+                child = Intrinsic("cuda." + ".".join(parts[:depth]))
+                setattr(node, part, child)
+            node = child
+    return top
 
-threadIdx = Intrinsic("cuda.threadIdx", _DIM3)
-blockIdx = Intrinsic("cuda.blockIdx", _DIM3)
-blockDim = Intrinsic("cuda.blockDim", _DIM3)
-gridDim = Intrinsic("cuda.gridDim", _DIM3)
-laneid = Intrinsic("cuda.laneid")
-warpsize = Intrinsic("cuda.warpsize")
-shared = Intrinsic("cuda.shared", ("array",))
-local = Intrinsic("cuda.local", ("array",))
-const = Intrinsic("cuda.const", ("array_like",))
-atomic = Intrinsic("cuda.atomic", ("add", "sub", "max", "min", "exch", "cas", "compare_and_swap", "and_", "or_",
-                                   "xor", "inc", "dec"))
-for _name in _FUNCTIONS:
-    globals()[_name] = Intrinsic(f"cuda.{_name}")
-del _name
 
-__all__ = ["threadIdx", "blockIdx", "blockDim", "gridDim", "laneid", "warpsize", "shared", "local", "const",
-           "atomic", *_FUNCTIONS]
+_stubs = _build()
+globals().update(_stubs)
+__all__ = sorted(_stubs)

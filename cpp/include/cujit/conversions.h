@@ -3,6 +3,9 @@
 // overload resolution and by variables whose type changes.
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "cujit/types.h"
 
 namespace cujit {
@@ -14,5 +17,16 @@ Conversion can_convert(TypeRef from, TypeRef to);
 
 // The type both can be stored as (phi nodes, ternaries, min/max); nullptr if none.
 TypeRef unify(TypeRef a, TypeRef b);
+
+// One candidate signature of an operator, builtin or intrinsic.
+struct OpSignature {
+  std::vector<TypeRef> params;
+  TypeRef result = nullptr;
+};
+
+// numba's overload choice: the candidate whose argument conversions rate best
+// (fewest unsafe, then safe, then promote); the first of equals wins.
+std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candidates,
+                                           const std::vector<TypeRef>& args);
 
 }  // namespace cujit

@@ -23,6 +23,8 @@ enum class Op {
   UAdd, USub, Invert, Not,
   // comparison
   Eq, NotEq, Lt, LtE, Gt, GtE,
+  // membership (Compare only): `x in container`, `x not in container`
+  In, NotIn,
   // boolean
   And, Or,
 };
@@ -130,6 +132,8 @@ struct Function {
   std::vector<Variable> vars;
   std::vector<int> params;  // indices into vars
   std::vector<StmtPtr> body;
+  // Filled in by typing: it calls an intrinsic that needs a cooperative launch (cuda.cg).
+  bool cooperative = false;
 
   // "file:line: message" with the source line and a caret under `loc`.
   std::string format_location(const SourceLoc& loc) const;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cujit/conversions.h"
 #include "cujit/error.h"
 #include "cujit/ir.h"
 
@@ -21,16 +22,6 @@ class CalleeProvider {
                                                                    const std::vector<TypeRef>& argtypes) = 0;
 };
 
-// One candidate signature of an operator or builtin.
-struct OpSignature {
-  std::vector<TypeRef> params;
-  TypeRef result = nullptr;
-};
-
-// numba's overload choice: the candidate whose argument conversions rate best
-// (fewest unsafe, then safe, then promote); the first of equals wins.
-std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candidates,
-                                           const std::vector<TypeRef>& args);
 std::optional<OpSignature> resolve_binary(ir::Op op, TypeRef lhs, TypeRef rhs);
 std::optional<OpSignature> resolve_unary(ir::Op op, TypeRef operand);
 std::optional<OpSignature> resolve_compare(ir::Op op, TypeRef lhs, TypeRef rhs);

@@ -112,6 +112,7 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
     return Error{ErrorKind::TypeError, "CUDA kernel must have void return type.", {}};
   tf->sig.args = signature.args;
   tf->sig.return_type = *ret;
+  tf->cooperative = tf->fn->cooperative;
   name_function(*tf, options);
   collect_link_inputs(*tf, own_links);
   return tf;

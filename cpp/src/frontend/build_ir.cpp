@@ -55,6 +55,7 @@ const std::unordered_map<std::string, Op>& operator_table() {
       {"UAdd", Op::UAdd},     {"USub", Op::USub},       {"Invert", Op::Invert},  {"Not", Op::Not},
       {"Eq", Op::Eq},         {"NotEq", Op::NotEq},     {"Lt", Op::Lt},          {"LtE", Op::LtE},
       {"Gt", Op::Gt},         {"GtE", Op::GtE},         {"And", Op::And},        {"Or", Op::Or},
+      {"In", Op::In},         {"NotIn", Op::NotIn},
   };
   return table;
 }
@@ -273,11 +274,14 @@ class IrBuilder {
       }
       out.push_back(std::move(s));
     } else if (t == "While") {
-      if (!n.list("orelse").empty()) unsupported(*n.list("orelse")[0], "while ... else");
       auto s = stmt(StmtKind::While, n);
       s->value = build_expr(*n.node("test"));
       s->body = build_block(n.list("body"));
-      if (constant_truth(*s->value) == false) return;  // a loop that never runs (CPython drops it too)
+      s->orelse = build_block(n.list("orelse"));  // runs when the test turns false (not after a break)
+      if (constant_truth(*s->value) == false) {  // a loop that never runs (CPython drops it too): only its else
+        for (StmtPtr& kept : s->orelse) out.push_back(std::move(kept));
+        return;
+      }
       out.push_back(std::move(s));
     } else if (t == "For") {
       build_for(n, out);
@@ -297,7 +301,6 @@ class IrBuilder {
   }
 
   void build_for(const SyntaxNode& n, std::vector<StmtPtr>& out) {
-    if (!n.list("orelse").empty()) unsupported(*n.list("orelse")[0], "for ... else");
     const SyntaxNode& iter = *n.node("iter");
     ExprPtr callee;
     if (iter.type == "Call") callee = build_expr(*iter.node("func"));
@@ -316,6 +319,7 @@ class IrBuilder {
     s->target = build_target(*n.node("target"));
     if (s->target->kind != ExprKind::Var) unsupported(*n.node("target"), "a range loop target that is not a name");
     s->body = build_block(n.list("body"));
+    s->orelse = build_block(n.list("orelse"));  // runs when the loop ends without a break
     out.push_back(std::move(s));
   }
 
@@ -327,32 +331,95 @@ class IrBuilder {
     return e;
   }
 
-  // for x in <tuple or array>:  ->  $it = <expr>; for $k in range(len($it)): x = $it[$k]; ...
+  ExprPtr call_expr(ExprPtr callee, std::vector<ExprPtr> args, SourceLoc loc) {
+    auto e = std::make_unique<Expr>(ExprKind::Call, loc);
+    e->operands.push_back(std::move(callee));
+    for (auto& a : args) e->operands.push_back(std::move(a));
+    return e;
+  }
+
+  static bool is_builtin(const Expr& e, const char* name) {
+    return e.kind == ExprKind::Global && e.global.kind == ir::GlobalValue::Kind::Builtin && e.global.name == name;
+  }
+
+  // for x in <iterable>:  ->  $seq = <iterable>; for $k in range(len($seq)): x = $seq[$k]; ...
+  // enumerate(it[, start]) and zip(a, b, ...), nested in any way, walk their iterables by the same index:
+  // the loop runs min(len(...)) times and the target takes (start + $k, item) or (item_a, item_b, ...).
   void build_for_each(const SyntaxNode& n, std::vector<StmtPtr>& out) {
     const SyntaxNode& iter = *n.node("iter");
-    std::string suffix = std::to_string(temp_counter_++);
-    int seq = add_var("$iter" + suffix);
-    int index = add_var("$index" + suffix);
-    auto init = stmt(StmtKind::Assign, n);
+    int index = add_var("$index" + std::to_string(temp_counter_++));
+    std::vector<ExprPtr> lengths;
+    ExprPtr item = iteration_item(iter, index, out, lengths);
+    auto loop = stmt(StmtKind::ForRange, n);
+    loop->target = var_expr(index, iter.loc);
+    if (lengths.size() == 1) {
+      loop->range_args.push_back(std::move(lengths[0]));
+    } else if (lengths.empty()) {  // zip() with no iterables: nothing to walk
+      auto zero = std::make_unique<Expr>(ExprKind::Const, iter.loc);
+      zero->global.kind = ir::GlobalValue::Kind::Int;
+      loop->range_args.push_back(std::move(zero));
+    } else {
+      loop->range_args.push_back(call_expr(builtin("min", iter.loc), std::move(lengths), iter.loc));
+    }
+    auto assign = stmt(StmtKind::Assign, n);
+    assign->target = build_target(*n.node("target"));
+    assign->value = std::move(item);
+    loop->body.push_back(std::move(assign));
+    for (auto& s : build_block(n.list("body"))) loop->body.push_back(std::move(s));
+    loop->orelse = build_block(n.list("orelse"));
+    out.push_back(std::move(loop));
+  }
+
+  // The item at $index of `iter`; sequences are evaluated once, before the loop, into temporaries.
+  ExprPtr iteration_item(const SyntaxNode& iter, int index, std::vector<StmtPtr>& out,
+                         std::vector<ExprPtr>& lengths) {
+    ExprPtr callee = iter.type == "Call" ? build_expr(*iter.node("func")) : nullptr;
+    const auto& args = iter.list("args");
+    if (callee && is_builtin(*callee, "enumerate")) {
+      ExprPtr start;
+      if (args.size() == 2) start = build_expr(*args[1]);
+      for (auto& k : iter.list("keywords")) {
+        if (k->str("arg") != "start" || start) fail(ErrorKind::TypingError, "enumerate() takes an iterable and a start", k->loc);
+        start = build_expr(*k->node("value"));
+      }
+      if (args.empty() || args.size() > 2)
+        fail(ErrorKind::TypingError, "enumerate() takes an iterable and an optional start", iter.loc);
+      auto pair = std::make_unique<Expr>(ExprKind::Tuple, iter.loc);
+      ExprPtr count = var_expr(index, iter.loc);
+      if (start) {
+        int first = add_var("$start" + std::to_string(temp_counter_++));
+        auto bind = stmt(StmtKind::Assign, iter);
+        bind->target = var_expr(first, iter.loc);
+        bind->value = std::move(start);
+        out.push_back(std::move(bind));
+        auto sum = std::make_unique<Expr>(ExprKind::Binary, iter.loc);
+        sum->op = Op::Add;
+        sum->operands.push_back(var_expr(first, iter.loc));
+        sum->operands.push_back(std::move(count));
+        count = std::move(sum);
+      }
+      pair->operands.push_back(std::move(count));
+      pair->operands.push_back(iteration_item(*args[0], index, out, lengths));
+      return pair;
+    }
+    if (callee && is_builtin(*callee, "zip")) {
+      if (!iter.list("keywords").empty()) unsupported(iter, "keyword arguments of zip()");
+      auto items = std::make_unique<Expr>(ExprKind::Tuple, iter.loc);
+      for (auto& a : args) items->operands.push_back(iteration_item(*a, index, out, lengths));
+      return items;
+    }
+    int seq = add_var("$iter" + std::to_string(temp_counter_++));
+    auto init = stmt(StmtKind::Assign, iter);
     init->target = var_expr(seq, iter.loc);
     init->value = build_expr(iter);
     out.push_back(std::move(init));
-
-    auto loop = stmt(StmtKind::ForRange, n);
-    loop->target = var_expr(index, iter.loc);
-    auto len = std::make_unique<Expr>(ExprKind::Call, iter.loc);
-    len->operands.push_back(builtin("len", iter.loc));
-    len->operands.push_back(var_expr(seq, iter.loc));
-    loop->range_args.push_back(std::move(len));
-    auto item = stmt(StmtKind::Assign, n);
-    item->target = build_target(*n.node("target"));
+    std::vector<ExprPtr> len_args;
+    len_args.push_back(var_expr(seq, iter.loc));
+    lengths.push_back(call_expr(builtin("len", iter.loc), std::move(len_args), iter.loc));
     auto get = std::make_unique<Expr>(ExprKind::Subscript, iter.loc);
     get->operands.push_back(var_expr(seq, iter.loc));
     get->operands.push_back(var_expr(index, iter.loc));
-    item->value = std::move(get);
-    loop->body.push_back(std::move(item));
-    for (auto& s : build_block(n.list("body"))) loop->body.push_back(std::move(s));
-    out.push_back(std::move(loop));
+    return get;
   }
 
   // Operator nodes carry no location: errors point at `where`, the expression using them.
@@ -580,8 +647,7 @@ class IrBuilder {
       auto e = std::make_unique<Expr>(ExprKind::Compare, n.loc);
       e->operands.push_back(build_expr(*n.node("left")));
       for (auto& op : n.list("ops")) {
-        if (op->type == "Is" || op->type == "IsNot" || op->type == "In" || op->type == "NotIn")
-          unsupported(n, "the '" + op->type + "' comparison");
+        if (op->type == "Is" || op->type == "IsNot") unsupported(n, "the '" + op->type + "' comparison");
         e->ops.push_back(to_op(*op, n));
       }
       for (auto& c : n.list("comparators")) e->operands.push_back(build_expr(*c));
@@ -607,6 +673,10 @@ class IrBuilder {
         if (arg.empty()) unsupported(*k, "**kwargs in calls");
         e->keywords.emplace_back(arg, build_expr(*k->node("value")));
       }
+      const Expr& callee = *e->operands[0];
+      if (callee.kind == ExprKind::Global && callee.global.kind == ir::GlobalValue::Kind::Builtin &&
+          callee.global.name.rfind("operator.", 0) == 0)
+        return operator_call(std::move(e));
       return e;
     }
     if (t == "Attribute") return attribute(n);
@@ -630,6 +700,67 @@ class IrBuilder {
       return e;
     }
     unsupported(n, describe_unsupported(t));
+  }
+
+  // operator.add(a, b) and friends are the operators themselves: a + b, a < b, -a, b in a, a[b]...
+  ExprPtr operator_call(ExprPtr call) {
+    static const std::unordered_map<std::string, Op> binary = {
+        {"add", Op::Add}, {"sub", Op::Sub}, {"mul", Op::Mul}, {"truediv", Op::Div}, {"floordiv", Op::FloorDiv},
+        {"mod", Op::Mod}, {"pow", Op::Pow}, {"lshift", Op::LShift}, {"rshift", Op::RShift},
+        {"and_", Op::BitAnd}, {"or_", Op::BitOr}, {"xor", Op::BitXor}};
+    static const std::unordered_map<std::string, Op> compare = {
+        {"eq", Op::Eq}, {"ne", Op::NotEq}, {"lt", Op::Lt}, {"le", Op::LtE}, {"gt", Op::Gt}, {"ge", Op::GtE}};
+    static const std::unordered_map<std::string, Op> unary = {
+        {"neg", Op::USub}, {"pos", Op::UAdd}, {"invert", Op::Invert}, {"inv", Op::Invert}, {"not_", Op::Not}};
+    std::string name = call->operands[0]->global.name.substr(9);
+    const SourceLoc loc = call->loc;
+    size_t given = call->operands.size() - 1;
+    auto expect = [&](size_t n) {
+      if (!call->keywords.empty() || given != n)
+        fail(ErrorKind::TypingError, "operator." + name + "() takes " + std::to_string(n) + " positional argument" +
+                                         (n == 1 ? "" : "s") + " but " + std::to_string(given) + " were given", loc);
+    };
+    // In-place forms (iadd...) give the same value for the immutable values CUDA code has.
+    std::string base = name.size() > 1 && name[0] == 'i' && binary.count(name.substr(1)) ? name.substr(1) : name;
+    ExprPtr e;
+    if (auto it = binary.find(base); it != binary.end()) {
+      expect(2);
+      e = std::make_unique<Expr>(ExprKind::Binary, loc);
+      e->op = it->second;
+      e->operands.push_back(std::move(call->operands[1]));
+      e->operands.push_back(std::move(call->operands[2]));
+    } else if (auto it = compare.find(name); it != compare.end()) {
+      expect(2);
+      e = std::make_unique<Expr>(ExprKind::Compare, loc);
+      e->ops = {it->second};
+      e->operands.push_back(std::move(call->operands[1]));
+      e->operands.push_back(std::move(call->operands[2]));
+    } else if (name == "contains") {  // contains(a, b) is `b in a`
+      expect(2);
+      e = std::make_unique<Expr>(ExprKind::Compare, loc);
+      e->ops = {Op::In};
+      e->operands.push_back(std::move(call->operands[2]));
+      e->operands.push_back(std::move(call->operands[1]));
+    } else if (auto it = unary.find(name); it != unary.end()) {
+      expect(1);
+      e = std::make_unique<Expr>(ExprKind::Unary, loc);
+      e->op = it->second;
+      e->operands.push_back(std::move(call->operands[1]));
+    } else if (name == "getitem") {
+      expect(2);
+      e = std::make_unique<Expr>(ExprKind::Subscript, loc);
+      e->operands.push_back(std::move(call->operands[1]));
+      e->operands.push_back(std::move(call->operands[2]));
+    } else if (name == "truth" || name == "abs" || name == "index") {
+      expect(1);
+      const char* fn = name == "truth" ? "bool" : name == "abs" ? "abs" : "int";
+      std::vector<ExprPtr> args;
+      args.push_back(std::move(call->operands[1]));
+      return call_expr(builtin(fn, loc), std::move(args), loc);
+    } else {
+      fail(ErrorKind::Unsupported, "Unsupported: operator." + name + " cannot be compiled for CUDA", loc);
+    }
+    return fold(std::move(e));
   }
 
   ExprPtr attribute(const SyntaxNode& n) {

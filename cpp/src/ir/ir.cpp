@@ -29,6 +29,8 @@ const char* op_symbol(Op op) {
     case Op::LtE: return "<=";
     case Op::Gt: return ">";
     case Op::GtE: return ">=";
+    case Op::In: return "in";
+    case Op::NotIn: return "not in";
     case Op::And: return "and";
     case Op::Or: return "or";
   }

@@ -32,6 +32,11 @@ Type* DataModel::value_type(TypeRef t) const {
     case TypeKind::CPointer:
     case TypeKind::VoidPtr: return llvm::PointerType::get(ctx_, 0);
     case TypeKind::None: return Type::getInt8Ty(ctx_);
+    case TypeKind::Range: {  // {start, stop, step}
+      Type* index = value_type(t->element(0));
+      return llvm::StructType::get(ctx_, {index, index, index});
+    }
+    case TypeKind::Opaque: return Type::getInt64Ty(ctx_);  // handles (a cooperative grid group)
     case TypeKind::Array: {
       // {meminfo, parent, nitems, itemsize, data, shape[ndim], strides[ndim]}
       auto* ptr = llvm::PointerType::get(ctx_, 0);

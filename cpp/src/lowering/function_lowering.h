@@ -11,6 +11,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "cujit/intrinsics.h"
 #include "cujit/lowering.h"
 #include "non_negative_indices.h"
 
@@ -50,10 +51,23 @@ struct ModuleState {
 
 std::vector<bool> single_assignment_variables(const ir::Function& fn);
 
-class FunctionLowering {
+class FunctionLowering : public intrinsics::Emitter {
  public:
   FunctionLowering(ModuleState& state, const ir::TypedFunction& fn, bool is_top);
   llvm::Function* lower();
+
+  // intrinsics::Emitter: what the intrinsic table's lowerings use (lower_intrinsics.cpp).
+  llvm::IRBuilder<>& builder() override { return b_; }
+  llvm::Module& module() override { return state_.module; }
+  llvm::Type* value_type(TypeRef t) override { return state_.model.value_type(t); }
+  llvm::Value* cast(llvm::Value* v, TypeRef from, TypeRef to) override;
+  llvm::Value* build_tuple(const std::vector<llvm::Value*>& elems, TypeRef t) override;
+  llvm::Value* element_address(llvm::Value* ary, TypeRef aty, const std::vector<llvm::Value*>& indices) override {
+    return element_pointer(ary, aty, indices);
+  }
+  llvm::Value* call_function(const std::string& name, llvm::Type* result, std::vector<llvm::Value*> args) override;
+  llvm::Value* stack_slot(llvm::Type* t) override { return entry_alloca(t); }
+  llvm::Value* none_value() override { return b_.getInt8(0); }
 
   // Returns the LLVM function for a typed function, lowering it on first use.
   static llvm::Function* get_or_lower(ModuleState& state, const ir::TypedFunction& fn, bool is_top);
@@ -70,6 +84,12 @@ class FunctionLowering {
   void lower_block(const std::vector<ir::StmtPtr>& block);
   void lower_stmt(const ir::Stmt& s);
   void lower_for_range(const ir::Stmt& s);
+  // How many values range(start, stop, step) yields (a zero step known here is a ValueError at `step_loc`).
+  llvm::Value* range_length(llvm::Value* start, llvm::Value* stop, llvm::Value* step, TypeRef index,
+                            const SourceLoc& step_loc);
+  // A loop's else block (when it has one) between its exit and `end`; returns where the loop exits to.
+  llvm::BasicBlock* loop_exit(const ir::Stmt& s, llvm::BasicBlock* end);
+  void lower_loop_else(const ir::Stmt& s, llvm::BasicBlock* else_bb, llvm::BasicBlock* end);
   void store_target(const ir::Expr& target, llvm::Value* value, TypeRef type);
   void set_location(const SourceLoc& loc);
   void ensure_insertion_point();
@@ -79,7 +99,6 @@ class FunctionLowering {
   // lower_expressions.cpp
   llvm::Value* lower_expr(const ir::Expr& e);
   llvm::Value* lower_as(const ir::Expr& e, TypeRef to);  // lower then cast
-  llvm::Value* cast(llvm::Value* v, TypeRef from, TypeRef to);
   llvm::Value* float_divmod(ir::Op op, llvm::Value* a, llvm::Value* b);
   llvm::Value* truth(llvm::Value* v, TypeRef t);
   llvm::Value* zero_value(TypeRef t);
@@ -90,6 +109,11 @@ class FunctionLowering {
   llvm::Value* complex_binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef t);
   llvm::Value* int_power(llvm::Value* base, llvm::Value* exp, TypeRef base_t, TypeRef result);
   llvm::Value* compare(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef t);
+  // compare() for operands of possibly different types: tuples (lexicographic) and `in` / `not in`.
+  llvm::Value* compare_operands(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef ta, TypeRef tb);
+  llvm::Value* compare_tuples(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef ta, TypeRef tb);
+  llvm::Value* contains(llvm::Value* item, llvm::Value* container, TypeRef ti, TypeRef tc);
+  llvm::Value* range_item(llvm::Value* range, llvm::Value* index, TypeRef rt);
   llvm::Value* unary(const ir::Expr& e);
   llvm::Value* short_circuit(const ir::Expr& e);
   llvm::Value* if_exp(const ir::Expr& e);
@@ -99,7 +123,6 @@ class FunctionLowering {
   llvm::Value* libdevice_call(const std::string& base, std::vector<llvm::Value*> args, TypeRef t);
   llvm::Value* subscript(const ir::Expr& e);
   llvm::Value* attribute(const ir::Expr& e);
-  llvm::Value* build_tuple(const std::vector<llvm::Value*>& elems, TypeRef t);
   llvm::Value* min_max(bool is_min, std::vector<llvm::Value*> args, TypeRef t);
 
   // lower_arrays.cpp
@@ -131,11 +154,9 @@ class FunctionLowering {
   void store_element(llvm::Value* ptr, llvm::Value* value, TypeRef dtype);
 
   // lower_intrinsics.cpp
-  llvm::Value* cuda_value(const std::string& name);
-  llvm::Value* cuda_call(const std::string& name, std::vector<llvm::Value*> args, const ir::Expr& e);
-  llvm::Value* special_register(const char* reg, int axis);
-  llvm::Value* atomic(std::string op, std::vector<llvm::Value*> args, const ir::Expr& e);
-  llvm::Value* shuffle(const std::string& name, std::vector<llvm::Value*> args, TypeRef t);
+  llvm::Value* intrinsic_value(const std::string& name);
+  llvm::Value* intrinsic_call(const intrinsics::Intrinsic& in, std::vector<llvm::Value*> args, const ir::Expr& e);
+  llvm::Value* method_call(const ir::Expr& e);
 
   ModuleState& state_;
   const ir::TypedFunction& tf_;

@@ -9,6 +9,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
 
+#include "cujit/typing.h"
 #include "function_lowering.h"
 
 namespace cujit::lowering {
@@ -118,14 +119,15 @@ Value* FunctionLowering::lower_expr(const Expr& e) {
       // a < b < c: evaluate each operand once, and stop at the first false.
       Value* lhs = lower_expr(*e.operands[0]);
       if (e.ops.size() == 1)
-        return compare(e.ops[0], cast(lhs, e.operands[0]->type, e.operand_types[0]),
-                       lower_as(*e.operands[1], e.operand_types[1]), e.operand_types[0]);
+        return compare_operands(e.ops[0], cast(lhs, e.operands[0]->type, e.operand_types[0]),
+                                lower_as(*e.operands[1], e.operand_types[1]), e.operand_types[0], e.operand_types[1]);
       llvm::BasicBlock* end = llvm::BasicBlock::Create(ctx_, "cmp.end", llfn_);
       std::vector<std::pair<Value*, llvm::BasicBlock*>> incoming;
       for (size_t i = 0; i < e.ops.size(); ++i) {
         Value* rhs = lower_expr(*e.operands[i + 1]);
-        Value* r = compare(e.ops[i], cast(lhs, e.operands[i]->type, e.operand_types[2 * i]),
-                           cast(rhs, e.operands[i + 1]->type, e.operand_types[2 * i + 1]), e.operand_types[2 * i]);
+        Value* r = compare_operands(e.ops[i], cast(lhs, e.operands[i]->type, e.operand_types[2 * i]),
+                                    cast(rhs, e.operands[i + 1]->type, e.operand_types[2 * i + 1]),
+                                    e.operand_types[2 * i], e.operand_types[2 * i + 1]);
         incoming.push_back({r, b_.GetInsertBlock()});
         if (i + 1 == e.ops.size()) {
           b_.CreateBr(end);
@@ -153,7 +155,7 @@ Value* FunctionLowering::lower_expr(const Expr& e) {
     }
     case ExprKind::Global:
       if (e.global.kind == K::NdArray) return constant_array(e.global);
-      if (e.global.kind == K::Builtin) return cuda_value(e.global.name);
+      if (e.global.kind == K::Builtin) return intrinsic_value(e.global.name);
       break;
     case ExprKind::Slice: break;
   }
@@ -171,9 +173,7 @@ Value* FunctionLowering::binary(Op op, Value* a, Value* b, TypeRef lhs_t, TypeRe
     TypeRef computed = wide ? types::float64() : types::float32();
     a = cast(a, lhs_t, computed);
     llvm::Type* ft = wide ? b_.getDoubleTy() : b_.getFloatTy();
-    auto callee = state_.module.getOrInsertFunction(wide ? "__nv_powi" : "__nv_powif",
-                                                    llvm::FunctionType::get(ft, {ft, b_.getInt32Ty()}, false));
-    return cast(b_.CreateCall(callee, {a, e32}), computed, result);
+    return cast(call_function(wide ? "__nv_powi" : "__nv_powif", ft, {a, e32}), computed, result);
   }
   if (op == Op::Div && lhs_t->is_integer()) {
     a = cast(a, lhs_t, types::float64());
@@ -391,6 +391,82 @@ Value* FunctionLowering::compare(Op op, Value* a, Value* b, TypeRef t) {
   fail(ErrorKind::Internal, "bad comparison operator");
 }
 
+Value* FunctionLowering::compare_operands(Op op, Value* a, Value* b, TypeRef ta, TypeRef tb) {
+  if (op == Op::In) return contains(a, b, ta, tb);
+  if (op == Op::NotIn) return b_.CreateNot(contains(a, b, ta, tb));
+  if (ta->is_tuple() && tb->is_tuple()) return compare_tuples(op, a, b, ta, tb);
+  return compare(op, a, b, ta);
+}
+
+// Python's tuple comparison: == when the lengths and every pair are equal; an ordering is decided by the
+// first unequal pair, or by the lengths when one tuple is a prefix of the other.
+Value* FunctionLowering::compare_tuples(Op op, Value* a, Value* b, TypeRef ta, TypeRef tb) {
+  auto element = [&](Op o, size_t i) {
+    TypeRef ea = ta->element(i), eb = tb->element(i);
+    auto sig = typing::resolve_compare(o, ea, eb);
+    return compare_operands(o, cast(b_.CreateExtractValue(a, i), ea, sig->params[0]),
+                            cast(b_.CreateExtractValue(b, i), eb, sig->params[1]), sig->params[0], sig->params[1]);
+  };
+  size_t na = ta->count(), nb = tb->count();
+  if (op == Op::Eq || op == Op::NotEq) {
+    Value* eq = b_.getInt1(na == nb);
+    if (na == nb)
+      for (size_t i = 0; i < na; ++i) eq = b_.CreateAnd(eq, element(Op::Eq, i));
+    return op == Op::Eq ? eq : b_.CreateNot(eq);
+  }
+  bool by_length = op == Op::Lt ? na < nb : op == Op::LtE ? na <= nb : op == Op::Gt ? na > nb : na >= nb;
+  Op decisive = op == Op::Lt || op == Op::LtE ? Op::Lt : Op::Gt;
+  Value* result = b_.getInt1(by_length);
+  for (size_t i = std::min(na, nb); i-- > 0;)
+    result = b_.CreateSelect(element(Op::Eq, i), result, element(decisive, i));
+  return result;
+}
+
+// `item in container`: any tuple element equal to it, or a value the range yields.
+Value* FunctionLowering::contains(Value* item, Value* container, TypeRef ti, TypeRef tc) {
+  if (tc->is_tuple()) {
+    Value* found = b_.getFalse();
+    for (size_t i = 0; i < tc->count(); ++i) {
+      TypeRef te = tc->element(i);
+      auto sig = typing::resolve_compare(Op::Eq, ti, te);
+      Value* eq = compare_operands(Op::Eq, cast(item, ti, sig->params[0]),
+                                   cast(b_.CreateExtractValue(container, i), te, sig->params[1]), sig->params[0],
+                                   sig->params[1]);
+      found = b_.CreateOr(found, eq);
+    }
+    return found;
+  }
+  TypeRef it = tc->element(0);
+  bool s = it->is_signed();
+  Value* x = cast(item, ti, it);
+  Value* start = b_.CreateExtractValue(container, 0);
+  Value* stop = b_.CreateExtractValue(container, 1);
+  Value* step = b_.CreateExtractValue(container, 2);
+  Value* zero = llvm::ConstantInt::get(x->getType(), 0);
+  auto lt = [&](Value* p, Value* q) { return s ? b_.CreateICmpSLT(p, q) : b_.CreateICmpULT(p, q); };
+  auto le = [&](Value* p, Value* q) { return s ? b_.CreateICmpSLE(p, q) : b_.CreateICmpULE(p, q); };
+  Value* up = b_.CreateAnd(le(start, x), lt(x, stop));
+  Value* down = b_.CreateAnd(lt(stop, x), le(x, start));
+  Value* within = s ? b_.CreateSelect(b_.CreateICmpSGT(step, zero), up, down) : up;
+  Value* safe_step = b_.CreateSelect(b_.CreateICmpEQ(step, zero), llvm::ConstantInt::get(x->getType(), 1), step);
+  Value* offset = b_.CreateSub(x, start);
+  Value* on_step = b_.CreateICmpEQ(s ? b_.CreateSRem(offset, safe_step) : b_.CreateURem(offset, safe_step), zero);
+  return b_.CreateAnd(within, on_step);
+}
+
+// range[k]: start + k * step, a negative k counting from the end.
+Value* FunctionLowering::range_item(Value* range, Value* index, TypeRef rt) {
+  TypeRef it = rt->element(0);
+  Value* start = b_.CreateExtractValue(range, 0);
+  Value* step = b_.CreateExtractValue(range, 2);
+  Value* k = b_.CreateIntCast(index, start->getType(), true);
+  if (it->is_signed()) {
+    Value* n = range_length(start, b_.CreateExtractValue(range, 1), step, it, {});
+    k = b_.CreateSelect(b_.CreateICmpSLT(k, llvm::ConstantInt::get(k->getType(), 0)), b_.CreateAdd(k, n), k);
+  }
+  return b_.CreateAdd(start, b_.CreateMul(k, step));
+}
+
 Value* FunctionLowering::unary(const Expr& e) {
   const Expr& x = *e.operands[0];
   if (e.op == Op::Not) return b_.CreateNot(truth(lower_expr(x), x.type));
@@ -458,6 +534,7 @@ Value* FunctionLowering::if_exp(const Expr& e) {
 }
 
 Value* FunctionLowering::call(const Expr& e) {
+  if (e.operands[0]->kind == ExprKind::Attribute && e.operands[0]->attr != "conjugate") return method_call(e);
   if (e.operands[0]->kind == ExprKind::Attribute) {  // x.conjugate()
     TypeRef t = e.operand_types[0];
     Value* v = lower_as(*e.operands[0]->operands[0], t);
@@ -472,7 +549,8 @@ Value* FunctionLowering::call(const Expr& e) {
   for (size_t i = 1; i < e.operands.size(); ++i) args.push_back(lower_as(*e.operands[i], e.operand_types[i - 1]));
   if (g.kind == K::DeviceFunction) return emit_device_call(e, std::move(args));
   if (g.kind == K::TypeObject) return cast(args[0], e.operand_types[0], e.type);
-  if (g.name.rfind("cuda.", 0) == 0) return cuda_call(g.name, std::move(args), e);
+  if (const intrinsics::Intrinsic* in = intrinsics::find(g.name); in && in->lower)
+    return intrinsic_call(*in, std::move(args), e);
   return builtin_call(g.name, std::move(args), e);
 }
 
@@ -510,8 +588,21 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
     return libdevice_call("hypot", {b_.CreateExtractValue(args[0], 0), b_.CreateExtractValue(args[0], 1)}, rt);
   }
   if (name == "int" || name == "float" || name == "bool") return cast(args[0], pt[0], rt);
+  if (name == "range") {
+    llvm::Type* ity = args[0]->getType();
+    Value* one = llvm::ConstantInt::get(ity, 1);
+    if (args.size() == 1) return build_tuple({llvm::ConstantInt::get(ity, 0), args[0], one}, rt);
+    return build_tuple({args[0], args[1], args.size() == 3 ? args[2] : one}, rt);
+  }
   if (name == "len") {
     if (pt[0]->is_tuple()) return b_.getInt64(pt[0]->count());
+    if (pt[0]->kind() == TypeKind::Range) {
+      Value* r = args[0];
+      TypeRef it = pt[0]->element(0);
+      return cast(range_length(b_.CreateExtractValue(r, 0), b_.CreateExtractValue(r, 1), b_.CreateExtractValue(r, 2),
+                               it, e.loc),
+                  it, rt);
+    }
     return array_field(args[0], 5, 0);
   }
   if (name == "complex") {
@@ -587,9 +678,7 @@ Value* FunctionLowering::libdevice_call(const std::string& base, std::vector<Val
       std::find(fast_variants.begin(), fast_variants.end(), base) != fast_variants.end())
     name = "__nv_fast_" + base + "f";
   llvm::Type* ft = args[0]->getType();
-  std::vector<llvm::Type*> params(args.size(), ft);
-  auto callee = state_.module.getOrInsertFunction(name, llvm::FunctionType::get(ft, params, false));
-  return b_.CreateCall(callee, args);
+  return call_function(name, ft, std::move(args));
 }
 
 Value* FunctionLowering::attribute(const Expr& e) {
@@ -607,6 +696,7 @@ Value* FunctionLowering::subscript(const Expr& e) {
   TypeRef base_t = e.operands[0]->type;
   Value* base = lower_expr(*e.operands[0]);
   TypeRef index_t = e.operands[1]->type;
+  if (base_t->kind() == TypeKind::Range) return range_item(base, lower_expr(*e.operands[1]), base_t);
   if (index_t->kind() == TypeKind::IntegerLiteral) {
     int64_t i = index_t->literal_value();
     if (i < 0) i += static_cast<int64_t>(base_t->count());

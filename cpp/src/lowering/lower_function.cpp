@@ -204,16 +204,17 @@ void FunctionLowering::lower_stmt(const ir::Stmt& s) {
       BasicBlock* cond_bb = BasicBlock::Create(ctx_, "while.cond", llfn_);
       BasicBlock* body_bb = BasicBlock::Create(ctx_, "while.body", llfn_);
       BasicBlock* end_bb = BasicBlock::Create(ctx_, "while.end", llfn_);
+      BasicBlock* exit_bb = loop_exit(s, end_bb);
       b_.CreateBr(cond_bb);
       b_.SetInsertPoint(cond_bb);
       set_location(s.value->loc);
-      b_.CreateCondBr(truth(lower_expr(*s.value), s.value->type), body_bb, end_bb);
+      b_.CreateCondBr(truth(lower_expr(*s.value), s.value->type), body_bb, exit_bb);
       b_.SetInsertPoint(body_bb);
       loops_.push_back({cond_bb, end_bb});
       lower_block(s.body);
       loops_.pop_back();
       if (!b_.GetInsertBlock()->getTerminator()) b_.CreateBr(cond_bb);
-      b_.SetInsertPoint(end_bb);
+      lower_loop_else(s, exit_bb, end_bb);
       break;
     }
     case ir::StmtKind::ForRange:
@@ -234,23 +235,25 @@ void FunctionLowering::lower_stmt(const ir::Stmt& s) {
   }
 }
 
-// for i in range(start, stop, step): iterate `count` times with i = start + k*step,
-// count = ceil((stop - start) / step) computed without overflow.
-void FunctionLowering::lower_for_range(const ir::Stmt& s) {
-  TypeRef it = s.range_type;
+BasicBlock* FunctionLowering::loop_exit(const ir::Stmt& s, BasicBlock* end) {
+  return s.orelse.empty() ? end : BasicBlock::Create(ctx_, "loop.else", llfn_);
+}
+
+// Lowers the else block at `else_bb` (reached only when the loop's test fails, not by break), then
+// continues at `end`.
+void FunctionLowering::lower_loop_else(const ir::Stmt& s, BasicBlock* else_bb, BasicBlock* end) {
+  if (else_bb != end) {
+    b_.SetInsertPoint(else_bb);
+    lower_block(s.orelse);
+    if (!b_.GetInsertBlock()->getTerminator()) b_.CreateBr(end);
+  }
+  b_.SetInsertPoint(end);
+}
+
+// ceil((stop - start) / step) values, computed without overflow.
+Value* FunctionLowering::range_length(Value* start, Value* stop, Value* step, TypeRef it, const SourceLoc& step_loc) {
   llvm::Type* ity = state_.model.value_type(it);
   bool is_signed = it->is_signed();
-  Value* start = llvm::ConstantInt::get(ity, 0);
-  Value* step = llvm::ConstantInt::get(ity, 1);
-  Value* stop;
-  const auto& a = s.range_args;
-  if (a.size() == 1) {
-    stop = lower_as(*a[0], it);
-  } else {
-    start = lower_as(*a[0], it);
-    stop = lower_as(*a[1], it);
-    if (a.size() == 3) step = lower_as(*a[2], it);
-  }
   auto* cstep = llvm::dyn_cast<llvm::ConstantInt>(step);
   auto zero = llvm::ConstantInt::get(ity, 0);
   auto one = llvm::ConstantInt::get(ity, 1);
@@ -270,7 +273,7 @@ void FunctionLowering::lower_for_range(const ir::Stmt& s) {
   };
   Value* count;
   if (cstep && (cstep->isZero())) {
-    fail(ErrorKind::ValueError, "range() arg 3 must not be zero", a[2]->loc);
+    fail(ErrorKind::ValueError, "range() arg 3 must not be zero", step_loc);
   } else if (cstep && (!is_signed || !cstep->isNegative())) {
     count = up_count();
   } else if (cstep) {
@@ -282,17 +285,39 @@ void FunctionLowering::lower_for_range(const ir::Stmt& s) {
     Value* c = b_.CreateSelect(positive, up_count(), down_count());
     count = b_.CreateSelect(b_.CreateICmpEQ(step, zero), zero, c);
   }
+  return count;
+}
+
+// for i in range(start, stop, step): iterate `count` times with i = start + k*step.
+void FunctionLowering::lower_for_range(const ir::Stmt& s) {
+  TypeRef it = s.range_type;
+  llvm::Type* ity = state_.model.value_type(it);
+  Value* start = llvm::ConstantInt::get(ity, 0);
+  Value* step = llvm::ConstantInt::get(ity, 1);
+  Value* stop;
+  const auto& a = s.range_args;
+  if (a.size() == 1) {
+    stop = lower_as(*a[0], it);
+  } else {
+    start = lower_as(*a[0], it);
+    stop = lower_as(*a[1], it);
+    if (a.size() == 3) step = lower_as(*a[2], it);
+  }
+  Value* count = range_length(start, stop, step, it, a.size() == 3 ? a[2]->loc : s.loc);
+  auto zero = llvm::ConstantInt::get(ity, 0);
+  auto one = llvm::ConstantInt::get(ity, 1);
 
   BasicBlock* pre = b_.GetInsertBlock();
   BasicBlock* cond_bb = BasicBlock::Create(ctx_, "for.cond", llfn_);
   BasicBlock* body_bb = BasicBlock::Create(ctx_, "for.body", llfn_);
   BasicBlock* latch_bb = BasicBlock::Create(ctx_, "for.latch", llfn_);
   BasicBlock* end_bb = BasicBlock::Create(ctx_, "for.end", llfn_);
+  BasicBlock* exit_bb = loop_exit(s, end_bb);
   b_.CreateBr(cond_bb);
   b_.SetInsertPoint(cond_bb);
   llvm::PHINode* k = b_.CreatePHI(ity, 2, "for.k");
   k->addIncoming(zero, pre);
-  b_.CreateCondBr(b_.CreateICmpULT(k, count), body_bb, end_bb);
+  b_.CreateCondBr(b_.CreateICmpULT(k, count), body_bb, exit_bb);
   b_.SetInsertPoint(body_bb);
   Value* index = b_.CreateAdd(start, b_.CreateMul(k, step));
   write_variable(s.target->var, index, it);
@@ -304,7 +329,7 @@ void FunctionLowering::lower_for_range(const ir::Stmt& s) {
   Value* next = b_.CreateAdd(k, one, "for.next", /*HasNUW=*/true);
   k->addIncoming(next, latch_bb);
   b_.CreateBr(cond_bb);
-  b_.SetInsertPoint(end_bb);
+  lower_loop_else(s, exit_bb, end_bb);
 }
 
 Expected<llvm::Function*> lower_module(const ir::TypedFunction& fn, llvm::Module& module,

@@ -146,4 +146,46 @@ TypeRef unify(TypeRef a, TypeRef b) {
   return nullptr;
 }
 
+namespace {
+
+struct Rating {
+  int unsafe = 0, safe = 0, promote = 0;
+  bool operator<(const Rating& o) const {
+    if (unsafe != o.unsafe) return unsafe < o.unsafe;
+    if (safe != o.safe) return safe < o.safe;
+    return promote < o.promote;
+  }
+};
+
+}  // namespace
+
+std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candidates,
+                                           const std::vector<TypeRef>& literal_args) {
+  // numba's templates try non-literal argument types first (prefer_literal is off).
+  std::vector<TypeRef> args;
+  for (TypeRef a : literal_args) args.push_back(a->unliteral());
+  std::optional<OpSignature> best;
+  Rating best_rating;
+  for (const OpSignature& cand : candidates) {
+    if (cand.params.size() != args.size()) continue;
+    Rating r;
+    bool ok = true;
+    for (size_t i = 0; i < args.size() && ok; ++i) {
+      switch (can_convert(args[i], cand.params[i])) {
+        case Conversion::Exact: break;
+        case Conversion::Promote: ++r.promote; break;
+        case Conversion::Safe: ++r.safe; break;
+        case Conversion::Unsafe: ++r.unsafe; break;
+        case Conversion::Impossible: ok = false; break;
+      }
+    }
+    if (!ok) continue;
+    if (!best || r < best_rating) {
+      best = cand;
+      best_rating = r;
+    }
+  }
+  return best;
+}
+
 }  // namespace cujit

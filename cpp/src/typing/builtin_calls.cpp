@@ -121,7 +121,15 @@ const std::unordered_map<std::string, Resolver>& registry() {
       if (a.size() != 1) return std::nullopt;
       if (a[0]->kind() == TypeKind::Array && a[0]->ndim() >= 1) return OpSignature{{a[0]}, types::int64()};
       if (a[0]->is_tuple()) return OpSignature{{a[0]}, types::integer_literal(static_cast<int64_t>(a[0]->count()))};
+      if (a[0]->kind() == TypeKind::Range) return OpSignature{{a[0]}, types::int64()};
       return std::nullopt;
+    };
+    // range(...) as a value (len, indexing, `in`, zip and enumerate walk it): {start, stop, step}.
+    t["range"] = [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+      if (a.empty() || a.size() > 3) return std::nullopt;
+      TypeRef index = resolve_range(a);
+      if (index == nullptr) return std::nullopt;
+      return OpSignature{std::vector<TypeRef>(a.size(), index), types::range(index)};
     };
     t["min"] = min_max_sig;
     t["max"] = min_max_sig;
@@ -163,11 +171,8 @@ OpSignature from_buffer_sig(const std::vector<TypeRef>& args, const SourceLoc& l
 std::optional<OpSignature> resolve_builtin_call(const std::string& name, const std::vector<TypeRef>& args,
                                                 const SourceLoc& loc) {
   if (name == "ffi.from_buffer") return from_buffer_sig(args, loc);
-  auto cuda = cuda_call_registry().find(name);
-  if (cuda != cuda_call_registry().end()) return cuda->second(args);
   auto it = registry().find(name);
   if (it == registry().end()) {
-    if (name == "range") fail(ErrorKind::Unsupported, "Unsupported: range() is only supported in for loops", loc);
     fail(ErrorKind::TypingError, "Untyped global name '" + name + "': cannot call it from CUDA code", loc);
   }
   return it->second(args);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "cujit/conversions.h"
+#include "cujit/intrinsics.h"
 #include "cujit/typing.h"
 #include "typing_internal.h"
 
@@ -124,6 +125,7 @@ class Inferer {
         set_var(s.target->var, index, s.loc);
         s.target->type = fn_.vars[s.target->var].type;
         type_block(s.body);
+        type_block(s.orelse);
         break;
       }
       case StmtKind::Return: {
@@ -233,7 +235,8 @@ class Inferer {
       }
       case ExprKind::Global: {
         if (e.global.kind == K::Builtin) {
-          if (TypeRef t = cuda_value_type(e.global.name)) return t;
+          const intrinsics::Intrinsic* in = intrinsics::find(e.global.name);
+          if (in && in->kind == intrinsics::Intrinsic::Kind::Value) return in->type({})->result;
         }
         if (e.global.kind == K::NdArray) return e.global.type;
         typing_error("cannot use " + e.global.repr + " as a value in CUDA code", e.loc);
@@ -315,6 +318,12 @@ class Inferer {
     if (!type_operands(e, 0, ts)) return nullptr;
     e.operand_types.clear();
     for (size_t i = 0; i < e.ops.size(); ++i) {
+      if (e.ops[i] == Op::In || e.ops[i] == Op::NotIn) {
+        check_membership(e.ops[i], ts[i], ts[i + 1], e.loc);
+        e.operand_types.push_back(ts[i]);
+        e.operand_types.push_back(ts[i + 1]);
+        continue;
+      }
       auto sig = resolve_compare(e.ops[i], ts[i], ts[i + 1]);
       if (!sig)
         typing_error(std::string("No implementation of comparison '") + ir::op_symbol(e.ops[i]) + "' for (" +
@@ -326,6 +335,22 @@ class Inferer {
     return types::boolean();
   }
 
+  // `item in container` for a tuple (any element equal) or a range (an integer it yields).
+  void check_membership(Op op, TypeRef item, TypeRef container, const SourceLoc& loc) {
+    bool ok = false;
+    if (container->is_tuple()) {
+      ok = true;
+      for (TypeRef element : container->elements())
+        ok = ok && resolve_compare(Op::Eq, item, element).has_value();
+    } else if (container->kind() == TypeKind::Range) {
+      ok = item->is_integer() || item->is_boolean();
+    }
+    if (!ok)
+      typing_error(std::string("No implementation of '") + ir::op_symbol(op) + "' for (" + item->name() + ", " +
+                       container->name() + ")",
+                   loc);
+  }
+
   static bool is_call_to(const Expr& e, const char* name) {
     return e.kind == ExprKind::Call && e.operands[0]->kind == ExprKind::Global &&
            e.operands[0]->global.kind == K::Builtin && e.operands[0]->global.name == name;
@@ -334,7 +359,8 @@ class Inferer {
   // Keyword arguments of intrinsics become positional (once, in the first pass).
   void bind_keywords(Expr& e, const std::string& name) {
     if (e.keywords.empty()) return;
-    const std::vector<std::string>* params = intrinsic_parameter_names(name);
+    const intrinsics::Intrinsic* in = intrinsics::find(name);
+    const std::vector<std::string>* params = in && !in->params.empty() ? &in->params : nullptr;
     if (params == nullptr) typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
     std::vector<ir::ExprPtr> positional(params->size());
     size_t given = e.operands.size() - 1;
@@ -397,6 +423,7 @@ class Inferer {
       e.operand_types = {t->unliteral()};
       return t->unliteral();
     }
+    if (callee.kind == ExprKind::Attribute) return type_method_call(e);
     if (callee.kind != ExprKind::Global)
       typing_error("cannot call a value of this kind (only functions, builtins and types are callable)", callee.loc);
     const ir::GlobalValue& g = callee.global;
@@ -416,7 +443,13 @@ class Inferer {
     std::string what = g.repr.empty() ? g.name : g.repr;
     if (g.kind == K::Builtin) {
       if (g.name.rfind("cuda.atomic.", 0) == 0) check_atomic_target(*e.operands[1]);
-      sig = resolve_builtin_call(g.name, args, e.loc);
+      const intrinsics::Intrinsic* in = intrinsics::find(g.name);
+      if (in && in->kind == intrinsics::Intrinsic::Kind::Function && in->type) {
+        sig = in->type(args);
+        if (sig) fn_.cooperative = fn_.cooperative || in->cooperative;
+      } else {
+        sig = resolve_builtin_call(g.name, args, e.loc);
+      }
     } else if (g.kind == K::TypeObject) {
       sig = resolve_type_call(g.type, args);
     } else if (g.kind == K::DeviceFunction) {
@@ -425,6 +458,24 @@ class Inferer {
       typing_error("Untyped global name '" + what + "': cannot call it from CUDA code", callee.loc);
     }
     if (!sig) typing_error("No implementation of " + what + "(" + type_list(args) + ")", e.loc);
+    e.operand_types = sig->params;
+    return sig->result;
+  }
+
+  // obj.method(args): the intrinsic "<type of obj>.<method>" with obj as its first argument.
+  TypeRef type_method_call(Expr& e) {
+    Expr& callee = *e.operands[0];
+    TypeRef self = type_expr(*callee.operands[0]);
+    std::vector<TypeRef> args;
+    if (!type_operands(e, 1, args) || self == nullptr) return nullptr;
+    const intrinsics::Intrinsic* in = intrinsics::find(self->name() + "." + callee.attr);
+    if (in == nullptr || in->kind != intrinsics::Intrinsic::Kind::Method)
+      typing_error("Unknown attribute '" + callee.attr + "' of type " + self->name(), callee.loc);
+    if (!e.keywords.empty()) typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
+    args.insert(args.begin(), self);
+    auto sig = in->type(args);
+    if (!sig) typing_error("No implementation of " + self->name() + "." + callee.attr + "(" + type_list(args) + ")", e.loc);
+    fn_.cooperative = fn_.cooperative || in->cooperative;
     e.operand_types = sig->params;
     return sig->result;
   }
@@ -488,6 +539,10 @@ class Inferer {
       if (r == nullptr) typing_error(error, e.operands[1]->loc);
       return r;
     }
+    if (base->kind() == TypeKind::Range) {
+      if (!ts[1]->is_integer()) typing_error("range indices must be integers, not " + ts[1]->name(), e.operands[1]->loc);
+      return base->element(0);
+    }
     if (base->is_tuple()) {
       const Expr& index = *e.operands[1];
       if (ts[1]->kind() == TypeKind::IntegerLiteral) {
@@ -498,6 +553,7 @@ class Inferer {
         return base->element(static_cast<size_t>(i));
       }
       if (base->kind() == TypeKind::UniTuple && ts[1]->is_integer()) return base->element(0);
+      if (base->count() == 0) typing_error("tuple index out of range", index.loc);
       typing_error("cannot index " + base->name() + " with a value of type " + ts[1]->name(), index.loc);
     }
     typing_error("cannot index a value of type " + base->name(), e.loc);

@@ -13,15 +13,6 @@ namespace {
 
 using ir::Op;
 
-struct Rating {
-  int unsafe = 0, safe = 0, promote = 0;
-  bool operator<(const Rating& o) const {
-    if (unsafe != o.unsafe) return unsafe < o.unsafe;
-    if (safe != o.safe) return safe < o.safe;
-    return promote < o.promote;
-  }
-};
-
 std::vector<TypeRef> machine_ints() { return {types::int64(), types::uint64()}; }
 std::vector<TypeRef> reals() { return {types::float16(), types::float32(), types::float64()}; }
 // numba's real_domain: the operators numba-cuda has no float16 template for
@@ -94,35 +85,6 @@ std::vector<OpSignature> binary_candidates(Op op) {
 
 }  // namespace
 
-std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candidates,
-                                           const std::vector<TypeRef>& literal_args) {
-  // numba's templates try non-literal argument types first (prefer_literal is off).
-  std::vector<TypeRef> args;
-  for (TypeRef a : literal_args) args.push_back(a->unliteral());
-  std::optional<OpSignature> best;
-  Rating best_rating;
-  for (const OpSignature& cand : candidates) {
-    if (cand.params.size() != args.size()) continue;
-    Rating r;
-    bool ok = true;
-    for (size_t i = 0; i < args.size() && ok; ++i) {
-      switch (can_convert(args[i], cand.params[i])) {
-        case Conversion::Exact: break;
-        case Conversion::Promote: ++r.promote; break;
-        case Conversion::Safe: ++r.safe; break;
-        case Conversion::Unsafe: ++r.unsafe; break;
-        case Conversion::Impossible: ok = false; break;
-      }
-    }
-    if (!ok) continue;
-    if (!best || r < best_rating) {
-      best = cand;
-      best_rating = r;
-    }
-  }
-  return best;
-}
-
 bool is_bitwise(Op op) {
   return op == Op::BitAnd || op == Op::BitOr || op == Op::BitXor || op == Op::LShift || op == Op::RShift;
 }
@@ -137,7 +99,19 @@ std::optional<OpSignature> binary_signature(Op op, TypeRef lhs, TypeRef rhs) {
   return choose_overload(binary_candidates(op), {lhs, rhs});
 }
 
+// Tuples compare lexicographically (==/!= element by element, lengths first), so each
+// pair of elements must compare for equality and, for an ordering, with <.
+std::optional<OpSignature> tuple_compare_signature(Op op, TypeRef lhs, TypeRef rhs) {
+  bool ordering = op != Op::Eq && op != Op::NotEq;
+  for (size_t i = 0; i < std::min(lhs->count(), rhs->count()); ++i) {
+    if (!resolve_compare(Op::Eq, lhs->element(i), rhs->element(i))) return std::nullopt;
+    if (ordering && !resolve_compare(Op::Lt, lhs->element(i), rhs->element(i))) return std::nullopt;
+  }
+  return OpSignature{{lhs, rhs}, types::boolean()};
+}
+
 std::optional<OpSignature> compare_signature(Op op, TypeRef lhs, TypeRef rhs) {
+  if (lhs->is_tuple() && rhs->is_tuple()) return tuple_compare_signature(op, lhs, rhs);
   if (!lhs->is_number() || !rhs->is_number()) {
     // Comparing with None (or other non-numbers) is a constant.
     if (op == Op::Eq || op == Op::NotEq) return OpSignature{{lhs, rhs}, types::boolean()};

@@ -1,5 +1,5 @@
-// Internal to typing: the registries of builtins and CUDA intrinsics, and the
-// array indexing rules, shared by infer_types.cpp and the rule files.
+// Internal to typing: the array indexing rules and slice types, shared by
+// infer_types.cpp and the rule files. (CUDA intrinsics are in cujit/intrinsics.h.)
 #pragma once
 
 #include <functional>
@@ -11,16 +11,6 @@
 #include "cujit/typing.h"
 
 namespace cujit::typing {
-
-using CallResolver = std::function<std::optional<OpSignature>(const std::vector<TypeRef>&)>;
-
-// cuda.* functions whose typing needs only argument types (atomics, warp
-// functions, barriers, fences, grid, popc, fma...).
-const std::unordered_map<std::string, CallResolver>& cuda_call_registry();
-// cuda.* names used as values: threadIdx.x, laneid, warpsize...
-TypeRef cuda_value_type(const std::string& path);
-// Positional parameter names of intrinsics that are often called with keywords.
-const std::vector<std::string>* intrinsic_parameter_names(const std::string& path);
 
 TypeRef slice_type(bool has_step);
 TypeRef ellipsis_type();

@@ -1,0 +1,78 @@
+// The intrinsic table: every function or value CUDA code reaches by a fixed
+// path (cuda.grid, cuda.threadIdx.x, cuda.atomic.add, cuda.fp16.hadd,
+// cuda.libdevice.sinf, cuda.cg.this_grid, a grid group's sync...) is one entry
+// holding its parameter names, its typing rule and its lowering. Typing,
+// lowering and the Python stubs (cujit.intrinsics) all read this one table.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cujit/conversions.h"
+
+// Declared, not included: typing reads this table without LLVM's headers.
+namespace llvm {
+class Module;
+class Type;
+class Value;
+class ConstantFolder;
+class IRBuilderDefaultInserter;
+template <typename FolderTy, typename InserterTy>
+class IRBuilder;
+}  // namespace llvm
+
+namespace cujit::intrinsics {
+
+using Builder = llvm::IRBuilder<llvm::ConstantFolder, llvm::IRBuilderDefaultInserter>;
+
+// What a lowering may ask of the function being lowered (implemented by lowering).
+class Emitter {
+ public:
+  virtual ~Emitter() = default;
+  virtual Builder& builder() = 0;
+  virtual llvm::Module& module() = 0;
+  virtual llvm::Type* value_type(TypeRef t) = 0;
+  virtual llvm::Value* cast(llvm::Value* v, TypeRef from, TypeRef to) = 0;
+  virtual llvm::Value* build_tuple(const std::vector<llvm::Value*>& elems, TypeRef t) = 0;
+  // The address of ary[indices...] (i64 indices, wrapped if negative).
+  virtual llvm::Value* element_address(llvm::Value* ary, TypeRef aty, const std::vector<llvm::Value*>& indices) = 0;
+  // A libdevice function by its full name (__nv_sinf) with the given result type.
+  virtual llvm::Value* call_function(const std::string& name, llvm::Type* result, std::vector<llvm::Value*> args) = 0;
+  // A stack slot in the function's entry block.
+  virtual llvm::Value* stack_slot(llvm::Type* t) = 0;
+  // The value of `None` (what statements-as-calls return).
+  virtual llvm::Value* none_value() = 0;
+};
+
+// The types a call was typed with: parameters (what the arguments were
+// converted to) and result.
+struct CallTypes {
+  const std::vector<TypeRef>& params;
+  TypeRef result;
+};
+
+using Typer = std::function<std::optional<OpSignature>(const std::vector<TypeRef>& args)>;
+using Lowerer = std::function<llvm::Value*(Emitter& em, std::vector<llvm::Value*> args, const CallTypes& types)>;
+
+struct Intrinsic {
+  enum class Kind { Function, Value, Method };
+  Kind kind = Kind::Function;
+  // Function: the path ("cuda.atomic.add"). Value: the path read as a value
+  // ("cuda.threadIdx.x"; typed with no arguments). Method: "<type name>.<method>"
+  // ("grid_group.sync"), called with the object as the first argument.
+  std::string name;
+  std::vector<std::string> params;  // names for keyword arguments; empty: positional only
+  Typer type;    // empty: typing types it from the argument expressions (cuda.shared.array...)
+  Lowerer lower;  // empty: lowering lowers it from the expression (cuda.shared.array...)
+  // Kernels reaching it link libcudadevrt and launch cooperatively (cuda.cg).
+  bool cooperative = false;
+};
+
+// The entry for `name`, or nullptr.
+const Intrinsic* find(const std::string& name);
+// Every function and value path, for the Python stubs (methods excluded).
+std::vector<std::string> paths();
+
+}  // namespace cujit::intrinsics

@@ -1,0 +1,47 @@
+// Integer bit functions and fused arithmetic: cuda.popc, clz, brev, fma, selp.
+#include "intrinsic_families.h"
+
+namespace cujit::intrinsics {
+namespace {
+
+std::optional<OpSignature> same_integer(const std::vector<TypeRef>& args) {
+  if (args.size() != 1 || !args[0]->is_integer()) return std::nullopt;
+  TypeRef t = args[0]->unliteral();
+  return OpSignature{{t}, t};
+}
+
+}  // namespace
+
+void add_bit_functions(Table& t) {
+  add(t, "cuda.popc", same_integer, [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
+    return em.builder().CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, a[0]);
+  });
+  add(t, "cuda.brev", same_integer, [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
+    return em.builder().CreateUnaryIntrinsic(llvm::Intrinsic::bitreverse, a[0]);
+  });
+  add(t, "cuda.clz", same_integer, [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
+    return em.builder().CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, a[0], em.builder().getFalse());
+  });
+  add(t, "cuda.fma",
+      [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+        if (a.size() != 3) return std::nullopt;
+        return choose_overload({{{types::float32(), types::float32(), types::float32()}, types::float32()},
+                                {{types::float64(), types::float64(), types::float64()}, types::float64()}},
+                               a);
+      },
+      [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
+        return em.builder().CreateIntrinsic(llvm::Intrinsic::fma, {a[0]->getType()}, a);
+      });
+  add(t, "cuda.selp",
+      [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+        if (a.size() != 3 || !a[1]->is_number() || !a[2]->is_number()) return std::nullopt;
+        TypeRef u = unify(a[1]->unliteral(), a[2]->unliteral());
+        if (u == nullptr) return std::nullopt;
+        return OpSignature{{types::boolean(), u, u}, u};
+      },
+      [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
+        return em.builder().CreateSelect(a[0], a[1], a[2]);
+      });
+}
+
+}  // namespace cujit::intrinsics

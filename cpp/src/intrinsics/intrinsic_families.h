@@ -1,0 +1,40 @@
+// Internal to the intrinsic table: each family file adds its entries through
+// one of these functions, and shares the small typing and lowering helpers.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+
+#include "cujit/intrinsics.h"
+
+namespace cujit::intrinsics {
+
+using Table = std::map<std::string, Intrinsic>;
+
+void add_thread_indexing(Table& t);     // thread_indexing.cpp
+void add_synchronization(Table& t);     // synchronization.cpp
+void add_atomics(Table& t);             // atomics.cpp
+void add_warp_functions(Table& t);      // warp_functions.cpp
+void add_bit_functions(Table& t);       // bit_functions.cpp
+void add_memory_arrays(Table& t);       // memory_arrays.cpp
+void add_half_precision(Table& t);      // half_precision.cpp
+void add_libdevice(Table& t);           // libdevice_functions.cpp
+void add_cooperative_groups(Table& t);  // cooperative_groups.cpp
+
+// Adds a function entry.
+void add(Table& t, const std::string& name, Typer type, Lowerer lower, std::vector<std::string> params = {});
+
+// The signature (params) -> result if every argument converts to its parameter.
+std::optional<OpSignature> fixed(std::vector<TypeRef> params, TypeRef result, const std::vector<TypeRef>& args);
+// A typer for exactly that signature.
+Typer fixed_typer(std::vector<TypeRef> params, TypeRef result);
+
+// Calls an LLVM intrinsic without overloaded types.
+llvm::Value* call_intrinsic(Emitter& em, llvm::Intrinsic::ID id, std::vector<llvm::Value*> args = {});
+// A lowering that calls `id` for its effect and returns None.
+Lowerer statement(llvm::Intrinsic::ID id);
+
+}  // namespace cujit::intrinsics

@@ -1,0 +1,62 @@
+// cuda.libdevice.<name>: every libdevice function by numba-cuda's name and
+// signature (libdevice_functions.inc). Out-parameters are passed stack slots
+// and returned in a tuple after the return value, as numba does.
+#include <sstream>
+
+#include "intrinsic_families.h"
+
+namespace cujit::intrinsics {
+namespace {
+
+struct LibdeviceSignature {
+  const char* name;
+  const char* result;
+  const char* params;
+};
+
+const LibdeviceSignature kFunctions[] = {
+#define CUJIT_LIBDEVICE(name, result, params) {#name, #result, params},
+#include "libdevice_functions.inc"
+#undef CUJIT_LIBDEVICE
+};
+
+void add_function(Table& t, const LibdeviceSignature& f) {
+  TypeRef ret = types::lookup_scalar(f.result);
+  std::vector<TypeRef> ins;
+  std::vector<TypeRef> outs;
+  std::istringstream words(f.params);
+  for (std::string w; words >> w;) {
+    if (w[0] == '*') outs.push_back(types::lookup_scalar(w.substr(1)));
+    else ins.push_back(types::lookup_scalar(w));
+  }
+  std::vector<TypeRef> results;
+  if (ret->kind() != TypeKind::None) results.push_back(ret);
+  results.insert(results.end(), outs.begin(), outs.end());
+  TypeRef result = outs.empty() ? ret : types::tuple(results);
+  // The call's parameters in the bitcode's order: inputs then out-pointers (numba's tables list them so).
+  std::string symbol = std::string("__nv_") + f.name;
+  add(t, std::string("cuda.libdevice.") + f.name, fixed_typer(ins, result),
+      [symbol, ret, outs](Emitter& em, std::vector<llvm::Value*> args, const CallTypes& types) -> llvm::Value* {
+        llvm::Type* rty = ret->kind() == TypeKind::None ? em.builder().getVoidTy() : em.value_type(ret);
+        if (outs.empty()) return em.call_function(symbol, rty, std::move(args));
+        std::vector<llvm::Value*> slots;
+        for (TypeRef o : outs) {
+          slots.push_back(em.stack_slot(em.value_type(o)));
+          args.push_back(slots.back());
+        }
+        llvm::Value* r = em.call_function(symbol, rty, std::move(args));
+        std::vector<llvm::Value*> values;
+        if (ret->kind() != TypeKind::None) values.push_back(r);
+        for (size_t i = 0; i < outs.size(); ++i)
+          values.push_back(em.builder().CreateLoad(em.value_type(outs[i]), slots[i]));
+        return em.build_tuple(values, types.result);
+      });
+}
+
+}  // namespace
+
+void add_libdevice(Table& t) {
+  for (const auto& f : kFunctions) add_function(t, f);
+}
+
+}  // namespace cujit::intrinsics

@@ -1,0 +1,35 @@
+// Barriers, fences and sleeps: cuda.syncthreads (and its _count/_and/_or
+// reductions), syncwarp, threadfence(_block/_system), nanosleep.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "intrinsic_families.h"
+
+namespace cujit::intrinsics {
+
+void add_synchronization(Table& t) {
+  using namespace llvm::Intrinsic;
+  add(t, "cuda.syncthreads", fixed_typer({}, types::none()), statement(nvvm_barrier0));
+  const std::pair<const char*, ID> reductions[] = {
+      {"cuda.syncthreads_count", nvvm_barrier0_popc},
+      {"cuda.syncthreads_and", nvvm_barrier0_and},
+      {"cuda.syncthreads_or", nvvm_barrier0_or}};
+  for (auto [name, id] : reductions)
+    add(t, name, fixed_typer({types::int32()}, types::int32()),
+        [id = id](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) { return call_intrinsic(em, id, a); },
+        {"predicate"});
+  add(t, "cuda.syncwarp",
+      [](const std::vector<TypeRef>& a) {
+        return a.empty() ? fixed({}, types::none(), a) : fixed({types::uint32()}, types::none(), a);
+      },
+      [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
+        call_intrinsic(em, nvvm_bar_warp_sync, {a.empty() ? em.builder().getInt32(0xffffffffu) : a[0]});
+        return em.none_value();
+      },
+      {"mask"});
+  add(t, "cuda.threadfence", fixed_typer({}, types::none()), statement(nvvm_membar_gl));
+  add(t, "cuda.threadfence_block", fixed_typer({}, types::none()), statement(nvvm_membar_cta));
+  add(t, "cuda.threadfence_system", fixed_typer({}, types::none()), statement(nvvm_membar_sys));
+  add(t, "cuda.nanosleep", fixed_typer({types::uint32()}, types::none()), statement(nvvm_nanosleep), {"ns"});
+}
+
+}  // namespace cujit::intrinsics

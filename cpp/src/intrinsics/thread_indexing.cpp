@@ -1,0 +1,71 @@
+// Thread indexing: cuda.threadIdx/blockIdx/blockDim/gridDim.{x,y,z}, laneid,
+// warpsize (values), cuda.grid(n) and cuda.gridsize(n) (64-bit, as numba).
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "intrinsic_families.h"
+
+namespace cujit::intrinsics {
+namespace {
+
+using llvm::Intrinsic::ID;
+
+const char* const kRegisters[] = {"threadIdx", "blockIdx", "blockDim", "gridDim"};
+
+ID register_id(int reg, int axis) {
+  static const ID ids[4][3] = {
+      {llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
+       llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z},
+      {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+       llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z},
+      {llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_y,
+       llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_z},
+      {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+       llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z}};
+  return ids[reg][axis];
+}
+
+void add_value(Table& t, const std::string& name, TypeRef type, Lowerer lower) {
+  t[name] = Intrinsic{Intrinsic::Kind::Value, name, {}, fixed_typer({}, type), std::move(lower)};
+}
+
+// cuda.grid(n) / cuda.gridsize(n): n is a literal 1, 2 or 3.
+std::optional<OpSignature> grid_like(const std::vector<TypeRef>& args) {
+  if (args.size() != 1 || args[0]->kind() != TypeKind::IntegerLiteral) return std::nullopt;
+  int64_t n = args[0]->literal_value();
+  if (n < 1 || n > 3) return std::nullopt;
+  TypeRef r = n == 1 ? types::int64() : types::uni_tuple(types::int64(), static_cast<int>(n));
+  return OpSignature{{args[0]}, r};
+}
+
+Lowerer grid_lowering(bool grid) {
+  return [grid](Emitter& em, std::vector<llvm::Value*>, const CallTypes& types) -> llvm::Value* {
+    auto& b = em.builder();
+    int n = static_cast<int>(types.params[0]->literal_value());
+    std::vector<llvm::Value*> dims;
+    for (int axis = 0; axis < n; ++axis) {
+      // 64-bit arithmetic on zero-extended registers: mul.wide.u32, no overflow.
+      auto reg = [&](int r) { return b.CreateZExt(call_intrinsic(em, register_id(r, axis)), b.getInt64Ty()); };
+      dims.push_back(grid ? b.CreateAdd(b.CreateMul(reg(1), reg(2), "", true, true), reg(0), "", true, true)
+                          : b.CreateMul(reg(2), reg(3), "", true, true));
+    }
+    return n == 1 ? dims[0] : em.build_tuple(dims, types.result);
+  };
+}
+
+}  // namespace
+
+void add_thread_indexing(Table& t) {
+  for (int reg = 0; reg < 4; ++reg)
+    for (int axis = 0; axis < 3; ++axis)
+      add_value(t, std::string("cuda.") + kRegisters[reg] + "." + "xyz"[axis], types::int32(),
+                [id = register_id(reg, axis)](Emitter& em, auto, const CallTypes&) { return call_intrinsic(em, id); });
+  add_value(t, "cuda.laneid", types::int32(), [](Emitter& em, auto, const CallTypes&) {
+    return call_intrinsic(em, llvm::Intrinsic::nvvm_read_ptx_sreg_laneid);
+  });
+  add_value(t, "cuda.warpsize", types::int32(),
+            [](Emitter& em, auto, const CallTypes&) -> llvm::Value* { return em.builder().getInt32(32); });
+  add(t, "cuda.grid", grid_like, grid_lowering(true), {"ndim"});
+  add(t, "cuda.gridsize", grid_like, grid_lowering(false), {"ndim"});
+}
+
+}  // namespace cujit::intrinsics
