@@ -143,6 +143,20 @@ class PyCalleeProvider : public typing::CalleeProvider {
     }
   }
 
+  // Dispatchers answer _call_parameters() with (names, defaults): a resolver answer or None for each name.
+  std::optional<Parameters> parameters(const ir::GlobalValue& fn) override {
+    py::object callee = held(fn.function);
+    if (!py::hasattr(callee, "_call_parameters")) return std::nullopt;
+    py::tuple answer = callee.attr("_call_parameters")();
+    Parameters out;
+    for (py::handle n : answer[0]) out.names.push_back(py::str(n));
+    for (py::handle d : answer[1]) {
+      ir::GlobalValue value;
+      out.defaults.push_back(to_global(d, value) ? std::optional<ir::GlobalValue>(std::move(value)) : std::nullopt);
+    }
+    return out;
+  }
+
  private:
   py::object options_;
 };

@@ -397,6 +397,8 @@ void register_driver(py::module_& m) {
       .def_property_readonly("handle", [](const drv::Function& f) { return reinterpret_cast<std::uintptr_t>(f.handle()); })
       .def_property_readonly("name", &drv::Function::name)
       .def_property_readonly("attributes", [](const drv::Function& f) { return attributes_dict(f.attributes()); })
+      .def("max_active_blocks_per_multiprocessor", &drv::Function::max_active_blocks_per_multiprocessor,
+           py::arg("block_size"), py::arg("shared_mem") = 0)
       .def_property_readonly("module", [](const drv::Function& f) { return f.module().shared_from_this(); })
       .def_property_readonly("loaded", [](const drv::Function& f) { return f.module().loaded(); },
                              "False once its module was unloaded (a context reset, an unload)")

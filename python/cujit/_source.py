@@ -138,7 +138,7 @@ def function_source(pyfunc):
 
 
 _BUILTINS = {abs: "abs", min: "min", max: "max", int: "int", float: "float", bool: "bool", round: "round",
-             range: "range", complex: "complex", len: "len", enumerate: "enumerate", zip: "zip"}
+             range: "range", complex: "complex", len: "len", enumerate: "enumerate", zip: "zip", print: "print"}
 
 _NUMPY_SCALARS = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
                   "float32", "float64", "complex64", "complex128")

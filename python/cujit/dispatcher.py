@@ -80,6 +80,16 @@ class _Kernel:
     def _image(self, cc):
         return self.link(tuple(cc))
 
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
+        """How many blocks of ``blockdim`` threads a cooperative launch of this kernel can have on the current
+        device: every block must be resident at once (numba-cuda's ``_Kernel.max_cooperative_grid_blocks``)."""
+        from cujit.cudadrv import devices
+        threads = 1
+        for d in (blockdim if isinstance(blockdim, tuple) else (blockdim,)):
+            threads *= d
+        per_sm = self.function().max_active_blocks_per_multiprocessor(threads, dynsmemsize)
+        return per_sm * devices.get_current_device().MULTIPROCESSOR_COUNT
+
     def own_code(self, cc):
         """This kernel's code as a link input for a device of ``cc``: its PTX, or LTO-IR compiled for ``cc``."""
         if not self.lto:
@@ -176,6 +186,16 @@ class CUDADispatcher:
         return linking.link_inputs(self._link_items)
 
     # -- called by the C++ typing of a caller ------------------------------------------------
+    def _call_parameters(self):
+        """Parameter names and, for each, the resolver's answer for its default value (None: no default):
+        typing binds keyword and omitted arguments of calls from CUDA code with them."""
+        code = self.py_func.__code__
+        names = code.co_varnames[:code.co_argcount]
+        defaults = self.py_func.__defaults__ or ()
+        resolver = Resolver(self.py_func)
+        answers = [None] * (len(names) - len(defaults)) + [resolver.classify(d) for d in defaults]
+        return names, answers
+
     def _type_for_caller(self, argtypes, caller_options):
         if not self.device:
             raise TypingError(f"{self.__qualname__!r} is a kernel; kernels cannot be called from device code. "

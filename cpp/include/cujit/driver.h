@@ -256,6 +256,8 @@ class Function {
   CUfunction handle() const { return handle_; }
   const std::string& name() const { return name_; }
   const FunctionAttributes& attributes() const { return attributes_; }
+  // How many blocks of `block_size` threads (and `shared_mem` dynamic shared bytes) one multiprocessor runs at once.
+  int max_active_blocks_per_multiprocessor(int block_size, std::size_t shared_mem) const;
   LoadedModule& module() const { return *module_; }
   Context& context() const;
   // Raises the kernel's dynamic shared memory limit when a launch asks for

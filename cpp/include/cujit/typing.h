@@ -20,6 +20,13 @@ class CalleeProvider {
   virtual ~CalleeProvider() = default;
   virtual Expected<std::shared_ptr<ir::TypedFunction>> type_callee(const ir::GlobalValue& fn,
                                                                    const std::vector<TypeRef>& argtypes) = 0;
+  // A Python function's parameter names and default values (constants; nullopt where there is no default),
+  // for keyword arguments and omitted arguments. nullopt: the callee takes positional arguments only.
+  struct Parameters {
+    std::vector<std::string> names;
+    std::vector<std::optional<ir::GlobalValue>> defaults;
+  };
+  virtual std::optional<Parameters> parameters(const ir::GlobalValue& fn) { return std::nullopt; }
 };
 
 std::optional<OpSignature> resolve_binary(ir::Op op, TypeRef lhs, TypeRef rhs);

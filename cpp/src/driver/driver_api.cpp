@@ -128,6 +128,7 @@ std::string resolve_all(void* lib, DriverApi& a) {
   resolve(lib, a.cuLibraryGetGlobal, "cuLibraryGetGlobal");
   resolve(lib, a.cuKernelGetFunction, "cuKernelGetFunction");
   resolve(lib, a.cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel");
+  resolve(lib, a.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   return {};
 }
 

@@ -69,6 +69,7 @@ struct DriverApi {
                              CUstream, void**, void**) = nullptr;
   CUresult (*cuLaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                         unsigned, CUstream, void**) = nullptr;  // optional
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, std::size_t) = nullptr;  // optional
 
   bool has_library_api() const {
     return cuLibraryLoadData && cuLibraryUnload && cuLibraryGetKernel && cuKernelGetFunction;

@@ -216,10 +216,19 @@ void driver_launch(CUfunction fn, const LaunchConfig& c, ArgumentBuffer& args) {
   if (c.cooperative) {
     if (a.cuLaunchCooperativeKernel == nullptr)
       throw DriverError(DriverErrorKind::Support, "the CUDA driver lacks cuLaunchCooperativeKernel");
-    detail::check(a.cuLaunchCooperativeKernel(fn, u(c.grid.x), u(c.grid.y), u(c.grid.z), u(c.block.x), u(c.block.y),
-                                              u(c.block.z), static_cast<unsigned>(c.shared_mem), c.stream,
-                                              args.params()),
-                  "cuLaunchCooperativeKernel");
+    CUresult r = a.cuLaunchCooperativeKernel(fn, u(c.grid.x), u(c.grid.y), u(c.grid.z), u(c.block.x), u(c.block.y),
+                                             u(c.block.z), static_cast<unsigned>(c.shared_mem), c.stream,
+                                             args.params());
+    constexpr CUresult kCooperativeLaunchTooLarge = 720;
+    if (r == kCooperativeLaunchTooLarge)
+      throw DriverError(DriverErrorKind::LaunchConfig,
+                        "a cooperative launch needs every block of the grid resident at once, and the device cannot "
+                        "hold a grid of " + std::to_string(c.grid.x * c.grid.y * c.grid.z) + " blocks of " +
+                            std::to_string(c.block.x * c.block.y * c.block.z) +
+                            " threads: launch at most kernel.max_cooperative_grid_blocks(blockdim) blocks (" +
+                            detail::describe(r) + ")",
+                        r, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "cuLaunchCooperativeKernel");
+    detail::check(r, "cuLaunchCooperativeKernel");
     return;
   }
   detail::check(a.cuLaunchKernel(fn, u(c.grid.x), u(c.grid.y), u(c.grid.z), u(c.block.x), u(c.block.y), u(c.block.z),

@@ -25,6 +25,20 @@ FunctionAttributes read_attributes(CUfunction fn) {
   return at;
 }
 
+}  // namespace
+
+int Function::max_active_blocks_per_multiprocessor(int block_size, std::size_t shared_mem) const {
+  const detail::DriverApi& a = detail::api();
+  if (a.cuOccupancyMaxActiveBlocksPerMultiprocessor == nullptr)
+    throw DriverError(DriverErrorKind::Support, "the CUDA driver lacks cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  int blocks = 0;
+  detail::check(a.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, handle(), block_size, shared_mem),
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks;
+}
+
+namespace {
+
 void driver_unload(LoadedModule::Kind kind, void* handle) {
   const detail::DriverApi* a = detail::api_if_loaded();
   if (a == nullptr) return;

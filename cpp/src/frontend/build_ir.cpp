@@ -167,7 +167,6 @@ class IrBuilder {
     if (args->node("vararg")) unsupported(*args->node("vararg"), "*args parameters");
     if (args->node("kwarg")) unsupported(*args->node("kwarg"), "**kwargs parameters");
     if (!args->list("kwonlyargs").empty()) unsupported(*args->list("kwonlyargs")[0], "keyword-only parameters");
-    if (!args->list("defaults").empty()) unsupported(*args->list("defaults")[0], "default parameter values");
     std::vector<SyntaxNodePtr> all = args->list("posonlyargs");
     for (auto& a : args->list("args")) all.push_back(a);
     for (auto& a : all) {

@@ -153,6 +153,9 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* load_element(llvm::Value* ptr, TypeRef dtype);
   void store_element(llvm::Value* ptr, llvm::Value* value, TypeRef dtype);
 
+  // lower_print.cpp
+  llvm::Value* print(const ir::Expr& e);
+
   // lower_intrinsics.cpp
   llvm::Value* intrinsic_value(const std::string& name);
   llvm::Value* intrinsic_call(const intrinsics::Intrinsic& in, std::vector<llvm::Value*> args, const ir::Expr& e);

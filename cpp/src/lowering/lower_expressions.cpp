@@ -545,6 +545,7 @@ Value* FunctionLowering::call(const Expr& e) {
   if (g.kind == K::Builtin && (g.name == "cuda.shared.array" || g.name == "cuda.local.array"))
     return memory_array(e, g.name);
   if (g.kind == K::Builtin && g.name == "cuda.const.array_like") return constant_array(e.operands[1]->global);
+  if (g.kind == K::Builtin && g.name == "print") return print(e);
   std::vector<Value*> args;
   for (size_t i = 1; i < e.operands.size(); ++i) args.push_back(lower_as(*e.operands[i], e.operand_types[i - 1]));
   if (g.kind == K::DeviceFunction) return emit_device_call(e, std::move(args));

@@ -356,30 +356,64 @@ class Inferer {
            e.operands[0]->global.kind == K::Builtin && e.operands[0]->global.name == name;
   }
 
-  // Keyword arguments of intrinsics become positional (once, in the first pass).
-  void bind_keywords(Expr& e, const std::string& name) {
-    if (e.keywords.empty()) return;
-    const intrinsics::Intrinsic* in = intrinsics::find(name);
-    const std::vector<std::string>* params = in && !in->params.empty() ? &in->params : nullptr;
-    if (params == nullptr) typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
-    std::vector<ir::ExprPtr> positional(params->size());
+  // Keyword arguments and omitted arguments become positional (once, in the first pass), with Python's
+  // errors. `defaults` (a device function's) fill omitted parameters; without them (intrinsics) trailing
+  // parameters may be left out.
+  void bind_arguments(Expr& e, const std::string& name, const std::vector<std::string>& params,
+                      const std::vector<std::optional<ir::GlobalValue>>* defaults) {
     size_t given = e.operands.size() - 1;
-    for (size_t i = 0; i < given && i < positional.size(); ++i) positional[i] = std::move(e.operands[1 + i]);
+    if (e.keywords.empty() && (defaults == nullptr || given >= params.size())) return;
+    if (e.keywords.empty() && !std::all_of(defaults->begin() + given, defaults->end(), [](auto& d) { return d; }))
+      return;  // too few positional arguments and no defaults for them: the callee's count error
+    if (given > params.size())
+      typing_error(name + "() takes " + std::to_string(params.size()) + " positional arguments but " +
+                       std::to_string(given) + " were given",
+                   e.loc);
+    std::vector<ir::ExprPtr> positional(params.size());
+    for (size_t i = 0; i < given; ++i) positional[i] = std::move(e.operands[1 + i]);
     for (auto& [key, value] : e.keywords) {
-      auto it = std::find(params->begin(), params->end(), key);
-      if (it == params->end()) typing_error(name + "() got an unexpected keyword argument '" + key + "'", value->loc);
-      size_t index = static_cast<size_t>(it - params->begin());
+      auto it = std::find(params.begin(), params.end(), key);
+      if (it == params.end()) typing_error(name + "() got an unexpected keyword argument '" + key + "'", value->loc);
+      size_t index = static_cast<size_t>(it - params.begin());
       if (positional[index]) typing_error(name + "() got multiple values for argument '" + key + "'", value->loc);
       positional[index] = std::move(value);
     }
     e.keywords.clear();
     e.operands.resize(1);
     size_t last = positional.size();
-    while (last > 0 && !positional[last - 1]) --last;
+    if (defaults == nullptr)
+      while (last > 0 && !positional[last - 1]) --last;
     for (size_t i = 0; i < last; ++i) {
-      if (!positional[i]) typing_error(name + "() missing argument '" + (*params)[i] + "'", e.loc);
+      if (!positional[i] && defaults && (*defaults)[i]) {
+        positional[i] = std::make_unique<Expr>(ExprKind::Const, e.loc);
+        positional[i]->global = *(*defaults)[i];
+      }
+      if (!positional[i]) typing_error(name + "() missing required argument '" + params[i] + "'", e.loc);
       e.operands.push_back(std::move(positional[i]));
     }
+  }
+
+  void bind_intrinsic_arguments(Expr& e, const std::string& name) {
+    if (e.keywords.empty()) return;
+    const intrinsics::Intrinsic* in = intrinsics::find(name);
+    if (in == nullptr || in->params.empty())
+      typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
+    bind_arguments(e, name, in->params, nullptr);
+  }
+
+  void bind_device_arguments(Expr& e, const ir::GlobalValue& g) {
+    std::optional<CalleeProvider::Parameters> params = callees_.parameters(g);
+    if (!params) {
+      if (!e.keywords.empty())
+        typing_error(g.repr + "() takes positional arguments only (keyword arguments are not supported)", e.loc);
+      return;
+    }
+    for (const auto& d : params->defaults)
+      if (d && d->kind != K::Int && d->kind != K::Float && d->kind != K::Bool && d->kind != K::Complex &&
+          d->kind != K::None)
+        typing_error(g.repr + "(): only numbers, booleans and None are supported as default parameter values",
+                     e.loc);
+    bind_arguments(e, g.name, params->names, &params->defaults);
   }
 
   // cuda.shared.array / cuda.local.array: the shape must be a constant int or tuple of ints.
@@ -428,8 +462,9 @@ class Inferer {
       typing_error("cannot call a value of this kind (only functions, builtins and types are callable)", callee.loc);
     const ir::GlobalValue& g = callee.global;
     if (g.kind == K::Builtin) {
-      bind_keywords(e, g.name);
+      bind_intrinsic_arguments(e, g.name);
       if (g.name == "cuda.shared.array" || g.name == "cuda.local.array") return type_memory_array(e, g.name);
+      if (g.name == "print") return type_print(e);
       if (g.name == "cuda.const.array_like") {
         if (e.operands.size() != 2 || e.operands[1]->kind != ExprKind::Global ||
             e.operands[1]->global.kind != K::NdArray)
@@ -437,6 +472,7 @@ class Inferer {
         return e.operands[1]->global.type;
       }
     }
+    if (g.kind == K::DeviceFunction) bind_device_arguments(e, g);
     if (!e.keywords.empty()) typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
     if (!type_operands(e, 1, args)) return nullptr;
     std::optional<OpSignature> sig;
@@ -480,6 +516,26 @@ class Inferer {
     return sig->result;
   }
 
+  // print(items...): string literals, integers, floats and booleans (numba-cuda's printable items).
+  TypeRef type_print(Expr& e) {
+    if (!e.keywords.empty())
+      typing_error("print() takes no keyword arguments in CUDA code (sep, end and file are not supported)", e.loc);
+    bool known = true;
+    for (size_t i = 1; i < e.operands.size(); ++i) {
+      Expr& item = *e.operands[i];
+      if (item.kind == ExprKind::Const && item.global.kind == K::Str) continue;
+      TypeRef t = type_expr(item);
+      if (t == nullptr) {
+        known = false;
+        continue;
+      }
+      if (!t->is_number() || t->is_complex())
+        typing_error("print() in CUDA code prints string literals, integers, floats and booleans, not " + t->name(),
+                     item.loc);
+    }
+    return known ? types::none() : nullptr;
+  }
+
   void check_atomic_target(const Expr& ary) {
     if (ary.kind == ExprKind::Var && fn_.vars[ary.var].holds_local_array)
       typing_error("atomic operations on local arrays are not supported (local memory is private to a thread; "
@@ -487,8 +543,9 @@ class Inferer {
                    ary.loc);
   }
 
+  // numba compiles the callee for the arguments' types as typed here, literals included: f(3) makes a
+  // specialisation for Literal[int](3), which its mangled name shows.
   TypeRef type_device_call(Expr& e, std::vector<TypeRef> args) {
-    for (TypeRef& a : args) a = a->unliteral();
     const ir::GlobalValue& g = e.operands[0]->global;
     auto key = std::make_pair(g.function.get(), args);
     auto it = callee_cache_.find(key);

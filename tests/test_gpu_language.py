@@ -1,0 +1,145 @@
+"""The language features of issue 13 on a GPU (kernels in language_src.py): single-threaded kernels against the
+same Python function run on the host with numpy arrays; print's output captured from a child process; fp16 and
+libdevice functions against numpy on fresh random data; grid sync with a two-phase kernel over every block a
+cooperative launch can hold, and the error for one block more."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import language_src as L
+from cujit import cuda
+from cujit.cudadrv import devices
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
+    pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
+]
+
+
+def run_single(fn, *arrays):
+    """Runs `fn` as a one-thread kernel on copies of `arrays` and returns the device results."""
+    device = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in arrays]
+    cuda.jit(fn)[1, 1](*device)
+    return [d.copy_to_host() if hasattr(d, "copy_to_host") else d for d in device]
+
+
+def host(fn, *arrays):
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in arrays]
+    fn(*copies)
+    return copies
+
+
+@pytest.mark.parametrize("negative_at", [None, 0, 5])
+def test_loops_with_else(rng, negative_at):
+    a = rng.uniform(0, 50, 8)
+    if negative_at is not None:
+        a[negative_at] = -1.0
+    a[3] = 150.0 if negative_at == 5 else a[3]
+    out = np.zeros(4)
+    got = run_single(L.loop_else, a, out)[1]
+    np.testing.assert_allclose(got, host(L.loop_else, a, out)[1])
+
+
+def test_enumerate_zip_and_rows(rng):
+    a, b = rng.uniform(-1, 1, 7), rng.uniform(-1, 1, 5)
+    m = rng.uniform(-1, 1, (3, 4))
+    out = np.zeros(1 + 3 + 4)
+    np.testing.assert_allclose(run_single(L.enumerate_zip, a, b, m, out)[3], host(L.enumerate_zip, a, b, m, out)[3])
+
+
+@pytest.mark.parametrize("n", [1, 2, 9, 14, 20])
+def test_range_values(n):
+    out = np.zeros(9, dtype=np.int64)
+    np.testing.assert_array_equal(run_single(L.ranges, n, out)[1], host(L.ranges, n, out)[1])
+
+
+def test_membership_and_tuple_comparisons(rng):
+    for a in (np.array([2.5, 3.0, 4.0]), np.array([7.0, 1.0, 3.0]), rng.integers(0, 4, 3).astype(np.float64)):
+        out = np.zeros(3, dtype=np.int64)
+        np.testing.assert_array_equal(run_single(L.membership, a, out)[1], host(L.membership, a, out)[1])
+    for a in (rng.integers(0, 3, 4).astype(np.float64) for _ in range(8)):
+        out = np.zeros(11)
+        np.testing.assert_array_equal(run_single(L.tuple_compare, a, out)[1], host(L.tuple_compare, a, out)[1])
+
+
+def test_operator_module(rng):
+    a = rng.uniform(-3, 3, 5)
+    a[3] = 2.0
+    out = np.zeros(10)
+    np.testing.assert_allclose(run_single(L.operator_calls, a, out)[1], host(L.operator_calls, a, out)[1])
+
+
+def test_keyword_and_default_arguments(rng):
+    a = rng.uniform(-3, 3, 3)
+    out = np.zeros(5)
+    w = L.weighted.py_func
+    expected = [w(a[0]), w(a[0], z=a[1]), w(y=a[1], x=a[0]), w(a[0], a[1], a[2]), w(1, z=4)]
+    np.testing.assert_allclose(run_single(L.keyword_arguments, a, out)[1], expected)
+
+
+def test_math_constants():
+    out = np.zeros(5)
+    np.testing.assert_array_equal(run_single(L.math_constants, out)[0], host(L.math_constants, out)[0])
+
+
+def test_print_output_appears_after_synchronize(rng):
+    x, y = (float(np.float32(v)) for v in rng.uniform(-200, 200, 2))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    child = subprocess.run([sys.executable, L.__file__, repr(x), repr(y)], capture_output=True, text=True, env=env,
+                           timeout=120)
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.splitlines() == [f"values: 7 {x:f} True {x > 100} -3", f"{y:f}", ""], child.stdout
+
+
+def test_fp16_functions(rng):
+    n = 1000
+    a = rng.uniform(-4, 4, n).astype(np.float16)
+    b = rng.uniform(0.25, 4, n).astype(np.float16) * rng.choice([-1, 1], n).astype(np.float16)
+    out = cuda.device_array((n, 17), dtype=np.float16)
+    cuda.jit(L.half_precision)[(n + 127) // 128, 128](cuda.to_device(a), cuda.to_device(b), out)
+    got = out.copy_to_host().astype(np.float64)
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    expected = [x + y, x - y, x * y, x / y, x * y + x, -x, abs(y), np.sqrt(abs(x)), np.exp(x), np.log(abs(y)),
+                np.sin(x), np.cos(x), np.maximum(x, y), np.minimum(x, y), x < y, x >= y, 1 / np.sqrt(abs(x))]
+    for column, want in enumerate(expected):
+        want = np.asarray(want, dtype=np.float64)
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(got[finite, column], want[finite].astype(np.float16).astype(np.float64),
+                                   rtol=2e-3, atol=2e-3, err_msg=f"column {column}")
+
+
+def test_libdevice_functions(rng):
+    n = 512
+    a = rng.uniform(-10, 10, n)
+    out = cuda.device_array((n, 8))
+    cuda.jit(L.libdevice_calls)[(n + 127) // 128, 128](cuda.to_device(a), out)
+    got = out.copy_to_host()
+    m, e = np.frexp(a)
+    expected = [np.sin(a), np.sin(a), np.cos(a), m, e, (a.astype(np.float32) * 2 + 1).astype(np.float32),
+                np.hypot(a, 3.0), np.maximum((a * 10).astype(np.int64), 3)]
+    for column, want in enumerate(expected):
+        np.testing.assert_allclose(got[:, column], want, rtol=1e-6 if column != 5 else 1e-6, atol=1e-12,
+                                   err_msg=f"column {column}")
+
+
+def test_grid_sync_over_every_resident_block():
+    kernel = cuda.jit("void(int32[:], int32[:])")(L.grid_sync)
+    overload = kernel.overloads[(cuda.int32[:], cuda.int32[:])]
+    threads = 256
+    blocks = overload.max_cooperative_grid_blocks(threads)
+    sms = devices.get_current_device().MULTIPROCESSOR_COUNT
+    assert blocks >= sms  # at least one block per multiprocessor: more blocks than one wave of one per SM
+    n = blocks * threads
+    a = cuda.to_device(np.zeros(n, dtype=np.int32))
+    out = cuda.to_device(np.full(n, -1, dtype=np.int32))
+    kernel[blocks, threads](a, out)
+    i = np.arange(n)
+    np.testing.assert_array_equal(out.copy_to_host(), ((i + threads) % n) * 2 + 1)
+    with pytest.raises(Exception, match="max_cooperative_grid_blocks"):
+        kernel[blocks + 1, threads](a, out)
+        cuda.synchronize()
