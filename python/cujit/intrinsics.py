@@ -8,8 +8,18 @@ from cujit import _core
 
 
 class Intrinsic:
-    def __init__(self, path):
+    def __init__(self, path, children=None):
         self._cujit_intrinsic = path
+        self._children = children or {}
+
+    def __getattr__(self, name):
+        # Children are made on first use: the table has hundreds of paths (cuda.libdevice.*).
+        children = self.__dict__.get("_children", {})
+        if name not in children:
+            raise AttributeError(f"{self._cujit_intrinsic} has no attribute {name!r}")
+        child = Intrinsic(f"{self._cujit_intrinsic}.{name}", children[name])
+        setattr(self, name, child)
+        return child
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"{self._cujit_intrinsic} can only be used inside a CUDA kernel or device function")
@@ -19,20 +29,14 @@ class Intrinsic:
 
 
 def _build():
-    """One stub per table path, nested as the dots say (cuda.atomic.add is atomic.add here)."""
-    top = {}
+    """One stub per top-level name of the table's paths, nested as the dots say (cuda.atomic.add is
+    atomic.add here)."""
+    tree = {}
     for path in _core.intrinsic_paths():
-        parts = path.split(".")[1:]  # drop "cuda"
-        node = top.get(parts[0])
-        if node is None:
-            node = top[parts[0]] = Intrinsic(f"cuda.{parts[0]}")
-        for depth, part in enumerate(parts[1:], start=2):
-            child = getattr(node, part, None)
-            if child is None:
-                child = Intrinsic("cuda." + ".".join(parts[:depth]))
-                setattr(node, part, child)
-            node = child
-    return top
+        node = tree
+        for part in path.split(".")[1:]:  # drop "cuda"
+            node = node.setdefault(part, {})
+    return {name: Intrinsic(f"cuda.{name}", children) for name, children in tree.items()}
 
 
 _stubs = _build()
