@@ -112,8 +112,12 @@ class FunctionLowering : public intrinsics::Emitter {
   // compare() for operands of possibly different types: tuples (lexicographic) and `in` / `not in`.
   llvm::Value* compare_operands(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef ta, TypeRef tb);
   llvm::Value* compare_tuples(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef ta, TypeRef tb);
+  // Two values of possibly different types compared as typing rates the pair (both converted first).
+  llvm::Value* compare_converted(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef ta, TypeRef tb);
   llvm::Value* contains(llvm::Value* item, llvm::Value* container, TypeRef ti, TypeRef tc);
   llvm::Value* range_item(llvm::Value* range, llvm::Value* index, TypeRef rt);
+  // How many values a range value {start, stop, step} yields, in its index type.
+  llvm::Value* range_value_length(llvm::Value* range, TypeRef rt, const SourceLoc& loc);
   llvm::Value* unary(const ir::Expr& e);
   llvm::Value* short_circuit(const ir::Expr& e);
   llvm::Value* if_exp(const ir::Expr& e);

@@ -400,12 +400,16 @@ Value* FunctionLowering::compare_operands(Op op, Value* a, Value* b, TypeRef ta,
 
 // Python's tuple comparison: == when the lengths and every pair are equal; an ordering is decided by the
 // first unequal pair, or by the lengths when one tuple is a prefix of the other.
+Value* FunctionLowering::compare_converted(Op op, Value* a, Value* b, TypeRef ta, TypeRef tb) {
+  auto sig = typing::resolve_compare(op, ta, tb);
+  return compare_operands(op, cast(a, ta, sig->params[0]), cast(b, tb, sig->params[1]), sig->params[0],
+                          sig->params[1]);
+}
+
 Value* FunctionLowering::compare_tuples(Op op, Value* a, Value* b, TypeRef ta, TypeRef tb) {
   auto element = [&](Op o, size_t i) {
-    TypeRef ea = ta->element(i), eb = tb->element(i);
-    auto sig = typing::resolve_compare(o, ea, eb);
-    return compare_operands(o, cast(b_.CreateExtractValue(a, i), ea, sig->params[0]),
-                            cast(b_.CreateExtractValue(b, i), eb, sig->params[1]), sig->params[0], sig->params[1]);
+    return compare_converted(o, b_.CreateExtractValue(a, i), b_.CreateExtractValue(b, i), ta->element(i),
+                             tb->element(i));
   };
   size_t na = ta->count(), nb = tb->count();
   if (op == Op::Eq || op == Op::NotEq) {
@@ -426,14 +430,9 @@ Value* FunctionLowering::compare_tuples(Op op, Value* a, Value* b, TypeRef ta, T
 Value* FunctionLowering::contains(Value* item, Value* container, TypeRef ti, TypeRef tc) {
   if (tc->is_tuple()) {
     Value* found = b_.getFalse();
-    for (size_t i = 0; i < tc->count(); ++i) {
-      TypeRef te = tc->element(i);
-      auto sig = typing::resolve_compare(Op::Eq, ti, te);
-      Value* eq = compare_operands(Op::Eq, cast(item, ti, sig->params[0]),
-                                   cast(b_.CreateExtractValue(container, i), te, sig->params[1]), sig->params[0],
-                                   sig->params[1]);
-      found = b_.CreateOr(found, eq);
-    }
+    for (size_t i = 0; i < tc->count(); ++i)
+      found = b_.CreateOr(found, compare_converted(Op::Eq, item, b_.CreateExtractValue(container, i), ti,
+                                                   tc->element(i)));
     return found;
   }
   TypeRef it = tc->element(0);
@@ -461,10 +460,15 @@ Value* FunctionLowering::range_item(Value* range, Value* index, TypeRef rt) {
   Value* step = b_.CreateExtractValue(range, 2);
   Value* k = b_.CreateIntCast(index, start->getType(), true);
   if (it->is_signed()) {
-    Value* n = range_length(start, b_.CreateExtractValue(range, 1), step, it, {});
+    Value* n = range_value_length(range, rt, {});
     k = b_.CreateSelect(b_.CreateICmpSLT(k, llvm::ConstantInt::get(k->getType(), 0)), b_.CreateAdd(k, n), k);
   }
   return b_.CreateAdd(start, b_.CreateMul(k, step));
+}
+
+Value* FunctionLowering::range_value_length(Value* range, TypeRef rt, const SourceLoc& loc) {
+  return range_length(b_.CreateExtractValue(range, 0), b_.CreateExtractValue(range, 1),
+                      b_.CreateExtractValue(range, 2), rt->element(0), loc);
 }
 
 Value* FunctionLowering::unary(const Expr& e) {
@@ -534,8 +538,8 @@ Value* FunctionLowering::if_exp(const Expr& e) {
 }
 
 Value* FunctionLowering::call(const Expr& e) {
-  if (e.operands[0]->kind == ExprKind::Attribute && e.operands[0]->attr != "conjugate") return method_call(e);
-  if (e.operands[0]->kind == ExprKind::Attribute) {  // x.conjugate()
+  if (e.operands[0]->kind == ExprKind::Attribute) {  // x.conjugate() or a method from the intrinsic table
+    if (e.operands[0]->attr != "conjugate") return method_call(e);
     TypeRef t = e.operand_types[0];
     Value* v = lower_as(*e.operands[0]->operands[0], t);
     if (!t->is_complex()) return v;
@@ -597,13 +601,7 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
   }
   if (name == "len") {
     if (pt[0]->is_tuple()) return b_.getInt64(pt[0]->count());
-    if (pt[0]->kind() == TypeKind::Range) {
-      Value* r = args[0];
-      TypeRef it = pt[0]->element(0);
-      return cast(range_length(b_.CreateExtractValue(r, 0), b_.CreateExtractValue(r, 1), b_.CreateExtractValue(r, 2),
-                               it, e.loc),
-                  it, rt);
-    }
+    if (pt[0]->kind() == TypeKind::Range) return cast(range_value_length(args[0], pt[0], e.loc), pt[0]->element(0), rt);
     return array_field(args[0], 5, 0);
   }
   if (name == "complex") {

@@ -363,7 +363,8 @@ class Inferer {
                       const std::vector<std::optional<ir::GlobalValue>>* defaults) {
     size_t given = e.operands.size() - 1;
     if (e.keywords.empty() && (defaults == nullptr || given >= params.size())) return;
-    if (e.keywords.empty() && !std::all_of(defaults->begin() + given, defaults->end(), [](auto& d) { return d; }))
+    if (e.keywords.empty() &&
+        !std::all_of(defaults->begin() + given, defaults->end(), [](const auto& d) { return d.has_value(); }))
       return;  // too few positional arguments and no defaults for them: the callee's count error
     if (given > params.size())
       typing_error(name + "() takes " + std::to_string(params.size()) + " positional arguments but " +
@@ -402,7 +403,10 @@ class Inferer {
   }
 
   void bind_device_arguments(Expr& e, const ir::GlobalValue& g) {
-    std::optional<CalleeProvider::Parameters> params = callees_.parameters(g);
+    // Asked once per callee: typing passes over the function until its types settle.
+    auto cached = parameters_.find(g.function.get());
+    if (cached == parameters_.end()) cached = parameters_.emplace(g.function.get(), callees_.parameters(g)).first;
+    const std::optional<CalleeProvider::Parameters>& params = cached->second;
     if (!params) {
       if (!e.keywords.empty())
         typing_error(g.repr + "() takes positional arguments only (keyword arguments are not supported)", e.loc);
@@ -620,6 +624,7 @@ class Inferer {
   CalleeProvider& callees_;
   std::vector<std::shared_ptr<ir::TypedFunction>>& called_;
   std::map<std::pair<void*, std::vector<TypeRef>>, std::shared_ptr<ir::TypedFunction>> callee_cache_;
+  std::map<void*, std::optional<CalleeProvider::Parameters>> parameters_;  // per callee, see bind_device_arguments
   bool final_ = false;
   bool changed_ = false;
   TypeRef returns_ = nullptr;

@@ -2,11 +2,7 @@
 // infer_types.cpp and the rule files. (CUDA intrinsics are in cujit/intrinsics.h.)
 #pragma once
 
-#include <functional>
-#include <optional>
 #include <string>
-#include <unordered_map>
-#include <vector>
 
 #include "cujit/typing.h"
 
