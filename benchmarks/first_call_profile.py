@@ -7,7 +7,7 @@ import numpy as np
 
 from cujit import _core, cuda
 from cujit.cudadrv import launch, linker, modules
-from cujit.typeof import typeof
+from cujit._typeof import typeof
 
 
 @cuda.jit

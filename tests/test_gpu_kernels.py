@@ -31,7 +31,7 @@ import gpu_kernels_src as K
 import kernels_src
 from cujit import cuda, errors, float32, float64, int32, int64, uint32, uint64
 from cujit.cudadrv import devices
-from cujit.typeof import typeof
+from cujit._typeof import typeof
 
 pytestmark = [
     pytest.mark.gpu,

@@ -26,6 +26,8 @@ const char* kind_name(TypeKind k) {
     case TypeKind::VoidPtr: return "voidptr";
     case TypeKind::Array: return "array";
     case TypeKind::Range: return "range";
+    case TypeKind::Record: return "record";
+    case TypeKind::NestedArray: return "nestedarray";
     case TypeKind::Opaque: return "opaque";
   }
   return "?";
@@ -70,6 +72,16 @@ void register_types(py::module_& m) {
       .def_property_readonly("layout", [](const Type& t) { return std::string(1, t.layout()); })
       .def_property_readonly("dtype", [](const Type& t) { return t.element(0); }, py::return_value_policy::reference)
       .def_property_readonly("count", &Type::count)
+      .def_property_readonly("size", [](const Type& t) { return types::itemsize(&t); })
+      .def_property_readonly("aligned", &Type::aligned)
+      .def_property_readonly("shape", [](const Type& t) { return t.shape(); })
+      .def_property_readonly("fields", [](const Type& t) {
+        py::list out;
+        for (size_t i = 0; i < t.field_names().size(); ++i)
+          out.append(py::make_tuple(t.field_names()[i], py::cast(t.element(i), py::return_value_policy::reference),
+                                    t.field_offsets()[i]));
+        return out;
+      })
       .def_property_readonly("types", [](const Type& t) {
         std::vector<TypeRef> out;
         for (size_t i = 0; i < t.count(); ++i) out.push_back(t.element(i));
@@ -96,7 +108,8 @@ void register_types(py::module_& m) {
         return sig;
       })
       .def("__getitem__", [](const Type& t, py::object key) {
-        if (!t.is_number() || t.is_literal()) throw py::type_error("cannot make an array of " + t.name());
+        if ((!t.is_number() && t.kind() != TypeKind::Record) || t.is_literal())
+          throw py::type_error("cannot make an array of " + t.name());
         return array_from_subscript(&t, key);
       }, py::return_value_policy::reference);
 
@@ -133,6 +146,14 @@ void register_types(py::module_& m) {
   t.def("uni_tuple", &types::uni_tuple, py::return_value_policy::reference);
   t.def("tuple", &types::tuple, py::return_value_policy::reference);
   t.def("cpointer", &types::cpointer, py::return_value_policy::reference);
+  t.def("record", [](const std::vector<std::tuple<std::string, TypeRef, int64_t, std::string>>& fields,
+                     int64_t size, bool aligned) {
+    std::vector<types::RecordField> fs;
+    for (const auto& [name, type, offset, title] : fields) fs.push_back({name, type, offset, title});
+    return types::record(fs, size, aligned);
+  }, py::arg("fields"), py::arg("size"), py::arg("aligned"), py::return_value_policy::reference);
+  t.def("nested_array", &types::nested_array, py::arg("dtype"), py::arg("shape"),
+        py::return_value_policy::reference);
   t.def("array", &types::array, py::arg("dtype"), py::arg("ndim"), py::arg("layout"), py::arg("readonly") = false,
         py::arg("aligned") = true, py::return_value_policy::reference);
 

@@ -15,7 +15,7 @@ from cujit import _core, linking, toolkit
 from cujit.compiler import compile_function, make_options, parse_signature
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaWarning, TypingError
-from cujit.typeof import typeof
+from cujit._typeof import typeof
 
 
 def _current_context_handle():

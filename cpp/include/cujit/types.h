@@ -25,6 +25,8 @@ enum class TypeKind : uint8_t {
   VoidPtr,
   Array,
   Range,           // range_state32/64/u64 (internal)
+  Record,          // a numpy structured dtype: named fields at byte offsets
+  NestedArray,     // an array field of a record: dtype and a fixed shape
   Opaque,          // anything else named by a string (modules, functions: typing only)
 };
 
@@ -58,6 +60,15 @@ class Type {
   size_t count() const { return kind_ == TypeKind::UniTuple ? static_cast<size_t>(count_) : elements_.size(); }
   const std::vector<TypeRef>& elements() const { return elements_; }
 
+  // Record: field names, byte offsets and types (elements()), total size in bytes.
+  const std::vector<std::string>& field_names() const { return field_names_; }
+  const std::vector<int64_t>& field_offsets() const { return numbers_; }
+  int64_t record_size() const { return size_; }
+  // The index of a field by name; -1 if the record has none of that name.
+  int field_index(const std::string& name) const;
+  // NestedArray: the fixed shape (its dtype is element(0), its ndim shape().size()).
+  const std::vector<int64_t>& shape() const { return numbers_; }
+
   // Array properties.
   int ndim() const { return count_; }
   char layout() const { return layout_; }  // 'C', 'F' or 'A'
@@ -77,6 +88,9 @@ class Type {
   int64_t literal_ = 0;
   std::vector<TypeRef> elements_;
   int count_ = 0;
+  std::vector<std::string> field_names_;
+  std::vector<int64_t> numbers_;  // Record: field offsets; NestedArray: shape
+  int64_t size_ = 0;
   char layout_ = 'A';
   bool readonly_ = false;
   bool aligned_ = true;
@@ -114,14 +128,28 @@ TypeRef voidptr();
 TypeRef array(TypeRef dtype, int ndim, char layout, bool readonly = false, bool aligned = true);
 TypeRef range(TypeRef index_type);
 TypeRef opaque(const std::string& name);
+struct RecordField {
+  std::string name;
+  TypeRef type;
+  int64_t offset;
+  std::string title;  // numpy's field title ("" if none); a titled field is also listed under its title
+};
+// numba's Record: "Record(x[type=float32;offset=0],y[type=int32;offset=4];8;True)", fields in (offset, name)
+// order as numba sorts them. `aligned` is numpy's isalignedstruct; field loads of a record that is not aligned
+// assume no alignment.
+TypeRef record(const std::vector<RecordField>& fields, int64_t size, bool aligned);
+// numba's NestedArray of an array field: "nestedarray(float32, (3,))".
+TypeRef nested_array(TypeRef dtype, const std::vector<int64_t>& shape);
 
 // Looks up a scalar type by one of numba's names or aliases ("int32", "i4",
 // "float64", "f8", "bool", "b1", "boolean", "void", "none", "intp", "uintp",
 // "byte", "uchar", "float_", "double", ...). Returns nullptr if unknown.
 TypeRef lookup_scalar(const std::string& name);
 
-// numba's itemsize of a scalar dtype in bytes (booleans take one byte).
+// numba's itemsize of a dtype in bytes (booleans take one byte; records and nested arrays their size).
 int64_t itemsize(TypeRef dtype);
+// The alignment loads and stores of a dtype may assume, in bytes.
+int64_t alignment(TypeRef dtype);
 }  // namespace types
 
 struct Signature {

@@ -451,6 +451,12 @@ class IrBuilder {
       e->operands.push_back(build_expr(*n.node("slice")));
       return e;
     }
+    if (n.type == "Attribute") {  // rec.field = v
+      auto e = std::make_unique<Expr>(ExprKind::Attribute, n.loc);
+      e->operands.push_back(build_expr(*n.node("value")));
+      e->attr = n.str("attr");
+      return e;
+    }
     unsupported(n, "assignment to " + describe_unsupported(n.type));
   }
 

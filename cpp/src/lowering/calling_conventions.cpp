@@ -30,7 +30,8 @@ Type* DataModel::value_type(TypeRef t) const {
       return llvm::StructType::get(ctx_, elems);
     }
     case TypeKind::CPointer:
-    case TypeKind::VoidPtr: return llvm::PointerType::get(ctx_, 0);
+    case TypeKind::VoidPtr:
+    case TypeKind::Record: return llvm::PointerType::get(ctx_, 0);  // a record is the address of its bytes
     case TypeKind::None: return Type::getInt8Ty(ctx_);
     case TypeKind::Range: {  // {start, stop, step}
       Type* index = value_type(t->element(0));
@@ -63,6 +64,12 @@ Type* DataModel::data_type(TypeRef t) const {
     }
     default: return value_type(t);
   }
+}
+
+Type* DataModel::storage_type(TypeRef t) const {
+  if (t->kind() == TypeKind::Record || t->kind() == TypeKind::NestedArray)
+    return llvm::ArrayType::get(Type::getInt8Ty(ctx_), static_cast<uint64_t>(types::itemsize(t)));
+  return data_type(t);
 }
 
 void DataModel::flatten_arg_types(TypeRef t, std::vector<Type*>& out) const {

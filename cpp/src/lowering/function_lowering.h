@@ -27,6 +27,8 @@ class DataModel {
   explicit DataModel(llvm::LLVMContext& ctx) : ctx_(ctx) {}
   llvm::Type* value_type(TypeRef t) const;
   llvm::Type* data_type(TypeRef t) const;  // memory / return-slot representation
+  // How an array element of dtype `t` is laid out: data_type, but a record or an array field is its bytes.
+  llvm::Type* storage_type(TypeRef t) const;
   void flatten_arg_types(TypeRef t, std::vector<llvm::Type*>& out) const;
   llvm::Value* value_to_data(llvm::IRBuilder<>& b, llvm::Value* v, TypeRef t) const;
   llvm::Value* data_to_value(llvm::IRBuilder<>& b, llvm::Value* v, TypeRef t) const;
@@ -154,8 +156,16 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* array_attribute(llvm::Value* ary, TypeRef aty, const std::string& attr);
   llvm::Value* memory_array(const ir::Expr& e, const std::string& name);
   llvm::Value* constant_array(const ir::GlobalValue& g);
-  llvm::Value* load_element(llvm::Value* ptr, TypeRef dtype);
-  void store_element(llvm::Value* ptr, llvm::Value* value, TypeRef dtype);
+  // An element of dtype `dtype` at `ptr`, assuming `align` bytes of alignment (0: the dtype's own). A record
+  // element reads as its address and is written by copying its bytes.
+  llvm::Value* load_element(llvm::Value* ptr, TypeRef dtype, int64_t align = 0);
+  void store_element(llvm::Value* ptr, llvm::Value* value, TypeRef dtype, int64_t align = 0);
+
+  // lower_records.cpp
+  int record_field(const ir::Expr& access, TypeRef record) const;  // the field rec.f / rec[k] names
+  llvm::Value* record_field_address(llvm::Value* rec, TypeRef record, int field);
+  llvm::Value* load_field(const ir::Expr& access);
+  void store_field(const ir::Expr& target, llvm::Value* value, TypeRef type);
 
   // lower_print.cpp
   llvm::Value* print(const ir::Expr& e);

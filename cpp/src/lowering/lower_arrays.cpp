@@ -55,7 +55,7 @@ Value* FunctionLowering::element_pointer(Value* ary, TypeRef aty, const std::vec
     idx.push_back(known ? indices[d] : wrap_index(indices[d], array_field(ary, kShape, d)));
   }
   Value* data = array_field(ary, kData);
-  llvm::Type* elem = state_.model.data_type(dtype);
+  llvm::Type* elem = state_.model.storage_type(dtype);
   if (aty->layout() == 'C' || aty->layout() == 'F') {
     // Contiguous: a linear element index from the shape (no strides, no byte math).
     Value* linear = nullptr;
@@ -78,15 +78,20 @@ Value* FunctionLowering::element_pointer(Value* ary, TypeRef aty, const std::vec
   return b_.CreateInBoundsGEP(b_.getInt8Ty(), data, offset);
 }
 
-Value* FunctionLowering::load_element(Value* ptr, TypeRef dtype) {
+Value* FunctionLowering::load_element(Value* ptr, TypeRef dtype, int64_t align) {
+  if (dtype->kind() == TypeKind::Record) return ptr;
   llvm::Type* t = state_.model.data_type(dtype);
-  auto* load = b_.CreateAlignedLoad(t, ptr, llvm::Align(types::itemsize(dtype->is_complex() ? types::float_(dtype->bitwidth() / 2) : dtype)));
+  auto* load = b_.CreateAlignedLoad(t, ptr, llvm::Align(align ? align : types::alignment(dtype)));
   return state_.model.data_to_value(b_, load, dtype);
 }
 
-void FunctionLowering::store_element(Value* ptr, Value* value, TypeRef dtype) {
-  Value* data = state_.model.value_to_data(b_, value, dtype);
-  b_.CreateAlignedStore(data, ptr, llvm::Align(types::itemsize(dtype->is_complex() ? types::float_(dtype->bitwidth() / 2) : dtype)));
+void FunctionLowering::store_element(Value* ptr, Value* value, TypeRef dtype, int64_t align) {
+  llvm::Align a(align ? align : types::alignment(dtype));
+  if (dtype->kind() == TypeKind::Record) {
+    b_.CreateMemCpy(ptr, a, value, a, types::itemsize(dtype));
+    return;
+  }
+  b_.CreateAlignedStore(state_.model.value_to_data(b_, value, dtype), ptr, a);
 }
 
 std::vector<FunctionLowering::IndexItem> FunctionLowering::lower_index(const Expr& index, int ndim) {
@@ -153,7 +158,7 @@ Value* FunctionLowering::pointer_item(const Expr& e) {
   TypeRef pointee = e.operands[0]->type->element(0);
   Value* base = lower_expr(*e.operands[0]);
   Value* index = lower_as(*e.operands[1], types::int64());
-  return b_.CreateGEP(state_.model.data_type(pointee), base, index);
+  return b_.CreateGEP(state_.model.storage_type(pointee), base, index);
 }
 
 void FunctionLowering::array_setitem(const Expr& target, Value* value, TypeRef type) {

@@ -681,6 +681,7 @@ Value* FunctionLowering::libdevice_call(const std::string& base, std::vector<Val
 }
 
 Value* FunctionLowering::attribute(const Expr& e) {
+  if (e.operands[0]->type->kind() == TypeKind::Record) return load_field(e);
   if (e.operands[0]->type->kind() == TypeKind::Array)
     return array_attribute(lower_expr(*e.operands[0]), e.operands[0]->type, e.attr);
   TypeRef t = e.operand_types[0];
@@ -690,6 +691,7 @@ Value* FunctionLowering::attribute(const Expr& e) {
 }
 
 Value* FunctionLowering::subscript(const Expr& e) {
+  if (e.operands[0]->type->kind() == TypeKind::Record) return load_field(e);
   if (e.operands[0]->type->kind() == TypeKind::Array) return array_getitem(e);
   if (e.operands[0]->type->kind() == TypeKind::CPointer) return load_element(pointer_item(e), e.type);
   TypeRef base_t = e.operands[0]->type;

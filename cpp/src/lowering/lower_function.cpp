@@ -167,6 +167,11 @@ void FunctionLowering::store_target(const ir::Expr& target, Value* value, TypeRe
       store_target(*target.operands[i], b_.CreateExtractValue(value, i), type->element(i));
     return;
   }
+  if ((target.kind == ir::ExprKind::Attribute || target.kind == ir::ExprKind::Subscript) &&
+      target.operands[0]->type->kind() == TypeKind::Record) {
+    store_field(target, value, type);
+    return;
+  }
   if (target.kind == ir::ExprKind::Subscript) {
     array_setitem(target, value, type);
     return;

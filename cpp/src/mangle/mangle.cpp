@@ -148,6 +148,13 @@ std::string mangle_type(TypeRef type) {
       for (TypeRef element : type->elements()) elements.push_back(mangle_type(element));
       return encode_name("Tuple", template_parameters(elements));
     }
+    case TypeKind::Record: {
+      // numba mangles a record by a process-local interning counter; a hash of its layout gives the same shape
+      // of name and the same name in every process (spec §4.6, B14).
+      uint64_t hash = 1469598103934665603ull;  // FNV-1a
+      for (unsigned char c : type->name()) hash = (hash ^ c) * 1099511628211ull;
+      return encode_name("Record", template_parameters({mangle_value(static_cast<int64_t>(hash >> 33))}));
+    }
     default:
       return encode_name(type->name(), "");
   }

@@ -3,6 +3,7 @@
 // numba's str(type) so that error messages and mangled names match numba-cuda.
 #include "cujit/types.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <memory>
@@ -53,6 +54,28 @@ class TypeFactory {
     return t;
   }
 
+  static Type record(std::string name, const std::vector<types::RecordField>& fields, int64_t size,
+                     bool aligned) {
+    Type t = prototype(TypeKind::Record, std::move(name));
+    for (const auto& f : fields) {
+      t.field_names_.push_back(f.name);
+      t.elements_.push_back(f.type);
+      t.numbers_.push_back(f.offset);
+    }
+    t.size_ = size;
+    t.aligned_ = aligned;
+    return t;
+  }
+  static Type nested_array(std::string name, TypeRef dtype, const std::vector<int64_t>& shape) {
+    Type t = composite(TypeKind::NestedArray, std::move(name), {dtype}, static_cast<int>(shape.size()));
+    t.numbers_ = shape;
+    t.layout_ = 'C';
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    t.size_ = n * types::itemsize(dtype);
+    return t;
+  }
+
   static TypeRef intern(const Type& proto) {
     // Leaked on purpose: types must outlive every static that refers to them.
     static auto* registry = new Registry;
@@ -85,12 +108,24 @@ class TypeFactory {
                           static_cast<int64_t>(t.readonly_), static_cast<int64_t>(t.aligned_)})
       number(field);
     for (TypeRef element : t.elements_) number(static_cast<int64_t>(reinterpret_cast<uintptr_t>(element)));
+    for (int64_t n : t.numbers_) number(n);
+    number(t.size_);
+    for (const std::string& field : t.field_names_) {
+      number(static_cast<int64_t>(field.size()));
+      key += field;
+    }
     key += t.name_;
     return key;
   }
 };
 
 TypeRef Type::unliteral() const { return unliteral_ ? unliteral_ : this; }
+
+int Type::field_index(const std::string& name) const {
+  for (size_t i = 0; i < field_names_.size(); ++i)
+    if (field_names_[i] == name) return static_cast<int>(i);
+  return -1;
+}
 
 std::string Signature::str() const {
   std::string text = return_type ? return_type->name() : std::string();
@@ -193,7 +228,31 @@ TypeRef integer_literal(int64_t value) {
                                                   64, true, value, int64()));
 }
 
-int64_t itemsize(TypeRef dtype) { return dtype->is_boolean() ? 1 : dtype->bitwidth() / 8; }
+int64_t itemsize(TypeRef dtype) {
+  switch (dtype->kind()) {
+    case TypeKind::Record: return dtype->record_size();
+    case TypeKind::NestedArray: return itemsize(dtype->element(0)) * [&] {
+        int64_t n = 1;
+        for (int64_t d : dtype->shape()) n *= d;
+        return n;
+      }();
+    default: return dtype->is_boolean() ? 1 : dtype->bitwidth() / 8;
+  }
+}
+
+int64_t alignment(TypeRef dtype) {
+  switch (dtype->kind()) {
+    case TypeKind::Complex: return itemsize(dtype) / 2;
+    case TypeKind::NestedArray: return alignment(dtype->element(0));
+    case TypeKind::Record: {
+      if (!dtype->aligned()) return 1;
+      int64_t a = 1;
+      for (TypeRef field : dtype->elements()) a = std::max(a, alignment(field));
+      return a;
+    }
+    default: return itemsize(dtype);
+  }
+}
 
 TypeRef unsigned_integer_literal(uint64_t value) {
   return TypeFactory::intern(TypeFactory::literal(TypeKind::IntegerLiteral,
@@ -257,6 +316,36 @@ TypeRef array(TypeRef dtype, int ndim, char layout, bool readonly, bool aligned)
 TypeRef range(TypeRef index_type) {
   return TypeFactory::intern(TypeFactory::composite(
       TypeKind::Range, "range_state_" + index_type->name(), {index_type}));
+}
+
+TypeRef record(const std::vector<RecordField>& unsorted, int64_t size, bool aligned) {
+  std::vector<RecordField> fields = unsorted;
+  std::stable_sort(fields.begin(), fields.end(), [](const RecordField& a, const RecordField& b) {
+    return a.offset != b.offset ? a.offset < b.offset : a.name < b.name;
+  });
+  std::string name = "Record(";
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const RecordField& f = fields[i];
+    if (f.offset < 0 || f.offset + itemsize(f.type) > size)
+      fail(ErrorKind::ValueError, "Record: field '" + f.name + "' does not fit in " + std::to_string(size) + " bytes");
+    if (i) name += ',';
+    name += f.name + "[type=" + f.type->name() + ";offset=" + std::to_string(f.offset) +
+            (f.title.empty() ? "" : ";title=" + f.title) + "]";
+  }
+  name += ";" + std::to_string(size) + ";" + (aligned ? "True" : "False") + ")";
+  return TypeFactory::intern(TypeFactory::record(std::move(name), fields, size, aligned));
+}
+
+TypeRef nested_array(TypeRef dtype, const std::vector<int64_t>& shape) {
+  std::string dims = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) fail(ErrorKind::ValueError, "nestedarray: negative extent");
+    dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
+    if (i + 1 < shape.size()) dims += ' ';
+  }
+  dims += ")";
+  return TypeFactory::intern(
+      TypeFactory::nested_array("nestedarray(" + dtype->name() + ", " + dims + ")", dtype, shape));
 }
 
 TypeRef opaque(const std::string& name) {

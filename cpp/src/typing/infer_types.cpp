@@ -168,6 +168,18 @@ class Inferer {
       for (size_t i = 0; i < target.operands.size(); ++i) assign(*target.operands[i], t->element(i), loc);
       return;
     }
+    if (target.kind == ExprKind::Attribute || target.kind == ExprKind::Subscript) {
+      if (TypeRef field = record_field_target(target)) {
+        if (field->kind() == TypeKind::Record || field->kind() == TypeKind::NestedArray)
+          fail(ErrorKind::Unsupported, "Unsupported: assignment to a whole record or array field (assign its items)",
+               target.loc);
+        if (!t->is_number() || can_convert(t, field) == Conversion::Impossible)
+          typing_error("cannot store a value of type " + t->name() + " into a record field of type " + field->name(),
+                       loc);
+        target.type = field;
+        return;
+      }
+    }
     if (target.kind == ExprKind::Subscript) {
       std::vector<TypeRef> ts;
       if (!type_operands(target, 0, ts)) return;
@@ -188,12 +200,37 @@ class Inferer {
       if (item->kind() == TypeKind::Array)
         fail(ErrorKind::Unsupported, "Unsupported: assignment to an array slice (assign elements one by one)",
              target.loc);
-      if (!t->is_number() || can_convert(t, item) == Conversion::Impossible)
+      bool same_record = item->kind() == TypeKind::Record && t == item;  // copied byte for byte
+      if (!same_record && (!t->is_number() || can_convert(t, item) == Conversion::Impossible))
         typing_error("cannot store a value of type " + t->name() + " into an array of " + item->name(), loc);
       target.type = item;
       return;
     }
     fail(ErrorKind::Unsupported, "Unsupported: assignment to this target", target.loc);
+  }
+
+  // rec.name, rec['name'] or rec[i] as an assignment target: the field's type; nullptr if the target is not a
+  // record field (or its record's type is not known yet).
+  TypeRef record_field_target(Expr& target) {
+    TypeRef base = type_expr(*target.operands[0]);
+    if (base == nullptr || base->kind() != TypeKind::Record) return nullptr;
+    return base->element(static_cast<size_t>(field_of(target, base)));
+  }
+
+  // The field of `base` that rec.name / rec[key] names (a located TypingError if none).
+  int field_of(Expr& e, TypeRef record) {
+    std::string error;
+    int index;
+    if (e.kind == ExprKind::Attribute) {
+      index = record->field_index(e.attr);
+      if (index < 0) typing_error("Unknown attribute '" + e.attr + "' of type " + record->name(), e.loc);
+      return index;
+    }
+    Expr& key = *e.operands[1];
+    if (!is_string_constant(key)) type_expr(key);
+    index = record_field_index(record, key, error);
+    if (index < 0) typing_error(error, key.loc);
+    return index;
   }
 
   TypeRef type_expr(Expr& e) {
@@ -572,6 +609,7 @@ class Inferer {
     std::vector<TypeRef> ts;
     if (!type_operands(e, 0, ts)) return nullptr;
     TypeRef t = ts[0]->unliteral();
+    if (t->kind() == TypeKind::Record) return record_field_value_type(t->element(static_cast<size_t>(field_of(e, t))));
     if (t->kind() == TypeKind::Array) {
       if (TypeRef r = array_attribute_type(t, e.attr)) return r;
     }
@@ -590,6 +628,9 @@ class Inferer {
   }
 
   TypeRef type_subscript(Expr& e) {
+    TypeRef container = type_expr(*e.operands[0]);
+    if (container && container->kind() == TypeKind::Record)
+      return record_field_value_type(container->element(static_cast<size_t>(field_of(e, container))));
     std::vector<TypeRef> ts;
     if (!type_operands(e, 0, ts)) return nullptr;
     TypeRef base = ts[0];

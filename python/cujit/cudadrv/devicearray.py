@@ -180,7 +180,7 @@ class DeviceNDArray:
         strides of a device array never change."""
         t = self.__dict__.get("_cached_type")
         if t is None:
-            from cujit.typeof import array_type
+            from cujit._typeof import array_type
             t = array_type(self.dtype, self.shape, self.strides, False)
             self.__dict__["_cached_type"] = t
         return t

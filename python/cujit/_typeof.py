@@ -13,10 +13,31 @@ _DTYPE_NAMES = {"bool": "boolean"}
 
 
 def dtype_type(dtype):
+    """numba's from_dtype: the cujit type of a numpy dtype, structured dtypes included."""
+    if dtype.fields is not None:
+        return _record_type(dtype)
+    if dtype.subdtype is not None:
+        base, shape = dtype.subdtype
+        return _core.types.nested_array(dtype_type(base), list(shape))
     t = _lookup(_DTYPE_NAMES.get(dtype.name, dtype.name))
     if t is None:
         raise TypingError(f"unsupported array dtype {dtype} for a CUDA kernel argument")
     return t
+
+
+def from_dtype(dtype):
+    """numba.from_dtype: the cujit type of a numpy dtype (``from_dtype(np.dtype([('x', 'f4')]))[:]`` is an array
+    type of records)."""
+    import numpy  # compiling alone never needs numpy: only this call and launches with arrays do
+
+    return dtype_type(numpy.dtype(dtype))
+
+
+def _record_type(dtype):
+    # As numba: a titled field is listed under its name and under its title, both carrying the title.
+    fields = [(name, dtype_type(info[0]), info[1], info[2] if len(info) > 2 else "")
+              for name, info in dtype.fields.items()]
+    return _core.types.record(fields, dtype.itemsize, bool(dtype.isalignedstruct))
 
 
 def _layout(shape, strides, itemsize):
@@ -61,6 +82,9 @@ def typeof(value):
     if np is not None:
         if isinstance(value, np.ndarray):
             return array_type(value.dtype, value.shape, value.strides, not value.flags.writeable)
+        if isinstance(value, np.void) and value.dtype.fields is not None:
+            raise TypingError("record scalars cannot be passed to a CUDA kernel yet: pass a one-element "
+                              "record array (value.reshape(1) of an array) instead")
         if isinstance(value, np.generic):
             return dtype_type(value.dtype)
     known = getattr(value, "_numba_type_", None)
@@ -73,7 +97,11 @@ def typeof(value):
     if cai is not None:
         shape = tuple(cai["shape"])
         readonly = bool(cai["data"][1])
-        return array_type(cai["typestr"], shape, cai.get("strides"), readonly)
+        dtype = cai["typestr"]
+        descr = cai.get("descr")
+        if descr and dtype.lstrip("|<>=").startswith("V") and any(field[0] for field in descr):
+            dtype = sys.modules["numpy"].dtype(descr)  # a structured dtype: its fields are in descr
+        return array_type(dtype, shape, cai.get("strides"), readonly)
     if isinstance(value, tuple):
         return _core.types.tuple([typeof(v) for v in value])
     raise TypingError(f"cannot pass a value of type {type(value).__name__} to a CUDA kernel")
