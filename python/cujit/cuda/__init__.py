@@ -27,7 +27,8 @@ _RUNTIME = {
 _RUNTIME_NAMES = {name: module for module, names in _RUNTIME.items() for name in names}
 
 
-_RUNTIME_MODULES = {"driver": "cujit.cudadrv.driver"}  # cuda.driver.memcpy_htod, for module setup callbacks
+# cuda.driver.memcpy_htod, for module setup callbacks; cuda.random, numba-cuda's generator (a submodule).
+_RUNTIME_MODULES = {"driver": "cujit.cudadrv.driver", "random": "cujit.cuda.random"}
 
 
 def __getattr__(name):
