@@ -138,7 +138,8 @@ Value* FunctionLowering::array_getitem(const Expr& e) {
   TypeRef aty = e.operands[0]->type;
   Value* ary = lower_expr(*e.operands[0]);
   std::vector<IndexItem> items = lower_index(*e.operands[1], aty->ndim());
-  if (e.type->kind() != TypeKind::Array) return load_element(item_pointer(ary, aty, items), aty->element(0));
+  if (e.type->kind() != TypeKind::Array)
+    return load_element(item_pointer(ary, aty, items), aty->element(0), aty->aligned() ? 0 : 1);
   return array_view(ary, aty, items, e.type);
 }
 
@@ -171,7 +172,7 @@ void FunctionLowering::array_setitem(const Expr& target, Value* value, TypeRef t
   Value* ary = lower_expr(*target.operands[0]);
   Value* ptr = item_pointer(ary, aty, lower_index(*target.operands[1], aty->ndim()));
   TypeRef dtype = aty->element(0);
-  store_element(ptr, cast(value, type, dtype), dtype);
+  store_element(ptr, cast(value, type, dtype), dtype, aty->aligned() ? 0 : 1);
 }
 
 // A view: integer indices drop a dimension, slices keep it with Python's

@@ -609,7 +609,7 @@ class Inferer {
     std::vector<TypeRef> ts;
     if (!type_operands(e, 0, ts)) return nullptr;
     TypeRef t = ts[0]->unliteral();
-    if (t->kind() == TypeKind::Record) return record_field_value_type(t->element(static_cast<size_t>(field_of(e, t))));
+    if (t->kind() == TypeKind::Record) return record_field_value_type(t, field_of(e, t));
     if (t->kind() == TypeKind::Array) {
       if (TypeRef r = array_attribute_type(t, e.attr)) return r;
     }
@@ -630,7 +630,7 @@ class Inferer {
   TypeRef type_subscript(Expr& e) {
     TypeRef container = type_expr(*e.operands[0]);
     if (container && container->kind() == TypeKind::Record)
-      return record_field_value_type(container->element(static_cast<size_t>(field_of(e, container))));
+      return record_field_value_type(container, field_of(e, container));
     std::vector<TypeRef> ts;
     if (!type_operands(e, 0, ts)) return nullptr;
     TypeRef base = ts[0];

@@ -5,10 +5,11 @@
 
 namespace cujit::typing {
 
-TypeRef record_field_value_type(TypeRef field) {
-  if (field->kind() == TypeKind::NestedArray)
-    return types::array(field->element(0), static_cast<int>(field->shape().size()), 'C');
-  return field;
+TypeRef record_field_value_type(TypeRef record, int index) {
+  TypeRef field = record->element(static_cast<size_t>(index));
+  if (field->kind() != TypeKind::NestedArray) return field;
+  // An array field of a packed record may sit at any byte: its view is an unaligned array.
+  return types::array(field->element(0), static_cast<int>(field->shape().size()), 'C', false, record->aligned());
 }
 
 bool is_string_constant(const ir::Expr& e) {

@@ -22,7 +22,7 @@ TypeRef array_attribute_type(TypeRef ary, const std::string& attr);
 // whether an expression is a string constant (a field name), and the field a
 // key names (a string constant or an integer literal, already typed); -1 with
 // `error` set if none.
-TypeRef record_field_value_type(TypeRef field);
+TypeRef record_field_value_type(TypeRef record, int field);
 bool is_string_constant(const ir::Expr& e);
 int record_field_index(TypeRef record, const ir::Expr& key, std::string& error);
 
