@@ -28,6 +28,18 @@ std::shared_ptr<void> hold(py::object obj) {
 
 py::object held(const std::shared_ptr<void>& p) { return *static_cast<py::object*>(p.get()); }
 
+// A constant's Python value (the arguments of a raised exception).
+py::object constant_value(const ir::GlobalValue& g) {
+  switch (g.kind) {
+    case K::Int: return g.is_unsigned ? py::int_(static_cast<uint64_t>(g.int_value)) : py::int_(g.int_value);
+    case K::Bool: return py::bool_(g.int_value != 0);
+    case K::Float: return py::float_(g.float_value);
+    case K::Complex: return py::module_::import("builtins").attr("complex")(g.float_value, g.imag_value);
+    case K::Str: return py::str(g.name);
+    default: return py::none();
+  }
+}
+
 // The resolver answers with tuples: ("int", v), ("float", v), ("bool", v),
 // ("complex", re, im), ("none",), ("module", name), ("builtin", path),
 // ("type", Type), ("device", dispatcher), ("object", handle, repr); None if undefined.
@@ -63,6 +75,10 @@ bool to_global(py::handle answer, ir::GlobalValue& out) {
     out.name = out.type->name();
   } else if (kind == "device") {
     out.kind = K::DeviceFunction;
+    out.function = hold(py::reinterpret_borrow<py::object>(t[1]));
+    out.name = py::str(t[2]);
+  } else if (kind == "exception") {  // ("exception", class, qualname)
+    out.kind = K::ExceptionClass;
     out.function = hold(py::reinterpret_borrow<py::object>(t[1]));
     out.name = py::str(t[2]);
   } else if (kind == "ndarray") {  // ("ndarray", dtype Type, shape tuple, bytes, repr)
@@ -287,6 +303,21 @@ void register_compile(py::module_& m) {
           if (!seen.insert(t).second) continue;
           if (t->external) out.emplace_back(t->symbol, t->declared_at);
           for (const auto& c : t->callees) todo.push_back(c.get());
+        }
+        return out;
+      })
+      .def_property_readonly("exceptions", [](const ir::TypedFunction& f) {
+        // The raise sites it reaches, in status-code order (code i + 1 is site i):
+        // (class, constant arguments, function name, file, line).
+        py::list out;
+        for (const ir::ExceptionSite& site : ir::exception_sites(f)) {
+          const ir::Expr& exc = *site.stmt->value;
+          const ir::Expr& cls = exc.kind == ir::ExprKind::Call ? *exc.operands[0] : exc;
+          py::list args;
+          if (exc.kind == ir::ExprKind::Call)
+            for (size_t i = 1; i < exc.operands.size(); ++i) args.append(constant_value(exc.operands[i]->global));
+          out.append(py::make_tuple(held(cls.global.function), py::tuple(args), site.fn->name, site.fn->filename,
+                                    site.stmt->loc.line));
         }
         return out;
       })

@@ -256,6 +256,8 @@ class Resolver:
             return ("type", _core.types.lookup("boolean" if obj.name == "bool" else obj.name))
         if np is not None and isinstance(obj, np.ndarray):
             return self._ndarray(obj, np)
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            return ("exception", obj, obj.__qualname__)
         intrinsic = getattr(obj, "_cujit_intrinsic", None)
         if isinstance(intrinsic, str):
             return ("builtin", intrinsic)

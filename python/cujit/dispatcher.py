@@ -7,6 +7,7 @@ lazily otherwise; launching them comes with the runtime."""
 
 import functools
 import itertools
+import os
 import threading
 import warnings
 import weakref
@@ -49,6 +50,8 @@ class _Kernel:
         self.entry = typed.symbol
         self.argtypes = tuple(typed.args)
         self.cooperative = typed.cooperative  # a declaration it reaches needs a cooperative launch
+        # debug=True: the raise sites its status codes stand for (code i + 1 is site i); see raised().
+        self.exceptions = tuple(typed.exceptions) if options.debug else ()
         self._plan = None
         self._cache = cache  # the dispatcher's C++ KernelCache: images, modules and functions
         self._key = f"{next(_specialisations)}:{self.entry}"
@@ -76,6 +79,36 @@ class _Kernel:
         fn = self._cache.function(self._key, self.entry, context._native, self._image, setup, teardown)
         self._functions[context.handle] = fn
         return fn
+
+    def reset_exception_channel(self, fn):
+        """Zeroes a debug kernel's error code before a launch (spec §3.5.3)."""
+        ptr, _ = fn.module.get_global(self.entry + "__errcode__")
+        _core.driver.copy_htod(ptr, bytes(4), None, None)
+
+    def raised(self, fn):
+        """After a debug kernel's launch (synchronising): the exception the first failing thread raised, as
+        numba-cuda reports it (its class, the message prefixed with the function, file, line and thread), or
+        None when no thread raised."""
+        from cujit.cudadrv import devices
+        devices.synchronize()
+
+        def load(name):
+            ptr, _ = fn.module.get_global(f"{self.entry}__{name}__")
+            value = bytearray(4)
+            _core.driver.copy_dtoh(value, ptr, None, None)
+            return int.from_bytes(value, "little")
+
+        code = load("errcode")
+        if code == 0:
+            return None
+        if not 1 <= code <= len(self.exceptions):
+            return SystemError(f"unknown error {code} in native function")
+        cls, args, function, filename, line = self.exceptions[code - 1]
+        tid = [load("tid" + axis) for axis in "zyx"]
+        ctaid = [load("ctaid" + axis) for axis in "zyx"]
+        prefix = f"In function {function!r}, file {os.path.abspath(filename)}, line {line}, tid={tid} ctaid={ctaid}"
+        args = (f"{prefix}: {args[0]}",) + tuple(args[1:]) if args else (prefix,)
+        return cls(*args)
 
     def _image(self, cc):
         return self.link(tuple(cc))
@@ -154,8 +187,15 @@ class _LaunchConfiguration:
 
     def __call__(self, *args):
         kernel = self.dispatcher._kernel_for_args(args)
-        _launch_configured(kernel.function(), kernel.plan, self.griddim, self.blockdim, self.stream,
+        fn = kernel.function()
+        if kernel.exceptions:
+            kernel.reset_exception_channel(fn)
+        _launch_configured(fn, kernel.plan, self.griddim, self.blockdim, self.stream,
                            self._native_stream, self.sharedmem, args, kernel.cooperative, kernel.if_overlap)
+        if kernel.exceptions:
+            error = kernel.raised(fn)
+            if error is not None:
+                raise error
 
 
 class CUDADispatcher:

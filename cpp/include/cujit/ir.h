@@ -39,7 +39,8 @@ struct TypedFunction;  // a callee compiled for concrete argument types
 // A name from outside the function (global, closure cell, builtin), frozen
 // at compile time.
 struct GlobalValue {
-  enum class Kind { Int, Float, Bool, None, Complex, Module, Builtin, DeviceFunction, TypeObject, Object, NdArray, Str, Ellipsis };
+  enum class Kind { Int, Float, Bool, None, Complex, Module, Builtin, DeviceFunction, TypeObject, Object, NdArray, Str, Ellipsis,
+                    ExceptionClass };
   Kind kind = Kind::None;
   std::string name;        // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid"); Str: the text
   int64_t int_value = 0;   // Int, Bool; Object: an opaque handle of the resolver
@@ -49,7 +50,7 @@ struct GlobalValue {
   TypeRef type = nullptr;  // TypeObject: the numba type it names; NdArray: its (readonly, C) array type
   std::vector<int64_t> shape;  // NdArray: its shape
   std::string data;        // NdArray: its bytes (C order), frozen at compile time
-  std::shared_ptr<void> function;  // DeviceFunction: resolver-owned handle
+  std::shared_ptr<void> function;  // DeviceFunction, ExceptionClass: resolver-owned handle of the Python object
   std::string repr;        // how to name it in messages
 };
 
@@ -92,7 +93,9 @@ struct Expr {
   Expr(ExprKind k, SourceLoc l) : kind(k), loc(l) {}
 };
 
-enum class StmtKind { Assign, ExprStmt, If, While, ForRange, Break, Continue, Return, Pass };
+// Raise: `value` is the exception class (a Global of kind ExceptionClass) or a Call of it with constant
+// arguments; `assert c, msg` is built as `if not c: raise AssertionError(msg)`.
+enum class StmtKind { Assign, ExprStmt, If, While, ForRange, Break, Continue, Return, Pass, Raise };
 
 struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
@@ -157,5 +160,14 @@ struct TypedFunction {
   // Needs a cooperative launch (declare_device(use_cooperative=True) reached through any depth of calls).
   bool cooperative = false;
 };
+
+// The raise statements a kernel can reach (its own, then its callees' in call order, each function once):
+// status code i + 1 of a kernel's numba-ABI calls stands for site i, and the host maps a code back to the
+// exception to raise (spec §3.5.3).
+struct ExceptionSite {
+  const Function* fn;
+  const Stmt* stmt;
+};
+std::vector<ExceptionSite> exception_sites(const TypedFunction& top);
 
 }  // namespace cujit::ir

@@ -21,6 +21,9 @@ struct LoweringOptions {
   DebugLevel debug = DebugLevel::None;
   int max_threads = 0, min_blocks = 0, max_cluster = 0;  // kernel launch bounds; 0 = unset
   bool noalias_arrays = false;  // kernels: array data pointers are noalias (see codegen::CompileOptions)
+  // Kernels compiled with debug=True: a raise records its code and thread in <kernel>__errcode__ and the
+  // six <kernel>__tid{x,y,z}__ / __ctaid{x,y,z}__ globals for the host to read after the launch.
+  bool exception_channel = false;
 };
 
 // Lowers `fn` and, transitively, the device functions it calls (as internal

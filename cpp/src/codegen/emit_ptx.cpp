@@ -471,6 +471,7 @@ void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& o
   lo.min_blocks = options.min_blocks;
   lo.max_cluster = options.max_cluster;
   lo.noalias_arrays = options.noalias_arrays && options.kernel;
+  lo.exception_channel = options.debug && options.kernel;
   lo.debug = options.debug ? lowering::DebugLevel::Full
                            : options.lineinfo ? lowering::DebugLevel::LineTables : lowering::DebugLevel::None;
   auto lowered = lowering::lower_module(fn, module, lo);
@@ -486,8 +487,10 @@ void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& o
   }
   if (needs_libdevice(module)) link_libdevice(module);
   timer.lap("libdevice");
+  const std::string channel_prefix = fn.symbol + "__";  // a debug kernel's exception globals
   llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {
-    return gv.getName() == fn.symbol || gv.getName() == fn.env_symbol;
+    return gv.getName() == fn.symbol || gv.getName() == fn.env_symbol ||
+           (llvm::isa<llvm::GlobalVariable>(gv) && gv.getName().starts_with(channel_prefix));
   });
   pipeline.optimize(module);
   specialize_atomic_address_spaces(module);

@@ -65,7 +65,7 @@ std::string describe_unsupported(const std::string& type) {
   static const std::unordered_map<std::string, std::string> names = {
       {"Try", "try statements"},          {"TryStar", "try statements"},
       {"With", "with statements"},        {"AsyncWith", "async with statements"},
-      {"Raise", "raise statements"},      {"Assert", "assert statements"},
+      {"Raise", "re-raising (a bare raise)"},
       {"FunctionDef", "nested function definitions"}, {"AsyncFunctionDef", "nested function definitions"},
       {"ClassDef", "class definitions"},  {"Lambda", "lambda expressions"},
       {"Import", "import statements"},    {"ImportFrom", "import statements"},
@@ -294,9 +294,36 @@ class IrBuilder {
       out.push_back(std::move(s));
     } else if (t == "Pass") {
       out.push_back(stmt(StmtKind::Pass, n));
+    } else if (t == "Raise") {
+      SyntaxNodePtr exc = n.node("exc");
+      if (!exc) unsupported(n, describe_unsupported(t));
+      auto s = stmt(StmtKind::Raise, n);
+      s->value = build_expr(*exc);
+      out.push_back(std::move(s));
+    } else if (t == "Assert") {
+      out.push_back(build_assert(n));
     } else {
       unsupported(n, describe_unsupported(t));
     }
+  }
+
+  // assert test, msg  ->  if not test: raise AssertionError(msg)
+  StmtPtr build_assert(const SyntaxNode& n) {
+    auto check = stmt(StmtKind::If, n);
+    auto negated = std::make_unique<Expr>(ExprKind::Unary, n.loc);
+    negated->op = ir::Op::Not;
+    negated->operands.push_back(build_expr(*n.node("test")));
+    check->value = std::move(negated);
+    auto raise = stmt(StmtKind::Raise, n);
+    auto call = std::make_unique<Expr>(ExprKind::Call, n.loc);
+    auto cls = std::make_unique<Expr>(ExprKind::Global, n.loc);
+    if (!located(n.loc, [&] { return resolver_.resolve_name("AssertionError", cls->global); }))
+      fail(ErrorKind::Internal, "AssertionError is not a builtin", n.loc);
+    call->operands.push_back(std::move(cls));
+    if (auto msg = n.node("msg")) call->operands.push_back(build_expr(*msg));
+    raise->value = std::move(call);
+    check->body.push_back(std::move(raise));
+    return check;
   }
 
   void build_for(const SyntaxNode& n, std::vector<StmtPtr>& out) {

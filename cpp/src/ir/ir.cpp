@@ -77,4 +77,30 @@ std::string Function::format_location(const SourceLoc& loc) const {
   return format_source_excerpt(filename, source_lines, first_line, loc);
 }
 
+namespace {
+
+void collect_raises(const std::vector<StmtPtr>& block, const Function* fn, std::vector<ExceptionSite>& out) {
+  for (const StmtPtr& s : block) {
+    if (s->kind == StmtKind::Raise) out.push_back({fn, s.get()});
+    collect_raises(s->body, fn, out);
+    collect_raises(s->orelse, fn, out);
+  }
+}
+
+}  // namespace
+
+std::vector<ExceptionSite> exception_sites(const TypedFunction& top) {
+  std::vector<ExceptionSite> out;
+  std::vector<const Function*> seen;
+  std::vector<const TypedFunction*> todo{&top};
+  for (size_t next = 0; next < todo.size(); ++next) {
+    const TypedFunction* tf = todo[next];
+    if (tf->external || !tf->fn || std::find(seen.begin(), seen.end(), tf->fn.get()) != seen.end()) continue;
+    seen.push_back(tf->fn.get());
+    collect_raises(tf->fn->body, tf->fn.get(), out);
+    for (const auto& callee : tf->callees) todo.push_back(callee.get());
+  }
+  return out;
+}
+
 }  // namespace cujit::ir

@@ -284,8 +284,7 @@ Value* FunctionLowering::emit_device_call(const ir::Expr& call, std::vector<Valu
     llvm::BasicBlock* ok_bb = llvm::BasicBlock::Create(ctx_, "callee.ok", llfn_);
     b_.CreateCondBr(b_.CreateICmpNE(status, b_.getInt32(0)), fail_bb, ok_bb);
     b_.SetInsertPoint(fail_bb);
-    if (tf_.kernel) b_.CreateRetVoid();
-    else b_.CreateRet(status);
+    return_status(status);
     b_.SetInsertPoint(ok_bb);
   }
   if (rt->kind() == TypeKind::None) return b_.getInt8(0);

@@ -48,10 +48,18 @@ struct ModuleState {
   std::unique_ptr<llvm::DIBuilder> dib;
   llvm::DICompileUnit* cu = nullptr;
   std::map<std::string, llvm::Function*> lowered;  // symbol -> function
+  // Raise statements -> their status code (ir::exception_sites of the top function).
+  std::map<const ir::Stmt*, int> exception_codes;
+  // Debug kernels: the globals the first error's code and thread are recorded in (spec §3.5.3);
+  // null otherwise. Order: errcode, tidx, ctaidx, tidy, ctaidy, tidz, ctaidz.
+  std::vector<llvm::GlobalVariable*> exception_globals;
   ModuleState(llvm::Module& m, const LoweringOptions& o) : module(m), options(o), model(m.getContext()) {}
 };
 
 std::vector<bool> single_assignment_variables(const ir::Function& fn);
+
+// The globals of a debug kernel's exception channel (lower_exceptions.cpp), in ModuleState::exception_globals.
+void declare_exception_globals(ModuleState& state, const std::string& kernel);
 
 class FunctionLowering : public intrinsics::Emitter {
  public:
@@ -166,6 +174,12 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* record_field_address(llvm::Value* rec, TypeRef record, int field);
   llvm::Value* load_field(const ir::Expr& access);
   void store_field(const ir::Expr& target, llvm::Value* value, TypeRef type);
+
+  // lower_exceptions.cpp
+  void lower_raise(const ir::Stmt& s);
+  // Leaves the function with a non-zero status: a numba-ABI function returns it, a kernel records it (debug)
+  // and returns, a C-ABI function returns its zero value (it has no status).
+  void return_status(llvm::Value* code);
 
   // lower_print.cpp
   llvm::Value* print(const ir::Expr& e);

@@ -237,6 +237,9 @@ void FunctionLowering::lower_stmt(const ir::Stmt& s) {
       break;
     case ir::StmtKind::Pass:
       break;
+    case ir::StmtKind::Raise:
+      lower_raise(s);
+      break;
   }
 }
 
@@ -351,6 +354,9 @@ Expected<llvm::Function*> lower_module(const ir::TypedFunction& fn, llvm::Module
       module.addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
       module.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
     }
+    std::vector<ir::ExceptionSite> sites = ir::exception_sites(fn);
+    for (size_t i = 0; i < sites.size(); ++i) state.exception_codes[sites[i].stmt] = static_cast<int>(i) + 1;
+    if (options.exception_channel && fn.kernel) declare_exception_globals(state, fn.symbol);
     llvm::Function* f = FunctionLowering::get_or_lower(state, fn, true);
     if (state.dib) state.dib->finalize();
     std::string msg;

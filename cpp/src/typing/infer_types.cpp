@@ -28,7 +28,7 @@ std::string type_list(const std::vector<TypeRef>& ts) {
 
 bool always_returns(const std::vector<ir::StmtPtr>& block) {
   for (auto& s : block) {
-    if (s->kind == StmtKind::Return) return true;
+    if (s->kind == StmtKind::Return || s->kind == StmtKind::Raise) return true;
     if (s->kind == StmtKind::If && !s->orelse.empty() && always_returns(s->body) && always_returns(s->orelse))
       return true;
   }
@@ -128,6 +128,9 @@ class Inferer {
         type_block(s.orelse);
         break;
       }
+      case StmtKind::Raise:
+        check_raise(*s.value);
+        break;
       case StmtKind::Return: {
         TypeRef t = s.value ? type_expr(*s.value) : types::none();
         if (t == nullptr) break;
@@ -150,6 +153,25 @@ class Inferer {
       case StmtKind::Continue:
       case StmtKind::Pass:
         break;
+    }
+  }
+
+  // `raise E` or `raise E(args)`: E an exception class, the arguments constants (the host builds the
+  // exception from them, as numba does). Nothing is typed: the raise becomes a status code.
+  void check_raise(Expr& exc) {
+    const Expr& cls = exc.kind == ExprKind::Call ? *exc.operands[0] : exc;
+    if (cls.kind != ExprKind::Global || cls.global.kind != K::ExceptionClass)
+      typing_error("raise needs an exception class or an instance of one made in the raise statement "
+                   "(raise ValueError(\"...\")), not this expression", exc.loc);
+    if (exc.kind != ExprKind::Call) return;
+    if (!exc.keywords.empty())
+      typing_error("an exception raised in CUDA code takes positional arguments only", exc.keywords[0].second->loc);
+    for (size_t i = 1; i < exc.operands.size(); ++i) {
+      const Expr& a = *exc.operands[i];
+      bool constant = a.kind == ExprKind::Const && a.global.kind != K::Ellipsis;
+      if (!constant)
+        typing_error("the arguments of an exception raised in CUDA code must be constants (a string, a number), "
+                     "known when the kernel is compiled", a.loc);
     }
   }
 
