@@ -5,6 +5,7 @@ Most are single-threaded and use no cuda.* name, so the same Python function run
 the reference the GPU result is compared with (test_gpu_language.py); test_language_features.py compiles them
 all to PTX (assembled by ptxas) without a GPU."""
 
+import cmath
 import math
 import operator
 from operator import add, contains
@@ -197,3 +198,45 @@ if __name__ == "__main__":  # the GPU test's child process: print from a kernel,
     values = np.array([float(sys.argv[1]), float(sys.argv[2])], dtype=np.float32)
     cuda.jit(printing)[1, 1](values)
     cuda.synchronize()
+
+
+def complex_functions(z, out):
+    # out[k, i]: the k-th cmath function of z[i] (one thread per item).
+    i = cuda.grid(1)
+    if i < z.shape[0]:
+        w = z[i]
+        out[0, i] = cmath.exp(w)
+        out[1, i] = cmath.log(w)
+        out[2, i] = cmath.log10(w)
+        out[3, i] = cmath.sqrt(w)
+        out[4, i] = cmath.sin(w)
+        out[5, i] = cmath.cos(w)
+        out[6, i] = cmath.tan(w)
+        out[7, i] = cmath.sinh(w)
+        out[8, i] = cmath.cosh(w)
+        out[9, i] = cmath.tanh(w)
+        out[10, i] = cmath.asin(w)
+        out[11, i] = cmath.acos(w)
+        out[12, i] = cmath.atan(w)
+        out[13, i] = cmath.asinh(w)
+        out[14, i] = cmath.acosh(w)
+        out[15, i] = cmath.atanh(w)
+        out[16, i] = cmath.log(w, 2 + 1j)
+
+
+COMPLEX_FUNCTIONS = [cmath.exp, cmath.log, cmath.log10, cmath.sqrt, cmath.sin, cmath.cos, cmath.tan, cmath.sinh,
+                     cmath.cosh, cmath.tanh, cmath.asin, cmath.acos, cmath.atan, cmath.asinh, cmath.acosh,
+                     cmath.atanh, lambda w: cmath.log(w, 2 + 1j)]
+
+
+def complex_parts(z, r, flags, back):
+    # phase, polar, rect and the predicates; single-threaded, so the host runs it as is.
+    for i in range(z.shape[0]):
+        r[i, 0] = cmath.phase(z[i])
+        modulus, angle = cmath.polar(z[i])
+        r[i, 1] = modulus
+        r[i, 2] = angle
+        back[i] = cmath.rect(modulus, angle)
+        flags[i, 0] = cmath.isnan(z[i])
+        flags[i, 1] = cmath.isinf(z[i])
+        flags[i, 2] = cmath.isfinite(z[i])

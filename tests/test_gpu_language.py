@@ -127,6 +127,31 @@ def test_libdevice_functions(rng):
                                    err_msg=f"column {column}")
 
 
+@pytest.mark.parametrize("dtype, rtol", [(np.complex128, 1e-11), (np.complex64, 2e-5)])
+def test_cmath_functions(rng, dtype, rtol):
+    n = 600
+    z = (rng.uniform(-3, 3, n) + 1j * rng.uniform(-3, 3, n)).astype(dtype)
+    z[:4] = [0.5, -0.5, 2j, -1.5 - 0j]  # on the axes too
+    out = cuda.device_array((len(L.COMPLEX_FUNCTIONS), n), dtype=dtype)
+    cuda.jit(L.complex_functions)[(n + 127) // 128, 128](cuda.to_device(z), out)
+    got = out.copy_to_host()
+    for k, fn in enumerate(L.COMPLEX_FUNCTIONS):
+        want = np.array([fn(complex(w)) for w in z])
+        np.testing.assert_allclose(got[k], want, rtol=rtol, atol=rtol, err_msg=f"function {k}")
+
+
+def test_cmath_parts(rng):
+    n = 200
+    z = rng.uniform(-5, 5, n) + 1j * rng.uniform(-5, 5, n)
+    z[0] = complex(np.nan, 1)
+    z[1] = complex(1, np.inf)
+    got = run_single(L.complex_parts, z, np.zeros((n, 3)), np.zeros((n, 3), np.bool_), np.zeros(n, np.complex128))
+    want = host(L.complex_parts, z, np.zeros((n, 3)), np.zeros((n, 3), np.bool_), np.zeros(n, np.complex128))
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_allclose(got[1][2:], want[1][2:], rtol=1e-12)
+    np.testing.assert_allclose(got[3][2:], want[3][2:], rtol=1e-12, atol=1e-12)
+
+
 def test_grid_sync_over_every_resident_block():
     kernel = cuda.jit("void(int32[:], int32[:])")(L.grid_sync)
     overload = kernel.overloads[(cuda.int32[:], cuda.int32[:])]

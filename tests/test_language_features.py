@@ -2,6 +2,7 @@
 assembles (conftest), the PTX shows the construct's lowering, the intrinsic table is what the Python stubs offer,
 and misuse is a TypingError located at the construct (file:line, the source line and a caret)."""
 
+import cmath
 import re
 
 import pytest
@@ -155,3 +156,34 @@ def test_misuse_is_a_located_typing_error(fn, construct, message):
     index = next(i for i, t in enumerate(shown) if t.strip() == line.strip())
     caret = shown[index + 1].index("^")
     assert caret <= shown[index].index(construct) + len(construct), text
+
+
+@pytest.mark.parametrize("complex_type", ["complex64", "complex128"])
+def test_cmath_functions_compile_for_both_complex_types(complex_type):
+    ptx_of(L.complex_functions, f"void({complex_type}[:], {complex_type}[:, :])")
+    ptx_of(L.complex_parts, f"void({complex_type}[:], float64[:, :], boolean[:, :], complex128[:])")
+
+
+def cmath_types(z, out):
+    p = cmath.phase(z[0])
+    q = cmath.polar(z[0])
+    s = cmath.sqrt(z[0])
+    n = cmath.isnan(2.0)  # a real argument converts to complex, as numba's overloads allow
+    r = cmath.rect(1.0, 2.0)
+    out[0] = p + q[0] + s.real + n + r.imag
+
+
+def cmath_rect_of_complex(z):
+    z[0] = cmath.rect(z[0], z[0])
+
+
+def test_cmath_result_types_follow_numba():
+    from cujit.compiler import make_options, parse_signature, type_function
+    options = make_options(device=False, abi="numba", abi_info=None, cc=CC, fastmath=False, opt=True, debug=False,
+                           lineinfo=False)
+    typed = type_function(cmath_types, parse_signature("void(complex64[:], float32[:])"), options, [])
+    names = {name: str(t) for name, t in typed.variables}
+    assert names["p"] == "float32" and names["q"] == "UniTuple(float32 x 2)" and names["s"] == "complex64"
+    assert names["n"] == "bool" and names["r"] == "complex128"
+    with pytest.raises(errors.TypingError, match=r"No implementation of cmath.rect"):
+        cuda.compile_ptx(cmath_rect_of_complex, "void(complex128[:])", cc=CC)

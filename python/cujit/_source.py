@@ -156,7 +156,7 @@ class _Tables:
 
     def __init__(self):
         self.functions = {}
-        for module in (math, operator):
+        for module in (math, cmath, operator):
             for name in dir(module):
                 obj = getattr(module, name)
                 if callable(obj) and not isinstance(obj, type) and not name.startswith("_"):

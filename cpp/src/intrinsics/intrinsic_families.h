@@ -23,6 +23,7 @@ void add_memory_arrays(Table& t);       // memory_arrays.cpp
 void add_half_precision(Table& t);      // half_precision.cpp
 void add_libdevice(Table& t);           // libdevice_functions.cpp
 void add_cooperative_groups(Table& t);  // cooperative_groups.cpp
+void add_complex_math(Table& t);        // complex_math.cpp (cmath)
 
 // Adds a function entry.
 void add(Table& t, const std::string& name, Typer type, Lowerer lower, std::vector<std::string> params = {});

@@ -17,6 +17,7 @@ const Table& table() {
     add_half_precision(t);
     add_libdevice(t);
     add_cooperative_groups(t);
+    add_complex_math(t);
     return t;
   }();
   return t;
