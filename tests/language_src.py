@@ -240,3 +240,36 @@ def complex_parts(z, r, flags, back):
         flags[i, 0] = cmath.isnan(z[i])
         flags[i, 1] = cmath.isinf(z[i])
         flags[i, 2] = cmath.isfinite(z[i])
+
+
+@cuda.jit(device=True)
+def first_index(a, x):
+    # Returns on some paths and falls off the end on others: typed Optional(int64), as numba does.
+    for i in range(a.shape[0]):
+        if a[i] == x:
+            return i
+
+
+@cuda.jit(device=True)
+def positive_half(x):
+    if x > 0:
+        return x / 2
+    return None
+
+
+def optional_results(a, targets, out, halves):
+    # out[k]: index of targets[k] in a, or -1; halves[k]: targets[k] / 2 when positive, else -99.
+    k = cuda.grid(1)
+    if k < targets.shape[0]:
+        r = first_index(a, targets[k])
+        if r is None:
+            out[k] = -1
+        else:
+            out[k] = r
+        h = positive_half(targets[k])
+        halves[k] = h if h is not None else -99.0
+        m = None
+        if targets[k] > 0:
+            m = k
+        if m is not None and out[k] >= 0:
+            out[k] += 0 * m

@@ -152,6 +152,18 @@ def test_cmath_parts(rng):
     np.testing.assert_allclose(got[3][2:], want[3][2:], rtol=1e-12, atol=1e-12)
 
 
+def test_optional_results(rng):
+    a = rng.permutation(50).astype(np.float64) - 10
+    targets = np.concatenate([rng.choice(a, 20), rng.uniform(100, 200, 10), [0.0, -3.0]])
+    rng.shuffle(targets)
+    out = np.zeros(len(targets), np.int64)
+    halves = np.zeros(len(targets))
+    cuda.jit(L.optional_results)[1, 64](a, targets, out, halves)
+    where = {v: i for i, v in enumerate(a)}
+    np.testing.assert_array_equal(out, [where.get(t, -1) for t in targets])
+    np.testing.assert_array_equal(halves, np.where(targets > 0, targets / 2, -99.0))
+
+
 def test_grid_sync_over_every_resident_block():
     kernel = cuda.jit("void(int32[:], int32[:])")(L.grid_sync)
     overload = kernel.overloads[(cuda.int32[:], cuda.int32[:])]

@@ -28,6 +28,7 @@ const char* kind_name(TypeKind k) {
     case TypeKind::Range: return "range";
     case TypeKind::Record: return "record";
     case TypeKind::NestedArray: return "nestedarray";
+    case TypeKind::Optional: return "optional";
     case TypeKind::Opaque: return "opaque";
   }
   return "?";

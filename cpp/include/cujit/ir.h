@@ -25,6 +25,8 @@ enum class Op {
   Eq, NotEq, Lt, LtE, Gt, GtE,
   // membership (Compare only): `x in container`, `x not in container`
   In, NotIn,
+  // identity (Compare only): `x is None`, `x is not None`
+  Is, IsNot,
   // boolean
   And, Or,
 };

@@ -27,6 +27,7 @@ enum class TypeKind : uint8_t {
   Range,           // range_state32/64/u64 (internal)
   Record,          // a numpy structured dtype: named fields at byte offsets
   NestedArray,     // an array field of a record: dtype and a fixed shape
+  Optional,        // OptionalType(T): a T or None (a device function that returns on some paths only)
   Opaque,          // anything else named by a string (modules, functions: typing only)
 };
 
@@ -127,6 +128,8 @@ TypeRef cpointer(TypeRef pointee);
 TypeRef voidptr();
 TypeRef array(TypeRef dtype, int ndim, char layout, bool readonly = false, bool aligned = true);
 TypeRef range(TypeRef index_type);
+// numba's Optional: "OptionalType(int64)"; optional(optional(T)) is optional(T) and optional(none) is none.
+TypeRef optional(TypeRef type);
 TypeRef opaque(const std::string& name);
 struct RecordField {
   std::string name;

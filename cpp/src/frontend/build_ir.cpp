@@ -55,7 +55,7 @@ const std::unordered_map<std::string, Op>& operator_table() {
       {"UAdd", Op::UAdd},     {"USub", Op::USub},       {"Invert", Op::Invert},  {"Not", Op::Not},
       {"Eq", Op::Eq},         {"NotEq", Op::NotEq},     {"Lt", Op::Lt},          {"LtE", Op::LtE},
       {"Gt", Op::Gt},         {"GtE", Op::GtE},         {"And", Op::And},        {"Or", Op::Or},
-      {"In", Op::In},         {"NotIn", Op::NotIn},
+      {"In", Op::In},         {"NotIn", Op::NotIn},       {"Is", Op::Is},         {"IsNot", Op::IsNot},
   };
   return table;
 }
@@ -679,7 +679,6 @@ class IrBuilder {
       auto e = std::make_unique<Expr>(ExprKind::Compare, n.loc);
       e->operands.push_back(build_expr(*n.node("left")));
       for (auto& op : n.list("ops")) {
-        if (op->type == "Is" || op->type == "IsNot") unsupported(n, "the '" + op->type + "' comparison");
         e->ops.push_back(to_op(*op, n));
       }
       for (auto& c : n.list("comparators")) e->operands.push_back(build_expr(*c));

@@ -31,6 +31,8 @@ const char* op_symbol(Op op) {
     case Op::GtE: return ">=";
     case Op::In: return "in";
     case Op::NotIn: return "not in";
+    case Op::Is: return "is";
+    case Op::IsNot: return "is not";
     case Op::And: return "and";
     case Op::Or: return "or";
   }

@@ -38,6 +38,7 @@ Type* DataModel::value_type(TypeRef t) const {
       return llvm::StructType::get(ctx_, {index, index, index});
     }
     case TypeKind::Opaque: return Type::getInt64Ty(ctx_);  // handles (a cooperative grid group)
+    case TypeKind::Optional: return llvm::StructType::get(ctx_, {value_type(t->element(0)), Type::getInt1Ty(ctx_)});
     case TypeKind::Array: {
       // {meminfo, parent, nitems, itemsize, data, shape[ndim], strides[ndim]}
       auto* ptr = llvm::PointerType::get(ctx_, 0);
@@ -62,6 +63,7 @@ Type* DataModel::data_type(TypeRef t) const {
       for (TypeRef e : t->elements()) elems.push_back(data_type(e));
       return llvm::StructType::get(ctx_, elems);
     }
+    case TypeKind::Optional: return llvm::StructType::get(ctx_, {data_type(t->element(0)), Type::getInt8Ty(ctx_)});
     default: return value_type(t);
   }
 }
@@ -79,6 +81,9 @@ void DataModel::flatten_arg_types(TypeRef t, std::vector<Type*>& out) const {
     out.push_back(part);
   } else if (t->is_tuple()) {
     for (size_t i = 0; i < t->count(); ++i) flatten_arg_types(t->element(i), out);
+  } else if (t->kind() == TypeKind::Optional) {  // the value's parameters, then the valid flag
+    flatten_arg_types(t->element(0), out);
+    out.push_back(Type::getInt8Ty(ctx_));
   } else if (t->kind() == TypeKind::Array) {
     auto* st = llvm::cast<llvm::StructType>(value_type(t));
     for (unsigned i = 0; i < 5; ++i) out.push_back(st->getElementType(i));
@@ -90,6 +95,11 @@ void DataModel::flatten_arg_types(TypeRef t, std::vector<Type*>& out) const {
 
 Value* DataModel::value_to_data(llvm::IRBuilder<>& b, Value* v, TypeRef t) const {
   if (t->is_boolean()) return b.CreateZExt(v, Type::getInt8Ty(ctx_));
+  if (t->kind() == TypeKind::Optional) {
+    Value* out = llvm::UndefValue::get(data_type(t));
+    out = b.CreateInsertValue(out, value_to_data(b, b.CreateExtractValue(v, 0), t->element(0)), 0);
+    return b.CreateInsertValue(out, value_to_data(b, b.CreateExtractValue(v, 1), types::boolean()), 1);
+  }
   if (t->is_float() && t->bitwidth() == 16) return b.CreateBitCast(v, Type::getInt16Ty(ctx_));
   if (t->is_tuple()) {
     Value* out = llvm::UndefValue::get(data_type(t));
@@ -102,6 +112,11 @@ Value* DataModel::value_to_data(llvm::IRBuilder<>& b, Value* v, TypeRef t) const
 
 Value* DataModel::data_to_value(llvm::IRBuilder<>& b, Value* v, TypeRef t) const {
   if (t->is_boolean()) return b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  if (t->kind() == TypeKind::Optional) {
+    Value* out = llvm::UndefValue::get(value_type(t));
+    out = b.CreateInsertValue(out, data_to_value(b, b.CreateExtractValue(v, 0), t->element(0)), 0);
+    return b.CreateInsertValue(out, data_to_value(b, b.CreateExtractValue(v, 1), types::boolean()), 1);
+  }
   if (t->is_float() && t->bitwidth() == 16) return b.CreateBitCast(v, Type::getHalfTy(ctx_));
   if (t->is_tuple()) {
     Value* out = llvm::UndefValue::get(value_type(t));
@@ -118,6 +133,9 @@ void DataModel::flatten_arg_values(llvm::IRBuilder<>& b, Value* v, TypeRef t, st
     out.push_back(b.CreateExtractValue(v, 1));
   } else if (t->is_tuple()) {
     for (size_t i = 0; i < t->count(); ++i) flatten_arg_values(b, b.CreateExtractValue(v, i), t->element(i), out);
+  } else if (t->kind() == TypeKind::Optional) {
+    flatten_arg_values(b, b.CreateExtractValue(v, 0), t->element(0), out);
+    out.push_back(value_to_data(b, b.CreateExtractValue(v, 1), types::boolean()));
   } else if (t->kind() == TypeKind::Array) {
     for (unsigned i = 0; i < 5; ++i) out.push_back(b.CreateExtractValue(v, i));
     for (unsigned f = 5; f < 7; ++f)
@@ -139,6 +157,11 @@ Value* DataModel::unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function
     return out;
   }
   if (t->kind() == TypeKind::None) return llvm::ConstantInt::get(Type::getInt8Ty(ctx_), 0);
+  if (t->kind() == TypeKind::Optional) {
+    Value* out = llvm::UndefValue::get(value_type(t));
+    out = b.CreateInsertValue(out, unflatten_args(b, t->element(0), next), 0);
+    return b.CreateInsertValue(out, data_to_value(b, &*next++, types::boolean()), 1);
+  }
   if (t->kind() == TypeKind::Array) {
     Value* out = llvm::UndefValue::get(value_type(t));
     for (unsigned i = 0; i < 5; ++i) out = b.CreateInsertValue(out, &*next++, i);

@@ -42,6 +42,19 @@ Value* FunctionLowering::cast(Value* v, TypeRef from, TypeRef to) {
   from = from->unliteral();
   to = to->unliteral();
   if (from == to) return v;
+  if (to->kind() == TypeKind::Optional) {  // None: not valid; a value: valid, converted to the inner type
+    if (from->kind() == TypeKind::None) return zero_value(to);
+    Value* valid = b_.getInt1(true);
+    if (from->kind() == TypeKind::Optional) {
+      valid = b_.CreateExtractValue(v, 1);
+      v = b_.CreateExtractValue(v, 0);
+      from = from->element(0);
+    }
+    Value* out = b_.CreateInsertValue(zero_value(to), cast(v, from, to->element(0)), 0);
+    return b_.CreateInsertValue(out, valid, 1);
+  }
+  if (from->kind() == TypeKind::Optional)  // used as its value (numba checks nothing on the GPU either)
+    return cast(b_.CreateExtractValue(v, 0), from->element(0), to);
   llvm::Type* dst = state_.model.value_type(to);
   if (to->is_boolean()) return truth(v, from);
   if (from->is_boolean()) {
@@ -84,6 +97,8 @@ Value* FunctionLowering::cast(Value* v, TypeRef from, TypeRef to) {
 Value* FunctionLowering::truth(Value* v, TypeRef t) {
   t = t->unliteral();
   if (t->is_boolean()) return v;
+  if (t->kind() == TypeKind::Optional)  // None is false, a value as itself
+    return b_.CreateAnd(b_.CreateExtractValue(v, 1), truth(b_.CreateExtractValue(v, 0), t->element(0)));
   if (t->is_integer()) return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   if (t->is_float()) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
   if (t->is_complex()) {
@@ -392,6 +407,14 @@ Value* FunctionLowering::compare(Op op, Value* a, Value* b, TypeRef t) {
 }
 
 Value* FunctionLowering::compare_operands(Op op, Value* a, Value* b, TypeRef ta, TypeRef tb) {
+  if (op == Op::Is || op == Op::IsNot) {  // one side is None (typing): is the other one None too?
+    Value* other = ta->kind() == TypeKind::None ? b : a;
+    TypeRef other_t = ta->kind() == TypeKind::None ? tb : ta;
+    Value* is_none = other_t->kind() == TypeKind::None       ? b_.getInt1(true)
+                     : other_t->kind() == TypeKind::Optional ? b_.CreateNot(b_.CreateExtractValue(other, 1))
+                                                             : b_.getInt1(false);
+    return op == Op::Is ? is_none : b_.CreateNot(is_none);
+  }
   if (op == Op::In) return contains(a, b, ta, tb);
   if (op == Op::NotIn) return b_.CreateNot(contains(a, b, ta, tb));
   if (ta->is_tuple() && tb->is_tuple()) return compare_tuples(op, a, b, ta, tb);

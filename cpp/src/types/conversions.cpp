@@ -122,6 +122,16 @@ Conversion can_convert(TypeRef from, TypeRef to) {
               (from->aligned() || !to->aligned());
     return ok ? Conversion::Safe : Conversion::Impossible;
   }
+  // numba's Optional: None and T convert to Optional(T); Optional(T) converts (safely at best) to what T does.
+  if (to->kind() == TypeKind::Optional) {
+    if (from->kind() == TypeKind::None) return Conversion::Promote;
+    TypeRef inner = from->kind() == TypeKind::Optional ? from->element(0) : from;
+    return can_convert(inner, to->element(0));
+  }
+  if (from->kind() == TypeKind::Optional) {
+    Conversion c = can_convert(from->element(0), to);
+    return c == Conversion::Impossible ? c : std::max(c, Conversion::Safe);
+  }
   if (from->is_tuple() && to->is_tuple() && from->count() == to->count()) {
     Conversion worst = Conversion::Exact;
     for (size_t i = 0; i < from->count(); ++i)
@@ -133,6 +143,15 @@ Conversion can_convert(TypeRef from, TypeRef to) {
 
 TypeRef unify(TypeRef a, TypeRef b) {
   if (a == b) return a;
+  // None with T, or Optional(T) with either: Optional of what the values unify to (numba's Optional rules).
+  if (a->kind() == TypeKind::None) return types::optional(b);
+  if (b->kind() == TypeKind::None) return types::optional(a);
+  if (a->kind() == TypeKind::Optional || b->kind() == TypeKind::Optional) {
+    TypeRef inner_a = a->kind() == TypeKind::Optional ? a->element(0) : a;
+    TypeRef inner_b = b->kind() == TypeKind::Optional ? b->element(0) : b;
+    TypeRef u = unify(inner_a, inner_b);
+    return u ? types::optional(u) : nullptr;
+  }
   if (a->is_number() && b->is_number()) return promote_numbers(a, b);
   if (a->is_tuple() && b->is_tuple() && a->count() == b->count()) {
     std::vector<TypeRef> elems;

@@ -348,6 +348,12 @@ TypeRef nested_array(TypeRef dtype, const std::vector<int64_t>& shape) {
       TypeFactory::nested_array("nestedarray(" + dtype->name() + ", " + dims + ")", dtype, shape));
 }
 
+TypeRef optional(TypeRef type) {
+  if (type->kind() == TypeKind::Optional || type->kind() == TypeKind::None) return type;
+  type = type->unliteral();
+  return TypeFactory::intern(TypeFactory::composite(TypeKind::Optional, "OptionalType(" + type->name() + ")", {type}));
+}
+
 TypeRef opaque(const std::string& name) {
   return TypeFactory::intern(TypeFactory::prototype(TypeKind::Opaque, name));
 }

@@ -56,8 +56,10 @@ class Inferer {
     final_ = true;
     type_block(fn_.body);
     if (!always_returns(fn_.body)) returns_none_ = true;
-    // A function returning one literal reports the literal type, as numba does (`lambda: 1`).
+    // A function returning one literal reports the literal type, as numba does (`lambda: 1`); one that also
+    // returns None (or falls off the end) somewhere returns Optional(T).
     TypeRef inferred = returns_ ? returns_ : types::none();
+    if (returns_ && returns_none_) inferred = types::optional(returns_);
     if (req.declared_return) {
       if (returns_ && can_convert(inferred, req.declared_return) == Conversion::Impossible)
         fail(ErrorKind::TypingError, "cannot convert the return value of type " + inferred->name() +
@@ -92,7 +94,7 @@ class Inferer {
   }
 
   void require_condition(TypeRef t, const Expr& e) {
-    if (t && !t->is_number() && t->kind() != TypeKind::None)
+    if (t && !unwrapped(t)->is_number() && t->kind() != TypeKind::None)
       typing_error("cannot use a value of type " + t->name() + " as a condition", e.loc);
   }
 
@@ -175,6 +177,15 @@ class Inferer {
     }
   }
 
+  // An Optional operand of an operator is used as its value (numba converts Optional(T) to T).
+  static TypeRef unwrapped(TypeRef t) { return t->kind() == TypeKind::Optional ? t->element(0) : t; }
+
+  // A value of type t can be stored as an item of type `item` (an Optional number stores its value).
+  static bool storable(TypeRef t, TypeRef item) {
+    TypeRef value = t->kind() == TypeKind::Optional ? t->element(0) : t;
+    return value->is_number() && can_convert(t, item) != Conversion::Impossible;
+  }
+
   void assign(Expr& target, TypeRef t, const SourceLoc& loc) {
     if (target.kind == ExprKind::Var) {
       set_var(target.var, t, loc);
@@ -195,7 +206,7 @@ class Inferer {
         if (field->kind() == TypeKind::Record || field->kind() == TypeKind::NestedArray)
           fail(ErrorKind::Unsupported, "Unsupported: assignment to a whole record or array field (assign its items)",
                target.loc);
-        if (!t->is_number() || can_convert(t, field) == Conversion::Impossible)
+        if (!storable(t, field))
           typing_error("cannot store a value of type " + t->name() + " into a record field of type " + field->name(),
                        loc);
         target.type = field;
@@ -208,7 +219,7 @@ class Inferer {
       TypeRef ary = ts[0];
       if (ary->kind() == TypeKind::CPointer) {  // p[i] = v
         TypeRef item = pointer_item_type(ary, ts[1], target.operands[1]->loc);
-        if (!t->is_number() || can_convert(t, item) == Conversion::Impossible)
+        if (!storable(t, item))
           typing_error("cannot store a value of type " + t->name() + " through a pointer to " + item->name(), loc);
         target.type = item;
         return;
@@ -223,7 +234,7 @@ class Inferer {
         fail(ErrorKind::Unsupported, "Unsupported: assignment to an array slice (assign elements one by one)",
              target.loc);
       bool same_record = item->kind() == TypeKind::Record && t == item;  // copied byte for byte
-      if (!same_record && (!t->is_number() || can_convert(t, item) == Conversion::Impossible))
+      if (!same_record && !storable(t, item))
         typing_error("cannot store a value of type " + t->name() + " into an array of " + item->name(), loc);
       target.type = item;
       return;
@@ -314,7 +325,7 @@ class Inferer {
       case ExprKind::Unary: {
         std::vector<TypeRef> ts;
         if (!type_operands(e, 0, ts)) return nullptr;
-        auto sig = resolve_unary(e.op, ts[0]);
+        auto sig = resolve_unary(e.op, unwrapped(ts[0]));
         if (!sig)
           typing_error(std::string("No implementation of unary operator '") + ir::op_symbol(e.op) + "' for type " +
                            ts[0]->name(),
@@ -363,7 +374,7 @@ class Inferer {
   TypeRef type_binary(Expr& e) {
     std::vector<TypeRef> ts;
     if (!type_operands(e, 0, ts)) return nullptr;
-    auto sig = resolve_binary(e.op, ts[0], ts[1]);
+    auto sig = resolve_binary(e.op, unwrapped(ts[0]), unwrapped(ts[1]));
     if (!sig)
       typing_error(std::string("No implementation of operator '") + ir::op_symbol(e.op) + "' for operands (" +
                        type_list(ts) + ")",
@@ -377,13 +388,23 @@ class Inferer {
     if (!type_operands(e, 0, ts)) return nullptr;
     e.operand_types.clear();
     for (size_t i = 0; i < e.ops.size(); ++i) {
+      if (e.ops[i] == Op::Is || e.ops[i] == Op::IsNot) {
+        // Identity is known for None and Optional values: `x is None`, `x is not None`.
+        if (ts[i]->kind() != TypeKind::None && ts[i + 1]->kind() != TypeKind::None)
+          typing_error(std::string("Unsupported: '") + ir::op_symbol(e.ops[i]) + "' between " + ts[i]->name() +
+                           " and " + ts[i + 1]->name() + " (only comparisons with None are supported)",
+                       e.loc);
+        e.operand_types.push_back(ts[i]);
+        e.operand_types.push_back(ts[i + 1]);
+        continue;
+      }
       if (e.ops[i] == Op::In || e.ops[i] == Op::NotIn) {
         check_membership(e.ops[i], ts[i], ts[i + 1], e.loc);
         e.operand_types.push_back(ts[i]);
         e.operand_types.push_back(ts[i + 1]);
         continue;
       }
-      auto sig = resolve_compare(e.ops[i], ts[i], ts[i + 1]);
+      auto sig = resolve_compare(e.ops[i], unwrapped(ts[i]), unwrapped(ts[i + 1]));
       if (!sig)
         typing_error(std::string("No implementation of comparison '") + ir::op_symbol(e.ops[i]) + "' for (" +
                          ts[i]->name() + ", " + ts[i + 1]->name() + ")",
