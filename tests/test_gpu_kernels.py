@@ -27,6 +27,7 @@ try:
 except ImportError:
     mpmath = None
 
+import cujit
 import gpu_kernels_src as K
 import kernels_src
 from cujit import cuda, errors, float32, float64, int32, int64, uint32, uint64
@@ -186,7 +187,7 @@ def test_compiling_a_shared_atomic_kernel_twice_does_not_crash():
     """Regression: cujit @ dd82fec aborted ("LLVM ERROR: Bad address space found while emitting PTX") or segfaulted
     on the second compilation of such kernels in one thread (stale codegen state, fixed in f310cea). In a child
     process, so that a crash cannot take the rest of the suite down with it."""
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(cuda.__file__)))   # where cujit/ is
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(cujit.__file__)))  # where cujit/ is
     paths = [os.path.dirname(os.path.abspath(__file__)), package_root]
     paths += [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
