@@ -9,7 +9,7 @@ import pytest
 import exceptions_src as X
 from cujit import cuda, errors
 from cujit.compiler import make_options, parse_signature, type_function
-from source_lines import source_position
+from source_lines import assert_located, source_position
 
 CC = (9, 0)
 CHANNEL = ("errcode", "tidx", "ctaidx", "tidy", "ctaidy", "tidz", "ctaidz")
@@ -84,8 +84,4 @@ def test_raise_misuse_is_located(fn, message, construct):
         cuda.compile_ptx(fn, "void(float64[:])", cc=CC)
     text = str(info.value)
     assert message in text, text
-    lineno, line = source_position(fn, construct)
-    assert f"{__file__}:{lineno}" in text, text
-    shown = text.splitlines()
-    index = next(i for i, t in enumerate(shown) if t.strip() == line.strip())
-    assert "^" in shown[index + 1]
+    assert_located(text, fn, construct, __file__)

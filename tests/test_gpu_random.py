@@ -1,8 +1,10 @@
 """cujit.cuda.random on a GPU: every thread's stream (raw 64-bit outputs, uniform float32/64, normal float32/64)
 against the plain-Python reference of xoroshiro128p computed on the host, jumps on the device, a Monte Carlo
-estimate of pi, and, where numba-cuda is installed, bit-for-bit equality with numba-cuda's own streams."""
+estimate of pi, and, where numba-cuda is installed, bit-for-bit equality with numba-cuda's own streams (the same
+kernel source, random_src.draw_all, compiled by numba-cuda in a child process)."""
 
 import importlib.util
+import inspect
 import os
 import subprocess
 import sys
@@ -79,18 +81,7 @@ NUMBA_SCRIPT = textwrap.dedent("""
     from numba.cuda.random import (create_xoroshiro128p_states, xoroshiro128p_next, xoroshiro128p_uniform_float32,
                                    xoroshiro128p_uniform_float64, xoroshiro128p_normal_float32,
                                    xoroshiro128p_normal_float64)
-
-    @cuda.jit
-    def draw_all(states, raw, u32, u64, n32, n64):
-        i = cuda.grid(1)
-        if i < raw.shape[0]:
-            for k in range(raw.shape[1]):
-                raw[i, k] = xoroshiro128p_next(states, i)
-                u32[i, k] = xoroshiro128p_uniform_float32(states, i)
-                u64[i, k] = xoroshiro128p_uniform_float64(states, i)
-                n32[i, k] = xoroshiro128p_normal_float32(states, i)
-                n64[i, k] = xoroshiro128p_normal_float64(states, i)
-
+    """) + "\n@cuda.jit\n" + inspect.getsource(K.draw_all) + textwrap.dedent("""
     seed, start, threads, draws, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     states = create_xoroshiro128p_states(threads, seed, subsequence_start=start)
     outs = [numpy.zeros((threads, draws), dt) for dt in (numpy.uint64, numpy.float32, numpy.float64, numpy.float32,
@@ -98,6 +89,7 @@ NUMBA_SCRIPT = textwrap.dedent("""
     draw_all[1, 64](states, *outs)
     numpy.savez(path, *outs)
 """)
+
 
 
 @pytest.mark.skipif(importlib.util.find_spec("numba") is None,

@@ -10,7 +10,7 @@ import pytest
 import language_src as L
 from cujit import _core, cuda, errors
 from cujit import float16, float32, float64, int32, int64, void
-from source_lines import source_position
+from source_lines import assert_located
 
 CC = (9, 0)
 
@@ -153,12 +153,7 @@ def test_misuse_is_a_located_typing_error(fn, construct, message):
         cuda.compile_ptx(fn, "void(float64[:])", cc=CC)
     text = str(info.value)
     assert message in text, text
-    lineno, line = source_position(fn, construct)
-    assert f"{__file__}:{lineno}" in text, text
-    shown = text.splitlines()
-    index = next(i for i, t in enumerate(shown) if t.strip() == line.strip())
-    caret = shown[index + 1].index("^")
-    assert caret <= shown[index].index(construct) + len(construct), text
+    assert_located(text, fn, construct, __file__)
 
 
 @pytest.mark.parametrize("complex_type", ["complex64", "complex128"])

@@ -13,7 +13,7 @@ import pytest
 import cujit
 import records_src as R
 from cujit import _core, cuda, errors
-from source_lines import source_position
+from source_lines import assert_located
 
 CC = (9, 0)
 
@@ -108,9 +108,5 @@ def test_record_misuse_is_located(fn, message, column_of):
         cuda.compile_ptx(fn, tuple(sig), cc=CC)
     text = str(info.value)
     assert message in text, text
-    lineno, line = source_position(fn, column_of)
-    assert f"{__file__}:{lineno}" in text, text
-    shown = text.splitlines()
-    index = next(i for i, t in enumerate(shown) if t.strip() == line.strip())
-    caret = shown[index + 1].index("^")
-    assert shown[index].index(column_of) <= caret <= shown[index].index(column_of) + len(column_of), text
+    line, caret = assert_located(text, fn, column_of, __file__)
+    assert line.index(column_of) <= caret, text
