@@ -182,8 +182,7 @@ class Inferer {
 
   // A value of type t can be stored as an item of type `item` (an Optional number stores its value).
   static bool storable(TypeRef t, TypeRef item) {
-    TypeRef value = t->kind() == TypeKind::Optional ? t->element(0) : t;
-    return value->is_number() && can_convert(t, item) != Conversion::Impossible;
+    return unwrapped(t)->is_number() && can_convert(t, item) != Conversion::Impossible;
   }
 
   void assign(Expr& target, TypeRef t, const SourceLoc& loc) {
@@ -252,16 +251,15 @@ class Inferer {
 
   // The field of `base` that rec.name / rec[key] names (a located TypingError if none).
   int field_of(Expr& e, TypeRef record) {
-    std::string error;
-    int index;
     if (e.kind == ExprKind::Attribute) {
-      index = record->field_index(e.attr);
+      int index = record->field_index(e.attr);
       if (index < 0) typing_error("Unknown attribute '" + e.attr + "' of type " + record->name(), e.loc);
       return index;
     }
     Expr& key = *e.operands[1];
     if (!is_string_constant(key)) type_expr(key);
-    index = record_field_index(record, key, error);
+    std::string error;
+    int index = record_field_index(record, key, error);
     if (index < 0) typing_error(error, key.loc);
     return index;
   }
