@@ -11,6 +11,7 @@ import operator
 from operator import add, contains
 
 from cujit import cuda
+from cujit.types import float64
 
 
 def loop_else(a, out):
@@ -273,3 +274,33 @@ def optional_results(a, targets, out, halves):
             m = k
         if m is not None and out[k] >= 0:
             out[k] += 0 * m
+
+
+def bfloat16_ops(a, b, out, flags, ints):
+    # a, b: float32 inputs; out[k, i] float32 results of bfloat16 work; flags: comparisons; ints: conversions.
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        x = cuda.bf16.float32_to_bfloat16(a[i])
+        y = cuda.bf16.bfloat16(b[i])
+        out[0, i] = cuda.bf16.bfloat16_to_float32(x)
+        out[1, i] = x + y
+        out[2, i] = x - y
+        out[3, i] = x * y
+        out[4, i] = x / y
+        out[5, i] = -x
+        out[6, i] = cuda.bf16.hfma(x, y, x)
+        out[7, i] = cuda.bf16.habs(x)
+        out[8, i] = cuda.bf16.hmax(x, y)
+        out[9, i] = cuda.bf16.hsqrt(cuda.bf16.habs(x))
+        out[10, i] = cuda.bf16.hexp(x)
+        out[11, i] = cuda.bf16.hadd_sat(x, y)
+        out[12, i] = cuda.bf16.float32_to_bfloat16_rz(a[i])
+        out[13, i] = cuda.bf16.float32_to_bfloat16_ru(a[i])
+        out[14, i] = cuda.bf16.float32_to_bfloat16_rd(a[i])
+        out[15, i] = cuda.bf16.float64_to_bfloat16(float64(a[i]) + float64(b[i]) * 1e-5)
+        flags[0, i] = x < y
+        flags[1, i] = cuda.bf16.heq(x, y)
+        flags[2, i] = cuda.bf16.hisnan(x)
+        ints[0, i] = cuda.bf16.bfloat16_to_int32_rn(x * y)
+        ints[1, i] = cuda.bf16.bfloat16_to_int32_rz(x * y)
+        ints[2, i] = cuda.bf16.bfloat16_as_int16(x)

@@ -3,6 +3,7 @@ same Python function run on the host with numpy arrays; print's output captured 
 libdevice functions against numpy on fresh random data; grid sync with a two-phase kernel over every block a
 cooperative launch can hold, and the error for one block more."""
 
+import math
 import os
 import subprocess
 import sys
@@ -162,6 +163,58 @@ def test_optional_results(rng):
     where = {v: i for i, v in enumerate(a)}
     np.testing.assert_array_equal(out, [where.get(t, -1) for t in targets])
     np.testing.assert_array_equal(halves, np.where(targets > 0, targets / 2, -99.0))
+
+
+def bf16(x, mode="rn"):
+    """float32 values rounded to bfloat16 (as float32) in `mode`, from their bits (finite inputs)."""
+    bits = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    upper, inexact, negative = bits >> 16, (bits & 0xFFFF) != 0, (bits >> 31) == 1
+    if mode == "rn":
+        upper = (bits + 0x7FFF + (upper & 1)) >> 16
+    elif mode == "ru":
+        upper = upper + (inexact & ~negative)
+    elif mode == "rd":
+        upper = upper + (inexact & negative)
+    return ((upper & 0xFFFF) << 16).astype(np.uint32).view(np.float32)
+
+
+def bf16_of_double(d):
+    """float64 values rounded to nearest bfloat16 (8 significant bits), exactly."""
+    out = []
+    for v in d:
+        m, e = math.frexp(v)
+        out.append(round(v * 2.0 ** (8 - e)) * 2.0 ** (e - 8) if v else 0.0)
+    return np.array(out)
+
+
+def test_bfloat16(rng):
+    if not cuda.is_bfloat16_supported():
+        pytest.skip("bfloat16 needs compute capability 8.0")
+    n = 700
+    a = rng.uniform(-4, 4, n).astype(np.float32)
+    b = (rng.uniform(0.1, 4, n) * rng.choice([-1, 1], n)).astype(np.float32)
+    a[:3] = [1.0, -2.5, 3.0]
+    b[:3] = [1.0, 0.5, 3.0]  # equal pairs, ties
+    out = np.zeros((16, n), np.float32)
+    flags = np.zeros((3, n), np.bool_)
+    ints = np.zeros((3, n), np.int64)
+    cuda.jit(L.bfloat16_ops)[(n + 127) // 128, 128](a, b, out, flags, ints)
+    x, y = bf16(a), bf16(b)
+    exact = {0: x, 1: bf16(x + y), 2: bf16(x - y), 3: bf16(x * y), 4: bf16(x / y), 5: -x, 7: abs(x),
+             8: np.maximum(x, y), 11: bf16(np.clip(x + y, 0, 1)), 12: bf16(a, "rz"), 13: bf16(a, "ru"),
+             14: bf16(a, "rd"), 15: bf16_of_double(a.astype(np.float64) + b.astype(np.float64) * 1e-5)}
+    for k, want in exact.items():
+        np.testing.assert_array_equal(out[k], want, err_msg=f"row {k}")
+    close = {6: x.astype(np.float64) * y + x, 9: np.sqrt(abs(x)), 10: np.exp(x)}
+    for k, want in close.items():
+        np.testing.assert_allclose(out[k], want, rtol=2 ** -7, err_msg=f"row {k}")
+    np.testing.assert_array_equal(flags[0], x < y)
+    np.testing.assert_array_equal(flags[1], x == y)
+    assert not flags[2].any()
+    p = bf16(x * y)
+    np.testing.assert_array_equal(ints[0], np.rint(p))
+    np.testing.assert_array_equal(ints[1], np.trunc(p))
+    np.testing.assert_array_equal(ints[2], (x.view(np.uint32) >> 16).astype(np.uint16).view(np.int16))
 
 
 def test_grid_sync_over_every_resident_block():

@@ -206,3 +206,25 @@ def test_optional_results_of_device_functions():
     assert any("first_index" in n for n in re.findall(r"\.func\s+\(\.param \.b32 func_retval0\) (\w+)", ptx))
     with pytest.raises(errors.TypingError, match="only comparisons with None are supported"):
         cuda.compile_ptx(optional_is_misuse, "void(float64[:])", cc=CC)
+
+
+def test_bfloat16_kernel_compiles_for_every_architecture():
+    sig = "void(float32[:], float32[:], float32[:, :], boolean[:, :], int64[:, :])"
+    for cc in ((7, 5), (8, 0), (9, 0)):  # no bf16 instructions are needed: rounding is integer arithmetic
+        ptx, _ = cuda.compile_ptx(L.bfloat16_ops, sig, cc=cc)
+        assert ".entry" in ptx
+
+
+def bf16_mixed(a):
+    x = cuda.bf16.bfloat16(a[0])
+    a[0] = x + a[1]
+
+
+def test_bfloat16_types_and_misuse():
+    from cujit import types
+    from cujit.cuda import bf16
+    assert str(types.bfloat16) == "__nv_bfloat16" and types.bfloat16.kind == "bfloat16"
+    assert "hfma_relu" in bf16.__all__ and "uint64_to_bfloat16_rd" in bf16.__all__ and "bfloat16" in bf16.__all__
+    with pytest.raises(errors.TypingError, match=r"No implementation of operator '\+' for operands \(__nv_bfloat16, "
+                                                 r"float32\)"):
+        cuda.compile_ptx(bf16_mixed, "void(float32[:])", cc=(8, 0))

@@ -29,6 +29,7 @@ const char* kind_name(TypeKind k) {
     case TypeKind::Record: return "record";
     case TypeKind::NestedArray: return "nestedarray";
     case TypeKind::Optional: return "optional";
+    case TypeKind::BFloat16: return "bfloat16";
     case TypeKind::Opaque: return "opaque";
   }
   return "?";

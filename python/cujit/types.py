@@ -13,7 +13,7 @@ Signature = _core.Signature
 _SCALARS = (
     "boolean bool_ b1 int8 int16 int32 int64 uint8 uint16 uint32 uint64 i1 i2 i4 i8 u1 u2 u4 u8 "
     "float16 float32 float64 f2 f4 f8 complex64 complex128 c8 c16 intp uintp intc uintc byte "
-    "short ushort int_ uint long_ ulong longlong ulonglong float_ double half void none voidptr"
+    "short ushort int_ uint long_ ulong longlong ulonglong float_ double half void none voidptr bfloat16"
 ).split()
 
 _names = {}

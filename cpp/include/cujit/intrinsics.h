@@ -75,4 +75,12 @@ const Intrinsic* find(const std::string& name);
 // Every function and value path, for the Python stubs (methods excluded).
 std::vector<std::string> paths();
 
+// bfloat16 (numba-cuda's __nv_bfloat16) is held as its 16 bits; it computes in float32 and rounds once. These
+// conversions serve the cuda.bf16 family and lowering's casts and operators (bfloat16.cpp).
+enum class Rounding { Nearest, TowardZero, Down, Up };
+llvm::Value* bfloat16_to_float(Emitter& em, llvm::Value* bits);
+llvm::Value* float_to_bfloat16(Emitter& em, llvm::Value* f32, Rounding mode = Rounding::Nearest);
+// Any number (integers and float64 through a round-to-odd float32, so rounding happens once).
+llvm::Value* number_to_bfloat16(Emitter& em, llvm::Value* v, TypeRef from, Rounding mode = Rounding::Nearest);
+
 }  // namespace cujit::intrinsics

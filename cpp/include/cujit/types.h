@@ -28,6 +28,7 @@ enum class TypeKind : uint8_t {
   Record,          // a numpy structured dtype: named fields at byte offsets
   NestedArray,     // an array field of a record: dtype and a fixed shape
   Optional,        // OptionalType(T): a T or None (a device function that returns on some paths only)
+  BFloat16,        // numba-cuda's bfloat16 ("__nv_bfloat16"): 16 bits, computed in float32
   Opaque,          // anything else named by a string (modules, functions: typing only)
 };
 
@@ -115,6 +116,7 @@ TypeRef float32();
 TypeRef float64();
 TypeRef complex64();
 TypeRef complex128();
+TypeRef bfloat16();
 TypeRef float_(int bits);
 TypeRef complex_(int bits);
 TypeRef integer_literal(int64_t value);

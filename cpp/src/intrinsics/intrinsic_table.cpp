@@ -15,6 +15,7 @@ const Table& table() {
     add_bit_functions(t);
     add_memory_arrays(t);
     add_half_precision(t);
+    add_bfloat16(t);
     add_libdevice(t);
     add_cooperative_groups(t);
     add_complex_math(t);

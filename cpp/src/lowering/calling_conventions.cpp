@@ -39,6 +39,7 @@ Type* DataModel::value_type(TypeRef t) const {
     }
     case TypeKind::Opaque: return Type::getInt64Ty(ctx_);  // handles (a cooperative grid group)
     case TypeKind::Optional: return llvm::StructType::get(ctx_, {value_type(t->element(0)), Type::getInt1Ty(ctx_)});
+    case TypeKind::BFloat16: return Type::getInt16Ty(ctx_);  // its bits
     case TypeKind::Array: {
       // {meminfo, parent, nitems, itemsize, data, shape[ndim], strides[ndim]}
       auto* ptr = llvm::PointerType::get(ctx_, 0);

@@ -55,6 +55,8 @@ Value* FunctionLowering::cast(Value* v, TypeRef from, TypeRef to) {
   }
   if (from->kind() == TypeKind::Optional)  // used as its value (numba checks nothing on the GPU either)
     return cast(b_.CreateExtractValue(v, 0), from->element(0), to);
+  if (from->kind() == TypeKind::BFloat16) return cast(intrinsics::bfloat16_to_float(*this, v), types::float32(), to);
+  if (to->kind() == TypeKind::BFloat16) return intrinsics::number_to_bfloat16(*this, v, from);
   llvm::Type* dst = state_.model.value_type(to);
   if (to->is_boolean()) return truth(v, from);
   if (from->is_boolean()) {
@@ -179,6 +181,10 @@ Value* FunctionLowering::lower_expr(const Expr& e) {
 
 Value* FunctionLowering::binary(Op op, Value* a, Value* b, TypeRef lhs_t, TypeRef rhs_t, TypeRef result) {
   lhs_t = lhs_t->unliteral();
+  if (result->kind() == TypeKind::BFloat16) {  // in float32, rounded once
+    TypeRef f = types::float32();
+    return cast(float_binary(op, cast(a, lhs_t, f), cast(b, rhs_t, f), f), f, result);
+  }
   if (op == Op::Pow && lhs_t->is_integer()) return int_power(a, b, lhs_t, result);
   if (op == Op::Pow && lhs_t->is_float() && rhs_t->is_integer()) {
     // numba's dedicated float ** int signature: libdevice powi.
@@ -367,6 +373,8 @@ Value* FunctionLowering::int_power(Value* base, Value* exp, TypeRef base_t, Type
 
 Value* FunctionLowering::compare(Op op, Value* a, Value* b, TypeRef t) {
   t = t->unliteral();
+  if (t->kind() == TypeKind::BFloat16)  // exactly as the float32 values they are
+    return compare(op, cast(a, t, types::float32()), cast(b, t, types::float32()), types::float32());
   if (t->is_complex()) {
     TypeRef part = types::float_(t->bitwidth() / 2);
     Value* eq = b_.CreateAnd(compare(Op::Eq, b_.CreateExtractValue(a, 0), b_.CreateExtractValue(b, 0), part),
@@ -504,6 +512,7 @@ Value* FunctionLowering::unary(const Expr& e) {
     case Op::USub:
       if (t->is_integer()) return cast(b_.CreateNeg(v), t, e.type);
       if (t->is_float()) return b_.CreateFNeg(v);
+      if (t->kind() == TypeKind::BFloat16) return b_.CreateXor(v, b_.getInt16(0x8000));  // the sign bit
       return build_tuple({b_.CreateFNeg(b_.CreateExtractValue(v, 0)), b_.CreateFNeg(b_.CreateExtractValue(v, 1))}, t);
     case Op::Invert:
       if (t->is_boolean()) return b_.CreateNot(v);

@@ -122,6 +122,12 @@ Conversion can_convert(TypeRef from, TypeRef to) {
               (from->aligned() || !to->aligned());
     return ok ? Conversion::Safe : Conversion::Impossible;
   }
+  // bfloat16 widens to float32/float64 exactly and converts to other numbers unsafely; only explicit
+  // constructors and cuda.bf16 functions make one.
+  if (from->kind() == TypeKind::BFloat16) {
+    if (to->is_float()) return to->bitwidth() >= 32 ? Conversion::Safe : Conversion::Unsafe;
+    return to->is_number() && !to->is_literal() ? Conversion::Unsafe : Conversion::Impossible;
+  }
   // numba's Optional: None and T convert to Optional(T); Optional(T) converts (safely at best) to what T does.
   if (to->kind() == TypeKind::Optional) {
     if (from->kind() == TypeKind::None) return Conversion::Promote;

@@ -221,6 +221,12 @@ CUJIT_CACHED_TYPE(complex128, complex_(128))
 
 #undef CUJIT_CACHED_TYPE
 
+TypeRef bfloat16() {
+  static const TypeRef cached =
+      TypeFactory::intern(TypeFactory::scalar(TypeKind::BFloat16, "__nv_bfloat16", 16, true));
+  return cached;
+}
+
 TypeRef integer_literal(int64_t value) {
   // typeof(value) for any int64 value is int64, so the literal is 64-bit signed.
   return TypeFactory::intern(TypeFactory::literal(TypeKind::IntegerLiteral,
@@ -398,6 +404,7 @@ TypeRef lookup_scalar(const std::string& name) {
       {"float64", float64()}, {"f8", float64()}, {"double", float64()}, {"np_double", float64()},
       {"c_float64", float64()}, {"py_float", float64()}, {"np_float64", float64()},
 
+      {"bfloat16", bfloat16()}, {"__nv_bfloat16", bfloat16()},
       {"complex64", complex64()}, {"c8", complex64()}, {"np_complex64", complex64()},
       {"complex128", complex128()}, {"c16", complex128()}, {"py_complex", complex128()},
       {"np_complex128", complex128()},

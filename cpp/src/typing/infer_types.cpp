@@ -180,9 +180,11 @@ class Inferer {
   // An Optional operand of an operator is used as its value (numba converts Optional(T) to T).
   static TypeRef unwrapped(TypeRef t) { return t->kind() == TypeKind::Optional ? t->element(0) : t; }
 
-  // A value of type t can be stored as an item of type `item` (an Optional number stores its value).
+  // A value of type t can be stored as an item of type `item` (an Optional number stores its value; a bfloat16
+  // widens to the item's type).
   static bool storable(TypeRef t, TypeRef item) {
-    return unwrapped(t)->is_number() && can_convert(t, item) != Conversion::Impossible;
+    TypeRef value = unwrapped(t);
+    return (value->is_number() || value->kind() == TypeKind::BFloat16) && can_convert(t, item) != Conversion::Impossible;
   }
 
   void assign(Expr& target, TypeRef t, const SourceLoc& loc) {

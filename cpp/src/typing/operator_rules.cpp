@@ -93,7 +93,20 @@ bool is_integral(TypeRef t) { return t->is_integer() || t->is_boolean(); }
 
 namespace {
 
+// numba-cuda's bfloat16 operators take two bfloat16 operands: + - * / give a bfloat16, comparisons a bool.
+std::optional<OpSignature> bfloat16_signature(Op op, TypeRef lhs, TypeRef rhs) {
+  TypeRef bf = types::bfloat16();
+  if (lhs != bf || rhs != bf) return std::nullopt;
+  switch (op) {
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: return OpSignature{{bf, bf}, bf};
+    case Op::Eq: case Op::NotEq: case Op::Lt: case Op::LtE: case Op::Gt: case Op::GtE:
+      return OpSignature{{bf, bf}, types::boolean()};
+    default: return std::nullopt;
+  }
+}
+
 std::optional<OpSignature> binary_signature(Op op, TypeRef lhs, TypeRef rhs) {
+  if (lhs->kind() == TypeKind::BFloat16 || rhs->kind() == TypeKind::BFloat16) return bfloat16_signature(op, lhs, rhs);
   if (!lhs->is_number() || !rhs->is_number()) return std::nullopt;
   if (is_bitwise(op) && (!is_integral(lhs) || !is_integral(rhs))) return std::nullopt;
   return choose_overload(binary_candidates(op), {lhs, rhs});
@@ -112,6 +125,7 @@ std::optional<OpSignature> tuple_compare_signature(Op op, TypeRef lhs, TypeRef r
 
 std::optional<OpSignature> compare_signature(Op op, TypeRef lhs, TypeRef rhs) {
   if (lhs->is_tuple() && rhs->is_tuple()) return tuple_compare_signature(op, lhs, rhs);
+  if (lhs->kind() == TypeKind::BFloat16 || rhs->kind() == TypeKind::BFloat16) return bfloat16_signature(op, lhs, rhs);
   if (!lhs->is_number() || !rhs->is_number()) {
     // Comparing with None (or other non-numbers) is a constant.
     if (op == Op::Eq || op == Op::NotEq) return OpSignature{{lhs, rhs}, types::boolean()};
@@ -148,6 +162,7 @@ std::optional<OpSignature> resolve_compare(Op op, TypeRef lhs, TypeRef rhs) {
 
 std::optional<OpSignature> resolve_unary(Op op, TypeRef operand) {
   if (op == Op::Not) return OpSignature{{operand}, types::boolean()};
+  if (operand->kind() == TypeKind::BFloat16 && (op == Op::USub || op == Op::UAdd)) return OpSignature{{operand}, operand};
   if (!operand->is_number()) return std::nullopt;
   std::vector<OpSignature> c;
   if (op == Op::Invert) {

@@ -12,11 +12,12 @@ from cujit.types import *  # noqa: F401,F403
 from cujit.errors import (TypingError, UnsupportedError, CudaSupportError, CudaDriverError,  # noqa: F401
                           NvrtcError, NvvmError, LinkerError)
 from cujit.intrinsics import *  # noqa: F401,F403
+del bf16  # noqa: F821  (cuda.bf16 is the module cujit.cuda.bf16, with the same stubs, as numba.cuda.bf16 is)
 
 # The runtime (devices, arrays, streams) is imported on first use: compiling needs
 # neither numpy nor a driver, and `import cujit` stays fast.
 _RUNTIME = {
-    "cujit.cudadrv.devices": ("is_available", "detect", "get_current_device", "select_device", "current_context",
+    "cujit.cudadrv.devices": ("is_available", "is_bfloat16_supported", "detect", "get_current_device", "select_device", "current_context",
                               "synchronize", "close", "gpus", "list_devices"),
     "cujit.cudadrv.devicearray": ("to_device", "device_array", "device_array_like", "DeviceNDArray",
                                   "as_cuda_array", "is_cuda_array"),
@@ -28,7 +29,7 @@ _RUNTIME_NAMES = {name: module for module, names in _RUNTIME.items() for name in
 
 
 # cuda.driver.memcpy_htod, for module setup callbacks; cuda.random, numba-cuda's generator (a submodule).
-_RUNTIME_MODULES = {"driver": "cujit.cudadrv.driver", "random": "cujit.cuda.random"}
+_RUNTIME_MODULES = {"driver": "cujit.cudadrv.driver", "random": "cujit.cuda.random", "bf16": "cujit.cuda.bf16"}
 
 
 def __getattr__(name):

@@ -42,6 +42,11 @@ def is_available():
     return bool(_drv.status()["available"])
 
 
+def is_bfloat16_supported():
+    """numba-cuda's check for cuda.bf16: the current device has compute capability 8.0 or higher."""
+    return is_available() and get_current_device().compute_capability >= (8, 0)
+
+
 def cuda_error():
     """Why CUDA is not available (a string), or None when it is."""
     status = _drv.status()
