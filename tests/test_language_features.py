@@ -3,6 +3,7 @@ assembles (conftest), the PTX shows the construct's lowering, the intrinsic tabl
 and misuse is a TypingError located at the construct (file:line, the source line and a caret)."""
 
 import cmath
+import math
 import re
 
 import pytest
@@ -228,3 +229,18 @@ def test_bfloat16_types_and_misuse():
     with pytest.raises(errors.TypingError, match=r"No implementation of operator '\+' for operands \(__nv_bfloat16, "
                                                  r"float32\)"):
         cuda.compile_ptx(bf16_mixed, "void(float32[:])", cc=(8, 0))
+
+
+def bf16_math(a, out):
+    x = cuda.bf16.bfloat16(a[0])
+    out[0] = math.sqrt(x)
+    out[1] = math.floor(x) + math.exp(x) + math.log(x) + math.tanh(x)
+
+
+def test_math_functions_of_bfloat16_are_the_bf16_functions():
+    from cujit.compiler import make_options, parse_signature, type_function
+    options = make_options(device=False, abi="numba", abi_info=None, cc=(8, 0), fastmath=False, opt=True,
+                           debug=False, lineinfo=False)
+    type_function(bf16_math, parse_signature("void(float32[:], float32[:])"), options, [])
+    ptx, _ = cuda.compile_ptx(bf16_math, "void(float32[:], float32[:])", cc=(8, 0))
+    assert "sqrt.rn.f32" in ptx

@@ -563,6 +563,10 @@ class Inferer {
     std::string what = g.repr.empty() ? g.name : g.repr;
     if (g.kind == K::Builtin) {
       if (g.name.rfind("cuda.atomic.", 0) == 0) check_atomic_target(*e.operands[1]);
+      // math.sqrt(b) and friends of a bfloat16 are numba-cuda's overloads: the cuda.bf16 function of that name.
+      if (g.name.rfind("math.", 0) == 0 && args.size() == 1 && args[0]->kind() == TypeKind::BFloat16 &&
+          intrinsics::find("cuda.bf16.h" + g.name.substr(5)))
+        callee.global.name = "cuda.bf16.h" + g.name.substr(5);
       const intrinsics::Intrinsic* in = intrinsics::find(g.name);
       if (in && in->kind == intrinsics::Intrinsic::Kind::Function && in->type) {
         sig = in->type(args);
