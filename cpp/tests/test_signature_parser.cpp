@@ -379,9 +379,14 @@ TEST(ParseSignatureErrors, BadConstructorCalls) {
 }
 
 TEST(ParseSignatureErrors, UnsupportedNumbaNames) {
-  const Error error = signature_error("void(bfloat16)");
+  const Error error = signature_error("void(dim3)");
   EXPECT_EQ(error.kind, ErrorKind::TypeError);
-  EXPECT_NE(error.message.find("bfloat16"), std::string::npos);
+  EXPECT_NE(error.message.find("dim3"), std::string::npos);
+}
+
+TEST(ParseSignature, Bfloat16) {
+  EXPECT_EQ(parsed_type("bfloat16"), types::bfloat16());
+  EXPECT_EQ(types::bfloat16()->name(), "__nv_bfloat16");
 }
 
 TEST(ParseSignatureErrors, MalformedStringsNeverCrash) {

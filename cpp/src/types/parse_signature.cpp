@@ -517,7 +517,7 @@ TypeRef require_type_in_signature(const Value& value) {
 // Names numba.cuda.types defines that cujit's type system does not model.
 bool is_unsupported_numba_name(const std::string& name) {
   static const char* const names[] = {
-      "Record", "NestedArray", "Optional", "optional", "bfloat16", "dim3", "grid_group",
+      "Record", "NestedArray", "Optional", "optional", "dim3", "grid_group",
       "pyobject", "ffi", "ffi_forced_object", "deferred_type", "NamedTuple", "NamedUniTuple",
       "Literal", "IntegerLiteral", "BooleanLiteral", "unicode_type", "string", "slice2_type",
       "slice3_type", "ellipsis", "Any", "Omitted", "EnumMember", "IntEnumMember", "Boolean",
