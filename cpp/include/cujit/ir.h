@@ -91,6 +91,7 @@ struct Expr {
   TypeRef operand_type = nullptr;  // the type operands are converted to (Binary, Unary, Compare pairs)
   std::vector<TypeRef> operand_types;  // Compare: one per pair; Call: the callee's parameter types
   std::shared_ptr<TypedFunction> callee;  // Call to a device function
+  int field = -1;  // Attribute / Subscript of a record (and such an assignment target): the field's index
 
   Expr(ExprKind k, SourceLoc l) : kind(k), loc(l) {}
 };
@@ -115,6 +116,9 @@ struct Stmt {
   TypeRef range_type = nullptr;  // ForRange: the index type
   Stmt(StmtKind k, SourceLoc l) : kind(k), loc(l) {}
 };
+
+// A string literal (print items, dtype names, record field names).
+bool is_string_constant(const Expr& e);
 
 // The constant shape of cuda.shared.array / cuda.local.array: an integer
 // literal or a tuple of them (after typing); nullopt otherwise.

@@ -62,10 +62,11 @@ class Type {
   size_t count() const { return kind_ == TypeKind::UniTuple ? static_cast<size_t>(count_) : elements_.size(); }
   const std::vector<TypeRef>& elements() const { return elements_; }
 
-  // Record: field names, byte offsets and types (elements()), total size in bytes.
+  // Record: field names, byte offsets and types (elements()).
   const std::vector<std::string>& field_names() const { return field_names_; }
   const std::vector<int64_t>& field_offsets() const { return numbers_; }
-  int64_t record_size() const { return size_; }
+  // Record, NestedArray: the size in bytes (types::itemsize gives it for every dtype).
+  int64_t byte_size() const { return size_; }
   // The index of a field by name; -1 if the record has none of that name.
   int field_index(const std::string& name) const;
   // NestedArray: the fixed shape (its dtype is element(0), its ndim shape().size()).
@@ -132,6 +133,8 @@ TypeRef array(TypeRef dtype, int ndim, char layout, bool readonly = false, bool 
 TypeRef range(TypeRef index_type);
 // numba's Optional: "OptionalType(int64)"; optional(optional(T)) is optional(T) and optional(none) is none.
 TypeRef optional(TypeRef type);
+// The T of Optional(T); any other type as it is.
+TypeRef optional_value(TypeRef type);
 TypeRef opaque(const std::string& name);
 struct RecordField {
   std::string name;

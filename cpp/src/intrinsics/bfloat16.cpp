@@ -63,17 +63,8 @@ using FloatFn = std::function<Value*(Emitter&, const std::vector<Value*>&)>;  //
 
 TypeRef bf() { return types::bfloat16(); }
 
-// A function of `arity` bfloat16 arguments computed on their float32 values and rounded to nearest.
-void add_computed(Table& t, const std::string& name, int arity, FloatFn fn) {
-  add(t, "cuda.bf16." + name, fixed_typer(std::vector<TypeRef>(arity, bf()), bf()),
-      [fn](Emitter& em, Args a, const CallTypes&) {
-        std::vector<Value*> f;
-        for (Value* v : a) f.push_back(bfloat16_to_float(em, v));
-        return float_to_bfloat16(em, fn(em, f));
-      });
-}
-
-// A predicate (or other non-bfloat16 result) of bfloat16 arguments' float32 values.
+// A function of `arity` bfloat16 arguments, given their float32 values, with a `result` of another type (a
+// predicate, an int).
 void add_test(Table& t, const std::string& name, int arity, TypeRef result, FloatFn fn) {
   add(t, "cuda.bf16." + name, fixed_typer(std::vector<TypeRef>(arity, bf()), result),
       [fn](Emitter& em, Args a, const CallTypes&) {
@@ -81,6 +72,11 @@ void add_test(Table& t, const std::string& name, int arity, TypeRef result, Floa
         for (Value* v : a) f.push_back(bfloat16_to_float(em, v));
         return fn(em, f);
       });
+}
+
+// The same computed in float32 and rounded to the nearest bfloat16.
+void add_computed(Table& t, const std::string& name, int arity, FloatFn fn) {
+  add_test(t, name, arity, bf(), [fn](Emitter& em, const Args& f) { return float_to_bfloat16(em, fn(em, f)); });
 }
 
 Value* saturate(Emitter& em, Value* x) {  // [0, 1]; NaN -> 0

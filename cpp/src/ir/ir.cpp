@@ -54,6 +54,10 @@ std::string format_source_excerpt(const std::string& filename, const std::vector
   return out;
 }
 
+bool is_string_constant(const Expr& e) {
+  return e.kind == ExprKind::Const && e.global.kind == GlobalValue::Kind::Str;
+}
+
 std::optional<std::vector<int64_t>> literal_shape(const Expr& shape) {
   auto literal = [](const Expr& e) -> std::optional<int64_t> {
     if (e.type != nullptr && e.type->kind() == TypeKind::IntegerLiteral) return e.type->literal_value();

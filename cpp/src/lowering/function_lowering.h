@@ -170,7 +170,6 @@ class FunctionLowering : public intrinsics::Emitter {
   void store_element(llvm::Value* ptr, llvm::Value* value, TypeRef dtype, int64_t align = 0);
 
   // lower_records.cpp
-  int record_field(const ir::Expr& access, TypeRef record) const;  // the field rec.f / rec[k] names
   llvm::Value* record_field_address(llvm::Value* rec, TypeRef record, int field);
   llvm::Value* load_field(const ir::Expr& access);
   void store_field(const ir::Expr& target, llvm::Value* value, TypeRef type);

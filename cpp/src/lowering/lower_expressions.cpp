@@ -429,14 +429,14 @@ Value* FunctionLowering::compare_operands(Op op, Value* a, Value* b, TypeRef ta,
   return compare(op, a, b, ta);
 }
 
-// Python's tuple comparison: == when the lengths and every pair are equal; an ordering is decided by the
-// first unequal pair, or by the lengths when one tuple is a prefix of the other.
 Value* FunctionLowering::compare_converted(Op op, Value* a, Value* b, TypeRef ta, TypeRef tb) {
   auto sig = typing::resolve_compare(op, ta, tb);
   return compare_operands(op, cast(a, ta, sig->params[0]), cast(b, tb, sig->params[1]), sig->params[0],
                           sig->params[1]);
 }
 
+// Python's tuple comparison: == when the lengths and every pair are equal; an ordering is decided by the
+// first unequal pair, or by the lengths when one tuple is a prefix of the other.
 Value* FunctionLowering::compare_tuples(Op op, Value* a, Value* b, TypeRef ta, TypeRef tb) {
   auto element = [&](Op o, size_t i) {
     return compare_converted(o, b_.CreateExtractValue(a, i), b_.CreateExtractValue(b, i), ta->element(i),

@@ -17,7 +17,7 @@ Value* FunctionLowering::print(const ir::Expr& e) {
   for (size_t i = 1; i < e.operands.size(); ++i) {
     const ir::Expr& item = *e.operands[i];
     if (i > 1) format += " ";
-    if (item.kind == ir::ExprKind::Const && item.global.kind == ir::GlobalValue::Kind::Str) {
+    if (ir::is_string_constant(item)) {
       format += "%s";
       values.push_back(b_.CreateGlobalString(item.global.name, "print.str"));
       continue;

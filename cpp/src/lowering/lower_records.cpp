@@ -9,22 +9,13 @@ namespace cujit::lowering {
 using ir::Expr;
 using llvm::Value;
 
-int FunctionLowering::record_field(const Expr& access, TypeRef record) const {
-  if (access.kind == ir::ExprKind::Attribute) return record->field_index(access.attr);
-  const Expr& key = *access.operands[1];
-  if (key.kind == ir::ExprKind::Const && key.global.kind == ir::GlobalValue::Kind::Str)
-    return record->field_index(key.global.name);
-  int64_t i = key.type->literal_value();  // typing admitted only an integer literal in range
-  return static_cast<int>(i < 0 ? i + static_cast<int64_t>(record->field_names().size()) : i);
-}
-
 Value* FunctionLowering::record_field_address(Value* rec, TypeRef record, int field) {
   return b_.CreateInBoundsGEP(b_.getInt8Ty(), rec, b_.getInt64(record->field_offsets()[field]));
 }
 
 Value* FunctionLowering::load_field(const Expr& access) {
   TypeRef record = access.operands[0]->type;
-  int field = record_field(access, record);
+  int field = access.field;
   TypeRef ft = record->element(static_cast<size_t>(field));
   Value* ptr = record_field_address(lower_expr(*access.operands[0]), record, field);
   if (ft->kind() == TypeKind::NestedArray) return make_c_array(access.type, ptr, ft->shape());
@@ -33,7 +24,7 @@ Value* FunctionLowering::load_field(const Expr& access) {
 
 void FunctionLowering::store_field(const Expr& target, Value* value, TypeRef type) {
   TypeRef record = target.operands[0]->type;
-  int field = record_field(target, record);
+  int field = target.field;
   TypeRef ft = record->element(static_cast<size_t>(field));
   Value* ptr = record_field_address(lower_expr(*target.operands[0]), record, field);
   store_element(ptr, cast(value, type, ft), ft, record->aligned() ? 0 : 1);

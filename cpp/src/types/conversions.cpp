@@ -131,8 +131,7 @@ Conversion can_convert(TypeRef from, TypeRef to) {
   // numba's Optional: None and T convert to Optional(T); Optional(T) converts (safely at best) to what T does.
   if (to->kind() == TypeKind::Optional) {
     if (from->kind() == TypeKind::None) return Conversion::Promote;
-    TypeRef inner = from->kind() == TypeKind::Optional ? from->element(0) : from;
-    return can_convert(inner, to->element(0));
+    return can_convert(types::optional_value(from), to->element(0));
   }
   if (from->kind() == TypeKind::Optional) {
     Conversion c = can_convert(from->element(0), to);
@@ -153,9 +152,7 @@ TypeRef unify(TypeRef a, TypeRef b) {
   if (a->kind() == TypeKind::None) return types::optional(b);
   if (b->kind() == TypeKind::None) return types::optional(a);
   if (a->kind() == TypeKind::Optional || b->kind() == TypeKind::Optional) {
-    TypeRef inner_a = a->kind() == TypeKind::Optional ? a->element(0) : a;
-    TypeRef inner_b = b->kind() == TypeKind::Optional ? b->element(0) : b;
-    TypeRef u = unify(inner_a, inner_b);
+    TypeRef u = unify(types::optional_value(a), types::optional_value(b));
     return u ? types::optional(u) : nullptr;
   }
   if (a->is_number() && b->is_number()) return promote_numbers(a, b);

@@ -236,12 +236,8 @@ TypeRef integer_literal(int64_t value) {
 
 int64_t itemsize(TypeRef dtype) {
   switch (dtype->kind()) {
-    case TypeKind::Record: return dtype->record_size();
-    case TypeKind::NestedArray: return itemsize(dtype->element(0)) * [&] {
-        int64_t n = 1;
-        for (int64_t d : dtype->shape()) n *= d;
-        return n;
-      }();
+    case TypeKind::Record:
+    case TypeKind::NestedArray: return dtype->byte_size();
     default: return dtype->is_boolean() ? 1 : dtype->bitwidth() / 8;
   }
 }
@@ -359,6 +355,8 @@ TypeRef optional(TypeRef type) {
   type = type->unliteral();
   return TypeFactory::intern(TypeFactory::composite(TypeKind::Optional, "OptionalType(" + type->name() + ")", {type}));
 }
+
+TypeRef optional_value(TypeRef type) { return type->kind() == TypeKind::Optional ? type->element(0) : type; }
 
 TypeRef opaque(const std::string& name) {
   return TypeFactory::intern(TypeFactory::prototype(TypeKind::Opaque, name));

@@ -94,7 +94,7 @@ class Inferer {
   }
 
   void require_condition(TypeRef t, const Expr& e) {
-    if (t && !unwrapped(t)->is_number() && t->kind() != TypeKind::None)
+    if (t && !types::optional_value(t)->is_number() && t->kind() != TypeKind::None)
       typing_error("cannot use a value of type " + t->name() + " as a condition", e.loc);
   }
 
@@ -177,13 +177,10 @@ class Inferer {
     }
   }
 
-  // An Optional operand of an operator is used as its value (numba converts Optional(T) to T).
-  static TypeRef unwrapped(TypeRef t) { return t->kind() == TypeKind::Optional ? t->element(0) : t; }
-
   // A value of type t can be stored as an item of type `item` (an Optional number stores its value; a bfloat16
   // widens to the item's type).
   static bool storable(TypeRef t, TypeRef item) {
-    TypeRef value = unwrapped(t);
+    TypeRef value = types::optional_value(t);
     return (value->is_number() || value->kind() == TypeKind::BFloat16) && can_convert(t, item) != Conversion::Impossible;
   }
 
@@ -251,19 +248,20 @@ class Inferer {
     return base->element(static_cast<size_t>(field_of(target, base)));
   }
 
-  // The field of `base` that rec.name / rec[key] names (a located TypingError if none).
+  // The field of `base` that rec.name / rec[key] names (a located TypingError if none), kept in e.field for
+  // lowering.
   int field_of(Expr& e, TypeRef record) {
     if (e.kind == ExprKind::Attribute) {
-      int index = record->field_index(e.attr);
-      if (index < 0) typing_error("Unknown attribute '" + e.attr + "' of type " + record->name(), e.loc);
-      return index;
+      e.field = record->field_index(e.attr);
+      if (e.field < 0) typing_error("Unknown attribute '" + e.attr + "' of type " + record->name(), e.loc);
+      return e.field;
     }
     Expr& key = *e.operands[1];
-    if (!is_string_constant(key)) type_expr(key);
+    if (!ir::is_string_constant(key)) type_expr(key);
     std::string error;
-    int index = record_field_index(record, key, error);
-    if (index < 0) typing_error(error, key.loc);
-    return index;
+    e.field = record_field_index(record, key, error);
+    if (e.field < 0) typing_error(error, key.loc);
+    return e.field;
   }
 
   TypeRef type_expr(Expr& e) {
@@ -325,7 +323,7 @@ class Inferer {
       case ExprKind::Unary: {
         std::vector<TypeRef> ts;
         if (!type_operands(e, 0, ts)) return nullptr;
-        auto sig = resolve_unary(e.op, unwrapped(ts[0]));
+        auto sig = resolve_unary(e.op, types::optional_value(ts[0]));
         if (!sig)
           typing_error(std::string("No implementation of unary operator '") + ir::op_symbol(e.op) + "' for type " +
                            ts[0]->name(),
@@ -374,7 +372,8 @@ class Inferer {
   TypeRef type_binary(Expr& e) {
     std::vector<TypeRef> ts;
     if (!type_operands(e, 0, ts)) return nullptr;
-    auto sig = resolve_binary(e.op, unwrapped(ts[0]), unwrapped(ts[1]));
+    // An Optional operand is used as its value (numba converts Optional(T) to T); so in unary and comparisons.
+    auto sig = resolve_binary(e.op, types::optional_value(ts[0]), types::optional_value(ts[1]));
     if (!sig)
       typing_error(std::string("No implementation of operator '") + ir::op_symbol(e.op) + "' for operands (" +
                        type_list(ts) + ")",
@@ -404,7 +403,7 @@ class Inferer {
         e.operand_types.push_back(ts[i + 1]);
         continue;
       }
-      auto sig = resolve_compare(e.ops[i], unwrapped(ts[i]), unwrapped(ts[i + 1]));
+      auto sig = resolve_compare(e.ops[i], types::optional_value(ts[i]), types::optional_value(ts[i + 1]));
       if (!sig)
         typing_error(std::string("No implementation of comparison '") + ir::op_symbol(e.ops[i]) + "' for (" +
                          ts[i]->name() + ", " + ts[i + 1]->name() + ")",
@@ -519,7 +518,7 @@ class Inferer {
     TypeRef t = nullptr;
     if (dtype.kind == ExprKind::Global && dtype.global.kind == K::TypeObject) {
       t = dtype.global.type;
-    } else if (dtype.kind == ExprKind::Const && dtype.global.kind == K::Str) {
+    } else if (ir::is_string_constant(dtype)) {
       t = types::lookup_scalar(dtype.global.name);
     } else if (dtype.kind == ExprKind::Attribute && dtype.attr == "dtype") {
       TypeRef base = type_expr(*dtype.operands[0]);
@@ -611,7 +610,7 @@ class Inferer {
     bool known = true;
     for (size_t i = 1; i < e.operands.size(); ++i) {
       Expr& item = *e.operands[i];
-      if (item.kind == ExprKind::Const && item.global.kind == K::Str) continue;
+      if (ir::is_string_constant(item)) continue;
       TypeRef t = type_expr(item);
       if (t == nullptr) {
         known = false;

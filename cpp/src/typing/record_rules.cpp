@@ -12,14 +12,10 @@ TypeRef record_field_value_type(TypeRef record, int index) {
   return types::array(field->element(0), static_cast<int>(field->shape().size()), 'C', false, record->aligned());
 }
 
-bool is_string_constant(const ir::Expr& e) {
-  return e.kind == ir::ExprKind::Const && e.global.kind == ir::GlobalValue::Kind::Str;
-}
-
 int record_field_index(TypeRef record, const ir::Expr& key, std::string& error) {
   std::string fields;
   for (const std::string& name : record->field_names()) fields += (fields.empty() ? "'" : ", '") + name + "'";
-  if (is_string_constant(key)) {
+  if (ir::is_string_constant(key)) {
     int index = record->field_index(key.global.name);
     if (index < 0) error = "Record has no field '" + key.global.name + "' (its fields: " + fields + ")";
     return index;

@@ -18,12 +18,10 @@ TypeRef array_getitem_type(TypeRef ary, TypeRef index, std::string& error);
 // shape, strides, size, ndim, itemsize; nullptr if unknown.
 TypeRef array_attribute_type(TypeRef ary, const std::string& attr);
 
-// Records: the type a field reads as (array fields become C array views),
-// whether an expression is a string constant (a field name), and the field a
-// key names (a string constant or an integer literal, already typed); -1 with
-// `error` set if none.
+// Records: the type a field reads as (array fields become C array views), and
+// the field a key names (a string constant or an integer literal, already
+// typed); -1 with `error` set if none.
 TypeRef record_field_value_type(TypeRef record, int field);
-bool is_string_constant(const ir::Expr& e);
 int record_field_index(TypeRef record, const ir::Expr& key, std::string& error);
 
 }  // namespace cujit::typing

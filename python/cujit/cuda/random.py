@@ -33,7 +33,9 @@ _MASK = (1 << 64) - 1
 _SPLITMIX_GAMMA = 0x9E3779B97F4A7C15
 _SPLITMIX_MUL1 = 0xBF58476D1CE4E5B9
 _SPLITMIX_MUL2 = 0x94D049BB133111EB
-_JUMP = (0xBEAC0467EBA5FACB, 0xD86B048B86AA9922)
+_JUMP_LOW, _JUMP_HIGH = 0xBEAC0467EBA5FACB, 0xD86B048B86AA9922  # the jump polynomial, in the order it is applied
+_JUMP = (_JUMP_LOW, _JUMP_HIGH)
+_TWO_PI = 6.283185307179586
 
 
 # ---- on the device ----------------------------------------------------------------------------------------
@@ -42,9 +44,9 @@ _JUMP = (0xBEAC0467EBA5FACB, 0xD86B048B86AA9922)
 def init_xoroshiro128p_state(states, index, seed):
     """Seeds states[index] from `seed` with one splitmix64 step."""
     index = int64(index)
-    z = uint64(seed) + uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> uint32(30))) * uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> uint32(27))) * uint64(0x94D049BB133111EB)
+    z = uint64(seed) + uint64(_SPLITMIX_GAMMA)
+    z = (z ^ (z >> uint32(30))) * uint64(_SPLITMIX_MUL1)
+    z = (z ^ (z >> uint32(27))) * uint64(_SPLITMIX_MUL2)
     z = z ^ (z >> uint32(31))
     states[index]["s0"] = z
     states[index]["s1"] = z
@@ -78,7 +80,7 @@ def xoroshiro128p_jump(states, index):
     s0 = uint64(0)
     s1 = uint64(0)
     for i in range(2):
-        word = uint64(0xBEAC0467EBA5FACB) if i == 0 else uint64(0xD86B048B86AA9922)
+        word = uint64(_JUMP_LOW) if i == 0 else uint64(_JUMP_HIGH)
         for b in range(64):
             if word & (uint64(1) << uint32(b)):
                 s0 ^= states[index]["s0"]
@@ -117,21 +119,24 @@ def xoroshiro128p_uniform_float64(states, index):
 
 
 @jit(device=True)
-def xoroshiro128p_normal_float32(states, index):
-    """A float32 from the standard normal distribution (Box-Muller on two float32 draws)."""
-    index = int64(index)
+def _box_muller(states, index, two, two_pi):
+    # Two float32 draws; `two` and `two_pi` (float32 or float64) set the precision of the rest, as numba-cuda's
+    # normal_float32 and normal_float64 compute.
     u1 = xoroshiro128p_uniform_float32(states, index)
     u2 = xoroshiro128p_uniform_float32(states, index)
-    return math.sqrt(-float32(2.0) * math.log(u1)) * math.cos(float32(6.283185307179586) * u2)
+    return math.sqrt(-two * math.log(u1)) * math.cos(two_pi * u2)
+
+
+@jit(device=True)
+def xoroshiro128p_normal_float32(states, index):
+    """A float32 from the standard normal distribution (Box-Muller on two float32 draws)."""
+    return _box_muller(states, int64(index), float32(2.0), float32(_TWO_PI))
 
 
 @jit(device=True)
 def xoroshiro128p_normal_float64(states, index):
     """A float64 from the standard normal distribution (Box-Muller on two float32 draws, as numba-cuda)."""
-    index = int64(index)
-    u1 = xoroshiro128p_uniform_float32(states, index)
-    u2 = xoroshiro128p_uniform_float32(states, index)
-    return math.sqrt(-float64(2.0) * math.log(u1)) * math.cos(float64(6.283185307179586) * u2)
+    return _box_muller(states, int64(index), float64(2.0), float64(_TWO_PI))
 
 
 # ---- on the host ------------------------------------------------------------------------------------------
