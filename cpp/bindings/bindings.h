@@ -6,6 +6,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "cujit/driver.h"
 #include "cujit/error.h"
 #include "cujit/frontend.h"
 #include "cujit/types.h"
@@ -37,9 +38,19 @@ frontend::SyntaxNodePtr convert_ast(py::handle node, int line_offset);
 // The bytes of a buffer (bytes, bytearray, numpy array, memoryview).
 std::string image_bytes(py::handle image);
 
+// Sets the Python exception for a runtime or CUDA-tool error (DriverError, LinkError, NvrtcError, NvvmError)
+// as cujit.errors has them; rethrows anything else. pybind11 calls it as a translator; code outside pybind11's
+// dispatch (the launch fast path) calls it itself.
+void set_runtime_error(std::exception_ptr p);
+
+// The bits of a kernel scalar parameter for a Python value, as ctypes converts (integers wrap to the width,
+// floats round to the slot's precision, float16 as binary16); TypeError naming `index` for a wrong kind.
+std::uint64_t scalar_bits(const driver::ArgSlot& slot, PyObject* value, std::size_t index);
+
 void register_types(py::module_& m);
 void register_link(py::module_& m);
 void register_compile(py::module_& m);
 void register_driver(py::module_& m);
+void register_launch(py::module_& m);
 
 }  // namespace cujit::bindings

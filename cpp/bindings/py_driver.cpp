@@ -34,30 +34,6 @@ void raise_as(const char* cls_name, PyObject* fallback, const std::string& messa
   PyErr_SetObject(cls.ptr(), exc.ptr());
 }
 
-void translate_runtime_errors(std::exception_ptr p) {
-  try {
-    if (p) std::rethrow_exception(p);
-  } catch (const drv::DriverError& e) {
-    std::vector<std::pair<const char*, py::object>> attrs{
-        {"code", py::int_(e.code())}, {"code_name", py::str(e.code_name())}, {"call", py::str(e.call())}};
-    switch (e.kind()) {
-      case drv::DriverErrorKind::Support: raise_as("CudaSupportError", nullptr, e.what()); break;
-      case drv::DriverErrorKind::Driver: raise_as("CudaDriverError", nullptr, e.what(), attrs); break;
-      case drv::DriverErrorKind::LaunchConfig: raise_as("LaunchConfigError", nullptr, e.what(), attrs); break;
-      case drv::DriverErrorKind::Argument: raise_as(nullptr, PyExc_ValueError, e.what()); break;
-    }
-  } catch (const lnk::LinkError& e) {
-    if (e.kind() == lnk::LinkError::Kind::BadInput)
-      raise_as(nullptr, PyExc_ValueError, e.what());
-    else
-      raise_as("LinkerError", nullptr, e.what(), {{"code", py::int_(e.code())}});
-  } catch (const lnk::NvrtcError& e) {
-    raise_as("NvrtcError", nullptr, e.what());
-  } catch (const lnk::NvvmError& e) {
-    raise_as("NvvmError", nullptr, e.what());
-  }
-}
-
 // ---- conversions ----------------------------------------------------------
 
 // A contiguous view of a host buffer (numpy array, bytes, bytearray, ...).
@@ -112,51 +88,6 @@ drv::CUstream to_stream(py::handle stream) {
   if (stream.is_none()) return nullptr;
   if (py::isinstance<drv::Stream>(stream)) return stream.cast<drv::Stream&>().handle();
   return reinterpret_cast<drv::CUstream>(py::int_(py::reinterpret_borrow<py::object>(stream)).cast<std::uintptr_t>());
-}
-
-std::uint64_t scalar_bits(const drv::ArgSlot& slot, PyObject* value, std::size_t index) {
-  auto wrong = [&](const char* expected) {
-    throw py::type_error("kernel argument slot " + std::to_string(index) + " expects " + expected + ", got " +
-                         std::string(Py_TYPE(value)->tp_name));
-  };
-  switch (slot.scalar) {
-    case drv::ScalarKind::Bool: {
-      int truth = PyObject_IsTrue(value);
-      if (truth < 0) throw py::error_already_set();
-      return static_cast<std::uint64_t>(truth);
-    }
-    case drv::ScalarKind::Signed:
-    case drv::ScalarKind::Unsigned: {
-      // ctypes' rule: any integer (Python, numpy, bool), wrapped to the width.
-      PyObject* index_obj = PyNumber_Index(value);
-      if (index_obj == nullptr) {
-        PyErr_Clear();
-        wrong("an integer");
-      }
-      unsigned long long bits = PyLong_AsUnsignedLongLongMask(index_obj);
-      Py_DECREF(index_obj);
-      if (bits == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw py::error_already_set();
-      return bits;
-    }
-    case drv::ScalarKind::Float: {
-      double d = PyFloat_AsDouble(value);
-      if (d == -1.0 && PyErr_Occurred()) {
-        PyErr_Clear();
-        wrong("a real number");
-      }
-      if (slot.size == 2) return drv::half_bits(d);
-      if (slot.size == 4) {
-        float f = static_cast<float>(d);
-        std::uint32_t b;
-        std::memcpy(&b, &f, 4);
-        return b;
-      }
-      std::uint64_t b;
-      std::memcpy(&b, &d, 8);
-      return b;
-    }
-  }
-  return 0;
 }
 
 // values[i] for an array slot: (data, nitems, itemsize, shape, strides).
@@ -276,13 +207,82 @@ std::function<void(drv::LoadedModule&)> python_hook(py::object fn) {
 
 }  // namespace
 
+void set_runtime_error(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const drv::DriverError& e) {
+    std::vector<std::pair<const char*, py::object>> attrs{
+        {"code", py::int_(e.code())}, {"code_name", py::str(e.code_name())}, {"call", py::str(e.call())}};
+    switch (e.kind()) {
+      case drv::DriverErrorKind::Support: raise_as("CudaSupportError", nullptr, e.what()); break;
+      case drv::DriverErrorKind::Driver: raise_as("CudaDriverError", nullptr, e.what(), attrs); break;
+      case drv::DriverErrorKind::LaunchConfig: raise_as("LaunchConfigError", nullptr, e.what(), attrs); break;
+      case drv::DriverErrorKind::Argument: raise_as(nullptr, PyExc_ValueError, e.what()); break;
+    }
+  } catch (const lnk::LinkError& e) {
+    if (e.kind() == lnk::LinkError::Kind::BadInput)
+      raise_as(nullptr, PyExc_ValueError, e.what());
+    else
+      raise_as("LinkerError", nullptr, e.what(), {{"code", py::int_(e.code())}});
+  } catch (const lnk::NvrtcError& e) {
+    raise_as("NvrtcError", nullptr, e.what());
+  } catch (const lnk::NvvmError& e) {
+    raise_as("NvvmError", nullptr, e.what());
+  }
+}
+
+std::uint64_t scalar_bits(const drv::ArgSlot& slot, PyObject* value, std::size_t index) {
+  auto wrong = [&](const char* expected) {
+    throw py::type_error("kernel argument slot " + std::to_string(index) + " expects " + expected + ", got " +
+                         std::string(Py_TYPE(value)->tp_name));
+  };
+  switch (slot.scalar) {
+    case drv::ScalarKind::Bool: {
+      int truth = PyObject_IsTrue(value);
+      if (truth < 0) throw py::error_already_set();
+      return static_cast<std::uint64_t>(truth);
+    }
+    case drv::ScalarKind::Signed:
+    case drv::ScalarKind::Unsigned: {
+      // ctypes' rule: any integer (Python, numpy, bool), wrapped to the width.
+      PyObject* index_obj = PyNumber_Index(value);
+      if (index_obj == nullptr) {
+        PyErr_Clear();
+        wrong("an integer");
+      }
+      unsigned long long bits = PyLong_AsUnsignedLongLongMask(index_obj);
+      Py_DECREF(index_obj);
+      if (bits == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw py::error_already_set();
+      return bits;
+    }
+    case drv::ScalarKind::Float: {
+      double d = PyFloat_AsDouble(value);
+      if (d == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        wrong("a real number");
+      }
+      if (slot.size == 2) return drv::half_bits(d);
+      if (slot.size == 4) {
+        float f = static_cast<float>(d);
+        std::uint32_t b;
+        std::memcpy(&b, &f, 4);
+        return b;
+      }
+      std::uint64_t b;
+      std::memcpy(&b, &d, 8);
+      return b;
+    }
+  }
+  return 0;
+}
+
 std::string image_bytes(py::handle image) {
   HostBuffer buf(image, false);
   return std::string(static_cast<const char*>(buf.data()), buf.size());
 }
 
 void register_driver(py::module_& m) {
-  py::register_local_exception_translator(&translate_runtime_errors);
+  py::register_local_exception_translator(&set_runtime_error);
 
   py::module_ d = m.def_submodule("driver", "the CUDA Driver API runtime (libcuda loaded on first use)");
 

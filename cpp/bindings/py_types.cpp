@@ -158,6 +158,15 @@ void register_types(py::module_& m) {
         py::return_value_policy::reference);
   t.def("array", &types::array, py::arg("dtype"), py::arg("ndim"), py::arg("layout"), py::arg("readonly") = false,
         py::arg("aligned") = true, py::return_value_policy::reference);
+  t.def(
+      "array_layout",
+      [](const std::vector<int64_t>& shape, std::optional<std::vector<int64_t>> strides, int64_t itemsize) {
+        if (strides && strides->size() != shape.size()) throw py::value_error("strides and shape differ in length");
+        return std::string(1, types::array_layout(static_cast<int>(shape.size()), shape.data(),
+                                                  strides ? strides->data() : nullptr, itemsize));
+      },
+      py::arg("shape"), py::arg("strides"), py::arg("itemsize"),
+      "numba's layout ('C', 'F' or 'A') of an array with these shape and strides in bytes (None: C order)");
 
   // numba's conversion kinds: 0 exact, 1 promote, 2 safe, 3 unsafe; None when impossible.
   m.def("can_convert", [](TypeRef from, TypeRef to) -> py::object {

@@ -40,27 +40,10 @@ def _record_type(dtype):
     return _core.types.record(fields, dtype.itemsize, bool(dtype.isalignedstruct))
 
 
-def _layout(shape, strides, itemsize):
-    def contiguous(order):
-        expected = itemsize
-        dims = range(len(shape) - 1, -1, -1) if order == "C" else range(len(shape))
-        for d in dims:
-            if shape[d] != 1 and strides[d] != expected:
-                return False
-            expected *= shape[d]
-        return True
-    if contiguous("C"):
-        return "C"
-    return "F" if contiguous("F") else "A"
-
-
 def array_type(dtype, shape, strides, readonly):
     np = sys.modules["numpy"]
     dtype = np.dtype(dtype)
-    if strides is None:
-        layout = "C"
-    else:
-        layout = _layout(shape, strides, dtype.itemsize)
+    layout = _core.types.array_layout(shape, strides, dtype.itemsize)
     return _core.types.array(dtype_type(dtype), len(shape), layout, readonly)
 
 
@@ -93,6 +76,9 @@ def typeof(value):
     from cujit.cudadrv.launch import ArgHint
     if isinstance(value, ArgHint):
         return typeof(value.value)
+    fast = _core.launch.array_type(value)  # CAI and DLPack objects, typed as the launch path types them
+    if fast is not None:
+        return fast
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
         shape = tuple(cai["shape"])

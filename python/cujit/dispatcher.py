@@ -26,13 +26,6 @@ def _current_context_handle():
     return _current_context_handle()
 
 
-def _launch_configured(*args):
-    from cujit.cudadrv.launch import launch_configured
-    global _launch_configured
-    _launch_configured = launch_configured
-    return launch_configured(*args)
-
-
 class _Kernel:
     """One kernel specialisation: its PTX and launch plan, and its place in the dispatcher's C++ KernelCache,
     which keeps a cubin per device architecture (its code and link inputs linked by nvJitLink; LTO-IR instead
@@ -170,34 +163,6 @@ def _overlapping_variant(dispatcher, signature, cc):
     return function
 
 
-class _LaunchConfiguration:
-    """``kernel[griddim, blockdim, stream, sharedmem]``: call it with the kernel's arguments. The
-    configuration is checked and normalised once, here."""
-
-    __slots__ = ("dispatcher", "griddim", "blockdim", "stream", "sharedmem", "_native_stream")
-
-    def __init__(self, dispatcher, griddim, blockdim, stream, sharedmem):
-        from cujit.cudadrv.stream import native_stream
-        self.dispatcher = dispatcher
-        self.griddim = griddim
-        self.blockdim = blockdim
-        self.stream = stream
-        self.sharedmem = sharedmem
-        self._native_stream = native_stream(stream)
-
-    def __call__(self, *args):
-        kernel = self.dispatcher._kernel_for_args(args)
-        fn = kernel.function()
-        if kernel.exceptions:
-            kernel.reset_exception_channel(fn)
-        _launch_configured(fn, kernel.plan, self.griddim, self.blockdim, self.stream,
-                           self._native_stream, self.sharedmem, args, kernel.cooperative, kernel.if_overlap)
-        if kernel.exceptions:
-            error = kernel.raised(fn)
-            if error is not None:
-                raise error
-
-
 class CUDADispatcher:
     _cujit_dispatcher = True  # how the compiler recognises dispatchers without importing this module
     _cujit_callee = True      # and how typing calls _type_for_caller
@@ -219,6 +184,8 @@ class CUDADispatcher:
         self._kernels = _core.driver.KernelCache()  # no driver call until a kernel is loaded
         self._typing_now = set()
         self._configs = {}
+        # The launch fast path's specialisations by compact type key (C++; see cpp/bindings/py_launch.cpp).
+        self._launch_table = _core.launch.LaunchTable()
         self._link_items = tuple(self.targetoptions.get("link") or ())
 
     def _links(self):
@@ -315,6 +282,7 @@ class CUDADispatcher:
                 table[key] = compiled
                 if noalias:
                     self.overloads[tuple(signature.args)] = compiled if not self.device else typed
+                    self._launch_table.clear()  # a new overload may be the better match for types seen before
             return compiled
 
     def compile(self, sig, cc=None):
@@ -335,7 +303,11 @@ class CUDADispatcher:
         return self.overloads[tuple(argtypes)]
 
     def _kernel_for_args(self, args):
-        argtypes = tuple(typeof(a) for a in args)
+        return self._kernel_for_types(tuple(typeof(a) for a in args))
+
+    def _kernel_for_types(self, argtypes):
+        """The kernel launched for arguments of these types: the overload compiled for them, the best of the
+        explicit signatures, or a new compile (the launch fast path asks this on a miss)."""
         kernel = self.overloads.get(argtypes)
         if kernel is not None:
             return kernel
@@ -428,8 +400,10 @@ class CUDADispatcher:
         if len(config) not in (2, 3, 4):
             raise ValueError("must specify at least the griddim and blockdim")
         from cujit.cudadrv import launch
+        from cujit.cudadrv.stream import native_stream
         grid, block, stream, sharedmem = launch.configure(*config)
-        configured = _LaunchConfiguration(self, grid, block, stream, sharedmem)
+        configured = _core.launch.ConfiguredLaunch(self, self._launch_table, grid, block, stream,
+                                                   native_stream(stream), sharedmem)
         try:
             if len(self._configs) >= 128:
                 self._configs.clear()
@@ -437,6 +411,22 @@ class CUDADispatcher:
         except TypeError:
             pass
         return configured
+
+    def _launch_slow(self, configured, args):
+        """The Python path of ``kernel[...](*args)`` (the C++ fast path hands over arguments it does not pack
+        itself: host arrays, In/Out/InOut, pointers, records; and debug kernels, which report exceptions)."""
+        from cujit.cudadrv.launch import launch_configured
+        kernel = self._kernel_for_args(args)
+        fn = kernel.function()
+        if kernel.exceptions:
+            kernel.reset_exception_channel(fn)
+        launch_configured(fn, kernel.plan, configured.griddim, configured.blockdim, configured.stream,
+                          configured._native_stream, configured.sharedmem, args, kernel.cooperative,
+                          kernel.if_overlap)
+        if kernel.exceptions:
+            error = kernel.raised(fn)
+            if error is not None:
+                raise error
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         if ntasks < 0:

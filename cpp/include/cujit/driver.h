@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -173,6 +174,8 @@ Context& primary_context(int ordinal);  // retains it the first time
 // else device 0's primary context, made current.
 Context& current_context();
 Context* current_context_or_null();   // never creates one; null without a driver
+// The calling thread's current CUcontext as the driver reports it (null when none); one driver call, no lookup.
+CUcontext current_context_handle();
 Context& select_device(int ordinal);  // makes `ordinal`'s primary context current here
 
 // ---- memory ---------------------------------------------------------------
@@ -233,6 +236,13 @@ class Stream {
   CUstream handle_;
   bool owned_;
 };
+
+// Work queued on `consumer` (null: the legacy default stream) from now on runs after the work queued so
+// far on `producer`, a stream as the CUDA Array Interface v3 names it (1 legacy default, 2 per-thread default,
+// else a CUstream). Nothing is queued where the driver orders the two already: the same stream, or the legacy
+// default stream on one side and a blocking stream on the other. Otherwise an event recorded on the producer
+// is waited on by the consumer (asynchronous), or, on drivers without events, the producer is synchronised.
+void order_after(CUstream consumer, std::uintptr_t producer);
 
 // ---- modules --------------------------------------------------------------
 
@@ -430,6 +440,15 @@ class ArgumentBuffer {
   std::vector<void*> pointers_;
 };
 
+// The bytes [first, end) an array argument covers; nullopt for an empty array, which covers none.
+struct ByteSpan {
+  std::uint64_t first = 0, end = 0;
+  bool operator<(const ByteSpan& o) const { return first < o.first || (first == o.first && end < o.end); }
+};
+std::optional<ByteSpan> array_span(const ArrayArg& array, int ndim);
+// Whether two of `spans` share a byte (the order of `spans` is not kept).
+bool any_overlap(std::vector<ByteSpan>& spans);
+
 // IEEE binary16 bits of `value`, rounded to nearest even (numpy's float16(v)).
 std::uint16_t half_bits(double value);
 
@@ -459,6 +478,12 @@ struct LaunchLimits {
 // Throws DriverError{LaunchConfig} naming the problem; the message starts
 // with CUDA_ERROR_INVALID_VALUE, which is what the driver would have said.
 void validate_launch_config(const LaunchConfig& config, const LaunchLimits& limits, const std::string& kernel = {});
+
+// Launches `fn` in its context, which the caller has made current: checks that its module is still loaded and
+// the configuration against `limits` (LaunchLimits::for_function(fn), which callers may keep), raises the
+// kernel's dynamic shared memory limit when asked for more, then cuLaunchKernel (or the cooperative launch)
+// with `params`, one pointer per kernel parameter.
+void launch_function(Function& fn, const LaunchConfig& config, const LaunchLimits& limits, void** params);
 
 // Packs arguments by its plan and launches.
 class KernelLauncher {

@@ -158,6 +158,24 @@ TypeRef lookup_scalar(const std::string& name);
 int64_t itemsize(TypeRef dtype);
 // The alignment loads and stores of a dtype may assume, in bytes.
 int64_t alignment(TypeRef dtype);
+
+// How a kernel argument of type `t` is passed (numba's flattened kernel ABI, spec §3.5): the one definition
+// the lowering (parameters of kernels and calls) and the launcher (argument plans) both follow. A complex is
+// its real and imaginary parts, a tuple its elements in order, an Optional its value then a boolean flag,
+// none nothing; an array is one leaf (numba's array struct: meminfo, parent, nitems, itemsize, data, shape...,
+// strides...); any other type is one scalar leaf.
+struct ArgumentLeaf {
+  enum class Role : uint8_t { Value, ComplexReal, ComplexImag, OptionalFlag };
+  TypeRef type;                 // the leaf's type: an array, or a scalar of the width it is passed as
+  std::vector<unsigned> path;   // aggregate indices from the argument's value to the leaf (empty: itself)
+  Role role = Role::Value;
+};
+std::vector<ArgumentLeaf> argument_leaves(TypeRef t);
+
+// numba's layout of an array of `ndim` dimensions with these shape and strides (bytes): 'C' or 'F' when
+// contiguous in that order (numpy's rule: dimensions of length 1 do not count, an empty array is 'C'),
+// else 'A'. Null strides mean C-contiguous.
+char array_layout(int ndim, const int64_t* shape, const int64_t* strides, int64_t itemsize);
 }  // namespace types
 
 struct Signature {

@@ -207,6 +207,12 @@ Context* current_context_or_null() {
   return r.foreign.back().get();
 }
 
+CUcontext current_context_handle() {
+  CUcontext current = nullptr;
+  detail::check(detail::api().cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  return current;
+}
+
 Context& current_context() {
   ensure_driver();
   if (Context* ctx = current_context_or_null()) return *ctx;

@@ -128,6 +128,11 @@ std::string resolve_all(void* lib, DriverApi& a) {
   resolve(lib, a.cuLibraryGetGlobal, "cuLibraryGetGlobal");
   resolve(lib, a.cuKernelGetFunction, "cuKernelGetFunction");
   resolve(lib, a.cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel");
+  resolve(lib, a.cuStreamGetFlags, "cuStreamGetFlags");
+  resolve(lib, a.cuEventCreate, "cuEventCreate");
+  resolve(lib, a.cuEventRecord, "cuEventRecord");
+  resolve(lib, a.cuEventDestroy, "cuEventDestroy_v2") || resolve(lib, a.cuEventDestroy, "cuEventDestroy");
+  resolve(lib, a.cuStreamWaitEvent, "cuStreamWaitEvent");
   resolve(lib, a.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   return {};
 }

@@ -53,6 +53,12 @@ struct DriverApi {
   CUresult (*cuStreamDestroy)(CUstream) = nullptr;  // _v2
   CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
   CUresult (*cuStreamQuery)(CUstream) = nullptr;
+  // Ordering a stream after another's work (CAI v3 producers); optional, a synchronisation is the fallback.
+  CUresult (*cuStreamGetFlags)(CUstream, unsigned*) = nullptr;
+  CUresult (*cuEventCreate)(void**, unsigned) = nullptr;
+  CUresult (*cuEventRecord)(void*, CUstream) = nullptr;
+  CUresult (*cuEventDestroy)(void*) = nullptr;  // _v2
+  CUresult (*cuStreamWaitEvent)(CUstream, void*, unsigned) = nullptr;
   // The library API (CUDA >= 12.0); optional, the module API is the fallback.
   CUresult (*cuLibraryLoadData)(CUlibrary*, const void*, void*, void**, unsigned, void*, void**, unsigned) = nullptr;
   CUresult (*cuLibraryUnload)(CUlibrary) = nullptr;

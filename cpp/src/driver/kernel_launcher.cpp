@@ -94,29 +94,36 @@ void ArgumentBuffer::set_array(std::size_t slot, const ArrayArg& array) {
 }
 
 bool ArgumentBuffer::arrays_overlap() const {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;  // [first byte, last byte + 1] of each array
+  std::vector<ByteSpan> spans;
   const auto& slots = plan_->slots();
   for (std::size_t slot = 0; slot < slots.size(); ++slot) {
     if (slots[slot].kind != ArgSlot::Kind::Array) continue;
-    std::size_t p = plan_->first_param(slot);
-    auto get = [&](std::size_t param) {
-      std::int64_t v;
-      std::memcpy(&v, at(param), 8);
-      return v;
-    };
-    if (get(p + kNitemsParam) <= 0) continue;
-    std::int64_t low = 0, high = get(p + kItemsizeParam);
-    const int ndim = slots[slot].ndim;
-    for (int d = 0; d < ndim; ++d) {
-      std::int64_t reach = (get(p + kShapeParam + d) - 1) * get(p + kShapeParam + ndim + d);
-      (reach < 0 ? low : high) += reach;
-    }
-    auto data = static_cast<std::uint64_t>(get(p + kDataParam));
-    spans.emplace_back(data + static_cast<std::uint64_t>(low), data + static_cast<std::uint64_t>(high));
+    const auto* params = reinterpret_cast<const std::int64_t*>(at(plan_->first_param(slot)));  // 8-byte aligned
+    ArrayArg array;
+    array.nitems = params[kNitemsParam];
+    array.itemsize = params[kItemsizeParam];
+    array.data = static_cast<CUdeviceptr>(params[kDataParam]);
+    array.shape = params + kShapeParam;
+    array.strides = params + kShapeParam + slots[slot].ndim;
+    if (auto span = array_span(array, slots[slot].ndim)) spans.push_back(*span);
   }
+  return any_overlap(spans);
+}
+
+std::optional<ByteSpan> array_span(const ArrayArg& array, int ndim) {
+  if (array.nitems <= 0) return std::nullopt;
+  std::int64_t low = 0, high = array.itemsize;
+  for (int d = 0; d < ndim; ++d) {
+    std::int64_t reach = (array.shape[d] - 1) * array.strides[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  return ByteSpan{array.data + static_cast<std::uint64_t>(low), array.data + static_cast<std::uint64_t>(high)};
+}
+
+bool any_overlap(std::vector<ByteSpan>& spans) {
   std::sort(spans.begin(), spans.end());
   for (std::size_t i = 1; i < spans.size(); ++i)
-    if (spans[i].first < spans[i - 1].second) return true;
+    if (spans[i].first < spans[i - 1].end) return true;
   return false;
 }
 
@@ -210,7 +217,7 @@ void validate_launch_config(const LaunchConfig& config, const LaunchLimits& limi
 
 namespace {
 
-void driver_launch(CUfunction fn, const LaunchConfig& c, ArgumentBuffer& args) {
+void driver_launch(CUfunction fn, const LaunchConfig& c, void** params) {
   const detail::DriverApi& a = detail::api();
   auto u = [](std::int64_t v) { return static_cast<unsigned>(v); };
   if (c.cooperative) {
@@ -218,7 +225,7 @@ void driver_launch(CUfunction fn, const LaunchConfig& c, ArgumentBuffer& args) {
       throw DriverError(DriverErrorKind::Support, "the CUDA driver lacks cuLaunchCooperativeKernel");
     CUresult r = a.cuLaunchCooperativeKernel(fn, u(c.grid.x), u(c.grid.y), u(c.grid.z), u(c.block.x), u(c.block.y),
                                              u(c.block.z), static_cast<unsigned>(c.shared_mem), c.stream,
-                                             args.params());
+                                             params);
     constexpr CUresult kCooperativeLaunchTooLarge = 720;
     if (r == kCooperativeLaunchTooLarge)
       throw DriverError(DriverErrorKind::LaunchConfig,
@@ -232,7 +239,7 @@ void driver_launch(CUfunction fn, const LaunchConfig& c, ArgumentBuffer& args) {
     return;
   }
   detail::check(a.cuLaunchKernel(fn, u(c.grid.x), u(c.grid.y), u(c.grid.z), u(c.block.x), u(c.block.y), u(c.block.z),
-                                 static_cast<unsigned>(c.shared_mem), c.stream, args.params(), nullptr),
+                                 static_cast<unsigned>(c.shared_mem), c.stream, params, nullptr),
                 "cuLaunchKernel");
 }
 
@@ -244,24 +251,28 @@ void KernelLauncher::check_buffer(const ArgumentBuffer& args) const {
                  "plan has " + std::to_string(plan_.buffer_size()) + ")");
 }
 
-void KernelLauncher::launch(Function& fn, const LaunchConfig& config, ArgumentBuffer& args) const {
-  check_buffer(args);
+void launch_function(Function& fn, const LaunchConfig& config, const LaunchLimits& limits, void** params) {
   if (!fn.module().loaded())
     throw DriverError(DriverErrorKind::Driver,
                       "CUDA_ERROR_INVALID_HANDLE: kernel '" + fn.name() + "' belongs to module '" +
                           fn.module().key() + "', which has been unloaded",
                       400, "CUDA_ERROR_INVALID_HANDLE", "cuLaunchKernel");
-  validate_launch_config(config, LaunchLimits::for_function(fn), fn.name());
-  detail::ensure_current(fn.context());
+  validate_launch_config(config, limits, fn.name());
   if (config.shared_mem > 0) fn.ensure_dynamic_shared_memory(config.shared_mem);
-  driver_launch(fn.handle(), config, args);
+  driver_launch(fn.handle(), config, params);
+}
+
+void KernelLauncher::launch(Function& fn, const LaunchConfig& config, ArgumentBuffer& args) const {
+  check_buffer(args);
+  detail::ensure_current(fn.context());
+  launch_function(fn, config, LaunchLimits::for_function(fn), args.params());
 }
 
 void KernelLauncher::launch(CUfunction fn, const LaunchConfig& config, ArgumentBuffer& args) const {
   check_buffer(args);
   Context& ctx = current_context();
   validate_launch_config(config, LaunchLimits::for_device(ctx.device()));
-  driver_launch(fn, config, args);
+  driver_launch(fn, config, args.params());
 }
 
 }  // namespace cujit::driver

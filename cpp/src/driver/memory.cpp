@@ -115,6 +115,39 @@ void Stream::synchronize() const {
   detail::check(a.cuStreamSynchronize(handle_), "cuStreamSynchronize");
 }
 
+void order_after(CUstream consumer, std::uintptr_t producer) {
+  const auto to = consumer == nullptr ? Stream::kLegacy : reinterpret_cast<std::uintptr_t>(consumer);
+  if (to == producer) return;
+  const detail::DriverApi& a = detail::api();
+  auto blocking = [&](std::uintptr_t s) {
+    if (s == Stream::kLegacy || s == Stream::kPerThread) return true;
+    unsigned flags = 0;
+    constexpr unsigned kNonBlocking = 1;  // CU_STREAM_NON_BLOCKING
+    return a.cuStreamGetFlags != nullptr &&
+           a.cuStreamGetFlags(reinterpret_cast<CUstream>(s), &flags) == detail::CUDA_SUCCESS &&
+           (flags & kNonBlocking) == 0;
+  };
+  // The legacy default stream waits for, and is waited on by, every blocking stream of the context.
+  if ((to == Stream::kLegacy && blocking(producer)) || (producer == Stream::kLegacy && blocking(to))) return;
+  auto from = reinterpret_cast<CUstream>(producer);
+  if (a.cuEventCreate == nullptr || a.cuEventRecord == nullptr || a.cuStreamWaitEvent == nullptr ||
+      a.cuEventDestroy == nullptr) {
+    detail::check(a.cuStreamSynchronize(from), "cuStreamSynchronize");
+    return;
+  }
+  void* event = nullptr;
+  constexpr unsigned kDisableTiming = 2;  // CU_EVENT_DISABLE_TIMING
+  detail::check(a.cuEventCreate(&event, kDisableTiming), "cuEventCreate");
+  CUresult rc = a.cuEventRecord(event, from);
+  const char* call = "cuEventRecord";
+  if (rc == detail::CUDA_SUCCESS) {
+    rc = a.cuStreamWaitEvent(reinterpret_cast<CUstream>(to), event, 0);
+    call = "cuStreamWaitEvent";
+  }
+  a.cuEventDestroy(event);  // the wait keeps what it needs; the event is released once it has fired
+  detail::check(rc, call);
+}
+
 bool Stream::query() const {
   const detail::DriverApi& a = detail::api();
   make_stream_context_current(ctx_);

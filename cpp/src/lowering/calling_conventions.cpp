@@ -76,21 +76,14 @@ Type* DataModel::storage_type(TypeRef t) const {
 }
 
 void DataModel::flatten_arg_types(TypeRef t, std::vector<Type*>& out) const {
-  if (t->is_complex()) {
-    Type* part = value_type(types::float_(t->bitwidth() / 2));
-    out.push_back(part);
-    out.push_back(part);
-  } else if (t->is_tuple()) {
-    for (size_t i = 0; i < t->count(); ++i) flatten_arg_types(t->element(i), out);
-  } else if (t->kind() == TypeKind::Optional) {  // the value's parameters, then the valid flag
-    flatten_arg_types(t->element(0), out);
-    out.push_back(Type::getInt8Ty(ctx_));
-  } else if (t->kind() == TypeKind::Array) {
-    auto* st = llvm::cast<llvm::StructType>(value_type(t));
-    for (unsigned i = 0; i < 5; ++i) out.push_back(st->getElementType(i));
-    for (int d = 0; d < 2 * t->ndim(); ++d) out.push_back(Type::getInt64Ty(ctx_));
-  } else if (t->kind() != TypeKind::None) {
-    out.push_back(data_type(t));
+  for (const types::ArgumentLeaf& leaf : types::argument_leaves(t)) {
+    if (leaf.type->kind() != TypeKind::Array) {
+      out.push_back(data_type(leaf.type));
+      continue;
+    }
+    auto* st = llvm::cast<llvm::StructType>(value_type(leaf.type));
+    for (unsigned i = 0; i < kShape; ++i) out.push_back(st->getElementType(i));
+    for (int d = 0; d < 2 * leaf.type->ndim(); ++d) out.push_back(Type::getInt64Ty(ctx_));
   }
 }
 
@@ -129,48 +122,34 @@ Value* DataModel::data_to_value(llvm::IRBuilder<>& b, Value* v, TypeRef t) const
 }
 
 void DataModel::flatten_arg_values(llvm::IRBuilder<>& b, Value* v, TypeRef t, std::vector<Value*>& out) const {
-  if (t->is_complex()) {
-    out.push_back(b.CreateExtractValue(v, 0));
-    out.push_back(b.CreateExtractValue(v, 1));
-  } else if (t->is_tuple()) {
-    for (size_t i = 0; i < t->count(); ++i) flatten_arg_values(b, b.CreateExtractValue(v, i), t->element(i), out);
-  } else if (t->kind() == TypeKind::Optional) {
-    flatten_arg_values(b, b.CreateExtractValue(v, 0), t->element(0), out);
-    out.push_back(value_to_data(b, b.CreateExtractValue(v, 1), types::boolean()));
-  } else if (t->kind() == TypeKind::Array) {
-    for (unsigned i = 0; i < 5; ++i) out.push_back(b.CreateExtractValue(v, i));
-    for (unsigned f = 5; f < 7; ++f)
-      for (int d = 0; d < t->ndim(); ++d) out.push_back(b.CreateExtractValue(v, {f, static_cast<unsigned>(d)}));
-  } else if (t->kind() != TypeKind::None) {
-    out.push_back(value_to_data(b, v, t));
+  for (const types::ArgumentLeaf& leaf : types::argument_leaves(t)) {
+    Value* part = leaf.path.empty() ? v : b.CreateExtractValue(v, leaf.path);
+    if (leaf.type->kind() != TypeKind::Array) {
+      out.push_back(value_to_data(b, part, leaf.type));
+      continue;
+    }
+    for (unsigned i = 0; i < kShape; ++i) out.push_back(b.CreateExtractValue(part, i));
+    for (unsigned f = kShape; f <= kStrides; ++f)
+      for (int d = 0; d < leaf.type->ndim(); ++d) out.push_back(b.CreateExtractValue(part, {f, static_cast<unsigned>(d)}));
   }
 }
 
 Value* DataModel::unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function::arg_iterator& next) const {
-  if (t->is_complex()) {
-    Value* out = llvm::UndefValue::get(value_type(t));
-    out = b.CreateInsertValue(out, &*next++, 0);
-    return b.CreateInsertValue(out, &*next++, 1);
-  }
-  if (t->is_tuple()) {
-    Value* out = llvm::UndefValue::get(value_type(t));
-    for (size_t i = 0; i < t->count(); ++i) out = b.CreateInsertValue(out, unflatten_args(b, t->element(i), next), i);
-    return out;
-  }
   if (t->kind() == TypeKind::None) return llvm::ConstantInt::get(Type::getInt8Ty(ctx_), 0);
-  if (t->kind() == TypeKind::Optional) {
-    Value* out = llvm::UndefValue::get(value_type(t));
-    out = b.CreateInsertValue(out, unflatten_args(b, t->element(0), next), 0);
-    return b.CreateInsertValue(out, data_to_value(b, &*next++, types::boolean()), 1);
+  Value* out = llvm::UndefValue::get(value_type(t));
+  for (const types::ArgumentLeaf& leaf : types::argument_leaves(t)) {
+    Value* part;
+    if (leaf.type->kind() == TypeKind::Array) {
+      part = llvm::UndefValue::get(value_type(leaf.type));
+      for (unsigned i = 0; i < kShape; ++i) part = b.CreateInsertValue(part, &*next++, i);
+      for (unsigned f = kShape; f <= kStrides; ++f)
+        for (int d = 0; d < leaf.type->ndim(); ++d) part = b.CreateInsertValue(part, &*next++, {f, static_cast<unsigned>(d)});
+    } else {
+      part = data_to_value(b, &*next++, leaf.type);
+    }
+    out = leaf.path.empty() ? part : b.CreateInsertValue(out, part, leaf.path);
   }
-  if (t->kind() == TypeKind::Array) {
-    Value* out = llvm::UndefValue::get(value_type(t));
-    for (unsigned i = 0; i < 5; ++i) out = b.CreateInsertValue(out, &*next++, i);
-    for (unsigned f = 5; f < 7; ++f)
-      for (int d = 0; d < t->ndim(); ++d) out = b.CreateInsertValue(out, &*next++, {f, static_cast<unsigned>(d)});
-    return out;
-  }
-  return data_to_value(b, &*next++, t);
+  return out;
 }
 
 // launch_bounds -> .maxntid / .minnctapersm / .maxclusterrank, through the

@@ -109,18 +109,15 @@ class InOut(ArgHint):
 
 # ---- argument conversion -----------------------------------------------------------------------------------
 
-def _cai_value(value, ndim, index):
-    desc = value.__cuda_array_interface__
-    if desc.get("mask") is not None:
-        raise NotImplementedError("masked CUDA arrays are not supported")
-    shape = tuple(desc["shape"])
-    itemsize = np.dtype(desc["typestr"]).itemsize
-    strides = desc.get("strides") or contiguous_strides(shape, itemsize)
-    stream = desc.get("stream")
-    if stream:  # the producer's work must be done before the kernel reads it (CAI v3)
-        _drv.wrap_stream(int(stream)).synchronize()
-    return _check_ndim((desc["data"][0] or 0, int(np.prod(shape, dtype=np.int64)), itemsize, shape, tuple(strides)),
-                       ndim, index)
+def _foreign_value(value, ndim, index, writebacks, stream):
+    """A __cuda_array_interface__ object or a DLPack capsule or producer, read as the fast path reads it (the
+    producer's stream ordered before the launch's); None when it is neither."""
+    read = _core.launch.read_array(value, index, native_stream(stream))
+    if read is None:
+        return None
+    if read[5] is not None:
+        writebacks.append(read[5])  # a capsule made for the launch: kept alive until it is queued
+    return _check_ndim(read[:5], ndim, index)
 
 
 def _check_ndim(value, ndim, index):
@@ -147,8 +144,6 @@ def _array_value(value, ndim, index, writebacks, stream):
         else:
             writebacks.append(dev)  # kept alive until the launch is queued
         return _device_value(dev, ndim, index)
-    if hasattr(value, "__cuda_array_interface__"):
-        return _cai_value(value, ndim, index)
     if isinstance(value, np.ndarray):
         dev, _ = auto_device(value, stream=stream)
         if value.flags.writeable:
@@ -156,8 +151,11 @@ def _array_value(value, ndim, index, writebacks, stream):
         else:
             writebacks.append(dev)
         return _device_value(dev, ndim, index)
-    raise TypeError(f"kernel argument {index} must be an array (numpy, device array or __cuda_array_interface__ "
-                    f"object), got {type(value).__name__}")
+    foreign = _foreign_value(value, ndim, index, writebacks, stream)
+    if foreign is not None:
+        return foreign
+    raise TypeError(f"kernel argument {index} must be an array (numpy, device array, __cuda_array_interface__ "
+                    f"or DLPack object), got {type(value).__name__}")
 
 
 def _pointer_value(value, index):
@@ -257,6 +255,24 @@ _plans = {}
 _plans_lock = threading.Lock()
 
 
+def _register_fast_path_types():
+    """Tells the C++ fast path which classes are cujit device arrays, numpy arrays and numpy scalars (a numpy
+    scalar's type is its dtype's; datetimes, strings and records are typed by the Python path)."""
+    from cujit._typeof import dtype_type
+    from cujit.errors import TypingError
+    scalars = {}
+    for cls in set(np.sctypeDict.values()):
+        if np.dtype(cls).kind in "biufc":
+            try:
+                scalars[cls] = dtype_type(np.dtype(cls))
+            except TypingError:  # float128 and the like: the Python path gives the error
+                pass
+    _core.launch.register_types(DeviceNDArray, np.ndarray, scalars)
+
+
+_register_fast_path_types()
+
+
 def plan_for(argtypes):
     """The (cached) LaunchPlan for a sequence of argument types."""
     key = tuple(argtypes)
@@ -283,8 +299,9 @@ def launch(cufunction_handle, plan, griddim, blockdim, stream=0, sharedmem=0, ar
 
 def launch_configured(cufunction_handle, plan, grid, block, stream, native, sharedmem, args, cooperative=False,
                       if_overlap=None):
-    """``launch`` for a configuration already normalised by ``configure`` (3-tuples, the native stream):
-    the per-launch path of ``kernel[...](args)``. When two array arguments share bytes and ``if_overlap`` is
+    """``launch`` for a configuration already normalised by ``configure`` (3-tuples, the native stream): the
+    Python path of ``kernel[...](args)``, for the argument kinds the C++ fast path (``_core.launch``) leaves to
+    it (host arrays, In/Out/InOut, pointers, records) and for debug kernels. When two array arguments share bytes and ``if_overlap`` is
     given, the function it returns is launched instead (a variant compiled without noalias arrays)."""
     values, writebacks = plan.prepare(args, stream)
     plan.launcher.launch(cufunction_handle, grid, block, native, sharedmem, values, cooperative, if_overlap)
