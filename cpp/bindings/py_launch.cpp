@@ -16,6 +16,8 @@
 #include <pybind11/stl.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -654,11 +656,45 @@ bool arrays_overlap(const Reading& in) {
   return drv::any_overlap(spans);
 }
 
+// CUJIT_LAUNCH_PROFILE=1: the fast path times its steps (benchmarks/launch_overhead.py --profile reads them).
+enum ProfileStep { kReadArguments, kFindKernel, kPack, kDriverLaunch, kSteps };
+const char* const kStepNames[kSteps] = {"read arguments", "find kernel", "pack", "driver launch"};
+std::array<std::atomic<std::int64_t>, kSteps> profile_ns{};
+std::atomic<std::int64_t> profiled_launches{0};
+
+bool profiling() {
+  static const bool on = [] {
+    const char* v = std::getenv("CUJIT_LAUNCH_PROFILE");
+    return v != nullptr && std::strcmp(v, "0") != 0 && *v != '\0';
+  }();
+  return on;
+}
+
+class StepClock {
+ public:
+  StepClock() : last_(profiling() ? now() : 0) {}
+  void lap(ProfileStep step) {
+    if (!profiling()) return;
+    std::int64_t t = now();
+    profile_ns[step] += t - last_;
+    last_ = t;
+  }
+
+ private:
+  static std::int64_t now() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  std::int64_t last_;
+};
+
 PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
+  StepClock clock;
   ReadingLease lease;
   Reading& in = *lease;
   for (std::size_t i = 0; i < n; ++i)
     if (!read_argument(args[i], i, self->config.stream, in)) return call_python_path(self, args, n);
+  clock.lap(kReadArguments);
   std::shared_ptr<Entry> e = self->table->find(in.key);
   if (!e) {
     py::list argtypes;
@@ -672,6 +708,7 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   std::shared_ptr<drv::Function> fn = loaded.function;
   drv::LaunchLimits limits = loaded.limits;
   for (std::uintptr_t producer : in.producer_streams) drv::order_after(self->config.stream, producer);
+  clock.lap(kFindKernel);
 
   // The parameter buffer: on the stack for up to 256 parameters.
   const drv::ArgumentPlan& plan = e->plan;
@@ -735,10 +772,13 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   }
   drv::LaunchConfig config = self->config;
   config.cooperative = e->cooperative;
+  clock.lap(kPack);
   {
     py::gil_scoped_release release;
     drv::launch_function(*fn, config, limits, pointers);
   }
+  clock.lap(kDriverLaunch);
+  if (profiling()) ++profiled_launches;
   Py_RETURN_NONE;
 }
 
@@ -892,6 +932,17 @@ void register_launch(py::module_& m) {
   if (type == nullptr) throw py::error_already_set();
   l.attr("ConfiguredLaunch") = py::reinterpret_steal<py::object>(type);
 
+  l.def(
+      "profile",
+      [] {
+        py::dict out;
+        const std::int64_t n = profiled_launches.load();
+        out["launches"] = n;
+        for (int step = 0; step < kSteps; ++step)
+          out[kStepNames[step]] = n ? static_cast<double>(profile_ns[step].load()) / n / 1000.0 : 0.0;
+        return out;
+      },
+      "Mean microseconds per fast-path launch in each step, when CUJIT_LAUNCH_PROFILE=1 (else zeros).");
   l.def(
       "register_types",
       [](py::handle device_array, py::handle ndarray, py::dict scalars) {

@@ -282,7 +282,8 @@ class CUDADispatcher:
                 table[key] = compiled
                 if noalias:
                     self.overloads[tuple(signature.args)] = compiled if not self.device else typed
-                    self._launch_table.clear()  # a new overload may be the better match for types seen before
+                    if not self._can_compile:  # the new signature may be the better match for types seen before
+                        self._launch_table.clear()
             return compiled
 
     def compile(self, sig, cc=None):

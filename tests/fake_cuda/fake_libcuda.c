@@ -217,6 +217,16 @@ CUresult cuStreamCreate(void **s, unsigned flags) {
   __atomic_add_fetch(&live_streams, 1, __ATOMIC_SEQ_CST);
   return OK;
 }
+CUresult cuStreamGetFlags(void *s, unsigned *flags) { NEED_CONTEXT(); *flags = 0; return OK; }
+
+/* Events order streams; the fake runs everything at once, so it only counts the waits. */
+static int stream_waits;
+CUresult cuEventCreate(void **e, unsigned flags) { NEED_CONTEXT(); *e = malloc(8); return OK; }
+CUresult cuEventRecord(void *e, void *s) { NEED_CONTEXT(); return OK; }
+CUresult cuEventDestroy_v2(void *e) { free(e); return OK; }
+CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) { NEED_CONTEXT(); ++stream_waits; return OK; }
+int fake_stream_waits(void) { return stream_waits; }
+
 CUresult cuStreamDestroy_v2(void *s) {
   if ((uintptr_t)s <= 2) return INVALID_HANDLE;
   free(s);
@@ -359,6 +369,17 @@ static int array_at(void **params, int first, int ndim, Arr *a) { /* 0 when the 
 #define AT1(T, a, i) (*(T *)((a).data + (i) * (a).strides[0]))
 #define AT2(T, a, i, j) (*(T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1]))
 
+/* ---- parameter capture: a test names the sizes of a cujit kernel's parameters; its launches copy them ---- */
+static int capture_count, capture_sizes[1024], launches_of_others;
+static unsigned long long captured[1024];
+void fake_capture_params(int n, const int *sizes) {
+  capture_count = n < 1024 ? n : 1024;
+  memcpy(capture_sizes, sizes, sizeof(int) * (size_t)capture_count);
+  launches_of_others = 0;
+}
+unsigned long long fake_param(int i) { return captured[i]; } /* zero-extended from its size */
+int fake_launches(void) { return launches_of_others; }
+
 CUresult cuLaunchKernel(Kernel *k, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra) {
   NEED_CONTEXT();
@@ -398,6 +419,12 @@ CUresult cuLaunchKernel(Kernel *k, unsigned gx, unsigned gy, unsigned gz, unsign
   } else if (strcmp(name, "bounded") == 0) {
     if (!array_at(params, 0, 1, &a)) return ILLEGAL_ADDRESS;
     for (unsigned t = 0; t < bx; ++t) ((int *)a.data)[t] = (int)t;
+  } else if (k == &k->lib->other) {
+    for (int i = 0; i < capture_count; ++i) {
+      captured[i] = 0;
+      memcpy(&captured[i], params[i], (size_t)capture_sizes[i]);
+    }
+    ++launches_of_others;
   } else if (strcmp(name, "slow_add") == 0) {
     if (!array_at(params, 0, 1, &a)) return ILLEGAL_ADDRESS;
     float v = P(float, 7);

@@ -1,0 +1,238 @@
+"""The C++ launch fast path (cpp/bindings/py_launch.cpp) without a GPU: on the fake driver (tests/fake_cuda),
+launches of cujit kernels copy their parameters, so each argument kind's packing is checked against numba's
+kernel layout, with the type key the launch chose, the errors that name an argument, and the ordering of CAI
+producer streams."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import pytest
+
+from cujit import _core
+
+PRELUDE = textwrap.dedent('''
+    import ctypes, os, struct, threading
+    import numpy as np
+    from cujit import cuda
+
+    fake = ctypes.CDLL(os.environ["CUJIT_CUDA_DRIVER"])
+    fake.fake_param.restype = ctypes.c_ulonglong
+
+    def capture(sizes):
+        fake.fake_capture_params(len(sizes), (ctypes.c_int * len(sizes))(*sizes))
+
+    def params(n):
+        return [fake.fake_param(i) for i in range(n)]
+
+    ARRAY_1D = [8] * 7
+
+    def array_params(ptr, shape, strides, itemsize):
+        n = int(np.prod(shape)) if shape else 1
+        return [0, 0, n, itemsize, ptr] + list(shape) + list(strides)
+
+    class CAI:
+        """A foreign device array: any __cuda_array_interface__ dict."""
+        def __init__(self, **desc):
+            self.__cuda_array_interface__ = dict(desc, version=desc.get("version", 3))
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                    ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                    ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                    ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+    class DLManaged(ctypes.Structure):
+        _fields_ = [("tensor", DLTensor), ("ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+    ctypes.pythonapi.PyCapsule_New.restype = ctypes.py_object
+    ctypes.pythonapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    kept = []
+
+    def dlpack_capsule(ptr, shape, strides=None, device_type=2, code=2, bits=32):
+        """A DLPack capsule ("dltensor") describing device memory, as a producer would export it."""
+        shape_arr = (ctypes.c_int64 * len(shape))(*shape)
+        strides_arr = (ctypes.c_int64 * len(shape))(*strides) if strides is not None else None
+        t = DLManaged(DLTensor(ptr, device_type, 0, len(shape), code, bits, 1, shape_arr,
+                               strides_arr if strides_arr is not None else None, 0), None, None)
+        kept.extend([shape_arr, strides_arr, t])
+        return ctypes.pythonapi.PyCapsule_New(ctypes.addressof(t), b"dltensor", None)
+''')
+
+
+def run(fake_driver, body):
+    """Runs PRELUDE + body as a script (cujit compiles functions from their source) on the fake driver."""
+    with tempfile.NamedTemporaryFile("w", suffix="_fastpath.py", delete=False) as f:
+        f.write(PRELUDE + textwrap.dedent(body))
+    env = dict(os.environ, CUJIT_CUDA_DRIVER=fake_driver, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0")
+    try:
+        proc = subprocess.run([sys.executable, f.name], env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        os.unlink(f.name)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert proc.stdout.strip().endswith("OK"), proc.stdout[-2000:]
+
+
+def test_each_argument_kind_packs_in_numbas_layout(fake_driver):
+    run(fake_driver, """
+        @cuda.jit
+        def k(a, b, c, x, t, z, flag):
+            a[0] = b[0] + c[0, 0] + x + t[0] + t[1] + z.real
+            if flag:
+                a[1] = 0
+
+        dev = cuda.to_device(np.arange(4, dtype=np.float32))
+        backing = cuda.device_array(16, np.float32)
+        foreign = CAI(shape=(3,), typestr="<f4", data=(backing.ptr + 8, False), strides=(8,), stream=None)
+        capsule = dlpack_capsule(backing.ptr, (2, 3))
+        capture(ARRAY_1D + ARRAY_1D + [8] * 9 + [4, 8, 8, 8, 8, 1])
+        k[1, 1](dev, foreign, capsule, np.float32(2.5), (7, 0.25), 1 + 2j, True)
+        assert fake.fake_launches() == 1
+        got = params(7 + 7 + 9 + 6)
+        assert got[:7] == array_params(dev.ptr, (4,), (4,), 4)
+        assert got[7:14] == array_params(backing.ptr + 8, (3,), (8,), 4)
+        assert got[14:23] == array_params(backing.ptr, (2, 3), (12, 4), 4)
+        as_bits = lambda fmt, v: int.from_bytes(struct.pack(fmt, v), "little")
+        assert got[23:] == [as_bits("<f", 2.5), 7, as_bits("<d", 0.25), as_bits("<d", 1.0), as_bits("<d", 2.0), 1]
+        (sig,) = k.signatures
+        assert [str(t) for t in sig] == ["array(float32, 1d, C)", "array(float32, 1d, A)", "array(float32, 2d, C)",
+                                         "float32", "Tuple(int64, float64)", "complex128", "bool"], sig
+        assert len(k._launch_table) == 1
+        for _ in range(3):                                # served from the table
+            k[1, 1](dev, foreign, capsule, np.float32(2.5), (7, 0.25), 1 + 2j, True)
+        assert len(k._launch_table) == 1 and fake.fake_launches() == 4
+        k[1, 1](dev, foreign, capsule, np.float32(2.5), (7, 0.25), 1 + 2j, 0)   # int: a second specialisation
+        assert len(k._launch_table) == 2 and len(k.signatures) == 2
+        print("OK")
+    """)
+
+
+def test_eager_signatures_convert_and_refuse(fake_driver):
+    run(fake_driver, """
+        @cuda.jit("void(float64[:], float64, int16)")
+        def k(a, x, n):
+            a[0] = x + n
+
+        dev = cuda.to_device(np.zeros(4))
+        capture(ARRAY_1D + [8, 2])
+        k[1, 1](dev, 3, 70000)                                   # int -> float64, int -> int16 (wraps)
+        got = params(9)
+        assert got[7] == int.from_bytes(struct.pack("<d", 3.0), "little") and got[8] == 70000 & 0xFFFF
+        try:
+            k[1, 1](cuda.to_device(np.zeros(4, np.int32)), 1.0, 1)
+        except TypeError as e:
+            assert "No matching definition" in str(e), e
+        else:
+            raise AssertionError("expected TypeError")
+        print("OK")
+    """)
+
+
+def test_errors_name_the_argument(fake_driver):
+    run(fake_driver, """
+        @cuda.jit
+        def k(a, b):
+            a[0] = b[0]
+
+        dev = cuda.to_device(np.zeros(4, np.float32))
+        ptr = dev.ptr
+        cases = [
+            (CAI(shape=(4,), typestr="<f4", data=(ptr, False), mask=object()), NotImplementedError, "masked"),
+            (CAI(shape=(4,), typestr=">f4", data=(ptr, False)), TypeError, "big-endian"),
+            (CAI(shape=(4,), typestr="<f4", data=(ptr, False), stream=0), ValueError, "'stream' is 0"),
+            (np.zeros(4, np.float32).__dlpack__(), TypeError, "not in GPU memory"),
+            (dlpack_capsule(ptr, (4,), code=4, bits=16), TypeError, "unsupported DLPack dtype"),
+        ]
+        for bad, cls, text in cases:
+            try:
+                k[1, 1](dev, bad)
+            except cls as e:
+                assert "kernel argument 1" in str(e) and text in str(e), e
+            else:
+                raise AssertionError(f"no {cls.__name__} for {text}")
+        try:
+            k[1, 1](dev, 2**64)
+        except ValueError as e:
+            assert "Int value is too large" in str(e)
+        print("OK")
+    """)
+
+
+def test_producer_streams_are_ordered_before_the_launch(fake_driver):
+    run(fake_driver, """
+        @cuda.jit
+        def k(a, b):
+            a[0] = b[0]
+
+        dev = cuda.to_device(np.zeros(4, np.float32))
+        producer, consumer = cuda.stream(), cuda.stream()
+        def on(stream):
+            return CAI(shape=(4,), typestr="<f4", data=(dev.ptr, False), stream=stream)
+        waits = fake.fake_stream_waits
+        k[1, 1](dev, on(producer.handle))                     # blocking producer, legacy default consumer
+        k[1, 1, consumer](dev, on(1))                         # legacy producer, blocking consumer
+        k[1, 1, consumer](dev, on(consumer.handle))           # the same stream
+        assert waits() == 0
+        k[1, 1, consumer](dev, on(producer.handle))           # two streams: an event orders them
+        assert waits() == 1
+        k[1, 1, consumer](dev, on(None))                      # no stream named: nothing to order
+        assert waits() == 1
+        print("OK")
+    """)
+
+
+def test_configuration_threads_and_the_python_path(fake_driver):
+    run(fake_driver, """
+        @cuda.jit
+        def k(a, x):
+            a[0] = x
+
+        configured = k[[2, 1], [32], 0, 0]                   # lists as numba accepts them
+        assert configured.griddim == (2, 1, 1) and configured.blockdim == (32, 1, 1)
+        assert configured.dispatcher is k and configured.sharedmem == 0
+        dev = cuda.to_device(np.zeros(4, np.float32))
+        capture(ARRAY_1D + [4])
+        errors = []
+        def worker():
+            try:
+                for _ in range(200):
+                    k[4, 32](dev, np.float32(1.0))
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+        threads = [threading.Thread(target=worker) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors and fake.fake_launches() == 1600, (errors, fake.fake_launches())
+        host = np.zeros(4, np.float32)                        # a host array: copied in and back by Python
+        k[1, 1](host, np.float32(1.0))
+        assert len(k._launch_table) == 1
+        print("OK")
+    """)
+
+
+def test_typeof_of_foreign_arrays_is_the_fast_paths():
+    from cujit import typeof
+
+    class Foreign:
+        __cuda_array_interface__ = {"shape": (4, 3), "typestr": "<i2", "data": (0x1000, True),
+                                    "strides": (2, 8), "version": 2}
+    assert str(typeof(Foreign())) == "readonly array(int16, 2d, F)"
+    assert _core.types.array_layout([0, 3], [4, 100], 4) == "C"        # empty arrays are C-contiguous
+    assert _core.types.array_layout([3, 1], [4, 100], 4) == "C"        # length-1 dimensions do not count
+    assert _core.types.array_layout([3, 2], [4, 12], 4) == "F"
+    assert _core.types.array_layout([3, 2], None, 4) == "C"
+    assert _core.types.array_layout([3, 2], [16, 4], 4) == "A"
+
+
+@pytest.mark.parametrize("typestr", ["<f4", "|b1", "<c16", "<u8"])
+def test_foreign_dtypes(typestr):
+    from cujit import typeof
+    import numpy as np
+
+    class Foreign:
+        __cuda_array_interface__ = {"shape": (5,), "typestr": typestr, "data": (0x1000, False), "version": 3}
+    assert typeof(Foreign()).dtype == typeof(np.zeros(1, np.dtype(typestr))).dtype
