@@ -224,3 +224,29 @@ def test_errors_name_the_argument():
         out[0] = x[0] * a
     with pytest.raises(TypeError, match="No matching definition"):
         eager[1, 1](x, cp.zeros(10, cp.float64), 1.0)
+
+
+class _Protocol:
+    """The same array seen only through its __cuda_array_interface__."""
+
+    def __init__(self, obj):
+        self.__cuda_array_interface__ = obj.__cuda_array_interface__
+
+
+def test_cupy_and_torch_readers_agree_with_their_protocol():
+    from cujit import _core
+    objects = [cp.zeros((6, 8), cp.float32)[:, ::2], cp.asfortranarray(cp.zeros((3, 4), cp.int16)),
+               cp.zeros(0), cp.zeros((5, 7), cp.complex64).T, cp.asarray(np.float64(2.0)),
+               torch.zeros(6, 3, device="cuda")[::2], torch.zeros(2, 5, dtype=torch.complex64, device="cuda"),
+               torch.zeros(4, 2, dtype=torch.int8, device="cuda").t(), torch.zeros(0, device="cuda"),
+               torch.zeros((), dtype=torch.bool, device="cuda")]
+    for obj in objects:
+        fast, protocol = _core.launch.read_array(obj, 0, None), _core.launch.read_array(_Protocol(obj), 0, None)
+        assert fast[:5] == protocol[:5], (obj, fast, protocol)
+        assert _core.launch.array_type(obj) == _core.launch.array_type(_Protocol(obj))
+
+
+def test_tensors_that_need_grad_are_refused_as_their_protocol_does():
+    t = torch.zeros(8, device="cuda", requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        scale[1, 32](cp.zeros(8, cp.float32), t, 1.0)

@@ -42,6 +42,8 @@ struct ArrayValue {
   drv::CUdeviceptr data = 0;
   std::int64_t nitems = 0, itemsize = 0;
   int ndim = 0;
+  int device = -1;  // the GPU its producer names (DLPack, CuPy, PyTorch); -1 when it names none (CAI)
+  int position = 0;  // the kernel argument it came from
   std::array<std::int64_t, kMaxDims> shape{}, strides{};
   drv::ArrayArg arg() const { return {data, nitems, itemsize, shape.data(), strides.data()}; }
 };
@@ -251,21 +253,11 @@ struct DLManagedTensorVersioned {
 constexpr std::int32_t kDLCUDA = 2, kDLCUDAManaged = 13;
 constexpr std::uint64_t kDLReadOnly = 1;
 
-int current_device_ordinal() {
-  drv::Context* ctx = drv::current_context_or_null();
-  return ctx ? ctx->device_id() : drv::current_context().device_id();
-}
-
-void check_device(std::int32_t type, std::int32_t id, std::size_t position) {
+void check_device_type(std::int32_t type, std::size_t position) {
   if (type != kDLCUDA && type != kDLCUDAManaged)
     argument_error(PyExc_TypeError, position,
                    "a DLPack tensor on device type " + std::to_string(type) +
                        " is not in GPU memory (kDLCUDA or kDLCUDAManaged)");
-  const int current = current_device_ordinal();
-  if (id != current)
-    argument_error(PyExc_ValueError, position,
-                   "the DLPack tensor is on GPU " + std::to_string(id) + ", the kernel launches on GPU " +
-                       std::to_string(current));
 }
 
 // A DLPack capsule's tensor into `out` (the capsule is read, not consumed: it keeps the memory alive).
@@ -274,6 +266,7 @@ ArrayRead read_dlpack_capsule(PyObject* capsule, std::size_t position, ArrayValu
   if (name == nullptr) throw py::error_already_set();
   const DLTensor* t = nullptr;
   bool readonly = false;
+  out = ArrayValue{};
   if (std::strcmp(name, "dltensor") == 0) {
     t = &static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, name))->dl_tensor;
   } else if (std::strcmp(name, "dltensor_versioned") == 0) {
@@ -287,7 +280,8 @@ ArrayRead read_dlpack_capsule(PyObject* capsule, std::size_t position, ArrayValu
   } else {
     argument_error(PyExc_TypeError, position, std::string("a capsule named '") + name + "' is not a DLPack tensor");
   }
-  check_device(t->device.device_type, t->device.device_id, position);
+  check_device_type(t->device.device_type, position);
+  out.device = t->device.device_id;
   const char kinds[] = {'i', 'u', 'f', '?', '?', 'c', 'b'};
   const int code = t->dtype.code < sizeof kinds && t->dtype.lanes == 1 ? dtype_code(kinds[t->dtype.code], t->dtype.bits / 8) : -1;
   if (code < 0 || t->dtype.bits % 8 != 0)
@@ -317,7 +311,7 @@ ArrayRead read_dlpack_capsule(PyObject* capsule, std::size_t position, ArrayValu
 py::object dlpack_capsule(PyObject* obj, std::size_t position, drv::CUstream consumer) {
   py::handle h(obj);
   py::tuple device = py::reinterpret_borrow<py::object>(h.attr("__dlpack_device__")()).cast<py::tuple>();
-  check_device(device[0].cast<std::int32_t>(), device[1].cast<std::int32_t>(), position);
+  check_device_type(device[0].cast<std::int32_t>(), position);
   // The protocol names the legacy default stream 1 (0 is ambiguous there).
   std::uintptr_t s = consumer == nullptr ? drv::Stream::kLegacy : reinterpret_cast<std::uintptr_t>(consumer);
   return h.attr("__dlpack__")(py::arg("stream") = s);
@@ -325,10 +319,18 @@ py::object dlpack_capsule(PyObject* obj, std::size_t position, drv::CUstream con
 
 // ---- the registered Python types the reader recognises ----
 
+// How the objects of a class are read: CuPy arrays and PyTorch tensors field by field (what their
+// __cuda_array_interface__ would say, without building it), others through the protocols.
+enum class Reader : std::uint8_t { Protocols, CuPy, Torch };
+
 struct Registry {
   PyTypeObject* device_array = nullptr;  // cujit's DeviceNDArray
   PyTypeObject* ndarray = nullptr;       // numpy.ndarray: the Python path copies it
   std::unordered_map<PyTypeObject*, TypeRef> scalars;  // numpy scalar types whose type is their dtype's
+  py::object classify;                   // classify(cls) -> ("cupy", stream_ptr_fn) | ("torch", dtypes) | ...
+  std::unordered_map<PyTypeObject*, Reader> readers;  // classes seen so far (each kept alive)
+  py::object cupy_stream_ptr;            // cupy's current stream pointer (None: CuPy exports CAI v2)
+  std::unordered_map<PyObject*, int> dtype_codes;     // numpy and torch dtype objects (kept alive) -> code
 };
 
 Registry& registry() {
@@ -365,11 +367,124 @@ const DeviceArrayView& device_array_view(PyObject* obj, std::size_t position) {
   return *reinterpret_cast<const DeviceArrayView*>(PyBytes_AS_STRING(view));
 }
 
+Reader reader_for(PyTypeObject* cls) {
+  Registry& r = registry();
+  auto it = r.readers.find(cls);
+  if (it != r.readers.end()) return it->second;
+  Reader reader = Reader::Protocols;
+  if (r.classify) {
+    py::tuple kind = r.classify(py::handle(reinterpret_cast<PyObject*>(cls))).cast<py::tuple>();
+    std::string name = kind[0].cast<std::string>();
+    if (name == "cupy") {
+      reader = Reader::CuPy;
+      r.cupy_stream_ptr = kind[1];
+    } else if (name == "torch") {
+      reader = Reader::Torch;
+      for (auto [dtype, spec] : kind[1].cast<py::dict>()) {
+        auto [k, size] = spec.cast<std::pair<std::string, int>>();
+        r.dtype_codes[dtype.inc_ref().ptr()] = dtype_code(k.empty() ? '?' : k[0], size);
+      }
+    }
+  }
+  Py_INCREF(cls);
+  r.readers[cls] = reader;
+  return reader;
+}
+
+// The code of a numpy dtype object (-1: not a dtype the fast path reads: records, big-endian, datetimes).
+int numpy_dtype_code(PyObject* dtype) {
+  Registry& r = registry();
+  auto it = r.dtype_codes.find(dtype);
+  if (it != r.dtype_codes.end()) return it->second;
+  py::handle d(dtype);
+  int code = -1;
+  if (d.attr("fields").is_none() && d.attr("byteorder").cast<std::string>() != ">") {
+    std::string kind = d.attr("kind").cast<std::string>();
+    code = dtype_code(kind.empty() ? '?' : kind[0], d.attr("itemsize").cast<std::int64_t>());
+  }
+  r.dtype_codes[d.inc_ref().ptr()] = code;
+  return code;
+}
+
+std::int64_t itemsize_of(int code) {
+  static const std::int64_t sizes[kDtypes] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16};
+  return sizes[code];
+}
+
+py::object get(PyObject* obj, PyObject* name) {
+  PyObject* v = PyObject_GetAttr(obj, name);
+  if (v == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(v);
+}
+
+py::object call(PyObject* obj, PyObject* name) {
+  PyObject* v = PyObject_CallMethodNoArgs(obj, name);
+  if (v == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(v);
+}
+
+void finish(ArrayValue& out, int code, bool readonly, ArrayRead& read) {
+  out.nitems = count_items(out);
+  if (out.nitems == 0) out.data = 0;  // as CAI producers report empty arrays
+  read.type = array_type(code, out.ndim, types::array_layout(out.ndim, out.shape.data(), out.strides.data(), out.itemsize),
+                         readonly);
+}
+
+// A CuPy array as its CAI (v3) describes it: data.ptr, shape, strides, dtype, never readonly, and CuPy's
+// current stream as the producer's (1 for the legacy default stream). `stream` caches that stream for the
+// launch (-1: not asked yet). A dtype the fast path does not read gives a null type (the protocols decide).
+ArrayRead read_cupy(PyObject* obj, std::size_t position, ArrayValue& out, std::int64_t& stream) {
+  static PyObject *k_dtype = interned("dtype"), *k_data = interned("data"), *k_ptr = interned("ptr"),
+                  *k_device_id = interned("device_id"), *k_shape = interned("shape"), *k_strides = interned("strides");
+  ArrayRead read;
+  const int code = numpy_dtype_code(get(obj, k_dtype).ptr());
+  if (code < 0) return read;
+  py::object memory = get(obj, k_data);
+  out.data = get(memory.ptr(), k_ptr).cast<std::uint64_t>();
+  out.device = get(memory.ptr(), k_device_id).cast<int>();
+  out.itemsize = itemsize_of(code);
+  out.ndim = read_dims(get(obj, k_shape).ptr(), out.shape, position, "shape");
+  read_dims(get(obj, k_strides).ptr(), out.strides, position, "strides");
+  const Registry& r = registry();
+  if (!r.cupy_stream_ptr.is_none() && cai_sync_enabled()) {
+    if (stream < 0) {
+      stream = r.cupy_stream_ptr().cast<std::int64_t>();
+      if (stream == 0) stream = static_cast<std::int64_t>(drv::Stream::kLegacy);
+    }
+    read.producer_stream = static_cast<std::uintptr_t>(stream);
+  }
+  finish(out, code, false, read);
+  return read;
+}
+
+// A PyTorch tensor as its CAI (v2: no stream) describes it: data_ptr(), shape, stride() in elements, dtype.
+// Tensors that need grad or are not on a GPU give a null type: their CAI raises PyTorch's own error.
+ArrayRead read_torch(PyObject* obj, std::size_t position, ArrayValue& out) {
+  static PyObject *k_dtype = interned("dtype"), *k_requires_grad = interned("requires_grad"),
+                  *k_get_device = interned("get_device"), *k_data_ptr = interned("data_ptr"),
+                  *k_shape = interned("shape"), *k_stride = interned("stride");
+  ArrayRead read;
+  const Registry& r = registry();
+  auto code_it = r.dtype_codes.find(get(obj, k_dtype).ptr());
+  if (code_it == r.dtype_codes.end() || code_it->second < 0) return read;
+  if (get(obj, k_requires_grad).ptr() == Py_True) return read;
+  out.device = call(obj, k_get_device).cast<int>();
+  if (out.device < 0) return read;
+  const int code = code_it->second;
+  out.data = call(obj, k_data_ptr).cast<std::uint64_t>();
+  out.itemsize = itemsize_of(code);
+  out.ndim = read_dims(get(obj, k_shape).ptr(), out.shape, position, "shape");
+  read_dims(call(obj, k_stride).ptr(), out.strides, position, "stride()");
+  for (int d = 0; d < out.ndim; ++d) out.strides[d] *= out.itemsize;
+  finish(out, code, false, read);
+  return read;
+}
+
 // Any array object the reader knows (device array, CAI, DLPack capsule or producer) into `out`; `keep`
 // receives objects that must outlive the launch (a capsule made here). Returns a null type for objects that
 // are not arrays the fast path reads.
 ArrayRead read_array_object(PyObject* obj, std::size_t position, drv::CUstream consumer, ArrayValue& out,
-                            std::vector<py::object>& keep) {
+                            std::vector<py::object>& keep, std::int64_t& cupy_stream) {
   static PyObject *k_cai = interned("__cuda_array_interface__"), *k_dlpack = interned("__dlpack__");
   const Registry& r = registry();
   if (r.device_array != nullptr && PyObject_TypeCheck(obj, r.device_array)) {
@@ -379,6 +494,12 @@ ArrayRead read_array_object(PyObject* obj, std::size_t position, drv::CUstream c
   }
   if (PyCapsule_CheckExact(obj)) return read_dlpack_capsule(obj, position, out);
   if (r.ndarray != nullptr && PyObject_TypeCheck(obj, r.ndarray)) return {};
+  const Reader reader = reader_for(Py_TYPE(obj));
+  if (reader != Reader::Protocols) {
+    ArrayRead read = reader == Reader::CuPy ? read_cupy(obj, position, out, cupy_stream) : read_torch(obj, position, out);
+    if (read.type != nullptr) return read;
+    out = ArrayValue{};
+  }
   PyObject* desc = PyObject_GetAttr(obj, k_cai);
   if (desc != nullptr) {
     py::object held = py::reinterpret_steal<py::object>(desc);
@@ -421,7 +542,9 @@ struct Reading {
   std::vector<ArrayValue> arrays;
   std::vector<std::uintptr_t> producer_streams;
   std::vector<py::object> keep;
+  std::int64_t cupy_stream = -1;  // CuPy's current stream, asked once per launch
   void clear() {
+    cupy_stream = -1;
     key.clear();
     leaves.clear();
     arrays.clear();
@@ -487,8 +610,9 @@ bool read_argument(PyObject* obj, std::size_t position, drv::CUstream consumer, 
     return true;
   }
   in.arrays.emplace_back();
-  ArrayRead read = read_array_object(obj, position, consumer, in.arrays.back(), in.keep);
+  ArrayRead read = read_array_object(obj, position, consumer, in.arrays.back(), in.keep, in.cupy_stream);
   if (read.type == nullptr) return false;
+  in.arrays.back().position = static_cast<int>(position);
   if (read.producer_stream != 0) in.producer_streams.push_back(read.producer_stream);
   in.key.push_back(reinterpret_cast<KeyWord>(read.type));
   in.leaves.push_back({obj, static_cast<int>(in.arrays.size() - 1)});
@@ -707,6 +831,12 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   const LoadedFunction& loaded = function_here(*e);
   std::shared_ptr<drv::Function> fn = loaded.function;
   drv::LaunchLimits limits = loaded.limits;
+  const int device = fn->context().device_id();
+  for (const ArrayValue& a : in.arrays)
+    if (a.device >= 0 && a.device != device)
+      argument_error(PyExc_ValueError, static_cast<std::size_t>(a.position),
+                     "the array is on GPU " + std::to_string(a.device) + ", the kernel launches on GPU " +
+                         std::to_string(device));
   for (std::uintptr_t producer : in.producer_streams) drv::order_after(self->config.stream, producer);
   clock.lap(kFindKernel);
 
@@ -934,14 +1064,19 @@ void register_launch(py::module_& m) {
 
   l.def(
       "profile",
-      [] {
+      [](bool reset) {
         py::dict out;
         const std::int64_t n = profiled_launches.load();
         out["launches"] = n;
         for (int step = 0; step < kSteps; ++step)
           out[kStepNames[step]] = n ? static_cast<double>(profile_ns[step].load()) / n / 1000.0 : 0.0;
+        if (reset) {
+          for (auto& ns : profile_ns) ns = 0;
+          profiled_launches = 0;
+        }
         return out;
       },
+      py::arg("reset") = false,
       "Mean microseconds per fast-path launch in each step, when CUJIT_LAUNCH_PROFILE=1 (else zeros).");
   l.def(
       "register_types",
@@ -956,11 +1091,17 @@ void register_launch(py::module_& m) {
       "The classes the fast path recognises: cujit's DeviceNDArray, numpy.ndarray (left to the Python path), "
       "and numpy scalar types with their cujit types.");
   l.def(
+      "register_classifier", [](py::object classify) { registry().classify = std::move(classify); },
+      py::arg("classify"),
+      "classify(cls), asked once per class of array argument: ('cupy', current_stream_ptr or None), "
+      "('torch', {dtype: (kind, itemsize)}) or ('protocols', None).");
+  l.def(
       "array_type",
       [](py::handle obj) -> py::object {
         ArrayValue value;
         std::vector<py::object> keep;
-        ArrayRead read = read_array_object(obj.ptr(), 0, nullptr, value, keep);
+        std::int64_t cupy_stream = -1;
+        ArrayRead read = read_array_object(obj.ptr(), 0, nullptr, value, keep, cupy_stream);
         if (read.type == nullptr) return py::none();
         return py::cast(read.type, py::return_value_policy::reference);
       },
@@ -973,8 +1114,13 @@ void register_launch(py::module_& m) {
         ArrayValue v;
         std::vector<py::object> keep;
         drv::CUstream consumer = native_stream.is_none() ? nullptr : native_stream.cast<drv::Stream&>().handle();
-        ArrayRead read = read_array_object(obj.ptr(), position, consumer, v, keep);
+        std::int64_t cupy_stream = -1;
+        ArrayRead read = read_array_object(obj.ptr(), position, consumer, v, keep, cupy_stream);
         if (read.type == nullptr) return py::none();
+        if (v.device >= 0 && v.device != drv::current_context().device_id())
+          argument_error(PyExc_ValueError, position,
+                         "the array is on GPU " + std::to_string(v.device) + ", the kernel launches on GPU " +
+                             std::to_string(drv::current_context().device_id()));
         if (read.producer_stream != 0) drv::order_after(consumer, read.producer_stream);
         py::tuple shape(v.ndim), strides(v.ndim);
         for (int d = 0; d < v.ndim; ++d) {

@@ -18,6 +18,7 @@ low-occupancy warning, for ``kernel[griddim, blockdim, stream, sharedmem]``.
 
 import numbers
 import os
+import sys
 import threading
 import warnings
 
@@ -270,7 +271,31 @@ def _register_fast_path_types():
     _core.launch.register_types(DeviceNDArray, np.ndarray, scalars)
 
 
+_TORCH_DTYPES = {"bool": ("b", 1), "int8": ("i", 1), "int16": ("i", 2), "int32": ("i", 4), "int64": ("i", 8),
+                 "uint8": ("u", 1), "uint16": ("u", 2), "uint32": ("u", 4), "uint64": ("u", 8),
+                 "float16": ("f", 2), "float32": ("f", 4), "float64": ("f", 8), "complex64": ("c", 8),
+                 "complex128": ("c", 16)}
+
+
+def _classify_array_class(cls):
+    """How the fast path reads arguments of class ``cls`` (asked once per class): CuPy arrays and PyTorch
+    tensors field by field, with what their ``__cuda_array_interface__`` would say (CuPy names its current
+    stream, unless it exports version 2; PyTorch names none; bfloat16 tensors are left to the protocol), and
+    every other class through ``__cuda_array_interface__`` or DLPack. Neither library is imported here."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and issubclass(cls, cupy.ndarray):
+        if os.environ.get("CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION", "3") == "2":
+            return "cupy", None
+        stream_ptr = getattr(cupy.cuda.stream, "get_current_stream_ptr", None)
+        return "cupy", stream_ptr or (lambda: cupy.cuda.get_current_stream().ptr)
+    torch = sys.modules.get("torch")
+    if torch is not None and issubclass(cls, torch.Tensor):
+        return "torch", {getattr(torch, name): spec for name, spec in _TORCH_DTYPES.items() if hasattr(torch, name)}
+    return "protocols", None
+
+
 _register_fast_path_types()
+_core.launch.register_classifier(_classify_array_class)
 
 
 def plan_for(argtypes):
