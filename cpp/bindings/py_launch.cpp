@@ -220,6 +220,18 @@ ArrayRead read_cai(PyObject* desc, std::size_t position, ArrayValue& out) {
   return read;
 }
 
+// nitems and the type of an array read field by field; an empty array is described as CAI producers describe
+// it (a null pointer and, being C-contiguous, C strides).
+void finish(ArrayValue& out, int code, bool readonly, ArrayRead& read) {
+  out.nitems = count_items(out);
+  if (out.nitems == 0) {
+    out.data = 0;
+    fill_c_strides(out);
+  }
+  read.type = array_type(code, out.ndim, types::array_layout(out.ndim, out.shape.data(), out.strides.data(), out.itemsize),
+                         readonly);
+}
+
 // ---- DLPack (the ABI of dlpack.h, v0.8 and v1.x) ----
 
 struct DLDevice {
@@ -298,11 +310,8 @@ ArrayRead read_dlpack_capsule(PyObject* capsule, std::size_t position, ArrayValu
   } else {
     for (int d = 0; d < out.ndim; ++d) out.strides[d] = t->strides[d] * out.itemsize;
   }
-  out.nitems = count_items(out);
-  if (out.nitems == 0) out.data = 0;
   ArrayRead read;
-  read.type = array_type(code, out.ndim, types::array_layout(out.ndim, out.shape.data(), out.strides.data(), out.itemsize),
-                         readonly);
+  finish(out, code, readonly, read);
   return read;
 }
 
@@ -421,13 +430,6 @@ py::object call(PyObject* obj, PyObject* name) {
   PyObject* v = PyObject_CallMethodNoArgs(obj, name);
   if (v == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(v);
-}
-
-void finish(ArrayValue& out, int code, bool readonly, ArrayRead& read) {
-  out.nitems = count_items(out);
-  if (out.nitems == 0) out.data = 0;  // as CAI producers report empty arrays
-  read.type = array_type(code, out.ndim, types::array_layout(out.ndim, out.shape.data(), out.strides.data(), out.itemsize),
-                         readonly);
 }
 
 // A CuPy array as its CAI (v3) describes it: data.ptr, shape, strides, dtype, never readonly, and CuPy's
