@@ -3,8 +3,8 @@ in its own process, best of 3 x 20 000 launches after warm-up: `python benchmark
 
 Cases (issue 14's table): no arguments; 4 arguments (3 device arrays of the library + a float32) with cujit
 device arrays, CuPy arrays, PyTorch tensors and DLPack capsules (cujit only: numba-cuda does not take them);
-16 device arrays; 8 Python scalars. The C floor is benchmarks/launch_floor.cu, built here with nvcc. Every process is
-pinned to one core.
+16 device arrays; 8 Python scalars. The C floor is benchmarks/launch_floor.cu, built here with nvcc. (Pinning every
+process to one core made the figures worse, not steadier: the driver's own threads then share that core.)
 `--profile` also prints where cujit's time goes, from the fast path's own timers (CUJIT_LAUNCH_PROFILE=1)."""
 
 import argparse
@@ -19,7 +19,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 WORKER = textwrap.dedent('''
     import os, sys, time
-    os.sched_setaffinity(0, {int(sys.argv[3])})
     import numpy as np
     np.row_stack = np.vstack
     which, case = sys.argv[1], sys.argv[2]
@@ -88,8 +87,6 @@ CASES = [("none", "no arguments", "k0"), ("device4", "4: 3 device arrays + float
          ("dlpack4", "4 with DLPack capsules", "k4"), ("arrays16", "16 device arrays", "k16"),
          ("scalars8", "8 Python scalars (int, float)", "k8")]
 
-CORE = 2  # every process runs on one core, so that cases compare with less scheduling noise
-
 
 def c_floor(workdir):
     """{kernel: us per launch} from the C loop, or {} without nvcc."""
@@ -102,7 +99,7 @@ def c_floor(workdir):
     if build.returncode != 0:
         print(build.stderr[-2000:])
         return {}
-    out = subprocess.run(["taskset", "-c", str(CORE), exe], capture_output=True, text=True).stdout.split()
+    out = subprocess.run([exe], capture_output=True, text=True).stdout.split()
     return dict(zip(out[::2], (float(v) for v in out[1::2])))
 
 
@@ -130,8 +127,7 @@ def main():
             env = dict(os.environ, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0")
             if options.profile and which == "cujit":
                 env["CUJIT_LAUNCH_PROFILE"] = "1"
-            out = subprocess.run([sys.executable, script, which, case, str(CORE)], capture_output=True, text=True,
-                                 env=env)
+            out = subprocess.run([sys.executable, script, which, case], capture_output=True, text=True, env=env)
             try:
                 row[which] = float(out.stdout.strip().splitlines()[-1])
             except (ValueError, IndexError):
