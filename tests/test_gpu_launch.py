@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 
 from cujit import cuda
+from cujit.cudadrv import devices
 
-pytestmark = pytest.mark.gpu
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
+]
 
 cp = pytest.importorskip("cupy") if cuda.is_available() else None
 torch = pytest.importorskip("torch") if cuda.is_available() else None
