@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 
 from cujit import _core
-from cujit.cudadrv.devicearray import DeviceNDArray, auto_device, contiguous_strides
+from cujit.cudadrv.devicearray import DeviceNDArray, auto_device
 from cujit.cudadrv.stream import native_stream
 
 _drv = _core.driver
