@@ -158,6 +158,22 @@ bool cai_sync_enabled() {
   return enabled;
 }
 
+// The array type of a value read with dtype `code`, its layout from its shape and strides.
+TypeRef typed_array(const ArrayValue& a, int code, bool readonly) {
+  return array_type(code, a.ndim, types::array_layout(a.ndim, a.shape.data(), a.strides.data(), a.itemsize), readonly);
+}
+
+// nitems and the type of an array read field by field; an empty array is described as CAI producers describe
+// it (a null pointer and, being C-contiguous, C strides).
+void finish(ArrayValue& out, int code, bool readonly, ArrayRead& read) {
+  out.nitems = count_items(out);
+  if (out.nitems == 0) {
+    out.data = 0;
+    fill_c_strides(out);
+  }
+  read.type = typed_array(out, code, readonly);
+}
+
 // A __cuda_array_interface__ dict (versions 2 and 3) into `out`, with the spec's rules: strides None is
 // C-contiguous, data[1] is readonly, typestr's byte order must be the host's, a mask is refused, stream is the
 // producer's (0 is not allowed).
@@ -178,15 +194,15 @@ ArrayRead read_cai(PyObject* desc, std::size_t position, ArrayValue& out) {
   const char* ts = PyUnicode_AsUTF8AndSize(typestr, &len);
   if (ts == nullptr) throw py::error_already_set();
   ArrayRead read;
+  int code = -1;
   if (len >= 3) {
     const std::int64_t size = std::atoll(ts + 2);
-    const int code = dtype_code(ts[1], size);
+    code = dtype_code(ts[1], size);
     if (code >= 0) {
       if (ts[0] == '>' && size > 1)
         argument_error(PyExc_TypeError, position,
                        "big-endian data (typestr '" + std::string(ts) + "') cannot be passed to a kernel");
       out.itemsize = size;
-      read.type = dtype_type(code);
     }
   }
   out.ndim = read_dims(shape, out.shape, position, "shape");
@@ -211,25 +227,11 @@ ArrayRead read_cai(PyObject* desc, std::size_t position, ArrayValue& out) {
                                                  "disallows (1 is the legacy default stream)");
     if (cai_sync_enabled()) read.producer_stream = static_cast<std::uintptr_t>(s);
   }
-  if (read.type == nullptr) return read;  // a dtype for the Python path
+  if (code < 0) return read;  // a dtype for the Python path
   if (!has_strides) fill_c_strides(out);
   out.nitems = count_items(out);
-  read.type = array_type(dtype_code(ts[1], out.itemsize),
-                         out.ndim, types::array_layout(out.ndim, out.shape.data(), out.strides.data(), out.itemsize),
-                         readonly != 0);
+  read.type = typed_array(out, code, readonly != 0);
   return read;
-}
-
-// nitems and the type of an array read field by field; an empty array is described as CAI producers describe
-// it (a null pointer and, being C-contiguous, C strides).
-void finish(ArrayValue& out, int code, bool readonly, ArrayRead& read) {
-  out.nitems = count_items(out);
-  if (out.nitems == 0) {
-    out.data = 0;
-    fill_c_strides(out);
-  }
-  read.type = array_type(code, out.ndim, types::array_layout(out.ndim, out.shape.data(), out.strides.data(), out.itemsize),
-                         readonly);
 }
 
 // ---- DLPack (the ABI of dlpack.h, v0.8 and v1.x) ----
@@ -774,6 +776,14 @@ const LoadedFunction& function_here(Entry& e) {
   return e.functions.back();
 }
 
+// An array whose producer names a GPU (DLPack, CuPy, PyTorch) must be on the kernel's.
+void check_array_device(const ArrayValue& a, int device) {
+  if (a.device >= 0 && a.device != device)
+    argument_error(PyExc_ValueError, static_cast<std::size_t>(a.position),
+                   "the array is on GPU " + std::to_string(a.device) + ", the kernel launches on GPU " +
+                       std::to_string(device));
+}
+
 bool arrays_overlap(const Reading& in) {
   if (in.arrays.size() < 2) return false;
   std::vector<drv::ByteSpan> spans;
@@ -833,12 +843,7 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   const LoadedFunction& loaded = function_here(*e);
   std::shared_ptr<drv::Function> fn = loaded.function;
   drv::LaunchLimits limits = loaded.limits;
-  const int device = fn->context().device_id();
-  for (const ArrayValue& a : in.arrays)
-    if (a.device >= 0 && a.device != device)
-      argument_error(PyExc_ValueError, static_cast<std::size_t>(a.position),
-                     "the array is on GPU " + std::to_string(a.device) + ", the kernel launches on GPU " +
-                         std::to_string(device));
+  for (const ArrayValue& a : in.arrays) check_array_device(a, fn->context().device_id());
   for (std::uintptr_t producer : in.producer_streams) drv::order_after(self->config.stream, producer);
   clock.lap(kFindKernel);
 
@@ -886,14 +891,7 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
       }
       case PackOp::Kind::Array: {
         const ArrayValue& a = in.arrays[static_cast<std::size_t>(leaf.array)];
-        std::int64_t* words = reinterpret_cast<std::int64_t*>(at);  // 8-byte parameters, 8-aligned
-        words[0] = 0;  // meminfo
-        words[1] = 0;  // parent
-        words[2] = a.nitems;
-        words[3] = a.itemsize;
-        words[4] = static_cast<std::int64_t>(a.data);
-        std::memcpy(words + 5, a.shape.data(), sizeof(std::int64_t) * a.ndim);
-        std::memcpy(words + 5 + a.ndim, a.strides.data(), sizeof(std::int64_t) * a.ndim);
+        drv::write_array_params(reinterpret_cast<std::int64_t*>(at), a.ndim, a.arg());
         break;
       }
     }
@@ -1119,10 +1117,8 @@ void register_launch(py::module_& m) {
         std::int64_t cupy_stream = -1;
         ArrayRead read = read_array_object(obj.ptr(), position, consumer, v, keep, cupy_stream);
         if (read.type == nullptr) return py::none();
-        if (v.device >= 0 && v.device != drv::current_context().device_id())
-          argument_error(PyExc_ValueError, position,
-                         "the array is on GPU " + std::to_string(v.device) + ", the kernel launches on GPU " +
-                             std::to_string(drv::current_context().device_id()));
+        v.position = static_cast<int>(position);
+        if (v.device >= 0) check_array_device(v, drv::current_context().device_id());  // no driver call otherwise
         if (read.producer_stream != 0) drv::order_after(consumer, read.producer_stream);
         py::tuple shape(v.ndim), strides(v.ndim);
         for (int d = 0; d < v.ndim; ++d) {

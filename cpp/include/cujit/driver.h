@@ -440,6 +440,10 @@ class ArgumentBuffer {
   std::vector<void*> pointers_;
 };
 
+// An array argument's 5 + 2 * ndim parameters (meminfo, parent, nitems, itemsize, data, shape..., strides...),
+// written from `params`, where they lie one after another (each 8 bytes, 8-byte aligned).
+void write_array_params(std::int64_t* params, int ndim, const ArrayArg& array);
+
 // The bytes [first, end) an array argument covers; nullopt for an empty array, which covers none.
 struct ByteSpan {
   std::uint64_t first = 0, end = 0;

@@ -82,15 +82,17 @@ void ArgumentBuffer::set_scalar(std::size_t slot, std::uint64_t bits) {
 void ArgumentBuffer::set_array(std::size_t slot, const ArrayArg& array) {
   const ArgSlot& s = plan_->slots().at(slot);
   if (s.kind != ArgSlot::Kind::Array) bad_argument("argument slot " + std::to_string(slot) + " is a scalar");
-  std::size_t p = plan_->first_param(slot);
-  auto put = [&](std::int64_t v) { std::memcpy(at(p++), &v, 8); };
-  put(0);  // meminfo
-  put(0);  // parent
-  put(array.nitems);
-  put(array.itemsize);
-  put(static_cast<std::int64_t>(array.data));
-  for (int d = 0; d < s.ndim; ++d) put(array.shape[d]);
-  for (int d = 0; d < s.ndim; ++d) put(array.strides[d]);
+  write_array_params(reinterpret_cast<std::int64_t*>(at(plan_->first_param(slot))), s.ndim, array);
+}
+
+void write_array_params(std::int64_t* params, int ndim, const ArrayArg& array) {
+  params[0] = 0;  // meminfo
+  params[1] = 0;  // parent
+  params[2] = array.nitems;
+  params[3] = array.itemsize;
+  params[4] = static_cast<std::int64_t>(array.data);
+  std::memcpy(params + 5, array.shape, sizeof(std::int64_t) * ndim);
+  std::memcpy(params + 5 + ndim, array.strides, sizeof(std::int64_t) * ndim);
 }
 
 bool ArgumentBuffer::arrays_overlap() const {
