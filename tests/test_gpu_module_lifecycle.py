@@ -6,9 +6,6 @@ load once; 16 threads x 50 kernels; 10 000 load/launch/unload cycles; two contex
 
 import ctypes
 import os
-import subprocess
-import sys
-import tempfile
 import textwrap
 import threading
 
@@ -19,6 +16,7 @@ from cujit import cuda, dispatcher
 from cujit.cudadrv import devices
 
 import gpu_lifecycle_src as L
+from script_runs import run_script
 
 pytestmark = [
     pytest.mark.gpu,
@@ -242,14 +240,7 @@ def check(k, offset=0):
 
 
 def _run(body, timeout=600):
-    with tempfile.NamedTemporaryFile("w", suffix="_gpu_lifecycle.py", delete=False) as f:
-        f.write(PRELUDE + textwrap.dedent(body))
-    try:
-        proc = subprocess.run([sys.executable, f.name], capture_output=True, text=True, timeout=timeout)
-    finally:
-        os.unlink(f.name)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return proc
+    return run_script(PRELUDE + textwrap.dedent(body), "_gpu_lifecycle.py", timeout=timeout)
 
 
 UNLOAD_PATHS = {

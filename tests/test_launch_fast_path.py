@@ -4,14 +4,12 @@ kernel layout, with the type key the launch chose, the errors that name an argum
 producer streams."""
 
 import os
-import subprocess
-import sys
-import tempfile
 import textwrap
 
 import pytest
 
 from cujit import _core
+from script_runs import run_script
 
 PRELUDE = textwrap.dedent('''
     import ctypes, os, struct, threading
@@ -64,14 +62,8 @@ PRELUDE = textwrap.dedent('''
 
 def run(fake_driver, body):
     """Runs PRELUDE + body as a script (cujit compiles functions from their source) on the fake driver."""
-    with tempfile.NamedTemporaryFile("w", suffix="_fastpath.py", delete=False) as f:
-        f.write(PRELUDE + textwrap.dedent(body))
     env = dict(os.environ, CUJIT_CUDA_DRIVER=fake_driver, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0")
-    try:
-        proc = subprocess.run([sys.executable, f.name], env=env, capture_output=True, text=True, timeout=600)
-    finally:
-        os.unlink(f.name)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    proc = run_script(PRELUDE + textwrap.dedent(body), "_fastpath.py", env)
     assert proc.stdout.strip().endswith("OK"), proc.stdout[-2000:]
 
 

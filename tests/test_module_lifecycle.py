@@ -8,12 +8,10 @@ modules and callbacks; tests/test_gpu_module_lifecycle.py checks results on a GP
 own process (the fake driver is chosen with ``CUJIT_CUDA_DRIVER`` before cujit opens libcuda)."""
 
 import os
-import subprocess
-import sys
-import tempfile
 import textwrap
 
 import pytest
+from script_runs import run_script
 
 PRELUDE = """
 import gc, threading, warnings
@@ -56,15 +54,8 @@ def make_kernel(i, link=(lib,)):
 
 def run(fake_driver, body, expect_exit=0):
     """Runs PRELUDE + body as a script file (cujit compiles functions from their source) on the fake driver."""
-    with tempfile.NamedTemporaryFile("w", suffix="_lifecycle.py", delete=False) as f:
-        f.write(PRELUDE + textwrap.dedent(body))
     env = dict(os.environ, CUJIT_CUDA_DRIVER=fake_driver, PYTHONWARNINGS="default")
-    try:
-        proc = subprocess.run([sys.executable, f.name], env=env, capture_output=True, text=True, timeout=600)
-    finally:
-        os.unlink(f.name)
-    assert proc.returncode == expect_exit, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return proc
+    return run_script(PRELUDE + textwrap.dedent(body), "_lifecycle.py", env, expect_exit)
 
 
 def test_setup_runs_once_per_module(fake_driver):

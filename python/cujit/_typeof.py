@@ -76,11 +76,13 @@ def typeof(value):
     from cujit.cudadrv.launch import ArgHint
     if isinstance(value, ArgHint):
         return typeof(value.value)
+    if isinstance(value, tuple):
+        return _core.types.tuple([typeof(v) for v in value])
     fast = _core.launch.array_type(value)  # CAI and DLPack objects, typed as the launch path types them
     if fast is not None:
         return fast
     cai = getattr(value, "__cuda_array_interface__", None)
-    if cai is not None:
+    if cai is not None:  # a dtype the launch path leaves to Python: records (their fields are in descr)
         shape = tuple(cai["shape"])
         readonly = bool(cai["data"][1])
         dtype = cai["typestr"]
@@ -88,6 +90,4 @@ def typeof(value):
         if descr and dtype.lstrip("|<>=").startswith("V") and any(field[0] for field in descr):
             dtype = sys.modules["numpy"].dtype(descr)  # a structured dtype: its fields are in descr
         return array_type(dtype, shape, cai.get("strides"), readonly)
-    if isinstance(value, tuple):
-        return _core.types.tuple([typeof(v) for v in value])
     raise TypingError(f"cannot pass a value of type {type(value).__name__} to a CUDA kernel")

@@ -1,0 +1,20 @@
+"""Runs a test scenario as a script of its own: cujit compiles functions from their source, so scenarios are
+files, and each process picks its libcuda (the fake driver or the real one) before cujit opens one."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run_script(text, suffix, env=None, expect_exit=0, timeout=600):
+    """Writes `text` to a temporary ``*<suffix>`` file, runs it with this Python and returns the finished
+    process; asserts its exit status (with its output's tail as the message)."""
+    with tempfile.NamedTemporaryFile("w", suffix=suffix, delete=False) as f:
+        f.write(text)
+    try:
+        proc = subprocess.run([sys.executable, f.name], env=env, capture_output=True, text=True, timeout=timeout)
+    finally:
+        os.unlink(f.name)
+    assert proc.returncode == expect_exit, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return proc
