@@ -5,7 +5,9 @@ Cases (issue 14's table): no arguments; 4 arguments (3 device arrays of the libr
 device arrays, CuPy arrays, PyTorch tensors and DLPack capsules (cujit only: numba-cuda does not take them);
 16 device arrays; 8 Python scalars. The C floor is benchmarks/launch_floor.cu, built here with nvcc. (Pinning every
 process to one core made the figures worse, not steadier: the driver's own threads then share that core.)
-`--profile` also prints where cujit's time goes, from the fast path's own timers (CUJIT_LAUNCH_PROFILE=1)."""
+`--rounds N` (3) repeats the whole set in fresh processes, interleaved, because one process's figure moves by
+±0.5 µs from the next: the table shows each column's best round and every round's ratio. `--profile` also prints
+where cujit's time goes, from the fast path's own timers (CUJIT_LAUNCH_PROFILE=1)."""
 
 import argparse
 import os
@@ -103,44 +105,55 @@ def c_floor(workdir):
     return dict(zip(out[::2], (float(v) for v in out[1::2])))
 
 
+def run_worker(script, which, case, profile):
+    """us per launch from one worker process, or None (the failure printed)."""
+    env = dict(os.environ, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0")
+    if profile and which == "cujit":
+        env["CUJIT_LAUNCH_PROFILE"] = "1"
+    out = subprocess.run([sys.executable, script, which, case], capture_output=True, text=True, env=env)
+    if profile and which == "cujit":
+        for line in out.stderr.splitlines():
+            if line.startswith("PROFILE"):
+                print(f"  {case}: {line}")
+    try:
+        return float(out.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        print(f"  {which} {case} failed: {out.stderr.strip()[-600:]}")
+        return None
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--cases", default=",".join(c[0] for c in CASES))
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of fresh processes (the C loop, then every case of each library), interleaved; "
+                             "the table shows each column's best round and the range of per-round ratios")
     options = parser.parse_args()
     workdir = tempfile.mkdtemp()
     script = os.path.join(workdir, "launch_worker.py")
     with open(script, "w") as f:
         f.write(WORKER)
-    floor = c_floor(workdir)
-    print(f"C floor: {floor}")
-    print(f"| arguments | cujit | numba-cuda 0.30.4 | C cuLaunchKernel | cujit / C |")
-    print("|---|---|---|---|---|")
-    for case, label, kname in CASES:
-        if case not in options.cases.split(","):
-            continue
-        row = {}
-        for which in ("cujit", "numba"):
-            if which == "numba" and case == "dlpack4":
-                row[which] = None
-                continue
-            env = dict(os.environ, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0")
-            if options.profile and which == "cujit":
-                env["CUJIT_LAUNCH_PROFILE"] = "1"
-            out = subprocess.run([sys.executable, script, which, case], capture_output=True, text=True, env=env)
-            try:
-                row[which] = float(out.stdout.strip().splitlines()[-1])
-            except (ValueError, IndexError):
-                row[which] = None
-                print(f"  {which} {case} failed: {out.stderr.strip()[-600:]}")
-            if options.profile and which == "cujit":
-                for line in out.stderr.splitlines():
-                    if line.startswith("PROFILE"):
-                        print(f"  {case}: {line}")
-        c = floor.get(kname) if kname else None
-        fmt = lambda v: "—" if v is None else f"{v:.2f} µs"  # noqa: E731
-        ratio = f"{row['cujit'] / c:.2f}×" if c and row["cujit"] else "—"
-        print(f"| {label} | {fmt(row['cujit'])} | {fmt(row['numba'])} | {fmt(c)} | {ratio} |")
+    cases = [c for c in CASES if c[0] in options.cases.split(",")]
+    floors, times = [], {(case, which): [] for case, _, _ in cases for which in ("cujit", "numba")}
+    for r in range(options.rounds):
+        floors.append(c_floor(workdir))
+        print(f"round {r + 1}: C floor {floors[-1]}")
+        for case, _, _ in cases:
+            for which in ("cujit", "numba"):
+                if not (which == "numba" and case == "dlpack4"):
+                    times[case, which].append(run_worker(script, which, case, options.profile))
+    print(f"| arguments | cujit | numba-cuda 0.30.4 | C cuLaunchKernel | cujit / C (best) | per round |")
+    print("|---|---|---|---|---|---|")
+    best = lambda vs: min((v for v in vs if v is not None), default=None)  # noqa: E731
+    fmt = lambda v: "—" if v is None else f"{v:.2f} µs"  # noqa: E731
+    for case, label, kname in cases:
+        cu, nb = times[case, "cujit"], times[case, "numba"]
+        cs = [f.get(kname) for f in floors]
+        c = best(cs)
+        ratio = f"{best(cu) / c:.2f}×" if c and best(cu) else "—"
+        rounds = " / ".join(f"{u / f:.2f}" for u, f in zip(cu, cs) if u and f) or "—"
+        print(f"| {label} | {fmt(best(cu))} | {fmt(best(nb))} | {fmt(c)} | {ratio} | {rounds} |")
 
 
 if __name__ == "__main__":

@@ -175,6 +175,85 @@ def test_producer_streams_are_ordered_before_the_launch(fake_driver):
     """)
 
 
+def test_dlpack_exchange_tables_are_read_in_c(fake_driver):
+    run(fake_driver, """
+        from cujit import _core
+        from cujit.cudadrv import driver as drv
+        tensors = {}                 # id(obj) -> DLTensor the producer exports
+        FROM_OBJECT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(DLTensor))
+        WORK_STREAM = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+        current = {"stream": None}
+
+        @FROM_OBJECT
+        def from_object(obj, out):
+            if obj not in tensors:
+                return -1
+            out[0] = tensors[obj]
+            return 0
+
+        @WORK_STREAM
+        def work_stream(device_type, device_id, out):
+            out[0] = current["stream"]
+            return 0
+
+        class Table(ctypes.Structure):
+            _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("prev", ctypes.c_void_p),
+                        ("alloc", ctypes.c_void_p), ("to_managed", ctypes.c_void_p), ("to_py", ctypes.c_void_p),
+                        ("dltensor", FROM_OBJECT), ("stream", WORK_STREAM)]
+
+        table = Table(1, 3, None, None, None, None, from_object, work_stream)
+        old_table = Table(2, 0, None, None, None, None, from_object, work_stream)   # a major cujit does not read
+
+        class Producer:                                         # DLPack 1.3: a capsule on the class
+            __dlpack_c_exchange_api__ = ctypes.pythonapi.PyCapsule_New(ctypes.addressof(table),
+                                                                        b"dlpack_exchange_api", None)
+            def __init__(self, ptr, shape, strides=None, code=2, bits=32, device_type=2):
+                shape_arr = (ctypes.c_int64 * len(shape))(*shape)
+                strides_arr = (ctypes.c_int64 * len(shape))(*strides) if strides is not None else None
+                kept.extend([shape_arr, strides_arr])
+                tensors[id(self)] = DLTensor(ptr, device_type, 0, len(shape), code, bits, 1, shape_arr,
+                                             strides_arr, 0)
+                self.__cuda_array_interface__ = dict(shape=tuple(shape), typestr="<f4", data=(ptr, False),
+                                                     version=2)
+
+        class OldProducer(Producer):                            # DLPack 1.2: an integer; here an unknown major
+            __dlpack_c_exchange_api__ = None
+            __c_dlpack_exchange_api__ = ctypes.addressof(old_table)
+
+        assert _core.launch.reader_of(Producer) == "DLPack exchange"
+        assert _core.launch.reader_of(OldProducer) == "protocols"
+
+        @cuda.jit
+        def k(a, b):
+            a[0] = b[0, 0]
+
+        dev = cuda.to_device(np.zeros(4, np.float32))
+        backing = cuda.device_array(64, np.float32)
+        capture(ARRAY_1D + [8] * 9)
+        k[1, 1](dev, Producer(backing.ptr + 16, (3, 2), strides=(4, 1)))
+        assert params(16)[7:] == array_params(backing.ptr + 16, (3, 2), (16, 4), 4)
+        k[1, 1](dev, Producer(backing.ptr, (2, 5)))              # no strides: C order
+        assert params(16)[7:] == array_params(backing.ptr, (2, 5), (20, 4), 4)
+        assert sorted(str(sig[1]) for sig in k.signatures) == ["array(float32, 2d, A)", "array(float32, 2d, C)"]
+        failing = Producer(backing.ptr, (2, 2))
+        del tensors[id(failing)]                                 # the export fails: its CAI is read instead
+        k[1, 1](dev, failing)
+        assert params(16)[7:] == array_params(backing.ptr, (2, 2), (8, 4), 4)
+        waits = fake.fake_stream_waits
+        producer, consumer = cuda.stream(), cuda.stream()
+        current["stream"] = producer.handle
+        k[1, 1, consumer](dev, Producer(backing.ptr, (2, 2)))    # ordered after the producer's work stream
+        assert waits() == 1
+        current["stream"] = None                                  # the legacy default stream orders itself
+        k[1, 1, consumer](dev, Producer(backing.ptr, (2, 2)))
+        assert waits() == 1
+        bf16 = Producer(backing.ptr, (2, 2), code=4, bits=16)    # bfloat16 is left to the CAI: '<f4' here
+        k[1, 1](dev, bf16)
+        assert params(16)[7:] == array_params(backing.ptr, (2, 2), (8, 4), 4)
+        print("OK")
+    """)
+
+
 def test_configuration_threads_and_the_python_path(fake_driver):
     run(fake_driver, """
         @cuda.jit

@@ -274,6 +274,68 @@ void check_device_type(std::int32_t type, std::size_t position) {
                        " is not in GPU memory (kDLCUDA or kDLCUDAManaged)");
 }
 
+// A DLTensor into `out`; returns its dtype code. `strict`: a tensor outside GPU memory or of a dtype cujit
+// does not read is an error naming the argument; otherwise -1 leaves it to another reader.
+int read_dltensor(const DLTensor& t, std::size_t position, ArrayValue& out, bool strict) {
+  const bool on_gpu = t.device.device_type == kDLCUDA || t.device.device_type == kDLCUDAManaged;
+  const char kinds[] = {'i', 'u', 'f', '?', '?', 'c', 'b'};
+  const int code = t.dtype.code < sizeof kinds && t.dtype.lanes == 1 && t.dtype.bits % 8 == 0
+                       ? dtype_code(kinds[t.dtype.code], t.dtype.bits / 8)
+                       : -1;
+  if (!strict && (!on_gpu || code < 0)) return -1;
+  check_device_type(t.device.device_type, position);
+  if (code < 0)
+    argument_error(PyExc_TypeError, position,
+                   "unsupported DLPack dtype (code " + std::to_string(t.dtype.code) + ", bits " +
+                       std::to_string(t.dtype.bits) + ", lanes " + std::to_string(t.dtype.lanes) + ")");
+  if (t.ndim < 0 || t.ndim > kMaxDims) argument_error(PyExc_ValueError, position, "arrays have at most 32 dimensions");
+  out.device = t.device.device_id;
+  out.ndim = t.ndim;
+  out.itemsize = t.dtype.bits / 8;
+  out.data = reinterpret_cast<drv::CUdeviceptr>(t.data) + t.byte_offset;
+  for (int d = 0; d < out.ndim; ++d) out.shape[d] = t.shape[d];
+  if (t.strides == nullptr) {
+    fill_c_strides(out);
+  } else {
+    for (int d = 0; d < out.ndim; ++d) out.strides[d] = t.strides[d] * out.itemsize;
+  }
+  return code;
+}
+
+// DLPack's C exchange API (dlpack.h 1.2+): a producer's table of C functions, found on the class as
+// `__dlpack_c_exchange_api__` (a capsule, DLPack 1.3) or `__c_dlpack_exchange_api__` (an integer, 1.2).
+// Its `dltensor_from_py_object_no_sync` fills a DLTensor on the stack without building Python objects.
+struct DLPackExchangeAPI {
+  std::uint32_t major, minor;
+  const void* prev_api;
+  void* managed_tensor_allocator;
+  void* managed_tensor_from_py_object_no_sync;
+  void* managed_tensor_to_py_object_no_sync;
+  int (*dltensor_from_py_object_no_sync)(void* py_object, DLTensor* out);
+  int (*current_work_stream)(std::int32_t device_type, std::int32_t device_id, void** out_stream);
+};
+
+// The exchange table of a class, or null when it has none cujit can use (another major version, or no
+// DLTensor export).
+const DLPackExchangeAPI* exchange_api_of(PyTypeObject* cls) {
+  static PyObject *k_capsule = interned("__dlpack_c_exchange_api__"), *k_int = interned("__c_dlpack_exchange_api__");
+  PyObject* type = reinterpret_cast<PyObject*>(cls);
+  const DLPackExchangeAPI* api = nullptr;
+  PyObject* v = PyObject_GetAttr(type, k_capsule);
+  if (v != nullptr && PyCapsule_IsValid(v, "dlpack_exchange_api")) {
+    api = static_cast<const DLPackExchangeAPI*>(PyCapsule_GetPointer(v, "dlpack_exchange_api"));
+  } else {
+    Py_XDECREF(v);
+    PyErr_Clear();
+    v = PyObject_GetAttr(type, k_int);
+    if (v != nullptr && PyLong_Check(v)) api = static_cast<const DLPackExchangeAPI*>(PyLong_AsVoidPtr(v));
+  }
+  Py_XDECREF(v);  // the table outlives the process's use of it (the protocol's rule)
+  PyErr_Clear();
+  if (api == nullptr || api->major != 1 || api->dltensor_from_py_object_no_sync == nullptr) return nullptr;
+  return api;
+}
+
 // A DLPack capsule's tensor into `out` (the capsule is read, not consumed: it keeps the memory alive).
 ArrayRead read_dlpack_capsule(PyObject* capsule, std::size_t position, ArrayValue& out) {
   const char* name = PyCapsule_GetName(capsule);
@@ -294,26 +356,8 @@ ArrayRead read_dlpack_capsule(PyObject* capsule, std::size_t position, ArrayValu
   } else {
     argument_error(PyExc_TypeError, position, std::string("a capsule named '") + name + "' is not a DLPack tensor");
   }
-  check_device_type(t->device.device_type, position);
-  out.device = t->device.device_id;
-  const char kinds[] = {'i', 'u', 'f', '?', '?', 'c', 'b'};
-  const int code = t->dtype.code < sizeof kinds && t->dtype.lanes == 1 ? dtype_code(kinds[t->dtype.code], t->dtype.bits / 8) : -1;
-  if (code < 0 || t->dtype.bits % 8 != 0)
-    argument_error(PyExc_TypeError, position,
-                   "unsupported DLPack dtype (code " + std::to_string(t->dtype.code) + ", bits " +
-                       std::to_string(t->dtype.bits) + ", lanes " + std::to_string(t->dtype.lanes) + ")");
-  if (t->ndim < 0 || t->ndim > kMaxDims) argument_error(PyExc_ValueError, position, "arrays have at most 32 dimensions");
-  out.ndim = t->ndim;
-  out.itemsize = t->dtype.bits / 8;
-  out.data = reinterpret_cast<drv::CUdeviceptr>(t->data) + t->byte_offset;
-  for (int d = 0; d < out.ndim; ++d) out.shape[d] = t->shape[d];
-  if (t->strides == nullptr) {
-    fill_c_strides(out);
-  } else {
-    for (int d = 0; d < out.ndim; ++d) out.strides[d] = t->strides[d] * out.itemsize;
-  }
   ArrayRead read;
-  finish(out, code, readonly, read);
+  finish(out, read_dltensor(*t, position, out, true), readonly, read);
   return read;
 }
 
@@ -330,16 +374,22 @@ py::object dlpack_capsule(PyObject* obj, std::size_t position, drv::CUstream con
 
 // ---- the registered Python types the reader recognises ----
 
-// How the objects of a class are read: CuPy arrays and PyTorch tensors field by field (what their
-// __cuda_array_interface__ would say, without building it), others through the protocols.
-enum class Reader : std::uint8_t { Protocols, CuPy, Torch };
+// How the objects of a class are read: CuPy arrays and PyTorch tensors as their __cuda_array_interface__
+// would describe them, without building it (PyTorch through its DLPack exchange table when it has one), other
+// classes with a DLPack exchange table through it, and the rest through the protocols.
+enum class Reader : std::uint8_t { Protocols, CuPy, Torch, Exchange };
+
+struct ClassReader {
+  Reader reader = Reader::Protocols;
+  const DLPackExchangeAPI* exchange = nullptr;  // the class's DLPack C exchange table (PyTorch ≥ 2.10)
+};
 
 struct Registry {
   PyTypeObject* device_array = nullptr;  // cujit's DeviceNDArray
   PyTypeObject* ndarray = nullptr;       // numpy.ndarray: the Python path copies it
   std::unordered_map<PyTypeObject*, TypeRef> scalars;  // numpy scalar types whose type is their dtype's
   py::object classify;                   // classify(cls) -> ("cupy", stream_ptr_fn) | ("torch", dtypes) | ...
-  std::unordered_map<PyTypeObject*, Reader> readers;  // classes seen so far (each kept alive)
+  std::unordered_map<PyTypeObject*, ClassReader> readers;  // classes seen so far (each kept alive)
   py::object cupy_stream_ptr;            // cupy's current stream pointer (None: CuPy exports CAI v2)
   std::unordered_map<PyObject*, int> dtype_codes;     // numpy and torch dtype objects (kept alive) -> code
 };
@@ -378,28 +428,30 @@ const DeviceArrayView& device_array_view(PyObject* obj, std::size_t position) {
   return *reinterpret_cast<const DeviceArrayView*>(PyBytes_AS_STRING(view));
 }
 
-Reader reader_for(PyTypeObject* cls) {
+const ClassReader& reader_for(PyTypeObject* cls) {
   Registry& r = registry();
   auto it = r.readers.find(cls);
   if (it != r.readers.end()) return it->second;
-  Reader reader = Reader::Protocols;
+  ClassReader reader;
   if (r.classify) {
     py::tuple kind = r.classify(py::handle(reinterpret_cast<PyObject*>(cls))).cast<py::tuple>();
     std::string name = kind[0].cast<std::string>();
     if (name == "cupy") {
-      reader = Reader::CuPy;
+      reader.reader = Reader::CuPy;
       r.cupy_stream_ptr = kind[1];
     } else if (name == "torch") {
-      reader = Reader::Torch;
+      reader.reader = Reader::Torch;
+      reader.exchange = exchange_api_of(cls);
       for (auto [dtype, spec] : kind[1].cast<py::dict>()) {
         auto [k, size] = spec.cast<std::pair<std::string, int>>();
         r.dtype_codes[dtype.inc_ref().ptr()] = dtype_code(k.empty() ? '?' : k[0], size);
       }
     }
   }
+  if (reader.reader == Reader::Protocols && (reader.exchange = exchange_api_of(cls)) != nullptr)
+    reader.reader = Reader::Exchange;
   Py_INCREF(cls);
-  r.readers[cls] = reader;
-  return reader;
+  return r.readers.emplace(cls, reader).first->second;
 }
 
 // The code of a numpy dtype object (-1: not a dtype the fast path reads: records, big-endian, datetimes).
@@ -461,17 +513,49 @@ ArrayRead read_cupy(PyObject* obj, std::size_t position, ArrayValue& out, std::i
   return read;
 }
 
-// A PyTorch tensor as its CAI (v2: no stream) describes it: data_ptr(), shape, stride() in elements, dtype.
-// Tensors that need grad or are not on a GPU give a null type: their CAI raises PyTorch's own error.
-ArrayRead read_torch(PyObject* obj, std::size_t position, ArrayValue& out) {
+// An object of a class with a DLPack exchange table: its DLTensor, and the producer's current work stream as
+// the stream to order after (the table's "no sync" contract leaves that to the consumer). A failed export
+// gives a null type: the protocols decide, with their own error.
+ArrayRead read_exchange(PyObject* obj, std::size_t position, ArrayValue& out, const DLPackExchangeAPI& api) {
+  ArrayRead read;
+  DLTensor t;
+  if (api.dltensor_from_py_object_no_sync(obj, &t) != 0) {
+    PyErr_Clear();
+    return read;
+  }
+  const int code = read_dltensor(t, position, out, false);
+  if (code < 0) return read;
+  if (api.current_work_stream != nullptr && cai_sync_enabled()) {
+    void* stream = nullptr;
+    if (api.current_work_stream(t.device.device_type, t.device.device_id, &stream) != 0) throw py::error_already_set();
+    read.producer_stream = stream == nullptr ? drv::Stream::kLegacy : reinterpret_cast<std::uintptr_t>(stream);
+  }
+  finish(out, code, false, read);
+  return read;
+}
+
+// A PyTorch tensor as its CAI (v2: no stream) describes it: through PyTorch's DLPack exchange table when it
+// has one (one C call), else data_ptr(), shape, stride() in elements and dtype. Tensors that need grad, are
+// not on a GPU or have a dtype the CAI describes otherwise (bfloat16) give a null type: their CAI decides.
+ArrayRead read_torch(PyObject* obj, std::size_t position, ArrayValue& out, const DLPackExchangeAPI* exchange) {
   static PyObject *k_dtype = interned("dtype"), *k_requires_grad = interned("requires_grad"),
                   *k_get_device = interned("get_device"), *k_data_ptr = interned("data_ptr"),
                   *k_shape = interned("shape"), *k_stride = interned("stride");
   ArrayRead read;
+  if (get(obj, k_requires_grad).ptr() == Py_True) return read;
+  if (exchange != nullptr) {  // PyTorch's CAI names no stream: nothing to order after
+    DLTensor t;
+    if (exchange->dltensor_from_py_object_no_sync(obj, &t) != 0) {  // e.g. a conjugate view: the CAI decides
+      PyErr_Clear();
+      return read;
+    }
+    const int code = read_dltensor(t, position, out, false);
+    if (code >= 0) finish(out, code, false, read);
+    return read;
+  }
   const Registry& r = registry();
   auto code_it = r.dtype_codes.find(get(obj, k_dtype).ptr());
   if (code_it == r.dtype_codes.end() || code_it->second < 0) return read;
-  if (get(obj, k_requires_grad).ptr() == Py_True) return read;
   out.device = call(obj, k_get_device).cast<int>();
   if (out.device < 0) return read;
   const int code = code_it->second;
@@ -498,9 +582,11 @@ ArrayRead read_array_object(PyObject* obj, std::size_t position, drv::CUstream c
   }
   if (PyCapsule_CheckExact(obj)) return read_dlpack_capsule(obj, position, out);
   if (r.ndarray != nullptr && PyObject_TypeCheck(obj, r.ndarray)) return {};
-  const Reader reader = reader_for(Py_TYPE(obj));
-  if (reader != Reader::Protocols) {
-    ArrayRead read = reader == Reader::CuPy ? read_cupy(obj, position, out, cupy_stream) : read_torch(obj, position, out);
+  const ClassReader& reader = reader_for(Py_TYPE(obj));
+  if (reader.reader != Reader::Protocols) {
+    ArrayRead read = reader.reader == Reader::CuPy    ? read_cupy(obj, position, out, cupy_stream)
+                     : reader.reader == Reader::Torch ? read_torch(obj, position, out, reader.exchange)
+                                                      : read_exchange(obj, position, out, *reader.exchange);
     if (read.type != nullptr) return read;
     out = ArrayValue{};
   }
@@ -1095,6 +1181,17 @@ void register_launch(py::module_& m) {
       py::arg("classify"),
       "classify(cls), asked once per class of array argument: ('cupy', current_stream_ptr or None), "
       "('torch', {dtype: (kind, itemsize)}) or ('protocols', None).");
+  l.def(
+      "reader_of",
+      [](py::handle cls) {
+        const ClassReader& r = reader_for(reinterpret_cast<PyTypeObject*>(cls.ptr()));
+        const char* names[] = {"protocols", "cupy", "torch", "DLPack exchange"};
+        return std::string(names[static_cast<int>(r.reader)]) +
+               (r.reader == Reader::Torch && r.exchange != nullptr ? " (DLPack exchange)" : "");
+      },
+      py::arg("cls"),
+      "How the fast path reads arguments of class cls: 'cupy', 'torch' (+ ' (DLPack exchange)' when through "
+      "its DLPack C exchange table), 'DLPack exchange' (another class with such a table) or 'protocols'.");
   l.def(
       "array_type",
       [](py::handle obj) -> py::object {
