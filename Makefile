@@ -39,6 +39,7 @@ test: build
 test-cpp:
 	@$(BUILD_DIR)/cujit_cpp_tests --gtest_brief=1
 	@$(BUILD_DIR)/cujit_runtime_tests --gtest_brief=1
+	@$(BUILD_DIR)/cujit_cache_tests --gtest_brief=1
 
 test-py:
 	@$(VPY) -m pytest -q tests

@@ -112,6 +112,9 @@ def test_link_forms():
     assert linking.normalize_items(None) == ()
 
 
-def test_cache_with_link_files_is_refused():
-    with pytest.raises(RuntimeError, match="Cannot pickle CUDACodeLibrary with linking files"):
-        cuda.jit("void()", cache=True, link=[cuda.PTXSource("x")])
+def test_cache_with_link_files_is_accepted(tmp_path, monkeypatch):
+    """numba-cuda refuses ("Cannot pickle CUDACodeLibrary with linking files"); cujit caches them
+    (tests/test_disk_cache.py)."""
+    monkeypatch.setenv("CUJIT_CACHE_DIR", str(tmp_path))
+    k = cuda.jit(cache=True, link=[cuda.PTXSource(".version 8.0\n.target sm_80\n.address_size 64\n")])(lambda: None)
+    assert k.targetoptions["cache"] is True

@@ -52,5 +52,6 @@ void register_link(py::module_& m);
 void register_compile(py::module_& m);
 void register_driver(py::module_& m);
 void register_launch(py::module_& m);
+void register_cache(py::module_& m);
 
 }  // namespace cujit::bindings

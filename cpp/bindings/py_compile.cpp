@@ -12,6 +12,7 @@
 #include "cujit/codegen.h"
 #include "cujit/compiler.h"
 #include "cujit/intrinsics.h"
+#include "cujit/telemetry.h"
 
 namespace cujit::bindings {
 namespace {
@@ -371,6 +372,19 @@ void register_compile(py::module_& m) {
           return py::make_tuple(ptx.ptx, ptx.llvm_ir, ptx.symbol);
         },
         py::arg("fn"), py::arg("options"), py::arg("keep_llvm_ir") = false);
+
+  py::module_ tm = m.def_submodule("telemetry", "compile stage totals (cpp/include/cujit/telemetry.h)");
+  tm.def(
+      "stages",
+      [](bool reset) {
+        py::dict out;
+        auto totals = telemetry::totals(reset);
+        for (int i = 0; i < static_cast<int>(telemetry::Stage::kCount); ++i)
+          out[telemetry::stage_name(static_cast<telemetry::Stage>(i))] =
+              py::make_tuple(totals[i].count, totals[i].nanoseconds / 1e9);
+        return out;
+      },
+      py::arg("reset") = false, "{stage: (count, seconds)} since the process started or the last reset");
 
   m.def("compile_ltoir",
         [](const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {

@@ -9,10 +9,11 @@ import functools
 import itertools
 import os
 import threading
+import time
 import warnings
 import weakref
 
-from cujit import _core, linking, toolkit
+from cujit import _core, caching, linking, telemetry, toolkit
 from cujit.compiler import compile_function, make_options, parse_signature
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaWarning, TypingError
@@ -68,10 +69,14 @@ class _Kernel:
             return fn
         from cujit.cudadrv import devices, modules
         context = devices.current_context()
-        setup, teardown = modules.hooks_for(self.typed.link_inputs)
+        setup, teardown = modules.hooks_for(self.link_inputs())
         fn = self._cache.function(self._key, self.entry, context._native, self._image, setup, teardown)
         self._functions[context.handle] = fn
         return fn
+
+    def link_inputs(self):
+        """Everything its calls collected to link (with the setup/teardown callbacks of their LinkableCode)."""
+        return self.typed.link_inputs
 
     def reset_exception_channel(self, fn):
         """Zeroes a debug kernel's error code before a launch (spec §3.5.3)."""
@@ -126,11 +131,63 @@ class _Kernel:
         return _core.LinkInput("ltoir", ltoir, "<cudapy-ltoir>")
 
     def link(self, cc):
-        """The cubin for a device of ``cc``: this kernel linked with every input its calls collected."""
-        return linking.link_kernel(self.own_code(cc), self.typed, cc, lto=self.lto, debug=self.options.debug,
-                                   lineinfo=self.options.lineinfo, max_registers=self.options_max_registers)
+        """The cubin for a device of ``cc``: this kernel linked with every input its calls collected (their
+        CUDA C++ through the disk cache's NVRTC results when the kernel is cached), written to the disk cache
+        when the kernel is cached for ``cc``'s architecture."""
+        arch = linking.arch_for(cc)
+        cached = self.disk_key is not None and arch == self.disk_arch
+        inputs = caching.precompiled_sources(self.typed.link_inputs, arch, self.lto, self.options.debug,
+                                             self.options.lineinfo) if cached else None
+        cubin = linking.link_kernel(self.own_code(cc), self.typed, cc, lto=self.lto, debug=self.options.debug,
+                                    lineinfo=self.options.lineinfo, max_registers=self.options_max_registers,
+                                    inputs=inputs)
+        if cached:
+            with telemetry.stage("cache write"):
+                caching.put("kernel", self.disk_key, caching.pack_kernel(self, cubin, arch))
+            telemetry.count("cache writes")
+        return cubin
 
     options_max_registers = None
+    disk_key = None   # the disk cache's key, for a kernel compiled while caching (and its architecture)
+    disk_arch = None
+
+
+class _CachedKernel(_Kernel):
+    """A kernel specialisation loaded from the disk cache: its cubin, entry symbol and link inputs, with no
+    typing done. What needs the typed function (inspection, another architecture) compiles it then."""
+
+    def __init__(self, entry, compile_fresh, argtypes, options, cache, lto):
+        self._entry = entry
+        self._compile_fresh = compile_fresh  # () -> (ptx, llvm_ir, typed)
+        self._fresh = None
+        self.lto = lto
+        self.options = options
+        self.entry = entry["symbol"]
+        self.argtypes = tuple(argtypes)
+        self.cooperative = entry["cooperative"]
+        self.exceptions = tuple(entry["exceptions"])
+        self._plan = None
+        self._cache = cache
+        self._key = f"{next(_specialisations)}:{self.entry}"
+        self._functions = {}
+        self.if_overlap = None
+
+    def _typed_parts(self):
+        if self._fresh is None:
+            self._fresh = self._compile_fresh()
+        return self._fresh
+
+    ptx = property(lambda self: self._typed_parts()[0])
+    llvm_ir = property(lambda self: self._typed_parts()[1])
+    typed = property(lambda self: self._typed_parts()[2])
+
+    def link_inputs(self):
+        return self._entry["link_inputs"]
+
+    def link(self, cc):
+        if linking.arch_for(cc) == self._entry["arch"]:
+            return self._entry["cubin"]
+        return super().link(cc)
 
 
 _specialisations = itertools.count(1)
@@ -273,10 +330,7 @@ class CUDADispatcher:
         with gate:
             compiled = table.get(key)
             if compiled is None:
-                ptx, llvm_ir, typed = compile_function(self.py_func, signature, options, keep_llvm_ir=True,
-                                                       check_limits=True, links=self._links())
-                compiled = _Kernel(ptx, llvm_ir, typed, options, self._kernels, lto=self.targetoptions.get("lto"))
-                compiled.options_max_registers = self.targetoptions.get("max_registers")
+                compiled = self._compile_kernel(signature, options, noalias)
                 if options.noalias_arrays and arrays > 1:
                     compiled.if_overlap = _overlapping_variant(self, signature, cc)
                 table[key] = compiled
@@ -285,6 +339,44 @@ class CUDADispatcher:
                     if not self._can_compile:  # the new signature may be the better match for types seen before
                         self._launch_table.clear()
             return compiled
+
+    def _compile_kernel(self, signature, options, noalias):
+        """A kernel (or device function) specialisation: from the disk cache when this dispatcher caches and
+        the entry is there, else compiled (and, when caching, written to the cache at its link)."""
+        start = time.perf_counter()
+        disk_key = walk = None
+        arch = linking.arch_for(tuple(options.cc)[:2])  # what link() gets for the device: (major, minor)
+        if not self.device and caching.wanted(self.targetoptions.get("cache")):
+            try:
+                disk_key, walk = caching.kernel_key(self, signature.args, options, noalias, arch)
+            except Exception as e:  # noqa: BLE001  (Uncacheable, or an error the compile will raise in place)
+                telemetry.count("uncacheable")
+                telemetry.log("not cached", self.__qualname__, signature.args, f"({e})", time.perf_counter() - start)
+            if disk_key is not None:
+                data = caching.get("kernel", disk_key)
+                entry = caching.unpack_kernel(data, walk) if data is not None else None
+                if entry is not None:
+                    telemetry.count("cache hits")
+                    kernel = _CachedKernel(entry, lambda: self._typed_compile(signature, options), signature.args,
+                                           options, self._kernels,
+                                           linking.resolve_lto(self.targetoptions.get("lto"), options.debug,
+                                                               [i.kind for i in entry["link_inputs"]]))
+                    kernel.options_max_registers = self.targetoptions.get("max_registers")
+                    telemetry.log("cache hit", self.__qualname__, signature.args, arch, time.perf_counter() - start)
+                    return kernel
+                telemetry.count("cache misses")
+        ptx, llvm_ir, typed = self._typed_compile(signature, options)
+        compiled = _Kernel(ptx, llvm_ir, typed, options, self._kernels, lto=self.targetoptions.get("lto"))
+        compiled.options_max_registers = self.targetoptions.get("max_registers")
+        compiled.disk_key, compiled.disk_arch = disk_key, arch
+        telemetry.count("compiles")
+        telemetry.log("compiled", self.__qualname__, signature.args, "cached at link" if disk_key else "not cached",
+                      time.perf_counter() - start)
+        return compiled
+
+    def _typed_compile(self, signature, options):
+        return compile_function(self.py_func, signature, options, keep_llvm_ir=True, check_limits=True,
+                                links=self._links())
 
     def compile(self, sig, cc=None):
         """Compile for `sig` (a signature or argument types); returns the kernel (numba returns its _Kernel)."""
@@ -475,11 +567,6 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     if kws.get("boundscheck"):
         raise NotImplementedError("bounds checking is not supported for CUDA")
     link = linking.normalize_items(link)
-    if cache:
-        if link:
-            raise RuntimeError("Cannot pickle CUDACodeLibrary with linking files")
-        warnings.warn("cache=True: cujit has no disk cache yet; kernels are compiled in each process",
-                      NumbaWarning, stacklevel=2)
     options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto), inline=inline,
                    forceinline=forceinline, launch_bounds=launch_bounds, cache=cache)
     # (a device function's items are linked by its callers, with their options: the default ones assumed)

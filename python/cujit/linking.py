@@ -166,10 +166,11 @@ def warn_nvrtc_logs(logs):
         warnings.warn(f"NVRTC log messages: {log}", UserWarning, stacklevel=4)
 
 
-def link_kernel(own, typed, cc, lto=False, debug=False, lineinfo=False, max_registers=None):
+def link_kernel(own, typed, cc, lto=False, debug=False, lineinfo=False, max_registers=None, inputs=None):
     """Links a kernel's own code (``own``: a ``_core.LinkInput`` of its PTX or LTO-IR) with every input its
-    typed function collected, for the device of ``cc``; returns the cubin (bytes), checked for the kernel."""
-    inputs = list(typed.link_inputs)
+    typed function collected (or ``inputs`` standing for them), for the device of ``cc``; returns the cubin
+    (bytes), checked for the kernel."""
+    inputs = list(typed.link_inputs if inputs is None else inputs)
     if typed.cooperative:
         inputs.append(link_input(toolkit.cudadevrt_path()))
     result = _core.link.link_program(own, inputs, arch_for(cc), lto=lto, debug=debug,

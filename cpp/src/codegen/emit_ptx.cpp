@@ -43,23 +43,13 @@
 
 #include "cujit/lowering.h"
 #include "emit_ltoir.h"
+#include "cujit/telemetry.h"
 #include "fatal_error_recovery.h"
 #include "fault_injection.h"
 #include "target_machine.h"
 
 namespace cujit::codegen {
 namespace {
-
-struct PhaseTimer {
-  bool on = std::getenv("CUJIT_TIMING") != nullptr;
-  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
-  void lap(const char* what) {
-    if (!on) return;
-    auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "cujit: %-10s %8.1f us\n", what, std::chrono::duration<double, std::micro>(now - t).count());
-    t = now;
-  }
-};
 
 // atom.inc/atom.dec exist only as NVVM intrinsics, which the address-space
 // inference of codegen does not rewrite: give them the global or shared pointer
@@ -459,12 +449,12 @@ void verify_lowered_module(const llvm::Module& module) {
 // Lowering, libdevice and optimisation of one module, in LLVM objects the
 // caller owns (and leaks if LLVM fails fatally half-way).
 void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& options, Pipeline& pipeline,
-                            llvm::Module& module, bool keep_llvm_ir, CompiledPtx& out, PhaseTimer& timer) {
+                            llvm::Module& module, bool keep_llvm_ir, CompiledPtx& out,
+                            telemetry::StageClock& timer) {
   module.setTargetTriple(kNvptxTriple);
   module.setDataLayout(pipeline.target_machine().createDataLayout());
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", options.fastmath ? 1 : 0);
 
-  timer.lap("setup");
   lowering::LoweringOptions lo;
   lo.fastmath = options.fastmath;
   lo.max_threads = options.max_threads;
@@ -479,14 +469,14 @@ void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& o
   plant_after_lowering(module);
   verify_lowered_module(module);
 
-  timer.lap("lower");
+  timer.lap(telemetry::Stage::Lowering);
   if (const char* dump = std::getenv("CUJIT_DUMP_IR")) {  // developer aid: the module before optimisation
     std::error_code ec;
     llvm::raw_fd_ostream os(std::string(dump) + "/" + fn.symbol.substr(0, 60) + ".ll", ec);
     if (!ec) module.print(os, nullptr);
   }
   if (needs_libdevice(module)) link_libdevice(module);
-  timer.lap("libdevice");
+  timer.lap(telemetry::Stage::Libdevice);
   const std::string channel_prefix = fn.symbol + "__";  // a debug kernel's exception globals
   llvm::internalizeModule(module, [&](const llvm::GlobalValue& gv) {
     return gv.getName() == fn.symbol || gv.getName() == fn.env_symbol ||
@@ -496,7 +486,7 @@ void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& o
   specialize_atomic_address_spaces(module);
   publish_shared_arrays(module, fn.symbol);
   mark_read_only_arguments(module);
-  timer.lap("optimize");
+  timer.lap(telemetry::Stage::Optimisation);
 
   out.symbol = fn.symbol;
   if (keep_llvm_ir) {
@@ -517,7 +507,7 @@ Error internal_compiler_error(const ir::TypedFunction& fn, const std::string& wh
 // all inside one recovery point for LLVM's fatal errors.
 template <typename Emit>
 Expected<CompiledPtx> run_stages(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir,
-                                 Emit emit) {
+                                 telemetry::Stage emit_stage, Emit emit) {
   auto arch = resolve_arch(options.cc);
   if (!arch) return arch.error();
   // Owned here, outside the guarded region: after a fatal error in LLVM they are
@@ -529,10 +519,10 @@ Expected<CompiledPtx> run_stages(const ir::TypedFunction& fn, const CompileOptio
   std::optional<Error> error;
   std::optional<std::string> fatal = run_recovering_fatal_errors([&] {
     try {
-      PhaseTimer timer;
+      telemetry::StageClock timer;
       build_optimised_module(fn, options, *lease, *module, keep_llvm_ir, out, timer);
       emit(*lease, *module, *arch, out);
-      timer.lap("emit");
+      timer.lap(emit_stage);
     } catch (CompileError& e) {
       error = e.error();
       if (error->kind == ErrorKind::Internal) *error = internal_compiler_error(fn, error->message);
@@ -553,7 +543,7 @@ Expected<CompiledPtx> run_stages(const ir::TypedFunction& fn, const CompileOptio
 }  // namespace
 
 Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
-  return run_stages(fn, options, keep_llvm_ir,
+  return run_stages(fn, options, keep_llvm_ir, telemetry::Stage::PtxEmission,
                     [](Pipeline& pipeline, llvm::Module& module, const TargetArch& arch, CompiledPtx& out) {
                       plant_before_codegen(module);
                       out.ptx = pipeline.emit(module);
@@ -563,7 +553,7 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
 
 Expected<CompiledPtx> compile_to_ltoir(const ir::TypedFunction& fn, const CompileOptions& options,
                                        bool keep_llvm_ir) {
-  return run_stages(fn, options, keep_llvm_ir,
+  return run_stages(fn, options, keep_llvm_ir, telemetry::Stage::Nvvm,
                     [&](Pipeline&, llvm::Module& module, const TargetArch& arch, CompiledPtx& out) {
                       out.ltoir = emit_ltoir(module, fn, options, arch);
                     });

@@ -9,6 +9,7 @@
 
 #include "cujit/compiler.h"
 #include "cujit/mangle.h"
+#include "cujit/telemetry.h"
 
 namespace cujit::compiler {
 
@@ -99,7 +100,9 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
     const frontend::FunctionSource& source, frontend::NameResolver& resolver, typing::CalleeProvider& callees,
     const Signature& signature, const CompileOptions& options,
     const std::vector<std::shared_ptr<link::LinkInput>>& own_links) {
+  telemetry::StageClock clock;
   auto fn = frontend::build_ir(source, resolver);
+  clock.lap(telemetry::Stage::Frontend);
   if (!fn) return fn.error();
   auto tf = std::make_shared<ir::TypedFunction>();
   tf->fn = *fn;
@@ -107,6 +110,7 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
   tf->c_abi = options.abi == Abi::C;
   typing::TypingRequest request{signature.args, signature.return_type};
   auto ret = typing::infer_types(*tf->fn, request, callees, tf->callees);
+  clock.lap(telemetry::Stage::Typing);
   if (!ret) return ret.error();
   if (options.kernel && (*ret)->kind() != TypeKind::None)
     return Error{ErrorKind::TypeError, "CUDA kernel must have void return type.", {}};

@@ -2,6 +2,7 @@
 // context); setup hook once after loading, teardown hook before unloading;
 // kernels and globals looked up through the library API or the module API.
 #include "driver_api.h"
+#include "cujit/telemetry.h"
 
 namespace cujit::driver {
 namespace {
@@ -53,6 +54,7 @@ void driver_unload(LoadedModule::Kind kind, void* handle) {
 std::pair<LoadedModule::Kind, void*> driver_load(std::string_view image) {
   const detail::DriverApi& a = detail::api();
   if (image.empty()) throw DriverError(DriverErrorKind::Argument, "cannot load an empty image");
+  telemetry::ScopedStage timed(telemetry::Stage::ModuleLoad);
   if (a.has_library_api()) {
     CUlibrary lib = nullptr;
     detail::check(a.cuLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),

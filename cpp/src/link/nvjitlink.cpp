@@ -5,6 +5,7 @@
 
 #include "cujit/link.h"
 #include "cujit/toolkit.h"
+#include "cujit/telemetry.h"
 #include "tool_support.h"
 
 namespace cujit::link {
@@ -220,7 +221,10 @@ LinkResult link(const std::vector<LinkInput>& inputs, const LinkOptions& options
     if (r != 0)
       link_failed(a, guard.handle, r, std::string("adding ") + input_kind_name(in.kind) + " input '" + in.name + "'");
   }
-  r = a.complete(guard.handle);
+  {
+    telemetry::ScopedStage timed(telemetry::Stage::NvJitLink);
+    r = a.complete(guard.handle);
+  }
   if (r != 0) link_failed(a, guard.handle, r, "");
   result.info_log = read_log(a, guard.handle, false);
 

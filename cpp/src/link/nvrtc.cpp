@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "cujit/toolkit.h"
+#include "cujit/telemetry.h"
 #include "tool_support.h"
 
 namespace cujit::link {
@@ -90,7 +91,10 @@ Result run_program(const Api& a, const std::string& source, const std::string& n
   if (r != 0) throw NvrtcError(describe(a, r) + " creating the NVRTC program for \"" + name + "\"");
   std::vector<const char*> argv;
   for (const auto& o : opts) argv.push_back(o.c_str());
-  r = a.compile(guard.handle, static_cast<int>(argv.size()), argv.data());
+  {
+    telemetry::ScopedStage timed(telemetry::Stage::Nvrtc);
+    r = a.compile(guard.handle, static_cast<int>(argv.size()), argv.data());
+  }
   out.log = program_log(a, guard.handle);
   out.options = opts;
   return r;

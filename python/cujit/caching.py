@@ -1,0 +1,383 @@
+"""The disk cache (``docs/caching.md``): linked kernels and NVRTC results, keyed by everything that can change them.
+
+Which compiles use it: kernels of ``@cuda.jit(cache=True)``, and every kernel when ``CUJIT_CACHE=1``;
+``CUJIT_CACHE=0`` turns it off everywhere. NVRTC results of a cached kernel's CUDA C++ are kept too, keyed on their
+own (content, included headers, options, NVRTC), so a ``.cu`` shared by many kernels is compiled once per machine.
+Where: ``CUJIT_CACHE_DIR`` (default ``$XDG_CACHE_HOME/cujit``, else ``~/.cache/cujit``), bounded by
+``CUJIT_CACHE_MAX_MB`` (default 2048) with least-recently-used eviction. Entries are written to a temp file and
+renamed, checksummed, and a corrupt one is removed and recompiled (``cpp/src/cache/disk_cache.cpp``).
+
+A kernel's key is computed before any typing, from the function and everything it can reach (``Walk``):
+its source and every device function's, the values of the global and closure names the code mentions (numbers,
+numpy scalars and arrays by value; objects through the attributes the code names), declarations, link items by
+content, and what link hooks return for the declared types (hooks are called to know it). Then the argument
+types, the options, the architecture, and the identity of cujit's build and of NVRTC, nvJitLink and libNVVM.
+A hit loads the cubin: no typing, LLVM, NVRTC or nvJitLink; the link inputs' setup and teardown callbacks run as
+for a fresh load. Functions the walk cannot key (an object whose state it cannot read, ``__numba_cuda_declare__``
+objects) compile as usual; ``CUJIT_LOG=compile`` says why.
+"""
+
+import hashlib
+import os
+import pickle
+import re
+import sys
+import threading
+import types as pytypes
+import warnings
+
+from cujit import _core, _source, linking, telemetry, toolkit
+from cujit.errors import NumbaWarning, UnsupportedError
+from cujit.linkable_code import LinkableCode
+from cujit.link_hooks import call_link_hooks, link_hooks
+
+FORMAT = 1  # bump when what an entry holds changes
+
+
+class Uncacheable(Exception):
+    """Why a function cannot be cached (the message names the object)."""
+
+
+# ---- settings ------------------------------------------------------------------------------------------------
+
+def mode():
+    """``CUJIT_CACHE``: "1" caches every kernel, "0" none; unset: the kernels of ``cache=True``."""
+    return os.environ.get("CUJIT_CACHE", "").strip()
+
+
+def wanted(cache_option):
+    m = mode()
+    return m not in ("0", "false", "no", "off") and (bool(cache_option) or m in ("1", "true", "yes", "on"))
+
+
+def directory():
+    given = os.environ.get("CUJIT_CACHE_DIR")
+    if given:
+        return os.path.abspath(os.path.expanduser(given))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "cujit")
+
+
+def max_bytes():
+    try:
+        return int(float(os.environ.get("CUJIT_CACHE_MAX_MB", "2048")) * (1 << 20))
+    except ValueError:
+        return 2048 << 20
+
+
+_stores = {}
+_stores_lock = threading.Lock()
+_warned = set()
+
+
+def store():
+    """The process's DiskCache for the current ``CUJIT_CACHE_DIR``, or None once it proved unusable."""
+    path = directory()
+    with _stores_lock:
+        found = _stores.get(path)
+        if found is None and path not in _stores:
+            found = _stores[path] = _core.cache.DiskCache(path, max_bytes())
+        return found
+
+
+def _disable(disk, why):
+    """A cache directory that cannot be written (read-only, full, not a directory): no cache, one warning."""
+    with _stores_lock:
+        if _stores.get(disk.dir) is disk:
+            _stores[disk.dir] = None
+        first = disk.dir not in _warned
+        _warned.add(disk.dir)
+    if first:
+        warnings.warn(f"cujit: the disk cache at {disk.dir} cannot be written ({why}); compiling without it",
+                      NumbaWarning, stacklevel=4)
+
+
+def get(section, key):
+    disk = store()
+    if disk is None:
+        return None
+    with telemetry.stage("cache read"):
+        return disk.get(section, key)
+
+
+def put(section, key, data):
+    disk = store()
+    if disk is not None and not disk.put(section, key, data):
+        _disable(disk, disk.last_error)
+
+
+# ---- the toolchain's identity ----------------------------------------------------------------------------------
+
+_toolchain = None
+
+
+def _file_identity(path):
+    try:
+        st = os.stat(path)
+        return (os.path.basename(path), st.st_size, st.st_mtime_ns)
+    except OSError:
+        return (path, None)
+
+
+def toolchain_id():
+    """cujit's version and build (the extension and the package's files), Python's and numpy's versions, and
+    the NVRTC, nvJitLink and libNVVM libraries this process loads (by file identity: their versions)."""
+    global _toolchain
+    if _toolchain is None:
+        import cujit
+        package = os.path.dirname(cujit.__file__)
+        files = sorted(f for f in os.listdir(package) if f.endswith((".py", ".so")))
+        files += sorted(os.path.join(d, f) for d in ("cuda", "cudadrv") if os.path.isdir(os.path.join(package, d))
+                        for f in os.listdir(os.path.join(package, d)) if f.endswith(".py"))
+        parts = [cujit.__version__, sys.version, FORMAT] + [_file_identity(os.path.join(package, f)) for f in files]
+        for name in ("nvrtc", "nvjitlink", "nvvm"):
+            found = toolkit.library(name)
+            parts.append((name, _file_identity(found["path"]) if found.get("found") else None))
+        _toolchain = repr(parts)
+    numpy = sys.modules.get("numpy")
+    return _toolchain + (numpy.__version__ if numpy is not None else "")
+
+
+def digest(*parts):
+    h = hashlib.blake2b(digest_size=24)
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else repr(p).encode())
+        h.update(b"\x1f")
+    return h.hexdigest()
+
+
+def content_hash(made):
+    return hashlib.blake2b(made.data, digest_size=16).hexdigest()
+
+
+# ---- the walk: everything a function can reach, before typing -------------------------------------------------
+
+def _code_names(code):
+    names = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if isinstance(const, pytypes.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+class Walk:
+    """Feeds a hash with a kernel and everything it can reach, and collects the link inputs that can reach its
+    link (each with its callbacks) for a cache hit to load with."""
+
+    def __init__(self):
+        self._hash = hashlib.blake2b(digest_size=24)
+        self._seen = {}
+        self._held = []
+        self.link_inputs = []
+
+    def digest(self):
+        return self._hash.hexdigest()
+
+    def _add(self, *parts):
+        for p in parts:
+            self._hash.update(repr(p).encode())
+            self._hash.update(b"\x1f")
+
+    def _once(self, obj):
+        """True the first time ``obj`` is met; later meetings hash its index (shared objects, cycles)."""
+        index = self._seen.get(id(obj))
+        if index is not None:
+            self._add("seen", index)
+            return False
+        self._seen[id(obj)] = len(self._seen)
+        self._held.append(obj)
+        return True
+
+    def function(self, pyfunc):
+        if not self._once(pyfunc):
+            return
+        try:
+            text, first_line = _source.source_text(pyfunc)
+        except UnsupportedError as e:
+            raise Uncacheable(str(e)) from None
+        code = pyfunc.__code__
+        self._add("function", pyfunc.__qualname__, code.co_filename, first_line, text)
+        resolver = _source.Resolver(pyfunc)
+        names = _code_names(code)
+        for name in sorted(names):
+            if name in resolver.closure:
+                value = resolver.closure[name]
+            elif name in pyfunc.__globals__:
+                value = pyfunc.__globals__[name]
+            else:
+                continue
+            self._add("name", name)
+            self.value(value, resolver, names)
+        for default in pyfunc.__defaults__ or ():
+            self._add("default")
+            self.value(default, resolver, names)
+
+    def value(self, v, resolver, names):
+        if isinstance(v, (str, bytes)):
+            self._add(type(v).__name__, v)
+            return
+        if isinstance(v, (tuple, list)):
+            self._add(type(v).__name__, len(v))
+            for item in v:
+                self.value(item, resolver, names)
+            return
+        if isinstance(v, pytypes.FunctionType):
+            self.function(v)
+            return
+        if isinstance(v, pytypes.MethodType):
+            self.value(v.__self__, resolver, names)
+            self.function(v.__func__)
+            return
+        try:
+            kind = resolver.classify(v)
+        except Exception as e:  # noqa: BLE001  (typing will raise it where it belongs)
+            raise Uncacheable(f"{v!r:.80}: {e}") from None
+        tag = kind[0]
+        if tag in ("bool", "int", "uint", "float", "complex", "none", "builtin", "module"):
+            self._add(kind)
+        elif tag == "type":
+            self._add("type", str(kind[1]))
+        elif tag == "ndarray":
+            self._add("ndarray", str(kind[1]), kind[2], hashlib.blake2b(kind[3], digest_size=16).hexdigest())
+        elif tag == "exception":
+            self._add("exception", v.__module__, v.__qualname__)
+        elif tag == "device":
+            self.callee(kind[1])
+        else:
+            self.object(v, resolver, names)
+
+    def callee(self, c):
+        if not self._once(c):
+            return
+        if getattr(type(c), "_cujit_dispatcher", False):
+            options = {k: v for k, v in c.targetoptions.items() if k not in ("link", "cache")}
+            self._add("dispatcher", sorted((k, repr(v)) for k, v in options.items()))
+            self.links(c._link_items)
+            self.function(c.py_func)
+        elif hasattr(c, "_link_hook") and hasattr(c, "sig"):  # a declare_device descriptor
+            self._add("declaration", c.name, str(c.sig), c.abi, bool(c.use_cooperative))
+            self.links(c.link)
+            hooks = link_hooks(c, c._link_hook)
+            if hooks:  # what they return for the declared types (the compile asks them the same)
+                self._add("hooked")
+                self.links(call_link_hooks(hooks, tuple(c.sig.args), c._describe()))
+        else:
+            raise Uncacheable(f"{c.__qualname__!r} gives its declaration per call (__numba_cuda_declare__), "
+                              "which the cache cannot know before typing")
+
+    def links(self, items):
+        for made in linking.link_inputs(items):
+            self._add("link", made.kind, content_hash(made))
+            self.link_inputs.append(made)
+
+    def object(self, v, resolver, names):
+        """Any other object: its class, the source of its hook methods, and the attributes the code names."""
+        if isinstance(v, LinkableCode):
+            self.links([v])
+            return
+        if not self._once(v):
+            return
+        cls = type(v)
+        self._add("object", cls.__module__, cls.__qualname__)
+        for hook in ("__numba_cuda_link__", "__numba_cuda_declare__"):
+            method = getattr(cls, hook, None)
+            if isinstance(method, pytypes.FunctionType):
+                self.function(method)
+        if not isinstance(v, (pytypes.ModuleType, type)) and not hasattr(v, "__dict__"):
+            raise Uncacheable(f"{cls.__qualname__} object {v!r:.60} has no state the cache can key on")
+        for name in sorted(names):
+            try:
+                attr = getattr(v, name)
+            except Exception:  # noqa: BLE001  (no such attribute: typing reports it if the code reads it)
+                continue
+            self._add("attr", name)
+            self.value(attr, resolver, names)
+
+
+# ---- kernels ----------------------------------------------------------------------------------------------------
+
+def kernel_key(dispatcher, argtypes, options, noalias, arch):
+    """(key, walk) of a kernel specialisation; raises Uncacheable."""
+    with telemetry.stage("cache key"):
+        walk = Walk()
+        walk.callee(dispatcher)
+        o = dispatcher.targetoptions
+        key = digest("kernel", toolchain_id(), walk.digest(), [str(t) for t in argtypes], options.key(), noalias,
+                     o.get("lto"), o.get("max_registers"), arch)
+    return key, walk
+
+
+def pack_kernel(kernel, cubin, arch):
+    """An entry's bytes: the cubin and what loading and launching need without typing."""
+    return pickle.dumps({
+        "format": FORMAT, "arch": arch, "symbol": kernel.entry, "cooperative": bool(kernel.cooperative),
+        "exceptions": kernel.exceptions, "links": [(m.kind, content_hash(m)) for m in kernel.typed.link_inputs],
+        "cubin": bytes(cubin)}, protocol=4)
+
+
+def unpack_kernel(data, walk):
+    """The entry's fields, with ``link_inputs``: the walk's inputs its link used, in the link's order (their
+    callbacks run at load); None when it cannot be read (then it is compiled again and overwritten)."""
+    try:
+        entry = pickle.loads(data)
+    except Exception:  # noqa: BLE001  (a class its exceptions name is gone, another format...)
+        return None
+    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+        return None
+    by_content = {(m.kind, content_hash(m)): m for m in walk.link_inputs}
+    try:
+        entry["link_inputs"] = [by_content[link] for link in entry["links"]]
+    except KeyError:
+        return None
+    return entry
+
+
+# ---- NVRTC results ------------------------------------------------------------------------------------------------
+
+_INCLUDE = re.compile(rb'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def _headers(source, name, include_dirs, found, depth=0):
+    """Contents of the headers ``source`` includes that exist in its own directory or ``include_dirs``
+    (recursively): what can change NVRTC's result besides the source, its options and NVRTC."""
+    if depth > 16:
+        return
+    for header in _INCLUDE.findall(source):
+        header = header.decode(errors="replace")
+        for d in [os.path.dirname(name)] + list(include_dirs):
+            path = os.path.join(d, header) if d else header
+            if path not in found and os.path.isfile(path):
+                with open(path, "rb") as f:
+                    found[path] = f.read()
+                _headers(found[path], path, include_dirs, found, depth + 1)
+                break
+
+
+def nvrtc_key(made, arch, lto, debug, lineinfo, include_dirs):
+    headers = {}
+    _headers(made.data, made.name, include_dirs, headers)
+    return digest("nvrtc", toolchain_id(), content_hash(made), made.name, arch, lto, debug, lineinfo,
+                  list(include_dirs), sorted((p, hashlib.blake2b(c, digest_size=16).hexdigest())
+                                             for p, c in headers.items()))
+
+
+def precompiled_sources(link_inputs, arch, lto, debug, lineinfo):
+    """``link_inputs`` with each CUDA C++ source replaced by NVRTC's result for ``arch`` (LTO-IR with ``lto``,
+    else PTX), from the disk cache or compiled now and written there."""
+    include_dirs = linking.nvrtc_include_dirs()
+    out = []
+    for made in link_inputs:
+        if made.kind != "cu":
+            out.append(made)
+            continue
+        key = nvrtc_key(made, arch, bool(lto), bool(debug), bool(lineinfo), include_dirs)
+        code = get("nvrtc", key)
+        if code is None:
+            telemetry.count("nvrtc cache misses")
+            code = linking.compile_cuda_source(made, arch, lto, debug=debug, lineinfo=lineinfo)
+            code = code if isinstance(code, bytes) else code.encode()
+            put("nvrtc", key, code)
+        else:
+            telemetry.count("nvrtc cache hits")
+        out.append(_core.LinkInput("ltoir" if lto else "ptx", code, made.name))
+    return out
