@@ -101,9 +101,7 @@ def _def_block(pyfunc):
     return block, start + 1
 
 
-def source_text(pyfunc):
-    """(dedented source text, first line) of `pyfunc`: what the frontend parses and the disk cache keys on.
-    Functions made by exec() have one when their text is in linecache."""
+def _parse(pyfunc):
     qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
     try:
         found = _def_block(pyfunc) if pyfunc.__name__ != "<lambda>" else None
@@ -113,12 +111,7 @@ def source_text(pyfunc):
             f"cannot compile {qualname!r}: its source code is not available ({exc}). cujit compiles "
             "functions from their source; functions built with exec() or typed into an interactive "
             "prompt have none. Define the function in a module file.") from None
-    return textwrap.dedent("".join(lines)), first_line
-
-
-def _parse(pyfunc):
-    qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
-    text, first_line = source_text(pyfunc)
+    text = textwrap.dedent("".join(lines))
     if pyfunc.__name__ == "<lambda>":
         fdef = _lambda_def(text, pyfunc)
     else:

@@ -17,7 +17,10 @@ for a fresh load. Functions the walk cannot key (an object whose state it cannot
 objects) compile as usual; ``CUJIT_LOG=compile`` says why.
 """
 
+import contextlib
+import fcntl
 import hashlib
+import linecache
 import os
 import pickle
 import re
@@ -26,8 +29,8 @@ import threading
 import types as pytypes
 import warnings
 
-from cujit import _core, _source, linking, telemetry, toolkit
-from cujit.errors import NumbaWarning, UnsupportedError
+from cujit import _core, _source, config, linking, telemetry, toolkit
+from cujit.errors import NumbaWarning
 from cujit.linkable_code import LinkableCode
 from cujit.link_hooks import call_link_hooks, link_hooks
 
@@ -40,14 +43,8 @@ class Uncacheable(Exception):
 
 # ---- settings ------------------------------------------------------------------------------------------------
 
-def mode():
-    """``CUJIT_CACHE``: "1" caches every kernel, "0" none; unset: the kernels of ``cache=True``."""
-    return os.environ.get("CUJIT_CACHE", "").strip()
-
-
 def wanted(cache_option):
-    m = mode()
-    return m not in ("0", "false", "no", "off") and (bool(cache_option) or m in ("1", "true", "yes", "on"))
+    return config.cache_wanted(cache_option)
 
 
 def directory():
@@ -106,6 +103,30 @@ def put(section, key, data):
         _disable(disk, disk.last_error)
 
 
+@contextlib.contextmanager
+def entry_lock(section, key):
+    """An exclusive lock on one entry across processes (``flock`` on ``<dir>/.locks/<section>-<key>``), held
+    while it is compiled and written; no lock when the directory cannot hold one. (The store skips
+    directories named with a dot: lock files are never evicted while held.)"""
+    disk = store()
+    fd = None
+    if disk is not None:
+        try:
+            os.makedirs(os.path.join(disk.dir, ".locks"), exist_ok=True)
+            fd = os.open(os.path.join(disk.dir, ".locks", f"{section}-{key}"), os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            if fd is not None:
+                os.close(fd)
+            fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
 # ---- the toolchain's identity ----------------------------------------------------------------------------------
 
 _toolchain = None
@@ -119,20 +140,36 @@ def _file_identity(path):
         return (path, None)
 
 
+_TOOL_LIBRARIES = ("libnvrtc", "libnvJitLink", "libnvvm")
+# The package's modules whose changes can change a compiled kernel (the rest are the runtime).
+_COMPILER_MODULES = ("_source.py", "caching.py", "compiler.py", "declarations.py", "dispatcher.py", "intrinsics.py",
+                     "link_hooks.py", "linkable_code.py", "linking.py", "types.py")
+
+
+def _tool_libraries():
+    """The NVRTC, nvJitLink and libNVVM files of the places the locator searches (``cujit.toolkit``), by name,
+    size and time: their versions, known without loading them (a hit loads none of them)."""
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")] + toolkit.wheel_roots() + ["/usr/local/cuda"]
+    found = []
+    for root in filter(None, roots):
+        for sub in ("lib", "lib64", "nvvm/lib64"):
+            try:
+                with os.scandir(os.path.join(root, sub)) as entries:
+                    found += sorted(_file_identity(e.path) for e in entries if e.name.startswith(_TOOL_LIBRARIES))
+            except OSError:
+                continue
+    return found
+
+
 def toolchain_id():
-    """cujit's version and build (the extension and the package's files), Python's and numpy's versions, and
-    the NVRTC, nvJitLink and libNVVM libraries this process loads (by file identity: their versions)."""
+    """cujit's version and build (the extension and the compiler's modules), Python's and numpy's versions, and
+    the NVRTC, nvJitLink and libNVVM libraries the locator would load (by file identity: their versions)."""
     global _toolchain
     if _toolchain is None:
         import cujit
         package = os.path.dirname(cujit.__file__)
-        files = sorted(f for f in os.listdir(package) if f.endswith((".py", ".so")))
-        files += sorted(os.path.join(d, f) for d in ("cuda", "cudadrv") if os.path.isdir(os.path.join(package, d))
-                        for f in os.listdir(os.path.join(package, d)) if f.endswith(".py"))
-        parts = [cujit.__version__, sys.version, FORMAT] + [_file_identity(os.path.join(package, f)) for f in files]
-        for name in ("nvrtc", "nvjitlink", "nvvm"):
-            found = toolkit.library(name)
-            parts.append((name, _file_identity(found["path"]) if found.get("found") else None))
+        parts = [cujit.__version__, sys.version, FORMAT, _file_identity(_core.__file__)]
+        parts += [_file_identity(os.path.join(package, f)) for f in _COMPILER_MODULES] + _tool_libraries()
         _toolchain = repr(parts)
     numpy = sys.modules.get("numpy")
     return _toolchain + (numpy.__version__ if numpy is not None else "")
@@ -151,6 +188,41 @@ def content_hash(made):
 
 
 # ---- the walk: everything a function can reach, before typing -------------------------------------------------
+
+_KNOWN_MODULES = ("math", "cmath", "numpy", "cujit.cuda")  # the modules the frontend knows by name
+_code_texts = {}
+
+
+def _code_text(pyfunc):
+    """What identifies a function's code without parsing it: its file, its source lines (from the def line to
+    the last line any of its instructions, or its nested functions', comes from; functions made by exec have
+    them when their text is in linecache) and its bytecode, constants and names."""
+    code = pyfunc.__code__
+    text = _code_texts.get(code)
+    if text is None:
+        lines = linecache.getlines(code.co_filename, pyfunc.__globals__)
+        if not lines:
+            raise Uncacheable(f"the source of {pyfunc.__qualname__!r} is not available")
+        first = code.co_firstlineno
+        text = repr((code.co_filename, first, "".join(lines[first - 1:_last_line(code)]), _code_parts(code)))
+        _code_texts[code] = text
+    return text
+
+
+def _last_line(code):
+    last = max((line for _, _, line in code.co_lines() if line is not None), default=code.co_firstlineno)
+    for const in code.co_consts:
+        if isinstance(const, pytypes.CodeType):
+            last = max(last, _last_line(const))
+    return last
+
+
+def _code_parts(code):
+    consts = tuple(_code_parts(c) if isinstance(c, pytypes.CodeType) else (type(c).__name__, repr(c))
+                   for c in code.co_consts)
+    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_argcount,
+            code.co_kwonlyargcount, code.co_flags)
+
 
 def _code_names(code):
     names = set(code.co_names) | set(code.co_freevars)
@@ -191,12 +263,8 @@ class Walk:
     def function(self, pyfunc):
         if not self._once(pyfunc):
             return
-        try:
-            text, first_line = _source.source_text(pyfunc)
-        except UnsupportedError as e:
-            raise Uncacheable(str(e)) from None
         code = pyfunc.__code__
-        self._add("function", pyfunc.__qualname__, code.co_filename, first_line, text)
+        self._add("function", pyfunc.__qualname__, _code_text(pyfunc))
         resolver = _source.Resolver(pyfunc)
         names = _code_names(code)
         for name in sorted(names):
@@ -227,6 +295,18 @@ class Walk:
         if isinstance(v, pytypes.MethodType):
             self.value(v.__self__, resolver, names)
             self.function(v.__func__)
+            return
+        if type(v) in (bool, int, float, complex) or v is None:  # what classify says of them: their value
+            self._add(type(v).__name__, v)
+            return
+        if isinstance(v, _core.Type):
+            self._add("type", str(v))
+            return
+        if getattr(type(v), "_cujit_dispatcher", False):
+            self.callee(v)
+            return
+        if isinstance(v, pytypes.ModuleType) and v.__name__ in _KNOWN_MODULES:
+            self._add("module", v.__name__)
             return
         try:
             kind = resolver.classify(v)

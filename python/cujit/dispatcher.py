@@ -136,6 +136,8 @@ class _Kernel:
         when the kernel is cached for ``cc``'s architecture."""
         arch = linking.arch_for(cc)
         cached = self.disk_key is not None and arch == self.disk_arch
+        if cached and self._cached_cubin is not None:  # linked when it was compiled, to write the entry
+            return self._cached_cubin
         inputs = caching.precompiled_sources(self.typed.link_inputs, arch, self.lto, self.options.debug,
                                              self.options.lineinfo) if cached else None
         cubin = linking.link_kernel(self.own_code(cc), self.typed, cc, lto=self.lto, debug=self.options.debug,
@@ -145,11 +147,13 @@ class _Kernel:
             with telemetry.stage("cache write"):
                 caching.put("kernel", self.disk_key, caching.pack_kernel(self, cubin, arch))
             telemetry.count("cache writes")
+            self._cached_cubin = cubin
         return cubin
 
     options_max_registers = None
     disk_key = None   # the disk cache's key, for a kernel compiled while caching (and its architecture)
     disk_arch = None
+    _cached_cubin = None
 
 
 class _CachedKernel(_Kernel):
@@ -160,7 +164,7 @@ class _CachedKernel(_Kernel):
         self._entry = entry
         self._compile_fresh = compile_fresh  # () -> (ptx, llvm_ir, typed)
         self._fresh = None
-        self.lto = lto
+        self._lto_option = lto  # resolved on need: resolving may look for (and load) nvJitLink and libNVVM
         self.options = options
         self.entry = entry["symbol"]
         self.argtypes = tuple(argtypes)
@@ -176,6 +180,10 @@ class _CachedKernel(_Kernel):
         if self._fresh is None:
             self._fresh = self._compile_fresh()
         return self._fresh
+
+    @property
+    def lto(self):
+        return linking.resolve_lto(self._lto_option, self.options.debug, [i.kind for i in self.link_inputs()])
 
     ptx = property(lambda self: self._typed_parts()[0])
     llvm_ir = property(lambda self: self._typed_parts()[1])
@@ -342,35 +350,50 @@ class CUDADispatcher:
 
     def _compile_kernel(self, signature, options, noalias):
         """A kernel (or device function) specialisation: from the disk cache when this dispatcher caches and
-        the entry is there, else compiled (and, when caching, written to the cache at its link)."""
+        the entry is there, else compiled. A cached kernel is compiled and linked under the entry's lock, so
+        that processes starting at once compile it once: the others wait, then load it."""
         start = time.perf_counter()
-        disk_key = walk = None
         arch = linking.arch_for(tuple(options.cc)[:2])  # what link() gets for the device: (major, minor)
+        disk_key = walk = None
         if not self.device and caching.wanted(self.targetoptions.get("cache")):
             try:
                 disk_key, walk = caching.kernel_key(self, signature.args, options, noalias, arch)
             except Exception as e:  # noqa: BLE001  (Uncacheable, or an error the compile will raise in place)
                 telemetry.count("uncacheable")
                 telemetry.log("not cached", self.__qualname__, signature.args, f"({e})", time.perf_counter() - start)
-            if disk_key is not None:
-                data = caching.get("kernel", disk_key)
-                entry = caching.unpack_kernel(data, walk) if data is not None else None
-                if entry is not None:
-                    telemetry.count("cache hits")
-                    kernel = _CachedKernel(entry, lambda: self._typed_compile(signature, options), signature.args,
-                                           options, self._kernels,
-                                           linking.resolve_lto(self.targetoptions.get("lto"), options.debug,
-                                                               [i.kind for i in entry["link_inputs"]]))
-                    kernel.options_max_registers = self.targetoptions.get("max_registers")
-                    telemetry.log("cache hit", self.__qualname__, signature.args, arch, time.perf_counter() - start)
-                    return kernel
-                telemetry.count("cache misses")
+        if disk_key is None:
+            return self._compile_fresh(signature, options, start)
+        kernel = self._load_cached(disk_key, walk, signature, options, start)
+        if kernel is not None:
+            return kernel
+        with caching.entry_lock("kernel", disk_key):
+            kernel = self._load_cached(disk_key, walk, signature, options, start)  # written while we waited
+            if kernel is not None:
+                return kernel
+            telemetry.count("cache misses")
+            kernel = self._compile_fresh(signature, options, start, disk_key, arch)
+            kernel.link(tuple(options.cc)[:2])  # writes the entry
+            return kernel
+
+    def _load_cached(self, disk_key, walk, signature, options, start):
+        data = caching.get("kernel", disk_key)
+        entry = caching.unpack_kernel(data, walk) if data is not None else None
+        if entry is None:
+            return None
+        telemetry.count("cache hits")
+        kernel = _CachedKernel(entry, lambda: self._typed_compile(signature, options), signature.args, options,
+                               self._kernels, self.targetoptions.get("lto"))
+        kernel.options_max_registers = self.targetoptions.get("max_registers")
+        telemetry.log("cache hit", self.__qualname__, signature.args, entry["arch"], time.perf_counter() - start)
+        return kernel
+
+    def _compile_fresh(self, signature, options, start, disk_key=None, arch=None):
         ptx, llvm_ir, typed = self._typed_compile(signature, options)
         compiled = _Kernel(ptx, llvm_ir, typed, options, self._kernels, lto=self.targetoptions.get("lto"))
         compiled.options_max_registers = self.targetoptions.get("max_registers")
         compiled.disk_key, compiled.disk_arch = disk_key, arch
         telemetry.count("compiles")
-        telemetry.log("compiled", self.__qualname__, signature.args, "cached at link" if disk_key else "not cached",
+        telemetry.log("compiled", self.__qualname__, signature.args, "and cached" if disk_key else "not cached",
                       time.perf_counter() - start)
         return compiled
 
@@ -569,8 +592,10 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     link = linking.normalize_items(link)
     options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto), inline=inline,
                    forceinline=forceinline, launch_bounds=launch_bounds, cache=cache)
-    # (a device function's items are linked by its callers, with their options: the default ones assumed)
-    linking.prefetch(link, None if device else options["lto"], debug=debug, lineinfo=lineinfo)
+    # (a device function's items are linked by its callers, with their options: the default ones assumed).
+    # Not for cached kernels: their NVRTC results come from the disk cache, or none is needed on a hit.
+    if not caching.wanted(cache):
+        linking.prefetch(link, None if device else options["lto"], debug=debug, lineinfo=lineinfo)
 
     def wrap(pyfunc, sigs=()):
         dispatcher = CUDADispatcher(pyfunc, device, options)

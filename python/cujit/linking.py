@@ -139,8 +139,8 @@ def prefetch(items, lto=None, debug=False, lineinfo=False):
     architecture). Nothing happens without a context or CUDA C++; errors are left to the link, which meets
     them again."""
     sources = [item for item in items if check_item(item) == "cu"]
-    if not sources:
-        return
+    if not sources or config.cache_wanted(False):
+        return  # (with every kernel cached, NVRTC results come from the disk cache)
     context = _core.driver.current_context_or_none()
     if context is None:
         return

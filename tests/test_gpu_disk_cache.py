@@ -1,0 +1,66 @@
+"""The disk cache on a GPU: a second process loads a kernel that links CUDA C++ from the cache, its module's
+setup callback runs (it fills a table the kernel reads), and the results match numpy on fresh random data."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cujit import cuda
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cuda.is_available(), reason="no GPU")]
+
+PROGRAM = r'''
+import json, os, sys
+import numpy as np
+import cujit
+from cujit import cuda
+
+SRC = r"""
+__device__ float table[4];
+extern "C" __device__ int scaled_mul(float* r, float x, float y) { *r = x * y * table[2]; return 0; }
+"""
+ran = []
+def setup(module):
+    ptr, size = module.get_global("table")
+    cuda.driver.memcpy_htod(ptr, np.array([0, 0, 3, 0], np.float32))
+    ran.append("setup")
+lib = cuda.CUSource(SRC, name="scaled.cu", setup_callback=setup)
+scaled_mul = cuda.declare_device("scaled_mul", "float32(float32, float32)", link=[lib])
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+@cuda.jit(cache=True, link=[os.path.join(HERE, "plus.cu")])
+def k(r, x, y):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = scaled_mul(x[i], y[i])
+
+rng = np.random.default_rng()
+x, y = rng.random(1000, dtype=np.float32), rng.random(1000, dtype=np.float32)
+r = cuda.device_array(1000, np.float32)
+k[4, 256](r, cuda.to_device(x), cuda.to_device(y))
+ok = bool(np.allclose(r.copy_to_host(), x * y * 3, rtol=1e-6))
+s = cujit.stats()
+print(json.dumps({"ok": ok, "setup": ran.count("setup"), "hits": s["cache hits"], "compiles": s["compiles"],
+                  "stages": sorted(s["stages"])}))
+'''
+
+
+def run(tmp_path):
+    proc = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, CUJIT_CACHE_DIR=str(tmp_path / "cache"),
+                                   NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_second_process_runs_a_linked_kernel_from_the_cache(tmp_path):
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    (tmp_path / "plus.cu").write_text('extern "C" __device__ int plus(float* r, float x) { *r = x + 1; return 0; }\n')
+    first = run(tmp_path)
+    assert first == {**first, "ok": True, "setup": 1, "hits": 0, "compiles": 1}
+    second = run(tmp_path)
+    assert second == {**second, "ok": True, "setup": 1, "hits": 1, "compiles": 0}
+    assert not {"typing", "NVRTC", "nvJitLink", "LLVM optimisation"} & set(second["stages"]), second
