@@ -66,6 +66,13 @@ def test_keys_change_with_each_input_and_only_with_them(tmp_path):
     assert key_of(base, fastmath=True) != key_of(base)                           # an option
     assert key_of(base, arch="sm_80", cc=(8, 0)) != key_of(base)                 # the architecture
     assert key_of(make(lineinfo=True)[0]) != key_of(base)                        # ...through the options
+    before = key_of(base)
+    caching.toolchain_id()
+    saved, caching._toolchain = caching._toolchain, caching._toolchain + "another NVRTC"
+    try:
+        assert key_of(base) != before                                            # the toolchain's identity
+    finally:
+        caching._toolchain = saved
 
 
 def closure_kernel(value):

@@ -161,9 +161,26 @@ def _tool_libraries():
     return found
 
 
+_toolchain_lock = threading.Lock()
+
+
+def prepare():
+    """Finds the toolchain's identity in the background (``jit(cache=True)`` calls it at decoration), so that a
+    first call served from the cache does not wait for those file lookups."""
+    if _toolchain is None:
+        threading.Thread(target=toolchain_id, name="cujit-cache-prepare", daemon=True).start()
+
+
 def toolchain_id():
     """cujit's version and build (the extension and the compiler's modules), Python's and numpy's versions, and
     the NVRTC, nvJitLink and libNVVM libraries the locator would load (by file identity: their versions)."""
+    with _toolchain_lock:
+        _find_toolchain()
+    numpy = sys.modules.get("numpy")
+    return _toolchain + (numpy.__version__ if numpy is not None else "")
+
+
+def _find_toolchain():
     global _toolchain
     if _toolchain is None:
         import cujit
@@ -171,8 +188,6 @@ def toolchain_id():
         parts = [cujit.__version__, sys.version, FORMAT, _file_identity(_core.__file__)]
         parts += [_file_identity(os.path.join(package, f)) for f in _COMPILER_MODULES] + _tool_libraries()
         _toolchain = repr(parts)
-    numpy = sys.modules.get("numpy")
-    return _toolchain + (numpy.__version__ if numpy is not None else "")
 
 
 def digest(*parts):
@@ -200,13 +215,26 @@ def _code_text(pyfunc):
     code = pyfunc.__code__
     text = _code_texts.get(code)
     if text is None:
-        lines = linecache.getlines(code.co_filename, pyfunc.__globals__)
+        lines = _source_lines(code.co_filename, pyfunc.__globals__)
         if not lines:
             raise Uncacheable(f"the source of {pyfunc.__qualname__!r} is not available")
         first = code.co_firstlineno
         text = repr((code.co_filename, first, "".join(lines[first - 1:_last_line(code)]), _code_parts(code)))
         _code_texts[code] = text
     return text
+
+
+def _source_lines(filename, module_globals):
+    """A file's lines as linecache has them, read directly when linecache has not yet (its tokenize-based reader
+    costs milliseconds on a process's first call; utf-8, Python's default source encoding, is tried first)."""
+    cached = linecache.cache.get(filename)
+    if cached is not None and len(cached) == 4:
+        return cached[2]
+    try:
+        with open(filename, "rb") as f:
+            return f.read().decode("utf-8").splitlines(True)
+    except (OSError, UnicodeDecodeError):
+        return linecache.getlines(filename, module_globals)
 
 
 def _last_line(code):

@@ -372,7 +372,10 @@ class CUDADispatcher:
                 return kernel
             telemetry.count("cache misses")
             kernel = self._compile_fresh(signature, options, start, disk_key, arch)
-            kernel.link(tuple(options.cc)[:2])  # writes the entry
+            try:
+                kernel.link(tuple(options.cc)[:2])  # writes the entry
+            except Exception as e:  # noqa: BLE001  (no entry: the first launch links again and raises it there)
+                telemetry.log("not cached", self.__qualname__, signature.args, f"(link: {e})", 0.0)
             return kernel
 
     def _load_cached(self, disk_key, walk, signature, options, start):
@@ -596,6 +599,8 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     # Not for cached kernels: their NVRTC results come from the disk cache, or none is needed on a hit.
     if not caching.wanted(cache):
         linking.prefetch(link, None if device else options["lto"], debug=debug, lineinfo=lineinfo)
+    elif not device:
+        caching.prepare()
 
     def wrap(pyfunc, sigs=()):
         dispatcher = CUDADispatcher(pyfunc, device, options)
