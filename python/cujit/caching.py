@@ -415,12 +415,20 @@ def kernel_key(dispatcher, argtypes, options, noalias, arch):
     return key, walk
 
 
-def pack_kernel(kernel, cubin, arch):
-    """An entry's bytes: the cubin and what loading and launching need without typing."""
-    return pickle.dumps({
-        "format": FORMAT, "arch": arch, "symbol": kernel.entry, "cooperative": bool(kernel.cooperative),
-        "exceptions": kernel.exceptions, "links": [(m.kind, content_hash(m)) for m in kernel.typed.link_inputs],
-        "cubin": bytes(cubin)}, protocol=4)
+def put_kernel(key, kernel, cubin, arch):
+    """Writes a kernel's entry: the cubin and what loading and launching need without typing. A kernel whose
+    exceptions cannot be pickled (a class defined in a function) is not written."""
+    try:
+        data = pickle.dumps({
+            "format": FORMAT, "arch": arch, "symbol": kernel.entry, "cooperative": bool(kernel.cooperative),
+            "exceptions": kernel.exceptions, "links": [(m.kind, content_hash(m)) for m in kernel.typed.link_inputs],
+            "cubin": bytes(cubin)}, protocol=4)
+    except (pickle.PicklingError, AttributeError, TypeError) as e:
+        telemetry.count("uncacheable")
+        telemetry.log("not cached", kernel.entry, kernel.argtypes, f"({e})", 0.0)
+        return
+    put("kernel", key, data)
+    telemetry.count("cache writes")
 
 
 def unpack_kernel(data, walk):

@@ -10,13 +10,12 @@ import itertools
 import os
 import threading
 import time
-import warnings
 import weakref
 
 from cujit import _core, caching, linking, telemetry, toolkit
 from cujit.compiler import compile_function, make_options, parse_signature
 from cujit._source import Resolver, function_source
-from cujit.errors import NumbaWarning, TypingError
+from cujit.errors import TypingError
 from cujit._typeof import typeof
 
 
@@ -144,10 +143,9 @@ class _Kernel:
                                     lineinfo=self.options.lineinfo, max_registers=self.options_max_registers,
                                     inputs=inputs)
         if cached:
-            with telemetry.stage("cache write"):
-                caching.put("kernel", self.disk_key, caching.pack_kernel(self, cubin, arch))
-            telemetry.count("cache writes")
             self._cached_cubin = cubin
+            with telemetry.stage("cache write"):
+                caching.put_kernel(self.disk_key, self, cubin, arch)
         return cubin
 
     options_max_registers = None
