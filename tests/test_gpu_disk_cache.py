@@ -1,5 +1,6 @@
-"""The disk cache on a GPU: a second process loads a kernel that links CUDA C++ from the cache, its module's
-setup callback runs (it fills a table the kernel reads), and the results match numpy on fresh random data."""
+"""The disk cache and ahead-of-time bundles on a GPU: a second process loads a kernel that links CUDA C++ from the
+cache, its module's setup callback runs (it fills a table the kernel reads), and the results match numpy on fresh
+random data; a bundle built by ``python -m cujit.aot`` serves a program with no compile."""
 
 import json
 import os
@@ -64,3 +65,53 @@ def test_second_process_runs_a_linked_kernel_from_the_cache(tmp_path):
     second = run(tmp_path)
     assert second == {**second, "ok": True, "setup": 1, "hits": 1, "compiles": 0}
     assert not {"typing", "NVRTC", "nvJitLink", "LLVM optimisation"} & set(second["stages"]), second
+
+
+AOT_MODULE = r'''
+import numpy as np
+from cujit import cuda
+
+SRC = 'extern "C" __device__ int mul(float* r, float x, float y) { *r = x * y; return 0; }\n'
+ran = []
+lib = cuda.CUSource(SRC, name="mul.cu", setup_callback=lambda m: ran.append("setup"))
+mul = cuda.declare_device("mul", "float32(float32, float32)", link=[lib])
+
+@cuda.jit("void(float32[::1], float32[::1], float32[::1])")
+def multiply(r, x, y):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = mul(x[i], y[i])
+'''
+
+AOT_PROGRAM = r'''
+import json
+import numpy as np
+import cujit
+from cujit import cuda
+import kern
+rng = np.random.default_rng()
+x, y = rng.random(5000, dtype=np.float32), rng.random(5000, dtype=np.float32)
+r = cuda.device_array(5000, np.float32)
+kern.multiply[20, 256](r, cuda.to_device(x), cuda.to_device(y))
+s = cujit.stats()
+print(json.dumps({"ok": bool(np.allclose(r.copy_to_host(), x * y)), "setup": kern.ran.count("setup"),
+                  "aot": s.get("aot hits", 0), "compiles": s["compiles"], "stages": sorted(s["stages"])}))
+'''
+
+
+def test_an_ahead_of_time_bundle_loads_and_runs(tmp_path):
+    (tmp_path / "kern.py").write_text(AOT_MODULE)
+    (tmp_path / "prog.py").write_text(AOT_PROGRAM)
+    major, minor = cuda.get_current_device().compute_capability
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path),
+               NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0")
+    built = subprocess.run([sys.executable, "-m", "cujit.aot", str(tmp_path / "kern.py"), "--arch",
+                            f"sm_80,sm_{major}{minor}", "-o", str(tmp_path / "bundle")], env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    proc = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True, text=True, timeout=300,
+                          env=dict(env, CUJIT_AOT=str(tmp_path / "bundle")), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got == {**got, "ok": True, "setup": 1, "aot": 1, "compiles": 0}, got
+    assert not {"typing", "NVRTC", "nvJitLink", "LLVM optimisation"} & set(got["stages"]), got

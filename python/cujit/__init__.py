@@ -7,5 +7,4 @@ from cujit import cuda, types, errors  # noqa: F401
 from cujit.types import *  # noqa: F401,F403
 from cujit._typeof import typeof, from_dtype  # noqa: F401
 from cujit.telemetry import stats  # noqa: F401
-
-__version__ = "0.1.0"
+from cujit._version import __version__  # noqa: F401

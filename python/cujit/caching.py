@@ -20,6 +20,7 @@ objects) compile as usual; ``CUJIT_LOG=compile`` says why.
 import contextlib
 import fcntl
 import hashlib
+import json
 import linecache
 import os
 import pickle
@@ -30,6 +31,7 @@ import types as pytypes
 import warnings
 
 from cujit import _core, _source, config, linking, telemetry, toolkit
+from cujit._version import __version__
 from cujit.errors import NumbaWarning
 from cujit.linkable_code import LinkableCode
 from cujit.link_hooks import call_link_hooks, link_hooks
@@ -142,7 +144,7 @@ def _file_identity(path):
 
 _TOOL_LIBRARIES = ("libnvrtc", "libnvJitLink", "libnvvm")
 # The package's modules whose changes can change a compiled kernel (the rest are the runtime).
-_COMPILER_MODULES = ("_source.py", "caching.py", "compiler.py", "declarations.py", "dispatcher.py", "intrinsics.py",
+_COMPILER_MODULES = ("_source.py", "_version.py", "caching.py", "compiler.py", "declarations.py", "dispatcher.py", "intrinsics.py",
                      "link_hooks.py", "linkable_code.py", "linking.py", "types.py")
 
 
@@ -183,9 +185,8 @@ def toolchain_id():
 def _find_toolchain():
     global _toolchain
     if _toolchain is None:
-        import cujit
-        package = os.path.dirname(cujit.__file__)
-        parts = [cujit.__version__, sys.version, FORMAT, _file_identity(_core.__file__)]
+        package = os.path.dirname(os.path.abspath(__file__))
+        parts = [__version__, sys.version, FORMAT, _file_identity(_core.__file__)]
         parts += [_file_identity(os.path.join(package, f)) for f in _COMPILER_MODULES] + _tool_libraries()
         _toolchain = repr(parts)
 
@@ -208,10 +209,11 @@ _KNOWN_MODULES = ("math", "cmath", "numpy", "cujit.cuda")  # the modules the fro
 _code_texts = {}
 
 
-def _code_text(pyfunc):
-    """What identifies a function's code without parsing it: its file, its source lines (from the def line to
-    the last line any of its instructions, or its nested functions', comes from; functions made by exec have
-    them when their text is in linecache) and its bytecode, constants and names."""
+def _code_text(pyfunc, portable=False):
+    """What identifies a function's code without parsing it: its file (not when ``portable``: a bundle serves
+    the same code wherever it is installed), its source lines (from the def line to the last line any of its
+    instructions, or its nested functions', comes from; functions made by exec have them when their text is in
+    linecache) and its bytecode, constants and names."""
     code = pyfunc.__code__
     text = _code_texts.get(code)
     if text is None:
@@ -219,9 +221,10 @@ def _code_text(pyfunc):
         if not lines:
             raise Uncacheable(f"the source of {pyfunc.__qualname__!r} is not available")
         first = code.co_firstlineno
-        text = repr((code.co_filename, first, "".join(lines[first - 1:_last_line(code)]), _code_parts(code)))
+        text = repr(code.co_filename) + "\x1e" + repr((first, "".join(lines[first - 1:_last_line(code)]),
+                                                        _code_parts(code)))
         _code_texts[code] = text
-    return text
+    return text.split("\x1e", 1)[1] if portable else text
 
 
 def _source_lines(filename, module_globals):
@@ -264,7 +267,8 @@ class Walk:
     """Feeds a hash with a kernel and everything it can reach, and collects the link inputs that can reach its
     link (each with its callbacks) for a cache hit to load with."""
 
-    def __init__(self):
+    def __init__(self, portable=False):
+        self._portable = portable
         self._hash = hashlib.blake2b(digest_size=24)
         self._seen = {}
         self._held = []
@@ -292,7 +296,7 @@ class Walk:
         if not self._once(pyfunc):
             return
         code = pyfunc.__code__
-        self._add("function", pyfunc.__qualname__, _code_text(pyfunc))
+        self._add("function", pyfunc.__qualname__, _code_text(pyfunc, self._portable))
         resolver = _source.Resolver(pyfunc)
         names = _code_names(code)
         for name in sorted(names):
@@ -413,6 +417,60 @@ def kernel_key(dispatcher, argtypes, options, noalias, arch):
         key = digest("kernel", toolchain_id(), walk.digest(), [str(t) for t in argtypes], options.key(), noalias,
                      o.get("lto"), o.get("max_registers"), arch)
     return key, walk
+
+
+# ---- bundles built ahead of time (cujit.aot) -----------------------------------------------------------------
+
+BUNDLE_INDEX = "index.json"
+_bundles = []  # (directory, {key: entry})
+_bundles_lock = threading.Lock()
+_bundles_from_env = False
+
+
+def bundle_key(dispatcher, argtypes, options, noalias):
+    """(key, walk) of a kernel in a bundle: the walk without files' locations, the options without the
+    architecture (one entry serves several), cujit's version, not the toolchain's (loading needs no tools)."""
+    walk = Walk(portable=True)
+    walk.callee(dispatcher)
+    o = options.copy()
+    o.cc = (7, 5)
+    key = digest("bundle", __version__, FORMAT, walk.digest(), [str(t) for t in argtypes], o.key(), noalias,
+                 dispatcher.targetoptions.get("lto"), dispatcher.targetoptions.get("max_registers"))
+    return key, walk
+
+
+def load_bundle(path):
+    with open(os.path.join(path, BUNDLE_INDEX)) as f:
+        index = json.load(f)
+    with _bundles_lock:
+        _bundles.append((os.path.abspath(path), {e["key"]: e for e in index["kernels"]}))
+    return index
+
+
+def bundle_entry(dispatcher, argtypes, options, noalias, arch):
+    """A loaded bundle's entry for this specialisation on ``arch`` (``CUJIT_AOT`` names bundles too), in the
+    form ``unpack_kernel`` gives (the fatbin as the cubin); None when none has it."""
+    global _bundles_from_env
+    if not _bundles_from_env:
+        _bundles_from_env = True
+        for path in filter(None, os.environ.get("CUJIT_AOT", "").split(os.pathsep)):
+            load_bundle(path)
+    if not _bundles:
+        return None
+    try:
+        key, walk = bundle_key(dispatcher, argtypes, options, noalias)
+    except Exception:  # noqa: BLE001  (a kernel the walk cannot key is compiled as usual)
+        return None
+    by_content = {(m.kind, content_hash(m)): m for m in walk.link_inputs}
+    for directory, entries in list(_bundles):
+        entry = entries.get(key)
+        if entry is None or arch not in entry["archs"] or not all(tuple(l) in by_content for l in entry["links"]):
+            continue
+        with open(os.path.join(directory, entry["fatbin"]), "rb") as f:
+            fatbin = f.read()
+        return {"symbol": entry["symbols"][arch], "cooperative": entry["cooperative"], "exceptions": (), "arch": arch,
+                "cubin": fatbin, "link_inputs": [by_content[tuple(link)] for link in entry["links"]]}
+    return None
 
 
 def put_kernel(key, kernel, cubin, arch):

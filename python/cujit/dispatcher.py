@@ -352,6 +352,12 @@ class CUDADispatcher:
         that processes starting at once compile it once: the others wait, then load it."""
         start = time.perf_counter()
         arch = linking.arch_for(tuple(options.cc)[:2])  # what link() gets for the device: (major, minor)
+        if not self.device:
+            built = caching.bundle_entry(self, signature.args, options, noalias, arch)  # cujit.aot
+            if built is not None:
+                telemetry.count("aot hits")
+                telemetry.log("ahead of time", self.__qualname__, signature.args, arch, time.perf_counter() - start)
+                return self._kernel_from_entry(built, signature, options)
         disk_key = walk = None
         if not self.device and caching.wanted(self.targetoptions.get("cache")):
             try:
@@ -382,10 +388,13 @@ class CUDADispatcher:
         if entry is None:
             return None
         telemetry.count("cache hits")
+        telemetry.log("cache hit", self.__qualname__, signature.args, entry["arch"], time.perf_counter() - start)
+        return self._kernel_from_entry(entry, signature, options)
+
+    def _kernel_from_entry(self, entry, signature, options):
         kernel = _CachedKernel(entry, lambda: self._typed_compile(signature, options), signature.args, options,
                                self._kernels, self.targetoptions.get("lto"))
         kernel.options_max_registers = self.targetoptions.get("max_registers")
-        telemetry.log("cache hit", self.__qualname__, signature.args, entry["arch"], time.perf_counter() - start)
         return kernel
 
     def _compile_fresh(self, signature, options, start, disk_key=None, arch=None):

@@ -259,7 +259,9 @@ static int live_libraries;
 static CUresult load(Library **out, const void *image) {
   NEED_CONTEXT();
   const char *text = image;
-  if (!(memcmp(text, "\x7f" "ELF", 4) == 0 || strstr(text, ".entry") != NULL)) return INVALID_IMAGE;
+  static const unsigned char fatbin_magic[4] = {0x50, 0xed, 0x55, 0xba};
+  if (!(memcmp(text, "\x7f" "ELF", 4) == 0 || memcmp(text, fatbin_magic, 4) == 0 || strstr(text, ".entry") != NULL))
+    return INVALID_IMAGE;
   Library *lib = calloc(1, sizeof *lib);
   for (int i = 0; i < NKERNELS; ++i) {
     lib->kernels[i].lib = lib;

@@ -1,0 +1,3 @@
+"""cujit's version (a leaf module: the cache keys on it)."""
+
+__version__ = "0.1.0"
