@@ -276,3 +276,32 @@ def test_eviction_keeps_the_directory_under_its_bound(tmp_path):
     assert disk.total_bytes() <= 64 * 1024
     assert disk.get("kernel", "0039abcdef") is not None
     assert disk.stats()["evictions"] > 0
+
+
+def test_compile_outputs_are_cached_with_cujit_cache_1(tmp_path, register_ptx):
+    (tmp_path / "udf.py").write_text("def udf(x):\n    return x * 2.0 + 1.0\n")
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""
+        import json, sys
+        import cujit
+        from cujit import cuda, float32
+        from udf import udf
+        ptx, ret = cuda.compile(udf, "float32(float32)", abi_info={"abi_name": "udf"})
+        ltoir, ret2 = cuda.compile(udf, "float32(float32)", output="ltoir", cc=(9, 0))
+        s = cujit.stats()
+        print(json.dumps({"ret": [str(ret), str(ret2)], "ptx": ptx, "ltoir": ltoir.hex(), "hits": s["cache hits"],
+                          "writes": s["cache writes"], "typing": "typing" in s["stages"]}))
+    """))
+    env = dict(os.environ, CUJIT_CACHE="1", CUJIT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+
+    def run():
+        proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    first, second = run(), run()
+    assert first["writes"] == 2 and first["hits"] == 0 and first["typing"]
+    assert second["hits"] == 2 and second["writes"] == 0 and not second["typing"]
+    assert second["ptx"] == first["ptx"] and second["ltoir"] == first["ltoir"]
+    assert second["ret"] == ["float32", "float32"]
+    assert bytes.fromhex(second["ltoir"])[:4] == bytes.fromhex("ed434e7f")
+    register_ptx(second["ptx"])                                     # assembled by ptxas after the test

@@ -419,6 +419,49 @@ def kernel_key(dispatcher, argtypes, options, noalias, arch):
     return key, walk
 
 
+# ---- compile outputs (cuda.compile, compile_ptx, with CUJIT_CACHE=1) --------------------------------------------
+
+def compile_key(pyfunc, signature, options, output):
+    """The key of a ``compile*`` call's output, or None when the function cannot be keyed."""
+    with telemetry.stage("cache key"):
+        try:
+            walk = Walk()
+            walk.function(pyfunc)
+        except Exception as e:  # noqa: BLE001  (compiled as usual; the compile raises what belongs to it)
+            telemetry.count("uncacheable")
+            telemetry.log("not cached", pyfunc.__qualname__, signature.args, f"({e})", 0.0)
+            return None
+        return digest("compile", toolchain_id(), walk.digest(), [str(t) for t in signature.args],
+                      str(signature.return_type), options.key(), output)
+
+
+def get_compiled(key):
+    """(code, return type) of a cached ``compile*`` output, or None."""
+    data = get("compile", key) if key is not None else None
+    if data is None:
+        return None
+    try:
+        entry = pickle.loads(data)
+        code, return_type = entry["code"], _core.parse_type(entry["return_type"])
+    except Exception:  # noqa: BLE001  (unreadable: compiled again and overwritten)
+        return None
+    telemetry.count("cache hits")
+    return code, return_type
+
+
+def put_compiled(key, code, return_type):
+    """Writes a ``compile*`` output; one whose return type cujit cannot read back from its name (tuples,
+    arrays) is not written."""
+    try:
+        readable = str(_core.parse_type(str(return_type))) == str(return_type)
+    except Exception:  # noqa: BLE001
+        readable = False
+    if key is None or not readable:
+        return
+    put("compile", key, pickle.dumps({"format": FORMAT, "code": code, "return_type": str(return_type)}, protocol=4))
+    telemetry.count("cache writes")
+
+
 # ---- bundles built ahead of time (cujit.aot) -----------------------------------------------------------------
 
 BUNDLE_INDEX = "index.json"

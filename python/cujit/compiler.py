@@ -6,7 +6,7 @@ import os
 import types
 import warnings
 
-from cujit import _core, linking
+from cujit import _core, caching, linking
 from cujit.linkable_code import LinkableCode
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaInvalidConfigWarning
@@ -141,19 +141,33 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
 
     Defaults to a device function with the C ABI. Returns ``(ptx, return_type)``.
     """
-    code, typed = _compile_own(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output,
-                               forceinline, launch_bounds)
+    pyfunc, signature, options = _prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
+                                          output, forceinline, launch_bounds)
+    if not caching.wanted(False):  # CUJIT_CACHE=1 caches compile outputs too
+        code, typed = _compile_prepared(pyfunc, signature, options, output)
+        return code, typed.return_type
+    key = caching.compile_key(pyfunc, signature, options, output)
+    found = caching.get_compiled(key)
+    if found is not None:
+        return found
+    code, typed = _compile_prepared(pyfunc, signature, options, output)
+    caching.put_compiled(key, code, typed.return_type)
     return code, typed.return_type
 
 
-def _compile_own(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output, forceinline,
-                 launch_bounds):
-    """The function's own code (PTX str, or LTO-IR bytes from the same optimised module) and its typing."""
+def _prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output, forceinline,
+             launch_bounds):
+    """The function, its signature and options, checked."""
     _check_common(output, forceinline, device, abi, launch_bounds)
     pyfunc = python_function(pyfunc)
     signature = parse_signature(sig)
     options = make_options(device=device, abi=abi, abi_info=abi_info, cc=cc, fastmath=fastmath, opt=opt,
                            debug=debug, lineinfo=lineinfo, launch_bounds=launch_bounds)
+    return pyfunc, signature, options
+
+
+def _compile_prepared(pyfunc, signature, options, output):
+    """The function's own code (PTX str, or LTO-IR bytes from the same optimised module) and its typing."""
     if output == "ltoir":
         typed = type_function(pyfunc, signature, options)
         ltoir, _, _ = _core.compile_ltoir(typed, options)
@@ -172,8 +186,8 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
     ``debug``/``lineinfo``), the other kinds as they are.
     """
     cc = normalize_cc(cc)
-    code, typed = _compile_own(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output,
-                               forceinline, launch_bounds)
+    code, typed = _compile_prepared(*_prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
+                                              output, forceinline, launch_bounds), output)
     codes = [code]
     arch = linking.arch_for(cc if len(cc) > 2 else cc + ("",))  # the cc asked for, without numba's "a" default
     for item in typed.link_inputs:
