@@ -11,7 +11,8 @@ compile, its LTO-IR, NVRTC, the nvJitLink link with the load, the launch) so the
 goes. Both sides use their defaults: LTO for a kernel that links CUDA C++ (numba-cuda: whenever nvJitLink is
 there), and cujit starts NVRTC at ``declare_device``, in the background, since a context exists.
 
-Usage (on the GPU machine): ``python3 benchmarks/link_latency.py --rounds 5``
+Usage (on the GPU machine): ``python3 benchmarks/link_latency.py --rounds 5``; ``--cached`` links one ``mul.cu``
+in every round with cujit's disk cache on (the first call of a kernel a previous process already compiled).
 """
 
 import argparse
@@ -58,10 +59,14 @@ def worker(side, rounds):
     cuda.synchronize()  # the context exists before anything is timed
     out = {"first_call_ms": [], "ltoir_ms": [], "stages": []}
     tmp = tempfile.mkdtemp()
+    shared = os.environ.get("LINK_BENCH_SHARED")  # --cached: one mul.cu for every round and process
     for i in range(rounds):
-        path = os.path.join(tmp, f"mul_{side}_{i}_{os.getpid()}.cu")
-        with open(path, "w") as f:
-            f.write(MUL_CU.format(tag=f"{side} {i} {time.time_ns()}"))
+        if shared:
+            path = os.path.join(shared, "mul.cu")
+        else:
+            path = os.path.join(tmp, f"mul_{side}_{i}_{os.getpid()}.cu")
+            with open(path, "w") as f:
+                f.write(MUL_CU.format(tag=f"{side} {i} {time.time_ns()}"))
         t0 = time.perf_counter()
         mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[path])
         kernel = make_kernel(cuda, mul)
@@ -72,7 +77,7 @@ def worker(side, rounds):
         code, _ = cuda.compile(udf, "float32(float32)", output="ltoir", cc=(9, 0))
         out["ltoir_ms"].append((time.perf_counter() - t0) * 1e3)
         assert code[:4] == b"\xed\x43\x4e\x7f"
-        if side == "cujit":
+        if side == "cujit" and not shared:
             out["stages"].append(cujit_stages(cuda, tmp, i))
     print(json.dumps(out))
 
@@ -114,10 +119,19 @@ def main():
     ap.add_argument("--worker")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=3, help="worker processes per side, alternated")
+    ap.add_argument("--cached", action="store_true",
+                    help="case 1 with one mul.cu for every round and cujit's disk cache on (CUJIT_CACHE=1, a fresh "
+                         "directory): every first call after the first one's is served by the cache; numba-cuda "
+                         "cannot cache a kernel that links files")
     args = ap.parse_args()
     if args.worker:
         worker(args.worker, args.rounds)
         return
+    if args.cached:
+        shared = tempfile.mkdtemp(prefix="link-bench-")
+        with open(os.path.join(shared, "mul.cu"), "w") as f:
+            f.write(MUL_CU.format(tag="shared"))
+        os.environ.update(LINK_BENCH_SHARED=shared, CUJIT_CACHE="1", CUJIT_CACHE_DIR=os.path.join(shared, "cache"))
     results = {"cujit": [], "numba": []}
     for _ in range(args.runs):
         for side in ("numba", "cujit"):
@@ -131,8 +145,9 @@ def main():
         n, c = med("numba", key), med("cujit", key)
         print(f"{label:<44}{n:>15.2f}{c:>10.2f}{c / n:>8.3f}  (cujit {n / c:.1f}x faster)")
     stages = [s for run in results["cujit"] for s in run["stages"]]
-    print("cujit first call by stage (median ms): " +
-          ", ".join(f"{k} {statistics.median(s[k] for s in stages):.2f}" for k in stages[0]))
+    if stages:
+        print("cujit first call by stage (median ms): " +
+              ", ".join(f"{k} {statistics.median(s[k] for s in stages):.2f}" for k in stages[0]))
 
 
 if __name__ == "__main__":
