@@ -380,7 +380,7 @@ void fake_capture_params(int n, const int *sizes) {
   launches_of_others = 0;
 }
 unsigned long long fake_param(int i) { return captured[i]; } /* zero-extended from its size */
-int fake_launches(void) { return launches_of_others; }
+int fake_launches(void) { return __atomic_load_n(&launches_of_others, __ATOMIC_RELAXED); }
 
 CUresult cuLaunchKernel(Kernel *k, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra) {
@@ -426,7 +426,7 @@ CUresult cuLaunchKernel(Kernel *k, unsigned gx, unsigned gy, unsigned gz, unsign
       captured[i] = 0;
       memcpy(&captured[i], params[i], (size_t)capture_sizes[i]);
     }
-    ++launches_of_others;
+    __atomic_fetch_add(&launches_of_others, 1, __ATOMIC_RELAXED);  /* launches come from many threads at once */
   } else if (strcmp(name, "slow_add") == 0) {
     if (!array_at(params, 0, 1, &a)) return ILLEGAL_ADDRESS;
     float v = P(float, 7);
