@@ -305,3 +305,17 @@ def test_compile_outputs_are_cached_with_cujit_cache_1(tmp_path, register_ptx):
     assert second["ret"] == ["float32", "float32"]
     assert bytes.fromhex(second["ltoir"])[:4] == bytes.fromhex("ed434e7f")
     register_ptx(second["ptx"])                                     # assembled by ptxas after the test
+
+
+def test_settings_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv("CUJIT_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert caching.directory() == str(tmp_path / "xdg" / "cujit")
+    monkeypatch.setenv("CUJIT_CACHE_DIR", str(tmp_path / "mine"))
+    assert caching.directory() == str(tmp_path / "mine")
+    monkeypatch.setenv("CUJIT_CACHE_MAX_MB", "0.5")
+    assert caching.max_bytes() == 512 * 1024
+    assert caching.store().max_bytes == 512 * 1024           # the store of that directory is bounded by it
+    for mode, option, wanted in (("", True, True), ("", False, False), ("1", False, True), ("0", True, False)):
+        monkeypatch.setenv("CUJIT_CACHE", mode)
+        assert caching.wanted(option) is wanted, (mode, option)
