@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from cujit import _core, caching, cuda, types
+from cujit import _core, caching, config, cuda, types
 
 ARCH = "sm_90a"
 
@@ -318,4 +318,4 @@ def test_settings_from_the_environment(monkeypatch, tmp_path):
     assert caching.store().max_bytes == 512 * 1024           # the store of that directory is bounded by it
     for mode, option, wanted in (("", True, True), ("", False, False), ("1", False, True), ("0", True, False)):
         monkeypatch.setenv("CUJIT_CACHE", mode)
-        assert caching.wanted(option) is wanted, (mode, option)
+        assert config.cache_wanted(option) is wanted, (mode, option)

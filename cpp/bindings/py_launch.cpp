@@ -513,10 +513,12 @@ ArrayRead read_cupy(PyObject* obj, std::size_t position, ArrayValue& out, std::i
   return read;
 }
 
-// An object of a class with a DLPack exchange table: its DLTensor, and the producer's current work stream as
-// the stream to order after (the table's "no sync" contract leaves that to the consumer). A failed export
-// gives a null type: the protocols decide, with their own error.
-ArrayRead read_exchange(PyObject* obj, std::size_t position, ArrayValue& out, const DLPackExchangeAPI& api) {
+// An object of a class with a DLPack exchange table: its DLTensor, and, with `order_stream`, the producer's
+// current work stream as the stream to order after (the table's "no sync" contract leaves that to the
+// consumer). A failed export (e.g. a conjugate view) or a dtype cujit does not read gives a null type: the
+// protocols decide, with their own error or description.
+ArrayRead read_exchange(PyObject* obj, std::size_t position, ArrayValue& out, const DLPackExchangeAPI& api,
+                        bool order_stream) {
   ArrayRead read;
   DLTensor t;
   if (api.dltensor_from_py_object_no_sync(obj, &t) != 0) {
@@ -525,7 +527,7 @@ ArrayRead read_exchange(PyObject* obj, std::size_t position, ArrayValue& out, co
   }
   const int code = read_dltensor(t, position, out, false);
   if (code < 0) return read;
-  if (api.current_work_stream != nullptr && cai_sync_enabled()) {
+  if (order_stream && api.current_work_stream != nullptr && cai_sync_enabled()) {
     void* stream = nullptr;
     if (api.current_work_stream(t.device.device_type, t.device.device_id, &stream) != 0) throw py::error_already_set();
     read.producer_stream = stream == nullptr ? drv::Stream::kLegacy : reinterpret_cast<std::uintptr_t>(stream);
@@ -543,16 +545,7 @@ ArrayRead read_torch(PyObject* obj, std::size_t position, ArrayValue& out, const
                   *k_shape = interned("shape"), *k_stride = interned("stride");
   ArrayRead read;
   if (get(obj, k_requires_grad).ptr() == Py_True) return read;
-  if (exchange != nullptr) {  // PyTorch's CAI names no stream: nothing to order after
-    DLTensor t;
-    if (exchange->dltensor_from_py_object_no_sync(obj, &t) != 0) {  // e.g. a conjugate view: the CAI decides
-      PyErr_Clear();
-      return read;
-    }
-    const int code = read_dltensor(t, position, out, false);
-    if (code >= 0) finish(out, code, false, read);
-    return read;
-  }
+  if (exchange != nullptr) return read_exchange(obj, position, out, *exchange, false);  // its CAI names no stream
   const Registry& r = registry();
   auto code_it = r.dtype_codes.find(get(obj, k_dtype).ptr());
   if (code_it == r.dtype_codes.end() || code_it->second < 0) return read;
@@ -586,7 +579,7 @@ ArrayRead read_array_object(PyObject* obj, std::size_t position, drv::CUstream c
   if (reader.reader != Reader::Protocols) {
     ArrayRead read = reader.reader == Reader::CuPy    ? read_cupy(obj, position, out, cupy_stream)
                      : reader.reader == Reader::Torch ? read_torch(obj, position, out, reader.exchange)
-                                                      : read_exchange(obj, position, out, *reader.exchange);
+                                                      : read_exchange(obj, position, out, *reader.exchange, true);
     if (read.type != nullptr) return read;
     out = ArrayValue{};
   }

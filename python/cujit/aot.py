@@ -56,8 +56,7 @@ def _import(module):
 
 def fatbinary_path():
     """The toolkit's ``fatbinary`` (``$CUDA_HOME/bin``, the pip wheels, ``/usr/local/cuda/bin``, ``PATH``)."""
-    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")] + toolkit.wheel_roots() + ["/usr/local/cuda"]
-    for root in filter(None, roots):
+    for root in toolkit.search_roots():
         path = os.path.join(root, "bin", "fatbinary")
         if os.access(path, os.X_OK):
             return path
@@ -144,7 +143,7 @@ def _build_one(dispatcher, argtypes, noalias, ccs, output, number):
     key, _ = caching.bundle_key(dispatcher, argtypes, kernel.options, noalias)
     return {"key": key, "kernel": dispatcher.__qualname__, "argtypes": [str(t) for t in argtypes],
             "noalias": noalias, "symbols": symbols, "cooperative": bool(kernel.cooperative),
-            "links": [(m.kind, caching.content_hash(m)) for m in kernel.typed.link_inputs],
+            "links": caching.link_manifest(kernel.typed.link_inputs),
             "archs": sorted(cubins), "fatbin": filename}
 
 

@@ -1,7 +1,7 @@
 """The disk cache (``docs/caching.md``): linked kernels and NVRTC results, keyed by everything that can change them.
 
-Which compiles use it: kernels of ``@cuda.jit(cache=True)``, and every kernel when ``CUJIT_CACHE=1``;
-``CUJIT_CACHE=0`` turns it off everywhere. NVRTC results of a cached kernel's CUDA C++ are kept too, keyed on their
+Which compiles use it (``config.cache_wanted``): kernels of ``@cuda.jit(cache=True)``, and every kernel when
+``CUJIT_CACHE=1``; ``CUJIT_CACHE=0`` turns it off everywhere. NVRTC results of a cached kernel's CUDA C++ are kept too, keyed on their
 own (content, included headers, options, NVRTC), so a ``.cu`` shared by many kernels is compiled once per machine.
 Where: ``CUJIT_CACHE_DIR`` (default ``$XDG_CACHE_HOME/cujit``, else ``~/.cache/cujit``), bounded by
 ``CUJIT_CACHE_MAX_MB`` (default 2048) with least-recently-used eviction. Entries are written to a temp file and
@@ -30,7 +30,7 @@ import threading
 import types as pytypes
 import warnings
 
-from cujit import _core, _source, config, linking, telemetry, toolkit
+from cujit import _core, _source, linking, telemetry, toolkit
 from cujit._version import __version__
 from cujit.errors import NumbaWarning
 from cujit.linkable_code import LinkableCode
@@ -44,10 +44,6 @@ class Uncacheable(Exception):
 
 
 # ---- settings ------------------------------------------------------------------------------------------------
-
-def wanted(cache_option):
-    return config.cache_wanted(cache_option)
-
 
 def directory():
     given = os.environ.get("CUJIT_CACHE_DIR")
@@ -151,9 +147,8 @@ _COMPILER_MODULES = ("_source.py", "_version.py", "caching.py", "compiler.py", "
 def _tool_libraries():
     """The NVRTC, nvJitLink and libNVVM files of the places the locator searches (``cujit.toolkit``), by name,
     size and time: their versions, known without loading them (a hit loads none of them)."""
-    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")] + toolkit.wheel_roots() + ["/usr/local/cuda"]
     found = []
-    for root in filter(None, roots):
+    for root in toolkit.search_roots():
         for sub in ("lib", "lib64", "nvvm/lib64"):
             try:
                 with os.scandir(os.path.join(root, sub)) as entries:
@@ -166,11 +161,18 @@ def _tool_libraries():
 _toolchain_lock = threading.Lock()
 
 
+_preparing = False
+
+
 def prepare():
-    """Finds the toolchain's identity in the background (``jit(cache=True)`` calls it at decoration), so that a
-    first call served from the cache does not wait for those file lookups."""
-    if _toolchain is None:
-        threading.Thread(target=toolchain_id, name="cujit-cache-prepare", daemon=True).start()
+    """Finds the toolchain's identity in the background, once per process (``jit(cache=True)`` calls it at
+    decoration), so that a first call served from the cache does not wait for those file lookups."""
+    global _preparing
+    with _toolchain_lock:
+        if _preparing or _toolchain is not None:
+            return
+        _preparing = True
+    threading.Thread(target=toolchain_id, name="cujit-cache-prepare", daemon=True).start()
 
 
 def toolchain_id():
@@ -377,6 +379,15 @@ class Walk:
             raise Uncacheable(f"{c.__qualname__!r} gives its declaration per call (__numba_cuda_declare__), "
                               "which the cache cannot know before typing")
 
+    def inputs_for(self, manifest):
+        """The link inputs met that a recorded link used (``link_manifest``), in its order; None when one of them
+        is not among them (its content changed)."""
+        by_content = {(m.kind, content_hash(m)): m for m in self.link_inputs}
+        try:
+            return [by_content[tuple(link)] for link in manifest]
+        except KeyError:
+            return None
+
     def links(self, items):
         for made in linking.link_inputs(items):
             self._add("link", made.kind, content_hash(made))
@@ -408,15 +419,52 @@ class Walk:
 
 # ---- kernels ----------------------------------------------------------------------------------------------------
 
+def _specialisation_key(kind, identity, walk, dispatcher, argtypes, options, noalias, *more):
+    o = dispatcher.targetoptions
+    return digest(kind, identity, walk.digest(), [str(t) for t in argtypes], options.key(), noalias, o.get("lto"),
+                  o.get("max_registers"), *more)
+
+
 def kernel_key(dispatcher, argtypes, options, noalias, arch):
     """(key, walk) of a kernel specialisation; raises Uncacheable."""
     with telemetry.stage("cache key"):
         walk = Walk()
         walk.callee(dispatcher)
-        o = dispatcher.targetoptions
-        key = digest("kernel", toolchain_id(), walk.digest(), [str(t) for t in argtypes], options.key(), noalias,
-                     o.get("lto"), o.get("max_registers"), arch)
-    return key, walk
+        return _specialisation_key("kernel", toolchain_id(), walk, dispatcher, argtypes, options, noalias, arch), walk
+
+
+def link_manifest(link_inputs):
+    """What an entry records of the inputs its link used: (kind, content hash) each, in order."""
+    return [(m.kind, content_hash(m)) for m in link_inputs]
+
+
+def put_kernel(key, kernel, cubin, arch):
+    """Writes a kernel's entry: the cubin and what loading and launching need without typing. A kernel whose
+    exceptions cannot be pickled (a class defined in a function) is not written."""
+    try:
+        data = pickle.dumps({
+            "format": FORMAT, "arch": arch, "symbol": kernel.entry, "cooperative": bool(kernel.cooperative),
+            "exceptions": kernel.exceptions, "links": link_manifest(kernel.typed.link_inputs),
+            "cubin": bytes(cubin)}, protocol=4)
+    except (pickle.PicklingError, AttributeError, TypeError) as e:
+        telemetry.count("uncacheable")
+        telemetry.log("not cached", kernel.entry, kernel.argtypes, f"({e})", 0.0)
+        return
+    put("kernel", key, data)
+    telemetry.count("cache writes")
+
+
+def unpack_kernel(data, walk):
+    """The entry's fields, with ``link_inputs``: the walk's inputs its link used, in the link's order (their
+    callbacks run at load); None when it cannot be read (then it is compiled again and overwritten)."""
+    try:
+        entry = pickle.loads(data)
+    except Exception:  # noqa: BLE001  (a class its exceptions name is gone, another format...)
+        return None
+    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+        return None
+    entry["link_inputs"] = walk.inputs_for(entry["links"])
+    return entry if entry["link_inputs"] is not None else None
 
 
 # ---- compile outputs (cuda.compile, compile_ptx, with CUJIT_CACHE=1) --------------------------------------------
@@ -477,9 +525,7 @@ def bundle_key(dispatcher, argtypes, options, noalias):
     walk.callee(dispatcher)
     o = options.copy()
     o.cc = (7, 5)
-    key = digest("bundle", __version__, FORMAT, walk.digest(), [str(t) for t in argtypes], o.key(), noalias,
-                 dispatcher.targetoptions.get("lto"), dispatcher.targetoptions.get("max_registers"))
-    return key, walk
+    return _specialisation_key("bundle", (__version__, FORMAT), walk, dispatcher, argtypes, o, noalias), walk
 
 
 def load_bundle(path):
@@ -504,49 +550,16 @@ def bundle_entry(dispatcher, argtypes, options, noalias, arch):
         key, walk = bundle_key(dispatcher, argtypes, options, noalias)
     except Exception:  # noqa: BLE001  (a kernel the walk cannot key is compiled as usual)
         return None
-    by_content = {(m.kind, content_hash(m)): m for m in walk.link_inputs}
     for directory, entries in list(_bundles):
         entry = entries.get(key)
-        if entry is None or arch not in entry["archs"] or not all(tuple(l) in by_content for l in entry["links"]):
+        inputs = walk.inputs_for(entry["links"]) if entry is not None and arch in entry["archs"] else None
+        if inputs is None:
             continue
         with open(os.path.join(directory, entry["fatbin"]), "rb") as f:
             fatbin = f.read()
         return {"symbol": entry["symbols"][arch], "cooperative": entry["cooperative"], "exceptions": (), "arch": arch,
-                "cubin": fatbin, "link_inputs": [by_content[tuple(link)] for link in entry["links"]]}
+                "cubin": fatbin, "link_inputs": inputs}
     return None
-
-
-def put_kernel(key, kernel, cubin, arch):
-    """Writes a kernel's entry: the cubin and what loading and launching need without typing. A kernel whose
-    exceptions cannot be pickled (a class defined in a function) is not written."""
-    try:
-        data = pickle.dumps({
-            "format": FORMAT, "arch": arch, "symbol": kernel.entry, "cooperative": bool(kernel.cooperative),
-            "exceptions": kernel.exceptions, "links": [(m.kind, content_hash(m)) for m in kernel.typed.link_inputs],
-            "cubin": bytes(cubin)}, protocol=4)
-    except (pickle.PicklingError, AttributeError, TypeError) as e:
-        telemetry.count("uncacheable")
-        telemetry.log("not cached", kernel.entry, kernel.argtypes, f"({e})", 0.0)
-        return
-    put("kernel", key, data)
-    telemetry.count("cache writes")
-
-
-def unpack_kernel(data, walk):
-    """The entry's fields, with ``link_inputs``: the walk's inputs its link used, in the link's order (their
-    callbacks run at load); None when it cannot be read (then it is compiled again and overwritten)."""
-    try:
-        entry = pickle.loads(data)
-    except Exception:  # noqa: BLE001  (a class its exceptions name is gone, another format...)
-        return None
-    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
-        return None
-    by_content = {(m.kind, content_hash(m)): m for m in walk.link_inputs}
-    try:
-        entry["link_inputs"] = [by_content[link] for link in entry["links"]]
-    except KeyError:
-        return None
-    return entry
 
 
 # ---- NVRTC results ------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import os
 import types
 import warnings
 
-from cujit import _core, caching, linking
+from cujit import _core, caching, config, linking
 from cujit.linkable_code import LinkableCode
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaInvalidConfigWarning
@@ -143,7 +143,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     """
     pyfunc, signature, options = _prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
                                           output, forceinline, launch_bounds)
-    if not caching.wanted(False):  # CUJIT_CACHE=1 caches compile outputs too
+    if not config.cache_wanted(False):  # CUJIT_CACHE=1 caches compile outputs too
         code, typed = _compile_prepared(pyfunc, signature, options, output)
         return code, typed.return_type
     key = caching.compile_key(pyfunc, signature, options, output)

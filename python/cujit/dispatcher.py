@@ -14,6 +14,7 @@ import weakref
 
 from cujit import _core, caching, linking, telemetry, toolkit
 from cujit.compiler import compile_function, make_options, parse_signature
+from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
 from cujit.errors import TypingError
 from cujit._typeof import typeof
@@ -39,12 +40,17 @@ class _Kernel:
         self.ptx = ptx
         self.llvm_ir = llvm_ir
         self.typed = typed
-        self.options = options
-        self.entry = typed.symbol
-        self.argtypes = tuple(typed.args)
-        self.cooperative = typed.cooperative  # a declaration it reaches needs a cooperative launch
         # debug=True: the raise sites its status codes stand for (code i + 1 is site i); see raised().
-        self.exceptions = tuple(typed.exceptions) if options.debug else ()
+        self._specialise(options, typed.symbol, typed.args, typed.cooperative,
+                         typed.exceptions if options.debug else (), cache)
+
+    def _specialise(self, options, entry, argtypes, cooperative, exceptions, cache):
+        """What every specialisation holds, compiled here or loaded from a cache or a bundle."""
+        self.options = options
+        self.entry = entry
+        self.argtypes = tuple(argtypes)
+        self.cooperative = cooperative  # a declaration it reaches needs a cooperative launch
+        self.exceptions = tuple(exceptions)
         self._plan = None
         self._cache = cache  # the dispatcher's C++ KernelCache: images, modules and functions
         self._key = f"{next(_specialisations)}:{self.entry}"
@@ -163,16 +169,7 @@ class _CachedKernel(_Kernel):
         self._compile_fresh = compile_fresh  # () -> (ptx, llvm_ir, typed)
         self._fresh = None
         self._lto_option = lto  # resolved on need: resolving may look for (and load) nvJitLink and libNVVM
-        self.options = options
-        self.entry = entry["symbol"]
-        self.argtypes = tuple(argtypes)
-        self.cooperative = entry["cooperative"]
-        self.exceptions = tuple(entry["exceptions"])
-        self._plan = None
-        self._cache = cache
-        self._key = f"{next(_specialisations)}:{self.entry}"
-        self._functions = {}
-        self.if_overlap = None
+        self._specialise(options, entry["symbol"], argtypes, entry["cooperative"], entry["exceptions"], cache)
 
     def _typed_parts(self):
         if self._fresh is None:
@@ -359,7 +356,7 @@ class CUDADispatcher:
                 telemetry.log("ahead of time", self.__qualname__, signature.args, arch, time.perf_counter() - start)
                 return self._kernel_from_entry(built, signature, options)
         disk_key = walk = None
-        if not self.device and caching.wanted(self.targetoptions.get("cache")):
+        if not self.device and cache_wanted(self.targetoptions.get("cache")):
             try:
                 disk_key, walk = caching.kernel_key(self, signature.args, options, noalias, arch)
             except Exception as e:  # noqa: BLE001  (Uncacheable, or an error the compile will raise in place)
@@ -604,7 +601,7 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
                    forceinline=forceinline, launch_bounds=launch_bounds, cache=cache)
     # (a device function's items are linked by its callers, with their options: the default ones assumed).
     # Not for cached kernels: their NVRTC results come from the disk cache, or none is needed on a hit.
-    if not caching.wanted(cache):
+    if not cache_wanted(cache):
         linking.prefetch(link, None if device else options["lto"], debug=debug, lineinfo=lineinfo)
     elif not device:
         caching.prepare()

@@ -28,6 +28,13 @@ def wheel_roots():
     return found
 
 
+def search_roots():
+    """The toolkit roots the locator searches, in its order: ``$CUDA_HOME``, ``$CUDA_PATH``, the wheels' roots,
+    ``/usr/local/cuda`` (for what Python finds itself: the tools' files, ``fatbinary``)."""
+    given = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    return [root for root in given if root] + wheel_roots() + ["/usr/local/cuda"]
+
+
 def configure():
     """Hands the wheel roots to the locator (done at import, before any part can be looked up)."""
     _core.toolkit.set_wheel_roots(wheel_roots())
