@@ -1,17 +1,24 @@
 """Host time per launch of a 1x32 grid (GPU machine): cujit, numba-cuda and a C cuLaunchKernel loop, each case
-in its own process, best of 3 x 20 000 launches after warm-up: `python benchmarks/launch_overhead.py`.
+in its own process: `python benchmarks/launch_overhead.py`.
 
 Cases (issue 14's table): no arguments; 4 arguments (3 device arrays of the library + a float32) with cujit
 device arrays, CuPy arrays, PyTorch tensors and DLPack capsules (cujit only: numba-cuda does not take them);
-16 device arrays; 8 Python scalars. The C floor is benchmarks/launch_floor.cu, built here with nvcc. (Pinning every
-process to one core made the figures worse, not steadier: the driver's own threads then share that core.)
-`--rounds N` (3) repeats the whole set in fresh processes, interleaved, because one process's figure moves by
-±0.5 µs from the next: the table shows each column's best round and every round's ratio. `--profile` also prints
-where cujit's time goes, from the fast path's own timers (CUJIT_LAUNCH_PROFILE=1)."""
+16 device arrays; 8 Python scalars. The C floor is benchmarks/launch_floor.cu, built here with nvcc twice:
+- as a program, run in its own process once per round (best of 3 x 20 000 launches);
+- as a library that every worker process loads, timing the C loop and the library's launches alternately on
+  the same context, batch by batch (`--pairs` pairs of 5 000 launches each): the paired ratio, median of
+  the pairs' ratios, is free of the drift between processes (the floor itself moves by ±0.7 µs from one
+  process to the next on the H200s).
+The library's own figure is the best of 3 x 20 000 launches after warm-up, as before. (Pinning every process
+to one core made the figures worse, not steadier: the driver's own threads then share that core.)
+`--rounds N` (3) repeats the whole set in fresh processes, interleaved. `--profile` also prints where cujit's
+time goes, from the fast path's own timers (CUJIT_LAUNCH_PROFILE=1)."""
 
 import argparse
+import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -20,7 +27,7 @@ import textwrap
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 WORKER = textwrap.dedent('''
-    import os, sys, time
+    import json, os, sys, time
     import numpy as np
     np.row_stack = np.vstack
     which, case = sys.argv[1], sys.argv[2]
@@ -72,14 +79,31 @@ WORKER = textwrap.dedent('''
     if which == "cujit":
         from cujit import _core
         _core.launch.profile(reset=True)  # the steps of warm launches only
-    n, best = 20000, float("inf")
-    for _ in range(3):
+    def batch(n):
         t = time.perf_counter()
         for _ in range(n):
             kernel[1, 32](*args)
         cuda.synchronize()
-        best = min(best, (time.perf_counter() - t) / n * 1e6)
-    print(f"{best:.2f}")
+        return (time.perf_counter() - t) / n * 1e6
+
+    best = min(batch(20000) for _ in range(3))
+    paired = []
+    floor_library, pairs = os.environ.get("LAUNCH_FLOOR_LIBRARY"), int(os.environ.get("LAUNCH_PAIRS", "0"))
+    if floor_library and pairs:
+        import ctypes
+        floor = ctypes.CDLL(floor_library)
+        floor.launch_floor_us.restype, floor.launch_floor_us.argtypes = ctypes.c_double, [ctypes.c_int] * 2
+        n_args = {"none": 0, "arrays16": 16, "scalars8": 8}.get(case, 4)
+        floor.launch_floor_us(n_args, 2000)  # its buffers, functions and warm-up
+        for i in range(pairs):  # alternate which goes first
+            if i % 2:
+                lib = batch(5000)
+                c = floor.launch_floor_us(n_args, 5000)
+            else:
+                c = floor.launch_floor_us(n_args, 5000)
+                lib = batch(5000)
+            paired.append((lib, c))
+    print(json.dumps({"best": best, "paired": paired}))
     if which == "cujit" and os.environ.get("CUJIT_LAUNCH_PROFILE"):
         print("PROFILE", {k: round(v, 3) for k, v in _core.launch.profile().items()}, file=sys.stderr)
 ''')
@@ -91,23 +115,30 @@ CASES = [("none", "no arguments", "k0"), ("device4", "4: 3 device arrays + float
 
 
 def c_floor(workdir):
-    """{kernel: us per launch} from the C loop, or {} without nvcc."""
+    """({kernel: us per launch} from the C loop in its own process, the path of the library build for the
+    workers or None); ({}, None) without nvcc."""
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if not os.path.exists(nvcc):
-        return {}
-    exe = os.path.join(workdir, "launch_floor")
-    build = subprocess.run([nvcc, "-O2", "-o", exe, os.path.join(HERE, "launch_floor.cu"), "-lcuda"],
-                           capture_output=True, text=True)
-    if build.returncode != 0:
-        print(build.stderr[-2000:])
-        return {}
+        return {}, None
+    exe, lib = os.path.join(workdir, "launch_floor"), os.path.join(workdir, "liblaunch_floor.so")
+    source = os.path.join(HERE, "launch_floor.cu")
+    for cmd in ([nvcc, "-O2", "-o", exe, source, "-lcuda"],
+                [nvcc, "-O2", "-shared", "-Xcompiler", "-fPIC", "-DLAUNCH_FLOOR_LIBRARY", "-o", lib, source, "-lcuda"]):
+        if not os.path.exists(cmd[cmd.index("-o") + 1]):
+            build = subprocess.run(cmd, capture_output=True, text=True)
+            if build.returncode != 0:
+                print(build.stderr[-2000:])
+                return {}, None
     out = subprocess.run([exe], capture_output=True, text=True).stdout.split()
-    return dict(zip(out[::2], (float(v) for v in out[1::2])))
+    return dict(zip(out[::2], (float(v) for v in out[1::2]))), lib
 
 
-def run_worker(script, which, case, profile):
-    """us per launch from one worker process, or None (the failure printed)."""
-    env = dict(os.environ, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0")
+def run_worker(script, which, case, profile, floor_library, pairs):
+    """{"best": us per launch, "paired": [(library us, C floor us)...]} from one worker process, or None (the
+    failure printed)."""
+    env = dict(os.environ, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0", LAUNCH_PAIRS=str(pairs))
+    if floor_library:
+        env["LAUNCH_FLOOR_LIBRARY"] = floor_library
     if profile and which == "cujit":
         env["CUJIT_LAUNCH_PROFILE"] = "1"
     out = subprocess.run([sys.executable, script, which, case], capture_output=True, text=True, env=env)
@@ -116,10 +147,16 @@ def run_worker(script, which, case, profile):
             if line.startswith("PROFILE"):
                 print(f"  {case}: {line}")
     try:
-        return float(out.stdout.strip().splitlines()[-1])
+        return json.loads(out.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         print(f"  {which} {case} failed: {out.stderr.strip()[-600:]}")
         return None
+
+
+def paired_ratio(result):
+    """The median of a worker's per-pair ratios (library / C floor, same process), or None."""
+    pairs = result["paired"] if result else []
+    return statistics.median(lib / c for lib, c in pairs) if pairs else None
 
 
 def main():
@@ -129,31 +166,37 @@ def main():
     parser.add_argument("--rounds", type=int, default=3,
                         help="rounds of fresh processes (the C loop, then every case of each library), interleaved; "
                              "the table shows each column's best round and the range of per-round ratios")
+    parser.add_argument("--pairs", type=int, default=10,
+                        help="pairs of 5 000-launch batches, C floor and library alternately, in each worker")
     options = parser.parse_args()
     workdir = tempfile.mkdtemp()
     script = os.path.join(workdir, "launch_worker.py")
     with open(script, "w") as f:
         f.write(WORKER)
     cases = [c for c in CASES if c[0] in options.cases.split(",")]
-    floors, times = [], {(case, which): [] for case, _, _ in cases for which in ("cujit", "numba")}
+    floors, results = [], {(case, which): [] for case, _, _ in cases for which in ("cujit", "numba")}
     for r in range(options.rounds):
-        floors.append(c_floor(workdir))
+        floor, library = c_floor(workdir)
+        floors.append(floor)
         print(f"round {r + 1}: C floor {floors[-1]}")
         for case, _, _ in cases:
             for which in ("cujit", "numba"):
                 if not (which == "numba" and case == "dlpack4"):
-                    times[case, which].append(run_worker(script, which, case, options.profile))
-    print(f"| arguments | cujit | numba-cuda 0.30.4 | C cuLaunchKernel | cujit / C (best) | per round |")
-    print("|---|---|---|---|---|---|")
+                    results[case, which].append(run_worker(script, which, case, options.profile, library,
+                                                           options.pairs))
+    print("| arguments | cujit | numba-cuda 0.30.4 | C loop, own process | cujit / C (best) "
+          "| cujit / C paired, per round | numba-cuda / C paired |")
+    print("|---|---|---|---|---|---|---|")
     best = lambda vs: min((v for v in vs if v is not None), default=None)  # noqa: E731
     fmt = lambda v: "—" if v is None else f"{v:.2f} µs"  # noqa: E731
+    ratios = lambda rs: " / ".join(f"{v:.2f}" for v in map(paired_ratio, rs) if v) or "—"  # noqa: E731
     for case, label, kname in cases:
-        cu, nb = times[case, "cujit"], times[case, "numba"]
-        cs = [f.get(kname) for f in floors]
-        c = best(cs)
+        cu = [r and r["best"] for r in results[case, "cujit"]]
+        nb = [r and r["best"] for r in results[case, "numba"]]
+        c = best([f.get(kname) for f in floors])
         ratio = f"{best(cu) / c:.2f}×" if c and best(cu) else "—"
-        rounds = " / ".join(f"{u / f:.2f}" for u, f in zip(cu, cs) if u and f) or "—"
-        print(f"| {label} | {fmt(best(cu))} | {fmt(best(nb))} | {fmt(c)} | {ratio} | {rounds} |")
+        print(f"| {label} | {fmt(best(cu))} | {fmt(best(nb))} | {fmt(c)} | {ratio} "
+              f"| {ratios(results[case, 'cujit'])} | {ratios(results[case, 'numba'])} |")
 
 
 if __name__ == "__main__":

@@ -251,6 +251,9 @@ def test_cupy_and_torch_readers_agree_with_their_protocol():
         fast, protocol = _core.launch.read_array(obj, 0, None), _core.launch.read_array(_Protocol(obj), 0, None)
         assert (fast and fast[:5]) == (protocol and protocol[:5]), (obj, fast, protocol)
         assert _core.launch.array_type(obj) == _core.launch.array_type(_Protocol(obj))
+    # CuPy's Cython fields are read in place after the first array confirmed their layout, so every CuPy array
+    # after the first above was read there.
+    assert _core.launch.reader_of(cp.ndarray) == "cupy (in place)"
 
 
 def test_tensors_that_need_grad_are_refused_as_their_protocol_does():

@@ -254,6 +254,121 @@ def test_dlpack_exchange_tables_are_read_in_c(fake_driver):
     """)
 
 
+# A stand-in for CuPy: classes with the C layout of CuPy's Cython ndarray and MemoryPointer (launch_cupy.cpp),
+# their C fields written through ctypes, their attributes in Python, and `cupy.cuda.stream` exporting
+# get_current_stream_ptr as CuPy's __pyx_capi__ does.
+FAKE_CUPY = """
+    import sys, types
+    ctypes.pythonapi.PyType_FromSpec.restype = ctypes.py_object
+
+    class Slot(ctypes.Structure):
+        _fields_ = [("slot", ctypes.c_int), ("pfunc", ctypes.c_void_p)]
+
+    class Spec(ctypes.Structure):
+        _fields_ = [("name", ctypes.c_char_p), ("basicsize", ctypes.c_int), ("itemsize", ctypes.c_int),
+                    ("flags", ctypes.c_uint), ("slots", ctypes.POINTER(Slot))]
+
+    def c_class(name, basicsize):
+        spec = Spec(name, basicsize, 0, (1 << 18) | (1 << 10), (Slot * 1)(Slot(0, None)))
+        kept.append(spec)
+        ctypes.pythonapi.PyType_FromSpec.argtypes = [ctypes.POINTER(Spec)]
+        return ctypes.pythonapi.PyType_FromSpec(ctypes.byref(spec))
+
+    def poke(obj, offset, ctype, value):
+        ctypes.memmove(id(obj) + offset, ctypes.byref(ctype(value)), ctypes.sizeof(ctype))
+
+    def poke_vector(obj, offset, values):
+        items = (ctypes.c_ssize_t * max(len(values), 1))(*values)
+        kept.append(items)
+        begin = ctypes.addressof(items)
+        for i, v in enumerate((begin, begin + 8 * len(values), begin + 8 * len(values))):
+            poke(obj, offset + 8 * i, ctypes.c_void_p, v)
+
+    class MemoryPointer(c_class(b"fakecupy.MemoryPointer", 48)):
+        def __init__(self, ptr, device_id, c_ptr=None):
+            self.ptr, self.device_id = ptr, device_id
+            poke(self, 24, ctypes.c_void_p, ptr if c_ptr is None else c_ptr)
+            poke(self, 32, ctypes.c_int, device_id)
+
+    class ndarray(c_class(b"fakecupy._ndarray_base", 128)):
+        def __init__(self, ptr, shape, strides, dtype=np.float32, c_shape=None):
+            self.data, self.shape, self.strides = MemoryPointer(ptr, 0), tuple(shape), tuple(strides)
+            self.dtype = np.dtype(dtype)
+            poke_vector(self, 40, shape if c_shape is None else c_shape)
+            poke_vector(self, 64, strides)
+            poke(self, 104, ctypes.c_void_p, id(self.dtype))
+            poke(self, 112, ctypes.c_void_p, id(self.data))
+
+    current = {"stream": 0}
+    STREAM_PTR = ctypes.CFUNCTYPE(ctypes.c_ssize_t)(lambda: current["stream"])
+    capi = {"get_current_stream_ptr": ctypes.pythonapi.PyCapsule_New(
+        ctypes.cast(STREAM_PTR, ctypes.c_void_p).value, b"intptr_t (void)", None)}
+    cupy = types.ModuleType("cupy")
+    cupy.ndarray = ndarray
+    cupy.cuda = types.SimpleNamespace(stream=types.SimpleNamespace(__pyx_capi__=capi))
+    sys.modules["cupy"] = cupy
+
+    @cuda.jit
+    def k(a, b):
+        a[0] = b[0, 0]
+
+    dev = cuda.to_device(np.zeros(4, np.float32))
+    backing = cuda.device_array(64, np.float32)
+"""
+
+
+def test_cupy_arrays_are_read_in_place_once_their_layout_is_confirmed(fake_driver):
+    run(fake_driver, textwrap.dedent(FAKE_CUPY) + textwrap.dedent("""
+        from cujit import _core
+        capture(ARRAY_1D + [8] * 9)
+        assert _core.launch.reader_of(ndarray) == "cupy"
+        k[1, 1](dev, ndarray(backing.ptr + 16, (3, 2), (16, 4)))     # read by attributes, the layout confirmed
+        assert params(16)[7:] == array_params(backing.ptr + 16, (3, 2), (16, 4), 4)
+        assert _core.launch.reader_of(ndarray) == "cupy (in place)"
+        x = ndarray(backing.ptr, (2, 5), (4, 8))
+        del x.data, x.shape, x.strides                              # only the C fields are left to read
+        k[1, 1](dev, x)
+        assert params(16)[7:] == array_params(backing.ptr, (2, 5), (4, 8), 4)
+        assert sorted(str(sig[1]) for sig in k.signatures) == ["array(float32, 2d, A)", "array(float32, 2d, F)"]
+        k[1, 1](dev, ndarray(backing.ptr, (2, 2), (8, 4), dtype=np.int16))   # a new dtype: a new kernel
+        assert len(k.signatures) == 3
+
+        side, consumer = cuda.stream(), cuda.stream()               # CuPy's current stream, from its C function
+        waits = fake.fake_stream_waits
+        before = waits()
+        current["stream"] = side.handle
+        k[1, 1, consumer](dev, ndarray(backing.ptr, (2, 2), (8, 4)))
+        assert waits() == before + 1
+        current["stream"] = 0                                        # the legacy default stream: nothing to order
+        k[1, 1, consumer](dev, ndarray(backing.ptr, (2, 2), (8, 4)))
+        assert waits() == before + 1
+        print("OK")
+    """))
+
+
+def test_cupy_arrays_of_another_layout_are_read_by_their_attributes(fake_driver):
+    run(fake_driver, textwrap.dedent(FAKE_CUPY) + textwrap.dedent("""
+        from cujit import _core
+        capture(ARRAY_1D + [8] * 9)
+        k[1, 1](dev, ndarray(backing.ptr, (4, 4), (4, 4), c_shape=(7, 7)))   # shape == strides: no verdict
+        assert params(16)[7:] == array_params(backing.ptr, (4, 4), (4, 4), 4)
+        assert _core.launch.reader_of(ndarray) == "cupy"
+        k[1, 1](dev, ndarray(backing.ptr, (3, 4), (16, 4)))
+        assert _core.launch.reader_of(ndarray) == "cupy (in place)"
+        print("OK")
+    """))
+    run(fake_driver, textwrap.dedent(FAKE_CUPY) + textwrap.dedent("""
+        from cujit import _core
+        capture(ARRAY_1D + [8] * 9)
+        k[1, 1](dev, ndarray(backing.ptr, (3, 2), (16, 4), c_shape=(3, 9)))   # the C fields disagree
+        assert params(16)[7:] == array_params(backing.ptr, (3, 2), (16, 4), 4)
+        assert _core.launch.reader_of(ndarray) == "cupy"
+        k[1, 1](dev, ndarray(backing.ptr, (2, 5), (20, 4), c_shape=(1, 1)))   # attributes, from now on
+        assert params(16)[7:] == array_params(backing.ptr, (2, 5), (20, 4), 4)
+        print("OK")
+    """))
+
+
 def test_configuration_threads_and_the_python_path(fake_driver):
     run(fake_driver, """
         @cuda.jit

@@ -15,6 +15,7 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "launch_cupy.h"
 #include "cujit/driver.h"
 #include "cujit/types.h"
 
@@ -390,7 +392,8 @@ struct Registry {
   std::unordered_map<PyTypeObject*, TypeRef> scalars;  // numpy scalar types whose type is their dtype's
   py::object classify;                   // classify(cls) -> ("cupy", stream_ptr_fn) | ("torch", dtypes) | ...
   std::unordered_map<PyTypeObject*, ClassReader> readers;  // classes seen so far (each kept alive)
-  py::object cupy_stream_ptr;            // cupy's current stream pointer (None: CuPy exports CAI v2)
+  bool cupy_streams = false;             // CuPy's CAI names its current stream (false: it exports CAI v2)
+  py::object cupy_stream_ptr;            // () -> that stream's pointer, where CuPy exports no C function for it
   std::unordered_map<PyObject*, int> dtype_codes;     // numpy and torch dtype objects (kept alive) -> code
 };
 
@@ -438,7 +441,8 @@ const ClassReader& reader_for(PyTypeObject* cls) {
     std::string name = kind[0].cast<std::string>();
     if (name == "cupy") {
       reader.reader = Reader::CuPy;
-      r.cupy_stream_ptr = kind[1];
+      r.cupy_streams = !kind[1].is_none();
+      if (r.cupy_streams && !cupy::set_stream_function(kind[1].ptr())) r.cupy_stream_ptr = kind[1];
     } else if (name == "torch") {
       reader.reader = Reader::Torch;
       reader.exchange = exchange_api_of(cls);
@@ -488,23 +492,44 @@ py::object call(PyObject* obj, PyObject* name) {
 
 // A CuPy array as its CAI (v3) describes it: data.ptr, shape, strides, dtype, never readonly, and CuPy's
 // current stream as the producer's (1 for the legacy default stream). `stream` caches that stream for the
-// launch (-1: not asked yet). A dtype the fast path does not read gives a null type (the protocols decide).
+// launch (-1: not asked yet). The fields are read in place once CuPy's layout is confirmed (launch_cupy.h),
+// else through the attributes, the first such read confirming it. A dtype the fast path does not read gives a
+// null type (the protocols decide).
 ArrayRead read_cupy(PyObject* obj, std::size_t position, ArrayValue& out, std::int64_t& stream) {
   static PyObject *k_dtype = interned("dtype"), *k_data = interned("data"), *k_ptr = interned("ptr"),
                   *k_device_id = interned("device_id"), *k_shape = interned("shape"), *k_strides = interned("strides");
   ArrayRead read;
-  const int code = numpy_dtype_code(get(obj, k_dtype).ptr());
-  if (code < 0) return read;
-  py::object memory = get(obj, k_data);
-  out.data = get(memory.ptr(), k_ptr).cast<std::uint64_t>();
-  out.device = get(memory.ptr(), k_device_id).cast<int>();
+  int code;
+  cupy::Fields f;
+  if (cupy::read(obj, kMaxDims, f)) {
+    if ((code = numpy_dtype_code(f.dtype)) < 0) return read;
+    out.data = f.data;
+    out.device = f.device;
+    out.ndim = static_cast<int>(f.ndim);
+    std::copy(f.shape, f.shape + f.ndim, out.shape.begin());
+    std::copy(f.strides, f.strides + f.ndim, out.strides.begin());
+  } else {
+    py::object dtype = get(obj, k_dtype);
+    if ((code = numpy_dtype_code(dtype.ptr())) < 0) return read;
+    py::object memory = get(obj, k_data);
+    out.data = get(memory.ptr(), k_ptr).cast<std::uint64_t>();
+    out.device = get(memory.ptr(), k_device_id).cast<int>();
+    out.ndim = read_dims(get(obj, k_shape).ptr(), out.shape, position, "shape");
+    read_dims(get(obj, k_strides).ptr(), out.strides, position, "strides");
+    if (!cupy::direct())
+      cupy::confirm(obj, dtype.ptr(), memory.ptr(), out.data, out.device, out.shape.data(), out.strides.data(),
+                    out.ndim);
+  }
   out.itemsize = itemsize_of(code);
-  out.ndim = read_dims(get(obj, k_shape).ptr(), out.shape, position, "shape");
-  read_dims(get(obj, k_strides).ptr(), out.strides, position, "strides");
   const Registry& r = registry();
-  if (!r.cupy_stream_ptr.is_none() && cai_sync_enabled()) {
+  if (r.cupy_streams && cai_sync_enabled()) {
     if (stream < 0) {
-      stream = r.cupy_stream_ptr().cast<std::int64_t>();
+      if (cupy::has_stream_function()) {
+        stream = cupy::current_stream();
+        if (stream == -1 && PyErr_Occurred()) throw py::error_already_set();
+      } else {
+        stream = r.cupy_stream_ptr().cast<std::int64_t>();
+      }
       if (stream == 0) stream = static_cast<std::int64_t>(drv::Stream::kLegacy);
     }
     read.producer_stream = static_cast<std::uintptr_t>(stream);
@@ -1172,7 +1197,8 @@ void register_launch(py::module_& m) {
   l.def(
       "register_classifier", [](py::object classify) { registry().classify = std::move(classify); },
       py::arg("classify"),
-      "classify(cls), asked once per class of array argument: ('cupy', current_stream_ptr or None), "
+      "classify(cls), asked once per class of array argument: ('cupy', current_stream_ptr or None), where "
+      "current_stream_ptr is a callable or CuPy's C function capsule (signature 'intptr_t (void)'), "
       "('torch', {dtype: (kind, itemsize)}) or ('protocols', None).");
   l.def(
       "reader_of",
@@ -1180,11 +1206,14 @@ void register_launch(py::module_& m) {
         const ClassReader& r = reader_for(reinterpret_cast<PyTypeObject*>(cls.ptr()));
         const char* names[] = {"protocols", "cupy", "torch", "DLPack exchange"};
         return std::string(names[static_cast<int>(r.reader)]) +
-               (r.reader == Reader::Torch && r.exchange != nullptr ? " (DLPack exchange)" : "");
+               (r.reader == Reader::Torch && r.exchange != nullptr ? " (DLPack exchange)"
+                : r.reader == Reader::CuPy && cupy::direct()     ? " (in place)"
+                                                                 : "");
       },
       py::arg("cls"),
-      "How the fast path reads arguments of class cls: 'cupy', 'torch' (+ ' (DLPack exchange)' when through "
-      "its DLPack C exchange table), 'DLPack exchange' (another class with such a table) or 'protocols'.");
+      "How the fast path reads arguments of class cls: 'cupy' (+ ' (in place)' once CuPy's field layout was "
+      "confirmed), 'torch' (+ ' (DLPack exchange)' when through its DLPack C exchange table), 'DLPack "
+      "exchange' (another class with such a table) or 'protocols'.");
   l.def(
       "array_type",
       [](py::handle obj) -> py::object {

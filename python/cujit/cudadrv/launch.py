@@ -286,7 +286,9 @@ def _classify_array_class(cls):
     if cupy is not None and issubclass(cls, cupy.ndarray):
         if os.environ.get("CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION", "3") == "2":
             return "cupy", None
-        stream_ptr = getattr(cupy.cuda.stream, "get_current_stream_ptr", None)
+        stream = cupy.cuda.stream  # its C function when it exports one (CuPy >= 13), else a Python call
+        stream_ptr = (getattr(stream, "__pyx_capi__", {}).get("get_current_stream_ptr")
+                      or getattr(stream, "get_current_stream_ptr", None))
         return "cupy", stream_ptr or (lambda: cupy.cuda.get_current_stream().ptr)
     torch = sys.modules.get("torch")
     if torch is not None and issubclass(cls, torch.Tensor):
