@@ -40,13 +40,22 @@ constexpr int kMaxDims = 32;
 
 // ---- arrays read from their objects ----------------------------------------------------------------------
 
+// Only the first `ndim` entries of shape and strides are ever written or read: a launch makes one of these
+// per array argument, so neither making nor copying one touches the rest.
 struct ArrayValue {
   drv::CUdeviceptr data = 0;
   std::int64_t nitems = 0, itemsize = 0;
   int ndim = 0;
   int device = -1;  // the GPU its producer names (DLPack, CuPy, PyTorch); -1 when it names none (CAI)
   int position = 0;  // the kernel argument it came from
-  std::array<std::int64_t, kMaxDims> shape{}, strides{};
+  std::array<std::int64_t, kMaxDims> shape, strides;
+  ArrayValue() {}  // NOLINT: user-provided, so that value-initialisation leaves shape and strides alone
+  void assign(const ArrayValue& o) {
+    data = o.data, nitems = o.nitems, itemsize = o.itemsize, ndim = o.ndim, device = o.device;
+    position = o.position;
+    std::copy_n(o.shape.begin(), ndim, shape.begin());
+    std::copy_n(o.strides.begin(), ndim, strides.begin());
+  }
   drv::ArrayArg arg() const { return {data, nitems, itemsize, shape.data(), strides.data()}; }
 };
 
@@ -595,7 +604,7 @@ ArrayRead read_array_object(PyObject* obj, std::size_t position, drv::CUstream c
   const Registry& r = registry();
   if (r.device_array != nullptr && PyObject_TypeCheck(obj, r.device_array)) {
     const DeviceArrayView& v = device_array_view(obj, position);
-    out = v.value;
+    out.assign(v.value);
     return {v.type, 0};
   }
   if (PyCapsule_CheckExact(obj)) return read_dlpack_capsule(obj, position, out);
@@ -650,6 +659,7 @@ struct Reading {
   std::vector<ArrayValue> arrays;
   std::vector<std::uintptr_t> producer_streams;
   std::vector<py::object> keep;
+  std::vector<drv::ByteSpan> spans;  // the arrays' byte ranges, when the kernel has a variant for overlaps
   std::int64_t cupy_stream = -1;  // CuPy's current stream, asked once per launch
   void clear() {
     cupy_stream = -1;
@@ -888,12 +898,12 @@ void check_array_device(const ArrayValue& a, int device) {
                        std::to_string(device));
 }
 
-bool arrays_overlap(const Reading& in) {
+bool arrays_overlap(Reading& in) {
   if (in.arrays.size() < 2) return false;
-  std::vector<drv::ByteSpan> spans;
+  in.spans.clear();
   for (const ArrayValue& a : in.arrays)
-    if (auto span = drv::array_span(a.arg(), a.ndim)) spans.push_back(*span);
-  return drv::any_overlap(spans);
+    if (auto span = drv::array_span(a.arg(), a.ndim)) in.spans.push_back(*span);
+  return drv::any_overlap(in.spans);
 }
 
 // CUJIT_LAUNCH_PROFILE=1: the fast path times its steps (benchmarks/launch_overhead.py --profile reads them).
@@ -1008,12 +1018,33 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   config.cooperative = e->cooperative;
   clock.lap(kPack);
   {
-    py::gil_scoped_release release;
+    // The GIL released with CPython's own calls (pybind11's guard also consults its internals each time).
+    struct Release {
+      PyThreadState* state = PyEval_SaveThread();
+      ~Release() { PyEval_RestoreThread(state); }
+    } release;
     drv::launch_function(*fn, config, limits, pointers);
   }
   clock.lap(kDriverLaunch);
   if (profiling()) ++profiled_launches;
   Py_RETURN_NONE;
+}
+
+// `dispatcher[config]`: the ConfiguredLaunch memoised in dispatcher._configs, or dispatcher._configure(config)
+// for a configuration not seen yet (or unhashable: lists).
+PyObject* configured_subscript(PyObject* dispatcher, PyObject* config) {
+  static PyObject *k_configs = interned("_configs"), *k_configure = interned("_configure");
+  PyObject* configs = PyObject_GetAttr(dispatcher, k_configs);
+  if (configs == nullptr) return nullptr;
+  PyObject* hit = PyDict_Check(configs) ? PyDict_GetItemWithError(configs, config) : nullptr;
+  Py_XINCREF(hit);
+  Py_DECREF(configs);
+  if (hit != nullptr) return hit;
+  if (PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return nullptr;
+    PyErr_Clear();
+  }
+  return PyObject_CallMethodOneArg(dispatcher, k_configure, config);
 }
 
 PyObject* configured_vectorcall(PyObject* callable, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) {
@@ -1182,6 +1213,21 @@ void register_launch(py::module_& m) {
       },
       py::arg("reset") = false,
       "Mean microseconds per fast-path launch in each step, when CUJIT_LAUNCH_PROFILE=1 (else zeros).");
+  l.def(
+      "install_subscript",
+      [](py::handle cls) {
+        static PyMethodDef def{"__getitem__", reinterpret_cast<PyCFunction>(configured_subscript), METH_O,
+                               "kernel[griddim, blockdim, stream, sharedmem]: the configured kernel, from the "
+                               "dispatcher's _configs, or made by its _configure(config)."};
+        if (!PyType_Check(cls.ptr())) throw py::type_error("install_subscript takes a class");
+        py::object method = py::reinterpret_steal<py::object>(
+            PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &def));
+        if (!method) throw py::error_already_set();
+        py::setattr(cls, "__getitem__", method);
+      },
+      py::arg("cls"),
+      "Replaces cls.__getitem__ (a dispatcher class) with the fast path's: the configured kernel of a "
+      "configuration seen before without a Python frame, self._configure(config) otherwise.");
   l.def(
       "register_types",
       [](py::handle device_array, py::handle ndarray, py::dict scalars) {

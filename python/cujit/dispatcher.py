@@ -509,15 +509,12 @@ class CUDADispatcher:
     def signatures(self):
         return list(self.overloads)
 
-    def __getitem__(self, config):
-        # Configurations are memoised like numba's (its LRU of 128): the checks and the
-        # low-occupancy warning run once per configuration.
-        try:
-            cached = self._configs.get(config)
-        except TypeError:  # unhashable (lists): configure every time
-            cached = None
-        if cached is not None:
-            return cached
+    # ``kernel[griddim, blockdim, stream, sharedmem]`` is the launch fast path's __getitem__ (installed below:
+    # a configuration seen before is found in self._configs without a Python frame); it calls _configure for
+    # a new one.
+    def _configure(self, config):
+        """The configured kernel of a new configuration. Configurations are memoised like numba's (its LRU of
+        128): the checks and the low-occupancy warning run once per configuration."""
         if self.device:
             raise RuntimeError("Cannot compile a device function as a kernel")
         if len(config) not in (2, 3, 4):
@@ -569,6 +566,8 @@ class CUDADispatcher:
         kind = "device function" if self.device else "kernel"
         return f"<cujit CUDA {kind} {self.__qualname__}>"
 
+
+_core.launch.install_subscript(CUDADispatcher)
 
 _REJECTED = {"argtypes", "restype", "bind"}
 
