@@ -245,7 +245,7 @@ std::uint64_t scalar_bits(const drv::ArgSlot& slot, PyObject* value, std::size_t
     case drv::ScalarKind::Signed:
     case drv::ScalarKind::Unsigned: {
       // ctypes' rule: any integer (Python, numpy, bool), wrapped to the width.
-      PyObject* index_obj = PyNumber_Index(value);
+      PyObject* index_obj = PyLong_CheckExact(value) ? Py_NewRef(value) : PyNumber_Index(value);
       if (index_obj == nullptr) {
         PyErr_Clear();
         wrong("an integer");
