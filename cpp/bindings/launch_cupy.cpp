@@ -44,12 +44,20 @@ T at(const PyObject* object, Py_ssize_t offset) {
 
 // The vector's length, or -1 when it does not look like one.
 Py_ssize_t length(const Vector& v) {
-  if (v.end < v.begin || v.capacity < v.end || (v.begin == nullptr && v.end != nullptr)) return -1;
+  if (v.end < v.begin || v.capacity < v.end || (v.begin == nullptr && v.end != nullptr) ||
+      reinterpret_cast<std::uintptr_t>(v.begin) % alignof(Py_ssize_t) != 0)
+    return -1;
   return v.end - v.begin;
 }
 
+bool large_enough(PyObject* array) {
+  return Py_TYPE(array)->tp_basicsize >= kData + static_cast<Py_ssize_t>(sizeof(PyObject*));
+}
+
+// Reads the fields, dereferencing the MemoryPointer found at its offset: only for an accepted layout, or after
+// the caller checked that the word there is the array's MemoryPointer.
 bool read_unchecked(PyObject* array, Py_ssize_t max_dims, PyTypeObject* memory_pointer, Fields& out) {
-  if (Py_TYPE(array)->tp_basicsize < kData + static_cast<Py_ssize_t>(sizeof(PyObject*))) return false;
+  if (!large_enough(array)) return false;
   PyObject* memory = at<PyObject*>(array, kData);
   if (memory == nullptr || (memory_pointer != nullptr && Py_TYPE(memory) != memory_pointer) ||
       Py_TYPE(memory)->tp_basicsize < kDeviceId + static_cast<Py_ssize_t>(sizeof(int)))
@@ -80,9 +88,11 @@ void confirm(PyObject* array, PyObject* dtype, PyObject* memory, std::uintptr_t 
              const std::int64_t* shape, const std::int64_t* strides, int ndim) {
   State& s = state();
   if (s.layout != Layout::Unsettled || ndim == 0 || std::equal(shape, shape + ndim, strides)) return;
+  // The two object pointers first: nothing found at those offsets is dereferenced unless it is the array's own
+  // dtype and MemoryPointer.
   Fields f;
-  bool same = read_unchecked(array, 64, nullptr, f) && f.dtype == dtype && f.memory == memory && f.data == data &&
-              f.device == device && f.ndim == ndim;
+  bool same = large_enough(array) && at<PyObject*>(array, kDtype) == dtype && at<PyObject*>(array, kData) == memory &&
+              read_unchecked(array, 64, nullptr, f) && f.data == data && f.device == device && f.ndim == ndim;
   for (int d = 0; same && d < ndim; ++d) same = f.shape[d] == shape[d] && f.strides[d] == strides[d];
   if (same) {
     s.memory_pointer = Py_TYPE(memory);
