@@ -232,7 +232,7 @@ def test_memory_is_freed_when_the_last_view_goes():
     assert ctx.deallocations_pending() == 0
     # Every allocation is gone from this process's address space (the device's free memory would not say:
     # other test processes share the GPU).
-    get_range = ctypes.CDLL("libcuda.so.1").cuMemGetAddressRange_v2
+    get_range = ctypes.CDLL(os.environ.get("CUJIT_CUDA_DRIVER") or "libcuda.so.1").cuMemGetAddressRange_v2
     base, size = ctypes.c_uint64(), ctypes.c_size_t()
     assert all(get_range(ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(a)) != 0 for a in set(addresses))
 

@@ -174,6 +174,20 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   pthread_mutex_unlock(&lock);
   return INVALID_VALUE;
 }
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p) {
+  NEED_CONTEXT();
+  pthread_mutex_lock(&lock);
+  for (Alloc *a = allocs; a; a = a->next) {
+    if ((char *)p >= a->base && (char *)p < a->base + a->size) {
+      if (base) *base = (CUdeviceptr)a->base;
+      if (size) *size = a->size;
+      pthread_mutex_unlock(&lock);
+      return OK;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return INVALID_VALUE;
+}
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
   NEED_CONTEXT();
   *free_bytes = (size_t)(total_bytes - live_bytes);
