@@ -2,13 +2,13 @@
 F order, readonly, zero-size, 0-d), DLPack from both, producer-stream ordering, streams given every way, and
 eight threads launching at once; results checked against numpy on fresh random data."""
 
-import threading
-
 import numpy as np
 import pytest
 
 from cujit import cuda
 from cujit.cudadrv import devices
+
+from threads import run_threads
 
 pytestmark = [
     pytest.mark.gpu,
@@ -186,25 +186,17 @@ def test_streams_every_way(rng):
 def test_eight_threads_launch_at_once(rng):
     n, rounds = 4096, 200
     hosts = [rng.random(n) for _ in range(8)]
-    results, errors = [None] * 8, []
 
     def worker(k):
-        try:
-            stream = cuda.stream()
-            acc = cuda.to_device(np.zeros(n), stream=stream)
-            x = cuda.to_device(hosts[k], stream=stream)
-            for _ in range(rounds):
-                add_into[n // 128, 128, stream](acc, x)
-            results[k] = acc.copy_to_host(stream=stream)
-            stream.synchronize()
-        except Exception as e:  # noqa: BLE001
-            errors.append(e)
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+        stream = cuda.stream()
+        acc = cuda.to_device(np.zeros(n), stream=stream)
+        x = cuda.to_device(hosts[k], stream=stream)
+        for _ in range(rounds):
+            add_into[n // 128, 128, stream](acc, x)
+        result = acc.copy_to_host(stream=stream)
+        stream.synchronize()
+        return result
+    results = run_threads(worker, 8, together=False)
     for k in range(8):
         np.testing.assert_allclose(results[k], rounds * hosts[k], rtol=1e-12)
 

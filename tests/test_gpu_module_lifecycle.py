@@ -17,6 +17,7 @@ from cujit.cudadrv import devices
 
 import gpu_lifecycle_src as L
 from script_runs import run_script
+from threads import run_threads
 
 pytestmark = [
     pytest.mark.gpu,
@@ -79,22 +80,7 @@ def test_setup_once_per_module_specialisation_and_kernel(rng, compiles):
 
 def _first_calls(kernel, xs):
     """Launches `kernel` on xs[t] from len(xs) threads released together; returns the outputs."""
-    barrier = threading.Barrier(len(xs))
-    outs, errors = [None] * len(xs), []
-
-    def go(t):
-        barrier.wait()
-        try:
-            outs[t] = L.launch(kernel, xs[t])
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-    threads = [threading.Thread(target=go, args=(t,)) for t in range(len(xs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-    return outs
+    return run_threads(lambda t: L.launch(kernel, xs[t]), len(xs))
 
 
 @pytest.mark.parametrize("nthreads", [8, 16])
@@ -134,16 +120,7 @@ def test_8_different_kernels_first_called_at_once(rng, compiles):
             kernels.append(L.scale_kernel(shared, offset=10 + i))
             tables.append(shared_values)
     x = rng.random(333, dtype=np.float32)
-    barrier, outs = threading.Barrier(8), [None] * 8
-
-    def go(i):
-        barrier.wait()
-        outs[i] = L.launch(kernels[i], x)
-    threads = [threading.Thread(target=go, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    outs = run_threads(lambda i: L.launch(kernels[i], x), 8)
     for i in range(8):
         np.testing.assert_allclose(outs[i], L.expected(x, tables[i], 10 + i), rtol=1e-6, atol=1e-6)
     assert sorted(compiles) == sorted(f"scale_{10 + i}" for i in range(8))
@@ -155,24 +132,15 @@ def test_stress_16_threads_50_kernels(rng, compiles):
     table_at = cuda.declare_device("table_at", "float32(int32)", link=[L.table_lib(values, counts, "stress")])
     kernels = [L.scale_kernel(table_at, offset=1000 + i) for i in range(50)]
     x = rng.random(129, dtype=np.float32)
-    barrier, errors, wrong = threading.Barrier(16), [], []
+    orders, wrong = [np.random.default_rng(seed).permutation(50) for seed in range(16)], []
 
-    def go(seed):
-        order = np.random.default_rng(seed).permutation(50)
-        barrier.wait()
-        try:
-            for i in order:
-                out = L.launch(kernels[i], x)
-                if not np.allclose(out, L.expected(x, values, 1000 + i), rtol=1e-6, atol=1e-6):
-                    wrong.append(i)
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-    threads = [threading.Thread(target=go, args=(s,)) for s in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors and not wrong, (errors[:3], wrong[:5])
+    def go(t):
+        for i in orders[t]:
+            out = L.launch(kernels[i], x)
+            if not np.allclose(out, L.expected(x, values, 1000 + i), rtol=1e-6, atol=1e-6):
+                wrong.append(i)
+    run_threads(go, 16)
+    assert not wrong, wrong[:5]
     assert len(compiles) == 50 == len(set(compiles))
     assert len(counts.setups) == 50 == len(set(counts.setups))
     assert sum(k._kernels.module_count for k in kernels) == 50

@@ -20,6 +20,8 @@ from cujit import _core, errors
 from cujit.cudadrv import devicearray, devices, launch, linker, modules
 from cujit.cudadrv import stream as streams
 
+from threads import run_threads
+
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not devices.is_available(), reason=f"no usable GPU: {devices.cuda_error()}")]
 
@@ -397,16 +399,8 @@ def test_module_hooks_globals_unload_and_reload(image):
         calls.append(("teardown", mod.handle))
 
     key = "test-runtime-hooks"
-    results = []
-
-    def load():
-        results.append(modules.load_module(key, image, setup=setup, teardown=teardown))
-
-    threads = [threading.Thread(target=load) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = run_threads(lambda _: modules.load_module(key, image, setup=setup, teardown=teardown), 8,
+                          together=False)
     assert len(results) == 8 and all(r is results[0] or r.handle == results[0].handle for r in results)
     assert calls == [("setup", results[0].handle)]
     mod = modules.find_module(key)
