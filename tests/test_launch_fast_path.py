@@ -45,6 +45,15 @@ PRELUDE = textwrap.dedent('''
     class DLManaged(ctypes.Structure):
         _fields_ = [("tensor", DLTensor), ("ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
 
+    def raises(cls, text, call, *args):
+        """Asserts that call(*args) raises `cls` with `text` in its message; returns the message."""
+        try:
+            call(*args)
+        except cls as e:
+            assert text in str(e), e
+            return str(e)
+        raise AssertionError(f"no {cls.__name__} for {text}")
+
     ctypes.pythonapi.PyCapsule_New.restype = ctypes.py_object
     ctypes.pythonapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
     kept = []
@@ -112,12 +121,7 @@ def test_eager_signatures_convert_and_refuse(fake_driver):
         k[1, 1](dev, 3, 70000)                                   # int -> float64, int -> int16 (wraps)
         got = params(9)
         assert got[7] == int.from_bytes(struct.pack("<d", 3.0), "little") and got[8] == 70000 & 0xFFFF
-        try:
-            k[1, 1](cuda.to_device(np.zeros(4, np.int32)), 1.0, 1)
-        except TypeError as e:
-            assert "No matching definition" in str(e), e
-        else:
-            raise AssertionError("expected TypeError")
+        raises(TypeError, "No matching definition", k[1, 1], cuda.to_device(np.zeros(4, np.int32)), 1.0, 1)
         print("OK")
     """)
 
@@ -138,16 +142,8 @@ def test_errors_name_the_argument(fake_driver):
             (dlpack_capsule(ptr, (4,), code=4, bits=16), TypeError, "unsupported DLPack dtype"),
         ]
         for bad, cls, text in cases:
-            try:
-                k[1, 1](dev, bad)
-            except cls as e:
-                assert "kernel argument 1" in str(e) and text in str(e), e
-            else:
-                raise AssertionError(f"no {cls.__name__} for {text}")
-        try:
-            k[1, 1](dev, 2**64)
-        except ValueError as e:
-            assert "Int value is too large" in str(e)
+            assert "kernel argument 1" in raises(cls, text, k[1, 1], dev, bad)
+        raises(ValueError, "Int value is too large", k[1, 1], dev, 2**64)
         print("OK")
     """)
 
