@@ -278,8 +278,10 @@ struct DLManagedTensorVersioned {
 constexpr std::int32_t kDLCUDA = 2, kDLCUDAManaged = 13;
 constexpr std::uint64_t kDLReadOnly = 1;
 
+bool in_gpu_memory(std::int32_t device_type) { return device_type == kDLCUDA || device_type == kDLCUDAManaged; }
+
 void check_device_type(std::int32_t type, std::size_t position) {
-  if (type != kDLCUDA && type != kDLCUDAManaged)
+  if (!in_gpu_memory(type))
     argument_error(PyExc_TypeError, position,
                    "a DLPack tensor on device type " + std::to_string(type) +
                        " is not in GPU memory (kDLCUDA or kDLCUDAManaged)");
@@ -288,7 +290,7 @@ void check_device_type(std::int32_t type, std::size_t position) {
 // A DLTensor into `out`; returns its dtype code. `strict`: a tensor outside GPU memory or of a dtype cujit
 // does not read is an error naming the argument; otherwise -1 leaves it to another reader.
 int read_dltensor(const DLTensor& t, std::size_t position, ArrayValue& out, bool strict) {
-  const bool on_gpu = t.device.device_type == kDLCUDA || t.device.device_type == kDLCUDAManaged;
+  const bool on_gpu = in_gpu_memory(t.device.device_type);
   const char kinds[] = {'i', 'u', 'f', '?', '?', 'c', 'b'};
   const int code = t.dtype.code < sizeof kinds && t.dtype.lanes == 1 && t.dtype.bits % 8 == 0
                        ? dtype_code(kinds[t.dtype.code], t.dtype.bits / 8)
