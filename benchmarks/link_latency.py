@@ -6,9 +6,10 @@
 2. ``cuda.compile(udf, "float32(float32)", output="ltoir")`` of a two-line UDF, for cc 9.0.
 
 Each side runs in its own worker process (``--worker cujit|numba``); the driver alternates them for
-``--rounds`` rounds and reports medians. cujit's worker also times the stages of its first call (the kernel's
-compile, its LTO-IR, NVRTC, the nvJitLink link with the load, the launch) so the report says where the time
-goes. Both sides use their defaults: LTO for a kernel that links CUDA C++ (numba-cuda: whenever nvJitLink is
+``--rounds`` rounds and reports medians. Medians are given over every round, over the first round of each worker (the first link
+in a process, which loads the libraries) and over the later ones. cujit's worker also reads its stage timers
+for each timed first call (NVRTC, the kernel's compile and LTO-IR, nvJitLink, the module load, and the rest of
+the call) so the report says where the time goes. Both sides use their defaults: LTO for a kernel that links CUDA C++ (numba-cuda: whenever nvJitLink is
 there), and cujit starts NVRTC at ``declare_device``, in the background, since a context exists.
 
 Usage (on the GPU machine): ``python3 benchmarks/link_latency.py --rounds 5``; ``--cached`` links one ``mul.cu``
@@ -50,11 +51,13 @@ def worker(side, rounds):
         np.row_stack = getattr(np, "row_stack", np.vstack)
         from numba import cuda
     else:
+        import cujit
         from cujit import cuda
     import warnings
     warnings.simplefilter("ignore")  # the low-occupancy warning of a 1-block launch
-    x = np.ones(32, np.float32)
-    r = np.zeros(32, np.float32)
+    n = int(os.environ.get("LINK_BENCH_ELEMENTS", 32))
+    x = np.ones(n, np.float32)
+    r = np.zeros(n, np.float32)
     d_x, d_y, d_r = cuda.to_device(x), cuda.to_device(x + 1), cuda.to_device(r)
     cuda.synchronize()  # the context exists before anything is timed
     out = {"first_call_ms": [], "ltoir_ms": [], "stages": []}
@@ -67,51 +70,34 @@ def worker(side, rounds):
             path = os.path.join(tmp, f"mul_{side}_{i}_{os.getpid()}.cu")
             with open(path, "w") as f:
                 f.write(MUL_CU.format(tag=f"{side} {i} {time.time_ns()}"))
+        if side == "cujit":
+            cujit.stats(reset=True)
         t0 = time.perf_counter()
         mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[path])
         kernel = make_kernel(cuda, mul)
         kernel[1, 32](d_r, d_x, d_y)
         cuda.synchronize()
         out["first_call_ms"].append((time.perf_counter() - t0) * 1e3)
+        if side == "cujit" and not shared:
+            out["stages"].append(cujit_stages(cujit.stats(), out["first_call_ms"][-1]))
         t0 = time.perf_counter()
         code, _ = cuda.compile(udf, "float32(float32)", output="ltoir", cc=(9, 0))
         out["ltoir_ms"].append((time.perf_counter() - t0) * 1e3)
         assert code[:4] == b"\xed\x43\x4e\x7f"
-        if side == "cujit" and not shared:
-            out["stages"].append(cujit_stages(cuda, tmp, i))
     print(json.dumps(out))
 
 
-def cujit_stages(cuda, tmp, i):
-    """A first call of case 1 taken apart: the kernel's compile (typing, LLVM, PTX), its own link input (LTO-IR
-    when it links with LTO), NVRTC on a new source of the same size (the declaration's own NVRTC compile runs
-    in the background meanwhile), nvJitLink with the module load, and the launch up to synchronize."""
-    import numpy as np
-    from cujit import _core, linking
-    from cujit.cudadrv import devices
-    cc = devices.get_current_device().compute_capability
-    path = os.path.join(tmp, f"stage_{i}_{os.getpid()}.cu")
-    with open(path, "w") as f:
-        f.write(MUL_CU.format(tag=f"stages {i} {time.time_ns()}"))
-    x = cuda.to_device(np.ones(32, np.float32))
-    stages = {}
-    t0 = time.perf_counter()
-    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[path])
-    kernel = make_kernel(cuda, mul)
-    compiled = kernel.compile("void(float32[::1], float32[::1], float32[::1])", cc=cc)
-    t1 = time.perf_counter()
-    compiled.own_code(cc)
-    t2 = time.perf_counter()
-    _core.nvrtc.compile(MUL_CU.format(tag=f"alone {i} {time.time_ns()}"), "alone.cu", linking.arch_for(cc),
-                        lto=compiled.lto, include_dirs=linking.nvrtc_include_dirs())
-    t3 = time.perf_counter()
-    compiled.function()  # the link (NVRTC done by now) and the load
-    t4 = time.perf_counter()
-    kernel[1, 32](x, cuda.to_device(np.ones(32, np.float32)), cuda.to_device(np.ones(32, np.float32)))
-    cuda.synchronize()
-    t5 = time.perf_counter()
-    stages.update(compile=t1 - t0, own_code=t2 - t1, nvrtc=t3 - t2, link_and_load=t4 - t3, launch=t5 - t4)
-    return {k: v * 1e3 for k, v in stages.items()}
+def cujit_stages(stats, total_ms):
+    """Where one timed first call went, from cujit's own stage timers (``cujit.stats``): NVRTC (in the
+    background from ``declare_device`` on, while the kernel compiles), the kernel's compile and its LTO-IR,
+    nvJitLink and the module load (after NVRTC), and what is left of the call beside NVRTC, nvJitLink and the
+    load: cujit's own time on the critical path (the kernel's compile is off it while NVRTC runs)."""
+    ms = {name: s["seconds"] * 1e3 for name, s in stats["stages"].items()}
+    compile_ms = sum(ms.get(k, 0.0) for k in ("frontend", "typing", "lowering", "libdevice", "LLVM optimisation",
+                                               "PTX emission"))
+    tools = ms.get("NVRTC", 0.0) + ms.get("nvJitLink", 0.0) + ms.get("module load", 0.0)
+    return {"nvrtc": ms.get("NVRTC", 0.0), "compile": compile_ms, "ltoir": ms.get("libNVVM", 0.0),
+            "nvjitlink": ms.get("nvJitLink", 0.0), "load": ms.get("module load", 0.0), "rest": total_ms - tools}
 
 
 def main():
@@ -123,7 +109,13 @@ def main():
                     help="case 1 with one mul.cu for every round and cujit's disk cache on (CUJIT_CACHE=1, a fresh "
                          "directory): every first call after the first one's is served by the cache; numba-cuda "
                          "cannot cache a kernel that links files")
+    ap.add_argument("--elements", type=int, default=32,
+                    help="elements of the kernel's arrays (the launch uses 32 threads whatever the size): with "
+                         "2000000 (8 MB arrays, a temporary freed) glibc raises its trim threshold, as it does in "
+                         "any process that frees a large buffer, and no longer returns the tools' heap to the "
+                         "system after each compile and link")
     args = ap.parse_args()
+    os.environ["LINK_BENCH_ELEMENTS"] = str(args.elements)
     if args.worker:
         worker(args.worker, args.rounds)
         return
@@ -137,17 +129,23 @@ def main():
         for side in ("numba", "cujit"):
             results[side].append(run_worker(__file__, side, args.rounds))
 
-    def med(side, key):
-        return statistics.median(v for run in results[side] for v in run[key])
-    print(f"{'case':<44}{'numba-cuda ms':>15}{'cujit ms':>10}{'ratio':>8}")
+    def med(side, key, rounds=slice(None)):
+        return statistics.median(v for run in results[side] for v in run[key][rounds])
+    print(f"{'case (rounds)':<56}{'numba-cuda ms':>15}{'cujit ms':>10}{'ratio':>8}")
     for key, label in (("first_call_ms", "first call, link=['mul.cu'] + declare_device"),
                        ("ltoir_ms", "compile(udf, output='ltoir')")):
-        n, c = med("numba", key), med("cujit", key)
-        print(f"{label:<44}{n:>15.2f}{c:>10.2f}{c / n:>8.3f}  (cujit {n / c:.1f}x faster)")
-    stages = [s for run in results["cujit"] for s in run["stages"]]
-    if stages:
-        print("cujit first call by stage (median ms): " +
-              ", ".join(f"{k} {statistics.median(s[k] for s in stages):.2f}" for k in stages[0]))
+        # every round; the first of each worker (the first link in a process: the libraries load and
+        # initialise then); the later ones
+        for rounds, which in ((slice(None), "all"), (slice(0, 1), "first in process"), (slice(1, None), "later")):
+            if rounds.start == 1 and args.rounds < 2:
+                continue
+            n, c = med("numba", key, rounds), med("cujit", key, rounds)
+            print(f"{label + ' (' + which + ')':<56}{n:>15.2f}{c:>10.2f}{c / n:>8.3f}  (cujit {n / c:.1f}x faster)")
+    for rounds, which in ((slice(0, 1), "first in process"), (slice(1, None), "later")):
+        stages = [s for run in results["cujit"] for s in run["stages"][rounds]]
+        if stages:
+            print(f"cujit first call by stage ({which}, median ms): " +
+                  ", ".join(f"{k} {statistics.median(s[k] for s in stages):.2f}" for k in stages[0]))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@ NVRTC's log and the source's name, CUDA headers and extra include paths."""
 
 import concurrent.futures
 import os
-import threading
+import signal
+import subprocess
+import sys
+import warnings
 
 import pytest
 
@@ -77,13 +80,17 @@ def test_a_prefetch_leaves_the_log_to_the_first_link():
 
 
 def _join_prefetches():
-    for thread in threading.enumerate():
-        if thread.name == "cujit-nvrtc-prefetch":
-            thread.join()
+    _core.nvrtc.wait_for_prefetches()
 
 
 class _FakeContext:
     device_id = 0
+
+
+def _with_a_context(monkeypatch, cc=(8, 0)):
+    """declare_device and jit prefetch only when a context is current: a stand-in one, for a device of cc."""
+    monkeypatch.setattr(_core.driver, "current_context_or_none", lambda: _FakeContext())
+    monkeypatch.setattr(_core.driver, "device_info", lambda i: {"compute_capability": cc})
 
 
 def test_declarations_and_kernels_start_nvrtc_when_a_context_exists(tmp_path, monkeypatch):
@@ -94,8 +101,7 @@ def test_declarations_and_kernels_start_nvrtc_when_a_context_exists(tmp_path, mo
     cuda.declare_device("mul_f32_f32", sig, link=[str(path)])  # no context: nothing starts
     _join_prefetches()
     assert _core.nvrtc.compile_count() == before
-    monkeypatch.setattr(_core.driver, "current_context_or_none", lambda: _FakeContext())
-    monkeypatch.setattr(_core.driver, "device_info", lambda i: {"compute_capability": (8, 0)})
+    _with_a_context(monkeypatch)
     mul = cuda.declare_device("mul_f32_f32", sig, link=[str(path)])
     _join_prefetches()
     assert _core.nvrtc.compile_count() == before + 1
@@ -103,6 +109,69 @@ def test_declarations_and_kernels_start_nvrtc_when_a_context_exists(tmp_path, mo
     assert compiled.lto is linking.lto_available()  # CUDA C++ links with LTO by default
     assert _core.link.cubin_has_symbol(compiled.link((8, 0)), compiled.entry)
     assert _core.nvrtc.compile_count() == before + 1  # the link used the prefetched compile
+
+
+def test_a_prefetch_that_fails_leaves_the_error_to_the_link(tmp_path, monkeypatch):
+    _with_a_context(monkeypatch)
+    path = tmp_path / "broken.cu"
+    path.write_text('extern "C" __device__ int mul_f32_f32(float* r, float x, float y) { return oops; }\n')
+    before = _core.nvrtc.compile_count()
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[str(path)])  # no error here
+    cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[str(tmp_path / "missing.cu")])
+    _join_prefetches()
+    assert _core.nvrtc.compile_count() == before + 1  # the broken source was tried; the missing one was not
+    compiled = cuda.jit(_calls(mul)).compile("void(float32[::1], float32[::1], float32[::1])", cc=(8, 0))
+    with pytest.raises(errors.NvrtcError, match=r'(?s)identifier "oops" is undefined.*broken\.cu'):
+        compiled.link((8, 0))
+
+
+def test_fork_waits_for_a_prefetch_and_the_child_has_its_compile(tmp_path, monkeypatch):
+    """No thread the user does not know of may be inside NVRTC when the process forks (the child could
+    deadlock on a lock that thread held): fork() waits for the prefetch, and the child finds its compile
+    done instead of waiting for a thread it does not have, at exit or when it links."""
+    _with_a_context(monkeypatch)
+    text = open(os.path.join(DATA, "functions.cu")).read() + f"\n// forked {os.getpid()}\n"
+    path = tmp_path / "forked.cu"
+    path.write_text(text)
+    before = _core.nvrtc.compile_count()
+    cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[str(path)])
+    while _core.nvrtc.compile_count() == before:  # the prefetch's entry is in the cache, its compile runs
+        pass
+    lto = linking.resolve_lto(None, False, ["cu"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (3.12: fork() of a process with threads)
+        pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            signal.alarm(60)  # a hang fails the test instead of stalling it
+            _core.nvrtc.wait_for_prefetches()  # (what exit does)
+            out, _, _ = _core.nvrtc.compile(text, "forked.cu", "sm_80", lto=lto,
+                                            include_dirs=linking.nvrtc_include_dirs())
+            code = 0 if out and _core.nvrtc.compile_count() == before + 1 else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+def test_a_process_that_exits_while_a_prefetch_compiles_exits_cleanly(tmp_path):
+    path = tmp_path / "at_exit.cu"
+    path.write_text(open(os.path.join(DATA, "functions.cu")).read() + "\n// at exit\n")
+    script = f"""
+from cujit import _core, cuda
+class Context:
+    device_id = 0
+_core.driver.current_context_or_none = lambda: Context()
+_core.driver.device_info = lambda i: {{"compute_capability": (8, 0)}}
+before = _core.nvrtc.compile_count()
+cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[{str(path)!r}])
+while _core.nvrtc.compile_count() == before:
+    pass
+print("exiting while NVRTC compiles")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "exiting while NVRTC compiles" in done.stdout, done.stderr
 
 
 def _calls(mul):

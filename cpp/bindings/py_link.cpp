@@ -4,6 +4,7 @@
 // parts were found. The tools run with the GIL released.
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <thread>
 
 #include "bindings.h"
@@ -79,6 +80,33 @@ void register_nvrtc(py::module_& m) {
         py::arg("report") = true,
         "Returns (PTX str or LTO-IR bytes, log, cached). cached: compiled before and its log already given to "
         "a caller with report=True (report=False, a prefetch, leaves the log to the next such caller).");
+  n.def(
+      "prefetch",
+      [](const std::vector<LinkInputPtr>& inputs, std::string arch, std::optional<bool> lto, bool debug,
+         bool lineinfo, std::vector<std::string> include_dirs) {
+        std::vector<lnk::NvrtcSource> sources;
+        for (const auto& in : inputs)
+          if (in->kind == lnk::InputKind::Cu) sources.push_back({in->data, in->name});
+        if (sources.empty()) return;
+        std::function<bool()> decide_lto;
+        if (!lto) {
+          // lto=None links with LTO when nvJitLink and libNVVM are there and it is not a debug build
+          // (linking.resolve_lto); finding out may load them, which the prefetch's thread does.
+          decide_lto = [debug] {
+            return !debug && tk::library(tk::Library::NvJitLink).handle != nullptr &&
+                   tk::library(tk::Library::Nvvm).handle != nullptr;
+          };
+        }
+        lnk::prefetch_cuda(std::move(sources), {std::move(arch), lto.value_or(false), debug, lineinfo,
+                                                std::move(include_dirs)},
+                           std::move(decide_lto));
+      },
+      py::arg("inputs"), py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false,
+      py::arg("lineinfo") = false, py::arg("include_dirs") = std::vector<std::string>{},
+      "Starts NVRTC on the CUDA C++ among the link inputs on a native thread and returns at once; the link "
+      "that needs one waits for its compile. Errors are left to that link.");
+  n.def("wait_for_prefetches", &lnk::wait_for_prefetches, py::call_guard<py::gil_scoped_release>(),
+        "Returns once no prefetch runs.");
   n.def("options", [](std::string arch, bool lto, bool debug, bool lineinfo, std::vector<std::string> dirs) {
     return lnk::nvrtc_option_list({std::move(arch), lto, debug, lineinfo, std::move(dirs)});
   }, py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false, py::arg("lineinfo") = false,

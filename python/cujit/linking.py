@@ -10,10 +10,11 @@ them for one architecture: NVRTC (cached per source and options), then nvJitLink
 ``lto=None`` (the default, as numba-cuda's) links with link-time optimisation when a kernel links CUDA C++ or
 LTO-IR and nvJitLink and libNVVM are there, unless it is compiled for debugging: NVRTC's LTO-IR comes faster
 than its PTX, and the program is assembled once instead of once per input. ``prefetch`` starts NVRTC on a
-declaration's or kernel's CUDA C++ as soon as it is made, in a background thread, so that the first launch
+declaration's or kernel's CUDA C++ as soon as it is made, on a native thread, so that the first launch
 finds it compiled, or compiling (it then waits for that compile instead of starting another).
 """
 
+import atexit
 import os
 import threading
 import warnings
@@ -134,10 +135,10 @@ def resolve_lto(lto, debug, kinds):
 
 
 def prefetch(items, lto=None, debug=False, lineinfo=False):
-    """Starts NVRTC on the CUDA C++ among ``items`` (a declaration's or kernel's ``link=``) in a background
-    thread, with the options a kernel linking them will use, when a context is current (its device gives the
-    architecture). Nothing happens without a context or CUDA C++; errors are left to the link, which meets
-    them again."""
+    """Starts NVRTC on the CUDA C++ among ``items`` (a declaration's or kernel's ``link=``) on a native thread,
+    with the options a kernel linking them will use, when a context is current (its device gives the
+    architecture). The sources are read here; the compile needs no Python thread and no GIL, so it starts at
+    once. Nothing happens without a context or CUDA C++; errors are left to the link, which meets them again."""
     sources = [item for item in items if check_item(item) == "cu"]
     if not sources or config.cache_wanted(False):
         return  # (with every kernel cached, NVRTC results come from the disk cache)
@@ -145,20 +146,18 @@ def prefetch(items, lto=None, debug=False, lineinfo=False):
     if context is None:
         return
     arch = arch_for(_core.driver.device_info(context.device_id)["compute_capability"])  # read once, cached
-    lto = resolve_lto(lto, debug, ["cu"])
-    threading.Thread(target=_compile_quietly, args=(sources, arch, lto, bool(debug), bool(lineinfo)),
-                     name="cujit-nvrtc-prefetch").start()
-
-
-def _compile_quietly(sources, arch, lto, debug, lineinfo):
     try:
-        include_dirs = nvrtc_include_dirs()
-        for item in sources:
-            made = link_input(item)
-            _core.nvrtc.compile(made.data, made.name, arch, lto=lto, debug=debug, lineinfo=lineinfo,
-                                include_dirs=include_dirs, report=False)
-    except Exception:  # noqa: BLE001  (the link compiles again and raises it where it belongs)
-        pass
+        made = [link_input(item) for item in sources]
+    except (OSError, ValueError):  # a missing or unreadable file: the link reports it
+        return
+    # lto=None is resolved as resolve_lto does, on the prefetch's thread: finding out whether nvJitLink and
+    # libNVVM are there may load them, which need not hold up the caller
+    _core.nvrtc.prefetch(made, arch, lto=None if lto is None else bool(lto), debug=bool(debug),
+                         lineinfo=bool(lineinfo), include_dirs=nvrtc_include_dirs())
+
+
+# NVRTC must not be inside a prefetch's compile when the process's static destructors run.
+atexit.register(_core.nvrtc.wait_for_prefetches)
 
 
 def warn_nvrtc_logs(logs):

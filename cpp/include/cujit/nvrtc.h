@@ -4,6 +4,7 @@
 // NVRTC once. libnvrtc is opened on first use (cujit/toolkit.h).
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,6 +48,23 @@ std::vector<std::string> nvrtc_option_list(const NvrtcOptions& options);
 // a prefetch does not, and leaves `cached` false for the first caller that does).
 NvrtcOutput compile_cuda(const std::string& source, const std::string& name, const NvrtcOptions& options,
                          bool report = true);
+
+// A source to compile ahead of its link: (CUDA C++ text, its name).
+struct NvrtcSource {
+  std::string source;
+  std::string name;
+};
+
+// Starts compile_cuda(report = false) of each source on a native thread and returns at once: a declaration
+// or kernel that links CUDA C++ has NVRTC running before its first call needs the result, with no Python
+// thread (nor the GIL it would wait for) in between. Errors are dropped: the link meets them again.
+// `decide_lto`, when given, sets options.lto on that thread once NVRTC is loaded (it may load the tools
+// that decide it, which then does not hold up the caller).
+void prefetch_cuda(std::vector<NvrtcSource> sources, NvrtcOptions options,
+                   std::function<bool()> decide_lto = nullptr);
+// Returns once no prefetch runs (called at interpreter exit: NVRTC must not be inside a compile when the
+// process's static destructors run).
+void wait_for_prefetches();
 
 // How many compiles this process started (cache hits and waits not counted).
 long nvrtc_compile_count();

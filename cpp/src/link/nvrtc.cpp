@@ -3,10 +3,15 @@
 #include "cujit/nvrtc.h"
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
+
+#include <pthread.h>
 
 #include "cujit/toolkit.h"
 #include "cujit/telemetry.h"
@@ -68,6 +73,11 @@ const Api& usable_api() {
   return a;
 }
 
+const Api* usable_api_or_null() {
+  const Api& a = api();
+  return a.reason.empty() ? &a : nullptr;
+}
+
 std::string describe(const Api& a, Result r) { return describe_result(a.error_string, r, "NVRTC_ERROR"); }
 
 std::string program_log(const Api& a, Program p) { return read_tool_log(p, a.log_size, a.log); }
@@ -114,6 +124,43 @@ std::atomic<long> g_compiles{0};
 std::unordered_map<std::string, Entry>& cache() {
   static auto* c = new std::unordered_map<std::string, Entry>;
   return *c;
+}
+
+// Prefetches running now, so that exit can wait for them.
+std::mutex g_prefetch_mutex;
+std::condition_variable g_prefetch_done;
+long g_prefetches = 0;
+
+// fork() waits for the prefetches, so that no thread the user does not know of is inside NVRTC when the
+// process forks (a child could deadlock in NVRTC on a lock that thread held). A child forked while a
+// thread of the user's compiles has that compile's cache entry but not the thread that would complete it:
+// there the unfinished entries are dropped (the child compiles again). Both mutexes are held across the
+// fork, so that the child's copies are not locked by a thread it does not have.
+void install_fork_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    pthread_atfork(
+        [] {
+          std::unique_lock<std::mutex> prefetches(g_prefetch_mutex);
+          g_prefetch_done.wait(prefetches, [] { return g_prefetches == 0; });
+          prefetches.release();  // unlocked after the fork, in the parent and in the child
+          g_cache_mutex.lock();
+        },
+        [] {
+          g_cache_mutex.unlock();
+          g_prefetch_mutex.unlock();
+        },
+        [] {
+          for (auto it = cache().begin(); it != cache().end();) {
+            if (it->second.result.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+              it = cache().erase(it);
+            else
+              ++it;
+          }
+          g_cache_mutex.unlock();
+          g_prefetch_mutex.unlock();
+        });
+  });
 }
 
 NvrtcOutput run_compile(const Api& a, const std::string& source, const std::string& name,
@@ -170,6 +217,7 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name, con
   std::promise<NvrtcOutput> promise;
   Entry entry;
   bool mine = false;
+  install_fork_handlers();
   {
     std::lock_guard<std::mutex> lock(g_cache_mutex);
     auto it = cache().find(key);
@@ -200,6 +248,43 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name, con
     promise.set_exception(std::current_exception());
     throw;
   }
+}
+
+void prefetch_cuda(std::vector<NvrtcSource> sources, NvrtcOptions options, std::function<bool()> decide_lto) {
+  if (sources.empty()) return;
+  install_fork_handlers();
+  {
+    std::lock_guard<std::mutex> lock(g_prefetch_mutex);
+    ++g_prefetches;
+  }
+  auto finished = [] {
+    std::lock_guard<std::mutex> lock(g_prefetch_mutex);
+    --g_prefetches;
+    g_prefetch_done.notify_all();
+  };
+  try {
+    std::thread([sources = std::move(sources), options = std::move(options), decide_lto = std::move(decide_lto),
+                 finished]() mutable {
+      if (decide_lto) {
+        if (usable_api_or_null() == nullptr) return finished();  // no NVRTC: the link says so
+        options.lto = decide_lto();
+      }
+      for (const auto& s : sources) {
+        try {
+          compile_cuda(s.source, s.name, options, /*report=*/false);
+        } catch (...) {  // the link compiles it again and reports the error there
+        }
+      }
+      finished();
+    }).detach();
+  } catch (const std::system_error&) {  // no thread to be had: the link compiles it when it needs it
+    finished();
+  }
+}
+
+void wait_for_prefetches() {
+  std::unique_lock<std::mutex> lock(g_prefetch_mutex);
+  g_prefetch_done.wait(lock, [] { return g_prefetches == 0; });
 }
 
 long nvrtc_compile_count() { return g_compiles.load(); }
