@@ -6,11 +6,12 @@
 2. ``cuda.compile(udf, "float32(float32)", output="ltoir")`` of a two-line UDF, for cc 9.0.
 
 Each side runs in its own worker process (``--worker cujit|numba``); the driver alternates them for
-``--rounds`` rounds and reports medians. Medians are given over every round, over the first round of each worker (the first link
+``--rounds`` rounds and reports medians over every round, over the first round of each worker (the first link
 in a process, which loads the libraries) and over the later ones. cujit's worker also reads its stage timers
 for each timed first call (NVRTC, the kernel's compile and LTO-IR, nvJitLink, the module load, and the rest of
-the call) so the report says where the time goes. Both sides use their defaults: LTO for a kernel that links CUDA C++ (numba-cuda: whenever nvJitLink is
-there), and cujit starts NVRTC at ``declare_device``, in the background, since a context exists.
+the call) so the report says where the time goes. Both sides use their defaults: LTO for a kernel that links
+CUDA C++ (numba-cuda: whenever nvJitLink is there), and cujit starts NVRTC at ``declare_device``, on a native
+thread, since a context exists.
 
 Usage (on the GPU machine): ``python3 benchmarks/link_latency.py --rounds 5``; ``--cached`` links one ``mul.cu``
 in every round with cujit's disk cache on (the first call of a kernel a previous process already compiled).
@@ -55,9 +56,8 @@ def worker(side, rounds):
         from cujit import cuda
     import warnings
     warnings.simplefilter("ignore")  # the low-occupancy warning of a 1-block launch
-    n = int(os.environ.get("LINK_BENCH_ELEMENTS", 32))
-    x = np.ones(n, np.float32)
-    r = np.zeros(n, np.float32)
+    x = np.ones(32, np.float32)
+    r = np.zeros(32, np.float32)
     d_x, d_y, d_r = cuda.to_device(x), cuda.to_device(x + 1), cuda.to_device(r)
     cuda.synchronize()  # the context exists before anything is timed
     out = {"first_call_ms": [], "ltoir_ms": [], "stages": []}
@@ -109,13 +109,7 @@ def main():
                     help="case 1 with one mul.cu for every round and cujit's disk cache on (CUJIT_CACHE=1, a fresh "
                          "directory): every first call after the first one's is served by the cache; numba-cuda "
                          "cannot cache a kernel that links files")
-    ap.add_argument("--elements", type=int, default=32,
-                    help="elements of the kernel's arrays (the launch uses 32 threads whatever the size): with "
-                         "2000000 (8 MB arrays, a temporary freed) glibc raises its trim threshold, as it does in "
-                         "any process that frees a large buffer, and no longer returns the tools' heap to the "
-                         "system after each compile and link")
     args = ap.parse_args()
-    os.environ["LINK_BENCH_ELEMENTS"] = str(args.elements)
     if args.worker:
         worker(args.worker, args.rounds)
         return
