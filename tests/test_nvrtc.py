@@ -111,6 +111,27 @@ def test_declarations_and_kernels_start_nvrtc_when_a_context_exists(tmp_path, mo
     assert _core.nvrtc.compile_count() == before + 1  # the link used the prefetched compile
 
 
+@pytest.mark.parametrize("options", [{"lto": False}, {"lto": True}, {"debug": True, "opt": False}],
+                         ids=["lto=False", "lto=True", "debug"])
+def test_a_kernel_prefetches_with_the_options_its_link_uses(tmp_path, monkeypatch, options):
+    """jit(link=...) prefetches with the kernel's own lto and debug (lto=None under debug: no LTO, decided on
+    the prefetch's thread), so that the link finds the compile it needs and runs NVRTC no more."""
+    _with_a_context(monkeypatch)
+    path = tmp_path / "kernel_options.cu"
+    path.write_text(open(os.path.join(DATA, "functions.cu")).read() + f"\n// {sorted(options.items())}\n")
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)")
+    before = _core.nvrtc.compile_count()
+    kernel = cuda.jit(link=[str(path)], **options)(_calls(mul))
+    _join_prefetches()
+    assert _core.nvrtc.compile_count() == before + 1
+    compiled = kernel.compile("void(float32[::1], float32[::1], float32[::1])", cc=(8, 0))
+    assert compiled.lto is bool(options.get("lto"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (debug builds warn about their speed)
+        assert _core.link.cubin_has_symbol(compiled.link((8, 0)), compiled.entry)
+    assert _core.nvrtc.compile_count() == before + 1
+
+
 def test_a_prefetch_that_fails_leaves_the_error_to_the_link(tmp_path, monkeypatch):
     _with_a_context(monkeypatch)
     path = tmp_path / "broken.cu"

@@ -101,10 +101,11 @@ void register_nvrtc(py::module_& m) {
                                                 std::move(include_dirs)},
                            std::move(decide_lto));
       },
-      py::arg("inputs"), py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false,
+      py::arg("inputs"), py::arg("arch"), py::arg("lto") = py::none(), py::arg("debug") = false,
       py::arg("lineinfo") = false, py::arg("include_dirs") = std::vector<std::string>{},
       "Starts NVRTC on the CUDA C++ among the link inputs on a native thread and returns at once; the link "
-      "that needs one waits for its compile. Errors are left to that link.");
+      "that needs one waits for its compile. lto=None: as linking.resolve_lto decides for CUDA C++. Errors "
+      "are left to that link.");
   n.def("wait_for_prefetches", &lnk::wait_for_prefetches, py::call_guard<py::gil_scoped_release>(),
         "Returns once no prefetch runs.");
   n.def("options", [](std::string arch, bool lto, bool debug, bool lineinfo, std::vector<std::string> dirs) {
