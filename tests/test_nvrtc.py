@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import warnings
 
 import pytest
@@ -93,6 +94,13 @@ def _with_a_context(monkeypatch, cc=(8, 0)):
     monkeypatch.setattr(_core.driver, "device_info", lambda i: {"compute_capability": cc})
 
 
+def _until_a_compile_starts(before, seconds=60):
+    """Returns once NVRTC's compile count passes ``before``: a prefetch's compile has its cache entry and runs."""
+    deadline = time.monotonic() + seconds
+    while _core.nvrtc.compile_count() == before:
+        assert time.monotonic() < deadline, "the prefetch did not start"
+
+
 def test_declarations_and_kernels_start_nvrtc_when_a_context_exists(tmp_path, monkeypatch):
     sig = "float32(float32, float32)"
     path = tmp_path / "prefetched.cu"
@@ -156,8 +164,7 @@ def test_fork_waits_for_a_prefetch_and_the_child_has_its_compile(tmp_path, monke
     path.write_text(text)
     before = _core.nvrtc.compile_count()
     cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[str(path)])
-    while _core.nvrtc.compile_count() == before:  # the prefetch's entry is in the cache, its compile runs
-        pass
+    _until_a_compile_starts(before)
     lto = linking.resolve_lto(None, False, ["cu"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # (3.12: fork() of a process with threads)
@@ -180,6 +187,7 @@ def test_a_process_that_exits_while_a_prefetch_compiles_exits_cleanly(tmp_path):
     path = tmp_path / "at_exit.cu"
     path.write_text(open(os.path.join(DATA, "functions.cu")).read() + "\n// at exit\n")
     script = f"""
+import time
 from cujit import _core, cuda
 class Context:
     device_id = 0
@@ -187,7 +195,8 @@ _core.driver.current_context_or_none = lambda: Context()
 _core.driver.device_info = lambda i: {{"compute_capability": (8, 0)}}
 before = _core.nvrtc.compile_count()
 cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[{str(path)!r}])
-while _core.nvrtc.compile_count() == before:
+deadline = time.monotonic() + 60
+while _core.nvrtc.compile_count() == before and time.monotonic() < deadline:
     pass
 print("exiting while NVRTC compiles")
 """
