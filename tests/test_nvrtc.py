@@ -81,7 +81,7 @@ def test_a_prefetch_leaves_the_log_to_the_first_link():
 
 
 def _join_prefetches():
-    _core.nvrtc.wait_for_prefetches()
+    _core.wait_for_background_work()
 
 
 class _FakeContext:
@@ -173,7 +173,7 @@ def test_fork_waits_for_a_prefetch_and_the_child_has_its_compile(tmp_path, monke
         code = 1
         try:
             signal.alarm(60)  # a hang fails the test instead of stalling it
-            _core.nvrtc.wait_for_prefetches()  # (what exit does)
+            _core.wait_for_background_work()  # (what exit does)
             out, _, _ = _core.nvrtc.compile(text, "forked.cu", "sm_80", lto=lto,
                                             include_dirs=linking.nvrtc_include_dirs())
             code = 0 if out and _core.nvrtc.compile_count() == before + 1 else 2

@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "cujit/background.h"
 #include "cujit/codegen.h"
 #include "cujit/compiler.h"
 #include "cujit/intrinsics.h"
@@ -259,7 +260,8 @@ void register_compile(py::module_& m) {
     c.minor = cc[1].cast<int>();
     codegen::start_warm_up(c);
   });
-  m.def("finish_warm_up", &codegen::finish_warm_up, py::call_guard<py::gil_scoped_release>());
+  m.def("wait_for_background_work", &background::wait_idle, py::call_guard<py::gil_scoped_release>(),
+        "Returns once no thread of cujit's own runs (NVRTC prefetches, the warm-up, loading nvJitLink).");
   m.def("_inject_fault", [](const std::string& fault) {
     if (fault == "invalid_ir") codegen::inject_fault(codegen::InjectedFault::kInvalidIr);
     else if (fault == "unselectable") codegen::inject_fault(codegen::InjectedFault::kUnselectable);

@@ -5,9 +5,9 @@
 #include <pybind11/stl.h>
 
 #include <optional>
-#include <thread>
 
 #include "bindings.h"
+#include "cujit/background.h"
 #include "cujit/link.h"
 #include "cujit/nvrtc.h"
 #include "cujit/nvvm.h"
@@ -106,8 +106,6 @@ void register_nvrtc(py::module_& m) {
       "Starts NVRTC on the CUDA C++ among the link inputs on a native thread and returns at once; the link "
       "that needs one waits for its compile. lto=None: as linking.resolve_lto decides for CUDA C++. Errors "
       "are left to that link.");
-  n.def("wait_for_prefetches", &lnk::wait_for_prefetches, py::call_guard<py::gil_scoped_release>(),
-        "Returns once no prefetch runs.");
   n.def("options", [](std::string arch, bool lto, bool debug, bool lineinfo, std::vector<std::string> dirs) {
     return lnk::nvrtc_option_list({std::move(arch), lto, debug, lineinfo, std::move(dirs)});
   }, py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false, py::arg("lineinfo") = false,
@@ -165,7 +163,7 @@ void register_toolkit(py::module_& m) {
 void register_link_nvjitlink(py::module_& m) {
   py::module_ l = m.def_submodule("link", "nvJitLink: link PTX, cubins, fatbins, objects, libraries and LTO-IR");
   // Loads nvJitLink on a background thread, so the first kernel launch does not wait for it.
-  l.def("preload", [] { std::thread([] { lnk::nvjitlink_status(); }).detach(); });
+  l.def("preload", [] { background::start([] { lnk::nvjitlink_status(); }); });
   l.def("status", [] {
     const lnk::LinkerStatus& s = lnk::nvjitlink_status();
     py::dict out;

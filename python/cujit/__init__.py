@@ -3,8 +3,15 @@
 Port code by changing ``from numba import cuda`` to ``from cujit import cuda``.
 """
 
+import atexit
+
+from cujit import _core
 from cujit import cuda, types, errors  # noqa: F401
 from cujit.types import *  # noqa: F401,F403
 from cujit._typeof import typeof, from_dtype  # noqa: F401
 from cujit.telemetry import stats  # noqa: F401
 from cujit._version import __version__  # noqa: F401
+
+# cujit's own threads (NVRTC prefetches, the code generator's warm-up, loading nvJitLink) must not be inside
+# a library when the process's static destructors run: exit waits for them (fork() does too, in the core).
+atexit.register(_core.wait_for_background_work)

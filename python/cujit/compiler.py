@@ -1,7 +1,6 @@
 """Ahead-of-time compilation: ``compile`` and ``compile_ptx`` (numba-cuda's
 compiler.py API), option validation with numba's errors, and signatures."""
 
-import atexit
 import os
 import types
 import warnings
@@ -17,7 +16,6 @@ def warm_up(cc):
     meets a device, so the first kernel launch does not wait for it); CUJIT_WARM_UP=0 turns it off."""
     if os.environ.get("CUJIT_WARM_UP", "1") != "0":
         _core.start_warm_up(tuple(cc))
-        atexit.register(_core.finish_warm_up)
 
 
 #: The compute capability used when ``cc`` is not given: the lowest one that

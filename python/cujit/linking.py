@@ -14,7 +14,6 @@ declaration's or kernel's CUDA C++ as soon as it is made, on a native thread, so
 finds it compiled, or compiling (it then waits for that compile instead of starting another).
 """
 
-import atexit
 import os
 import threading
 import warnings
@@ -154,10 +153,6 @@ def prefetch(items, lto=None, debug=False, lineinfo=False):
     # libNVVM are there may load them, which need not hold up the caller
     _core.nvrtc.prefetch(made, arch, lto=None if lto is None else bool(lto), debug=bool(debug),
                          lineinfo=bool(lineinfo), include_dirs=nvrtc_include_dirs())
-
-
-# NVRTC must not be inside a prefetch's compile when the process's static destructors run.
-atexit.register(_core.nvrtc.wait_for_prefetches)
 
 
 def warn_nvrtc_logs(logs):

@@ -73,11 +73,10 @@ Expected<CompiledPtx> compile_to_ltoir(const ir::TypedFunction& fn, const Compil
                                        bool keep_llvm_ir = false);
 
 // The first compile for a target builds its TargetMachine and pass managers
-// (milliseconds). start_warm_up(cc) builds them on a background thread, by
-// compiling a trivial module, for the next compile of any thread to lease;
-// finish_warm_up() joins that thread.
+// (milliseconds). start_warm_up(cc) builds them on a thread of cujit's own
+// (cujit/background.h: exit and fork() wait for it), by compiling a trivial
+// module, for the next compile of any thread to lease. Once per process.
 void start_warm_up(const ComputeCapability& cc);
-void finish_warm_up();
 
 // An error in the source of `fn` (which may be a callee of the function compiled).
 struct LocatedError {

@@ -55,16 +55,13 @@ struct NvrtcSource {
   std::string name;
 };
 
-// Starts compile_cuda(report = false) of each source on a native thread and returns at once: a declaration
-// or kernel that links CUDA C++ has NVRTC running before its first call needs the result, with no Python
-// thread (nor the GIL it would wait for) in between. Errors are dropped: the link meets them again.
-// `decide_lto`, when given, sets options.lto on that thread once NVRTC is loaded (it may load the tools
-// that decide it, which then does not hold up the caller).
+// Starts compile_cuda(report = false) of each source on a thread of cujit's own (cujit/background.h) and
+// returns at once: a declaration or kernel that links CUDA C++ has NVRTC running before its first call
+// needs the result, with no Python thread (nor the GIL it would wait for) in between. Errors are dropped:
+// the link meets them again. `decide_lto`, when given, sets options.lto on that thread once NVRTC is
+// loaded (it may load the tools that decide it, which then does not hold up the caller).
 void prefetch_cuda(std::vector<NvrtcSource> sources, NvrtcOptions options,
                    std::function<bool()> decide_lto = nullptr);
-// Returns once no prefetch runs (called at interpreter exit: NVRTC must not be inside a compile when the
-// process's static destructors run).
-void wait_for_prefetches();
 
 // How many compiles this process started (cache hits and waits not counted).
 long nvrtc_compile_count();

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <thread>
+#include <atomic>
 #include <tuple>
 
 #include <llvm/ADT/SmallPtrSet.h>
@@ -41,6 +41,7 @@
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 
+#include "cujit/background.h"
 #include "cujit/lowering.h"
 #include "emit_ltoir.h"
 #include "cujit/telemetry.h"
@@ -395,18 +396,12 @@ class PipelineLease {
 
 }  // namespace
 
-namespace {
-std::mutex g_warm_up_mutex;
-std::thread g_warm_up;
-}  // namespace
-
 void start_warm_up(const ComputeCapability& cc) {
-  std::lock_guard<std::mutex> lock(g_warm_up_mutex);
-  if (g_warm_up.joinable()) return;
+  static std::atomic<bool> started{false};
   auto arch_or_error = resolve_arch(cc);
-  if (!arch_or_error) return;
+  if (!arch_or_error || started.exchange(true)) return;
   TargetArch arch = *arch_or_error;
-  g_warm_up = std::thread([arch] {
+  background::start([arch] {
     try {
       llvm::LLVMContext ctx;
       llvm::Module module("cujit.warm_up", ctx);
@@ -426,11 +421,6 @@ void start_warm_up(const ComputeCapability& cc) {
       // Warming up is an optimisation only: a failure here resurfaces on a real compile.
     }
   });
-}
-
-void finish_warm_up() {
-  std::lock_guard<std::mutex> lock(g_warm_up_mutex);
-  if (g_warm_up.joinable()) g_warm_up.join();
 }
 
 namespace {

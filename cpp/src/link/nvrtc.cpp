@@ -4,15 +4,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <future>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
 
-#include <pthread.h>
 
+#include "cujit/background.h"
 #include "cujit/toolkit.h"
 #include "cujit/telemetry.h"
 #include "tool_support.h"
@@ -126,40 +124,24 @@ std::unordered_map<std::string, Entry>& cache() {
   return *c;
 }
 
-// Prefetches running now, so that exit can wait for them.
-std::mutex g_prefetch_mutex;
-std::condition_variable g_prefetch_done;
-long g_prefetches = 0;
-
-// fork() waits for the prefetches, so that no thread the user does not know of is inside NVRTC when the
-// process forks (a child could deadlock in NVRTC on a lock that thread held). A child forked while a
-// thread of the user's compiles has that compile's cache entry but not the thread that would complete it:
-// there the unfinished entries are dropped (the child compiles again). Both mutexes are held across the
-// fork, so that the child's copies are not locked by a thread it does not have.
-void install_fork_handlers() {
+// fork() (see cujit/background.h) waits for the prefetches, then holds the cache's mutex so that the child's
+// copy is not locked by a thread it does not have. A child forked while a thread of the user's compiles has
+// that compile's cache entry but not the thread that would complete it: there the unfinished entries are
+// dropped (the child compiles again).
+void install_fork_hooks() {
   static std::once_flag once;
   std::call_once(once, [] {
-    pthread_atfork(
-        [] {
-          std::unique_lock<std::mutex> prefetches(g_prefetch_mutex);
-          g_prefetch_done.wait(prefetches, [] { return g_prefetches == 0; });
-          prefetches.release();  // unlocked after the fork, in the parent and in the child
-          g_cache_mutex.lock();
-        },
-        [] {
-          g_cache_mutex.unlock();
-          g_prefetch_mutex.unlock();
-        },
-        [] {
-          for (auto it = cache().begin(); it != cache().end();) {
-            if (it->second.result.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
-              it = cache().erase(it);
-            else
-              ++it;
-          }
-          g_cache_mutex.unlock();
-          g_prefetch_mutex.unlock();
-        });
+    background::add_fork_hooks([] { g_cache_mutex.lock(); }, [] { g_cache_mutex.unlock(); },
+                               [] {
+                                 for (auto it = cache().begin(); it != cache().end();) {
+                                   if (it->second.result.wait_for(std::chrono::seconds(0)) !=
+                                       std::future_status::ready)
+                                     it = cache().erase(it);
+                                   else
+                                     ++it;
+                                 }
+                                 g_cache_mutex.unlock();
+                               });
   });
 }
 
@@ -217,7 +199,7 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name, con
   std::promise<NvrtcOutput> promise;
   Entry entry;
   bool mine = false;
-  install_fork_handlers();
+  install_fork_hooks();
   {
     std::lock_guard<std::mutex> lock(g_cache_mutex);
     auto it = cache().find(key);
@@ -252,39 +234,21 @@ NvrtcOutput compile_cuda(const std::string& source, const std::string& name, con
 
 void prefetch_cuda(std::vector<NvrtcSource> sources, NvrtcOptions options, std::function<bool()> decide_lto) {
   if (sources.empty()) return;
-  install_fork_handlers();
-  {
-    std::lock_guard<std::mutex> lock(g_prefetch_mutex);
-    ++g_prefetches;
-  }
-  auto finished = [] {
-    std::lock_guard<std::mutex> lock(g_prefetch_mutex);
-    --g_prefetches;
-    g_prefetch_done.notify_all();
-  };
-  try {
-    std::thread([sources = std::move(sources), options = std::move(options), decide_lto = std::move(decide_lto),
-                 finished]() mutable {
-      if (decide_lto) {
-        if (usable_api_or_null() == nullptr) return finished();  // no NVRTC: the link says so
-        options.lto = decide_lto();
+  install_fork_hooks();
+  // (no thread to be had: the link compiles the sources when it needs them)
+  background::start([sources = std::move(sources), options = std::move(options),
+                     decide_lto = std::move(decide_lto)]() mutable {
+    if (decide_lto) {
+      if (usable_api_or_null() == nullptr) return;  // no NVRTC: the link says so
+      options.lto = decide_lto();
+    }
+    for (const auto& s : sources) {
+      try {
+        compile_cuda(s.source, s.name, options, /*report=*/false);
+      } catch (...) {  // the link compiles it again and reports the error there
       }
-      for (const auto& s : sources) {
-        try {
-          compile_cuda(s.source, s.name, options, /*report=*/false);
-        } catch (...) {  // the link compiles it again and reports the error there
-        }
-      }
-      finished();
-    }).detach();
-  } catch (const std::system_error&) {  // no thread to be had: the link compiles it when it needs it
-    finished();
-  }
-}
-
-void wait_for_prefetches() {
-  std::unique_lock<std::mutex> lock(g_prefetch_mutex);
-  g_prefetch_done.wait(lock, [] { return g_prefetches == 0; });
+    }
+  });
 }
 
 long nvrtc_compile_count() { return g_compiles.load(); }

@@ -1,0 +1,37 @@
+"""cujit's own threads (the code generator's warm-up, loading nvJitLink, NVRTC prefetches; cujit/background.h):
+a process that forks while they run has a child that compiles and links, instead of one that waits forever
+on a lock or a result of a thread it does not have; exit waits for them."""
+
+import subprocess
+import sys
+
+import pytest
+
+SCRIPT = """
+import os, signal, sys, time
+from cujit import _core, cuda
+
+def f(x):
+    return x * 2.0 + 1.0
+
+_core.start_warm_up((9, 0))  # what the runtime starts when it first meets a device
+_core.link.preload()         # and when it is imported
+time.sleep(float(sys.argv[1]) / 1000)  # (they take tens of ms: the fork comes while they run)
+pid = os.fork()
+if pid == 0:
+    signal.alarm(30)  # a hang fails instead of stalling the test
+    ptx, _ = cuda.compile_ptx(f, "float32(float32)", device=True, cc=(9, 0))
+    ok = ".visible .func" in ptx and _core.link.status()["available"]
+    os._exit(0 if ok else 2)
+_, status = os.waitpid(pid, 0)
+sys.exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 3)
+"""
+
+
+@pytest.mark.parametrize("delay_ms", [0, 2, 5, 10, 20])
+def test_a_child_forked_during_the_warm_up_compiles_and_links(tmp_path, delay_ms):
+    # (before fork() waited for cujit's threads, the children forked after 2 to 20 ms hung)
+    script = tmp_path / "fork_during_warm_up.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(delay_ms)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
