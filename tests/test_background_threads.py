@@ -1,6 +1,7 @@
-"""cujit's own threads (the code generator's warm-up, loading nvJitLink, NVRTC prefetches; cujit/background.h):
-a process that forks while they run has a child that compiles and links, instead of one that waits forever
-on a lock or a result of a thread it does not have; exit waits for them."""
+"""Threads cujit starts on its own (the code generator's warm-up, loading nvJitLink and NVRTC prefetches in the
+core, cujit/background.h; the disk cache's toolchain lookup in Python): a process that forks while they run
+has a child that compiles and links, instead of one that waits forever on a lock or a result of a thread it
+does not have."""
 
 import subprocess
 import sys
@@ -33,5 +34,29 @@ def test_a_child_forked_during_the_warm_up_compiles_and_links(tmp_path, delay_ms
     # (before fork() waited for cujit's threads, the children forked after 2 to 20 ms hung)
     script = tmp_path / "fork_during_warm_up.py"
     script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(delay_ms)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+PREPARE_SCRIPT = """
+import os, signal, sys, time
+from cujit import caching
+
+caching.prepare()  # what jit(cache=True) starts at decoration: a Python thread finding the toolchain's identity
+time.sleep(float(sys.argv[1]) / 1000)
+pid = os.fork()
+if pid == 0:
+    signal.alarm(30)
+    os._exit(0 if caching.toolchain_id() else 2)
+_, status = os.waitpid(pid, 0)
+sys.exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 3)
+"""
+
+
+@pytest.mark.parametrize("delay_ms", [0, 0.2])
+def test_a_child_forked_while_the_cache_prepares_finds_the_toolchain(tmp_path, delay_ms):
+    # (before the child took a lock of its own, children forked within 0.2 ms of the decoration hung)
+    script = tmp_path / "fork_during_prepare.py"
+    script.write_text(PREPARE_SCRIPT)
     done = subprocess.run([sys.executable, str(script), str(delay_ms)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -175,6 +175,17 @@ def prepare():
     threading.Thread(target=toolchain_id, name="cujit-cache-prepare", daemon=True).start()
 
 
+def _after_fork_in_child():
+    """The prepare thread stays in the parent: a child forked while it held the lock would wait for it forever,
+    so the child takes a new lock and finds the identity itself if the parent had not yet."""
+    global _toolchain_lock, _preparing
+    _toolchain_lock = threading.Lock()
+    _preparing = False
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def toolchain_id():
     """cujit's version and build (the extension and the compiler's modules), Python's and numpy's versions, and
     the NVRTC, nvJitLink and libNVVM libraries the locator would load (by file identity: their versions)."""
