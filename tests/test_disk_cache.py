@@ -292,7 +292,8 @@ def test_compile_outputs_are_cached_with_cujit_cache_1(tmp_path, register_ptx):
         print(json.dumps({"ret": [str(ret), str(ret2)], "ptx": ptx, "ltoir": ltoir.hex(), "hits": s["cache hits"],
                           "writes": s["cache writes"], "typing": "typing" in s["stages"]}))
     """))
-    env = dict(os.environ, CUJIT_CACHE="1", CUJIT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(tmp_path))
+    env = dict(os.environ, CUJIT_CACHE="1", CUJIT_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
 
     def run():
         proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
