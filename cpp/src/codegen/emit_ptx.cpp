@@ -2,12 +2,12 @@
 // everything but the exported symbols, optimise (O3, or a shorter pipeline of
 // the same passes for modules without calls); then the one optimised module
 // becomes PTX (NVPTX backend) or LTO-IR (emit_ltoir.cpp, through libNVVM).
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <atomic>
 #include <tuple>
 
 #include <llvm/ADT/SmallPtrSet.h>

@@ -9,7 +9,6 @@
 #include <mutex>
 #include <unordered_map>
 
-
 #include "cujit/background.h"
 #include "cujit/toolkit.h"
 #include "cujit/telemetry.h"
