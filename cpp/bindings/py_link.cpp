@@ -92,10 +92,7 @@ void register_nvrtc(py::module_& m) {
         if (!lto) {
           // lto=None links with LTO when nvJitLink and libNVVM are there and it is not a debug build
           // (linking.resolve_lto); finding out may load them, which the prefetch's thread does.
-          decide_lto = [debug] {
-            return !debug && tk::library(tk::Library::NvJitLink).handle != nullptr &&
-                   tk::library(tk::Library::Nvvm).handle != nullptr;
-          };
+          decide_lto = [debug] { return !debug && lnk::lto_available(); };
         }
         lnk::prefetch_cuda(std::move(sources), {std::move(arch), lto.value_or(false), debug, lineinfo,
                                                 std::move(include_dirs)},
@@ -158,12 +155,15 @@ void register_toolkit(py::module_& m) {
     return py::make_tuple(path, reason);
   });
   t.def("include_dirs", &tk::include_dirs);
+  t.def("search_roots", &tk::search_roots, "The toolkit roots the locator looks in, in its order.");
 }
 
 void register_link_nvjitlink(py::module_& m) {
   py::module_ l = m.def_submodule("link", "nvJitLink: link PTX, cubins, fatbins, objects, libraries and LTO-IR");
   // Loads nvJitLink on a background thread, so the first kernel launch does not wait for it.
   l.def("preload", [] { background::start([] { lnk::nvjitlink_status(); }); });
+  l.def("lto_available", &lnk::lto_available, py::call_guard<py::gil_scoped_release>(),
+        "Whether kernels can link with link-time optimisation: nvJitLink and libNVVM are found (loads them).");
   l.def("status", [] {
     const lnk::LinkerStatus& s = lnk::nvjitlink_status();
     py::dict out;

@@ -122,7 +122,8 @@ def arch_for(cc):
 
 
 def lto_available():
-    return all(toolkit.library(name)["found"] for name in ("nvjitlink", "nvvm"))
+    """nvJitLink and libNVVM are found (the core's rule, which the prefetch's thread applies too)."""
+    return _core.link.lto_available()
 
 
 def resolve_lto(lto, debug, kinds):

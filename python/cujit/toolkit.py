@@ -31,8 +31,7 @@ def wheel_roots():
 def search_roots():
     """The toolkit roots the locator searches, in its order: ``$CUDA_HOME``, ``$CUDA_PATH``, the wheels' roots,
     ``/usr/local/cuda`` (for what Python finds itself: the tools' files, ``fatbinary``)."""
-    given = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
-    return [root for root in given if root] + wheel_roots() + ["/usr/local/cuda"]
+    return _core.toolkit.search_roots()
 
 
 def configure():

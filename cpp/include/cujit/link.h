@@ -50,6 +50,9 @@ struct LinkerStatus {
 // Loads nvJitLink on first call; never throws.
 const LinkerStatus& nvjitlink_status();
 
+// Whether a kernel can link with link-time optimisation: nvJitLink and libNVVM are found (this loads them).
+bool lto_available();
+
 // The options for `inputs`: -lto iff any LTO-IR input (spec §5.4).
 std::vector<std::string> link_options(const std::vector<LinkInput>& inputs, const LinkOptions& options);
 

@@ -21,6 +21,10 @@ struct Located {
   std::vector<std::string> searched;   // every path tried, in order
 };
 
+// The toolkit roots looked in, in the search order: $CUDA_HOME, $CUDA_PATH, the
+// wheels' roots, /usr/local/cuda.
+std::vector<std::string> search_roots();
+
 // Roots of NVIDIA's pip wheels (folders holding lib/, include/, nvvm/), in
 // priority order. Only effective before the first lookup of each part.
 void set_wheel_roots(std::vector<std::string> roots);

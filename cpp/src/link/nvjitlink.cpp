@@ -169,6 +169,11 @@ bool parse_input_kind(const std::string& name, InputKind& out) {
 
 const LinkerStatus& nvjitlink_status() { return loaded().status; }
 
+bool lto_available() {
+  return toolkit::library(toolkit::Library::NvJitLink).handle != nullptr &&
+         toolkit::library(toolkit::Library::Nvvm).handle != nullptr;
+}
+
 std::vector<std::string> link_options(const std::vector<LinkInput>& inputs, const LinkOptions& options) {
   std::vector<std::string> opts{"-arch=" + options.arch};
   if (options.max_registers > 0) opts.push_back("-maxrregcount=" + std::to_string(options.max_registers));

@@ -70,11 +70,6 @@ const Api& usable_api() {
   return a;
 }
 
-const Api* usable_api_or_null() {
-  const Api& a = api();
-  return a.reason.empty() ? &a : nullptr;
-}
-
 std::string describe(const Api& a, Result r) { return describe_result(a.error_string, r, "NVRTC_ERROR"); }
 
 std::string program_log(const Api& a, Program p) { return read_tool_log(p, a.log_size, a.log); }
@@ -238,7 +233,7 @@ void prefetch_cuda(std::vector<NvrtcSource> sources, NvrtcOptions options, std::
   background::start([sources = std::move(sources), options = std::move(options),
                      decide_lto = std::move(decide_lto)]() mutable {
     if (decide_lto) {
-      if (usable_api_or_null() == nullptr) return;  // no NVRTC: the link says so
+      if (!api().reason.empty()) return;  // no NVRTC: the link says so
       options.lto = decide_lto();
     }
     for (const auto& s : sources) {

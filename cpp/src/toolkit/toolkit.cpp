@@ -31,19 +31,6 @@ bool exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
-// Toolkit roots in search order: $CUDA_HOME, $CUDA_PATH, the wheels, /usr/local/cuda.
-std::vector<std::string> roots() {
-  std::vector<std::string> out;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (!env(var).empty()) out.push_back(env(var));
-  {
-    std::lock_guard<std::mutex> lock(roots_mutex());
-    for (const auto& r : wheel_roots()) out.push_back(r);
-  }
-  out.push_back("/usr/local/cuda");
-  return out;
-}
-
 struct Spec {
   const char* name;
   std::vector<const char*> override_vars;
@@ -91,7 +78,7 @@ Located locate(Library which) {
     break;
   }
   if (out.handle == nullptr) {
-    for (const auto& root : roots()) {
+    for (const auto& root : search_roots()) {
       for (const char* sub : s.subdirs) {
         for (const char* so : s.sonames) {
           std::string path = root + "/" + sub + "/" + so;
@@ -124,6 +111,18 @@ Located locate(Library which) {
 
 }  // namespace
 
+std::vector<std::string> search_roots() {
+  std::vector<std::string> out;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (!env(var).empty()) out.push_back(env(var));
+  {
+    std::lock_guard<std::mutex> lock(roots_mutex());
+    for (const auto& r : wheel_roots()) out.push_back(r);
+  }
+  out.push_back("/usr/local/cuda");
+  return out;
+}
+
 void set_wheel_roots(std::vector<std::string> r) {
   std::lock_guard<std::mutex> lock(roots_mutex());
   wheel_roots() = std::move(r);
@@ -152,7 +151,7 @@ namespace {
 std::string find_file(const std::string& what, std::initializer_list<const char*> subpaths, const char* hint,
                       std::string* reason) {
   std::vector<std::string> tried;
-  for (const auto& root : roots()) {
+  for (const auto& root : search_roots()) {
     for (const char* sub : subpaths) {
       std::string path = root + "/" + sub;
       if (exists(path)) return path;
@@ -198,7 +197,7 @@ std::vector<std::string> include_dirs() {
       start = end + 1;
     }
   }
-  for (const auto& root : roots()) {
+  for (const auto& root : search_roots()) {
     add(root + "/include");
     add(root + "/include/cccl");
   }
