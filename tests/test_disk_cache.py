@@ -6,6 +6,7 @@ the next loads with no typing, NVRTC or nvJitLink (the C++ stage counters say so
 corrupt entries are compiled again; an unwritable directory warns once; the size bound evicts."""
 
 import json
+import linecache
 import os
 import subprocess
 import sys
@@ -32,6 +33,14 @@ OFFSET = np.float32(1.5)
 UNRELATED = 7
 
 
+def exec_source(source, filename, namespace):
+    """Runs ``source`` in ``namespace`` with its text in linecache: functions made by exec are keyed (and
+    compiled) from their source."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
 def make(scale_expr="SCALE", **jit):
     namespace = {"cuda": cuda, "np": np, "SCALE": SCALE, "OFFSET": OFFSET, "UNRELATED": UNRELATED}
     source = textwrap.dedent(f"""
@@ -40,10 +49,7 @@ def make(scale_expr="SCALE", **jit):
             if i < a.size:
                 a[i] = a[i] * {scale_expr} + OFFSET
     """)
-    filename = f"<cache-test-{abs(hash(source))}>"
-    import linecache
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), namespace)  # functions made by exec are keyed by their source
+    exec_source(source, f"<cache-test-{abs(hash(source))}>", namespace)
     return cuda.jit(**jit)(namespace["k"]), namespace
 
 
@@ -87,13 +93,8 @@ def test_keys_follow_closures_callees_links_and_hooks(tmp_path):
     assert key_of(closure_kernel(1.0)) != key_of(closure_kernel(2.0))
 
     def with_callee(body):
-        ns = {"cuda": cuda}
         src = f"@cuda.jit(device=True)\ndef f(x):\n    return {body}\n\n@cuda.jit\ndef k(a):\n    a[0] = f(a[0])\n"
-        filename = f"<callee-{body}>"
-        import linecache
-        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-        exec(compile(src, filename, "exec"), ns)
-        return ns["k"]
+        return exec_source(src, f"<callee-{body}>", {"cuda": cuda})["k"]
     assert key_of(with_callee("x + 1")) != key_of(with_callee("x + 2"))          # a device function's source
 
     cu = tmp_path / "mul.cu"
