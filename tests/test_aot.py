@@ -12,6 +12,8 @@ import pytest
 
 from cujit import _core, aot
 
+import programs
+
 MODULE = '''
 import numpy as np
 from cujit import cuda
@@ -57,10 +59,7 @@ def run_program(tmp_path, fake_driver, bundle):
     env = dict(os.environ, CUJIT_CUDA_DRIVER=fake_driver, CUJIT_AOT=str(bundle), NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
                PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
     env.pop("CUJIT_CACHE", None)
-    proc = subprocess.run([sys.executable, str(tmp_path / "prog.py")], env=env, capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return programs.run([tmp_path / "prog.py"], env, cwd=tmp_path)
 
 
 def test_bundle_holds_each_architectures_cubin(tmp_path):

@@ -5,10 +5,8 @@ more, at once) on the fake libcuda (tests/fake_cuda) with one cache directory: t
 the next loads with no typing, NVRTC or nvJitLink (the C++ stage counters say so) and runs the setup callbacks;
 corrupt entries are compiled again; an unwritable directory warns once; the size bound evicts."""
 
-import json
 import linecache
 import os
-import subprocess
 import sys
 import textwrap
 
@@ -16,6 +14,8 @@ import numpy as np
 import pytest
 
 from cujit import _core, caching, config, cuda, types
+
+import programs
 
 ARCH = "sm_90a"
 
@@ -185,15 +185,8 @@ def run_program(fake_driver, tmp_path, cache_dir, extra="", env=None, name="prog
     full = {k: v for k, v in os.environ.items() if k not in ("CUJIT_CACHE", "CUJIT_LOG")}
     full.update(CUJIT_CUDA_DRIVER=fake_driver, CUJIT_CACHE_DIR=str(cache_dir), NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
                 **(env or {}))
-    proc = subprocess.Popen([sys.executable, str(path)], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    return finish(proc) if wait else proc
-
-
-def finish(proc):
-    out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err[-3000:]
-    return json.loads(out.strip().splitlines()[-1]), err
+    proc = programs.start([path], env=full)
+    return programs.result(proc) if wait else proc
 
 
 def test_second_process_loads_linked_kernel_and_runs_setup(fake_driver, tmp_path):
@@ -242,7 +235,7 @@ def test_corrupt_entries_are_compiled_again(fake_driver, tmp_path):
 def test_processes_racing_on_one_directory(fake_driver, tmp_path):
     cache = tmp_path / "cache"
     procs = [run_program(fake_driver, tmp_path, cache, wait=False) for _ in range(6)]
-    results = [finish(p)[0] for p in procs]
+    results = [programs.result(p)[0] for p in procs]
     assert all(r["setup"] == 1 for r in results)
     assert all(r["hits"] + r["compiles"] == 1 for r in results)
     assert sum(r["compiles"] for r in results) == 1                 # the others waited on its lock, then loaded
@@ -295,12 +288,7 @@ def test_compile_outputs_are_cached_with_cujit_cache_1(tmp_path, register_ptx):
     """))
     env = dict(os.environ, CUJIT_CACHE="1", CUJIT_CACHE_DIR=str(tmp_path / "cache"),
                PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
-
-    def run():
-        proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-    first, second = run(), run()
+    first, second = programs.run([script], env), programs.run([script], env)
     assert first["writes"] == 2 and first["hits"] == 0 and first["typing"]
     assert second["hits"] == 2 and second["writes"] == 0 and not second["typing"]
     assert second["ptx"] == first["ptx"] and second["ltoir"] == first["ltoir"]

@@ -2,7 +2,6 @@
 cache, its module's setup callback runs (it fills a table the kernel reads), and the results match numpy on fresh
 random data; a bundle built by ``python -m cujit.aot`` serves a program with no compile."""
 
-import json
 import os
 import subprocess
 import sys
@@ -10,6 +9,8 @@ import sys
 import pytest
 
 from cujit import cuda
+
+import programs
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cuda.is_available(), reason="no GPU")]
 
@@ -50,11 +51,8 @@ print(json.dumps({"ok": ok, "setup": ran.count("setup"), "hits": s["cache hits"]
 
 
 def run(tmp_path):
-    proc = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, CUJIT_CACHE_DIR=str(tmp_path / "cache"),
-                                   NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0"))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return programs.run([tmp_path / "prog.py"], dict(os.environ, CUJIT_CACHE_DIR=str(tmp_path / "cache"),
+                                                     NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0"))
 
 
 def test_second_process_runs_a_linked_kernel_from_the_cache(tmp_path):
@@ -84,7 +82,6 @@ def multiply(r, x, y):
 '''
 
 AOT_PROGRAM = r'''
-import json
 import numpy as np
 import cujit
 from cujit import cuda
@@ -109,9 +106,6 @@ def test_an_ahead_of_time_bundle_loads_and_runs(tmp_path):
                             f"sm_80,sm_{major}{minor}", "-o", str(tmp_path / "bundle")], env=env, capture_output=True,
                            text=True, timeout=300)
     assert built.returncode == 0, built.stderr[-3000:]
-    proc = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True, text=True, timeout=300,
-                          env=dict(env, CUJIT_AOT=str(tmp_path / "bundle")), cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = programs.run([tmp_path / "prog.py"], dict(env, CUJIT_AOT=str(tmp_path / "bundle")), cwd=tmp_path)
     assert got == {**got, "ok": True, "setup": 1, "aot": 1, "compiles": 0}, got
     assert not {"typing", "NVRTC", "nvJitLink", "LLVM optimisation"} & set(got["stages"]), got

@@ -1,9 +1,8 @@
 """The compile-only API never loads the CUDA driver (libcuda): checked in a fresh interpreter."""
 
-import json
-import subprocess
-import sys
 import textwrap
+
+import programs
 
 SCRIPT = textwrap.dedent('''
     import json, sys
@@ -37,10 +36,7 @@ SCRIPT = textwrap.dedent('''
 def test_compile_does_not_load_libcuda(tmp_path, register_ptx):
     script = tmp_path / "compile_only.py"
     script.write_text(SCRIPT)
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
-                          cwd=str(tmp_path))
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result = programs.run([script], cwd=str(tmp_path))
     for ptx in result["ptxs"]:
         register_ptx(ptx)
     assert len(result["ptxs"]) == 4 and all(".target sm_" in p for p in result["ptxs"])
