@@ -29,13 +29,17 @@ sys.exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 3)
 """
 
 
+def run_script(path, text, delay_ms):
+    """Runs ``text`` as the script ``path`` with the delay before its fork; it exits 0 when its child did."""
+    path.write_text(text)
+    done = subprocess.run([sys.executable, str(path), str(delay_ms)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.parametrize("delay_ms", [0, 2, 5, 10, 20])
 def test_a_child_forked_during_the_warm_up_compiles_and_links(tmp_path, delay_ms):
     # (before fork() waited for cujit's threads, the children forked after 2 to 20 ms hung)
-    script = tmp_path / "fork_during_warm_up.py"
-    script.write_text(SCRIPT)
-    done = subprocess.run([sys.executable, str(script), str(delay_ms)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    run_script(tmp_path / "fork_during_warm_up.py", SCRIPT, delay_ms)
 
 
 PREPARE_SCRIPT = """
@@ -56,7 +60,4 @@ sys.exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 3)
 @pytest.mark.parametrize("delay_ms", [0, 0.2])
 def test_a_child_forked_while_the_cache_prepares_finds_the_toolchain(tmp_path, delay_ms):
     # (before the child took a lock of its own, children forked within 0.2 ms of the decoration hung)
-    script = tmp_path / "fork_during_prepare.py"
-    script.write_text(PREPARE_SCRIPT)
-    done = subprocess.run([sys.executable, str(script), str(delay_ms)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    run_script(tmp_path / "fork_during_prepare.py", PREPARE_SCRIPT, delay_ms)
