@@ -82,6 +82,7 @@ def multiply(r, x, y):
 '''
 
 AOT_PROGRAM = r'''
+import json
 import numpy as np
 import cujit
 from cujit import cuda
