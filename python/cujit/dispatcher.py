@@ -338,7 +338,7 @@ class CUDADispatcher:
                     compiled.if_overlap = _overlapping_variant(self, signature, cc)
                 table[key] = compiled
                 if noalias:
-                    self.overloads[tuple(signature.args)] = compiled if not self.device else typed
+                    self.overloads[tuple(signature.args)] = compiled.typed if self.device else compiled
                     if not self._can_compile:  # the new signature may be the better match for types seen before
                         self._launch_table.clear()
             return compiled

@@ -674,12 +674,12 @@ class Inferer {
   }
 
   TypeRef type_subscript(Expr& e) {
-    TypeRef container = type_expr(*e.operands[0]);
-    if (container && container->kind() == TypeKind::Record)
-      return record_field_value_type(container, field_of(e, container));
-    std::vector<TypeRef> ts;
-    if (!type_operands(e, 0, ts)) return nullptr;
-    TypeRef base = ts[0];
+    // The container is typed once: typing it again for the index would double the work per level of
+    // `t[0][0]...`.
+    TypeRef base = type_expr(*e.operands[0]);
+    if (base && base->kind() == TypeKind::Record) return record_field_value_type(base, field_of(e, base));
+    std::vector<TypeRef> ts{base};
+    if (!type_operands(e, 1, ts) || base == nullptr) return nullptr;
     if (base->kind() == TypeKind::CPointer) return pointer_item_type(base, ts[1], e.operands[1]->loc);
     if (base->kind() == TypeKind::Array) {
       std::string error;
