@@ -289,8 +289,10 @@ Error signature_error(const std::string& text) {
 TEST(ParseSignatureErrors, UnknownName) {
   const Error error = signature_error("int33(int32)");
   EXPECT_EQ(error.kind, ErrorKind::NameError);
-  EXPECT_EQ(error.message, "name 'int33' is not defined");
-  EXPECT_EQ(signature_error("void(half)").message, "name 'half' is not defined");
+  EXPECT_EQ(error.message, "name 'int33' is not defined; did you mean 'int32'? (in the signature 'int33(int32)')");
+  EXPECT_EQ(signature_error("void(half)").message, "name 'half' is not defined (in the signature 'void(half)')");
+  EXPECT_EQ(signature_error("void(flaot32)").message,
+            "name 'flaot32' is not defined; did you mean 'float32'? (in the signature 'void(flaot32)')");
 }
 
 TEST(ParseSignatureErrors, SingleTypeIsNotASignature) {

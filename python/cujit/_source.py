@@ -11,6 +11,7 @@ import operator
 import sys
 import textwrap
 import threading
+import types as _pytypes
 
 from cujit import _core
 from cujit.errors import UnsupportedError, TypingError
@@ -270,8 +271,8 @@ class Resolver:
             return ("builtin", "ffi.from_buffer")
         if obj is math or obj is cmath or (np is not None and obj is np):
             return ("module", {math: "math", cmath: "cmath"}.get(obj, "numpy"))
-        from cujit import cuda
-        if obj is cuda:
+        cuda = _cuda_namespace()
+        if cuda is not None and obj is cuda:
             return ("module", "cuda")
         try:
             if obj in _BUILTINS:
@@ -281,7 +282,14 @@ class Resolver:
         if id(obj) in known.functions and callable(obj):
             return ("builtin", known.functions[id(obj)])
         self.objects.append(obj)
-        return ("object", len(self.objects) - 1, repr(obj))
+        return ("object", len(self.objects) - 1, _describe(obj))
+
+
+def _describe(obj):
+    """How errors name an object the code uses: a function or class by its qualified name, others by repr."""
+    if isinstance(obj, (type, _pytypes.FunctionType, _pytypes.BuiltinFunctionType, _pytypes.MethodType)):
+        return getattr(obj, "__qualname__", None) or obj.__name__
+    return repr(obj)
 
 
 def _is_ffi_from_buffer(obj):
@@ -297,6 +305,12 @@ def _path_object(path):
     if path == "numpy":
         return sys.modules.get("numpy")
     if path == "cuda":
-        from cujit import cuda
-        return cuda
+        return _cuda_namespace()
     return None
+
+
+def _cuda_namespace():
+    """``cujit.cuda``, the namespace kernels use as ``cuda``. It is the package's public face, above this module
+    (it imports the compiler, which imports this), so it is found among the loaded modules (``import cujit``
+    loads it), never imported from here."""
+    return sys.modules.get("cujit.cuda")

@@ -2,10 +2,11 @@
 compiler.py API), option validation with numba's errors, and signatures."""
 
 import os
+import re
 import types
 import warnings
 
-from cujit import _core, caching, config, linking
+from cujit import _core, config, linking
 from cujit.linkable_code import LinkableCode
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaInvalidConfigWarning
@@ -90,8 +91,21 @@ def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo, l
             raise TypeError(f"abi_info must be a dict, got {abi_info!r}")
         name = abi_info.get("abi_name")
         if name is not None:
-            options.abi_name = str(name)
+            options.abi_name = _checked_abi_name(name)
     return options
+
+
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _checked_abi_name(name):
+    """``abi_info["abi_name"]``: the symbol other languages call, so a C identifier."""
+    if not isinstance(name, str):
+        raise TypeError(f"abi_info['abi_name'] must be a str, got {type(name).__name__} ({name!r})")
+    if not _C_IDENTIFIER.match(name):
+        raise ValueError(f"abi_info['abi_name'] must be a C identifier (letters, digits and '_', not starting "
+                         f"with a digit), got {name!r}")
+    return name
 
 
 def python_function(pyfunc, api="compile"):
@@ -119,6 +133,11 @@ def compile_function(pyfunc, signature, options, keep_llvm_ir=False, check_limit
     return ptx, llvm_ir, typed
 
 
+def check_abi(abi):
+    if abi not in ("numba", "c"):
+        raise NotImplementedError(f"Unsupported ABI: {abi!s} (the ABIs are 'numba' and 'c')")
+
+
 def _check_common(output, forceinline, device, abi, launch_bounds):
     if output not in ("ptx", "ltoir"):
         raise NotImplementedError(f"Unsupported output type: {output}")
@@ -126,8 +145,7 @@ def _check_common(output, forceinline, device, abi, launch_bounds):
         raise ValueError("Can only designate forced inlining in LTO-IR")
     if forceinline and not device:
         raise ValueError("Cannot force-inline kernels")
-    if abi not in ("numba", "c"):
-        raise NotImplementedError(f"Unsupported ABI: {abi}")
+    check_abi(abi)
     if abi == "c" and not device:
         raise NotImplementedError("The C ABI is not supported for kernels")
     normalize_launch_bounds(launch_bounds)
@@ -144,6 +162,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     if not config.cache_wanted(False):  # CUJIT_CACHE=1 caches compile outputs too
         code, typed = _compile_prepared(pyfunc, signature, options, output)
         return code, typed.return_type
+    from cujit import caching  # imported on first use, for import time: see its docstring
     key = caching.compile_key(pyfunc, signature, options, output)
     found = caching.get_compiled(key)
     if found is not None:
@@ -164,13 +183,14 @@ def _prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_i
     return pyfunc, signature, options
 
 
-def _compile_prepared(pyfunc, signature, options, output):
-    """The function's own code (PTX str, or LTO-IR bytes from the same optimised module) and its typing."""
+def _compile_prepared(pyfunc, signature, options, output, links=()):
+    """The function's own code (PTX str, or LTO-IR bytes from the same optimised module) and its typing;
+    `links`: its own link inputs (a dispatcher's ``link=``)."""
     if output == "ltoir":
-        typed = type_function(pyfunc, signature, options)
+        typed = type_function(pyfunc, signature, options, links)
         ltoir, _, _ = _core.compile_ltoir(typed, options)
         return ltoir, typed
-    ptx, _, typed = compile_function(pyfunc, signature, options)
+    ptx, _, typed = compile_function(pyfunc, signature, options, links=links)
     return ptx, typed
 
 
@@ -179,13 +199,15 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
     """The function's code and everything it needs linked with it, for linking elsewhere.
 
     Returns ``(codes, return_type)``: ``codes[0]`` is the function's LTO-IR (bytes) or PTX (str); then one
-    LinkableCode per link item its declared functions (and device functions) collected, in the order first
-    reached: CUDA C++ compiled by NVRTC for the same ``cc`` (an ``LTOIR`` or a ``PTXSource``, with this call's
-    ``debug``/``lineinfo``), the other kinds as they are.
+    LinkableCode per link item it collected, in the order first reached: a ``@cuda.jit(link=[...])``
+    dispatcher's own items, then those of the functions it declares or calls. CUDA C++ is compiled by NVRTC for
+    the same ``cc`` (an ``LTOIR`` or a ``PTXSource``, with this call's ``debug``/``lineinfo``), the other kinds
+    are returned as they are.
     """
     cc = normalize_cc(cc)
+    links = pyfunc._links() if getattr(type(pyfunc), "_cujit_dispatcher", False) else ()
     code, typed = _compile_prepared(*_prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
-                                              output, forceinline, launch_bounds), output)
+                                              output, forceinline, launch_bounds), output, links)
     codes = [code]
     arch = linking.arch_for(cc if len(cc) > 2 else cc + ("",))  # the cc asked for, without numba's "a" default
     for item in typed.link_inputs:
@@ -198,8 +220,8 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
 
 
 def _current_device_cc():
-    from cujit.cudadrv import devices
-    return tuple(devices.get_current_device().compute_capability)
+    driver = _core.driver  # not cujit.cudadrv: the runtime's Python sits above the compiler
+    return tuple(driver.device_info(driver.current_context().device_id)["compute_capability"])
 
 
 def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, opt=None,

@@ -12,7 +12,7 @@ import sys
 import threading
 
 from cujit import _core, _source
-from cujit.compiler import parse_signature
+from cujit.compiler import check_abi, parse_signature
 from cujit.errors import TypingError
 from cujit.link_hooks import DECLARE_HOOK, call_hook, call_link_hooks, link_hooks
 from cujit.linking import link_inputs, normalize_items, prefetch
@@ -45,7 +45,7 @@ class ExternFunction:
 
     def _typed_function(self, hook_items=()):
         """The declaration as a typed function that carries its ``link=`` items and ``hook_items``."""
-        inputs = link_inputs(self.link) + link_inputs(hook_items)
+        inputs = link_inputs(self.link, self._describe()) + link_inputs(hook_items, self._describe())
         key = tuple(id(i) for i in inputs)
         with self._lock:
             typed = self._typed.get(key)
@@ -87,8 +87,7 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
     ``use_cooperative``: the code needs a cooperative launch (grid-wide sync): kernels that reach it launch
     with ``cuLaunchCooperativeKernel`` and link the device runtime (``libcudadevrt.a``).
     """
-    if abi not in ("numba", "c"):
-        raise NotImplementedError(f"Unsupported ABI: {abi}")
+    check_abi(abi)
     if not isinstance(name, str) or not name:
         raise TypeError(f"declare_device: name must be the function's symbol (a non-empty str), got {name!r}")
     signature = parse_signature(sig)

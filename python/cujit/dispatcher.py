@@ -250,7 +250,11 @@ class CUDADispatcher:
 
     def _links(self):
         """This function's own ``link=`` items as link inputs (files read once per version)."""
-        return linking.link_inputs(self._link_items)
+        return linking.link_inputs(self._link_items, self._describe())
+
+    def _describe(self):
+        code = self.py_func.__code__
+        return f"@cuda.jit function {self.__qualname__!r} at {code.co_filename}:{code.co_firstlineno}"
 
     # -- called by the C++ typing of a caller ------------------------------------------------
     def _call_parameters(self):

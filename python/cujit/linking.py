@@ -74,8 +74,9 @@ def _callbacks(obj):
     return (setup, teardown) if setup or teardown else None
 
 
-def link_input(item):
-    """The ``_core.LinkInput`` of one item (made once per file version or object)."""
+def link_input(item, requester=None):
+    """The ``_core.LinkInput`` of one item (made once per file version or object); ``requester``: what asked
+    for it (a declaration, a ``@cuda.jit`` function), named when the file is missing."""
     kind = check_item(item)
     if isinstance(item, LinkableCode):
         data = item.data
@@ -91,7 +92,8 @@ def link_input(item):
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise LinkFileNotFoundError(f"{os.fspath(item)} not found") from None
+        asked = f" (a link item of {requester})" if requester else ""
+        raise LinkFileNotFoundError(f"{os.fspath(item)} not found{asked}") from None
     key = (path, st.st_mtime_ns, st.st_size)
     with _lock:
         made = _by_path.get(key)
@@ -104,8 +106,8 @@ def link_input(item):
     return made
 
 
-def link_inputs(items):
-    return [link_input(item) for item in items]
+def link_inputs(items, requester=None):
+    return [link_input(item, requester) for item in items]
 
 
 def nvrtc_include_dirs():

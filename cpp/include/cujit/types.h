@@ -153,6 +153,8 @@ TypeRef nested_array(TypeRef dtype, const std::vector<int64_t>& shape);
 // "float64", "f8", "bool", "b1", "boolean", "void", "none", "intp", "uintp",
 // "byte", "uchar", "float_", "double", ...). Returns nullptr if unknown.
 TypeRef lookup_scalar(const std::string& name);
+// Every name lookup_scalar knows, sorted (for suggestions when a name is misspelt).
+std::vector<std::string> scalar_names();
 
 // numba's itemsize of a dtype in bytes (booleans take one byte; records and nested arrays their size).
 int64_t itemsize(TypeRef dtype);

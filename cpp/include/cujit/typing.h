@@ -46,6 +46,7 @@ std::optional<OpSignature> resolve_type_call(TypeRef target, const std::vector<T
 struct TypingRequest {
   std::vector<TypeRef> args;
   TypeRef declared_return = nullptr;  // nullptr: infer
+  bool kernel = false;                // a kernel returns nothing: a `return <value>` is an error at its line
 };
 
 // Types `fn` in place for `request`. Returns the concrete return type.

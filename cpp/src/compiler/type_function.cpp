@@ -108,7 +108,7 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
   tf->fn = *fn;
   tf->kernel = options.kernel;
   tf->c_abi = options.abi == Abi::C;
-  typing::TypingRequest request{signature.args, signature.return_type};
+  typing::TypingRequest request{signature.args, signature.return_type, options.kernel};
   auto ret = typing::infer_types(*tf->fn, request, callees, tf->callees);
   clock.lap(telemetry::Stage::Typing);
   if (!ret) return ret.error();

@@ -5,6 +5,7 @@
 //
 // Parsing and evaluation are separate passes on purpose: Python reports a
 // SyntaxError anywhere in the text before any NameError/TypeError.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -666,7 +667,39 @@ class Evaluator {
     }
     if (is_unsupported_numba_name(name))
       fail(ErrorKind::TypeError, "'" + name + "' is a numba type that cujit does not support in signatures");
-    fail(ErrorKind::NameError, "name '" + name + "' is not defined");
+    fail(ErrorKind::NameError, "name '" + name + "' is not defined" + suggestion(name));
+  }
+
+  // "; did you mean 'float32'?" for a name within a few edits of known ones (at most three, closest first).
+  static std::string suggestion(const std::string& name) {
+    std::vector<std::string> known = types::scalar_names();
+    for (const char* extra : {"UniTuple", "Tuple", "CPointer", "Array", "None", "True", "False"}) known.push_back(extra);
+    const size_t allowed = std::max<size_t>(1, name.size() / 3);
+    std::vector<std::pair<size_t, std::string>> close;
+    for (const std::string& candidate : known) {
+      size_t distance = edit_distance(name, candidate);
+      if (distance <= allowed) close.emplace_back(distance, candidate);
+    }
+    if (close.empty()) return "";
+    std::stable_sort(close.begin(), close.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string text = "; did you mean ";
+    for (size_t i = 0; i < close.size() && i < 3; ++i) text += (i ? " or '" : "'") + close[i].second + "'";
+    return text + "?";
+  }
+
+  // Levenshtein distance, with a swap of two neighbours counted as one edit ("flaot" -> "float").
+  static size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+    return d[a.size()][b.size()];
   }
 
   // Kept as canonical decimal text ("007" is refused by the lexer, "000" is 0).
@@ -805,7 +838,9 @@ Expected<Result> evaluate_text(const std::string& text, Convert convert) {
     Value value = Evaluator().evaluate(tree);
     return convert(value);
   } catch (const CompileError& error) {
-    return error.error();
+    Error located = error.error();
+    if (located.kind == ErrorKind::NameError) located.message += " (in the signature " + python_string_repr(text) + ")";
+    return located;
   } catch (const std::exception& error) {
     return Error{ErrorKind::Internal, std::string("signature parser failed: ") + error.what(), {}};
   }

@@ -362,7 +362,9 @@ TypeRef opaque(const std::string& name) {
   return TypeFactory::intern(TypeFactory::prototype(TypeKind::Opaque, name));
 }
 
-TypeRef lookup_scalar(const std::string& name) {
+namespace {
+
+const std::unordered_map<std::string, TypeRef>& scalar_table() {
   // Every scalar name that numba.cuda.types defines on a 64-bit Linux host
   // (intp, intc, long_, ... resolved the way numba resolves them there).
   // `float_` is only defined by numba under NumPy 1.x and `bool` only under
@@ -407,8 +409,21 @@ TypeRef lookup_scalar(const std::string& name) {
       {"complex128", complex128()}, {"c16", complex128()}, {"py_complex", complex128()},
       {"np_complex128", complex128()},
   };
-  auto found = table->find(name);
-  return found == table->end() ? nullptr : found->second;
+  return *table;
+}
+
+}  // namespace
+
+TypeRef lookup_scalar(const std::string& name) {
+  auto found = scalar_table().find(name);
+  return found == scalar_table().end() ? nullptr : found->second;
+}
+
+std::vector<std::string> scalar_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : scalar_table()) names.push_back(entry.first);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace types

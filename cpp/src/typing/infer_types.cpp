@@ -60,10 +60,14 @@ class Inferer {
     // returns None (or falls off the end) somewhere returns Optional(T).
     TypeRef inferred = returns_ ? returns_ : types::none();
     if (returns_ && returns_none_) inferred = types::optional(returns_);
+    if (req.kernel && returns_ && !req.declared_return)
+      fail(ErrorKind::TypeError, "CUDA kernel must have void return type (this kernel returns " + returns_->name() +
+                                     ")", value_return_loc_);
     if (req.declared_return) {
       if (returns_ && can_convert(inferred, req.declared_return) == Conversion::Impossible)
         fail(ErrorKind::TypingError, "cannot convert the return value of type " + inferred->name() +
-                                         " to the declared return type " + req.declared_return->name());
+                                         " to the declared return type " + req.declared_return->name(),
+             value_return_loc_);
       return req.declared_return;
     }
     return inferred;
@@ -144,6 +148,7 @@ class Inferer {
         }
         if (returns_ == nullptr) {
           returns_ = t;
+          value_return_loc_ = s.loc;
         } else {
           TypeRef u = unify(returns_, t);
           if (u == nullptr) typing_error("Cannot unify return types " + returns_->name() + " and " + t->name(), s.loc);
@@ -578,7 +583,11 @@ class Inferer {
     } else if (g.kind == K::DeviceFunction) {
       return type_device_call(e, args);
     } else {
-      typing_error("Untyped global name '" + what + "': cannot call it from CUDA code", callee.loc);
+      typing_error("Untyped global name '" + what +
+                       "': cannot call it from CUDA code (CUDA code calls @cuda.jit(device=True) functions, "
+                       "cuda.declare_device declarations, and the builtins, math, numpy and cuda functions cujit "
+                       "supports)",
+                   callee.loc);
     }
     if (!sig) typing_error("No implementation of " + what + "(" + type_list(args) + ")", e.loc);
     e.operand_types = sig->params;
@@ -715,6 +724,7 @@ class Inferer {
   bool final_ = false;
   bool changed_ = false;
   TypeRef returns_ = nullptr;
+  SourceLoc value_return_loc_;  // the first `return <value>` (not None): where a kernel's return is reported
   bool returns_none_ = false;
 };
 
