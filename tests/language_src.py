@@ -304,3 +304,27 @@ def bfloat16_ops(a, b, out, flags, ints):
         ints[0, i] = cuda.bf16.bfloat16_to_int32_rn(x * y)
         ints[1, i] = cuda.bf16.bfloat16_to_int32_rz(x * y)
         ints[2, i] = cuda.bf16.bfloat16_as_int16(x)
+
+
+def elif_dispatch(codes, out):
+    # An elif chain over one integer (lowered as a switch): a repeated constant's later branch is never taken,
+    # a test on another variable ends the chain, and the else catches the rest.
+    for i in range(codes.size):
+        c = codes[i]
+        if c == 0:
+            r = 10
+        elif c == -3:
+            r = 20
+        elif c == 2:
+            r = 30
+        elif c == 2:
+            r = 99
+        elif c == 7:
+            r = 40
+        elif i == 5:
+            r = 50
+        elif c == 9:
+            r = 60
+        else:
+            r = -1
+        out[i] = r

@@ -233,3 +233,12 @@ def test_grid_sync_over_every_resident_block():
     with pytest.raises(Exception, match="max_cooperative_grid_blocks"):
         kernel[blocks + 1, threads](a, out)
         cuda.synchronize()
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.int8])
+def test_elif_chain_over_an_integer(rng, dtype):
+    values = np.array([0, -3, 2, 7, 9, 1, 5, 200, 253], dtype=np.int64)
+    values = values[(values >= np.iinfo(dtype).min) & (values <= np.iinfo(dtype).max)]
+    codes = rng.choice(values, 64).astype(dtype)
+    out = np.zeros(64, dtype=np.int64)
+    np.testing.assert_array_equal(run_single(L.elif_dispatch, codes, out)[1], host(L.elif_dispatch, codes, out)[1])

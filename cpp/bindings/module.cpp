@@ -53,7 +53,8 @@ std::optional<Error> unlocated_compile_error(const py::error_already_set& e) {
   if (e.matches(PyExc_RecursionError))
     return Error{ErrorKind::TypingError,
                  "device functions call each other too deeply to be typed (" + message +
-                     "): recursive device functions are not supported",
+                     "): each call in a chain of device functions nests a typing in Python, so chains are bounded "
+                     "by sys.getrecursionlimit(); recursive device functions are not supported",
                  {}};
   py::module_ errors = py::module_::import("cujit.errors");
   // Subclasses before their bases.

@@ -106,6 +106,11 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::AllocaInst* entry_alloca(llvm::Type* t, const llvm::Twine& name = "");
   [[noreturn]] void unsupported(const std::string& what, const SourceLoc& loc);
 
+  // lower_conditionals.cpp
+  void lower_if(const ir::Stmt& s, llvm::BasicBlock* end_bb);
+  void lower_else(const ir::Stmt& s, llvm::BasicBlock* end_bb);
+  void lower_switch(const std::vector<const ir::Stmt*>& chain, llvm::BasicBlock* end_bb);
+
   // lower_expressions.cpp
   llvm::Value* lower_expr(const ir::Expr& e);
   llvm::Value* lower_as(const ir::Expr& e, TypeRef to);  // lower then cast

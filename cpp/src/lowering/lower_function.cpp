@@ -189,19 +189,8 @@ void FunctionLowering::lower_stmt(const ir::Stmt& s) {
       lower_expr(*s.value);
       break;
     case ir::StmtKind::If: {
-      Value* cond = truth(lower_expr(*s.value), s.value->type);
-      BasicBlock* then_bb = BasicBlock::Create(ctx_, "if.then", llfn_);
-      BasicBlock* else_bb = s.orelse.empty() ? nullptr : BasicBlock::Create(ctx_, "if.else", llfn_);
       BasicBlock* end_bb = BasicBlock::Create(ctx_, "if.end", llfn_);
-      b_.CreateCondBr(cond, then_bb, else_bb ? else_bb : end_bb);
-      b_.SetInsertPoint(then_bb);
-      lower_block(s.body);
-      if (!b_.GetInsertBlock()->getTerminator()) b_.CreateBr(end_bb);
-      if (else_bb) {
-        b_.SetInsertPoint(else_bb);
-        lower_block(s.orelse);
-        if (!b_.GetInsertBlock()->getTerminator()) b_.CreateBr(end_bb);
-      }
+      lower_if(s, end_bb);
       b_.SetInsertPoint(end_bb);
       break;
     }
