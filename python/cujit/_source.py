@@ -4,7 +4,6 @@ code object) and a resolver that freezes global and closure names."""
 import ast
 import builtins
 import cmath
-import inspect
 import linecache
 import math
 import operator
@@ -102,11 +101,19 @@ def _def_block(pyfunc):
     return block, start + 1
 
 
+def _source_lines(pyfunc):
+    """(lines, first line number) of the def statement, or the lines holding the lambda, of ``pyfunc``."""
+    found = _def_block(pyfunc) if pyfunc.__name__ != "<lambda>" else None
+    if found:
+        return found
+    import inspect  # imported for the first lambda or def the rule above cannot read: 2 ms `import cujit` skips
+    return inspect.getsourcelines(pyfunc)
+
+
 def _parse(pyfunc):
     qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
     try:
-        found = _def_block(pyfunc) if pyfunc.__name__ != "<lambda>" else None
-        lines, first_line = found if found else inspect.getsourcelines(pyfunc)
+        lines, first_line = _source_lines(pyfunc)
     except (OSError, TypeError) as exc:
         raise UnsupportedError(
             f"cannot compile {qualname!r}: its source code is not available ({exc}). cujit compiles "
@@ -122,7 +129,7 @@ def _parse(pyfunc):
         raise UnsupportedError(f"cannot find the definition of {qualname!r} in its source")
     if isinstance(fdef, ast.AsyncFunctionDef):
         raise UnsupportedError(f"{qualname!r}: async functions cannot be compiled for CUDA")
-    filename = inspect.getsourcefile(pyfunc) or pyfunc.__code__.co_filename
+    filename = pyfunc.__code__.co_filename  # what inspect.getsourcefile gives for a function with source
     return _core.FunctionSource(fdef, pyfunc.__name__, qualname, pyfunc.__module__ or "<dynamic>", filename,
                                 text.splitlines(), first_line)
 

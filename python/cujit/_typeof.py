@@ -4,6 +4,7 @@ value, used to pick (or compile) a kernel specialisation."""
 import sys
 
 from cujit import _core
+from cujit.arg_hints import ArgHint
 from cujit.errors import TypingError
 
 _lookup = _core.types.lookup
@@ -73,7 +74,6 @@ def typeof(value):
     known = getattr(value, "_numba_type_", None)
     if known is not None:
         return known
-    from cujit.cudadrv.launch import ArgHint
     if isinstance(value, ArgHint):
         return typeof(value.value)
     if isinstance(value, tuple):

@@ -15,6 +15,10 @@ types, the options, the architecture, and the identity of cujit's build and of N
 A hit loads the cubin: no typing, LLVM, NVRTC or nvJitLink; the link inputs' setup and teardown callbacks run as
 for a fresh load. Functions the walk cannot key (an object whose state it cannot read, ``__numba_cuda_declare__``
 objects) compile as usual; ``CUJIT_LOG=compile`` says why.
+
+This module is imported where a compile first uses it, not with ``cujit``: what it needs (pickle, hashlib, json,
+fcntl) would more than double the package's import time for programs that never cache. Whether to use it is
+asked without it: ``config.cache_wanted`` and ``aot_bundles.in_use``.
 """
 
 import contextlib
@@ -30,7 +34,7 @@ import threading
 import types as pytypes
 import warnings
 
-from cujit import _core, _source, linking, telemetry, toolkit
+from cujit import _core, _source, aot_bundles, linking, telemetry, toolkit
 from cujit._version import __version__
 from cujit.errors import NumbaWarning
 from cujit.linkable_code import LinkableCode
@@ -524,8 +528,6 @@ def put_compiled(key, code, return_type):
 # ---- bundles built ahead of time (cujit.aot) -----------------------------------------------------------------
 
 BUNDLE_INDEX = "index.json"
-_bundles = []  # (directory, {key: entry})
-_bundles_lock = threading.Lock()
 _bundles_from_env = False
 
 
@@ -542,8 +544,7 @@ def bundle_key(dispatcher, argtypes, options, noalias):
 def load_bundle(path):
     with open(os.path.join(path, BUNDLE_INDEX)) as f:
         index = json.load(f)
-    with _bundles_lock:
-        _bundles.append((os.path.abspath(path), {e["key"]: e for e in index["kernels"]}))
+    aot_bundles.add(os.path.abspath(path), {e["key"]: e for e in index["kernels"]})
     return index
 
 
@@ -555,13 +556,14 @@ def bundle_entry(dispatcher, argtypes, options, noalias, arch):
         _bundles_from_env = True
         for path in filter(None, os.environ.get("CUJIT_AOT", "").split(os.pathsep)):
             load_bundle(path)
-    if not _bundles:
+    bundles = aot_bundles.loaded()
+    if not bundles:
         return None
     try:
         key, walk = bundle_key(dispatcher, argtypes, options, noalias)
     except Exception:  # noqa: BLE001  (a kernel the walk cannot key is compiled as usual)
         return None
-    for directory, entries in list(_bundles):
+    for directory, entries in bundles:
         entry = entries.get(key)
         inputs = walk.inputs_for(entry["links"]) if entry is not None and arch in entry["archs"] else None
         if inputs is None:

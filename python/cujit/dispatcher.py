@@ -12,12 +12,18 @@ import threading
 import time
 import weakref
 
-from cujit import _core, caching, linking, telemetry, toolkit
+from cujit import _core, aot_bundles, linking, telemetry, toolkit
 from cujit.compiler import compile_function, make_options, parse_signature
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
 from cujit.errors import TypingError
 from cujit._typeof import typeof
+
+
+def _caching():
+    """The disk cache, ``cujit.caching``, imported on first use for import time (see its docstring)."""
+    from cujit import caching
+    return caching
 
 
 def _current_context_handle():
@@ -143,15 +149,15 @@ class _Kernel:
         cached = self.disk_key is not None and arch == self.disk_arch
         if cached and self._cached_cubin is not None:  # linked when it was compiled, to write the entry
             return self._cached_cubin
-        inputs = caching.precompiled_sources(self.typed.link_inputs, arch, self.lto, self.options.debug,
-                                             self.options.lineinfo) if cached else None
+        inputs = _caching().precompiled_sources(self.typed.link_inputs, arch, self.lto, self.options.debug,
+                                                self.options.lineinfo) if cached else None
         cubin = linking.link_kernel(self.own_code(cc), self.typed, cc, lto=self.lto, debug=self.options.debug,
                                     lineinfo=self.options.lineinfo, max_registers=self.options_max_registers,
                                     inputs=inputs)
         if cached:
             self._cached_cubin = cubin
             with telemetry.stage("cache write"):
-                caching.put_kernel(self.disk_key, self, cubin, arch)
+                _caching().put_kernel(self.disk_key, self, cubin, arch)
         return cubin
 
     options_max_registers = None
@@ -353,8 +359,8 @@ class CUDADispatcher:
         that processes starting at once compile it once: the others wait, then load it."""
         start = time.perf_counter()
         arch = linking.arch_for(tuple(options.cc)[:2])  # what link() gets for the device: (major, minor)
-        if not self.device:
-            built = caching.bundle_entry(self, signature.args, options, noalias, arch)  # cujit.aot
+        if not self.device and aot_bundles.in_use():
+            built = _caching().bundle_entry(self, signature.args, options, noalias, arch)  # cujit.aot
             if built is not None:
                 telemetry.count("aot hits")
                 telemetry.log("ahead of time", self.__qualname__, signature.args, arch, time.perf_counter() - start)
@@ -362,7 +368,7 @@ class CUDADispatcher:
         disk_key = walk = None
         if not self.device and cache_wanted(self.targetoptions.get("cache")):
             try:
-                disk_key, walk = caching.kernel_key(self, signature.args, options, noalias, arch)
+                disk_key, walk = _caching().kernel_key(self, signature.args, options, noalias, arch)
             except Exception as e:  # noqa: BLE001  (Uncacheable, or an error the compile will raise in place)
                 telemetry.count("uncacheable")
                 telemetry.log("not cached", self.__qualname__, signature.args, f"({e})", time.perf_counter() - start)
@@ -371,7 +377,7 @@ class CUDADispatcher:
         kernel = self._load_cached(disk_key, walk, signature, options, start)
         if kernel is not None:
             return kernel
-        with caching.entry_lock("kernel", disk_key):
+        with _caching().entry_lock("kernel", disk_key):
             kernel = self._load_cached(disk_key, walk, signature, options, start)  # written while we waited
             if kernel is not None:
                 return kernel
@@ -384,8 +390,8 @@ class CUDADispatcher:
             return kernel
 
     def _load_cached(self, disk_key, walk, signature, options, start):
-        data = caching.get("kernel", disk_key)
-        entry = caching.unpack_kernel(data, walk) if data is not None else None
+        data = _caching().get("kernel", disk_key)
+        entry = _caching().unpack_kernel(data, walk) if data is not None else None
         if entry is None:
             return None
         telemetry.count("cache hits")
@@ -607,7 +613,7 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     if not cache_wanted(cache):
         linking.prefetch(link, None if device else options["lto"], debug=debug, lineinfo=lineinfo)
     elif not device:
-        caching.prepare()
+        _caching().prepare()
 
     def wrap(pyfunc, sigs=()):
         dispatcher = CUDADispatcher(pyfunc, device, options)

@@ -12,6 +12,7 @@ from cujit.types import *  # noqa: F401,F403
 from cujit.errors import (TypingError, UnsupportedError, CudaSupportError, CudaDriverError,  # noqa: F401
                           NvrtcError, NvvmError, LinkerError)
 from cujit.intrinsics import *  # noqa: F401,F403
+from cujit.arg_hints import In, Out, InOut  # noqa: F401
 del bf16  # noqa: F821  (cuda.bf16 is the module cujit.cuda.bf16, with the same stubs, as numba.cuda.bf16 is)
 
 # The runtime (devices, arrays, streams) is imported on first use: compiling needs
@@ -23,7 +24,6 @@ _RUNTIME = {
                                   "as_cuda_array", "is_cuda_array"),
     "cujit.cudadrv.stream": ("stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
                              "external_stream"),
-    "cujit.cudadrv.launch": ("In", "Out", "InOut"),
 }
 _RUNTIME_NAMES = {name: module for module, names in _RUNTIME.items() for name in names}
 

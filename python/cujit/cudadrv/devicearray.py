@@ -11,12 +11,15 @@ the byte span it covers, so every view can be read; writing to the device needs 
 
 import ctypes
 import operator
+import os
 import warnings
 
 import numpy as np
 
 from cujit import _core
+from cujit._typeof import array_type
 from cujit.cudadrv.stream import native_stream
+from cujit.errors import NumbaPerformanceWarning
 
 _drv = _core.driver
 
@@ -180,7 +183,6 @@ class DeviceNDArray:
         strides of a device array never change."""
         t = self.__dict__.get("_cached_type")
         if t is None:
-            from cujit._typeof import array_type
             t = array_type(self.dtype, self.shape, self.strides, False)
             self.__dict__["_cached_type"] = t
         return t
@@ -485,14 +487,12 @@ def auto_device(obj, stream=0, copy=True, user_explicit=False):
     if is_cuda_array(obj):
         return (obj if isinstance(obj, DeviceNDArray) else as_cuda_array(obj)), False
     if not user_explicit and _warn_on_implicit_copy():
-        from cujit.errors import NumbaPerformanceWarning
         warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead to/from "
                                               "device."), stacklevel=4)
     return to_device(obj, stream=stream, copy=copy), True
 
 
 def _warn_on_implicit_copy():
-    import os
     value = os.environ.get("CUJIT_CUDA_WARN_ON_IMPLICIT_COPY", os.environ.get("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY",
                                                                               "1"))
     return value not in ("0", "", "false", "False")

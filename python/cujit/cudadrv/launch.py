@@ -25,8 +25,11 @@ import warnings
 import numpy as np
 
 from cujit import _core
+from cujit._typeof import dtype_type
+from cujit.arg_hints import ArgHint, In, Out, InOut  # noqa: F401  (In, Out, InOut re-exported: numba's names here)
 from cujit.cudadrv.devicearray import DeviceNDArray, auto_device
 from cujit.cudadrv.stream import native_stream
+from cujit.errors import NumbaPerformanceWarning, TypingError
 
 _drv = _core.driver
 
@@ -72,7 +75,6 @@ def configure(griddim, blockdim, stream=0, sharedmem=0):
     block = normalize_dims(blockdim, "blockdim")
     blocks = grid[0] * grid[1] * grid[2]
     if blocks < 128 and _env_flag("CUDA_LOW_OCCUPANCY_WARNINGS", "1"):
-        from cujit.errors import NumbaPerformanceWarning
         warnings.warn(NumbaPerformanceWarning(f"Grid size {blocks} will likely result in GPU under-utilization due "
                                               "to low occupancy."), stacklevel=3)
     return grid, block, stream, int(sharedmem or 0)
@@ -84,28 +86,6 @@ def validate_launch_config(griddim, blockdim, sharedmem=0, limits=None):
     max_shared_per_block, static_shared. Launches check this against the real device and kernel anyway."""
     _drv.validate_launch_config(normalize_dims(griddim, "griddim"), normalize_dims(blockdim, "blockdim"),
                                 int(sharedmem), limits)
-
-
-# ---- transfer direction wrappers (numba's cuda.In / cuda.Out / cuda.InOut) --------------------------------
-
-class ArgHint:
-    def __init__(self, value):
-        self.value = value
-
-
-class In(ArgHint):
-    """Copy the host array to the device before the launch only."""
-    copy_in, copy_out = True, False
-
-
-class Out(ArgHint):
-    """Copy the device array back to the host after the launch only."""
-    copy_in, copy_out = False, True
-
-
-class InOut(ArgHint):
-    """Copy in before and back after the launch (the default for host arrays)."""
-    copy_in, copy_out = True, True
 
 
 # ---- argument conversion -----------------------------------------------------------------------------------
@@ -259,8 +239,6 @@ _plans_lock = threading.Lock()
 def _register_fast_path_types():
     """Tells the C++ fast path which classes are cujit device arrays, numpy arrays and numpy scalars (a numpy
     scalar's type is its dtype's; datetimes, strings and records are typed by the Python path)."""
-    from cujit._typeof import dtype_type
-    from cujit.errors import TypingError
     scalars = {}
     for cls in set(np.sctypeDict.values()):
         if np.dtype(cls).kind in "biufc":

@@ -10,6 +10,7 @@ PyTorch streams) are accepted wherever a stream is.
 import contextlib
 
 from cujit import _core
+from cujit.cudadrv.devices import Context
 
 _drv = _core.driver
 
@@ -29,7 +30,6 @@ class Stream:
 
     @property
     def context(self):
-        from cujit.cudadrv.devices import Context
         ctx = self._native.context
         return Context(ctx) if ctx is not None else None
 
