@@ -10,7 +10,7 @@ BUILD_DIR := build/cpython-$(PYVER)
 APT_PACKAGES := llvm-19-dev libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build test test-cpp test-py demo bench bench-setup gpu-build gpu-test clean
+.PHONY: setup build lint test test-cpp test-py demo bench bench-setup gpu-build gpu-test clean
 
 setup: $(VENV)/.stamp
 
@@ -34,7 +34,12 @@ build: setup
 	  -Cbuild-dir=$(BUILD_DIR) -Ccmake.build-type=Release
 
 test: build
-	@$(MAKE) --no-print-directory test-cpp test-py
+	@$(MAKE) --no-print-directory lint test-cpp test-py
+
+# Static checks: pyflakes' rules over the Python (configured in pyproject.toml); the C++ is built with
+# -Wall -Wextra -Werror (CMakeLists.txt).
+lint: setup
+	@$(VPY) -m ruff check --quiet python tests benchmarks examples
 
 test-cpp:
 	@$(BUILD_DIR)/cujit_cpp_tests --gtest_brief=1

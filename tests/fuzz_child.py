@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -43,16 +44,19 @@ def main():
     for seed in seeds:
         program = generate(seed)
         report(event="start", seed=seed)
+        start = time.perf_counter()
         try:
             ptx = compile_program(program, workdir)
         except Exception as exc:  # reported, judged by the parent
             report(event="error", seed=seed, type=f"{type(exc).__module__}.{type(exc).__qualname__}",
-                   message=str(exc), location=list(getattr(exc, "cujit_location", ()) or ()))
+                   message=str(exc), location=list(getattr(exc, "cujit_location", ()) or ()),
+                   seconds=time.perf_counter() - start)
             continue
+        seconds = time.perf_counter() - start
         ptx_path = os.path.join(workdir, f"prog_{seed}.ptx")
         with open(ptx_path, "w") as fh:
             fh.write(ptx)
-        report(event="ok", seed=seed, ptx=ptx_path)
+        report(event="ok", seed=seed, ptx=ptx_path, seconds=seconds)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import cujit
-from cujit import _core, cuda, float32, float64, int64, void
+from cujit import _core, cuda, float64, int64, void
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "api_forms")
 TIMES2_CU = os.path.join(DATA, "times2.cu")

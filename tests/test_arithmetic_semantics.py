@@ -17,7 +17,7 @@ import pytest
 
 import numba_arithmetic as ref
 from random_programs import DIFF_TYPES, arithmetic_expression
-from cujit import cuda, float16, float32, float64, int64, types
+from cujit import cuda, float16, float32, float64, types
 
 DIFF_SEEDS = range(300)
 

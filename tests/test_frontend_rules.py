@@ -23,8 +23,8 @@ def assert_located(exc_info, fn, construct):
 # ----------------------------------------------------------------------------------------------
 
 def read_then_assign(x):
-    y = z + 1
-    z = 2
+    y = z + 1  # noqa: F821
+    z = 2  # noqa: F841
     return y
 
 
@@ -32,18 +32,18 @@ def read_in_loop_before_assignment(n):
     r = 0
     for i in range(n):
         if i > 0:
-            r += z
-        z = i
+            r += z  # noqa: F821
+        z = i  # noqa: F841
     return r
 
 
 def augmented_before_assignment(x):
-    t += x
+    t += x  # noqa: F821
     return t
 
 
 def range_of_itself(x):
-    for i in range(i):
+    for i in range(i):  # noqa: F821
         pass
     return x
 
@@ -68,7 +68,7 @@ def assigned_in_the_other_branch(x):
     if x > 0:
         z = 1
     else:
-        y = z
+        y = z  # noqa: F841
     return x
 
 

@@ -1561,12 +1561,12 @@ def err_grid_no_args(r, v):
 
 
 def err_grid_4(r, v):
-    i = cuda.grid(4)
+    i = cuda.grid(4)  # noqa: F841
     r[0] = v
 
 
 def err_gridsize_0(r, v):
-    i = cuda.gridsize(0)
+    i = cuda.gridsize(0)  # noqa: F841
     r[0] = v
 
 

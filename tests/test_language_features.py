@@ -10,7 +10,7 @@ import pytest
 
 import language_src as L
 from cujit import _core, cuda, errors
-from cujit import float16, float32, float64, int32, int64, void
+from cujit import void
 from source_lines import assert_located
 
 CC = (9, 0)

@@ -10,7 +10,6 @@ own process (the fake driver is chosen with ``CUJIT_CUDA_DRIVER`` before cujit o
 import os
 import textwrap
 
-import pytest
 from script_runs import run_script
 
 PRELUDE = """
@@ -177,7 +176,7 @@ def test_a_failing_setup_propagates_and_the_next_launch_starts_afresh(fake_drive
 
 
 def test_a_failing_teardown_is_a_warning_and_the_others_run(fake_driver):
-    proc = run(fake_driver, """
+    run(fake_driver, """
         def bad(module):
             raise ValueError("teardown failed on purpose")
         k = make_kernel(1, link=[cuda.CUSource("__device__ int bad_flag;", teardown_callback=bad), lib])

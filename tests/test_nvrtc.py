@@ -13,7 +13,6 @@ import warnings
 import pytest
 
 from cujit import _core, config, cuda, errors, linking, toolkit
-from cujit.compiler import parse_signature
 
 import link_program_src as src
 

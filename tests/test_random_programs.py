@@ -6,15 +6,20 @@ a compile that kills its process is caught and reported with its source. Asserte
 * every exception is one of the types users are told to expect, never a cujit bug (LoweringError,
   InternalError) or a Python internal (AttributeError, KeyError, RecursionError...);
 * an error about the user's code (TypingError and its kinds, NotDefinedError) shows file:line and a caret;
-* a program with a planted mistake fails, and every PTX produced assembles with ptxas.
+* a program with a planted mistake fails, and every PTX produced assembles with ptxas;
+* no program takes more than 5 s to compile, and one that has not finished after 60 s is killed and reported
+  with its source (a hang is a bug: nested tuples once took twice as long per level).
 
 CUJIT_FUZZ_SEEDS=N changes the number of programs (default 1000: a few seconds of compiles, most of the minute is ptxas).
 """
 
 import json
 import os
+import queue
 import subprocess
 import sys
+import tempfile
+import threading
 
 import pytest
 
@@ -23,33 +28,61 @@ from random_programs import generate
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEEDS = range(int(os.environ.get("CUJIT_FUZZ_SEEDS", "1000")))
 BATCHES = 2
+SLOW_SECONDS = 5   # a compile slower than this fails the test
+HANG_SECONDS = 60  # a child with no result for this long is killed, and its program reported
 
 EXPECTED = {"cujit.errors.TypingError", "cujit.errors.UnsupportedError", "cujit.errors.NotDefinedError",
             "builtins.TypeError", "builtins.ValueError"}
 ABOUT_CODE = {"cujit.errors.TypingError", "cujit.errors.UnsupportedError", "cujit.errors.NotDefinedError"}
 
 
+def child_events(proc):
+    """The child's report lines as they come (None at its end), read on a thread so the parent can time out."""
+    lines = queue.Queue()
+
+    def read():
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
 def run_children(seeds, workdir):
-    """Runs the seeds in child processes; a child that dies is restarted after the program that killed it.
-    Returns ({seed: report}, {seed: how the child died})."""
+    """Runs the seeds in child processes; a child that dies, or stays HANG_SECONDS in one program, is (killed
+    and) restarted after the program that stopped it. Returns ({seed: report}, {seed: how the child died})."""
     reports, deaths = {}, {}
     pending = list(seeds)
     while pending:
-        proc = subprocess.run([sys.executable, os.path.join(HERE, "fuzz_child.py"), workdir, *map(str, pending)],
-                              capture_output=True, text=True, timeout=900)
-        started = None
-        for line in proc.stdout.splitlines():
-            event = json.loads(line)
-            if event["event"] == "start":
-                started = event["seed"]
-            else:
-                reports[event["seed"]] = event
-                started = None
+        with tempfile.TemporaryFile("w+") as stderr:
+            proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fuzz_child.py"), workdir,
+                                     *map(str, pending)], stdout=subprocess.PIPE, stderr=stderr, text=True)
+            lines = child_events(proc)
+            started, hung = None, False
+            while True:
+                try:
+                    line = lines.get(timeout=HANG_SECONDS)
+                except queue.Empty:
+                    proc.kill()
+                    hung = True
+                    break
+                if line is None:
+                    break
+                event = json.loads(line)
+                if event["event"] == "start":
+                    started = event["seed"]
+                else:
+                    reports[event["seed"]] = event
+                    started = None
+            proc.wait()
+            stderr.seek(0)
+            errors = stderr.read()
         done = [s for s in pending if s in reports]
-        if proc.returncode == 0 and len(done) == len(pending):
+        if not hung and proc.returncode == 0 and len(done) == len(pending):
             break
         culprit = started if started is not None else pending[len(done)]
-        deaths[culprit] = f"exit status {proc.returncode}; stderr: {proc.stderr[-2000:]}"
+        deaths[culprit] = (f"no result after {HANG_SECONDS} s: killed" if hung
+                           else f"exit status {proc.returncode}; stderr: {errors[-2000:]}")
         pending = pending[pending.index(culprit) + 1:]
     return reports, deaths
 
@@ -64,12 +97,14 @@ def describe(seed):
 def test_random_programs(batch, tmp_path, register_ptx):
     seeds = [s for s in SEEDS if s % BATCHES == batch]
     reports, deaths = run_children(seeds, str(tmp_path))
-    problems = [f"the compiler killed its process ({how}) on\n{describe(seed)}" for seed, how in deaths.items()]
+    problems = [f"the compiler stopped its process ({how}) on\n{describe(seed)}" for seed, how in deaths.items()]
     for seed in seeds:
         r = reports.get(seed)
         if r is None:
             continue
         program = generate(seed)
+        if r["seconds"] > SLOW_SECONDS:
+            problems.append(f"took {r['seconds']:.1f} s to compile (over {SLOW_SECONDS} s)\n{describe(seed)}")
         if r["event"] == "ok":
             with open(r["ptx"]) as fh:
                 register_ptx(fh.read())

@@ -26,7 +26,7 @@ class CalleeProvider {
     std::vector<std::string> names;
     std::vector<std::optional<ir::GlobalValue>> defaults;
   };
-  virtual std::optional<Parameters> parameters(const ir::GlobalValue& fn) { return std::nullopt; }
+  virtual std::optional<Parameters> parameters(const ir::GlobalValue& /*fn*/) { return std::nullopt; }
 };
 
 std::optional<OpSignature> resolve_binary(ir::Op op, TypeRef lhs, TypeRef rhs);

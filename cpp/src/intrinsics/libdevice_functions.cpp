@@ -31,7 +31,7 @@ void add_function(Table& t, const LibdeviceSignature& f) {
   }
   std::vector<TypeRef> results;
   if (ret->kind() != TypeKind::None) results.push_back(ret);
-  results.insert(results.end(), outs.begin(), outs.end());
+  for (TypeRef out : outs) results.push_back(out);  // (insert() of a maybe-empty range: a GCC 12 false -Warray-bounds)
   TypeRef result = outs.empty() ? ret : types::tuple(results);
   // The call's parameters in the bitcode's order: inputs then out-pointers (numba's tables list them so).
   std::string symbol = std::string("__nv_") + f.name;

@@ -429,6 +429,10 @@ const char* numba_class_name(TypeRef type) {
     case TypeKind::Array: return "Array";
     case TypeKind::Range: return "RangeType";
     case TypeKind::Opaque: return "Opaque";
+    case TypeKind::Record: return "Record";
+    case TypeKind::NestedArray: return "NestedArray";
+    case TypeKind::Optional: return "Optional";
+    case TypeKind::BFloat16: break;  // cujit's own class; no numba name to show
   }
   return "Type";
 }
