@@ -2,7 +2,6 @@
 compiler.py API), option validation with numba's errors, and signatures."""
 
 import os
-import re
 import types
 import warnings
 
@@ -95,14 +94,11 @@ def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo, l
     return options
 
 
-_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
 def _checked_abi_name(name):
     """``abi_info["abi_name"]``: the symbol other languages call, so a C identifier."""
     if not isinstance(name, str):
         raise TypeError(f"abi_info['abi_name'] must be a str, got {type(name).__name__} ({name!r})")
-    if not _C_IDENTIFIER.match(name):
+    if not (name.isascii() and name.isidentifier()):  # ASCII identifiers: [A-Za-z_][A-Za-z0-9_]*
         raise ValueError(f"abi_info['abi_name'] must be a C identifier (letters, digits and '_', not starting "
                          f"with a digit), got {name!r}")
     return name
