@@ -1,5 +1,5 @@
 """Compiles each structure of depth_programs at the depths given and prints, as JSON, the best of five compile
-times per (structure, depth), the PTX of the deepest, or the error a depth raised.
+times (CPU time) per (structure, depth), the PTX of the deepest, or the error a depth raised.
 
 Usage: depth_child.py DEPTH... (each depth is capped at the structure's Python limit)."""
 
@@ -12,20 +12,23 @@ from cujit import cuda
 from depth_programs import PYTHON_LIMITS, STRUCTURES
 
 
-def load(source, entry, tag):
+def load(source, tag):
+    """`f` of `source`, executed with its text registered in linecache (cujit compiles from the source)."""
     filename = f"<depth {tag}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"cuda": cuda}
     exec(compile(source, filename, "exec"), namespace)
-    return namespace[entry]
+    return namespace["f"]
 
 
 def compile_once(make, depth):
-    source, entry, sig, _ = make(depth)
-    fn = load(source, entry, f"{make.__name__} {depth}")
-    start = time.perf_counter()
+    source, sig = make(depth)
+    fn = load(source, f"{make.__name__} {depth}")
+    # CPU time of this thread (the compile runs on it): a compile preempted by other work on a busy machine
+    # would read long in wall time, and the longer compiles more often.
+    start = time.thread_time()
     ptx, _ = cuda.compile_ptx(fn, sig, device=isinstance(sig, str))
-    return time.perf_counter() - start, ptx
+    return time.thread_time() - start, ptx
 
 
 def main(depths):

@@ -1,7 +1,7 @@
 """Programs of a given depth for each recursive structure of the language, for the depth-scaling test.
 
-Each generator returns (source, entry name, signature, extra globals); the source defines device functions
-and a kernel. CPython bounds some structures itself: 100 levels of indentation (nested conditionals), 20
+Each generator returns (source, signature): the source defines `f` (a device function, or a kernel where the
+signature is a tuple of array types) and the device functions it calls. CPython bounds some structures itself: 100 levels of indentation (nested conditionals), 20
 statically nested blocks (loops), 200 nested parentheses (tuple literals); those are swept up to the bound."""
 
 import numpy as np
@@ -14,7 +14,7 @@ PYTHON_LIMITS = {"nested loops": 19, "nested conditionals": 98, "nested tuples":
 
 def nested_tuples(depth):
     build = "(" * depth + "x" + ",)" * depth
-    return (f"def f(x):\n    t = {build}\n    return t{'[0]' * depth}\n", "f", "int64(int64)", {})
+    return (f"def f(x):\n    t = {build}\n    return t{'[0]' * depth}\n", "int64(int64)")
 
 
 def device_call_chain(depth):
@@ -23,16 +23,19 @@ def device_call_chain(depth):
         lines.append(f"@cuda.jit(device=True)\ndef g{i}(x):\n    return g{i - 1}(x) + 1\n")
     lines[0] = "@cuda.jit(device=True)\n" + lines[0]
     lines.append(f"def f(x):\n    return g{depth - 1}(x)\n")
-    return "\n".join(lines), "f", "int64(int64)", {}
+    return "\n".join(lines), "int64(int64)"
+
+
+def nested(headers, innermost):
+    """Block headers each one space inside the one before (a function body's indentation first), and the
+    innermost statement inside them all."""
+    lines = [" " * (4 + level) + header for level, header in enumerate(headers)]
+    return "\n".join(lines + [" " * (4 + len(headers)) + innermost])
 
 
 def nested_conditionals(depth):
-    body, indent = [], "    "
-    for i in range(depth):
-        body.append(f"{indent}if x > {i}:")
-        indent += " "
-    body.append(f"{indent}x = x * 2")
-    return "def f(x):\n" + "\n".join(body) + "\n    return x\n", "f", "int64(int64)", {}
+    body = nested([f"if x > {i}:" for i in range(depth)], "x = x * 2")
+    return f"def f(x):\n{body}\n    return x\n", "int64(int64)"
 
 
 def elif_chain(depth):
@@ -40,21 +43,17 @@ def elif_chain(depth):
     for i in range(1, depth):
         lines += [f"    elif x == {i}:", f"        y = {i * 3}"]
     lines += ["    else:", "        y = -1", "    return y"]
-    return "\n".join(lines) + "\n", "f", "int64(int64)", {}
+    return "\n".join(lines) + "\n", "int64(int64)"
 
 
 def long_expression(depth):
     terms = " + ".join(f"x * {i}" for i in range(depth))
-    return f"def f(x):\n    return {terms}\n", "f", "int64(int64)", {}
+    return f"def f(x):\n    return {terms}\n", "int64(int64)"
 
 
 def nested_loops(depth):
-    body, indent = [], "    "
-    for i in range(depth):
-        body.append(f"{indent}for i{i} in range(2):")
-        indent += " "
-    body.append(f"{indent}s += 1")
-    return "def f(x):\n    s = x\n" + "\n".join(body) + "\n    return s\n", "f", "int64(int64)", {}
+    body = nested([f"for i{i} in range(2):" for i in range(depth)], "s += 1")
+    return f"def f(x):\n    s = x\n{body}\n    return s\n", "int64(int64)"
 
 
 def nested_records(depth):
@@ -62,7 +61,7 @@ def nested_records(depth):
     for _ in range(depth):
         dtype = np.dtype([("r", dtype), ("w", np.int32)])
     source = f"def f(recs, out):\n    out[0] = recs[0]{'.r' * depth}.v\n"
-    return source, "f", (from_dtype(dtype)[::1], float64[::1]), {}
+    return source, (from_dtype(dtype)[::1], float64[::1])
 
 
 STRUCTURES = {
