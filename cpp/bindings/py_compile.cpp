@@ -228,11 +228,9 @@ void register_compile(py::module_& m) {
                       o.max_cluster = b.size() > 2 ? b[2].cast<int>() : 0;
                     })
       .def("copy", [](const CompileOptions& o) { return CompileOptions(o); })
-      .def("key", [](const CompileOptions& o) {
-        return py::make_tuple(o.cc.major, o.cc.minor, o.cc.suffix, o.fastmath, o.opt, o.lineinfo, o.debug, o.kernel,
-                              o.abi == codegen::Abi::C, o.abi_name, o.max_threads, o.min_blocks, o.max_cluster,
-                              o.from_dispatcher, o.noalias_arrays);
-      });
+      .def_readwrite("forceinline", &CompileOptions::forceinline)
+      .def_readwrite("inline_always", &CompileOptions::inline_always)
+      .def("key", &CompileOptions::key);
 
   m.def("flags_summary", &compiler::flags_summary);
   m.def("resolve_arch", [](py::tuple cc) {

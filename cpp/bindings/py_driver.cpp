@@ -399,6 +399,9 @@ void register_driver(py::module_& m) {
       .def_property_readonly("attributes", [](const drv::Function& f) { return attributes_dict(f.attributes()); })
       .def("max_active_blocks_per_multiprocessor", &drv::Function::max_active_blocks_per_multiprocessor,
            py::arg("block_size"), py::arg("shared_mem") = 0)
+      .def_property("preferred_shared_memory_carveout", &drv::Function::preferred_shared_memory_carveout,
+                    &drv::Function::set_preferred_shared_memory_carveout,
+                    "CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: a percentage, or -1 for the default")
       .def_property_readonly("module", [](const drv::Function& f) { return f.module().shared_from_this(); })
       .def_property_readonly("loaded", [](const drv::Function& f) { return f.module().loaded(); },
                              "False once its module was unloaded (a context reset, an unload)")

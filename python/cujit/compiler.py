@@ -48,6 +48,20 @@ def normalize_cc(cc):
     return tuple(cc)
 
 
+def normalize_inline(inline):
+    """``jit``'s ``inline``: ``"never"``, ``"always"``, or a bool (numba-cuda's older spelling, deprecated)."""
+    if isinstance(inline, bool):
+        warnings.warn("inline=True/False is deprecated: pass inline='always' or inline='never'", DeprecationWarning,
+                      stacklevel=3)
+        return "always" if inline else "never"
+    if inline in ("never", "always"):
+        return inline
+    if callable(inline):
+        raise NotImplementedError("inline= with a cost-model function (numba's IR-level inlining decision) is not "
+                                  "supported by cujit: pass inline='always' or inline='never'")
+    raise ValueError(f"inline must be 'never' or 'always', got {inline!r}")
+
+
 def normalize_launch_bounds(launch_bounds):
     if launch_bounds is None:
         return ()
@@ -61,7 +75,10 @@ def normalize_launch_bounds(launch_bounds):
     return bounds
 
 
-def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo, launch_bounds=None):
+def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo, launch_bounds=None, forceinline=False,
+                 inline="never"):
+    """The one CompileOptions of a compile, checked: every entry point builds its options here. ``inline``:
+    ``"never"`` or ``"always"`` (``jit`` normalises what users pass, see ``normalize_inline``)."""
     if debug is None:
         debug = False
     if opt is None:
@@ -82,6 +99,8 @@ def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo, l
     options.debug = bool(debug)
     options.lineinfo = bool(lineinfo)
     options.kernel = not device
+    options.forceinline = bool(forceinline)
+    options.inline_always = inline == "always"
     options.abi = abi
     if not device:
         options.launch_bounds = normalize_launch_bounds(launch_bounds)
@@ -175,7 +194,7 @@ def _prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_i
     pyfunc = python_function(pyfunc)
     signature = parse_signature(sig)
     options = make_options(device=device, abi=abi, abi_info=abi_info, cc=cc, fastmath=fastmath, opt=opt,
-                           debug=debug, lineinfo=lineinfo, launch_bounds=launch_bounds)
+                           debug=debug, lineinfo=lineinfo, launch_bounds=launch_bounds, forceinline=forceinline)
     return pyfunc, signature, options
 
 

@@ -13,7 +13,7 @@ import time
 import weakref
 
 from cujit import _core, aot_bundles, linking, telemetry, toolkit
-from cujit.compiler import compile_function, make_options, parse_signature
+from cujit.compiler import compile_function, make_options, normalize_inline, parse_signature
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
 from cujit.errors import TypingError
@@ -82,6 +82,9 @@ class _Kernel:
         context = devices.current_context()
         setup, teardown = modules.hooks_for(self.link_inputs())
         fn = self._cache.function(self._key, self.entry, context._native, self._image, setup, teardown)
+        carveout = self.options_carveout
+        if carveout is not None:
+            fn.preferred_shared_memory_carveout = carveout
         self._functions[context.handle] = fn
         return fn
 
@@ -161,6 +164,7 @@ class _Kernel:
         return cubin
 
     options_max_registers = None
+    options_carveout = None  # jit's shared_memory_carveout, as the driver's percentage (-1: the default)
     disk_key = None   # the disk cache's key, for a kernel compiled while caching (and its architecture)
     disk_arch = None
     _cached_cubin = None
@@ -283,6 +287,9 @@ class CUDADispatcher:
         options.abi_name = ""
         options.from_dispatcher = True
         options.fastmath = bool(self.targetoptions.get("fastmath", options.fastmath))
+        # Inlining is the callee's own choice, not its caller's.
+        options.forceinline = bool(self.targetoptions.get("forceinline"))
+        options.inline_always = self.targetoptions.get("inline") == "always"
         key = (tuple(argtypes), options.key())
         with self._lock:
             typed = self._typed.get(key)
@@ -312,7 +319,8 @@ class CUDADispatcher:
         o = self.targetoptions
         return make_options(device=self.device, abi="numba", abi_info=None, cc=cc,
                             fastmath=o.get("fastmath", False), opt=o.get("opt"), debug=o.get("debug"),
-                            lineinfo=o.get("lineinfo", False), launch_bounds=o.get("launch_bounds"))
+                            lineinfo=o.get("lineinfo", False), launch_bounds=o.get("launch_bounds"),
+                            forceinline=o.get("forceinline", False), inline=o.get("inline", "never"))
 
     @staticmethod
     def _current_cc():
@@ -401,13 +409,18 @@ class CUDADispatcher:
     def _kernel_from_entry(self, entry, signature, options):
         kernel = _CachedKernel(entry, lambda: self._typed_compile(signature, options), signature.args, options,
                                self._kernels, self.targetoptions.get("lto"))
-        kernel.options_max_registers = self.targetoptions.get("max_registers")
+        self._set_launch_options(kernel)
         return kernel
+
+    def _set_launch_options(self, kernel):
+        """What a specialisation takes from jit's options at link and load time."""
+        kernel.options_max_registers = self.targetoptions.get("max_registers")
+        kernel.options_carveout = self.targetoptions.get("shared_memory_carveout")
 
     def _compile_fresh(self, signature, options, start, disk_key=None, arch=None):
         ptx, llvm_ir, typed = self._typed_compile(signature, options)
         compiled = _Kernel(ptx, llvm_ir, typed, options, self._kernels, lto=self.targetoptions.get("lto"))
-        compiled.options_max_registers = self.targetoptions.get("max_registers")
+        self._set_launch_options(compiled)
         compiled.disk_key, compiled.disk_arch = disk_key, arch
         telemetry.count("compiles")
         telemetry.log("compiled", self.__qualname__, signature.args, "and cached" if disk_key else "not cached",
@@ -580,6 +593,45 @@ class CUDADispatcher:
 _core.launch.install_subscript(CUDADispatcher)
 
 _REJECTED = {"argtypes", "restype", "bind"}
+# What jit takes besides its named parameters (numba-cuda's **kws).
+_EXTRA_OPTIONS = {"fastmath", "max_registers", "extensions", "boundscheck"}
+_CARVEOUTS = {"default": -1, "maxl1": 0, "maxshared": 100}
+
+
+def _check_extra_options(kws, device, forceinline):
+    unknown = sorted(set(kws) - _EXTRA_OPTIONS - _REJECTED)
+    if unknown:
+        known = sorted(_EXTRA_OPTIONS | {"device", "inline", "forceinline", "link", "debug", "opt", "lineinfo", "cache",
+                                         "launch_bounds", "lto", "shared_memory_carveout"})
+        raise TypeError(f"jit() got an unexpected keyword argument {unknown[0]!r} (cuda.jit's options: "
+                        f"{', '.join(known)})")
+    for key in _REJECTED & set(kws):
+        raise DeprecationWarning(f"Deprecated keyword argument `{key}`. Signatures should be passed as the "
+                                 "first positional argument.")
+    if kws.get("boundscheck"):
+        raise NotImplementedError("bounds checking is not supported for CUDA")
+    if kws.get("extensions"):
+        raise NotImplementedError("jit(extensions=[...]): argument-preparing extensions (prepare_args) are not "
+                                  "supported by cujit; pass device arrays, __cuda_array_interface__ or DLPack objects")
+    if forceinline and not device:
+        raise ValueError("Cannot force-inline kernels")
+
+
+def _carveout(value):
+    """``shared_memory_carveout``: "default", "MaxL1", "MaxShared" (any case) or a percentage -1..100."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        percent = _CARVEOUTS.get(value.lower())
+        if percent is None:
+            raise ValueError(f"Invalid carveout value: {value!r} (use 'default', 'MaxL1', 'MaxShared' or an int "
+                             "from -1 to 100)")
+        return percent
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not -1 <= value <= 100:
+            raise ValueError("Carveout must be between -1 and 100")
+        return value
+    raise TypeError(f"shared_memory_carveout must be str or int, got {type(value).__name__}")
 
 
 def _check_lto(lto):
@@ -593,21 +645,21 @@ def _check_lto(lto):
 
 
 def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=(), debug=None, opt=None,
-        lineinfo=False, cache=False, launch_bounds=None, lto=None, **kws):
+        lineinfo=False, cache=False, launch_bounds=None, lto=None, shared_memory_carveout=None, **kws):
     """numba-cuda's ``cuda.jit``: a decorator for kernels and device functions.
 
     ``link=``: paths or LinkableCode objects linked into every kernel (for a device function, into every
     kernel that calls it). ``lto=True``: the kernel is compiled to LTO-IR and linked with link-time
     optimisation, with CUDA C++ inputs compiled to LTO-IR too; ``lto=False`` links cujit's PTX; the default
-    (None) is LTO for kernels that link CUDA C++ or LTO-IR, except with ``debug``."""
-    for key in _REJECTED & set(kws):
-        raise DeprecationWarning(f"Deprecated keyword argument `{key}`. Signatures should be passed as the "
-                                 "first positional argument.")
-    if kws.get("boundscheck"):
-        raise NotImplementedError("bounds checking is not supported for CUDA")
+    (None) is LTO for kernels that link CUDA C++ or LTO-IR, except with ``debug``. ``inline="always"`` and
+    ``forceinline=True``: a device function is inlined into its callers (LLVM's alwaysinline).
+    ``shared_memory_carveout``: the kernel's preferred shared memory share of L1 ("default", "MaxL1",
+    "MaxShared" or a percentage), set on each loaded kernel. An option jit does not know is a TypeError."""
+    _check_extra_options(kws, device, forceinline)
     link = linking.normalize_items(link)
-    options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto), inline=inline,
-                   forceinline=forceinline, launch_bounds=launch_bounds, cache=cache)
+    options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto),
+                   inline=normalize_inline(inline), forceinline=bool(forceinline), launch_bounds=launch_bounds,
+                   cache=cache, shared_memory_carveout=_carveout(shared_memory_carveout))
     # (a device function's items are linked by its callers, with their options: the default ones assumed).
     # Not for cached kernels: their NVRTC results come from the disk cache, or none is needed on a hit.
     if not cache_wanted(cache):

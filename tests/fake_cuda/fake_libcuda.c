@@ -257,6 +257,7 @@ typedef struct Kernel {
   const char *name;
   int max_threads;
   int max_dynamic_shared;
+  int carveout;
 } Kernel;
 
 #define NKERNELS 7
@@ -282,6 +283,7 @@ static CUresult load(Library **out, const void *image) {
     lib->kernels[i].name = kernel_names[i];
     lib->kernels[i].max_threads = strcmp(kernel_names[i], "bounded") == 0 ? 128 : 1024;
     lib->kernels[i].max_dynamic_shared = 49152;
+    lib->kernels[i].carveout = -1;
   }
   pthread_mutex_lock(&lock); /* `magic` must look like device memory for copies into it */
   Alloc *a = malloc(sizeof *a);
@@ -318,7 +320,7 @@ static CUresult find_kernel(Kernel **out, Library *lib, const char *name) {
   }
   if (strncmp(name, "_Z", 2) != 0 || strlen(name) >= sizeof lib->other_name) return NOT_FOUND;
   strcpy(lib->other_name, name); /* a mangled name: one of cujit's kernels */
-  lib->other = (Kernel){lib, lib->other_name, 1024, 49152};
+  lib->other = (Kernel){lib, lib->other_name, 1024, 49152, -1};
   *out = &lib->other;
   return OK;
 }
@@ -352,12 +354,18 @@ CUresult cuFuncGetAttribute(int *v, int attr, Kernel *k) {
     case 5: *v = 80; break;
     case 6: *v = 90; break;
     case 8: *v = k->max_dynamic_shared; break;
+    case 9: *v = k->carveout; break;
     default: *v = 0;
   }
   return OK;
 }
 CUresult cuFuncSetAttribute(Kernel *k, int attr, int value) {
   NEED_CONTEXT();
+  if (attr == 9) {
+    if (value < -1 || value > 100) return INVALID_VALUE;
+    k->carveout = value;
+    return OK;
+  }
   if (attr != 8) return INVALID_VALUE;
   if (value > 232448) return INVALID_VALUE;
   k->max_dynamic_shared = value;

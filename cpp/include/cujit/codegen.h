@@ -53,6 +53,15 @@ struct CompileOptions {
   // pointers are `noalias`, so read-only arrays load through the
   // non-coherent cache (ld.global.nc), as `const __restrict__` does in CUDA C.
   bool noalias_arrays = false;
+  // Inlining into callers (device functions): numba-cuda's forceinline=True (LLVM's alwaysinline) and
+  // inline="always" (numba inlines its IR; cujit asks LLVM for the same with alwaysinline). Both are flags
+  // numba's mangled names record.
+  bool forceinline = false;
+  bool inline_always = false;
+
+  // Every field, in one string: what a compile is keyed by (dispatcher tables, the disk cache). A field added
+  // above is added here, in the one place.
+  std::string key() const;
 };
 
 struct CompiledPtx {

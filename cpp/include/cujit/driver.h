@@ -273,6 +273,10 @@ class Function {
   // Raises the kernel's dynamic shared memory limit when a launch asks for
   // more than the default (48 KiB less static); no-op otherwise.
   void ensure_dynamic_shared_memory(std::size_t bytes);
+  // The share of the L1/shared memory the kernel prefers as shared memory: a percentage, or -1 for the
+  // device's default (jit's shared_memory_carveout). A hint the driver may round.
+  void set_preferred_shared_memory_carveout(int percent);
+  int preferred_shared_memory_carveout() const;
 
  private:
   LoadedModule* module_;

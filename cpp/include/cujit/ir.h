@@ -156,6 +156,7 @@ struct TypedFunction {
   std::string env_symbol;   // numba ABI: _ZN08NumbaEnv...; empty for the C ABI
   bool c_abi = false;
   bool kernel = false;
+  bool always_inline = false;  // a device function its callers inline (jit's forceinline / inline="always")
   std::vector<std::shared_ptr<TypedFunction>> callees;  // device functions it calls
   // Declared by cuda.declare_device: no body here; linked code defines `symbol`.
   bool external = false;

@@ -31,6 +31,8 @@ std::string flags_summary(const CompileOptions& o) {
     }
   }
   if (o.fastmath) flags.emplace_back("fastmath", "FastMathOptions({'fast'})");
+  if (o.forceinline) flags.emplace_back("forceinline", "True");
+  if (o.inline_always) flags.emplace_back("inline", "InlineOptions('always')");
   flags.emplace_back("no_cfunc_wrapper", "True");
   flags.emplace_back("no_compile", "True");
   flags.emplace_back("no_cpython_wrapper", "True");
@@ -108,6 +110,7 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
   tf->fn = *fn;
   tf->kernel = options.kernel;
   tf->c_abi = options.abi == Abi::C;
+  tf->always_inline = !options.kernel && (options.forceinline || options.inline_always);
   typing::TypingRequest request{signature.args, signature.return_type, options.kernel};
   auto ret = typing::infer_types(*tf->fn, request, callees, tf->callees);
   clock.lap(telemetry::Stage::Typing);

@@ -85,6 +85,20 @@ void Function::ensure_dynamic_shared_memory(std::size_t bytes) {
   dynamic_shared_limit_.store(static_cast<int>(bytes), std::memory_order_relaxed);
 }
 
+void Function::set_preferred_shared_memory_carveout(int percent) {
+  detail::ensure_current(context());
+  detail::check(detail::api().cuFuncSetAttribute(handle_, detail::FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT, percent),
+                "cuFuncSetAttribute");
+}
+
+int Function::preferred_shared_memory_carveout() const {
+  detail::ensure_current(context());
+  int value = 0;
+  detail::check(detail::api().cuFuncGetAttribute(&value, detail::FUNC_PREFERRED_SHARED_MEMORY_CARVEOUT, handle_),
+                "cuFuncGetAttribute");
+  return value;
+}
+
 // ---- LoadedModule ---------------------------------------------------------
 
 LoadedModule::LoadedModule(std::string key, Context& ctx, Kind kind, void* handle, ModuleHooks hooks)

@@ -189,6 +189,7 @@ llvm::Function* FunctionLowering::declare() {
   if (f->getName() != tf_.symbol)
     fail(ErrorKind::Internal, "symbol '" + tf_.symbol + "' is defined twice in one module");
   f->addFnAttr(llvm::Attribute::NoUnwind);
+  if (tf_.always_inline) f->addFnAttr(llvm::Attribute::AlwaysInline);
   if (tf_.kernel) {
     f->setCallingConv(llvm::CallingConv::PTX_Kernel);
     annotate_launch_bounds(f);
