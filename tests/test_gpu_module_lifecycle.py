@@ -32,12 +32,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def compiles(monkeypatch):
     """The names of the functions compiled during the test."""
     seen = []
-    real = dispatcher.compile_function
+    real = dispatcher.CUDADispatcher._typed_compile
 
-    def counting(pyfunc, *args, **kwargs):
-        seen.append(pyfunc.__name__)
-        return real(pyfunc, *args, **kwargs)
-    monkeypatch.setattr(dispatcher, "compile_function", counting)
+    def counting(self, *args, **kwargs):
+        seen.append(self.py_func.__name__)
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(dispatcher.CUDADispatcher, "_typed_compile", counting)
     return seen
 
 

@@ -121,3 +121,26 @@ def test_random_programs_to_ltoir(tmp_path):
                 _link_lto(cc, ("ltoir", ltoir, "<cudapy-ltoir>"), entry=typed.symbol)
         compiled += 1
     assert compiled >= 50
+
+
+def saxpy(out, x, y, a):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+@pytest.mark.parametrize("cc", [(8, 0), (9, 0)])
+def test_lto_kernel_is_lowered_and_optimised_once(cc):
+    """A kernel linked with LTO is compiled straight to LTO-IR from its one optimised module: no PTX made beside
+    it, nothing lowered or optimised again at link time. Its PTX is made when inspect_asm asks."""
+    import cujit
+    kernel = cuda.jit(lto=True)(saxpy)
+    cujit.stats(reset=True)
+    compiled = kernel.compile("void(float32[::1], float32[::1], float32[::1], float32)", cc=cc)
+    cubin = compiled.link(cc)
+    stages = cujit.stats()["stages"]
+    assert _core.link.cubin_has_symbol(cubin, compiled.entry)
+    assert stages["lowering"]["count"] == 1 and stages["LLVM optimisation"]["count"] == 1, stages
+    assert "PTX emission" not in stages, stages
+    assert ".visible .entry" in compiled.ptx  # inspection still has it, made now
+    assert cujit.stats()["stages"]["PTX emission"]["count"] == 1

@@ -19,11 +19,11 @@ from cujit import cuda, _core
 from cujit import dispatcher as _dispatcher
 
 compiles = []
-_real_compile = _dispatcher.compile_function
-def _counting_compile(pyfunc, *args, **kwargs):
-    compiles.append(pyfunc.__name__)
-    return _real_compile(pyfunc, *args, **kwargs)
-_dispatcher.compile_function = _counting_compile
+_real_compile = _dispatcher.CUDADispatcher._typed_compile
+def _counting_compile(self, *args, **kwargs):
+    compiles.append(self.py_func.__name__)
+    return _real_compile(self, *args, **kwargs)
+_dispatcher.CUDADispatcher._typed_compile = _counting_compile
 
 events = []
 def setup(module):

@@ -41,11 +41,12 @@ def parse_signature(sig):
 
 
 def normalize_cc(cc):
+    """``cc`` as a tuple: (major, minor), or (major, minor, suffix) with a non-empty suffix."""
     if cc is None:
         return DEFAULT_CC
     if not isinstance(cc, (tuple, list)) or len(cc) not in (2, 3):
         raise ValueError(f"cc must be a (major, minor) or (major, minor, suffix) tuple, got {cc!r}")
-    return tuple(cc)
+    return tuple(cc) if len(cc) == 2 or cc[2] else tuple(cc[:2])
 
 
 def normalize_inline(inline):
@@ -144,8 +145,16 @@ def compile_function(pyfunc, signature, options, keep_llvm_ir=False, check_limit
     typed = type_function(pyfunc, signature, options, links)
     if check_limits and options.kernel:
         _core.check_static_shared_memory(typed)
-    ptx, llvm_ir, _ = _core.compile_ptx(typed, options, keep_llvm_ir)
+    ptx, llvm_ir = compile_typed(typed, options, "ptx", keep_llvm_ir)
     return ptx, llvm_ir, typed
+
+
+def compile_typed(typed, options, output, keep_llvm_ir=False):
+    """A typed function's code, lowered and optimised once: PTX (str) or LTO-IR (bytes); and its optimised
+    LLVM IR when `keep_llvm_ir`."""
+    compile_code = _core.compile_ltoir if output == "ltoir" else _core.compile_ptx
+    code, llvm_ir, _ = compile_code(typed, options, keep_llvm_ir)
+    return code, llvm_ir
 
 
 def check_abi(abi):
@@ -203,8 +212,7 @@ def _compile_prepared(pyfunc, signature, options, output, links=()):
     `links`: its own link inputs (a dispatcher's ``link=``)."""
     if output == "ltoir":
         typed = type_function(pyfunc, signature, options, links)
-        ltoir, _, _ = _core.compile_ltoir(typed, options)
-        return ltoir, typed
+        return compile_typed(typed, options, "ltoir")[0], typed
     ptx, _, typed = compile_function(pyfunc, signature, options, links=links)
     return ptx, typed
 

@@ -13,7 +13,8 @@ import time
 import weakref
 
 from cujit import _core, aot_bundles, linking, telemetry, toolkit
-from cujit.compiler import compile_function, make_options, normalize_inline, parse_signature
+from cujit.compiler import (compile_typed, make_options, normalize_cc, normalize_inline, parse_signature,
+                            type_function)
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
 from cujit.errors import TypingError
@@ -33,6 +34,16 @@ def _current_context_handle():
     return _current_context_handle()
 
 
+class KernelCode:
+    """A specialisation's code, made from its one optimised module: PTX, or LTO-IR for the compile's cc; and the
+    optimised LLVM IR (for inspect_llvm)."""
+
+    __slots__ = ("ptx", "ltoir", "llvm_ir")
+
+    def __init__(self, ptx, ltoir, llvm_ir):
+        self.ptx, self.ltoir, self.llvm_ir = ptx, ltoir, llvm_ir
+
+
 class _Kernel:
     """One kernel specialisation: its PTX and launch plan, and its place in the dispatcher's C++ KernelCache,
     which keeps a cubin per device architecture (its code and link inputs linked by nvJitLink; LTO-IR instead
@@ -40,11 +51,9 @@ class _Kernel:
     setup callbacks. The cache unloads its modules (teardown first) when the dispatcher and its kernels are
     collected."""
 
-    def __init__(self, ptx, llvm_ir, typed, options, cache, lto=None):
-        # LTO: what jit was given (None: when a link input is CUDA C++ or LTO-IR, see linking.resolve_lto)
-        self.lto = linking.resolve_lto(lto, options.debug, [i.kind for i in typed.link_inputs])
-        self.ptx = ptx
-        self.llvm_ir = llvm_ir
+    def __init__(self, code, typed, options, cache, lto):
+        self.lto = lto  # linking.resolve_lto's answer for this specialisation
+        self._own = code  # KernelCode: what its compile made of its one optimised module
         self.typed = typed
         # debug=True: the raise sites its status codes stand for (code i + 1 is site i); see raised().
         self._specialise(options, typed.symbol, typed.args, typed.cooperative,
@@ -64,6 +73,21 @@ class _Kernel:
         # For kernels compiled with noalias array data (see _compile_signature): a callable giving the
         # function of the variant without it, launched instead when two array arguments overlap.
         self.if_overlap = None
+
+    def _code(self):
+        return self._own
+
+    @property
+    def ptx(self):
+        """The kernel's PTX. An LTO kernel is linked from LTO-IR: its PTX is made when first asked for here."""
+        code = self._code()
+        if code.ptx is None:
+            code.ptx = compile_typed(self.typed, self.options, "ptx")[0]
+        return code.ptx
+
+    @property
+    def llvm_ir(self):
+        return self._code().llvm_ir
 
     @property
     def plan(self):
@@ -139,10 +163,12 @@ class _Kernel:
         """This kernel's code as a link input for a device of ``cc``: its PTX, or LTO-IR compiled for ``cc``."""
         if not self.lto:
             return _core.LinkInput("ptx", self.ptx, "<cudapy-ptx>")
+        code = self._code()
+        if code.ltoir is not None and normalize_cc(cc) == normalize_cc(self.options.cc):
+            return _core.LinkInput("ltoir", code.ltoir, "<cudapy-ltoir>")
         options = self.options.copy()
         options.cc = tuple(cc)
-        ltoir, _, _ = _core.compile_ltoir(self.typed, options)
-        return _core.LinkInput("ltoir", ltoir, "<cudapy-ltoir>")
+        return _core.LinkInput("ltoir", compile_typed(self.typed, options, "ltoir")[0], "<cudapy-ltoir>")
 
     def link(self, cc):
         """The cubin for a device of ``cc``: this kernel linked with every input its calls collected (their
@@ -176,7 +202,7 @@ class _CachedKernel(_Kernel):
 
     def __init__(self, entry, compile_fresh, argtypes, options, cache, lto):
         self._entry = entry
-        self._compile_fresh = compile_fresh  # () -> (ptx, llvm_ir, typed)
+        self._compile_fresh = compile_fresh  # () -> (KernelCode, typed)
         self._fresh = None
         self._lto_option = lto  # resolved on need: resolving may look for (and load) nvJitLink and libNVVM
         self._specialise(options, entry["symbol"], argtypes, entry["cooperative"], entry["exceptions"], cache)
@@ -190,9 +216,10 @@ class _CachedKernel(_Kernel):
     def lto(self):
         return linking.resolve_lto(self._lto_option, self.options.debug, [i.kind for i in self.link_inputs()])
 
-    ptx = property(lambda self: self._typed_parts()[0])
-    llvm_ir = property(lambda self: self._typed_parts()[1])
-    typed = property(lambda self: self._typed_parts()[2])
+    def _code(self):
+        return self._typed_parts()[0]
+
+    typed = property(lambda self: self._typed_parts()[1])
 
     def link_inputs(self):
         return self._entry["link_inputs"]
@@ -418,8 +445,8 @@ class CUDADispatcher:
         kernel.options_carveout = self.targetoptions.get("shared_memory_carveout")
 
     def _compile_fresh(self, signature, options, start, disk_key=None, arch=None):
-        ptx, llvm_ir, typed = self._typed_compile(signature, options)
-        compiled = _Kernel(ptx, llvm_ir, typed, options, self._kernels, lto=self.targetoptions.get("lto"))
+        code, typed = self._typed_compile(signature, options)
+        compiled = _Kernel(code, typed, options, self._kernels, self._lto_of(typed, options))
         self._set_launch_options(compiled)
         compiled.disk_key, compiled.disk_arch = disk_key, arch
         telemetry.count("compiles")
@@ -427,9 +454,22 @@ class CUDADispatcher:
                       time.perf_counter() - start)
         return compiled
 
+    def _lto_of(self, typed, options):
+        """Whether this specialisation links with LTO: jit's lto, or by default when a link input is CUDA C++ or
+        LTO-IR (linking.resolve_lto). Device functions are linked by their callers."""
+        if self.device:
+            return False
+        return linking.resolve_lto(self.targetoptions.get("lto"), options.debug, [i.kind for i in typed.link_inputs])
+
     def _typed_compile(self, signature, options):
-        return compile_function(self.py_func, signature, options, keep_llvm_ir=True, check_limits=True,
-                                links=self._links())
+        """Types and compiles one specialisation, its LLVM module lowered and optimised once: to LTO-IR when the
+        kernel links with LTO (its PTX then made only if asked for), else to PTX."""
+        typed = type_function(self.py_func, signature, options, self._links())
+        if options.kernel:
+            _core.check_static_shared_memory(typed)
+        output = "ltoir" if self._lto_of(typed, options) else "ptx"
+        code, llvm_ir = compile_typed(typed, options, output, keep_llvm_ir=True)
+        return KernelCode(code if output == "ptx" else None, code if output == "ltoir" else None, llvm_ir), typed
 
     def compile(self, sig, cc=None):
         """Compile for `sig` (a signature or argument types); returns the kernel (numba returns its _Kernel)."""
