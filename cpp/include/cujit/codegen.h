@@ -10,9 +10,7 @@
 #include <vector>
 
 #include "cujit/error.h"
-#include "cujit/frontend.h"
 #include "cujit/ir.h"
-#include "cujit/typing.h"
 
 namespace cujit::codegen {
 
