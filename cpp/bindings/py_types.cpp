@@ -169,6 +169,9 @@ void register_types(py::module_& m) {
       "numba's layout ('C', 'F' or 'A') of an array with these shape and strides in bytes (None: C order)");
 
   // numba's conversion kinds: 0 exact, 1 promote, 2 safe, 3 unsafe; None when impossible.
+  m.def("best_overloads", &best_overloads, py::arg("candidates"), py::arg("args"),
+        "The indices of the candidates (lists of parameter types) whose conversions of args rate best, as "
+        "numba rates them; more than one is a tie, none means no candidate accepts args.");
   m.def("can_convert", [](TypeRef from, TypeRef to) -> py::object {
     Conversion c = can_convert(from, to);
     if (c == Conversion::Impossible) return py::none();

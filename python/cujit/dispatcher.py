@@ -504,21 +504,14 @@ class CUDADispatcher:
     def _best_overload(self, argtypes):
         """numba's choice among explicit signatures: the one whose conversions of the argument types
         rate best (fewest unsafe, then safe, then promote conversions); a tie is ambiguous."""
-        rated = []
-        for sig, kernel in self.overloads.items():
-            if len(sig) != len(argtypes):
-                continue
-            kinds = [_core.can_convert(a, p) for a, p in zip(argtypes, sig)]
-            if None in kinds:
-                continue
-            rated.append(((kinds.count(3), kinds.count(2), kinds.count(1)), sig, kernel))
-        if not rated:
+        signatures = list(self.overloads)
+        best = _core.best_overloads([list(sig) for sig in signatures], list(argtypes))
+        if not best:
             raise TypeError("No matching definition for argument type(s) " + ", ".join(map(str, argtypes)))
-        rated.sort(key=lambda r: r[0])
-        if len(rated) > 1 and rated[0][0] == rated[1][0]:
-            lines = "\n".join(f"{', '.join(map(str, r[1]))} -> none" for r in rated if r[0] == rated[0][0])
+        if len(best) > 1:
+            lines = "\n".join(f"{', '.join(map(str, signatures[i]))} -> none" for i in best)
             raise TypeError(f"Ambiguous overloading for {self.py_func} ({', '.join(map(str, argtypes))}):\n{lines}")
-        return rated[0][2]
+        return self.overloads[signatures[best[0]]]
 
     def specialize(self, *args):
         """A dispatcher compiled for exactly the types of `args`, with compilation disabled."""

@@ -3,6 +3,7 @@
 // overload resolution and by variables whose type changes.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -24,8 +25,13 @@ struct OpSignature {
   TypeRef result = nullptr;
 };
 
-// numba's overload choice: the candidate whose argument conversions rate best
-// (fewest unsafe, then safe, then promote); the first of equals wins.
+// numba's overload rating: the candidates (parameter types) whose conversions of `args`
+// rate best (fewest unsafe, then safe, then promote), in candidate order; empty when
+// none accepts them. More than one is a tie.
+std::vector<size_t> best_overloads(const std::vector<std::vector<TypeRef>>& candidates,
+                                   const std::vector<TypeRef>& args);
+
+// Typing's choice among an operation's candidates: the first of the best rated.
 std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candidates,
                                            const std::vector<TypeRef>& args);
 

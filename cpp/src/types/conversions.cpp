@@ -181,19 +181,20 @@ struct Rating {
 
 }  // namespace
 
-std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candidates,
-                                           const std::vector<TypeRef>& literal_args) {
+std::vector<size_t> best_overloads(const std::vector<std::vector<TypeRef>>& candidates,
+                                   const std::vector<TypeRef>& literal_args) {
   // numba's templates try non-literal argument types first (prefer_literal is off).
   std::vector<TypeRef> args;
   for (TypeRef a : literal_args) args.push_back(a->unliteral());
-  std::optional<OpSignature> best;
+  std::vector<size_t> best;
   Rating best_rating;
-  for (const OpSignature& cand : candidates) {
-    if (cand.params.size() != args.size()) continue;
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    const std::vector<TypeRef>& params = candidates[c];
+    if (params.size() != args.size()) continue;
     Rating r;
     bool ok = true;
     for (size_t i = 0; i < args.size() && ok; ++i) {
-      switch (can_convert(args[i], cand.params[i])) {
+      switch (can_convert(args[i], params[i])) {
         case Conversion::Exact: break;
         case Conversion::Promote: ++r.promote; break;
         case Conversion::Safe: ++r.safe; break;
@@ -202,12 +203,23 @@ std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candi
       }
     }
     if (!ok) continue;
-    if (!best || r < best_rating) {
-      best = cand;
+    if (best.empty() || r < best_rating) {
+      best = {c};
       best_rating = r;
+    } else if (!(best_rating < r)) {
+      best.push_back(c);
     }
   }
   return best;
+}
+
+std::optional<OpSignature> choose_overload(const std::vector<OpSignature>& candidates,
+                                           const std::vector<TypeRef>& args) {
+  std::vector<std::vector<TypeRef>> params;
+  for (const OpSignature& cand : candidates) params.push_back(cand.params);
+  std::vector<size_t> best = best_overloads(params, args);
+  if (best.empty()) return std::nullopt;
+  return candidates[best.front()];
 }
 
 }  // namespace cujit
