@@ -101,31 +101,40 @@ class ReadingLease {
   Reading* reading_;
 };
 
-// Appends `obj`'s key words and leaves; false when it is a kind only the Python path passes.
-bool read_argument(PyObject* obj, std::size_t position, drv::CUstream consumer, Reading& in) {
-  auto scalar = [&](TypeRef t) {
-    in.key.push_back(reinterpret_cast<KeyWord>(t));
-    in.leaves.push_back({obj, -1});
-    return true;
-  };
-  if (PyBool_Check(obj)) return scalar(types::boolean());
-  if (PyLong_CheckExact(obj)) {
+}  // namespace
+
+// numba's typeof of a scalar: bool, int (int64, or uint64 from 2**63; larger is a ValueError), float,
+// complex (and their subclasses, as numba's typeof dispatches on them), and the numpy scalar types registered with their dtype's type; null for any other object.
+TypeRef scalar_type(PyObject* obj) {
+  if (PyBool_Check(obj)) return types::boolean();
+  if (PyLong_Check(obj)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (overflow == 0 && v != LLONG_MIN) return scalar(types::int64());  // typeof: bit_length() < 64
+    if (overflow == 0 && v != LLONG_MIN) return types::int64();  // typeof: bit_length() < 64
     if (overflow > 0) {
       PyLong_AsUnsignedLongLong(obj);
-      if (!PyErr_Occurred()) return scalar(types::uint64());
+      if (!PyErr_Occurred()) return types::uint64();
       PyErr_Clear();
     }
     PyErr_SetString(PyExc_ValueError, "Int value is too large");
     throw py::error_already_set();
   }
-  if (PyFloat_CheckExact(obj)) return scalar(types::float64());
-  if (PyComplex_CheckExact(obj)) return scalar(types::complex128());
+  if (PyFloat_Check(obj)) return types::float64();
+  if (PyComplex_Check(obj)) return types::complex128();
   const Registry& r = registry();
   auto numpy_scalar = r.scalars.find(Py_TYPE(obj));
-  if (numpy_scalar != r.scalars.end()) return scalar(numpy_scalar->second);
+  return numpy_scalar != r.scalars.end() ? numpy_scalar->second : nullptr;
+}
+
+namespace {
+
+// Appends `obj`'s key words and leaves; false when it is a kind only the Python path passes.
+bool read_argument(PyObject* obj, std::size_t position, drv::CUstream consumer, Reading& in) {
+  if (TypeRef t = scalar_type(obj)) {
+    in.key.push_back(reinterpret_cast<KeyWord>(t));
+    in.leaves.push_back({obj, -1});
+    return true;
+  }
   if (PyTuple_Check(obj)) {
     in.key.push_back(kTupleOpen);
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); ++i)
@@ -666,6 +675,15 @@ void register_launch(py::module_& m) {
       "How the fast path reads arguments of class cls: 'cupy' (+ ' (in place)' once CuPy's field layout was "
       "confirmed), 'torch' (+ ' (DLPack exchange)' when through its DLPack C exchange table), 'DLPack "
       "exchange' (another class with such a table) or 'protocols'.");
+  l.def(
+      "scalar_type",
+      [](py::handle obj) -> py::object {
+        TypeRef t = scalar_type(obj.ptr());
+        return t == nullptr ? py::none() : py::cast(t, py::return_value_policy::reference);
+      },
+      py::arg("obj"),
+      "numba's typeof of a Python or numpy scalar, as the launch path types it (ValueError for an int beyond "
+      "uint64); None for other objects.");
   l.def(
       "array_type",
       [](py::handle obj) -> py::object {

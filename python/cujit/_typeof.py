@@ -8,8 +8,6 @@ from cujit.arg_hints import ArgHint
 from cujit.errors import TypingError
 
 _lookup = _core.types.lookup
-_INT64, _UINT64, _FLOAT64, _COMPLEX128, _BOOL = (_lookup("int64"), _lookup("uint64"), _lookup("float64"),
-                                                 _lookup("complex128"), _lookup("boolean"))
 _DTYPE_NAMES = {"bool": "boolean"}
 
 
@@ -50,18 +48,9 @@ def array_type(dtype, shape, strides, readonly):
 
 def typeof(value):
     """The cujit type of a kernel argument, following numba's typeof."""
-    if isinstance(value, bool):
-        return _BOOL
-    if isinstance(value, int):
-        if value.bit_length() < 64:
-            return _INT64
-        if value >= 0 and value.bit_length() == 64:
-            return _UINT64
-        raise ValueError("Int value is too large")
-    if isinstance(value, float):
-        return _FLOAT64
-    if isinstance(value, complex):
-        return _COMPLEX128
+    scalar = _core.launch.scalar_type(value)  # Python and numpy scalars: the launch path's one rule
+    if scalar is not None:
+        return scalar
     np = sys.modules.get("numpy")
     if np is not None:
         if isinstance(value, np.ndarray):
