@@ -167,11 +167,21 @@ void register_types(py::module_& m) {
       },
       py::arg("shape"), py::arg("strides"), py::arg("itemsize"),
       "numba's layout ('C', 'F' or 'A') of an array with these shape and strides in bytes (None: C order)");
+  t.def(
+      "is_contiguous",
+      [](const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, int64_t itemsize, char order) {
+        if (strides.size() != shape.size()) throw py::value_error("strides and shape differ in length");
+        if (order != 'C' && order != 'F') throw py::value_error("order must be 'C' or 'F'");
+        return types::is_contiguous(static_cast<int>(shape.size()), shape.data(), strides.data(), itemsize,
+                                    order == 'C');
+      },
+      py::arg("shape"), py::arg("strides"), py::arg("itemsize"), py::arg("order"),
+      "numpy's contiguity of an array with these shape and strides (bytes) in order 'C' or 'F'");
 
-  // numba's conversion kinds: 0 exact, 1 promote, 2 safe, 3 unsafe; None when impossible.
   m.def("best_overloads", &best_overloads, py::arg("candidates"), py::arg("args"),
         "The indices of the candidates (lists of parameter types) whose conversions of args rate best, as "
         "numba rates them; more than one is a tie, none means no candidate accepts args.");
+  // numba's conversion kinds: 0 exact, 1 promote, 2 safe, 3 unsafe; None when impossible.
   m.def("can_convert", [](TypeRef from, TypeRef to) -> py::object {
     Conversion c = can_convert(from, to);
     if (c == Conversion::Impossible) return py::none();

@@ -178,6 +178,9 @@ std::vector<ArgumentLeaf> argument_leaves(TypeRef t);
 // contiguous in that order (numpy's rule: dimensions of length 1 do not count, an empty array is 'C'),
 // else 'A'. Null strides mean C-contiguous.
 char array_layout(int ndim, const int64_t* shape, const int64_t* strides, int64_t itemsize);
+// numpy's contiguity in C (or Fortran) order: dimensions of length 1 do not count, an empty array is
+// contiguous in both.
+bool is_contiguous(int ndim, const int64_t* shape, const int64_t* strides, int64_t itemsize, bool c_order);
 }  // namespace types
 
 struct Signature {

@@ -31,7 +31,11 @@ void add_leaves(TypeRef t, std::vector<unsigned>& path, std::vector<ArgumentLeaf
   }
 }
 
-bool contiguous(int ndim, const int64_t* shape, const int64_t* strides, int64_t itemsize, bool c_order) {
+}  // namespace
+
+bool is_contiguous(int ndim, const int64_t* shape, const int64_t* strides, int64_t itemsize, bool c_order) {
+  for (int d = 0; d < ndim; ++d)
+    if (shape[d] == 0) return true;
   int64_t expected = itemsize;
   for (int i = 0; i < ndim; ++i) {
     int d = c_order ? ndim - 1 - i : i;
@@ -42,8 +46,6 @@ bool contiguous(int ndim, const int64_t* shape, const int64_t* strides, int64_t 
   return true;
 }
 
-}  // namespace
-
 std::vector<ArgumentLeaf> argument_leaves(TypeRef t) {
   std::vector<ArgumentLeaf> out;
   std::vector<unsigned> path;
@@ -52,11 +54,8 @@ std::vector<ArgumentLeaf> argument_leaves(TypeRef t) {
 }
 
 char array_layout(int ndim, const int64_t* shape, const int64_t* strides, int64_t itemsize) {
-  if (strides == nullptr) return 'C';
-  for (int d = 0; d < ndim; ++d)
-    if (shape[d] == 0) return 'C';
-  if (contiguous(ndim, shape, strides, itemsize, true)) return 'C';
-  return contiguous(ndim, shape, strides, itemsize, false) ? 'F' : 'A';
+  if (strides == nullptr || is_contiguous(ndim, shape, strides, itemsize, true)) return 'C';
+  return is_contiguous(ndim, shape, strides, itemsize, false) ? 'F' : 'A';
 }
 
 }  // namespace cujit::types

@@ -46,17 +46,9 @@ def contiguous_strides(shape, itemsize, order="C"):
 
 
 def _is_contiguous(shape, strides, itemsize, order):
-    """numpy's rule: dimensions of length 1 do not matter, and empty arrays are contiguous."""
-    if 0 in shape:
-        return True
-    step = itemsize
-    axes = range(len(shape) - 1, -1, -1) if order == "C" else range(len(shape))
-    for axis in axes:
-        if shape[axis] != 1:
-            if strides[axis] != step:
-                return False
-            step *= shape[axis]
-    return True
+    """numpy's rule (dimensions of length 1 do not matter, and empty arrays are contiguous), as the C++ types
+    apply it to launch arguments."""
+    return _core.types.is_contiguous(shape, strides, itemsize, order)
 
 
 def _extent(shape, strides, itemsize):
@@ -155,9 +147,7 @@ class DeviceNDArray:
     @property
     def layout(self):
         """numba's array layout: "C", "F" or "A" (1-D contiguous arrays are "C")."""
-        if self.is_c_contiguous():
-            return "C"
-        return "F" if self.is_f_contiguous() else "A"
+        return _core.types.array_layout(self.shape, self.strides, self.dtype.itemsize)
 
     @property
     def __cuda_array_interface__(self):
