@@ -145,13 +145,31 @@ drv::ArgSlot to_slot(py::handle spec) {
   throw py::value_error("unknown argument slot kind '" + kind + "' (expected 'array', 'b', 'i', 'u' or 'f')");
 }
 
-py::tuple from_slot(const drv::ArgSlot& s) {
+}  // namespace
+
+std::optional<drv::ArgSlot> slot_for(TypeRef t) {
+  if (t->kind() == TypeKind::Array) return drv::ArgSlot::make_array(t->ndim());
+  if (t->is_boolean()) return drv::ArgSlot::make_scalar(drv::ScalarKind::Bool, 1);
+  if (t->is_integer()) {
+    TypeRef u = t->unliteral();
+    return drv::ArgSlot::make_scalar(u->is_signed() ? drv::ScalarKind::Signed : drv::ScalarKind::Unsigned,
+                                     std::max(u->bitwidth(), 8) / 8);
+  }
+  if (t->is_float()) return drv::ArgSlot::make_scalar(drv::ScalarKind::Float, t->bitwidth() / 8);
+  if (t->kind() == TypeKind::CPointer || t->kind() == TypeKind::VoidPtr)
+    return drv::ArgSlot::make_scalar(drv::ScalarKind::Unsigned, 8);
+  return std::nullopt;
+}
+
+py::tuple slot_spec(const drv::ArgSlot& s) {
   if (s.kind == drv::ArgSlot::Kind::Array) return py::make_tuple("array", s.ndim);
   const char* k = s.scalar == drv::ScalarKind::Bool ? "b" : s.scalar == drv::ScalarKind::Signed ? "i"
                   : s.scalar == drv::ScalarKind::Unsigned                                     ? "u"
                                                                                                : "f";
   return py::make_tuple(k, s.size);
 }
+
+namespace {
 
 py::dict device_dict(const drv::DeviceInfo& d) {
   py::dict out;
@@ -530,7 +548,7 @@ void register_driver(py::module_& m) {
            py::arg("slots"))
       .def_property_readonly("slots", [](const drv::KernelLauncher& k) {
         py::list out;
-        for (const auto& s : k.plan().slots()) out.append(from_slot(s));
+        for (const auto& s : k.plan().slots()) out.append(slot_spec(s));
         return out;
       })
       .def_property_readonly("param_count", [](const drv::KernelLauncher& k) { return k.plan().param_count(); })

@@ -188,17 +188,6 @@ struct Entry {
   std::vector<LoadedFunction> functions;  // per context
 };
 
-drv::ArgSlot slot_for(TypeRef t) {
-  if (t->kind() == TypeKind::Array) return drv::ArgSlot::make_array(t->ndim());
-  if (t->is_boolean()) return drv::ArgSlot::make_scalar(drv::ScalarKind::Bool, 1);
-  if (t->is_integer()) {
-    TypeRef u = t->unliteral();
-    return drv::ArgSlot::make_scalar(u->is_signed() ? drv::ScalarKind::Signed : drv::ScalarKind::Unsigned,
-                                     std::max(u->bitwidth(), 8) / 8);
-  }
-  return drv::ArgSlot::make_scalar(drv::ScalarKind::Float, t->bitwidth() / 8);
-}
-
 // The plan and program for parameters `params` and a key; false when the fast path cannot pack them (the
 // Python path converts, or raises its error).
 bool build_program(const std::vector<TypeRef>& params, const std::vector<KeyWord>& key, Entry& e) {
@@ -214,7 +203,7 @@ bool build_program(const std::vector<TypeRef>& params, const std::vector<KeyWord
       if (k != TypeKind::Array && !scalar) return false;  // pointers, records, bfloat16, Optional...
       if (leaf.role == types::ArgumentLeaf::Role::OptionalFlag) return false;
       if (leaf.role == types::ArgumentLeaf::Role::ComplexImag) {
-        slots.push_back(slot_for(leaf.type));
+        slots.push_back(*slot_for(leaf.type));
         continue;
       }
       if (next >= leaf_words.size()) return false;
@@ -222,7 +211,7 @@ bool build_program(const std::vector<TypeRef>& params, const std::vector<KeyWord
       if ((k == TypeKind::Array) != (given->kind() == TypeKind::Array)) return false;
       if (k == TypeKind::Array && given->ndim() != leaf.type->ndim()) return false;
       const auto slot = static_cast<std::uint32_t>(slots.size());
-      slots.push_back(slot_for(leaf.type));
+      slots.push_back(*slot_for(leaf.type));
       e.program.push_back({k == TypeKind::Array ? PackOp::Kind::Array
                            : leaf.role == types::ArgumentLeaf::Role::ComplexReal ? PackOp::Kind::Complex
                                                                                  : PackOp::Kind::Scalar,
@@ -675,6 +664,23 @@ void register_launch(py::module_& m) {
       "How the fast path reads arguments of class cls: 'cupy' (+ ' (in place)' once CuPy's field layout was "
       "confirmed), 'torch' (+ ' (DLPack exchange)' when through its DLPack C exchange table), 'DLPack "
       "exchange' (another class with such a table) or 'protocols'.");
+  l.def(
+      "argument_leaves",
+      [](TypeRef t) {
+        static const char* roles[] = {"value", "complex_real", "complex_imag", "optional_flag"};
+        py::list out;
+        for (const types::ArgumentLeaf& leaf : types::argument_leaves(t)) {
+          std::optional<drv::ArgSlot> slot = slot_for(leaf.type);
+          py::object spec = py::none();
+          if (slot && leaf.role != types::ArgumentLeaf::Role::OptionalFlag) spec = slot_spec(*slot);
+          out.append(py::make_tuple(py::cast(leaf.type, py::return_value_policy::reference), py::tuple(py::cast(leaf.path)),
+                                    roles[static_cast<int>(leaf.role)], spec));
+        }
+        return out;
+      },
+      py::arg("argtype"),
+      "How a kernel argument of this type is passed, leaf by leaf: (leaf type, path of tuple/complex indices, "
+      "role, launcher slot spec or None when no launch can pass it), the rule the compiler's lowering follows.");
   l.def(
       "scalar_type",
       [](py::handle obj) -> py::object {

@@ -160,46 +160,44 @@ def _as_type(t):
 
 
 def _flatten(t, index, slots):
-    """Appends t's slots; returns the converter (value, out values, writebacks, stream) for one argument."""
-    kind = t.kind
-    if kind == "array":
-        ndim = t.ndim
-        slots.append(("array", ndim))
-        return lambda v, out, wb, s: out.append(_array_value(v, ndim, index, wb, s))
-    if kind in ("boolean", "boolean_literal"):
-        slots.append(("b", 1))
-        return lambda v, out, wb, s: out.append(v)
-    if kind in ("integer", "integer_literal"):
-        slots.append(("i" if t.signed else "u", max(t.bitwidth, 8) // 8))
-        return lambda v, out, wb, s: out.append(v)
-    if kind == "float":
-        slots.append(("f", t.bitwidth // 8))
-        return lambda v, out, wb, s: out.append(v)
-    if kind == "complex":
-        part = ("f", t.bitwidth // 16)
-        slots.extend([part, part])
+    """Appends t's slots; returns the converter (value, out values, writebacks, stream) for one argument. The
+    leaves and their slots are the C++ rule the compiler's lowering and the fast path follow
+    (``launch.argument_leaves``); this side only reads each leaf's value from the Python argument."""
+    converters = []
+    for leaf_type, path, role, slot in _core.launch.argument_leaves(t):
+        if slot is None:
+            raise NotImplementedError(f"kernel argument {index}: cujit cannot pass a value of type {t} to a kernel")
+        slots.append(slot)
+        converters.append(_leaf_converter(t, index, leaf_type, path, role, slot))
 
-        def complex_parts(v, out, wb, s):
-            c = complex(v)
-            out.append(c.real)
-            out.append(c.imag)
-        return complex_parts
-    if kind in ("cpointer", "voidptr"):
-        slots.append(("u", 8))
-        return lambda v, out, wb, s: out.append(_pointer_value(v, index))
-    if kind in ("unituple", "tuple"):
-        elements = list(t.types)
-        converters = [_flatten(e, index, slots) for e in elements]
+    def convert(v, out, wb, s):
+        for leaf in converters:
+            leaf(v, out, wb, s)
+    return convert
 
-        def tuple_parts(v, out, wb, s):
-            if not isinstance(v, tuple) or len(v) != len(converters):
-                raise TypeError(f"kernel argument {index} must be a tuple of {len(converters)} elements, got {v!r}")
-            for convert, item in zip(converters, v):
-                convert(item, out, wb, s)
-        return tuple_parts
-    if kind == "none":
-        return lambda v, out, wb, s: None
-    raise NotImplementedError(f"kernel argument {index}: cujit cannot pass a value of type {t} to a kernel")
+
+def _leaf_converter(argtype, index, leaf_type, path, role, slot):
+    """The converter of one leaf: its value found along `path` (tuple indices; a complex part's last index
+    names the part), then converted for its slot."""
+    steps = path[:-1] if role in ("complex_real", "complex_imag") else path
+
+    def value_of(v):
+        t = argtype
+        for i in steps:
+            if not isinstance(v, tuple) or len(v) != len(t.types):
+                raise TypeError(f"kernel argument {index} must be a tuple of {len(t.types)} elements, got {v!r}")
+            v, t = v[i], t.types[i]
+        return v
+    if slot[0] == "array":
+        ndim = slot[1]
+        return lambda v, out, wb, s: out.append(_array_value(value_of(v), ndim, index, wb, s))
+    if role == "complex_real":
+        return lambda v, out, wb, s: out.append(complex(value_of(v)).real)
+    if role == "complex_imag":
+        return lambda v, out, wb, s: out.append(complex(value_of(v)).imag)
+    if leaf_type.kind in ("cpointer", "voidptr"):
+        return lambda v, out, wb, s: out.append(_pointer_value(value_of(v), index))
+    return lambda v, out, wb, s: out.append(value_of(v))
 
 
 class LaunchPlan:
