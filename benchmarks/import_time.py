@@ -16,7 +16,7 @@ compile every module at each run. numba-cuda runs in ``.bench-venv`` (``benchmar
 is there.
 
 Then the modules ``from cujit import cuda`` imports, cujit's with their self time (median), and the others it
-brings in with theirs. ``tests/test_imports.py`` checks that the disk cache, pickle, hashlib, json and numpy are
+brings in with theirs. ``tests/package/test_imports.py`` checks that the disk cache, pickle, hashlib, json and numpy are
 not among them; ``benchmarks/README.md`` says why each cujit module is there.
 
 Usage: ``.venv/bin/python benchmarks/import_time.py [--runs 10] [--json out.json] [--no-numba]``

@@ -12,6 +12,10 @@
 * ``register_ptx`` (fixture): hand PTX obtained some other way (e.g. from a
   subprocess) to the same assembler check.
 * ``prototypes`` (fixture): parses PTX ``.func``/``.entry`` prototypes.
+* The tests live in one directory per component (compiler/, runtime/, linking/, caching/, package/,
+  cuda_random/); helpers shared between components (programs.py, script_runs.py, link_program_src.py) stay here,
+  and this directory is put on ``sys.path`` so that every test, and every child process given this ``sys.path``,
+  imports them by name. Data files are in data/, the fake libcuda in fake_cuda/.
 """
 
 import functools
@@ -20,6 +24,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 
@@ -27,6 +32,10 @@ import pytest
 
 import cujit  # noqa: F401  (loads the extension before wrapping it)
 from cujit import _core
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+if TESTS_DIR not in sys.path:
+    sys.path.insert(0, TESTS_DIR)
 
 # ----------------------------------------------------------------------------------------------
 # ptxas
@@ -256,7 +265,7 @@ def prototypes():
 
 # ---- a host-side stand-in for libcuda (tests/fake_cuda): the runtime without a GPU ----------------------------
 
-FAKE_DRIVER_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_cuda", "fake_libcuda.c")
+FAKE_DRIVER_SRC = os.path.join(TESTS_DIR, "fake_cuda", "fake_libcuda.c")
 
 
 @pytest.fixture(scope="session")
