@@ -90,9 +90,9 @@ void register_nvrtc(py::module_& m) {
         if (sources.empty()) return;
         std::function<bool()> decide_lto;
         if (!lto) {
-          // lto=None links with LTO when nvJitLink and libNVVM are there and it is not a debug build
-          // (linking.resolve_lto); finding out may load them, which the prefetch's thread does.
-          decide_lto = [debug] { return !debug && lnk::lto_available(); };
+          // lto=None: resolve_lto for CUDA C++; finding out may load nvJitLink and libNVVM, which the
+          // prefetch's thread does.
+          decide_lto = [debug] { return lnk::resolve_lto(std::nullopt, debug, {lnk::InputKind::Cu}); };
         }
         lnk::prefetch_cuda(std::move(sources), {std::move(arch), lto.value_or(false), debug, lineinfo,
                                                 std::move(include_dirs)},
@@ -162,6 +162,21 @@ void register_link_nvjitlink(py::module_& m) {
   py::module_ l = m.def_submodule("link", "nvJitLink: link PTX, cubins, fatbins, objects, libraries and LTO-IR");
   // Loads nvJitLink on a background thread, so the first kernel launch does not wait for it.
   l.def("preload", [] { background::start([] { lnk::nvjitlink_status(); }); });
+  l.def(
+      "resolve_lto",
+      [](std::optional<bool> lto, bool debug, const std::vector<std::string>& kinds) {
+        std::vector<lnk::InputKind> parsed;
+        for (const std::string& name : kinds) {
+          lnk::InputKind k;
+          if (!lnk::parse_input_kind(name, k)) throw py::value_error("unknown link input kind '" + name + "'");
+          parsed.push_back(k);
+        }
+        py::gil_scoped_release nogil;  // may load nvJitLink and libNVVM
+        return lnk::resolve_lto(lto, debug, parsed);
+      },
+      py::arg("lto"), py::arg("debug"), py::arg("kinds"),
+      "Whether a kernel with link inputs of these kinds links with LTO (lto=None: when one is CUDA C++ or "
+      "LTO-IR, not for debug, and nvJitLink and libNVVM are there).");
   l.def("lto_available", &lnk::lto_available, py::call_guard<py::gil_scoped_release>(),
         "Whether kernels can link with link-time optimisation: nvJitLink and libNVVM are found (loads them).");
   l.def("status", [] {

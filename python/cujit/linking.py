@@ -131,9 +131,7 @@ def lto_available():
 def resolve_lto(lto, debug, kinds):
     """Whether a kernel links with LTO: ``lto`` when given; for ``None``, when one of its link inputs'
     ``kinds`` is CUDA C++ or LTO-IR, it is not compiled for debugging, and the tools are there."""
-    if lto is not None:
-        return bool(lto)
-    return not debug and any(kind in ("cu", "ltoir") for kind in kinds) and lto_available()
+    return _core.link.resolve_lto(None if lto is None else bool(lto), bool(debug), list(kinds))
 
 
 def prefetch(items, lto=None, debug=False, lineinfo=False):

@@ -4,6 +4,7 @@
 // architecture into a cubin (or, for inspection of an LTO link, into PTX).
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -52,6 +53,11 @@ const LinkerStatus& nvjitlink_status();
 
 // Whether a kernel can link with link-time optimisation: nvJitLink and libNVVM are found (this loads them).
 bool lto_available();
+
+// Whether a kernel links with LTO: `lto` when given; unset (jit's lto=None), when one of its inputs is CUDA
+// C++ or LTO-IR, it is not built for debugging and lto_available(). The one rule the dispatcher and the
+// NVRTC prefetch follow.
+bool resolve_lto(std::optional<bool> lto, bool debug, const std::vector<InputKind>& kinds);
 
 // The options for `inputs`: -lto iff any LTO-IR input (spec §5.4).
 std::vector<std::string> link_options(const std::vector<LinkInput>& inputs, const LinkOptions& options);

@@ -1,6 +1,7 @@
 // nvJitLink through dlopen (the library found by the toolkit locator): its
 // versioned symbols, the link itself, and errors that carry nvJitLink's log
 // the way numba-cuda shows it.
+#include <algorithm>
 #include <cstdint>
 
 #include "cujit/link.h"
@@ -168,6 +169,14 @@ bool parse_input_kind(const std::string& name, InputKind& out) {
 }
 
 const LinkerStatus& nvjitlink_status() { return loaded().status; }
+
+bool resolve_lto(std::optional<bool> lto, bool debug, const std::vector<InputKind>& kinds) {
+  if (lto) return *lto;
+  if (debug) return false;
+  bool wants = std::any_of(kinds.begin(), kinds.end(),
+                           [](InputKind k) { return k == InputKind::Cu || k == InputKind::LtoIr; });
+  return wants && lto_available();
+}
 
 bool lto_available() {
   return toolkit::library(toolkit::Library::NvJitLink).handle != nullptr &&
