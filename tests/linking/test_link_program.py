@@ -112,3 +112,15 @@ def test_cooperative_declarations_make_cooperative_kernels():
     plain = cuda.jit(src.calls_nonexistent).compile("void(int32[::1])", cc=(8, 0))
     assert compiled.cooperative is True and plain.cooperative is False
     assert _core.link.cubin_has_symbol(compiled.link((8, 0)), compiled.entry)  # with libcudadevrt.a
+
+
+@pytest.mark.parametrize("lto, debug, kinds, expected", [
+    (None, False, ["cu"], True), (None, False, ["ltoir", "ptx"], True), (None, True, ["cu"], False),
+    (None, False, ["ptx", "cubin"], False), (None, False, [], False), (True, True, [], True), (False, False, ["cu"], False),
+])
+def test_lto_none_is_one_rule(lto, debug, kinds, expected):
+    """jit's lto=None, decided in C++ for the dispatcher and for the NVRTC prefetch alike (nvJitLink and
+    libNVVM are installed here, so availability does not decide)."""
+    from cujit import linking
+    assert linking.resolve_lto(lto, debug, kinds) is expected
+    assert _core.link.resolve_lto(lto, debug, kinds) is expected

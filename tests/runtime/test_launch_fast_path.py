@@ -418,3 +418,41 @@ def test_foreign_dtypes(typestr):
     class Foreign:
         __cuda_array_interface__ = {"shape": (5,), "typestr": typestr, "data": (0x1000, False), "version": 3}
     assert typeof(Foreign()).dtype == typeof(np.zeros(1, np.dtype(typestr))).dtype
+
+
+def test_one_contiguity_rule_for_device_arrays_and_launch_types():
+    """DeviceNDArray's layout and contiguity are the C++ rule the launch types use (numpy's: an empty array is
+    contiguous in both orders, length-1 dimensions do not count)."""
+    import numpy as np
+    from cujit.cudadrv.devicearray import _is_contiguous
+    for shape, strides in [((0, 3), (4, 100)), ((3, 1), (4, 100)), ((3, 2), (4, 12)), ((3, 2), (16, 4)),
+                           ((3, 2), (8, 4)), ((1, 1), (7, 9))]:
+        layout = _core.types.array_layout(list(shape), list(strides), 4)
+        c, f = _is_contiguous(shape, strides, 4, "C"), _is_contiguous(shape, strides, 4, "F")
+        assert layout == ("C" if c else "F" if f else "A"), (shape, strides)
+        view = np.lib.stride_tricks.as_strided(np.zeros(64, np.float32), shape, strides)
+        assert (c, f) == (view.flags.c_contiguous, view.flags.f_contiguous), (shape, strides)
+
+
+def test_scalar_typeof_is_the_fast_paths():
+    """typeof of Python and numpy scalars is the launch path's rule, subclasses of int, float and complex typed
+    as their base (numba's typeof dispatches on the class hierarchy)."""
+    import enum
+    import numpy as np
+    import cujit.cudadrv.launch  # noqa: F401  (registers numpy's scalar types with the fast path)
+    from cujit import typeof
+
+    class Flag(enum.IntEnum):
+        ON = 1
+
+    class Ratio(float):
+        pass
+    cases = [(True, "bool"), (7, "int64"), (2**63, "uint64"), (2.5, "float64"), (1j, "complex128"),
+             (np.float32(1), "float32"), (np.int16(1), "int16"), (np.bool_(True), "bool"), (Flag.ON, "int64"),
+             (Ratio(0.5), "float64")]
+    for value, name in cases:
+        assert str(typeof(value)) == name, value
+        assert str(_core.launch.scalar_type(value)) == name, value
+    with pytest.raises(ValueError, match="Int value is too large"):
+        typeof(2**64)
+    assert _core.launch.scalar_type("text") is None
