@@ -160,10 +160,15 @@ NOT_AT_IMPORT = ("cujit.caching", "pickle", "hashlib", "json", "fcntl", "numpy",
 
 
 def _modules_after(program, tmp_path):
-    """The modules loaded after running ``program`` (a file: compiled functions need their source)."""
-    script = tmp_path / "program.py"
-    script.write_text(program + "\nimport sys\nloaded = sorted(sys.modules)\nimport json\nprint(json.dumps(loaded))\n")
-    return set(run([script], cwd=tmp_path))
+    """The modules ``program`` loaded (a file: compiled functions need their source), beyond those the
+    interpreter had already loaded at startup (a site's .pth files may import anything, inspect included)."""
+    def loaded_by(text):
+        script = tmp_path / "program.py"
+        script.write_text("import sys\nat_start = sorted(sys.modules)\n" + text +
+                          "\nat_end = sorted(sys.modules)\nimport json\nprint(json.dumps([at_start, at_end]))\n")
+        at_start, at_end = run([script], cwd=tmp_path)
+        return set(at_end) - set(at_start)
+    return loaded_by(program) - loaded_by("")
 
 
 # What the first compile loads: the source reader and the parser.
