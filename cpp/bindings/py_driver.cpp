@@ -444,28 +444,48 @@ void register_driver(py::module_& m) {
                " '" + m.key() + "'" + (m.loaded() ? "" : " (unloaded)") + ">";
       });
 
+  using CachedKernel = drv::KernelCache::Kernel;
+  auto function_of = [](CachedKernel& kernel, const std::string& entry, drv::Context* ctx, py::object build,
+                        py::object setup, py::object teardown) {
+    drv::Context& c = context_or_current(ctx);
+    auto held = keep(std::move(build));
+    drv::KernelCache::BuildImage image = [held](int major, int minor) {
+      py::gil_scoped_acquire gil;
+      return image_bytes((*held)(py::make_tuple(major, minor)));
+    };
+    drv::ModuleHooks hooks{python_hook(std::move(setup)), python_hook(std::move(teardown))};
+    py::gil_scoped_release release;  // build and hooks take the GIL back when they run
+    return kernel.function(entry, c, image, hooks);
+  };
+  py::class_<CachedKernel, std::shared_ptr<CachedKernel>>(
+      d, "CachedKernel", "One specialisation of a KernelCache: its image per architecture, function per context")
+      .def("function", function_of, py::arg("entry"), py::arg("context"), py::arg("build"),
+           py::arg("setup") = py::none(), py::arg("teardown") = py::none(),
+           "The function in `context` (None: the current one). On first use there: build((major, minor)) gives "
+           "the image (once per architecture), setup(module) runs after the load.")
+      .def(
+          "loaded_function",
+          [](const CachedKernel& kernel, drv::Context* ctx) {
+            return kernel.loaded_in(ctx != nullptr ? ctx->handle() : drv::current_context_handle());
+          },
+          py::arg("context") = nullptr,
+          "The function already loaded in `context` (None: the current one), or None: nothing is built or "
+          "loaded.");
   py::class_<drv::KernelCache>(d, "KernelCache",
                                "One dispatcher's kernels: specialisation -> image per architecture, module and "
                                "function per context (see cujit/kernel_cache.h)")
       .def(py::init<>())
+      .def("kernel", &drv::KernelCache::kernel, py::arg("key"), py::keep_alive<0, 1>(),
+           "The specialisation `key` (a CachedKernel, which keeps this cache and so its modules alive)")
       .def(
           "function",
-          [](drv::KernelCache& cache, const std::string& key, const std::string& entry, drv::Context* ctx,
-             py::object build, py::object setup, py::object teardown) {
-            drv::Context& c = context_or_current(ctx);
-            auto held = keep(std::move(build));
-            drv::KernelCache::BuildImage image = [held](int major, int minor) {
-              py::gil_scoped_acquire gil;
-              return image_bytes((*held)(py::make_tuple(major, minor)));
-            };
-            drv::ModuleHooks hooks{python_hook(std::move(setup)), python_hook(std::move(teardown))};
-            py::gil_scoped_release release;  // build and hooks take the GIL back when they run
-            return cache.function(key, entry, c, image, hooks);
+          [function_of](drv::KernelCache& cache, const std::string& key, const std::string& entry, drv::Context* ctx,
+                        py::object build, py::object setup, py::object teardown) {
+            return function_of(*cache.kernel(key), entry, ctx, std::move(build), std::move(setup),
+                               std::move(teardown));
           },
           py::arg("key"), py::arg("entry"), py::arg("context"), py::arg("build"), py::arg("setup") = py::none(),
-          py::arg("teardown") = py::none(),
-          "The function of specialisation `key` in `context` (None: the current one). On first use there: "
-          "build((major, minor)) gives the image (once per architecture), setup(module) runs after the load.")
+          py::arg("teardown") = py::none(), "kernel(key).function(entry, context, build, setup, teardown)")
       .def("unload", &drv::KernelCache::unload, py::call_guard<py::gil_scoped_release>(),
            "Teardown, then unload, of every module of this cache; returns how many")
       .def_property_readonly("module_count", &drv::KernelCache::module_count)

@@ -29,6 +29,7 @@
 #include "launch_arrays.h"
 #include "launch_cupy.h"
 #include "cujit/driver.h"
+#include "cujit/kernel_cache.h"
 #include "cujit/types.h"
 
 namespace cujit::bindings {
@@ -170,22 +171,16 @@ struct PackOp {
   std::uint32_t slot;  // Complex: the real part's slot, the imaginary part's is the next
 };
 
-struct LoadedFunction {
-  drv::CUcontext context;
-  std::shared_ptr<drv::Function> function;
-  drv::LaunchLimits limits;
-};
-
 // One specialisation as the launch path sees it.
 struct Entry {
   std::vector<KeyWord> key;
   py::object kernel;      // the dispatcher's _Kernel
+  std::shared_ptr<drv::KernelCache::Kernel> native;  // its place in the dispatcher's KernelCache
   bool python_path = false;  // launched by dispatcher._launch_slow (see the file comment)
   bool cooperative = false;
   py::object if_overlap;  // None, or a callable giving the Function of the variant for overlapping arrays
   drv::ArgumentPlan plan;
   std::vector<PackOp> program;
-  std::vector<LoadedFunction> functions;  // per context
 };
 
 // The plan and program for parameters `params` and a key; false when the fast path cannot pack them (the
@@ -237,6 +232,7 @@ class LaunchTable {
     auto e = std::make_shared<Entry>();
     e->key = key;
     e->kernel = kernel;
+    e->native = kernel.attr("_native").cast<std::shared_ptr<drv::KernelCache::Kernel>>();
     std::vector<TypeRef> params;
     for (py::handle t : kernel.attr("argtypes")) params.push_back(t.cast<const Type*>());
     e->cooperative = kernel.attr("cooperative").cast<bool>();
@@ -280,18 +276,11 @@ PyObject* call_python_path(ConfiguredLaunch* self, PyObject* const* args, std::s
   return py::handle(self->dispatcher).attr("_launch_slow")(py::handle(reinterpret_cast<PyObject*>(self)), tuple).release().ptr();
 }
 
-const LoadedFunction& function_here(Entry& e) {
-  drv::CUcontext ctx = drv::current_context_handle();
-  for (LoadedFunction& f : e.functions)
-    if (f.context == ctx && f.function->module().loaded()) return f;
-  // First use in this context, or its module was unloaded since: the kernel loads it (setup callbacks run).
-  auto fn = e.kernel.attr("function")().cast<std::shared_ptr<drv::Function>>();
-  ctx = fn->context().handle();
-  LoadedFunction loaded{ctx, fn, drv::LaunchLimits::for_function(*fn)};
-  for (LoadedFunction& f : e.functions)
-    if (f.context == ctx) return f = loaded;
-  e.functions.push_back(loaded);
-  return e.functions.back();
+// The kernel's function in the current context, from the KernelCache that owns it; on its first use there (or
+// after its module was unloaded) the kernel loads it, and setup callbacks run.
+std::shared_ptr<drv::Function> function_here(Entry& e) {
+  if (std::shared_ptr<drv::Function> fn = e.native->loaded_in(drv::current_context_handle())) return fn;
+  return e.kernel.attr("function")().cast<std::shared_ptr<drv::Function>>();
 }
 
 // An array whose producer names a GPU (DLPack, CuPy, PyTorch) must be on the kernel's.
@@ -358,9 +347,7 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
     if (!e) e = self->table->add(in.key, kernel);
   }
   if (e->python_path) return call_python_path(self, args, n);
-  const LoadedFunction& loaded = function_here(*e);
-  std::shared_ptr<drv::Function> fn = loaded.function;
-  drv::LaunchLimits limits = loaded.limits;
+  std::shared_ptr<drv::Function> fn = function_here(*e);
   for (const ArrayValue& a : in.arrays) check_array_device(a, fn->context().device_id());
   for (std::uintptr_t producer : in.producer_streams) drv::order_after(self->config.stream, producer);
   clock.lap(kFindKernel);
@@ -414,10 +401,7 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
       }
     }
   }
-  if (!e->if_overlap.is_none() && arrays_overlap(in)) {
-    fn = e->if_overlap().cast<std::shared_ptr<drv::Function>>();
-    limits = drv::LaunchLimits::for_function(*fn);
-  }
+  if (!e->if_overlap.is_none() && arrays_overlap(in)) fn = e->if_overlap().cast<std::shared_ptr<drv::Function>>();
   drv::LaunchConfig config = self->config;
   config.cooperative = e->cooperative;
   clock.lap(kPack);
@@ -427,7 +411,7 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
       PyThreadState* state = PyEval_SaveThread();
       ~Release() { PyEval_RestoreThread(state); }
     } release;
-    drv::launch_function(*fn, config, limits, pointers);
+    drv::launch_function(*fn, config, pointers);
   }
   clock.lap(kDriverLaunch);
   if (profiling()) ++profiled_launches;

@@ -27,13 +27,6 @@ def _caching():
     return caching
 
 
-def _current_context_handle():
-    from cujit._core import driver
-    global _current_context_handle
-    _current_context_handle = lambda: driver.current_context().handle  # noqa: E731  (bound once, then direct)
-    return _current_context_handle()
-
-
 class KernelCode:
     """A specialisation's code, made from its one optimised module: PTX, or LTO-IR for the compile's cc; and the
     optimised LLVM IR (for inspect_llvm)."""
@@ -67,9 +60,8 @@ class _Kernel:
         self.cooperative = cooperative  # a declaration it reaches needs a cooperative launch
         self.exceptions = tuple(exceptions)
         self._plan = None
-        self._cache = cache  # the dispatcher's C++ KernelCache: images, modules and functions
-        self._key = f"{next(_specialisations)}:{self.entry}"
-        self._functions = {}  # context handle -> Function: the launch path's lookup, checked still loaded
+        # Its place in the dispatcher's C++ KernelCache, the one owner of its images, modules and functions.
+        self._native = cache.kernel(f"{next(_specialisations)}:{self.entry}")
         # For kernels compiled with noalias array data (see _compile_signature): a callable giving the
         # function of the variant without it, launched instead when two array arguments overlap.
         self.if_overlap = None
@@ -99,17 +91,16 @@ class _Kernel:
     def function(self):
         """The CUfunction of this kernel in the current context, loaded on first use there (setup callbacks
         run then) and again after its module was unloaded (a context reset, ``unload()``)."""
-        fn = self._functions.get(_current_context_handle())
-        if fn is not None and fn.loaded:
+        fn = self._native.loaded_function()
+        if fn is not None:
             return fn
         from cujit.cudadrv import devices, modules
         context = devices.current_context()
         setup, teardown = modules.hooks_for(self.link_inputs())
-        fn = self._cache.function(self._key, self.entry, context._native, self._image, setup, teardown)
+        fn = self._native.function(self.entry, context._native, self._image, setup, teardown)
         carveout = self.options_carveout
         if carveout is not None:
             fn.preferred_shared_memory_carveout = carveout
-        self._functions[context.handle] = fn
         return fn
 
     def link_inputs(self):

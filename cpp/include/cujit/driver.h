@@ -257,6 +257,19 @@ struct FunctionAttributes {
   int max_dynamic_shared_size_bytes = 0;
 };
 
+class Function;
+
+// What a launch may ask for; the defaults hold on every GPU cujit supports.
+struct LaunchLimits {
+  std::array<std::int64_t, 3> max_grid{2147483647, 65535, 65535};
+  std::array<std::int64_t, 3> max_block{1024, 1024, 64};
+  std::int64_t max_threads_per_block = 1024;  // the kernel's, when known (registers, launch bounds)
+  std::int64_t max_shared_per_block = 48 * 1024;  // opt-in maximum, static + dynamic
+  std::int64_t static_shared = 0;
+  static LaunchLimits for_device(const DeviceInfo& device);
+  static LaunchLimits for_function(const Function& fn);
+};
+
 class LoadedModule;
 
 // A kernel of a loaded module, resolved for the module's context.
@@ -266,6 +279,9 @@ class Function {
   CUfunction handle() const { return handle_; }
   const std::string& name() const { return name_; }
   const FunctionAttributes& attributes() const { return attributes_; }
+  // Its launch limits (the device's, with the kernel's threads per block and static shared memory), read
+  // once when it is resolved.
+  const LaunchLimits& limits() const { return limits_; }
   // How many blocks of `block_size` threads (and `shared_mem` dynamic shared bytes) one multiprocessor runs at once.
   int max_active_blocks_per_multiprocessor(int block_size, std::size_t shared_mem) const;
   LoadedModule& module() const { return *module_; }
@@ -284,6 +300,7 @@ class Function {
   std::string name_;
   FunctionAttributes attributes_;
   std::atomic<int> dynamic_shared_limit_;
+  LaunchLimits limits_;
 };
 
 class ModuleLoader;
@@ -472,26 +489,14 @@ struct LaunchConfig {
   bool cooperative = false;
 };
 
-// What a launch may ask for; the defaults hold on every GPU cujit supports.
-struct LaunchLimits {
-  std::array<std::int64_t, 3> max_grid{2147483647, 65535, 65535};
-  std::array<std::int64_t, 3> max_block{1024, 1024, 64};
-  std::int64_t max_threads_per_block = 1024;  // the kernel's, when known (registers, launch bounds)
-  std::int64_t max_shared_per_block = 48 * 1024;  // opt-in maximum, static + dynamic
-  std::int64_t static_shared = 0;
-  static LaunchLimits for_device(const DeviceInfo& device);
-  static LaunchLimits for_function(const Function& fn);
-};
-
 // Throws DriverError{LaunchConfig} naming the problem; the message starts
 // with CUDA_ERROR_INVALID_VALUE, which is what the driver would have said.
 void validate_launch_config(const LaunchConfig& config, const LaunchLimits& limits, const std::string& kernel = {});
 
 // Launches `fn` in its context, which the caller has made current: checks that its module is still loaded and
-// the configuration against `limits` (LaunchLimits::for_function(fn), which callers may keep), raises the
-// kernel's dynamic shared memory limit when asked for more, then cuLaunchKernel (or the cooperative launch)
-// with `params`, one pointer per kernel parameter.
-void launch_function(Function& fn, const LaunchConfig& config, const LaunchLimits& limits, void** params);
+// the configuration against its limits, raises the kernel's dynamic shared memory limit when asked for more,
+// then cuLaunchKernel (or the cooperative launch) with `params`, one pointer per kernel parameter.
+void launch_function(Function& fn, const LaunchConfig& config, void** params);
 
 // Packs arguments by its plan and launches.
 class KernelLauncher {

@@ -28,14 +28,38 @@ class KernelCache {
   // The image (a cubin) for a device of compute capability (major, minor); may call back into Python.
   using BuildImage = std::function<std::string(int major, int minor)>;
 
+  // One specialisation: its image per architecture and its module and function per context. The one place a
+  // kernel's function in a context is kept: the launch paths ask it.
+  class Kernel {
+   public:
+    explicit Kernel(std::string module_key) : module_key_(std::move(module_key)) {}
+    // The function (symbol `entry`) in `ctx`, built and loaded on first use there. `build` and `hooks` are
+    // used only when an image or a load is needed (they are not kept beyond the module they load). Throws
+    // what building, loading or setup throw; the next call tries again.
+    std::shared_ptr<Function> function(const std::string& entry, Context& ctx, const BuildImage& build,
+                                       const ModuleHooks& hooks);
+    // The function already loaded in `ctx` (its module still loaded), or null: no driver call, no build,
+    // never waits for one.
+    std::shared_ptr<Function> loaded_in(CUcontext ctx) const;
+    const std::string& module_key() const { return module_key_; }
+
+   private:
+    friend class KernelCache;
+    const std::string module_key_;
+    std::mutex build_mutex_;  // held while building and loading: one of each at a time
+    std::map<std::pair<int, int>, std::string> images_;
+    mutable std::mutex functions_mutex_;  // the per-context table, read by launches while another builds
+    std::map<CUcontext, std::shared_ptr<Function>> functions_;
+  };
+
   KernelCache();
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
   ~KernelCache();
 
-  // The function of specialisation `key` (whose kernel symbol is `entry`) in `ctx`, built and loaded on
-  // first use there. `build` and `hooks` are used only when an image or a load is needed (they are not kept
-  // beyond the module they load). Throws what building, loading or setup throw; the next call tries again.
+  // The specialisation `key`, made on first use.
+  std::shared_ptr<Kernel> kernel(const std::string& key);
+  // kernel(key)->function(...).
   std::shared_ptr<Function> function(const std::string& key, const std::string& entry, Context& ctx,
                                      const BuildImage& build, const ModuleHooks& hooks);
   // Teardown, then unload, of every module of this cache in every context; returns how many. Images stay:
@@ -47,18 +71,11 @@ class KernelCache {
   std::size_t images_built() const;
 
  private:
-  struct Specialisation {
-    std::mutex mutex;  // held while building and loading: one of each at a time
-    std::string module_key;
-    std::map<std::pair<int, int>, std::string> images;
-    std::map<CUcontext, std::shared_ptr<Function>> functions;
-  };
-  std::shared_ptr<Specialisation> specialisation(const std::string& key);
-  std::vector<std::shared_ptr<Specialisation>> all() const;  // a snapshot
+  std::vector<std::shared_ptr<Kernel>> all() const;  // a snapshot
 
   const std::string prefix_;  // unique per cache: module keys of two caches never meet
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<Specialisation>> specialisations_;
+  std::map<std::string, std::shared_ptr<Kernel>> kernels_;
 };
 
 }  // namespace cujit::driver

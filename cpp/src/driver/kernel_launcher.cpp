@@ -253,13 +253,13 @@ void KernelLauncher::check_buffer(const ArgumentBuffer& args) const {
                  "plan has " + std::to_string(plan_.buffer_size()) + ")");
 }
 
-void launch_function(Function& fn, const LaunchConfig& config, const LaunchLimits& limits, void** params) {
+void launch_function(Function& fn, const LaunchConfig& config, void** params) {
   if (!fn.module().loaded())
     throw DriverError(DriverErrorKind::Driver,
                       "CUDA_ERROR_INVALID_HANDLE: kernel '" + fn.name() + "' belongs to module '" +
                           fn.module().key() + "', which has been unloaded",
                       400, "CUDA_ERROR_INVALID_HANDLE", "cuLaunchKernel");
-  validate_launch_config(config, limits, fn.name());
+  validate_launch_config(config, fn.limits(), fn.name());
   if (config.shared_mem > 0) fn.ensure_dynamic_shared_memory(config.shared_mem);
   driver_launch(fn.handle(), config, params);
 }
@@ -267,7 +267,7 @@ void launch_function(Function& fn, const LaunchConfig& config, const LaunchLimit
 void KernelLauncher::launch(Function& fn, const LaunchConfig& config, ArgumentBuffer& args) const {
   check_buffer(args);
   detail::ensure_current(fn.context());
-  launch_function(fn, config, LaunchLimits::for_function(fn), args.params());
+  launch_function(fn, config, args.params());
 }
 
 void KernelLauncher::launch(CUfunction fn, const LaunchConfig& config, ArgumentBuffer& args) const {

@@ -72,7 +72,9 @@ std::pair<LoadedModule::Kind, void*> driver_load(std::string_view image) {
 
 Function::Function(LoadedModule* module, CUfunction handle, std::string name, FunctionAttributes attributes)
     : module_(module), handle_(handle), name_(std::move(name)), attributes_(attributes),
-      dynamic_shared_limit_(attributes.max_dynamic_shared_size_bytes) {}
+      dynamic_shared_limit_(attributes.max_dynamic_shared_size_bytes) {
+  limits_ = LaunchLimits::for_function(*this);
+}
 
 Context& Function::context() const { return module_->context(); }
 
