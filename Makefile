@@ -43,6 +43,7 @@ lint: setup
 
 test-cpp:
 	@$(BUILD_DIR)/cujit_cpp_tests --gtest_brief=1
+	@$(BUILD_DIR)/cujit_compiler_tests --gtest_brief=1
 	@$(BUILD_DIR)/cujit_runtime_tests --gtest_brief=1
 	@$(BUILD_DIR)/cujit_cache_tests --gtest_brief=1
 
