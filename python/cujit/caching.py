@@ -596,28 +596,29 @@ def _headers(source, name, include_dirs, found, depth=0):
                 break
 
 
-def nvrtc_key(made, arch, lto, debug, lineinfo, include_dirs):
+def nvrtc_key(made, arch, lto, options, include_dirs):
     headers = {}
     _headers(made.data, made.name, include_dirs, headers)
-    return digest("nvrtc", toolchain_id(), content_hash(made), made.name, arch, lto, debug, lineinfo,
+    return digest("nvrtc", toolchain_id(), content_hash(made), made.name, arch, lto, options.debug, options.lineinfo,
                   list(include_dirs), sorted((p, hashlib.blake2b(c, digest_size=16).hexdigest())
                                              for p, c in headers.items()))
 
 
-def precompiled_sources(link_inputs, arch, lto, debug, lineinfo):
+def precompiled_sources(link_inputs, arch, lto, options):
     """``link_inputs`` with each CUDA C++ source replaced by NVRTC's result for ``arch`` (LTO-IR with ``lto``,
-    else PTX), from the disk cache or compiled now and written there."""
+    else PTX; the debug and lineinfo of the CompileOptions ``options``), from the disk cache or compiled now and
+    written there."""
     include_dirs = linking.nvrtc_include_dirs()
     out = []
     for made in link_inputs:
         if made.kind != "cu":
             out.append(made)
             continue
-        key = nvrtc_key(made, arch, bool(lto), bool(debug), bool(lineinfo), include_dirs)
+        key = nvrtc_key(made, arch, bool(lto), options, include_dirs)
         code = get("nvrtc", key)
         if code is None:
             telemetry.count("nvrtc cache misses")
-            code = linking.compile_cuda_source(made, arch, lto, debug=debug, lineinfo=lineinfo)
+            code = linking.compile_cuda_source(made, arch, lto, options)
             code = code if isinstance(code, bytes) else code.encode()
             put("nvrtc", key, code)
         else:

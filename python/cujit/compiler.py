@@ -124,6 +124,14 @@ def _checked_abi_name(name):
     return name
 
 
+def for_cc(options, cc):
+    """A copy of the checked ``options`` for compute capability ``cc`` (checked too)."""
+    out = options.copy()
+    out.cc = normalize_cc(cc)
+    _core.resolve_arch(out.cc)
+    return out
+
+
 def python_function(pyfunc, api="compile"):
     """The Python function to compile: `pyfunc` itself, or the function a ``@cuda.jit`` dispatcher wraps."""
     if getattr(type(pyfunc), "_cujit_dispatcher", False):
@@ -229,13 +237,14 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
     """
     cc = normalize_cc(cc)
     links = pyfunc._links() if getattr(type(pyfunc), "_cujit_dispatcher", False) else ()
-    code, typed = _compile_prepared(*_prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
-                                              output, forceinline, launch_bounds), output, links)
+    pyfunc, signature, options = _prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
+                                          output, forceinline, launch_bounds)
+    code, typed = _compile_prepared(pyfunc, signature, options, output, links)
     codes = [code]
     arch = linking.arch_for(cc if len(cc) > 2 else cc + ("",))  # the cc asked for, without numba's "a" default
     for item in typed.link_inputs:
         if item.kind == "cu":
-            compiled = linking.compile_cuda_source(item, arch, lto=output == "ltoir", debug=debug, lineinfo=lineinfo)
+            compiled = linking.compile_cuda_source(item, arch, output == "ltoir", options)
             codes.append(LinkableCode.class_for_kind(output)(compiled, name=item.name))
         else:
             codes.append(LinkableCode.class_for_kind(item.kind)(item.data, name=item.name))

@@ -13,7 +13,7 @@ import time
 import weakref
 
 from cujit import _core, aot_bundles, linking, telemetry, toolkit
-from cujit.compiler import (compile_typed, make_options, normalize_cc, normalize_inline, parse_signature,
+from cujit.compiler import (compile_typed, for_cc, make_options, normalize_cc, normalize_inline, parse_signature,
                             type_function)
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
@@ -169,11 +169,10 @@ class _Kernel:
         cached = self.disk_key is not None and arch == self.disk_arch
         if cached and self._cached_cubin is not None:  # linked when it was compiled, to write the entry
             return self._cached_cubin
-        inputs = _caching().precompiled_sources(self.typed.link_inputs, arch, self.lto, self.options.debug,
-                                                self.options.lineinfo) if cached else None
-        cubin = linking.link_kernel(self.own_code(cc), self.typed, cc, lto=self.lto, debug=self.options.debug,
-                                    lineinfo=self.options.lineinfo, max_registers=self.options_max_registers,
-                                    inputs=inputs)
+        inputs = _caching().precompiled_sources(self.typed.link_inputs, arch, self.lto,
+                                                self.options) if cached else None
+        cubin = linking.link_kernel(self.own_code(cc), self.typed, cc, self.options, lto=self.lto,
+                                    max_registers=self.options_max_registers, inputs=inputs)
         if cached:
             self._cached_cubin = cubin
             with telemetry.stage("cache write"):
@@ -255,11 +254,12 @@ class CUDADispatcher:
     _cujit_dispatcher = True  # how the compiler recognises dispatchers without importing this module
     _cujit_callee = True      # and how typing calls _type_for_caller
 
-    def __init__(self, pyfunc, device, options):
+    def __init__(self, pyfunc, device, options, compile_options):
         functools.update_wrapper(self, pyfunc)
         self.py_func = pyfunc
         self.device = device
         self.targetoptions = dict(options)
+        self._compile_options = compile_options  # jit's options, checked once (make_options); cc set per compile
         self.overloads = {}
         self.specialized = False
         self.specializations = {}
@@ -334,11 +334,7 @@ class CUDADispatcher:
 
     # -- compilation -------------------------------------------------------------------------
     def _options(self, cc=None):
-        o = self.targetoptions
-        return make_options(device=self.device, abi="numba", abi_info=None, cc=cc,
-                            fastmath=o.get("fastmath", False), opt=o.get("opt"), debug=o.get("debug"),
-                            lineinfo=o.get("lineinfo", False), launch_bounds=o.get("launch_bounds"),
-                            forceinline=o.get("forceinline", False), inline=o.get("inline", "never"))
+        return for_cc(self._compile_options, cc)
 
     @staticmethod
     def _current_cc():
@@ -512,7 +508,7 @@ class CUDADispatcher:
         key = (self._current_cc(), argtypes)
         spec = self.specializations.get(key)
         if spec is None:
-            spec = CUDADispatcher(self.py_func, self.device, self.targetoptions)
+            spec = CUDADispatcher(self.py_func, self.device, self.targetoptions, self._compile_options)
             spec.compile(argtypes)
             spec._can_compile = False
             spec.specialized = True
@@ -684,15 +680,19 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto),
                    inline=normalize_inline(inline), forceinline=bool(forceinline), launch_bounds=launch_bounds,
                    cache=cache, shared_memory_carveout=_carveout(shared_memory_carveout))
+    # The compile options, checked once here (numba-cuda warns about debug with opt at decoration too).
+    compile_options = make_options(device=device, abi="numba", abi_info=None, cc=None,
+                                   fastmath=kws.get("fastmath", False), opt=opt, debug=debug, lineinfo=lineinfo,
+                                   launch_bounds=launch_bounds, forceinline=forceinline, inline=options["inline"])
     # (a device function's items are linked by its callers, with their options: the default ones assumed).
     # Not for cached kernels: their NVRTC results come from the disk cache, or none is needed on a hit.
     if not cache_wanted(cache):
-        linking.prefetch(link, None if device else options["lto"], debug=debug, lineinfo=lineinfo)
+        linking.prefetch(link, None if device else options["lto"], compile_options)
     elif not device:
         _caching().prepare()
 
     def wrap(pyfunc, sigs=()):
-        dispatcher = CUDADispatcher(pyfunc, device, options)
+        dispatcher = CUDADispatcher(pyfunc, device, options, compile_options)
         for sig in sigs:
             dispatcher.compile(sig)
         if sigs and not device:

@@ -134,10 +134,10 @@ def resolve_lto(lto, debug, kinds):
     return _core.link.resolve_lto(None if lto is None else bool(lto), bool(debug), list(kinds))
 
 
-def prefetch(items, lto=None, debug=False, lineinfo=False):
+def prefetch(items, lto=None, options=None):
     """Starts NVRTC on the CUDA C++ among ``items`` (a declaration's or kernel's ``link=``) on a native thread,
-    with the options a kernel linking them will use, when a context is current (its device gives the
-    architecture). The sources are read here; the compile needs no Python thread and no GIL, so it starts at
+    with the options a kernel linking them will use (``options``, its CompileOptions: debug and lineinfo; None
+    for the defaults), when a context is current (its device gives the architecture). The sources are read here; the compile needs no Python thread and no GIL, so it starts at
     once. Nothing happens without a context or CUDA C++; errors are left to the link, which meets them again."""
     sources = [item for item in items if check_item(item) == "cu"]
     if not sources or config.cache_wanted(False):
@@ -152,8 +152,9 @@ def prefetch(items, lto=None, debug=False, lineinfo=False):
         return
     # lto=None is resolved as resolve_lto does, on the prefetch's thread: finding out whether nvJitLink and
     # libNVVM are there may load them, which need not hold up the caller
-    _core.nvrtc.prefetch(made, arch, lto=None if lto is None else bool(lto), debug=bool(debug),
-                         lineinfo=bool(lineinfo), include_dirs=nvrtc_include_dirs())
+    debug, lineinfo = (options.debug, options.lineinfo) if options is not None else (False, False)
+    _core.nvrtc.prefetch(made, arch, lto=None if lto is None else bool(lto), debug=debug, lineinfo=lineinfo,
+                         include_dirs=nvrtc_include_dirs())
 
 
 def warn_nvrtc_logs(logs):
@@ -161,26 +162,27 @@ def warn_nvrtc_logs(logs):
         warnings.warn(f"NVRTC log messages: {log}", UserWarning, stacklevel=4)
 
 
-def link_kernel(own, typed, cc, lto=False, debug=False, lineinfo=False, max_registers=None, inputs=None):
+def link_kernel(own, typed, cc, options, lto=False, max_registers=None, inputs=None):
     """Links a kernel's own code (``own``: a ``_core.LinkInput`` of its PTX or LTO-IR) with every input its
-    typed function collected (or ``inputs`` standing for them), for the device of ``cc``; returns the cubin
-    (bytes), checked for the kernel."""
+    typed function collected (or ``inputs`` standing for them), for the device of ``cc``, with the debug and
+    lineinfo of its CompileOptions ``options``; returns the cubin (bytes), checked for the kernel."""
     inputs = list(typed.link_inputs if inputs is None else inputs)
     if typed.cooperative:
         inputs.append(link_input(toolkit.cudadevrt_path()))
-    result = _core.link.link_program(own, inputs, arch_for(cc), lto=lto, debug=debug,
-                                     lineinfo=lineinfo, max_registers=int(max_registers or 0),
+    result = _core.link.link_program(own, inputs, arch_for(cc), lto=lto, debug=options.debug,
+                                     lineinfo=options.lineinfo, max_registers=int(max_registers or 0),
                                      include_dirs=nvrtc_include_dirs(), entry=typed.symbol,
                                      externs=list(typed.externs))
     warn_nvrtc_logs(result["nvrtc_logs"])
     return result["cubin"]
 
 
-def compile_cuda_source(made, arch, lto, debug=False, lineinfo=False):
-    """A CUDA C++ link input (``made.kind == "cu"``) compiled by NVRTC for ``arch``: PTX (str) or, with
-    ``lto``, LTO-IR (bytes); NVRTC's log, when it compiled now, as the usual warning."""
-    code, log, cached = _core.nvrtc.compile(made.data, made.name, arch, lto=lto, debug=bool(debug),
-                                            lineinfo=bool(lineinfo), include_dirs=nvrtc_include_dirs())
+def compile_cuda_source(made, arch, lto, options):
+    """A CUDA C++ link input (``made.kind == "cu"``) compiled by NVRTC for ``arch``, with the debug and lineinfo
+    of the CompileOptions ``options``: PTX (str) or, with ``lto``, LTO-IR (bytes); NVRTC's log, when it
+    compiled now, as the usual warning."""
+    code, log, cached = _core.nvrtc.compile(made.data, made.name, arch, lto=lto, debug=options.debug,
+                                            lineinfo=options.lineinfo, include_dirs=nvrtc_include_dirs())
     if log and not cached:
         warn_nvrtc_logs([(made.name, log)])
     return code
