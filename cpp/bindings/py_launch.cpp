@@ -105,7 +105,8 @@ class ReadingLease {
 }  // namespace
 
 // numba's typeof of a scalar: bool, int (int64, or uint64 from 2**63; larger is a ValueError), float,
-// complex (and their subclasses, as numba's typeof dispatches on them), and the numpy scalar types registered with their dtype's type; null for any other object.
+// complex (and their subclasses, as numba's typeof dispatches on them), and the numpy scalar types registered
+// with their dtype's type; null for any other object.
 TypeRef scalar_type(PyObject* obj) {
   if (PyBool_Check(obj)) return types::boolean();
   if (PyLong_Check(obj)) {
@@ -657,8 +658,8 @@ void register_launch(py::module_& m) {
           std::optional<drv::ArgSlot> slot = slot_for(leaf.type);
           py::object spec = py::none();
           if (slot && leaf.role != types::ArgumentLeaf::Role::OptionalFlag) spec = slot_spec(*slot);
-          out.append(py::make_tuple(py::cast(leaf.type, py::return_value_policy::reference), py::tuple(py::cast(leaf.path)),
-                                    roles[static_cast<int>(leaf.role)], spec));
+          out.append(py::make_tuple(py::cast(leaf.type, py::return_value_policy::reference),
+                                    py::tuple(py::cast(leaf.path)), roles[static_cast<int>(leaf.role)], spec));
         }
         return out;
       },

@@ -677,7 +677,8 @@ class Evaluator {
   // "; did you mean 'float32'?" for a name within a few edits of known ones (at most three, closest first).
   static std::string suggestion(const std::string& name) {
     std::vector<std::string> known = types::scalar_names();
-    for (const char* extra : {"UniTuple", "Tuple", "CPointer", "Array", "None", "True", "False"}) known.push_back(extra);
+    for (const char* extra : {"UniTuple", "Tuple", "CPointer", "Array", "None", "True", "False"})
+      known.push_back(extra);
     const size_t allowed = std::max<size_t>(1, name.size() / 3);
     std::vector<std::pair<size_t, std::string>> close;
     for (const std::string& candidate : known) {
@@ -700,7 +701,8 @@ class Evaluator {
       for (size_t j = 1; j <= b.size(); ++j) {
         size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
         d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
       }
     }
     return d[a.size()][b.size()];
