@@ -147,16 +147,6 @@ def type_function(pyfunc, signature, options, links=()):
                                signature.return_type, options, options, list(links))
 
 
-def compile_function(pyfunc, signature, options, keep_llvm_ir=False, check_limits=False, links=()):
-    """Types and compiles `pyfunc`; returns (ptx, llvm_ir, typed function). With `check_limits` (kernels that
-    will be loaded), limits every device has fail here rather than at load time."""
-    typed = type_function(pyfunc, signature, options, links)
-    if check_limits and options.kernel:
-        _core.check_static_shared_memory(typed)
-    ptx, llvm_ir = compile_typed(typed, options, "ptx", keep_llvm_ir)
-    return ptx, llvm_ir, typed
-
-
 def compile_typed(typed, options, output, keep_llvm_ir=False):
     """A typed function's code, lowered and optimised once: PTX (str) or LTO-IR (bytes); and its optimised
     LLVM IR when `keep_llvm_ir`."""
@@ -218,11 +208,8 @@ def _prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_i
 def _compile_prepared(pyfunc, signature, options, output, links=()):
     """The function's own code (PTX str, or LTO-IR bytes from the same optimised module) and its typing;
     `links`: its own link inputs (a dispatcher's ``link=``)."""
-    if output == "ltoir":
-        typed = type_function(pyfunc, signature, options, links)
-        return compile_typed(typed, options, "ltoir")[0], typed
-    ptx, _, typed = compile_function(pyfunc, signature, options, links=links)
-    return ptx, typed
+    typed = type_function(pyfunc, signature, options, links)
+    return compile_typed(typed, options, output)[0], typed
 
 
 def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,

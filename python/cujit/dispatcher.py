@@ -13,8 +13,7 @@ import time
 import weakref
 
 from cujit import _core, aot_bundles, linking, telemetry, toolkit
-from cujit.compiler import (compile_typed, for_cc, make_options, normalize_cc, normalize_inline, parse_signature,
-                            type_function)
+from cujit.compiler import compile_typed, for_cc, make_options, normalize_inline, parse_signature, type_function
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
 from cujit.errors import TypingError
@@ -154,11 +153,9 @@ class _Kernel:
         """This kernel's code as a link input for a device of ``cc``: its PTX, or LTO-IR compiled for ``cc``."""
         if not self.lto:
             return _core.LinkInput("ptx", self.ptx, "<cudapy-ptx>")
-        code = self._code()
-        if code.ltoir is not None and normalize_cc(cc) == normalize_cc(self.options.cc):
+        code, options = self._code(), for_cc(self.options, cc)
+        if code.ltoir is not None and options.cc == self.options.cc:  # the compile's own cc: its LTO-IR
             return _core.LinkInput("ltoir", code.ltoir, "<cudapy-ltoir>")
-        options = self.options.copy()
-        options.cc = tuple(cc)
         return _core.LinkInput("ltoir", compile_typed(self.typed, options, "ltoir")[0], "<cudapy-ltoir>")
 
     def link(self, cc):
@@ -306,8 +303,8 @@ class CUDADispatcher:
         options.from_dispatcher = True
         options.fastmath = bool(self.targetoptions.get("fastmath", options.fastmath))
         # Inlining is the callee's own choice, not its caller's.
-        options.forceinline = bool(self.targetoptions.get("forceinline"))
-        options.inline_always = self.targetoptions.get("inline") == "always"
+        options.forceinline = self._compile_options.forceinline
+        options.inline_always = self._compile_options.inline_always
         key = (tuple(argtypes), options.key())
         with self._lock:
             typed = self._typed.get(key)

@@ -137,8 +137,9 @@ def resolve_lto(lto, debug, kinds):
 def prefetch(items, lto=None, options=None):
     """Starts NVRTC on the CUDA C++ among ``items`` (a declaration's or kernel's ``link=``) on a native thread,
     with the options a kernel linking them will use (``options``, its CompileOptions: debug and lineinfo; None
-    for the defaults), when a context is current (its device gives the architecture). The sources are read here; the compile needs no Python thread and no GIL, so it starts at
-    once. Nothing happens without a context or CUDA C++; errors are left to the link, which meets them again."""
+    for the defaults), when a context is current (its device gives the architecture). The sources are read
+    here; the compile needs no Python thread and no GIL, so it starts at once. Nothing happens without a
+    context or CUDA C++; errors are left to the link, which meets them again."""
     sources = [item for item in items if check_item(item) == "cu"]
     if not sources or config.cache_wanted(False):
         return  # (with every kernel cached, NVRTC results come from the disk cache)
