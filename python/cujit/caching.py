@@ -599,9 +599,9 @@ def _headers(source, name, include_dirs, found, depth=0):
 def nvrtc_key(made, arch, lto, options, include_dirs):
     headers = {}
     _headers(made.data, made.name, include_dirs, headers)
+    header_hashes = sorted((p, hashlib.blake2b(c, digest_size=16).hexdigest()) for p, c in headers.items())
     return digest("nvrtc", toolchain_id(), content_hash(made), made.name, arch, lto, options.debug,
-                  options.lineinfo, list(include_dirs), sorted((p, hashlib.blake2b(c, digest_size=16).hexdigest())
-                                             for p, c in headers.items()))
+                  options.lineinfo, list(include_dirs), header_hashes)
 
 
 def precompiled_sources(link_inputs, arch, lto, options):
