@@ -29,8 +29,9 @@ $(VENV)/.stamp: pyproject.toml
 	@$(VPY) -m pip install -q -r $(VENV)/requirements.txt
 	@touch $@
 
+# One build at a time in a checkout (the venv's editable install is shared): a second waits on the lock.
 build: setup
-	@$(VPY) -m pip install -q --no-build-isolation --no-deps -e . \
+	@mkdir -p build && flock build/.lock $(VPY) -m pip install -q --no-build-isolation --no-deps -e . \
 	  -Cbuild-dir=$(BUILD_DIR) -Ccmake.build-type=Release
 
 test: build
