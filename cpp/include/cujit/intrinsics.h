@@ -55,6 +55,8 @@ struct CallTypes {
 
 using Typer = std::function<std::optional<OpSignature>(const std::vector<TypeRef>& args)>;
 using Lowerer = std::function<llvm::Value*(Emitter& em, std::vector<llvm::Value*> args, const CallTypes& types)>;
+// Why arguments the typer refused do not fit ("Expected 2 indices, got a scalar"); "" when it cannot say.
+using Explainer = std::function<std::string(const std::vector<TypeRef>& args)>;
 
 struct Intrinsic {
   enum class Kind { Function, Value, Method };
@@ -68,6 +70,7 @@ struct Intrinsic {
   Lowerer lower;  // empty: lowering lowers it from the expression (cuda.shared.array...)
   // Kernels reaching it link libcudadevrt and launch cooperatively (cuda.cg).
   bool cooperative = false;
+  Explainer explain{};  // optional: appended to the "No implementation of ..." typing error
 };
 
 // The entry for `name`, or nullptr.

@@ -111,6 +111,9 @@ struct Stmt {
   std::vector<ExprPtr> range_args;  // ForRange: start, stop, step as written (1-3)
   std::vector<StmtPtr> body;
   std::vector<StmtPtr> orelse;
+  // ForRange from `for x in literal_unroll(t)`: its body starts `x = $t[$index]`; typing versions the body per
+  // element of a heterogeneous tuple t (typing/literal_unroll.cpp) and clears the mark.
+  bool literal_unroll = false;
 
   // Filled in by typing.
   TypeRef range_type = nullptr;  // ForRange: the index type

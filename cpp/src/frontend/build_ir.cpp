@@ -332,6 +332,10 @@ class IrBuilder {
     if (iter.type == "Call") callee = build_expr(*iter.node("func"));
     bool is_range = callee && callee->kind == ExprKind::Global &&
                     callee->global.kind == ir::GlobalValue::Kind::Builtin && callee->global.name == "range";
+    if (callee && is_builtin(*callee, "cuda.literal_unroll")) {
+      build_literal_unroll(n, iter, out);
+      return;
+    }
     if (!is_range) {
       build_for_each(n, out);
       return;
@@ -371,8 +375,8 @@ class IrBuilder {
   // for x in <iterable>:  ->  $seq = <iterable>; for $k in range(len($seq)): x = $seq[$k]; ...
   // enumerate(it[, start]) and zip(a, b, ...), nested in any way, walk their iterables by the same index:
   // the loop runs min(len(...)) times and the target takes (start + $k, item) or (item_a, item_b, ...).
-  void build_for_each(const SyntaxNode& n, std::vector<StmtPtr>& out) {
-    const SyntaxNode& iter = *n.node("iter");
+  void build_for_each(const SyntaxNode& n, std::vector<StmtPtr>& out, const SyntaxNode* iterable = nullptr) {
+    const SyntaxNode& iter = iterable ? *iterable : *n.node("iter");
     int index = add_var("$index" + std::to_string(temp_counter_++));
     std::vector<ExprPtr> lengths;
     ExprPtr item = iteration_item(iter, index, out, lengths);
@@ -394,6 +398,19 @@ class IrBuilder {
     for (auto& s : build_block(n.list("body"))) loop->body.push_back(std::move(s));
     loop->orelse = build_block(n.list("orelse"));
     out.push_back(std::move(loop));
+  }
+
+  // for x in literal_unroll(t): the loop over t, marked for typing to version its body per element of a
+  // heterogeneous tuple (typing/literal_unroll.cpp); a constant list is taken as the tuple of its items.
+  void build_literal_unroll(const SyntaxNode& n, const SyntaxNode& call, std::vector<StmtPtr>& out) {
+    const auto& args = call.list("args");
+    if (args.size() != 1 || !call.list("keywords").empty())
+      fail(ErrorKind::TypingError, "literal_unroll() takes exactly one argument (a tuple or a constant list)",
+           call.loc);
+    SyntaxNode container = *args[0];
+    if (container.type == "List") container.type = "Tuple";
+    build_for_each(n, out, &container);
+    out.back()->literal_unroll = true;
   }
 
   // The item at $index of `iter`; sequences are evaluated once, before the loop, into temporaries.

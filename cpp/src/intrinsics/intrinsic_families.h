@@ -25,6 +25,9 @@ void add_bfloat16(Table& t);            // bfloat16.cpp (cuda.bf16)
 void add_libdevice(Table& t);           // libdevice_functions.cpp
 void add_cooperative_groups(Table& t);  // cooperative_groups.cpp
 void add_complex_math(Table& t);        // complex_math.cpp (cmath)
+void add_cache_hints(Table& t);         // cache_hints.cpp (cuda.ldcs, cuda.stcs, ...)
+void add_warp_match(Table& t);          // warp_match.cpp (activemask, match_*_sync, ffs, cbrt)
+void add_literal_unroll(Table& t);      // literal_unroll.cpp (the identity outside for loops)
 
 // Adds a function entry.
 void add(Table& t, const std::string& name, Typer type, Lowerer lower, std::vector<std::string> params = {});

@@ -19,6 +19,9 @@ const Table& table() {
     add_libdevice(t);
     add_cooperative_groups(t);
     add_complex_math(t);
+    add_cache_hints(t);
+    add_warp_match(t);
+    add_literal_unroll(t);
     return t;
   }();
   return t;

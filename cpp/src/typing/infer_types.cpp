@@ -121,6 +121,7 @@ class Inferer {
         type_block(s.orelse);
         break;
       case StmtKind::ForRange: {
+        if (s.literal_unroll && !expand_literal_unroll(s, fn_, final_)) return;
         std::vector<TypeRef> args;
         for (auto& a : s.range_args) args.push_back(type_expr(*a));
         for (TypeRef a : args)
@@ -575,6 +576,8 @@ class Inferer {
       if (in && in->kind == intrinsics::Intrinsic::Kind::Function && in->type) {
         sig = in->type(args);
         if (sig) fn_.cooperative = fn_.cooperative || in->cooperative;
+        std::string why = !sig && in->explain ? in->explain(args) : "";
+        if (!why.empty()) typing_error("No implementation of " + what + "(" + type_list(args) + "): " + why, e.loc);
       } else {
         sig = resolve_builtin_call(g.name, args, e.loc);
       }

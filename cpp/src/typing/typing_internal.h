@@ -24,4 +24,8 @@ TypeRef array_attribute_type(TypeRef ary, const std::string& attr);
 TypeRef record_field_value_type(TypeRef record, int field);
 int record_field_index(TypeRef record, const ir::Expr& key, std::string& error);
 
+// for x in literal_unroll(t) (a ForRange marked by the frontend): once t's type is known, versions the body per
+// element of a heterogeneous tuple and clears the mark (literal_unroll.cpp). False while t's type is unknown.
+bool expand_literal_unroll(ir::Stmt& loop, ir::Function& fn, bool final_pass);
+
 }  // namespace cujit::typing
