@@ -107,6 +107,7 @@ PYBIND11_MODULE(_core, m) {
   cujit::bindings::register_types(m);
   cujit::bindings::register_compile(m);
   cujit::bindings::register_driver(m);
+  cujit::bindings::register_events(m);
   cujit::bindings::register_launch(m);
   cujit::bindings::register_link(m);
   cujit::bindings::register_cache(m);

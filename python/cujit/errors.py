@@ -67,3 +67,16 @@ class LaunchConfigError(CudaDriverError, ValueError):
 
     Found before the driver is called; the message starts with CUDA_ERROR_INVALID_VALUE, the driver's own
     answer to such a launch, so code that matches on it keeps working."""
+
+
+class KernelRuntimeError(RuntimeError):
+    """numba-cuda's ``cuda.KernelRuntimeError`` (numba.cuda.errors): an exception raised in a kernel, naming the
+    thread and block. numba-cuda raises it from its simulator; on a GPU, numba-cuda and cujit alike raise the
+    exception class the kernel raised (debug=True), its message prefixed with the function, file, line,
+    ``tid`` and ``ctaid``. Kept with numba's constructor so code that raises or catches it ports unchanged."""
+
+    def __init__(self, msg, tid=None, ctaid=None):
+        self.tid = tid
+        self.ctaid = ctaid
+        self.msg = msg
+        super().__init__(f"An exception was raised in thread={tid} block={ctaid}\n\t{msg}")

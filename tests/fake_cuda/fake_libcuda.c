@@ -9,6 +9,7 @@
  *
  * Build: cc -shared -fPIC -O1 -o libfakecuda.so tests/fake_cuda/fake_libcuda.c -lpthread */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,23 +56,35 @@ CUresult cuInit(unsigned flags) {
   return flags == 0 ? OK : INVALID_VALUE;
 }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
-CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
+/* CUJIT_FAKE_DEVICES=n (1 to 8, default 1) pretends n GPUs, each with its own primary context, so the
+ * multi-device paths run without GPUs (tests/runtime/test_multi_device.py). */
+#define MAX_DEVICES 8
+static int device_count(void) {
+  const char *env = getenv("CUJIT_FAKE_DEVICES");
+  int n = env ? atoi(env) : 1;
+  return n < 1 ? 1 : n > MAX_DEVICES ? MAX_DEVICES : n;
+}
+#define CHECK_DEVICE(dev) do { if ((dev) < 0 || (dev) >= device_count()) return INVALID_DEVICE; } while (0)
+CUresult cuDeviceGetCount(int *n) { *n = device_count(); return OK; }
 CUresult cuDeviceGet(int *dev, int ordinal) {
-  if (ordinal != 0) return INVALID_DEVICE;
-  *dev = 0;
+  CHECK_DEVICE(ordinal);
+  *dev = ordinal;
   return OK;
 }
 CUresult cuDeviceGetName(char *name, int len, int dev) {
-  strncpy(name, "cujit fake GPU", (size_t)len);
-  return dev == 0 ? OK : INVALID_DEVICE;
+  CHECK_DEVICE(dev);
+  if (dev == 0) strncpy(name, "cujit fake GPU", (size_t)len);
+  else snprintf(name, (size_t)len, "cujit fake GPU %d", dev);
+  return OK;
 }
 CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev) { *bytes = (size_t)16 << 30; return OK; }
 CUresult cuDeviceGetUuid_v2(unsigned char *uuid, int dev) {
-  for (int i = 0; i < 16; ++i) uuid[i] = (unsigned char)(0xa0 + i);
+  CHECK_DEVICE(dev);
+  for (int i = 0; i < 16; ++i) uuid[i] = (unsigned char)(0xa0 + i + dev);
   return OK;
 }
 CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
-  if (dev != 0) return INVALID_DEVICE;
+  CHECK_DEVICE(dev);
   switch (attr) {
     case 1: case 2: case 3: *v = 1024; break;
     case 4: *v = 64; break;
@@ -94,23 +107,28 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
 }
 
 typedef struct { int device; } Context;
-static Context primary = {0};
-static __thread Context *current;
+static Context primaries[MAX_DEVICES] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
+static __thread Context *current; /* the top of this thread's context stack */
+/* Modules loaded and cujit kernels launched, by the device of the context current at the time. */
+static int loads_on[MAX_DEVICES], launches_on[MAX_DEVICES];
+int fake_loads_on(int dev) { return __atomic_load_n(&loads_on[dev], __ATOMIC_RELAXED); }
+int fake_launches_on(int dev) { return __atomic_load_n(&launches_on[dev], __ATOMIC_RELAXED); }
 
 CUresult cuDevicePrimaryCtxRetain(Context **ctx, int dev) {
-  if (dev != 0) return INVALID_DEVICE;
-  *ctx = &primary;
+  CHECK_DEVICE(dev);
+  *ctx = &primaries[dev];
   return OK;
 }
 CUresult cuCtxSetCurrent(Context *ctx) { current = ctx; return OK; }
 /* More contexts on device 0, for the per-context logic (a module and a setup per context). */
 CUresult cuCtxCreate_v2(Context **ctx, unsigned flags, int dev) {
-  if (dev != 0) return INVALID_DEVICE;
+  CHECK_DEVICE(dev);
   *ctx = calloc(1, sizeof **ctx);
+  (*ctx)->device = dev;
   return OK;
 }
 CUresult cuCtxDestroy_v2(Context *ctx) {
-  if (ctx == &primary) return INVALID_VALUE;
+  if (ctx >= primaries && ctx < primaries + MAX_DEVICES) return INVALID_VALUE;
   if (current == ctx) current = NULL;
   free(ctx);
   return OK;
@@ -233,11 +251,33 @@ CUresult cuStreamCreate(void **s, unsigned flags) {
 }
 CUresult cuStreamGetFlags(void *s, unsigned *flags) { NEED_CONTEXT(); *flags = 0; return OK; }
 
-/* Events order streams; the fake runs everything at once, so it only counts the waits. */
-static int stream_waits;
-CUresult cuEventCreate(void **e, unsigned flags) { NEED_CONTEXT(); *e = malloc(8); return OK; }
-CUresult cuEventRecord(void *e, void *s) { NEED_CONTEXT(); return OK; }
-CUresult cuEventDestroy_v2(void *e) { free(e); return OK; }
+/* Events order streams; the fake runs everything at once, so it only counts the waits. An event keeps its
+ * flags and the time it was recorded at (for cuEventElapsedTime, in the events section below). */
+typedef struct { unsigned flags; int recorded; double ms; Context *ctx; } Event;
+static int stream_waits, live_events;
+static double now_ms(void);
+CUresult cuEventCreate(void **e, unsigned flags) {
+  NEED_CONTEXT();
+  Event *ev = calloc(1, sizeof *ev);
+  ev->flags = flags;
+  ev->ctx = current;
+  *e = ev;
+  __atomic_add_fetch(&live_events, 1, __ATOMIC_SEQ_CST);
+  return OK;
+}
+CUresult cuEventRecord(void *e, void *s) {
+  NEED_CONTEXT();
+  Event *ev = e;
+  if (ev->ctx != current) return INVALID_HANDLE; /* the driver: the event's context must be current */
+  ev->recorded = 1;
+  ev->ms = now_ms();
+  return OK;
+}
+CUresult cuEventDestroy_v2(void *e) {
+  free(e);
+  __atomic_sub_fetch(&live_events, 1, __ATOMIC_SEQ_CST);
+  return OK;
+}
 CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) { NEED_CONTEXT(); ++stream_waits; return OK; }
 int fake_stream_waits(void) { return stream_waits; }
 
@@ -293,6 +333,7 @@ static CUresult load(Library **out, const void *image) {
   allocs = a;
   pthread_mutex_unlock(&lock);
   __atomic_add_fetch(&live_libraries, 1, __ATOMIC_SEQ_CST);
+  __atomic_add_fetch(&loads_on[current->device], 1, __ATOMIC_RELAXED);
   *out = lib;
   return OK;
 }
@@ -449,6 +490,7 @@ CUresult cuLaunchKernel(Kernel *k, unsigned gx, unsigned gy, unsigned gz, unsign
       memcpy(&captured[i], params[i], (size_t)capture_sizes[i]);
     }
     __atomic_fetch_add(&launches_of_others, 1, __ATOMIC_RELAXED);  /* launches come from many threads at once */
+    __atomic_fetch_add(&launches_on[current->device], 1, __ATOMIC_RELAXED);
   } else if (strcmp(name, "slow_add") == 0) {
     if (!array_at(params, 0, 1, &a)) return ILLEGAL_ADDRESS;
     float v = P(float, 7);
@@ -470,3 +512,59 @@ CUresult cuLaunchCooperativeKernel(Kernel *k, unsigned gx, unsigned gy, unsigned
 long long fake_live_bytes(void) { return live_bytes; }
 int fake_live_libraries(void) { return live_libraries; }
 int fake_live_streams(void) { return live_streams; }
+
+/* ---- the host runtime API: the context stack, events, the profiler (tests/runtime/test_events.py,
+ * test_multi_device.py) ---- */
+#include <time.h>
+#define NOT_READY 600
+#define CONTEXT_STACK_DEPTH 64
+static __thread Context *stack_below[CONTEXT_STACK_DEPTH]; /* the contexts under `current` */
+static __thread int stack_depth;
+
+CUresult cuCtxPushCurrent_v2(Context *ctx) {
+  if (!ctx) return INVALID_CONTEXT;
+  if (current) {
+    if (stack_depth == CONTEXT_STACK_DEPTH) return OUT_OF_MEMORY;
+    stack_below[stack_depth++] = current;
+  }
+  current = ctx;
+  return OK;
+}
+CUresult cuCtxPopCurrent_v2(Context **ctx) {
+  if (!current) return INVALID_CONTEXT;
+  if (ctx) *ctx = current;
+  current = stack_depth ? stack_below[--stack_depth] : NULL;
+  return OK;
+}
+int fake_context_depth(void) { return current ? stack_depth + 1 : 0; }
+int fake_current_device(void) { return current ? current->device : -1; }
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+/* fake_events_pending(1): queries answer CUDA_ERROR_NOT_READY, as for work still running. */
+static int events_pending;
+void fake_events_pending(int pending) { events_pending = pending; }
+int fake_live_events(void) { return live_events; }
+
+CUresult cuEventSynchronize(void *e) { NEED_CONTEXT(); return e ? OK : INVALID_HANDLE; }
+CUresult cuEventQuery(void *e) {
+  NEED_CONTEXT();
+  if (!e) return INVALID_HANDLE;
+  return events_pending && ((Event *)e)->recorded ? NOT_READY : OK;
+}
+CUresult cuEventElapsedTime_v2(float *ms, void *start, void *end) {
+  NEED_CONTEXT();
+  Event *a = start, *b = end;
+  if (!a || !b || (a->flags & 2) || (b->flags & 2) || !a->recorded || !b->recorded) return INVALID_HANDLE;
+  if (events_pending) return NOT_READY;
+  *ms = (float)(b->ms - a->ms);
+  return OK;
+}
+
+static int profiling;
+CUresult cuProfilerStart(void) { NEED_CONTEXT(); profiling = 1; return OK; }
+CUresult cuProfilerStop(void) { NEED_CONTEXT(); profiling = 0; return OK; }
+int fake_profiling(void) { return profiling; }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cujit/context_stack.h"
 #include "driver_api.h"
 
 namespace cujit::driver {
@@ -110,13 +111,13 @@ Context::Context(CUcontext handle, int device_id, bool primary)
 void Context::make_current() const { detail::check(detail::api().cuCtxSetCurrent(handle_), "cuCtxSetCurrent"); }
 
 void Context::synchronize() {
-  detail::ensure_current(*this);
+  ScopedCurrent current(*this);  // the thread keeps its own context
   detail::check(detail::api().cuCtxSynchronize(), "cuCtxSynchronize");
   flush_deferred();
 }
 
 std::pair<std::size_t, std::size_t> Context::memory_info() {
-  detail::ensure_current(*this);
+  ScopedCurrent current(*this);
   std::size_t free_bytes = 0, total = 0;
   detail::check(detail::api().cuMemGetInfo(&free_bytes, &total), "cuMemGetInfo");
   return {free_bytes, total};
@@ -219,6 +220,14 @@ Context& current_context() {
   Context& ctx = primary_context(0);
   ctx.make_current();
   return ctx;
+}
+
+std::vector<Context*> known_contexts() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<Context*> out;
+  for (const auto& [handle, ctx] : r.by_handle) out.push_back(ctx);
+  return out;
 }
 
 Context& select_device(int ordinal) {

@@ -134,6 +134,15 @@ std::string resolve_all(void* lib, DriverApi& a) {
   resolve(lib, a.cuEventDestroy, "cuEventDestroy_v2") || resolve(lib, a.cuEventDestroy, "cuEventDestroy");
   resolve(lib, a.cuStreamWaitEvent, "cuStreamWaitEvent");
   resolve(lib, a.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  // Events, the context stack and the profiler (the host runtime API; optional).
+  resolve(lib, a.cuEventSynchronize, "cuEventSynchronize");
+  resolve(lib, a.cuEventQuery, "cuEventQuery");
+  resolve(lib, a.cuEventElapsedTime, "cuEventElapsedTime_v2") ||
+      resolve(lib, a.cuEventElapsedTime, "cuEventElapsedTime");
+  resolve(lib, a.cuCtxPushCurrent, "cuCtxPushCurrent_v2");
+  resolve(lib, a.cuCtxPopCurrent, "cuCtxPopCurrent_v2");
+  resolve(lib, a.cuProfilerStart, "cuProfilerStart");
+  resolve(lib, a.cuProfilerStop, "cuProfilerStop");
   return {};
 }
 

@@ -77,6 +77,16 @@ struct DriverApi {
                                         unsigned, CUstream, void**) = nullptr;  // optional
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, std::size_t) = nullptr;  // optional
 
+  // ---- events, the context stack, the profiler (events.cpp, context_stack.cpp, profiler.cpp); optional:
+  // a driver without one raises when it is used ----
+  CUresult (*cuEventSynchronize)(void*) = nullptr;
+  CUresult (*cuEventQuery)(void*) = nullptr;
+  CUresult (*cuEventElapsedTime)(float*, void*, void*) = nullptr;  // _v2 where the driver has it
+  CUresult (*cuCtxPushCurrent)(CUcontext) = nullptr;                 // _v2
+  CUresult (*cuCtxPopCurrent)(CUcontext*) = nullptr;                 // _v2
+  CUresult (*cuProfilerStart)() = nullptr;
+  CUresult (*cuProfilerStop)() = nullptr;
+
   bool has_library_api() const {
     return cuLibraryLoadData && cuLibraryUnload && cuLibraryGetKernel && cuKernelGetFunction;
   }

@@ -1,5 +1,6 @@
 // Device memory: allocations returned to their context's deferred free list,
 // synchronous and stream-ordered copies, memset; and streams.
+#include "cujit/context_stack.h"
 #include "driver_api.h"
 
 namespace cujit::driver {
@@ -42,7 +43,7 @@ CUstream handle_of(const Stream* stream) { return stream ? stream->handle() : nu
 void copy_host_to_device(Context& ctx, CUdeviceptr dst, const void* src, std::size_t bytes, const Stream* stream) {
   if (bytes == 0) return;
   const detail::DriverApi& a = detail::api();
-  detail::ensure_current(ctx);
+  ScopedCurrent current(ctx);  // the thread keeps its own context (an array of another device)
   if (stream == nullptr)
     detail::check(a.cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
   else
@@ -52,7 +53,7 @@ void copy_host_to_device(Context& ctx, CUdeviceptr dst, const void* src, std::si
 void copy_device_to_host(Context& ctx, void* dst, CUdeviceptr src, std::size_t bytes, const Stream* stream) {
   if (bytes == 0) return;
   const detail::DriverApi& a = detail::api();
-  detail::ensure_current(ctx);
+  ScopedCurrent current(ctx);  // the thread keeps its own context (an array of another device)
   if (stream == nullptr)
     detail::check(a.cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
   else
@@ -62,7 +63,7 @@ void copy_device_to_host(Context& ctx, void* dst, CUdeviceptr src, std::size_t b
 void copy_device_to_device(Context& ctx, CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, const Stream* stream) {
   if (bytes == 0) return;
   const detail::DriverApi& a = detail::api();
-  detail::ensure_current(ctx);
+  ScopedCurrent current(ctx);  // the thread keeps its own context (an array of another device)
   if (stream == nullptr)
     detail::check(a.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
   else
@@ -72,7 +73,7 @@ void copy_device_to_device(Context& ctx, CUdeviceptr dst, CUdeviceptr src, std::
 void memset_d8(Context& ctx, CUdeviceptr dst, unsigned char value, std::size_t bytes, const Stream* stream) {
   if (bytes == 0) return;
   const detail::DriverApi& a = detail::api();
-  detail::ensure_current(ctx);
+  ScopedCurrent current(ctx);  // the thread keeps its own context (an array of another device)
   if (stream == nullptr)
     detail::check(a.cuMemsetD8(dst, value, bytes), "cuMemsetD8");
   else

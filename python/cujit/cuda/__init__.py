@@ -26,6 +26,15 @@ _RUNTIME = {
                              "external_stream"),
 }
 _RUNTIME_NAMES = {name: module for module, names in _RUNTIME.items() for name in names}
+# Events, contexts, profiling and small host names (issue 27; docs/runtime.md).
+for _module, _names in (("cujit.cudadrv.events", ("event", "event_elapsed_time")),
+                        ("cujit.cudadrv.profiler", ("profile_start", "profile_stop", "profiling")),
+                        ("cujit.cudadrv.runtime", ("runtime", "is_supported_version")),
+                        ("cujit.cudadrv.devices", ("require_context", "cuda_error", "is_float16_supported")),
+                        ("cujit.cudadrv.devicearray", ("from_cuda_array_interface",)),
+                        ("cujit.errors", ("KernelRuntimeError",))):
+    _RUNTIME_NAMES.update(dict.fromkeys(_names, _module))
+del _module, _names
 
 
 # cuda.driver.memcpy_htod, for module setup callbacks; cuda.random, numba-cuda's generator (a submodule).

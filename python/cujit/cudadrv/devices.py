@@ -1,15 +1,19 @@
 """Devices and contexts as numba-cuda has them: ``is_available()``, ``cuda_error()``, ``detect()``, ``gpus``,
 ``list_devices()``, ``get_current_device()``, ``select_device(n)``, ``current_context()``, ``synchronize()``,
-``close()``.
+``close()``, ``require_context``.
 
 Each device is used through its primary context (retained once, made current per thread, as numba does). A
 ``Device`` reads its properties once; driver attributes are also readable by their numba names
-(``dev.MULTIPROCESSOR_COUNT``, ``dev.MAX_THREADS_PER_BLOCK``...). ``with cuda.gpus[1]:`` runs a block on
-device 1. Without a driver, ``is_available()`` is False and ``cuda_error()`` says why; everything else raises
-``CudaSupportError`` with that reason.
+(``dev.MULTIPROCESSOR_COUNT``, ``dev.MAX_THREADS_PER_BLOCK``...). ``with cuda.gpus[1]:`` pushes device 1's
+primary context onto the calling thread's context stack for the block and pops it after, so arrays allocated,
+kernels loaded and launched in the block are device 1's; each thread has its own stack. Without a driver,
+``is_available()`` is False and ``cuda_error()`` says why; everything else raises ``CudaSupportError`` with
+that reason.
 """
 
 import collections
+import functools
+import operator
 import threading
 
 from cujit import _core
@@ -40,6 +44,11 @@ DEVICE_ATTRIBUTES = {
 def is_available():
     """True when a CUDA driver and at least one GPU are usable. Never raises."""
     return bool(_drv.status()["available"])
+
+
+def is_float16_supported():
+    """Whether float16 is supported: always True (numba-cuda's answer; every GPU cujit runs on has it)."""
+    return True
 
 
 def is_bfloat16_supported():
@@ -122,17 +131,14 @@ class Device:
         """Unloads this device's modules and frees its deferred memory (live arrays stay valid)."""
         self.get_primary_context().reset()
 
-    # ``with cuda.gpus[n]:`` makes this device current for the block, then restores the previous context.
+    # ``with cuda.gpus[n]:`` pushes this device's primary context for the block and pops it after (numba's
+    # _DeviceContextManager); the thread's previous context, or none, is current again.
     def __enter__(self):
-        stack = _thread_state.__dict__.setdefault("stack", [])
-        stack.append(_drv.current_context_or_none())
-        _drv.select_device(self.id)
+        _drv.push_context(_drv.primary_context(self.id))
         return self
 
     def __exit__(self, *exc):
-        previous = _thread_state.stack.pop()
-        if previous is not None:
-            previous.make_current()
+        _drv.pop_context()
 
     def __eq__(self, other):
         return isinstance(other, Device) and other.id == self.id
@@ -144,7 +150,6 @@ class Device:
         return f"<CUDA device {self.id} '{self.name}'>"
 
 
-_thread_state = threading.local()
 _devices = {}
 _devices_lock = threading.Lock()
 
@@ -224,10 +229,28 @@ def synchronize():
 
 
 def close():
-    """numba's ``cuda.close()``: unloads the current context's modules and frees deferred memory."""
-    ctx = _drv.current_context_or_none()
-    if ctx is not None:
-        ctx.reset()
+    """numba's ``cuda.close()``: pops every context of the calling thread's stack; in the main thread also
+    unloads every module cujit loaded (teardown hooks first) and frees the memory waiting to be freed, in
+    every context. Unlike numba, the primary contexts stay retained and live device arrays stay valid; the
+    next CUDA call makes device 0's primary context current again."""
+    if not is_available():
+        return
+    _drv.pop_all_contexts()
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _drv.unload_all_modules()
+    for ctx in _drv.known_contexts():
+        ctx.flush_deferred()
+
+
+def require_context(fn):
+    """numba's decorator: ``fn`` runs with a CUDA context current (device 0's primary context when the
+    calling thread has none)."""
+    @functools.wraps(fn)
+    def _require_cuda_context(*args, **kwargs):
+        _drv.current_context()
+        return fn(*args, **kwargs)
+    return _require_cuda_context
 
 
 def list_devices():
@@ -235,20 +258,35 @@ def list_devices():
 
 
 class _DeviceList:
-    """``cuda.gpus``: ``len(cuda.gpus)``, ``cuda.gpus[n]``, iteration, ``cuda.gpus.current``."""
+    """``cuda.gpus``: ``len(cuda.gpus)``, ``cuda.gpus[n]`` (a Device, usable as ``with cuda.gpus[n]:``; negative
+    indices and slices as a list has them), iteration, ``cuda.gpus.current``."""
 
     def __len__(self):
         return _drv.device_count() if is_available() else 0
 
     def __getitem__(self, index):
-        return get_device(index)
+        count = len(self)
+        if isinstance(index, slice):
+            return [get_device(i) for i in range(count)[index]]
+        try:
+            n = operator.index(index)
+        except TypeError:
+            raise TypeError(f"cuda.gpus indices must be integers or slices, not {type(index).__name__}") from None
+        if not -count <= n < count:
+            raise IndexError(f"cuda.gpus[{n}]: there is no device {n}; {count} CUDA device"
+                             f"{' is' if count == 1 else 's are'} visible")
+        return get_device(n % count)
 
     def __iter__(self):
         return iter(list_devices() if is_available() else [])
 
     @property
     def current(self):
-        return get_current_device()
+        """The Device of the calling thread's current context, or None when it has none (numba's)."""
+        if not is_available():
+            return None
+        ctx = _drv.current_context_or_none()
+        return None if ctx is None else get_device(ctx.device_id)
 
     def __repr__(self):
         return f"<Managed device list: {list(self)}>"
