@@ -54,6 +54,12 @@ std::optional<driver::ArgSlot> slot_for(TypeRef leaf);
 // A slot as Python names it: ("array", ndim) or (kind, size), kind "b", "i", "u" or "f" (KernelLauncher's).
 py::tuple slot_spec(const driver::ArgSlot& slot);
 
+// A Python callable kept by the core, released under the GIL; a Python module hook (none when `fn` is None).
+std::shared_ptr<py::object> keep(py::object fn);
+std::function<void(driver::LoadedModule&)> python_hook(py::object fn);
+// The given context, or the current one.
+driver::Context& context_or_current(driver::Context* ctx);
+
 void register_types(py::module_& m);
 void register_link(py::module_& m);
 void register_compile(py::module_& m);

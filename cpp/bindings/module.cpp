@@ -1,5 +1,6 @@
 // The extension module `cujit._core`: error translation and registration.
 #include "bindings.h"
+#include "py_interfaces.h"
 
 #include "cujit/ir.h"
 
@@ -106,6 +107,7 @@ PYBIND11_MODULE(_core, m) {
   });
   cujit::bindings::register_types(m);
   cujit::bindings::register_compile(m);
+  cujit::bindings::register_interfaces(m);
   cujit::bindings::register_driver(m);
   cujit::bindings::register_events(m);
   cujit::bindings::register_launch(m);

@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "py_interfaces.h"
 #include "cujit/background.h"
 #include "cujit/codegen.h"
 #include "cujit/compiler.h"
@@ -42,61 +43,120 @@ py::object constant_value(const ir::GlobalValue& g) {
   }
 }
 
-// The resolver answers with tuples: ("int", v), ("float", v), ("bool", v),
-// ("complex", re, im), ("none",), ("module", name), ("builtin", path),
-// ("type", Type), ("device", dispatcher), ("object", handle, repr); None if undefined.
+// The resolver answers with Resolved values (registered below as `_core.Resolved`), or None if undefined.
 bool to_global(py::handle answer, ir::GlobalValue& out) {
   if (answer.is_none()) return false;
-  py::tuple t = answer.cast<py::tuple>();
-  std::string kind = py::str(t[0]);
-  if (kind == "int") {
-    out.kind = K::Int;
-    out.int_value = t[1].cast<int64_t>();
-  } else if (kind == "uint") {  // 2**63 <= v < 2**64: numba types it uint64
-    out.kind = K::Int;
-    out.int_value = static_cast<int64_t>(t[1].cast<uint64_t>());
-    out.is_unsigned = true;
-  } else if (kind == "float") {
-    out.kind = K::Float;
-    out.float_value = t[1].cast<double>();
-  } else if (kind == "bool") {
-    out.kind = K::Bool;
-    out.int_value = t[1].cast<bool>();
-  } else if (kind == "complex") {
-    out.kind = K::Complex;
-    out.float_value = t[1].cast<double>();
-    out.imag_value = t[2].cast<double>();
-  } else if (kind == "none") {
-    out.kind = K::None;
-  } else if (kind == "module" || kind == "builtin") {
-    out.kind = kind == "module" ? K::Module : K::Builtin;
-    out.name = py::str(t[1]);
-  } else if (kind == "type") {
-    out.kind = K::TypeObject;
-    out.type = t[1].cast<TypeRef>();
-    out.name = out.type->name();
-  } else if (kind == "device") {
-    out.kind = K::DeviceFunction;
-    out.function = hold(py::reinterpret_borrow<py::object>(t[1]));
-    out.name = py::str(t[2]);
-  } else if (kind == "exception") {  // ("exception", class, qualname)
-    out.kind = K::ExceptionClass;
-    out.function = hold(py::reinterpret_borrow<py::object>(t[1]));
-    out.name = py::str(t[2]);
-  } else if (kind == "ndarray") {  // ("ndarray", dtype Type, shape tuple, bytes, repr)
-    out.kind = K::NdArray;
-    for (py::handle d : t[2]) out.shape.push_back(d.cast<int64_t>());
-    out.type = types::array(t[1].cast<TypeRef>(), static_cast<int>(out.shape.size()), 'C', /*readonly=*/true);
-    out.data = t[3].cast<std::string>();
-  } else if (kind == "object") {
-    out.kind = K::Object;
-    out.int_value = t[1].cast<int64_t>();
-  } else {
-    throw py::value_error("bad resolver answer kind " + kind);
-  }
-  out.repr = py::str(t[t.size() - 1]);
-  if (kind == "module" || kind == "builtin") out.repr = out.name;
+  if (!py::isinstance<ir::GlobalValue>(answer))
+    throw py::type_error("a name resolver must answer a cujit._core.Resolved or None, not " +
+                         py::str(py::type::handle_of(answer).attr("__name__")).cast<std::string>());
+  out = answer.cast<const ir::GlobalValue&>();
   return true;
+}
+
+ir::GlobalValue resolved(K kind, std::string repr) {
+  ir::GlobalValue g;
+  g.kind = kind;
+  g.repr = std::move(repr);
+  return g;
+}
+
+// `_core.Resolved`: what the Python resolver (cujit._source.Resolver) tells the frontend a name is.
+void register_resolved(py::module_& m) {
+  py::class_<ir::GlobalValue> r(m, "Resolved",
+                                "A resolver's answer for a name outside the function (cujit._source.Resolver): "
+                                "made by one of the static constructors");
+  r.def_static("int", [](py::int_ v) {
+     ir::GlobalValue g = resolved(K::Int, py::str(v));
+     if (v.cast<py::object>() >= py::int_(std::uint64_t{1} << 63)) {  // 2**63 <= v < 2**64: uint64, as numba
+       g.int_value = static_cast<int64_t>(v.cast<uint64_t>());
+       g.is_unsigned = true;
+     } else {
+       g.int_value = v.cast<int64_t>();
+     }
+     return g;
+   }, py::arg("value"), "An integer constant (int64, or uint64 from 2**63 up; larger ones overflow)");
+  r.def_static("float", [](double v) {
+     ir::GlobalValue g = resolved(K::Float, py::str(py::float_(v)));
+     g.float_value = v;
+     return g;
+   }, py::arg("value"));
+  r.def_static("bool", [](bool v) {
+     ir::GlobalValue g = resolved(K::Bool, v ? "True" : "False");
+     g.int_value = v;
+     return g;
+   }, py::arg("value"));
+  r.def_static("complex", [](double re, double im) {
+     ir::GlobalValue g = resolved(K::Complex, py::str(py::module_::import("builtins").attr("complex")(re, im)));
+     g.float_value = re;
+     g.imag_value = im;
+     return g;
+   }, py::arg("real"), py::arg("imag"));
+  r.def_static("none", [] { return resolved(K::None, "None"); });
+  r.def_static("module", [](std::string name) {
+     ir::GlobalValue g = resolved(K::Module, name);
+     g.name = std::move(name);
+     return g;
+   }, py::arg("name"), "A module the frontend knows: math, cmath, numpy, cuda");
+  r.def_static("builtin", [](std::string path) {
+     ir::GlobalValue g = resolved(K::Builtin, path);
+     g.name = std::move(path);
+     return g;
+   }, py::arg("path"), "A function or intrinsic by its path: abs, math.sqrt, cuda.grid");
+  r.def_static("type", [](TypeRef t) {
+     ir::GlobalValue g = resolved(K::TypeObject, t->name());
+     g.type = t;
+     g.name = t->name();
+     return g;
+   }, py::arg("type"));
+  r.def_static("device", [](py::object callee, std::string name) {
+     if (!py::isinstance<Callee>(callee))
+       throw py::type_error("Resolved.device needs a cujit._core.Callee, not " +
+                            py::str(py::type::handle_of(callee).attr("__name__")).cast<std::string>());
+     ir::GlobalValue g = resolved(K::DeviceFunction, name);
+     g.function = hold(std::move(callee));
+     g.name = std::move(name);
+     return g;
+   }, py::arg("callee"), py::arg("name"), "A function CUDA code calls: typed through its Callee interface");
+  r.def_static("exception", [](py::object cls, std::string name) {
+     ir::GlobalValue g = resolved(K::ExceptionClass, name);
+     g.function = hold(std::move(cls));
+     g.name = std::move(name);
+     return g;
+   }, py::arg("cls"), py::arg("name"));
+  r.def_static("ndarray", [](TypeRef dtype, std::vector<int64_t> shape, py::bytes data, std::string repr) {
+     ir::GlobalValue g = resolved(K::NdArray, std::move(repr));
+     g.shape = std::move(shape);
+     g.type = types::array(dtype, static_cast<int>(g.shape.size()), 'C', /*readonly=*/true);
+     g.data = data;
+     return g;
+   }, py::arg("dtype"), py::arg("shape"), py::arg("data"), py::arg("repr"),
+     "A global array, frozen into constant memory: its C-order bytes");
+  r.def_static("object", [](int64_t handle, std::string repr) {
+     ir::GlobalValue g = resolved(K::Object, std::move(repr));
+     g.int_value = handle;
+     return g;
+   }, py::arg("handle"), py::arg("repr"), "Any other object, by the resolver's handle for it");
+  r.def_property_readonly("kind", [](const ir::GlobalValue& g) {
+     static const char* const names[] = {"int", "float", "bool", "none", "complex", "module", "builtin", "device",
+                                         "type", "object", "ndarray", "str", "ellipsis", "exception"};
+     return names[static_cast<int>(g.kind)];
+   });
+  r.def_property_readonly("value", [](const ir::GlobalValue& g) -> py::object {
+     switch (g.kind) {
+       case K::Int: case K::Bool: case K::Float: case K::Complex: return constant_value(g);
+       case K::Module: case K::Builtin: return py::str(g.name);
+       case K::TypeObject: return py::cast(g.type, py::return_value_policy::reference);
+       case K::DeviceFunction: case K::ExceptionClass: return held(g.function);
+       case K::Object: return py::int_(g.int_value);
+       case K::NdArray:
+         return py::make_tuple(py::cast(g.type, py::return_value_policy::reference), py::tuple(py::cast(g.shape)),
+                               py::bytes(g.data));
+       default: return py::none();
+     }
+   }, "The constant, path, type, callee or handle it holds; an ndarray's (array type, shape, bytes)");
+  r.def("__repr__", [](const ir::GlobalValue& g) {
+    return "<Resolved " + py::str(py::cast(g).attr("kind")).cast<std::string>() + " " + g.repr + ">";
+  });
 }
 
 // Resolves through the Python resolver, once per distinct question in a compile
@@ -143,17 +203,14 @@ class PyNameResolver : public frontend::NameResolver {
   Answers names_, attributes_;
 };
 
-// Device-function callees are typed by their own dispatchers (which cache).
+// Device-function callees are typed through their Callee interface (their dispatchers cache).
 class PyCalleeProvider : public typing::CalleeProvider {
  public:
-  explicit PyCalleeProvider(py::object options) : options_(std::move(options)) {}
+  explicit PyCalleeProvider(const codegen::CompileOptions& options) : options_(options) {}
   Expected<std::shared_ptr<ir::TypedFunction>> type_callee(const ir::GlobalValue& fn,
                                                            const std::vector<TypeRef>& argtypes) override {
-    py::tuple args(argtypes.size());
-    for (size_t i = 0; i < argtypes.size(); ++i) args[i] = py::cast(argtypes[i], py::return_value_policy::reference);
     try {
-      py::object typed = held(fn.function).attr("_type_for_caller")(args, options_);
-      return typed.cast<std::shared_ptr<ir::TypedFunction>>();
+      return held(fn.function).cast<Callee&>().type_for_caller(argtypes, options_);
     } catch (py::error_already_set& e) {
       std::optional<Error> error = unlocated_compile_error(e);
       if (!error) throw;
@@ -161,14 +218,14 @@ class PyCalleeProvider : public typing::CalleeProvider {
     }
   }
 
-  // Dispatchers answer _call_parameters() with (names, defaults): a resolver answer or None for each name.
+  // A callee's _call_parameters() answers (names, defaults): a Resolved or None for each name; or None.
   std::optional<Parameters> parameters(const ir::GlobalValue& fn) override {
-    py::object callee = held(fn.function);
-    if (!py::hasattr(callee, "_call_parameters")) return std::nullopt;
-    py::tuple answer = callee.attr("_call_parameters")();
+    py::object answer = held(fn.function).cast<Callee&>().call_parameters();
+    if (answer.is_none()) return std::nullopt;
+    py::tuple pair = answer.cast<py::tuple>();
     Parameters out;
-    for (py::handle n : answer[0]) out.names.push_back(py::str(n));
-    for (py::handle d : answer[1]) {
+    for (py::handle n : pair[0]) out.names.push_back(py::str(n));
+    for (py::handle d : pair[1]) {
       ir::GlobalValue value;
       out.defaults.push_back(to_global(d, value) ? std::optional<ir::GlobalValue>(std::move(value)) : std::nullopt);
     }
@@ -176,7 +233,7 @@ class PyCalleeProvider : public typing::CalleeProvider {
   }
 
  private:
-  py::object options_;
+  const codegen::CompileOptions& options_;
 };
 
 struct PyFunctionSource {
@@ -195,6 +252,7 @@ frontend::FunctionSource source_of(const ir::Function& fn) {
 }  // namespace
 
 void register_compile(py::module_& m) {
+  register_resolved(m);
   using codegen::CompileOptions;
   py::class_<CompileOptions>(m, "CompileOptions")
       .def(py::init<>())
@@ -332,7 +390,7 @@ void register_compile(py::module_& m) {
 
   m.def("type_function",
         [](const PyFunctionSource& src, py::object resolver, std::vector<TypeRef> args, py::object return_type,
-           const CompileOptions& options, py::object callee_options,
+           const CompileOptions& options, const CompileOptions& callee_options,
            std::vector<std::shared_ptr<link::LinkInput>> links) {
           PyNameResolver names(resolver);
           PyCalleeProvider callees(callee_options);

@@ -12,7 +12,7 @@
 
 #include "bindings.h"
 #include "cujit/driver.h"
-#include "cujit/kernel_cache.h"
+#include "py_interfaces.h"
 #include "cujit/link.h"
 #include "cujit/nvrtc.h"
 #include "cujit/nvvm.h"
@@ -66,7 +66,6 @@ std::size_t copy_size(std::size_t available, const std::optional<std::size_t>& n
   return *nbytes;
 }
 
-drv::Context& context_or_current(drv::Context* ctx) { return ctx ? *ctx : drv::current_context(); }
 
 drv::Dim3 to_dim3(py::handle value, const char* what) {
   std::vector<std::int64_t> v;
@@ -147,6 +146,27 @@ drv::ArgSlot to_slot(py::handle spec) {
 
 }  // namespace
 
+// Shared with the other bindings (bindings.h).
+drv::Context& context_or_current(drv::Context* ctx) { return ctx ? *ctx : drv::current_context(); }
+
+// A Python callable kept by the core; released under the GIL.
+std::shared_ptr<py::object> keep(py::object fn) {
+  return std::shared_ptr<py::object>(new py::object(std::move(fn)), [](py::object* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+std::function<void(drv::LoadedModule&)> python_hook(py::object fn) {
+  if (fn.is_none()) return {};
+  if (!PyCallable_Check(fn.ptr())) throw py::type_error("module hooks must be callable");
+  auto held = keep(std::move(fn));
+  return [held](drv::LoadedModule& module) {
+    py::gil_scoped_acquire gil;
+    (*held)(module.shared_from_this());
+  };
+}
+
 std::optional<drv::ArgSlot> slot_for(TypeRef t) {
   if (t->kind() == TypeKind::Array) return drv::ArgSlot::make_array(t->ndim());
   if (t->is_boolean()) return drv::ArgSlot::make_scalar(drv::ScalarKind::Bool, 1);
@@ -203,24 +223,6 @@ py::dict attributes_dict(const drv::FunctionAttributes& a) {
   out["binary_version"] = a.binary_version;
   out["max_dynamic_shared_size_bytes"] = a.max_dynamic_shared_size_bytes;
   return out;
-}
-
-// A Python callable kept by the core; released under the GIL.
-std::shared_ptr<py::object> keep(py::object fn) {
-  return std::shared_ptr<py::object>(new py::object(std::move(fn)), [](py::object* p) {
-    py::gil_scoped_acquire gil;
-    delete p;
-  });
-}
-
-std::function<void(drv::LoadedModule&)> python_hook(py::object fn) {
-  if (fn.is_none()) return {};
-  if (!PyCallable_Check(fn.ptr())) throw py::type_error("module hooks must be callable");
-  auto held = keep(std::move(fn));
-  return [held](drv::LoadedModule& module) {
-    py::gil_scoped_acquire gil;
-    (*held)(module.shared_from_this());
-  };
 }
 
 }  // namespace
@@ -444,55 +446,7 @@ void register_driver(py::module_& m) {
                " '" + m.key() + "'" + (m.loaded() ? "" : " (unloaded)") + ">";
       });
 
-  using CachedKernel = drv::KernelCache::Kernel;
-  auto function_of = [](CachedKernel& kernel, const std::string& entry, drv::Context* ctx, py::object build,
-                        py::object setup, py::object teardown) {
-    drv::Context& c = context_or_current(ctx);
-    auto held = keep(std::move(build));
-    drv::KernelCache::BuildImage image = [held](int major, int minor) {
-      py::gil_scoped_acquire gil;
-      return image_bytes((*held)(py::make_tuple(major, minor)));
-    };
-    drv::ModuleHooks hooks{python_hook(std::move(setup)), python_hook(std::move(teardown))};
-    py::gil_scoped_release release;  // build and hooks take the GIL back when they run
-    return kernel.function(entry, c, image, hooks);
-  };
-  py::class_<CachedKernel, std::shared_ptr<CachedKernel>>(
-      d, "CachedKernel", "One specialisation of a KernelCache: its image per architecture, function per context")
-      .def("function", function_of, py::arg("entry"), py::arg("context"), py::arg("build"),
-           py::arg("setup") = py::none(), py::arg("teardown") = py::none(),
-           "The function in `context` (None: the current one). On first use there: build((major, minor)) gives "
-           "the image (once per architecture), setup(module) runs after the load.")
-      .def(
-          "loaded_function",
-          [](const CachedKernel& kernel, drv::Context* ctx) {
-            return kernel.loaded_in(ctx != nullptr ? ctx->handle() : drv::current_context_handle());
-          },
-          py::arg("context") = nullptr,
-          "The function already loaded in `context` (None: the current one), or None: nothing is built or "
-          "loaded.");
-  py::class_<drv::KernelCache>(d, "KernelCache",
-                               "One dispatcher's kernels: specialisation -> image per architecture, module and "
-                               "function per context (see cujit/kernel_cache.h)")
-      .def(py::init<>())
-      .def("kernel", &drv::KernelCache::kernel, py::arg("key"), py::keep_alive<0, 1>(),
-           "The specialisation `key` (a CachedKernel, which keeps this cache and so its modules alive)")
-      .def(
-          "function",
-          [function_of](drv::KernelCache& cache, const std::string& key, const std::string& entry, drv::Context* ctx,
-                        py::object build, py::object setup, py::object teardown) {
-            return function_of(*cache.kernel(key), entry, ctx, std::move(build), std::move(setup),
-                               std::move(teardown));
-          },
-          py::arg("key"), py::arg("entry"), py::arg("context"), py::arg("build"), py::arg("setup") = py::none(),
-          py::arg("teardown") = py::none(), "kernel(key).function(entry, context, build, setup, teardown)")
-      .def("unload", &drv::KernelCache::unload, py::call_guard<py::gil_scoped_release>(),
-           "Teardown, then unload, of every module of this cache; returns how many")
-      .def_property_readonly("module_count", &drv::KernelCache::module_count)
-      .def_property_readonly("images_built", [](const drv::KernelCache& cache) {
-        py::gil_scoped_release release;  // waits for a build in progress, which may need the GIL
-        return cache.images_built();
-      });
+  register_kernel_cache(d);
 
   d.def(
       "load_module",

@@ -28,6 +28,7 @@
 #include "bindings.h"
 #include "launch_arrays.h"
 #include "launch_cupy.h"
+#include "py_interfaces.h"
 #include "cujit/driver.h"
 #include "cujit/kernel_cache.h"
 #include "cujit/types.h"
@@ -175,11 +176,8 @@ struct PackOp {
 // One specialisation as the launch path sees it.
 struct Entry {
   std::vector<KeyWord> key;
-  py::object kernel;      // the dispatcher's _Kernel
-  std::shared_ptr<drv::KernelCache::Kernel> native;  // its place in the dispatcher's KernelCache
-  bool python_path = false;  // launched by dispatcher._launch_slow (see the file comment)
-  bool cooperative = false;
-  py::object if_overlap;  // None, or a callable giving the Function of the variant for overlapping arrays
+  std::shared_ptr<drv::KernelCache::Kernel> native;  // the specialisation, owned by the dispatcher's KernelCache
+  bool python_path = false;  // launched by the dispatcher's launch_slow (see the file comment)
   drv::ArgumentPlan plan;
   std::vector<PackOp> program;
 };
@@ -229,16 +227,12 @@ class LaunchTable {
     last_ = it->second;
     return last_;
   }
-  std::shared_ptr<Entry> add(const std::vector<KeyWord>& key, py::object kernel) {
+  std::shared_ptr<Entry> add(const std::vector<KeyWord>& key, std::shared_ptr<drv::KernelCache::Kernel> kernel) {
     auto e = std::make_shared<Entry>();
     e->key = key;
-    e->kernel = kernel;
-    e->native = kernel.attr("_native").cast<std::shared_ptr<drv::KernelCache::Kernel>>();
-    std::vector<TypeRef> params;
-    for (py::handle t : kernel.attr("argtypes")) params.push_back(t.cast<const Type*>());
-    e->cooperative = kernel.attr("cooperative").cast<bool>();
-    e->if_overlap = kernel.attr("if_overlap");
-    e->python_path = py::len(kernel.attr("exceptions")) > 0 || !build_program(params, key, *e);
+    e->native = std::move(kernel);
+    const PySpecialisation& spec = py_specialisation(*e->native);
+    e->python_path = spec.raises || !build_program(spec.argtypes, key, *e);
     entries_[key] = e;
     last_ = e;
     return e;
@@ -271,17 +265,22 @@ struct ConfiguredLaunch {
   drv::LaunchConfig config;
 };
 
+Dispatcher& dispatcher_of(ConfiguredLaunch* self) { return py::handle(self->dispatcher).cast<Dispatcher&>(); }
+
 PyObject* call_python_path(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   py::tuple tuple(n);
   for (std::size_t i = 0; i < n; ++i) tuple[i] = py::reinterpret_borrow<py::object>(args[i]);
-  return py::handle(self->dispatcher).attr("_launch_slow")(py::handle(reinterpret_cast<PyObject*>(self)), tuple).release().ptr();
+  dispatcher_of(self).launch_slow(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(self)), tuple);
+  Py_RETURN_NONE;
 }
 
 // The kernel's function in the current context, from the KernelCache that owns it; on its first use there (or
-// after its module was unloaded) the kernel loads it, and setup callbacks run.
+// after its module was unloaded) the kernel builds and loads it, and setup callbacks run.
 std::shared_ptr<drv::Function> function_here(Entry& e) {
   if (std::shared_ptr<drv::Function> fn = e.native->loaded_in(drv::current_context_handle())) return fn;
-  return e.kernel.attr("function")().cast<std::shared_ptr<drv::Function>>();
+  drv::Context& ctx = drv::current_context();
+  py::gil_scoped_release release;  // building and hooks take the GIL back when they run
+  return e.native->function(ctx);
 }
 
 // An array whose producer names a GPU (DLPack, CuPy, PyTorch) must be on the kernel's.
@@ -341,9 +340,9 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   clock.lap(kReadArguments);
   std::shared_ptr<Entry> e = self->table->find(in.key);
   if (!e) {
-    py::list argtypes;
-    for (std::size_t at = 0; at < in.key.size();) argtypes.append(py::cast(key_type(in.key, at), py::return_value_policy::reference));
-    py::object kernel = py::handle(self->dispatcher).attr("_kernel_for_types")(py::tuple(argtypes));
+    std::vector<TypeRef> argtypes;
+    for (std::size_t at = 0; at < in.key.size();) argtypes.push_back(key_type(in.key, at));
+    std::shared_ptr<drv::KernelCache::Kernel> kernel = dispatcher_of(self).kernel_for_types(argtypes);
     e = self->table->find(in.key);  // another thread may have added it meanwhile
     if (!e) e = self->table->add(in.key, kernel);
   }
@@ -402,9 +401,10 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
       }
     }
   }
-  if (!e->if_overlap.is_none() && arrays_overlap(in)) fn = e->if_overlap().cast<std::shared_ptr<drv::Function>>();
+  const py::object& if_overlap = py_specialisation(*e->native).if_overlap;
+  if (!if_overlap.is_none() && arrays_overlap(in)) fn = if_overlap().cast<std::shared_ptr<drv::Function>>();
   drv::LaunchConfig config = self->config;
-  config.cooperative = e->cooperative;
+  config.cooperative = e->native->code().cooperative;
   clock.lap(kPack);
   {
     // The GIL released with CPython's own calls (pybind11's guard also consults its internals each time).

@@ -81,8 +81,12 @@ def _known():
     return _tables.with_numpy()
 
 
+_R = _core.Resolved  # the answers: typed values the frontend reads (cpp/bindings/py_compile.cpp)
+
+
 class Resolver:
-    """Answers the frontend's questions about names outside the function."""
+    """Answers the frontend's questions about names outside the function: a ``_core.Resolved`` for each
+    name it knows, None for an undefined one."""
 
     def __init__(self, pyfunc):
         self.pyfunc = pyfunc
@@ -112,7 +116,7 @@ class Resolver:
         else:
             base = _path_object(key)
             if base is None:  # cuda.threadIdx.x and friends: intrinsic paths
-                return ("builtin", f"{key}.{attr}")
+                return _R.builtin(f"{key}.{attr}")
         if not hasattr(base, attr):
             return None
         return self.classify(getattr(base, attr), f"{key}.{attr}" if not is_object else None)
@@ -124,60 +128,58 @@ class Resolver:
         if dtype is None:
             raise TypingError(f"global arrays of dtype {obj.dtype} are not supported in CUDA code")
         data = np.ascontiguousarray(obj).tobytes()
-        return ("ndarray", dtype, tuple(obj.shape), data, f"array({name}, {obj.ndim}d)")
+        return _R.ndarray(dtype, tuple(obj.shape), data, f"array({name}, {obj.ndim}d)")
 
     def classify(self, obj, path=None):
         known = _known()
         np = known.numpy
         if isinstance(obj, bool) or (np is not None and isinstance(obj, np.bool_)):
-            return ("bool", bool(obj))
+            return _R.bool(bool(obj))
         if isinstance(obj, int) or (np is not None and isinstance(obj, np.integer)):
             value = int(obj)
-            if -(1 << 63) <= value < (1 << 63):
-                return ("int", value)
-            if (1 << 63) <= value < (1 << 64):
-                return ("uint", value)
+            if -(1 << 63) <= value < (1 << 64):  # from 2**63 up: uint64, as numba types it
+                return _R.int(value)
             raise TypingError(f"Int value is too large: {value}")
         if isinstance(obj, float) or (np is not None and isinstance(obj, np.floating)):
-            return ("float", float(obj))
+            return _R.float(float(obj))
         if isinstance(obj, complex) or (np is not None and isinstance(obj, np.complexfloating)):
-            return ("complex", obj.real, obj.imag)
+            return _R.complex(obj.real, obj.imag)
         if obj is None:
-            return ("none",)
+            return _R.none()
         if isinstance(obj, _core.Type):
-            return ("type", obj)
+            return _R.type(obj)
         if isinstance(obj, type) and obj in known.scalar_types:
-            return ("type", _core.types.lookup(known.scalar_types[obj]))
+            return _R.type(_core.types.lookup(known.scalar_types[obj]))
         if np is not None and isinstance(obj, np.dtype) and obj.name in _NUMPY_SCALARS + ("bool",):
-            return ("type", _core.types.lookup("boolean" if obj.name == "bool" else obj.name))
+            return _R.type(_core.types.lookup("boolean" if obj.name == "bool" else obj.name))
         if np is not None and isinstance(obj, np.ndarray):
             return self._ndarray(obj, np)
         if isinstance(obj, type) and issubclass(obj, BaseException):
-            return ("exception", obj, obj.__qualname__)
+            return _R.exception(obj, obj.__qualname__)
         intrinsic = getattr(obj, "_cujit_intrinsic", None)
         if isinstance(intrinsic, str):
-            return ("builtin", intrinsic)
-        if getattr(type(obj), "_cujit_callee", False):  # a device dispatcher or a declared function (markers)
-            return ("device", obj, obj.__qualname__)
+            return _R.builtin(intrinsic)
+        if isinstance(obj, _core.Callee):  # a device dispatcher or a declared function
+            return _R.device(obj, obj.__qualname__)
         if declaring_callee is not None and getattr(obj, "__numba_cuda_declare__", None) is not None:
             callee = declaring_callee(obj)  # declarations.py: typed through the declaration it gives
-            return ("device", callee, callee.__qualname__)
+            return _R.device(callee, callee.__qualname__)
         if _is_ffi_from_buffer(obj):
-            return ("builtin", "ffi.from_buffer")
+            return _R.builtin("ffi.from_buffer")
         if obj is math or obj is cmath or (np is not None and obj is np):
-            return ("module", {math: "math", cmath: "cmath"}.get(obj, "numpy"))
+            return _R.module({math: "math", cmath: "cmath"}.get(obj, "numpy"))
         cuda = _cuda_namespace()
         if cuda is not None and obj is cuda:
-            return ("module", "cuda")
+            return _R.module("cuda")
         try:
             if obj in _BUILTINS:
-                return ("builtin", _BUILTINS[obj])
+                return _R.builtin(_BUILTINS[obj])
         except TypeError:  # unhashable
             pass
         if id(obj) in known.functions and callable(obj):
-            return ("builtin", known.functions[id(obj)])
+            return _R.builtin(known.functions[id(obj)])
         self.objects.append(obj)
-        return ("object", len(self.objects) - 1, _describe(obj))
+        return _R.object(len(self.objects) - 1, _describe(obj))
 
 
 def _describe(obj):

@@ -86,7 +86,7 @@ def make_fatbin(cubins):
 
 def _kernels(mod):
     for name, value in sorted(vars(mod).items()):
-        if getattr(type(value), "_cujit_dispatcher", False) and not value.device:
+        if isinstance(value, _core.Dispatcher) and not value.device:
             yield name, value
 
 

@@ -351,7 +351,7 @@ class Walk:
         if isinstance(v, _core.Type):
             self._add("type", str(v))
             return
-        if getattr(type(v), "_cujit_dispatcher", False):
+        if isinstance(v, _core.Dispatcher):
             self.callee(v)
             return
         if isinstance(v, pytypes.ModuleType) and v.__name__ in _KNOWN_MODULES:
@@ -361,24 +361,25 @@ class Walk:
             kind = resolver.classify(v)
         except Exception as e:  # noqa: BLE001  (typing will raise it where it belongs)
             raise Uncacheable(f"{v!r:.80}: {e}") from None
-        tag = kind[0]
-        if tag in ("bool", "int", "uint", "float", "complex", "none", "builtin", "module"):
-            self._add(kind)
+        tag, value = kind.kind, kind.value
+        if tag in ("bool", "int", "float", "complex", "none", "builtin", "module"):
+            self._add(tag, value)
         elif tag == "type":
-            self._add("type", str(kind[1]))
+            self._add("type", str(value))
         elif tag == "ndarray":
-            self._add("ndarray", str(kind[1]), kind[2], hashlib.blake2b(kind[3], digest_size=16).hexdigest())
+            array_type, shape, data = value
+            self._add("ndarray", str(array_type), shape, hashlib.blake2b(data, digest_size=16).hexdigest())
         elif tag == "exception":
             self._add("exception", v.__module__, v.__qualname__)
         elif tag == "device":
-            self.callee(kind[1])
+            self.callee(value)
         else:
             self.object(v, resolver, names)
 
     def callee(self, c):
         if not self._once(c):
             return
-        if getattr(type(c), "_cujit_dispatcher", False):
+        if isinstance(c, _core.Dispatcher):
             options = {k: v for k, v in c.targetoptions.items() if k not in ("link", "cache")}
             self._add("dispatcher", sorted((k, repr(v)) for k, v in options.items()))
             self.links(c._link_items)

@@ -134,7 +134,7 @@ def for_cc(options, cc):
 
 def python_function(pyfunc, api="compile"):
     """The Python function to compile: `pyfunc` itself, or the function a ``@cuda.jit`` dispatcher wraps."""
-    if getattr(type(pyfunc), "_cujit_dispatcher", False):
+    if isinstance(pyfunc, _core.Dispatcher):
         return pyfunc.py_func
     if not isinstance(pyfunc, types.FunctionType):
         raise TypeError(f"{api}() compiles a Python function (or a @cuda.jit dispatcher), got {pyfunc!r}")
@@ -223,7 +223,7 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
     are returned as they are.
     """
     cc = normalize_cc(cc)
-    links = pyfunc._links() if getattr(type(pyfunc), "_cujit_dispatcher", False) else ()
+    links = pyfunc._links() if isinstance(pyfunc, _core.Dispatcher) else ()
     pyfunc, signature, options = _prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
                                           output, forceinline, launch_bounds)
     code, typed = _compile_prepared(pyfunc, signature, options, output, links)

@@ -23,12 +23,12 @@ def _caller_location(depth):
     return f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
-class ExternFunction:
-    """What ``declare_device`` returns: ``.name`` (the symbol), ``.sig``, ``.link``, ``.abi``."""
-
-    _cujit_callee = True  # the compiler calls _type_for_caller (marker: no import cycle)
+class ExternFunction(_core.Callee):
+    """What ``declare_device`` returns: ``.name`` (the symbol), ``.sig``, ``.link``, ``.abi``. Typing calls it
+    through its Callee interface."""
 
     def __init__(self, name, sig, link, use_cooperative, abi, declared_at, link_hook=None):
+        _core.Callee.__init__(self)
         self.name = name
         self.__qualname__ = name
         self.sig = sig
@@ -71,6 +71,9 @@ class ExternFunction:
         # Called at every compile of a call (rule 4 of docs/link_hooks.md), with the declared parameter types.
         return self._typed_function(call_link_hooks(hooks, tuple(params), self._describe()))
 
+    def _call_parameters(self):
+        return None  # positional arguments only
+
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.name!r} is a declared device function: call it from kernels and device functions")
 
@@ -99,13 +102,12 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
     return ExternFunction(name, signature, items, use_cooperative, abi, _caller_location(1), link_hook=hook)
 
 
-class _DeclaringCallee:
+class _DeclaringCallee(_core.Callee):
     """An object with ``__numba_cuda_declare__`` as the compiler sees it: each call is typed as a call to the
     declaration the object gives for the call's argument types."""
 
-    _cujit_callee = True
-
     def __init__(self, obj):
+        _core.Callee.__init__(self)
         self.obj = obj
         self.__qualname__ = type(obj).__qualname__
 
@@ -118,6 +120,9 @@ class _DeclaringCallee:
             raise TypingError(f"{DECLARE_HOOK} of {who} returned {type(declared).__name__}: expected a "
                               "declare_device descriptor or (symbol, signature)")
         return declared._type_for_caller(argtypes, caller_options)
+
+    def _call_parameters(self):
+        return None
 
 
 _declared_by_pair = {}

@@ -6,9 +6,7 @@ into each caller's module. Kernels compile eagerly for given signatures and
 lazily otherwise; launching them comes with the runtime."""
 
 import functools
-import itertools
 import os
-import threading
 import time
 import weakref
 
@@ -37,21 +35,22 @@ class KernelCode:
 
 
 class _Kernel:
-    """One kernel specialisation: its PTX and launch plan, and its place in the dispatcher's C++ KernelCache,
-    which keeps a cubin per device architecture (its code and link inputs linked by nvJitLink; LTO-IR instead
-    of PTX with lto) and a module and function per CUDA context, loaded on first use with the link inputs'
-    setup callbacks. The cache unloads its modules (teardown first) when the dispatcher and its kernels are
-    collected."""
+    """One kernel specialisation as Python sees it: its PTX, typed function and launch plan. The dispatcher's
+    C++ KernelCache owns it (the face of one of its specialisations) with everything made of it: a cubin per
+    device architecture (its code and link inputs linked by nvJitLink; LTO-IR instead of PTX with lto) and a
+    module and function per CUDA context, loaded on first use with the link inputs' setup callbacks. The cache
+    unloads its modules (teardown first) when the dispatcher is collected; a face refers back to its
+    dispatcher weakly, so that nothing the collector cannot see keeps it alive."""
 
-    def __init__(self, code, typed, options, cache, lto):
+    def __init__(self, code, typed, options, lto):
         self.lto = lto  # linking.resolve_lto's answer for this specialisation
         self._own = code  # KernelCode: what its compile made of its one optimised module
         self.typed = typed
         # debug=True: the raise sites its status codes stand for (code i + 1 is site i); see raised().
         self._specialise(options, typed.symbol, typed.args, typed.cooperative,
-                         typed.exceptions if options.debug else (), cache)
+                         typed.exceptions if options.debug else ())
 
-    def _specialise(self, options, entry, argtypes, cooperative, exceptions, cache):
+    def _specialise(self, options, entry, argtypes, cooperative, exceptions):
         """What every specialisation holds, compiled here or loaded from a cache or a bundle."""
         self.options = options
         self.entry = entry
@@ -59,11 +58,32 @@ class _Kernel:
         self.cooperative = cooperative  # a declaration it reaches needs a cooperative launch
         self.exceptions = tuple(exceptions)
         self._plan = None
-        # Its place in the dispatcher's C++ KernelCache, the one owner of its images, modules and functions.
-        self._native = cache.kernel(f"{next(_specialisations)}:{self.entry}")
+        self._owner = None  # (weakref to its dispatcher, its KernelCache tag), set when the cache takes it
         # For kernels compiled with noalias array data (see _compile_signature): a callable giving the
         # function of the variant without it, launched instead when two array arguments overlap.
         self.if_overlap = None
+
+    def specialisation(self, dispatcher, tag, listed):
+        """This face as its dispatcher's KernelCache takes it: how to build, load and launch it."""
+        self._owner = (weakref.ref(dispatcher), tag)
+        hooked = any(made.origin is not None for made in self.link_inputs())  # LinkableCode with callbacks
+        return _core.driver.Specialisation(
+            self, entry=self.entry, build=self._image, hooks=self._module_hooks if hooked else None,
+            carveout=self.options_carveout, cooperative=self.cooperative, raises=bool(self.exceptions),
+            if_overlap=self.if_overlap, listed=listed)
+
+    def native(self):
+        """Its specialisation in the dispatcher's KernelCache (a CachedKernel)."""
+        ref, tag = self._owner
+        dispatcher = ref()
+        if dispatcher is None:
+            raise RuntimeError(f"the dispatcher of kernel {self.entry} was collected, and its modules with it")
+        return dispatcher._kernels.kernel(list(self.argtypes), tag)
+
+    def _module_hooks(self):
+        """(setup, teardown) for one module of this kernel, from its link inputs' callbacks."""
+        from cujit.cudadrv import modules
+        return modules.hooks_for(self.link_inputs())
 
     def _code(self):
         return self._own
@@ -90,17 +110,7 @@ class _Kernel:
     def function(self):
         """The CUfunction of this kernel in the current context, loaded on first use there (setup callbacks
         run then) and again after its module was unloaded (a context reset, ``unload()``)."""
-        fn = self._native.loaded_function()
-        if fn is not None:
-            return fn
-        from cujit.cudadrv import devices, modules
-        context = devices.current_context()
-        setup, teardown = modules.hooks_for(self.link_inputs())
-        fn = self._native.function(self.entry, context._native, self._image, setup, teardown)
-        carveout = self.options_carveout
-        if carveout is not None:
-            fn.preferred_shared_memory_carveout = carveout
-        return fn
+        return self.native().function()
 
     def link_inputs(self):
         """Everything its calls collected to link (with the setup/teardown callbacks of their LinkableCode)."""
@@ -187,12 +197,12 @@ class _CachedKernel(_Kernel):
     """A kernel specialisation loaded from the disk cache: its cubin, entry symbol and link inputs, with no
     typing done. What needs the typed function (inspection, another architecture) compiles it then."""
 
-    def __init__(self, entry, compile_fresh, argtypes, options, cache, lto):
+    def __init__(self, entry, compile_fresh, argtypes, options, lto):
         self._entry = entry
         self._compile_fresh = compile_fresh  # () -> (KernelCode, typed)
         self._fresh = None
         self._lto_option = lto  # resolved on need: resolving may look for (and load) nvJitLink and libNVVM
-        self._specialise(options, entry["symbol"], argtypes, entry["cooperative"], entry["exceptions"], cache)
+        self._specialise(options, entry["symbol"], argtypes, entry["cooperative"], entry["exceptions"])
 
     def _typed_parts(self):
         if self._fresh is None:
@@ -216,8 +226,6 @@ class _CachedKernel(_Kernel):
             return self._entry["cubin"]
         return super().link(cc)
 
-
-_specialisations = itertools.count(1)
 
 _SCALAR_KINDS = frozenset({"boolean", "boolean_literal", "integer", "integer_literal", "float", "complex"})
 
@@ -247,27 +255,28 @@ def _overlapping_variant(dispatcher, signature, cc):
     return function
 
 
-class CUDADispatcher:
-    _cujit_dispatcher = True  # how the compiler recognises dispatchers without importing this module
-    _cujit_callee = True      # and how typing calls _type_for_caller
+# The KernelCache tags of a dispatcher's specialisations, before the options' key: a kernel (or a device
+# function compiled on its own), its variant for overlapping arrays, a device function typed for a caller.
+_COMPILED, _OVERLAPPING, _FOR_CALLER = "compiled|", "overlapping|", "caller|"
+
+
+class CUDADispatcher(_core.Dispatcher):
+    """``@cuda.jit``'s object: a face over its C++ KernelCache, which owns its specialisations (type key ->
+    compiled kernel -> module and function per context) and their compile gates. The compiler and the launch
+    fast path call it through the ``_core.Dispatcher`` interface (``_type_for_caller``, ``_call_parameters``,
+    ``_select_kernel``, ``_launch_slow``)."""
 
     def __init__(self, pyfunc, device, options, compile_options):
+        _core.Dispatcher.__init__(self)
         functools.update_wrapper(self, pyfunc)
         self.py_func = pyfunc
         self.device = device
         self.targetoptions = dict(options)
         self._compile_options = compile_options  # jit's options, checked once (make_options); cc set per compile
-        self.overloads = {}
         self.specialized = False
         self.specializations = {}
         self._can_compile = True
-        self._typed = {}
-        self._compiled = {}
-        self._overlapping = {}
-        self._lock = threading.RLock()
-        self._gates = {}  # compile key -> the lock its one compile runs under (other keys compile meanwhile)
         self._kernels = _core.driver.KernelCache()  # no driver call until a kernel is loaded
-        self._typing_now = set()
         self._configs = {}
         # The launch fast path's specialisations by compact type key (C++; see cpp/bindings/py_launch.cpp).
         self._launch_table = _core.launch.LaunchTable()
@@ -305,29 +314,24 @@ class CUDADispatcher:
         # Inlining is the callee's own choice, not its caller's.
         options.forceinline = self._compile_options.forceinline
         options.inline_always = self._compile_options.inline_always
-        key = (tuple(argtypes), options.key())
-        with self._lock:
-            typed = self._typed.get(key)
-            if typed is not None:
-                return typed
-            # The lock is held while typing, so a typing in progress is this thread's: a call back into this
-            # function from its own callees, whatever the argument types (they may grow at each level).
-            if self._typing_now:
-                raise TypingError(f"{self.__qualname__!r} calls itself: recursive device functions are not "
-                                  "supported")
-            given, takes = len(argtypes), self.py_func.__code__.co_argcount
-            if given != takes:
-                raise TypingError(f"{self.__qualname__}() takes {takes} positional argument"
-                                  f"{'' if takes == 1 else 's'} but {given} {'was' if given == 1 else 'were'} given")
-            self._typing_now.add(key)
-            try:
-                typed = _core.type_function(function_source(self.py_func), Resolver(self.py_func),
-                                            list(argtypes), None, options, options, self._links())
-            finally:
-                self._typing_now.discard(key)
-            self._typed[key] = typed
-            self.overloads.setdefault(tuple(argtypes), typed)
+        tag = _FOR_CALLER + options.key()
+        typed = self._kernels.find(argtypes, tag)
+        if typed is not None:
             return typed
+        # A compile of this function in progress on this thread is a call back into it from its own callees,
+        # whatever the argument types (they may grow at each level).
+        if self._kernels.compiling_here:
+            raise TypingError(f"{self.__qualname__!r} calls itself: recursive device functions are not supported")
+        given, takes = len(argtypes), self.py_func.__code__.co_argcount
+        if given != takes:
+            raise TypingError(f"{self.__qualname__}() takes {takes} positional argument"
+                              f"{'' if takes == 1 else 's'} but {given} {'was' if given == 1 else 'were'} given")
+
+        def type_it():
+            typed = _core.type_function(function_source(self.py_func), Resolver(self.py_func), list(argtypes), None,
+                                        options, options, self._links())
+            return _core.driver.Specialisation(typed)
+        return self._kernels.specialise(argtypes, tag, type_it)
 
     # -- compilation -------------------------------------------------------------------------
     def _options(self, cc=None):
@@ -352,25 +356,20 @@ class CUDADispatcher:
         options = self._options(cc)
         arrays = _noalias_arrays(signature.args) if not self.device else 0
         options.noalias_arrays = noalias and arrays > 0
-        key = (tuple(signature.args), options.key())
-        table = self._compiled if noalias else self._overlapping  # the variants for overlaps stay out of sight
-        compiled = table.get(key)
+        tag = (_COMPILED if noalias else _OVERLAPPING) + options.key()  # the variants for overlaps stay unlisted
+        argtypes = list(signature.args)
+        compiled = self._kernels.find(argtypes, tag)
         if compiled is not None:
             return compiled
-        with self._lock:
-            gate = self._gates.setdefault((noalias, key), threading.Lock())
-        with gate:
-            compiled = table.get(key)
-            if compiled is None:
-                compiled = self._compile_kernel(signature, options, noalias)
-                if options.noalias_arrays and arrays > 1:
-                    compiled.if_overlap = _overlapping_variant(self, signature, cc)
-                table[key] = compiled
-                if noalias:
-                    self.overloads[tuple(signature.args)] = compiled.typed if self.device else compiled
-                    if not self._can_compile:  # the new signature may be the better match for types seen before
-                        self._launch_table.clear()
-            return compiled
+
+        def compile_it():
+            compiled = self._compile_kernel(signature, options, noalias)
+            if options.noalias_arrays and arrays > 1:
+                compiled.if_overlap = _overlapping_variant(self, signature, cc)
+            if noalias and not self._can_compile:  # the new signature may be the better match for types seen
+                self._launch_table.clear()
+            return compiled.specialisation(self, tag, listed=noalias)
+        return self._kernels.specialise(argtypes, tag, compile_it)
 
     def _compile_kernel(self, signature, options, noalias):
         """A kernel (or device function) specialisation: from the disk cache when this dispatcher caches and
@@ -418,8 +417,14 @@ class CUDADispatcher:
         return self._kernel_from_entry(entry, signature, options)
 
     def _kernel_from_entry(self, entry, signature, options):
-        kernel = _CachedKernel(entry, lambda: self._typed_compile(signature, options), signature.args, options,
-                               self._kernels, self.targetoptions.get("lto"))
+        ref = weakref.ref(self)  # the kernel is kept by this dispatcher's KernelCache: no strong reference back
+
+        def compile_fresh():
+            dispatcher = ref()
+            if dispatcher is None:
+                raise RuntimeError(f"the dispatcher of cached kernel {entry['symbol']} was collected")
+            return dispatcher._typed_compile(signature, options)
+        kernel = _CachedKernel(entry, compile_fresh, signature.args, options, self.targetoptions.get("lto"))
         self._set_launch_options(kernel)
         return kernel
 
@@ -430,7 +435,7 @@ class CUDADispatcher:
 
     def _compile_fresh(self, signature, options, start, disk_key=None, arch=None):
         code, typed = self._typed_compile(signature, options)
-        compiled = _Kernel(code, typed, options, self._kernels, self._lto_of(typed, options))
+        compiled = _Kernel(code, typed, options, self._lto_of(typed, options))
         self._set_launch_options(compiled)
         compiled.disk_key, compiled.disk_arch = disk_key, arch
         telemetry.count("compiles")
@@ -469,33 +474,49 @@ class CUDADispatcher:
 
     def compile_device(self, argtypes, return_type=None):
         sig = _core.Signature(return_type, list(argtypes))
-        self._compile_signature(sig)
-        return self.overloads[tuple(argtypes)]
+        return self._compile_signature(sig).typed
+
+    @property
+    def overloads(self):
+        """{argument types: compiled kernel} (a device function's: its typed functions), in compile order, as
+        numba's dispatchers have it."""
+        out = {}
+        for argtypes, face in self._kernels.specialisations():
+            if isinstance(face, _Kernel):
+                out[argtypes] = face.typed if self.device else face
+            else:  # a device function typed for a caller
+                out.setdefault(argtypes, face)
+        return out
 
     def _kernel_for_args(self, args):
         return self._kernel_for_types(tuple(typeof(a) for a in args))
 
+    def _select_kernel(self, argtypes):
+        """The launch fast path's miss (the Dispatcher interface): the specialisation for these types."""
+        return self._kernel_for_types(tuple(argtypes)).native()
+
     def _kernel_for_types(self, argtypes):
         """The kernel launched for arguments of these types: the overload compiled for them, the best of the
         explicit signatures, or a new compile (the launch fast path asks this on a miss)."""
-        kernel = self.overloads.get(argtypes)
+        overloads = self.overloads
+        kernel = overloads.get(argtypes)
         if kernel is not None:
             return kernel
         if not self._can_compile:
-            return self._best_overload(argtypes)
+            return self._best_overload(argtypes, overloads)
         return self._compile_signature(_core.Signature(None, list(argtypes)))
 
-    def _best_overload(self, argtypes):
+    def _best_overload(self, argtypes, overloads):
         """numba's choice among explicit signatures: the one whose conversions of the argument types
         rate best (fewest unsafe, then safe, then promote conversions); a tie is ambiguous."""
-        signatures = list(self.overloads)
+        signatures = list(overloads)
         best = _core.best_overloads([list(sig) for sig in signatures], list(argtypes))
         if not best:
             raise TypeError("No matching definition for argument type(s) " + ", ".join(map(str, argtypes)))
         if len(best) > 1:
             lines = "\n".join(f"{', '.join(map(str, signatures[i]))} -> none" for i in best)
             raise TypeError(f"Ambiguous overloading for {self.py_func} ({', '.join(map(str, argtypes))}):\n{lines}")
-        return self.overloads[signatures[best[0]]]
+        return overloads[signatures[best[0]]]
 
     def specialize(self, *args):
         """A dispatcher compiled for exactly the types of `args`, with compilation disabled."""
@@ -517,8 +538,7 @@ class CUDADispatcher:
 
     # -- inspection --------------------------------------------------------------------------
     def _inspect(self, attribute, signature):
-        with self._lock:
-            entries = {k[0]: getattr(v, attribute) for k, v in self._compiled.items()}
+        entries = {argtypes: getattr(kernel, attribute) for argtypes, kernel in self._compiled_items()}
         if signature is not None:
             return entries[tuple(parse_signature(signature).args)]
         return entries
@@ -542,8 +562,8 @@ class CUDADispatcher:
             print(text, file=file)
 
     def _compiled_items(self):
-        with self._lock:
-            return [(k[0], v) for k, v in self._compiled.items()]
+        """[(argument types, _Kernel)]: the compiled specialisations (not a device function's typings)."""
+        return [(argtypes, face) for argtypes, face in self._kernels.specialisations() if isinstance(face, _Kernel)]
 
     @property
     def signatures(self):

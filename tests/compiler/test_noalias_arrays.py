@@ -116,13 +116,14 @@ def test_the_variant_for_overlaps_is_compiled_on_demand_and_kept_out_of_sight(cc
     d = cuda.jit(axpy)
     sig = void(VEC, float32, VEC, VEC)
     kernel = d.compile(sig, cc=cc)
-    assert not d._overlapping
+    assert len(d._kernels.specialisations()) == 1
     plain = d._compile_signature(parse_signature(sig), cc, noalias=False)
     assert not plain.options.noalias_arrays
     assert loads(plain.ptx) == ["", ""]
     assert plain.entry != kernel.entry
     assert d.overloads[tuple(sig.args)] is kernel
-    assert d.inspect_asm(sig) == kernel.ptx and len(d._overlapping) == 1
+    assert d.inspect_asm(sig) == kernel.ptx and len(d._kernels.specialisations()) == 1  # the variant unlisted
+    assert d._kernels.find(list(sig.args), "overlapping|" + plain.options.key()) is plain
     assert d._compile_signature(parse_signature(sig), cc, noalias=False) is plain
 
 

@@ -1,5 +1,6 @@
-// KernelCache (see cujit/kernel_cache.h): specialisations, images per device
-// architecture, and modules and functions per context through the ModuleLoader.
+// KernelCache (see cujit/kernel_cache.h): specialisations behind their compile
+// gates, images per device architecture, and modules and functions per context
+// through the ModuleLoader.
 #include "cujit/kernel_cache.h"
 
 #include <atomic>
@@ -29,33 +30,78 @@ std::shared_ptr<Function> KernelCache::Kernel::loaded_in(CUcontext ctx) const {
   return it != functions_.end() && it->second->module().loaded() ? it->second : nullptr;
 }
 
-std::shared_ptr<Function> KernelCache::Kernel::function(const std::string& entry, Context& ctx,
-                                                        const BuildImage& build, const ModuleHooks& hooks) {
+std::shared_ptr<Function> KernelCache::Kernel::function(Context& ctx) {
   if (std::shared_ptr<Function> fn = loaded_in(ctx.handle())) return fn;
+  if (!compiled()) throw std::logic_error("kernel " + module_key_ + " used before its compile finished");
+  if (!code_.build) throw std::logic_error("kernel " + module_key_ + " has no code to load (a device function)");
   std::lock_guard<std::mutex> lock(build_mutex_);
   if (std::shared_ptr<Function> fn = loaded_in(ctx.handle())) return fn;  // loaded while this one waited
   // Never loaded here, or unloaded since (reset, unload): load again, setup again.
   const DeviceInfo& device = ctx.device();
   std::pair<int, int> cc{device.cc_major, device.cc_minor};
   auto image = images_.find(cc);
-  if (image == images_.end()) image = images_.emplace(cc, build(cc.first, cc.second)).first;
+  if (image == images_.end()) image = images_.emplace(cc, code_.build(cc.first, cc.second)).first;
+  ModuleHooks hooks = code_.hooks ? code_.hooks() : ModuleHooks{};
   std::shared_ptr<LoadedModule> module = module_loader().load(module_key_, ctx, image->second, hooks);
-  std::shared_ptr<Function> fn = module->function(entry);
+  std::shared_ptr<Function> fn = module->function(code_.entry);
+  if (code_.carveout) fn->set_preferred_shared_memory_carveout(*code_.carveout);
   std::lock_guard<std::mutex> table(functions_mutex_);
   functions_[ctx.handle()] = fn;
   return fn;
 }
 
-std::shared_ptr<KernelCache::Kernel> KernelCache::kernel(const std::string& key) {
+std::shared_ptr<KernelCache::Kernel> KernelCache::entry(const std::string& key) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto& k = kernels_[key];
-  if (!k) k = std::make_shared<Kernel>(prefix_ + key);
+  if (!k) k = std::make_shared<Kernel>(prefix_ + std::to_string(kernels_.size()));
   return k;
 }
 
-std::shared_ptr<Function> KernelCache::function(const std::string& key, const std::string& entry, Context& ctx,
-                                                 const BuildImage& build, const ModuleHooks& hooks) {
-  return kernel(key)->function(entry, ctx, build, hooks);
+std::shared_ptr<KernelCache::Kernel> KernelCache::find(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = kernels_.find(key);
+  return it != kernels_.end() && it->second->compiled() ? it->second : nullptr;
+}
+
+std::shared_ptr<KernelCache::Kernel> KernelCache::specialise(const std::string& key, const Compile& compile) {
+  std::shared_ptr<Kernel> k = entry(key);
+  if (k->compiled()) return k;
+  const std::thread::id me = std::this_thread::get_id();
+  if (k->compiling_.load() == me) throw Reentered("specialisation requested again while it compiles");
+  std::lock_guard<std::mutex> gate(k->compile_mutex_);
+  if (k->compiled()) return k;  // compiled while this one waited
+  k->compiling_.store(me);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    compiling_threads_.insert(me);
+  }
+  struct Done {  // whatever the compile does, this thread is no longer compiling the key
+    KernelCache& cache;
+    Kernel& kernel;
+    std::thread::id me;
+    ~Done() {
+      kernel.compiling_.store(std::thread::id{});
+      std::lock_guard<std::mutex> lock(cache.mutex_);
+      cache.compiling_threads_.erase(cache.compiling_threads_.find(me));
+    }
+  } done{*this, *k, me};
+  k->code_ = compile();
+  k->compiled_.store(true, std::memory_order_release);
+  std::lock_guard<std::mutex> lock(mutex_);
+  order_.push_back(key);
+  return k;
+}
+
+bool KernelCache::compiling_on_this_thread() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return compiling_threads_.count(std::this_thread::get_id()) > 0;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<KernelCache::Kernel>>> KernelCache::specialisations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<std::string, std::shared_ptr<Kernel>>> out;
+  for (const std::string& key : order_) out.emplace_back(key, kernels_.at(key));
+  return out;
 }
 
 std::size_t KernelCache::unload() {

@@ -1,0 +1,58 @@
+// The Python objects the core calls, as C++ interfaces. Python classes implement them by subclassing
+// (pybind11 trampolines); a subclass that lacks one of an interface's methods is a TypeError when the class
+// is defined, so a rename on either side fails at import, not at the first call.
+//
+//   Callee      what typing asks of a function called from CUDA code (a device dispatcher, a declaration)
+//   Dispatcher  what the launch fast path asks of a kernel's dispatcher (a Callee too: one object is both)
+//
+// And the payload the bindings keep in each KernelCache specialisation (its Python face and the launch facts),
+// shared by the cache's Python face (py_kernel_cache.cpp) and the launch fast path (py_launch.cpp).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "cujit/codegen.h"
+#include "cujit/ir.h"
+#include "cujit/kernel_cache.h"
+
+namespace cujit::bindings {
+
+class Callee {
+ public:
+  virtual ~Callee() = default;
+  // The typed function a call with these argument types makes, for a caller compiled with `caller`'s options.
+  virtual std::shared_ptr<ir::TypedFunction> type_for_caller(const std::vector<TypeRef>& argtypes,
+                                                             const codegen::CompileOptions& caller) = 0;
+  // (parameter names, [Resolved or None: each parameter's default]) for keyword and omitted arguments; None
+  // when the callee takes positional arguments only.
+  virtual py::object call_parameters() = 0;
+};
+
+class Dispatcher : public Callee {
+ public:
+  // The specialisation launched for arguments of these types: compiled for them, the best explicit
+  // signature, or a new compile (the fast path asks on a miss, once per type key).
+  virtual std::shared_ptr<driver::KernelCache::Kernel> kernel_for_types(const std::vector<TypeRef>& argtypes) = 0;
+  // The Python launch path (arguments the fast path does not pack; debug kernels, which report exceptions).
+  virtual void launch_slow(py::object configured, py::tuple args) = 0;
+};
+
+// What the bindings keep in a specialisation's payload. Released under the GIL.
+struct PySpecialisation {
+  py::object face;                // the dispatcher's object for it (cujit.dispatcher._Kernel; a TypedFunction)
+  std::vector<TypeRef> argtypes;
+  bool raises = false;            // a debug kernel with raise sites: launched by the Python path
+  py::object if_overlap;          // None, or () -> the Function of the variant for overlapping arrays
+};
+const PySpecialisation& py_specialisation(const driver::KernelCache::Kernel& kernel);
+
+// The KernelCache key of argument types and a tag (the options' key and the variant).
+std::string specialisation_key(const std::vector<TypeRef>& argtypes, const std::string& tag);
+
+void register_interfaces(py::module_& m);
+void register_kernel_cache(py::module_& drv);
+
+}  // namespace cujit::bindings

@@ -1,0 +1,179 @@
+// `cujit._core.driver.KernelCache`: a dispatcher's specialisations as Python sees them (the C++ KernelCache is
+// their one owner, see cujit/kernel_cache.h). The dispatcher asks specialise(argtypes, tag, compile) and gets
+// its face (its _Kernel) back; compile() runs once per key, behind the key's gate, and answers with a
+// Specialisation: the face, the entry symbol, build((major, minor)) -> cubin, hooks() -> (setup, teardown),
+// and the launch facts the fast path reads without calling back (py_launch.cpp).
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "py_interfaces.h"
+
+namespace cujit::bindings {
+namespace {
+
+namespace drv = cujit::driver;
+using Kernel = drv::KernelCache::Kernel;
+
+// What a compile answers: the cache's Code and the bindings' payload.
+struct Specialisation {
+  drv::KernelCache::Code code;
+  PySpecialisation py;
+};
+
+drv::KernelCache::BuildImage python_build(py::object build) {
+  if (build.is_none()) return {};
+  auto held = keep(std::move(build));
+  return [held](int major, int minor) {
+    py::gil_scoped_acquire gil;
+    return image_bytes((*held)(py::make_tuple(major, minor)));
+  };
+}
+
+drv::KernelCache::MakeHooks python_hooks(py::object hooks) {
+  if (hooks.is_none()) return {};
+  auto held = keep(std::move(hooks));
+  return [held] {
+    py::gil_scoped_acquire gil;
+    py::tuple pair = (*held)();
+    return drv::ModuleHooks{python_hook(pair[0]), python_hook(pair[1])};
+  };
+}
+
+std::shared_ptr<void> payload(PySpecialisation py) {
+  return std::shared_ptr<void>(new PySpecialisation(std::move(py)), [](void* p) {
+    py::gil_scoped_acquire gil;
+    delete static_cast<PySpecialisation*>(p);
+  });
+}
+
+// The function of `kernel` in `ctx`, with the GIL released (building and hooks take it back when they run).
+std::shared_ptr<drv::Function> function_in(Kernel& kernel, drv::Context* ctx) {
+  drv::Context& c = context_or_current(ctx);
+  py::gil_scoped_release release;
+  return kernel.function(c);
+}
+
+std::shared_ptr<Kernel> find(const drv::KernelCache& cache, const std::vector<TypeRef>& argtypes,
+                             const std::string& tag) {
+  return cache.find(specialisation_key(argtypes, tag));
+}
+
+py::object specialise(drv::KernelCache& cache, const std::vector<TypeRef>& argtypes, const std::string& tag,
+                      py::object compile) {
+  const std::string key = specialisation_key(argtypes, tag);
+  if (std::shared_ptr<Kernel> k = cache.find(key)) return py_specialisation(*k).face;
+  std::shared_ptr<Kernel> k;
+  try {
+    py::gil_scoped_release release;  // waiting at the gate: the compiling thread needs the GIL
+    k = cache.specialise(key, [&]() -> drv::KernelCache::Code {
+      py::gil_scoped_acquire gil;
+      py::object made = compile();
+      if (!py::isinstance<Specialisation>(made))
+        throw py::type_error("a KernelCache compile must return a Specialisation");
+      Specialisation& s = made.cast<Specialisation&>();
+      drv::KernelCache::Code code = s.code;
+      PySpecialisation py = s.py;
+      py.argtypes = argtypes;
+      code.payload = payload(std::move(py));
+      return code;
+    });
+  } catch (const drv::KernelCache::Reentered& e) {
+    throw py::value_error(std::string("a kernel specialisation was requested again while it compiles, on the "
+                                      "same thread (") + e.what() + ")");
+  }
+  return py_specialisation(*k).face;
+}
+
+}  // namespace
+
+const PySpecialisation& py_specialisation(const Kernel& kernel) {
+  return *static_cast<const PySpecialisation*>(kernel.code().payload.get());
+}
+
+std::string specialisation_key(const std::vector<TypeRef>& argtypes, const std::string& tag) {
+  std::string key(argtypes.size() * sizeof(TypeRef), '\0');  // types are interned: their addresses name them
+  if (!argtypes.empty()) std::memcpy(key.data(), argtypes.data(), key.size());
+  return key + '|' + tag;
+}
+
+void register_kernel_cache(py::module_& d) {
+  py::class_<Specialisation>(d, "Specialisation",
+                             "What a KernelCache compile answers: the specialisation's face (the dispatcher's "
+                             "object for it), its entry symbol, build((major, minor)) -> cubin, hooks() -> "
+                             "(setup, teardown) for each module loaded, and the launch facts")
+      .def(py::init([](py::object face, std::string entry, py::object build, py::object hooks,
+                       std::optional<int> carveout, bool cooperative, bool raises, py::object if_overlap,
+                       bool listed) {
+             Specialisation s;
+             s.code.entry = std::move(entry);
+             s.code.build = python_build(std::move(build));
+             s.code.hooks = python_hooks(std::move(hooks));
+             s.code.carveout = carveout;
+             s.code.cooperative = cooperative;
+             s.code.listed = listed;
+             s.py.face = std::move(face);
+             s.py.raises = raises;
+             s.py.if_overlap = std::move(if_overlap);
+             return s;
+           }),
+           py::arg("face"), py::kw_only(), py::arg("entry") = "", py::arg("build") = py::none(),
+           py::arg("hooks") = py::none(), py::arg("carveout") = py::none(), py::arg("cooperative") = false,
+           py::arg("raises") = false, py::arg("if_overlap") = py::none(), py::arg("listed") = true);
+
+  py::class_<Kernel, std::shared_ptr<Kernel>>(
+      d, "CachedKernel", "One specialisation of a KernelCache: its image per architecture, function per context")
+      .def_property_readonly("face", [](const Kernel& k) { return py_specialisation(k).face; })
+      .def("function", &function_in, py::arg("context") = nullptr,
+           "The function in `context` (None: the current one), built and loaded on first use there (setup runs "
+           "then)")
+      .def(
+          "loaded_function",
+          [](const Kernel& kernel, drv::Context* ctx) {
+            return kernel.loaded_in(ctx != nullptr ? ctx->handle() : drv::current_context_handle());
+          },
+          py::arg("context") = nullptr,
+          "The function already loaded in `context` (None: the current one), or None: nothing is built or "
+          "loaded.");
+
+  py::class_<drv::KernelCache>(d, "KernelCache",
+                               "One dispatcher's specialisations, the one owner of each from its type key to its "
+                               "function in each context (see cujit/kernel_cache.h)")
+      .def(py::init<>())
+      .def("specialise", &specialise, py::arg("argtypes"), py::arg("tag"), py::arg("compile"),
+           "The face of the specialisation for (argtypes, tag); compile() -> Specialisation makes it on the first "
+           "request, once: others asking for the same key wait for it, other keys compile meanwhile")
+      .def(
+          "find",
+          [](const drv::KernelCache& cache, const std::vector<TypeRef>& argtypes, const std::string& tag) {
+            std::shared_ptr<Kernel> k = find(cache, argtypes, tag);
+            return k ? py_specialisation(*k).face : py::object(py::none());
+          },
+          py::arg("argtypes"), py::arg("tag"), "The face of a compiled specialisation, or None (never compiles)")
+      .def("kernel", &find, py::arg("argtypes"), py::arg("tag"), py::keep_alive<0, 1>(),
+           "The compiled specialisation (a CachedKernel, which keeps this cache alive), or None")
+      .def(
+          "specialisations",
+          [](const drv::KernelCache& cache) {
+            py::list out;
+            for (const auto& [key, k] : cache.specialisations()) {
+              if (!k->code().listed) continue;
+              const PySpecialisation& s = py_specialisation(*k);
+              out.append(py::make_tuple(py::tuple(py::cast(s.argtypes, py::return_value_policy::reference)),
+                                        s.face));
+            }
+            return out;
+          },
+          "[(argtypes, face)] of the listed specialisations, in the order they were compiled")
+      .def_property_readonly("compiling_here", &drv::KernelCache::compiling_on_this_thread,
+                             "Whether this thread is compiling one of its specialisations now")
+      .def("unload", &drv::KernelCache::unload, py::call_guard<py::gil_scoped_release>(),
+           "Teardown, then unload, of every module of this cache; returns how many")
+      .def_property_readonly("module_count", &drv::KernelCache::module_count)
+      .def_property_readonly("images_built", [](const drv::KernelCache& cache) {
+        py::gil_scoped_release release;  // waits for a build in progress, which may need the GIL
+        return cache.images_built();
+      });
+}
+
+}  // namespace cujit::bindings
