@@ -12,6 +12,15 @@ from cujit._typeof import typeof, from_dtype  # noqa: F401
 from cujit.telemetry import stats  # noqa: F401
 from cujit._version import __version__  # noqa: F401
 
+
+def __getattr__(name):
+    """``cujit.vectorize`` and ``cujit.guvectorize`` (numba's top-level names, ``target="cuda"``), loaded on first
+    use as ``cujit.cuda`` loads them."""
+    if name in ("vectorize", "guvectorize"):
+        return getattr(cuda, name)
+    raise AttributeError(f"module 'cujit' has no attribute {name!r}")
+
+
 # cujit's own threads (NVRTC prefetches, the code generator's warm-up, loading nvJitLink) must not be inside
 # a library when the process's static destructors run: exit waits for them (fork() does too, in the core).
 atexit.register(_core.wait_for_background_work)
