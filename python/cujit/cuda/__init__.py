@@ -36,6 +36,10 @@ for _module, _names in (("cujit.cudadrv.events", ("event", "event_elapsed_time")
     _RUNTIME_NAMES.update(dict.fromkeys(_names, _module))
 del _module, _names
 
+# Array functions built from Python code (issue 27; docs/vectorize.md).
+_RUNTIME_NAMES.update(vectorize="cujit.vectorizers", guvectorize="cujit.gufuncs", reduce="cujit.reduction",
+                      Reduce="cujit.reduction")
+
 
 # cuda.driver.memcpy_htod, for module setup callbacks; cuda.random, numba-cuda's generator (a submodule).
 _RUNTIME_MODULES = {"driver": "cujit.cudadrv.driver", "random": "cujit.cuda.random", "bf16": "cujit.cuda.bf16"}
