@@ -381,9 +381,9 @@ TEST(ParseSignatureErrors, BadConstructorCalls) {
 }
 
 TEST(ParseSignatureErrors, UnsupportedNumbaNames) {
-  const Error error = signature_error("void(dim3)");
+  const Error error = signature_error("void(grid_group)");
   EXPECT_EQ(error.kind, ErrorKind::TypeError);
-  EXPECT_NE(error.message.find("dim3"), std::string::npos);
+  EXPECT_NE(error.message.find("grid_group"), std::string::npos);
 }
 
 TEST(ParseSignature, Bfloat16) {

@@ -25,6 +25,11 @@ for _name in _SCALARS:
 del _name, _t
 
 
+#: numba-cuda's Dim3, the type of ``cuda.threadIdx``, ``blockIdx``, ``blockDim`` and ``gridDim`` (``x``, ``y``,
+#: ``z`` of int32). numba-cuda has a class ``Dim3`` and its instance ``dim3``; here both names are the type.
+dim3 = Dim3 = _core.parse_type("dim3")
+
+
 def _check_type(constructor, argument, value):
     if not isinstance(value, Type):
         raise TypeError(f"{constructor}: {argument} must be a cujit type (int32, float64[:], ...), got {value!r}")

@@ -59,11 +59,12 @@ using Lowerer = std::function<llvm::Value*(Emitter& em, std::vector<llvm::Value*
 using Explainer = std::function<std::string(const std::vector<TypeRef>& args)>;
 
 struct Intrinsic {
-  enum class Kind { Function, Value, Method };
+  enum class Kind { Function, Value, Method, Attribute };
   Kind kind = Kind::Function;
   // Function: the path ("cuda.atomic.add"). Value: the path read as a value
   // ("cuda.threadIdx.x"; typed with no arguments). Method: "<type name>.<method>"
-  // ("grid_group.sync"), called with the object as the first argument.
+  // ("grid_group.sync"), called with the object as the first argument. Attribute: "<type name>.<attribute>"
+  // ("float32x4.x"), read with the object as the only argument.
   std::string name;
   std::vector<std::string> params;  // names for keyword arguments; empty: positional only
   Typer type;    // empty: typing types it from the argument expressions (cuda.shared.array...)

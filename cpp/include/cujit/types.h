@@ -29,6 +29,7 @@ enum class TypeKind : uint8_t {
   NestedArray,     // an array field of a record: dtype and a fixed shape
   Optional,        // OptionalType(T): a T or None (a device function that returns on some paths only)
   BFloat16,        // numba-cuda's bfloat16 ("__nv_bfloat16"): 16 bits, computed in float32
+  Vector,          // a CUDA vector type (float32x4, uchar2's uint8x2...) or Dim3: elements() read as .x .y .z .w
   Opaque,          // anything else named by a string (modules, functions: typing only)
 };
 

@@ -22,6 +22,7 @@ const Table& table() {
     add_cache_hints(t);
     add_warp_match(t);
     add_literal_unroll(t);
+    add_vector_types(t);
     return t;
   }();
   return t;
@@ -37,7 +38,7 @@ const Intrinsic* find(const std::string& name) {
 std::vector<std::string> paths() {
   std::vector<std::string> out;
   for (const auto& [name, entry] : table())
-    if (entry.kind != Intrinsic::Kind::Method) out.push_back(name);
+    if (entry.kind != Intrinsic::Kind::Method && entry.kind != Intrinsic::Kind::Attribute) out.push_back(name);
   return out;
 }
 

@@ -1,7 +1,8 @@
-// Thread indexing: cuda.threadIdx/blockIdx/blockDim/gridDim.{x,y,z}, laneid,
+// Thread indexing: cuda.threadIdx/blockIdx/blockDim/gridDim (Dim3 values) and their .{x,y,z}, laneid,
 // warpsize (values), cuda.grid(n) and cuda.gridsize(n) (64-bit, as numba).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include "cujit/vector_types.h"
 #include "intrinsic_families.h"
 
 namespace cujit::intrinsics {
@@ -55,6 +56,13 @@ Lowerer grid_lowering(bool grid) {
 }  // namespace
 
 void add_thread_indexing(Table& t) {
+  // cuda.threadIdx (blockIdx...) as a value: numba-cuda's Dim3 of its x, y and z registers.
+  for (int reg = 0; reg < 4; ++reg)
+    add_value(t, std::string("cuda.") + kRegisters[reg], types::dim3(), [reg](Emitter& em, auto, const CallTypes& ct) {
+      std::vector<llvm::Value*> axes;
+      for (int axis = 0; axis < 3; ++axis) axes.push_back(call_intrinsic(em, register_id(reg, axis)));
+      return em.build_tuple(axes, ct.result);
+    });
   for (int reg = 0; reg < 4; ++reg)
     for (int axis = 0; axis < 3; ++axis)
       add_value(t, std::string("cuda.") + kRegisters[reg] + "." + "xyz"[axis], types::int32(),

@@ -4,6 +4,7 @@
 #include <llvm/IR/Constants.h>
 
 #include "function_lowering.h"
+#include "vector_abi.h"
 
 namespace cujit::lowering {
 
@@ -40,6 +41,7 @@ Type* DataModel::value_type(TypeRef t) const {
     case TypeKind::Opaque: return Type::getInt64Ty(ctx_);  // handles (a cooperative grid group)
     case TypeKind::Optional: return llvm::StructType::get(ctx_, {value_type(t->element(0)), Type::getInt1Ty(ctx_)});
     case TypeKind::BFloat16: return Type::getInt16Ty(ctx_);  // its bits
+    case TypeKind::Vector: return vector_value_type(ctx_, t);
     case TypeKind::Array: {
       // {meminfo, parent, nitems, itemsize, data, shape[ndim], strides[ndim]}
       auto* ptr = llvm::PointerType::get(ctx_, 0);
@@ -65,6 +67,7 @@ Type* DataModel::data_type(TypeRef t) const {
       return llvm::StructType::get(ctx_, elems);
     }
     case TypeKind::Optional: return llvm::StructType::get(ctx_, {data_type(t->element(0)), Type::getInt8Ty(ctx_)});
+    case TypeKind::Vector: return vector_data_type(ctx_, t);  // CUDA's layout (vector_abi.h)
     default: return value_type(t);
   }
 }
@@ -95,6 +98,7 @@ Value* DataModel::value_to_data(llvm::IRBuilder<>& b, Value* v, TypeRef t) const
     return b.CreateInsertValue(out, value_to_data(b, b.CreateExtractValue(v, 1), types::boolean()), 1);
   }
   if (t->is_float() && t->bitwidth() == 16) return b.CreateBitCast(v, Type::getInt16Ty(ctx_));
+  if (t->kind() == TypeKind::Vector) return vector_to_data(b, v, t);
   if (t->is_tuple()) {
     Value* out = llvm::UndefValue::get(data_type(t));
     for (size_t i = 0; i < t->count(); ++i)
@@ -112,6 +116,7 @@ Value* DataModel::data_to_value(llvm::IRBuilder<>& b, Value* v, TypeRef t) const
     return b.CreateInsertValue(out, data_to_value(b, b.CreateExtractValue(v, 1), types::boolean()), 1);
   }
   if (t->is_float() && t->bitwidth() == 16) return b.CreateBitCast(v, Type::getHalfTy(ctx_));
+  if (t->kind() == TypeKind::Vector) return vector_from_data(b, v, t);
   if (t->is_tuple()) {
     Value* out = llvm::UndefValue::get(value_type(t));
     for (size_t i = 0; i < t->count(); ++i)

@@ -14,6 +14,7 @@
 
 #include "cujit/error.h"
 #include "cujit/signature_parser.h"
+#include "cujit/vector_types.h"
 
 namespace cujit {
 namespace {
@@ -433,6 +434,7 @@ const char* numba_class_name(TypeRef type) {
     case TypeKind::NestedArray: return "NestedArray";
     case TypeKind::Optional: return "Optional";
     case TypeKind::BFloat16: break;  // cujit's own class; no numba name to show
+    case TypeKind::Vector: return type->name() == "Dim3" ? "Dim3" : "_VectorType";
   }
   return "Type";
 }
@@ -522,7 +524,7 @@ TypeRef require_type_in_signature(const Value& value) {
 // Names numba.cuda.types defines that cujit's type system does not model.
 bool is_unsupported_numba_name(const std::string& name) {
   static const char* const names[] = {
-      "Record", "NestedArray", "Optional", "optional", "dim3", "grid_group",
+      "Record", "NestedArray", "Optional", "optional", "grid_group",
       "pyobject", "ffi", "ffi_forced_object", "deferred_type", "NamedTuple", "NamedUniTuple",
       "Literal", "IntegerLiteral", "BooleanLiteral", "unicode_type", "string", "slice2_type",
       "slice3_type", "ellipsis", "Any", "Omitted", "EnumMember", "IntEnumMember", "Boolean",
@@ -660,6 +662,7 @@ class Evaluator {
       return value;
     }
     if (TypeRef scalar = types::lookup_scalar(name)) return make_type(scalar);
+    if (TypeRef vector = types::lookup_vector(name)) return make_type(vector);  // float32x4, float4, dim3
     if (name == "range_state32_type") return make_type(types::range(types::int32()));
     if (name == "range_state64_type") return make_type(types::range(types::int64()));
     if (name == "unsigned_range_state64_type") return make_type(types::range(types::uint64()));

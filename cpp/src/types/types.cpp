@@ -11,6 +11,8 @@
 #include <unordered_map>
 
 #include "cujit/error.h"
+#include "cujit/vector_types.h"
+#include "type_interning.h"
 
 namespace cujit {
 
@@ -238,6 +240,7 @@ int64_t itemsize(TypeRef dtype) {
   switch (dtype->kind()) {
     case TypeKind::Record:
     case TypeKind::NestedArray: return dtype->byte_size();
+    case TypeKind::Vector: return static_cast<int64_t>(dtype->count()) * itemsize(dtype->element(0));
     default: return dtype->is_boolean() ? 1 : dtype->bitwidth() / 8;
   }
 }
@@ -246,6 +249,7 @@ int64_t alignment(TypeRef dtype) {
   switch (dtype->kind()) {
     case TypeKind::Complex: return itemsize(dtype) / 2;
     case TypeKind::NestedArray: return alignment(dtype->element(0));
+    case TypeKind::Vector: return vector_alignment(dtype);
     case TypeKind::Record: {
       if (!dtype->aligned()) return 1;
       int64_t a = 1;
@@ -360,6 +364,11 @@ TypeRef optional_value(TypeRef type) { return type->kind() == TypeKind::Optional
 
 TypeRef opaque(const std::string& name) {
   return TypeFactory::intern(TypeFactory::prototype(TypeKind::Opaque, name));
+}
+
+TypeRef detail::intern_vector(const std::string& name, TypeRef base, int count) {
+  return TypeFactory::intern(
+      TypeFactory::composite(TypeKind::Vector, name, std::vector<TypeRef>(static_cast<size_t>(count), base)));
 }
 
 namespace {

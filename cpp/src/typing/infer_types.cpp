@@ -8,6 +8,7 @@
 #include "cujit/conversions.h"
 #include "cujit/intrinsics.h"
 #include "cujit/typing.h"
+#include "cujit/vector_types.h"
 #include "typing_internal.h"
 
 namespace cujit::typing {
@@ -242,6 +243,13 @@ class Inferer {
         typing_error("cannot store a value of type " + t->name() + " into an array of " + item->name(), loc);
       target.type = item;
       return;
+    }
+    if (target.kind == ExprKind::Attribute) {
+      TypeRef base = type_expr(*target.operands[0]);
+      if (base && attribute_entry(base, target.attr))
+        typing_error("cannot assign to '" + target.attr + "' of a " + base->name() +
+                         ": the components of a vector type are read-only (construct a new value instead)",
+                     target.loc);
     }
     fail(ErrorKind::Unsupported, "Unsupported: assignment to this target", target.loc);
   }
@@ -531,6 +539,11 @@ class Inferer {
       if (base == nullptr) return nullptr;
       if (base->kind() == TypeKind::Array) t = base->element(0);
     }
+    if (dtype.kind == ExprKind::Global && dtype.global.kind == K::Builtin &&
+        types::lookup_vector(dtype.global.name.substr(dtype.global.name.rfind('.') + 1)))
+      typing_error("arrays of vector types (" + dtype.global.name + ") are not supported, as in numba-cuda: use an "
+                   "array of the base type with one axis more",
+                   dtype.loc);
     if (t == nullptr || !t->is_number() || t->is_literal())
       typing_error("dtype must be a numba or numpy scalar type (or its name)", dtype.loc);
     return t;
@@ -675,7 +688,20 @@ class Inferer {
       e.operand_types = {t};
       return t->is_complex() ? types::float_(t->bitwidth() / 2) : t;
     }
+    if (const intrinsics::Intrinsic* in = attribute_entry(t, e.attr)) {  // float32x4.x, Dim3.y: table rows
+      auto sig = in->type({t});
+      if (sig) {
+        e.operand_types = sig->params;
+        return sig->result;
+      }
+    }
     typing_error("Unknown attribute '" + e.attr + "' of type " + t->name(), e.loc);
+  }
+
+  // The intrinsic table's attribute "<type>.<attr>" of a value of type t, or nullptr.
+  static const intrinsics::Intrinsic* attribute_entry(TypeRef t, const std::string& attr) {
+    const intrinsics::Intrinsic* in = intrinsics::find(types::optional_value(t)->name() + "." + attr);
+    return in && in->kind == intrinsics::Intrinsic::Kind::Attribute ? in : nullptr;
   }
 
   // p[i] through a CPointer(T) is a T; the index is an integer.

@@ -12,6 +12,7 @@ from cujit.types import *  # noqa: F401,F403
 from cujit.errors import (TypingError, UnsupportedError, CudaSupportError, CudaDriverError,  # noqa: F401
                           NvrtcError, NvvmError, LinkerError)
 from cujit.intrinsics import *  # noqa: F401,F403
+from cujit.vector_types import *  # noqa: F401,F403  (cuda.float32x4, cuda.float4... replace the plain stubs)
 from cujit.arg_hints import In, Out, InOut  # noqa: F401
 del bf16  # noqa: F821  (cuda.bf16 is the module cujit.cuda.bf16, with the same stubs, as numba.cuda.bf16 is)
 
