@@ -302,6 +302,9 @@ class CUDAUFuncDispatcher:
     def _kernel_for(self, dtypes, scalars, args):
         """(input dtypes, result dtype, kernel) for inputs of ``dtypes`` (None for the scalars)."""
         if self._lazy:
+            for i, d in enumerate(dtypes):
+                if d is not None:
+                    cujit_type(d, f"{self.__name__}() input {i}")
             wanted = _lazy_dtypes(dtypes, args)
             if wanted not in self.functions:
                 self.add(tuple(cujit_type(d, f"{self.__name__}() input {i}") for i, d in enumerate(wanted)))
