@@ -144,6 +144,14 @@ def test_vectors_cross_declare_device_as_nvcc_passes_them():
             assert _prototype(ours, fn) == _prototype(nvrtc_ptx, fn), fn
 
 
+DECLARED_SIG = "void(float32[:, ::1], float64[:, ::1], uint8[:, ::1], int16[:, ::1])"
+
+
+def test_declared_cuda_functions_link_with_vector_arguments():
+    kernel = cuda.jit(V.declared_vectors).compile(DECLARED_SIG, cc=(7, 5))
+    assert _core.link.cubin_has_symbol(kernel.link((7, 5)), kernel.entry)
+
+
 # ---- misuse ---------------------------------------------------------------------------------------------------
 
 MISUSE = [

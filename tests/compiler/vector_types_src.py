@@ -187,11 +187,43 @@ def optional_vectors(out, a):
         w = positive_or_none(v)
         pair = (v, cuda.double2(v.y, v.x))
         first, second = pair
-        out[i, 0] = first.x + second.x
+        out[i, 0] = first.x * 2.0 + second.x
         if w is None:
             out[i, 1] = -1.0
         else:
             out[i, 1] = w.y
+
+
+# ---- vectors by value to and from CUDA C++ (declare_device) ----------------------------------------------------
+
+VECTOR_CU = cuda.CUSource("""
+extern "C" __device__ float4 scale4(float4 v, float s) { return make_float4(v.x * s, v.y * s, v.z * s, v.w * s); }
+extern "C" __device__ int add_d2(double2* r, double2 a, double2 b) { *r = make_double2(a.x + b.x, a.y + b.y); return 0; }
+extern "C" __device__ uchar2 swap_uc2(uchar2 v) { return make_uchar2(v.y, v.x); }
+extern "C" __device__ int sum_s3(int* r, short3 v) { *r = v.x + v.y + v.z; return 0; }
+""", name="vectors.cu")
+scale4 = cuda.declare_device("scale4", "float4(float4, float32)", abi="c", link=[VECTOR_CU])
+add_d2 = cuda.declare_device("add_d2", "double2(double2, double2)", link=[VECTOR_CU])
+swap_uc2 = cuda.declare_device("swap_uc2", "uchar2(uchar2)", abi="c", link=[VECTOR_CU])
+sum_s3 = cuda.declare_device("sum_s3", "int32(short3)", link=[VECTOR_CU])
+
+
+def declared_vectors(f, d, u, s):
+    """CUDA C++ functions taking and returning float4, double2, uchar2 and short3 by value."""
+    i = cuda.grid(1)
+    if i < f.shape[0]:
+        v = scale4(cuda.float4(f[i, 0], f[i, 1], f[i, 2], f[i, 3]), 2.0)
+        f[i, 0] = v.x
+        f[i, 1] = v.y
+        f[i, 2] = v.z
+        f[i, 3] = v.w
+        w = add_d2(cuda.double2(d[i, 0], d[i, 1]), cuda.double2(d[i, 1], 1.0))
+        d[i, 0] = w.x
+        d[i, 1] = w.y
+        c = swap_uc2(cuda.uchar2(u[i, 0], u[i, 1]))
+        u[i, 0] = c.x
+        u[i, 1] = c.y
+        s[i, 3] = sum_s3(cuda.short3(s[i, 0], s[i, 1], s[i, 2]))
 
 
 # ---- Dim3: cuda.threadIdx and friends as values ----------------------------------------------------------------
