@@ -38,6 +38,17 @@ def ncuda():
     return numba_cuda
 
 
+def nvectorize(sigs):
+    """numba's ``@vectorize(sigs, target="cuda")`` (numba-cuda's CUDAVectorize)."""
+    import numba
+    return numba.vectorize(sigs, target="cuda")
+
+
+def nguvectorize(sigs, layout):
+    import numba
+    return numba.guvectorize(sigs, layout, target="cuda")
+
+
 def _type(dtype):
     return getattr(types, "boolean" if dtype == "bool_" else dtype)
 
@@ -68,8 +79,8 @@ def test_vectorize_every_dtype_against_numpy_and_numba_cuda(dtype, rng, ncuda):
     np.testing.assert_array_equal(got, expect)
     dev = ufunc(cuda.to_device(a), b).copy_to_host()  # device in, device out
     np.testing.assert_array_equal(dev, expect)
-    theirs = _numba_or_skip(lambda: ncuda.vectorize([f"{np.dtype(dtype).name}({np.dtype(dtype).name}, "
-                                                     f"{np.dtype(dtype).name})"])(f)(a, b))
+    theirs = _numba_or_skip(lambda: nvectorize([f"{np.dtype(dtype).name}({np.dtype(dtype).name}, "
+                                               f"{np.dtype(dtype).name})"])(f)(a, b))
     np.testing.assert_array_equal(got, theirs)
 
 
@@ -84,7 +95,7 @@ def test_vectorize_three_inputs_scalars_and_broadcasting(dtype, rng, ncuda):
     expect = (a * x + b).astype(dtype)
     assert got.shape == (3, 4)
     np.testing.assert_allclose(got, expect, rtol=1e-5 if dtype in ("float32", "complex64") else 1e-12)
-    theirs = _numba_or_skip(lambda: ncuda.vectorize([f"{dtype}({dtype}, {dtype}, {dtype})"])(S.axpb)(a, x, b))
+    theirs = _numba_or_skip(lambda: nvectorize([f"{dtype}({dtype}, {dtype}, {dtype})"])(S.axpb)(a, x, b))
     np.testing.assert_allclose(got, theirs, rtol=1e-6 if dtype in ("float32", "complex64") else 1e-14)
 
 
@@ -128,7 +139,7 @@ def test_ufunc_reduce_against_numpy_and_numba_cuda(dtype, rng, ncuda):
             np.testing.assert_allclose(got, x.sum(dtype=np.float64), rtol=1e-4 if dtype == "float32" else 1e-12)
         else:
             assert got == x.sum(dtype=dtype)
-        theirs = _numba_or_skip(lambda: ncuda.vectorize([f"{dtype}({dtype}, {dtype})"])(S.add).reduce(x))
+        theirs = _numba_or_skip(lambda: nvectorize([f"{dtype}({dtype}, {dtype})"])(S.add).reduce(x))
         assert got == theirs  # the same pairwise order
         assert ufunc.reduce(cuda.to_device(x)) == got
 
@@ -146,7 +157,7 @@ def test_guvectorize_matmul_against_numpy_and_numba_cuda(dtype, rng, ncuda):
     dev = gufunc(cuda.to_device(a), cuda.to_device(b))
     np.testing.assert_array_equal(dev.copy_to_host(), got)
     sig = f"void({dtype}[:,:], {dtype}[:,:], {dtype}[:,:])"
-    theirs = _numba_or_skip(lambda: ncuda.guvectorize([sig], "(m,n),(n,p)->(m,p)")(S.matmul)(a, b))
+    theirs = _numba_or_skip(lambda: nguvectorize([sig], "(m,n),(n,p)->(m,p)")(S.matmul)(a, b))
     np.testing.assert_allclose(got, theirs, rtol=1e-6 if dtype == "float32" else 1e-14)
 
 
