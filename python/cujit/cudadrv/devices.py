@@ -238,9 +238,9 @@ def close():
     _drv.pop_all_contexts()
     if threading.current_thread() is not threading.main_thread():
         return
-    _drv.unload_all_modules()
     for ctx in _drv.known_contexts():
-        ctx.flush_deferred()
+        Context(ctx).reset()        # teardown and unload of its modules, its memory manager, pending frees
+    _drv.unload_all_modules()       # anything loaded in a context no longer known
 
 
 def require_context(fn):
