@@ -26,9 +26,9 @@ def random_of(rng, dtype, n):
     return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
 
 
-def run(fn, *arrays, griddim=1, blockdim=1):
+def run(fn, *arrays, griddim=1, blockdim=1, **options):
     device = [cuda.to_device(a) for a in arrays]
-    cuda.jit(fn)[griddim, blockdim](*device)
+    cuda.jit(fn, **options)[griddim, blockdim](*device)
     return [d.copy_to_host() for d in device]
 
 
@@ -86,14 +86,15 @@ def test_dim3_values_of_every_thread():
     np.testing.assert_array_equal(out, expected)
 
 
-def test_vectors_by_value_to_and_from_cuda_cpp(rng):
+@pytest.mark.parametrize("lto", [False, True], ids=["ptx", "lto"])
+def test_vectors_by_value_to_and_from_cuda_cpp(rng, lto):
     n = 300
     f = rng.uniform(-10, 10, (n, 4)).astype(np.float32)
     d = rng.uniform(-10, 10, (n, 2))
     u = rng.integers(0, 256, (n, 2), dtype=np.uint8)
     s = np.zeros((n, 4), np.int16)
     s[:, :3] = rng.integers(-1000, 1000, (n, 3))
-    got_f, got_d, got_u, got_s = run(V.declared_vectors, f, d, u, s, griddim=(n + 63) // 64, blockdim=64)
+    got_f, got_d, got_u, got_s = run(V.declared_vectors, f, d, u, s, griddim=(n + 63) // 64, blockdim=64, lto=lto)
     np.testing.assert_array_equal(got_f, f * np.float32(2))
     np.testing.assert_array_equal(got_d, np.stack([d[:, 0] + d[:, 1], d[:, 1] + 1.0], axis=1))
     np.testing.assert_array_equal(got_u, u[:, ::-1])

@@ -147,8 +147,11 @@ def test_vectors_cross_declare_device_as_nvcc_passes_them():
 DECLARED_SIG = "void(float32[:, ::1], float64[:, ::1], uint8[:, ::1], int16[:, ::1])"
 
 
-def test_declared_cuda_functions_link_with_vector_arguments():
-    kernel = cuda.jit(V.declared_vectors).compile(DECLARED_SIG, cc=(7, 5))
+@pytest.mark.parametrize("lto", [False, True], ids=["ptx", "lto"])
+def test_declared_cuda_functions_link_with_vector_arguments(lto):
+    if lto and not linking.lto_available():
+        pytest.skip("LTO needs libNVVM")
+    kernel = cuda.jit(V.declared_vectors, lto=lto).compile(DECLARED_SIG, cc=(7, 5))
     assert _core.link.cubin_has_symbol(kernel.link((7, 5)), kernel.entry)
 
 

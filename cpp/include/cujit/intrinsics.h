@@ -76,7 +76,7 @@ struct Intrinsic {
 
 // The entry for `name`, or nullptr.
 const Intrinsic* find(const std::string& name);
-// Every function and value path, for the Python stubs (methods excluded).
+// Every function and value path, for the Python stubs (methods and attributes excluded).
 std::vector<std::string> paths();
 
 // bfloat16 (numba-cuda's __nv_bfloat16) is held as its 16 bits; it computes in float32 and rounds once. These
