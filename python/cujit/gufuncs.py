@@ -316,25 +316,35 @@ class _GUFuncCall:
                 self.inputs[i] = a.astype(want)
 
     def _device_outputs(self, plan, outdtypes):
+        """The arrays the kernel writes: the device outputs given, new device arrays for the others (a host
+        output given is filled from its device array afterwards)."""
         from cujit import cuda
         result = []
         for shape, dtype, o in zip(plan.output_shapes, outdtypes, self.outputs):
-            if o is None or self.to_host:
+            if o is None or not is_device_array(o):
                 o = cuda.device_array(shape, dtype=dtype, stream=self.stream)
             result.append(o)
         return result
 
     def _results(self, outputs):
-        if self.to_host:
-            results = []
-            for dev, mine in zip(outputs, self.outputs):
-                results.append(dev.copy_to_host(mine, stream=self.stream) if mine is not None
-                               else dev.copy_to_host(stream=self.stream))
+        """numba-cuda's: the outputs given (host ones filled), else the new ones, on the host when every
+        argument was; one array, or a tuple of them."""
+        results, copied = [], False
+        for dev, mine in zip(outputs, self.outputs):
+            if mine is not None and not is_device_array(mine):
+                dev.copy_to_host(mine, stream=self.stream)
+                results.append(mine)
+                copied = True
+            elif mine is not None:
+                results.append(mine)
+            elif self.to_host:
+                results.append(dev.copy_to_host(stream=self.stream))
+                copied = True
+            else:
+                results.append(dev)
+        if copied:
             synchronize_stream(self.stream)
-            outputs = results
-        elif self.outputs[0] is not None:
-            outputs = self.outputs
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return results[0] if len(results) == 1 else tuple(results)
 
 
 _KIND_ORDER = "b", "iu", "f", "c"

@@ -127,6 +127,9 @@ def test_gufunc_calls():
     assert matmul(a, b, out=out) is out and matmul(a, b, out) is out
     dout = cuda.device_array((10, 3, 5), np.float32)
     assert matmul(a, b, out=dout) is dout
+    assert matmul(cuda.to_device(a), b, out=out) is out  # a host output of a call on the device: filled
+    single = np.empty((3, 5), np.float32)
+    assert matmul(cuda.to_device(a[0]), b, single) is single  # no loop dimensions
     assert matmul(np.ones((3, 4), np.int16), np.ones((4, 2), np.float32)).dtype == np.float32  # host cast
     with pytest.raises(TypeError, match="device arrays are not cast"):
         matmul(cuda.to_device(np.ones((3, 4), np.int16)), b)
