@@ -211,3 +211,16 @@ def test_require_context(fake_driver):
             assert needs_a_context(1) == 1 and cuda.get_current_device().id == 1   # the current one is kept
         print("OK")
     """)
+
+
+def test_another_devices_stream_and_context_leave_the_thread_where_it_was(fake_driver):
+    run(fake_driver, """
+        with cuda.gpus[1]:
+            s1 = cuda.stream()
+            ctx1 = cuda.current_context()
+        cuda.select_device(0)
+        s1.synchronize(); assert s1.query()
+        ctx1.synchronize(); ctx1.get_memory_info()
+        assert cuda.get_current_device().id == 0 and fake.fake_current_device() == 0 and depth() == 1
+        print("OK")
+    """)

@@ -1,5 +1,7 @@
 // Device memory: allocations returned to their context's deferred free list,
 // synchronous and stream-ordered copies, memset; and streams.
+#include <optional>
+
 #include "cujit/context_stack.h"
 #include "driver_api.h"
 
@@ -101,10 +103,11 @@ Stream::~Stream() {
 }
 
 namespace {
-// A wrapped stream may have no known context: any current one will do.
-void make_stream_context_current(Context* ctx) {
+// The stream's context current for `guard`'s life (the thread's own comes back after); a wrapped stream may
+// have no known context: any current one will do.
+void make_stream_context_current(Context* ctx, std::optional<ScopedCurrent>& guard) {
   if (ctx != nullptr)
-    detail::ensure_current(*ctx);
+    guard.emplace(*ctx);
   else
     current_context();
 }
@@ -112,7 +115,8 @@ void make_stream_context_current(Context* ctx) {
 
 void Stream::synchronize() const {
   const detail::DriverApi& a = detail::api();
-  make_stream_context_current(ctx_);
+  std::optional<ScopedCurrent> current;
+  make_stream_context_current(ctx_, current);
   detail::check(a.cuStreamSynchronize(handle_), "cuStreamSynchronize");
 }
 
@@ -151,7 +155,8 @@ void order_after(CUstream consumer, std::uintptr_t producer) {
 
 bool Stream::query() const {
   const detail::DriverApi& a = detail::api();
-  make_stream_context_current(ctx_);
+  std::optional<ScopedCurrent> current;
+  make_stream_context_current(ctx_, current);
   CUresult rc = a.cuStreamQuery(handle_);
   if (rc == detail::CUDA_ERROR_NOT_READY) return false;
   detail::check(rc, "cuStreamQuery");
