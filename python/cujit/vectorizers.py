@@ -1,5 +1,6 @@
-"""``cuda.vectorize`` and ``cuda.guvectorize`` (also ``cujit.vectorize(..., target="cuda")``): numpy-style
-universal functions on the GPU, built from a Python function of scalars (or, for gufuncs, of array slices).
+"""``cuda.vectorize`` (also ``cujit.vectorize(..., target="cuda")``): numpy-style universal functions on the GPU,
+built from a Python function of scalars; and the pieces ``cuda.guvectorize`` (gufuncs.py) and ``cuda.Reduce``
+(reduction.py) share with it.
 
 The user's function becomes a ``cuda.jit(device=True)`` device function. A kernel that calls it once per
 element is generated as Python source (its text registered in ``linecache``, so cujit's source-based frontend
