@@ -224,3 +224,14 @@ def test_another_devices_stream_and_context_leave_the_thread_where_it_was(fake_d
         assert cuda.get_current_device().id == 0 and fake.fake_current_device() == 0 and depth() == 1
         print("OK")
     """)
+
+
+def test_current_context_of_a_device(fake_driver):
+    run(fake_driver, """
+        ctx = cuda.current_context(1)                 # numba's get_context(devnum): device 1 becomes current
+        assert ctx.device.id == 1 and cuda.get_current_device().id == 1 and ctx == cuda.current_context()
+        assert cuda.current_context(0).device.id == 0 and depth() == 1
+        raises(ValueError, "device 7 does not exist", cuda.current_context, 7)
+        raises(TypeError, "", cuda.current_context, "1")
+        print("OK")
+    """)

@@ -207,8 +207,12 @@ class Context:
         return f"<CUDA context {self.handle:#x} of device {self._native.device_id}>"
 
 
-def current_context():
-    """The calling thread's context; device 0's primary context is made current if there is none."""
+def current_context(devnum=None):
+    """The calling thread's context; device 0's primary context is made current if there is none. With
+    ``devnum`` (numba's ``cuda.current_context(devnum)``), device ``devnum``'s primary context is made current
+    first, as ``select_device(devnum)`` does."""
+    if devnum is not None:
+        return Context(_drv.select_device(operator.index(devnum)))
     return Context(_drv.current_context())
 
 
