@@ -198,7 +198,10 @@ def optional_vectors(out, a):
 
 VECTOR_CU = cuda.CUSource("""
 extern "C" __device__ float4 scale4(float4 v, float s) { return make_float4(v.x * s, v.y * s, v.z * s, v.w * s); }
-extern "C" __device__ int add_d2(double2* r, double2 a, double2 b) { *r = make_double2(a.x + b.x, a.y + b.y); return 0; }
+extern "C" __device__ int add_d2(double2* r, double2 a, double2 b) {
+  *r = make_double2(a.x + b.x, a.y + b.y);
+  return 0;
+}
 extern "C" __device__ uchar2 swap_uc2(uchar2 v) { return make_uchar2(v.y, v.x); }
 extern "C" __device__ int sum_s3(int* r, short3 v) { *r = v.x + v.y + v.z; return 0; }
 """, name="vectors.cu")
