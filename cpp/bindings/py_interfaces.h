@@ -41,11 +41,14 @@ class Dispatcher : public Callee {
 };
 
 // What the bindings keep in a specialisation's payload. Released under the GIL.
+// Every Python object of a specialisation is held here, once: the cache's Python face shows them to the
+// collector (a face may refer back to its cache).
 struct PySpecialisation {
   py::object face;                // the dispatcher's object for it (cujit.dispatcher._Kernel; a TypedFunction)
   std::vector<TypeRef> argtypes;
   bool raises = false;            // a debug kernel with raise sites: launched by the Python path
   py::object if_overlap;          // None, or () -> the Function of the variant for overlapping arrays
+  py::object build, hooks;        // what the Code's build and hooks call (they hold them borrowed)
 };
 const PySpecialisation& py_specialisation(const driver::KernelCache::Kernel& kernel);
 

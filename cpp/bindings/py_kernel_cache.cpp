@@ -21,21 +21,23 @@ struct Specialisation {
   PySpecialisation py;
 };
 
-drv::KernelCache::BuildImage python_build(py::object build) {
+// The Code's calls of Python callables the payload owns (borrowed here: the Code and its payload live and
+// die together in the Kernel).
+drv::KernelCache::BuildImage python_build(const py::object& build) {
   if (build.is_none()) return {};
-  auto held = keep(std::move(build));
-  return [held](int major, int minor) {
+  PyObject* fn = build.ptr();
+  return [fn](int major, int minor) {
     py::gil_scoped_acquire gil;
-    return image_bytes((*held)(py::make_tuple(major, minor)));
+    return image_bytes(py::handle(fn)(py::make_tuple(major, minor)));
   };
 }
 
-drv::KernelCache::MakeHooks python_hooks(py::object hooks) {
+drv::KernelCache::MakeHooks python_hooks(const py::object& hooks) {
   if (hooks.is_none()) return {};
-  auto held = keep(std::move(hooks));
-  return [held] {
+  PyObject* fn = hooks.ptr();
+  return [fn] {
     py::gil_scoped_acquire gil;
-    py::tuple pair = (*held)();
+    py::tuple pair = py::handle(fn)();
     return drv::ModuleHooks{python_hook(pair[0]), python_hook(pair[1])};
   };
 }
@@ -85,6 +87,37 @@ py::object specialise(drv::KernelCache& cache, const std::vector<TypeRef>& argty
   return py_specialisation(*k).face;
 }
 
+// The cache's Python objects shown to the collector: a face refers to its cache (it keeps it, and so its
+// modules, alive), so a dispatcher, its cache and its faces form a cycle only the collector can free. Clearing
+// unloads the modules (teardown first) and releases the specialisations.
+int visit_specialisations(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!py::detail::is_holder_constructed(self)) return 0;
+  for (const auto& [key, k] : py::cast<drv::KernelCache&>(py::handle(self)).specialisations()) {
+    if (!k->code().payload) continue;
+    const PySpecialisation& s = py_specialisation(*k);
+    for (const py::object* o : {&s.face, &s.if_overlap, &s.build, &s.hooks})
+      if (o->ptr() != nullptr) Py_VISIT(o->ptr());
+  }
+  return 0;
+}
+
+int clear_specialisations(PyObject* self) {
+  if (!py::detail::is_holder_constructed(self)) return 0;
+  try {
+    py::cast<drv::KernelCache&>(py::handle(self)).clear();
+  } catch (...) {  // the collector has no one to report to; teardown hooks report their own errors
+  }
+  return 0;
+}
+
+void collectable(PyHeapTypeObject* heap_type) {
+  PyTypeObject* type = &heap_type->ht_type;
+  type->tp_flags |= Py_TPFLAGS_HAVE_GC;
+  type->tp_traverse = visit_specialisations;
+  type->tp_clear = clear_specialisations;
+}
+
 }  // namespace
 
 const PySpecialisation& py_specialisation(const Kernel& kernel) {
@@ -107,8 +140,10 @@ void register_kernel_cache(py::module_& d) {
                        bool listed) {
              Specialisation s;
              s.code.entry = std::move(entry);
-             s.code.build = python_build(std::move(build));
-             s.code.hooks = python_hooks(std::move(hooks));
+             s.code.build = python_build(build);
+             s.code.hooks = python_hooks(hooks);
+             s.py.build = std::move(build);
+             s.py.hooks = std::move(hooks);
              s.code.carveout = carveout;
              s.code.cooperative = cooperative;
              s.code.listed = listed;
@@ -138,7 +173,8 @@ void register_kernel_cache(py::module_& d) {
 
   py::class_<drv::KernelCache>(d, "KernelCache",
                                "One dispatcher's specialisations, the one owner of each from its type key to its "
-                               "function in each context (see cujit/kernel_cache.h)")
+                               "function in each context (see cujit/kernel_cache.h)",
+                               py::custom_type_setup(collectable))
       .def(py::init<>())
       .def("specialise", &specialise, py::arg("argtypes"), py::arg("tag"), py::arg("compile"),
            "The face of the specialisation for (argtypes, tag); compile() -> Specialisation makes it on the first "

@@ -38,9 +38,9 @@ class _Kernel:
     """One kernel specialisation as Python sees it: its PTX, typed function and launch plan. The dispatcher's
     C++ KernelCache owns it (the face of one of its specialisations) with everything made of it: a cubin per
     device architecture (its code and link inputs linked by nvJitLink; LTO-IR instead of PTX with lto) and a
-    module and function per CUDA context, loaded on first use with the link inputs' setup callbacks. The cache
-    unloads its modules (teardown first) when the dispatcher is collected; a face refers back to its
-    dispatcher weakly, so that nothing the collector cannot see keeps it alive."""
+    module and function per CUDA context, loaded on first use with the link inputs' setup callbacks. A face
+    keeps its cache alive (and so its modules); the cache shows its faces to the collector, which frees the
+    three together, unloading the modules (teardown first), once neither dispatcher nor face is in use."""
 
     def __init__(self, code, typed, options, lto):
         self.lto = lto  # linking.resolve_lto's answer for this specialisation
@@ -58,14 +58,14 @@ class _Kernel:
         self.cooperative = cooperative  # a declaration it reaches needs a cooperative launch
         self.exceptions = tuple(exceptions)
         self._plan = None
-        self._owner = None  # (weakref to its dispatcher, its KernelCache tag), set when the cache takes it
+        self._owner = None  # (its dispatcher's KernelCache, its tag there), set when the cache takes it
         # For kernels compiled with noalias array data (see _compile_signature): a callable giving the
         # function of the variant without it, launched instead when two array arguments overlap.
         self.if_overlap = None
 
-    def specialisation(self, dispatcher, tag, listed):
+    def specialisation(self, cache, tag, listed):
         """This face as its dispatcher's KernelCache takes it: how to build, load and launch it."""
-        self._owner = (weakref.ref(dispatcher), tag)
+        self._owner = (cache, tag)
         hooked = any(made.origin is not None for made in self.link_inputs())  # LinkableCode with callbacks
         return _core.driver.Specialisation(
             self, entry=self.entry, build=self._image, hooks=self._module_hooks if hooked else None,
@@ -74,11 +74,8 @@ class _Kernel:
 
     def native(self):
         """Its specialisation in the dispatcher's KernelCache (a CachedKernel)."""
-        ref, tag = self._owner
-        dispatcher = ref()
-        if dispatcher is None:
-            raise RuntimeError(f"the dispatcher of kernel {self.entry} was collected, and its modules with it")
-        return dispatcher._kernels.kernel(list(self.argtypes), tag)
+        cache, tag = self._owner
+        return cache.kernel(list(self.argtypes), tag)
 
     def _module_hooks(self):
         """(setup, teardown) for one module of this kernel, from its link inputs' callbacks."""
@@ -368,7 +365,7 @@ class CUDADispatcher(_core.Dispatcher):
                 compiled.if_overlap = _overlapping_variant(self, signature, cc)
             if noalias and not self._can_compile:  # the new signature may be the better match for types seen
                 self._launch_table.clear()
-            return compiled.specialisation(self, tag, listed=noalias)
+            return compiled.specialisation(self._kernels, tag, listed=noalias)
         return self._kernels.specialise(argtypes, tag, compile_it)
 
     def _compile_kernel(self, signature, options, noalias):
@@ -417,7 +414,7 @@ class CUDADispatcher(_core.Dispatcher):
         return self._kernel_from_entry(entry, signature, options)
 
     def _kernel_from_entry(self, entry, signature, options):
-        ref = weakref.ref(self)  # the kernel is kept by this dispatcher's KernelCache: no strong reference back
+        ref = weakref.ref(self)  # the kernel's face outlives the dispatcher when a user keeps it
 
         def compile_fresh():
             dispatcher = ref()

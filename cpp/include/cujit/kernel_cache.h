@@ -107,6 +107,8 @@ class KernelCache {
   // Teardown, then unload, of every module of this cache in every context; returns how many. Images stay:
   // the next use loads again without building.
   std::size_t unload();
+  // unload(), then forget every specialisation (their payloads released): what a collected owner asks.
+  void clear();
   // Modules of this cache loaded now, in every context.
   std::size_t module_count() const;
   // Images built so far (one per specialisation and device architecture); waits for builds in progress.

@@ -123,6 +123,23 @@ std::size_t KernelCache::unload() {
   return count;
 }
 
+void KernelCache::clear() {
+  std::exception_ptr error;
+  try {
+    unload();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  std::map<std::string, std::shared_ptr<Kernel>> dropped;  // released outside the lock: payloads may run code
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dropped.swap(kernels_);
+    order_.clear();
+  }
+  dropped.clear();
+  if (error) std::rethrow_exception(error);
+}
+
 std::vector<std::shared_ptr<KernelCache::Kernel>> KernelCache::all() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::shared_ptr<Kernel>> out;
