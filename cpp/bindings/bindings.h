@@ -65,6 +65,7 @@ void register_link(py::module_& m);
 void register_compile(py::module_& m);
 void register_driver(py::module_& m);
 void register_events(py::module_& m);  // after register_driver: adds to its submodule
+void register_memory(py::module_& m);  // host, managed and IPC memory (py_memory.cpp)
 void register_launch(py::module_& m);
 void register_cache(py::module_& m);
 

@@ -9,8 +9,10 @@
 namespace cujit::bindings::launch {
 
 Registry& registry() {
-  static Registry r;
-  return r;
+  // Leaked on purpose: its Python objects must not be released by a static destructor, after the interpreter
+  // has finalized (that aborts the process at exit).
+  static Registry* r = new Registry;
+  return *r;
 }
 
 [[noreturn]] void argument_error(PyObject* cls, std::size_t position, const std::string& what) {

@@ -110,6 +110,7 @@ PYBIND11_MODULE(_core, m) {
   cujit::bindings::register_interfaces(m);
   cujit::bindings::register_driver(m);
   cujit::bindings::register_events(m);
+  cujit::bindings::register_memory(m);
   cujit::bindings::register_launch(m);
   cujit::bindings::register_link(m);
   cujit::bindings::register_cache(m);

@@ -568,3 +568,167 @@ static int profiling;
 CUresult cuProfilerStart(void) { NEED_CONTEXT(); profiling = 1; return OK; }
 CUresult cuProfilerStop(void) { NEED_CONTEXT(); profiling = 0; return OK; }
 int fake_profiling(void) { return profiling; }
+
+/* ---- host memory, managed memory, IPC (tests/runtime/test_host_memory.py, test_memory_managers.py) ----
+ * Mapped cuMemHostAlloc memory is one memory file mapped twice: the host address and another "device" address
+ * (the one cuMemHostGetDevicePointer gives), so a runtime that hands a kernel the host address is caught. The
+ * device side of mapped memory joins the live allocations, so copies and the test kernels accept it; it is
+ * not counted in fake_live_bytes. Managed memory is device memory (cuMemAlloc's) with one address. IPC
+ * handles open in the process that made them only: the fake has one address space. */
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define HOST_ALREADY_REGISTERED 712
+#define HOST_NOT_REGISTERED 713
+enum { HOSTALLOC_DEVICEMAP = 2, HOSTREGISTER_DEVICEMAP = 2 };
+
+typedef struct Host { char *host, *device; size_t size; int registered; struct Host *next; } Host;
+static Host *hosts;
+static int live_host_allocs, live_registrations, open_ipc_mappings;
+static unsigned last_host_alloc_flags, last_register_flags, last_managed_flags;
+int fake_live_host_allocs(void) { return live_host_allocs; }
+int fake_live_registrations(void) { return live_registrations; }
+int fake_open_ipc_mappings(void) { return open_ipc_mappings; }
+unsigned fake_last_host_alloc_flags(void) { return last_host_alloc_flags; }
+unsigned fake_last_register_flags(void) { return last_register_flags; }
+unsigned fake_last_managed_flags(void) { return last_managed_flags; }
+
+static void track_device(char *base, size_t n) { /* lock held */
+  Alloc *a = malloc(sizeof *a);
+  a->base = base;
+  a->size = n;
+  a->next = allocs;
+  allocs = a;
+}
+static void untrack_device(char *base) { /* lock held; the memory itself belongs to the caller */
+  for (Alloc **a = &allocs; *a; a = &(*a)->next) {
+    if ((*a)->base == base) {
+      Alloc *dead = *a;
+      *a = dead->next;
+      free(dead);
+      return;
+    }
+  }
+}
+static Host *find_host(const char *p, int registered) { /* the block containing p; lock held */
+  for (Host *h = hosts; h; h = h->next)
+    if (h->registered == registered && p >= h->host && p < h->host + h->size) return h;
+  return NULL;
+}
+
+CUresult cuMemHostAlloc(void **out, size_t n, unsigned flags) {
+  NEED_CONTEXT();
+  if (n == 0 || flags > 7) return INVALID_VALUE;
+  int fd = (int)syscall(SYS_memfd_create, "fake_cuda_host", 0);
+  if (fd < 0 || ftruncate(fd, (off_t)n) != 0) return OUT_OF_MEMORY;
+  char *host = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  char *device = (flags & HOSTALLOC_DEVICEMAP) ? mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : NULL;
+  close(fd);
+  if (host == MAP_FAILED || device == MAP_FAILED) return OUT_OF_MEMORY;
+  Host *h = calloc(1, sizeof *h);
+  h->host = host;
+  h->device = device;
+  h->size = n;
+  pthread_mutex_lock(&lock);
+  h->next = hosts;
+  hosts = h;
+  if (device) track_device(device, n);
+  ++live_host_allocs;
+  last_host_alloc_flags = flags;
+  pthread_mutex_unlock(&lock);
+  *out = host;
+  return OK;
+}
+static CUresult drop_host(void *p, int registered) {
+  pthread_mutex_lock(&lock);
+  for (Host **h = &hosts; *h; h = &(*h)->next) {
+    if ((*h)->host == (char *)p && (*h)->registered == registered) {
+      Host *dead = *h;
+      *h = dead->next;
+      if (dead->device) untrack_device(dead->device);
+      if (registered) {
+        --live_registrations;
+      } else {
+        --live_host_allocs;
+        munmap(dead->host, dead->size);
+        if (dead->device) munmap(dead->device, dead->size);
+      }
+      free(dead);
+      pthread_mutex_unlock(&lock);
+      return OK;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return registered ? HOST_NOT_REGISTERED : INVALID_VALUE;
+}
+CUresult cuMemFreeHost(void *p) { NEED_CONTEXT(); return drop_host(p, 0); }
+CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned flags) {
+  NEED_CONTEXT();
+  if (!p || n == 0 || flags > 15) return INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  for (Host *h = hosts; h; h = h->next) {
+    if (h->registered && (char *)p < h->host + h->size && h->host < (char *)p + n) {
+      pthread_mutex_unlock(&lock);
+      return HOST_ALREADY_REGISTERED;
+    }
+  }
+  Host *h = calloc(1, sizeof *h);
+  h->host = p;
+  h->device = (flags & HOSTREGISTER_DEVICEMAP) ? p : NULL; /* registered memory keeps its address (UVA) */
+  h->size = n;
+  h->registered = 1;
+  h->next = hosts;
+  hosts = h;
+  if (h->device) track_device(h->device, n);
+  ++live_registrations;
+  last_register_flags = flags;
+  pthread_mutex_unlock(&lock);
+  return OK;
+}
+CUresult cuMemHostUnregister(void *p) { NEED_CONTEXT(); return drop_host(p, 1); }
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags) {
+  NEED_CONTEXT();
+  if (flags != 0) return INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  Host *h = find_host(p, 0);
+  if (!h) h = find_host(p, 1);
+  CUresult rc = h && h->device ? OK : INVALID_VALUE;
+  if (rc == OK) *d = (CUdeviceptr)(h->device + ((char *)p - h->host));
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned flags) {
+  if (flags != 1 && flags != 2) return INVALID_VALUE; /* CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST */
+  CUresult rc = cuMemAlloc_v2(p, n);
+  if (rc == OK) last_managed_flags = flags;
+  return rc;
+}
+
+typedef struct { char magic[8]; long long pid; CUdeviceptr base; unsigned long long size; char pad[32]; } IpcHandle;
+CUresult cuIpcGetMemHandle(IpcHandle *h, CUdeviceptr d) {
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  CUresult rc = cuMemGetAddressRange_v2(&base, &size, d);
+  if (rc != OK) return rc;
+  if (base != d) return INVALID_VALUE; /* the driver wants the allocation's base */
+  memset(h, 0, sizeof *h);
+  memcpy(h->magic, "FAKEIPC", 8);
+  h->pid = (long long)getpid();
+  h->base = base;
+  h->size = size;
+  return OK;
+}
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *d, IpcHandle h, unsigned flags) {
+  NEED_CONTEXT();
+  if (memcmp(h.magic, "FAKEIPC", 8) != 0 || flags > 1) return INVALID_VALUE;
+  if (h.pid != (long long)getpid() || !check_range(h.base, (size_t)h.size)) return INVALID_HANDLE;
+  __atomic_add_fetch(&open_ipc_mappings, 1, __ATOMIC_SEQ_CST);
+  *d = h.base;
+  return OK;
+}
+CUresult cuIpcCloseMemHandle(CUdeviceptr d) {
+  NEED_CONTEXT();
+  if (__atomic_load_n(&open_ipc_mappings, __ATOMIC_SEQ_CST) == 0) return INVALID_VALUE;
+  __atomic_sub_fetch(&open_ipc_mappings, 1, __ATOMIC_SEQ_CST);
+  return OK;
+}

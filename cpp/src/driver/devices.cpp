@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cujit/context_stack.h"
+#include "cujit/memory.h"
 #include "driver_api.h"
 
 namespace cujit::driver {
@@ -142,6 +143,7 @@ void Context::defer_free(CUdeviceptr ptr, std::size_t bytes) {
 }
 
 void Context::flush_deferred() {
+  if (cleanup_paused(*this)) return;  // numba's defer_cleanup(): frees wait for the pause to end (memory.h)
   std::vector<CUdeviceptr> batch;
   {
     std::lock_guard<std::mutex> lock(pending_mutex_);

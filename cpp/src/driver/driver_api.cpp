@@ -143,6 +143,17 @@ std::string resolve_all(void* lib, DriverApi& a) {
   resolve(lib, a.cuCtxPopCurrent, "cuCtxPopCurrent_v2");
   resolve(lib, a.cuProfilerStart, "cuProfilerStart");
   resolve(lib, a.cuProfilerStop, "cuProfilerStop");
+  // Host memory, managed memory and IPC (host_memory.cpp, ipc.cpp; optional).
+  resolve(lib, a.cuMemHostAlloc, "cuMemHostAlloc");
+  resolve(lib, a.cuMemFreeHost, "cuMemFreeHost");
+  resolve(lib, a.cuMemHostRegister, "cuMemHostRegister_v2") || resolve(lib, a.cuMemHostRegister, "cuMemHostRegister");
+  resolve(lib, a.cuMemHostUnregister, "cuMemHostUnregister");
+  resolve(lib, a.cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
+  resolve(lib, a.cuMemAllocManaged, "cuMemAllocManaged");
+  resolve(lib, a.cuMemGetAddressRange, "cuMemGetAddressRange_v2");
+  resolve(lib, a.cuIpcGetMemHandle, "cuIpcGetMemHandle");
+  resolve(lib, a.cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2");
+  resolve(lib, a.cuIpcCloseMemHandle, "cuIpcCloseMemHandle");
   return {};
 }
 

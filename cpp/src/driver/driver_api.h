@@ -22,6 +22,10 @@ struct CUuuid {
   unsigned char bytes[16];
 };
 
+struct CUipcMemHandle {  // passed by value to cuIpcOpenMemHandle
+  unsigned char reserved[64];
+};
+
 struct DriverApi {
   CUresult (*cuInit)(unsigned) = nullptr;
   CUresult (*cuDriverGetVersion)(int*) = nullptr;
@@ -86,6 +90,19 @@ struct DriverApi {
   CUresult (*cuCtxPopCurrent)(CUcontext*) = nullptr;                 // _v2
   CUresult (*cuProfilerStart)() = nullptr;
   CUresult (*cuProfilerStop)() = nullptr;
+
+  // ---- host memory, managed memory, IPC (host_memory.cpp, ipc.cpp); optional: a driver without one raises
+  // when it is used ----
+  CUresult (*cuMemHostAlloc)(void**, std::size_t, unsigned) = nullptr;
+  CUresult (*cuMemFreeHost)(void*) = nullptr;
+  CUresult (*cuMemHostRegister)(void*, std::size_t, unsigned) = nullptr;  // _v2
+  CUresult (*cuMemHostUnregister)(void*) = nullptr;
+  CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr*, void*, unsigned) = nullptr;  // _v2
+  CUresult (*cuMemAllocManaged)(CUdeviceptr*, std::size_t, unsigned) = nullptr;
+  CUresult (*cuMemGetAddressRange)(CUdeviceptr*, std::size_t*, CUdeviceptr) = nullptr;  // _v2
+  CUresult (*cuIpcGetMemHandle)(CUipcMemHandle*, CUdeviceptr) = nullptr;
+  CUresult (*cuIpcOpenMemHandle)(CUdeviceptr*, CUipcMemHandle, unsigned) = nullptr;  // _v2
+  CUresult (*cuIpcCloseMemHandle)(CUdeviceptr) = nullptr;
 
   bool has_library_api() const {
     return cuLibraryLoadData && cuLibraryUnload && cuLibraryGetKernel && cuKernelGetFunction;

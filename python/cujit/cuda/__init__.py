@@ -41,6 +41,16 @@ del _module, _names
 _RUNTIME_NAMES.update(vectorize="cujit.vectorizers", guvectorize="cujit.gufuncs", reduce="cujit.reduction",
                       Reduce="cujit.reduction")
 
+# Memory: host memory, memory managers (numba's EMM plug-ins), IPC (issue 27; docs/memory.md).
+for _module, _names in (("cujit.cudadrv.host_memory", ("pinned_array", "pinned_array_like", "mapped_array",
+                                                       "mapped_array_like", "managed_array", "pinned", "mapped")),
+                        ("cujit.cudadrv.memory_managers", ("set_memory_manager", "BaseCUDAMemoryManager",
+                                                           "HostOnlyCUDAMemoryManager", "defer_cleanup")),
+                        ("cujit.cudadrv.memory_pointers", ("MemoryPointer", "MappedMemory", "PinnedMemory",
+                                                           "ManagedMemory", "MemoryInfo")),
+                        ("cujit.cudadrv.ipc", ("IpcHandle", "GetIpcHandleMixin", "open_ipc_array"))):
+    _RUNTIME_NAMES.update(dict.fromkeys(_names, _module))
+del _module, _names
 
 # cuda.driver.memcpy_htod, for module setup callbacks; cuda.random, numba-cuda's generator (a submodule).
 _RUNTIME_MODULES = {"driver": "cujit.cudadrv.driver", "random": "cujit.cuda.random", "bf16": "cujit.cuda.bf16"}

@@ -18,6 +18,7 @@ import numpy as np
 
 from cujit import _core
 from cujit._typeof import array_type
+from cujit.cudadrv import ipc, memory_managers, memory_pointers
 from cujit.cudadrv.stream import native_stream
 from cujit.errors import NumbaPerformanceWarning
 
@@ -65,6 +66,24 @@ def _extent(shape, strides, itemsize):
     return low, high + itemsize
 
 
+def cuda_array_interface(shape, strides, dtype, ptr, stream):
+    """A ``__cuda_array_interface__`` (version 3) dict; ``strides`` None for C-contiguous arrays."""
+    handle = None
+    if stream is not None and not (isinstance(stream, int) and stream == 0):
+        native = native_stream(stream)
+        # CAI v3 reserves 0; the driver's handle 0 is the legacy default stream, which CAI calls 1.
+        handle = (native.handle or 1) if native is not None else None
+    return {
+        "shape": shape,
+        "strides": strides,
+        "data": (ptr, False),
+        "typestr": dtype.str,
+        "descr": dtype.descr if dtype.fields is not None else [("", dtype.str)],
+        "stream": handle,
+        "version": 3,
+    }
+
+
 def _dtype_of(obj):
     return obj.dtype if isinstance(obj.dtype, np.dtype) else np.dtype(obj.dtype)
 
@@ -77,7 +96,9 @@ def _host_array(obj):
 
 
 def _context_of(owner):
+    """The native context of a memory owner (cujit's allocations, and memory managers' MemoryPointers)."""
     ctx = getattr(owner, "context", None)
+    ctx = getattr(ctx, "_native", ctx)
     return ctx if isinstance(ctx, _drv.Context) else None
 
 
@@ -104,11 +125,11 @@ class DeviceNDArray:
         self.stream = stream
         low, high = _extent(self.shape, self.strides, itemsize)
         self.alloc_size = high - low
-        if gpu_data is None:
-            gpu_data = _drv.allocate(self.alloc_size, _drv.current_context())
-            ptr = gpu_data.ptr - low  # element 0 sits `-low` bytes into the allocation
+        if gpu_data is None:  # through the memory manager: the runtime's one allocation path
+            gpu_data = memory_managers.memalloc(self.alloc_size)
+            ptr = memory_pointers.device_address(gpu_data) - low  # element 0 sits `-low` bytes into it
         elif ptr is None:
-            ptr = int(gpu_data.ptr) - low
+            ptr = memory_pointers.device_address(gpu_data) - low
         self.gpu_data = gpu_data
         self._ptr = int(ptr) if self.size else 0
 
@@ -151,21 +172,8 @@ class DeviceNDArray:
 
     @property
     def __cuda_array_interface__(self):
-        stream = self.stream
-        handle = None
-        if stream is not None and not (isinstance(stream, int) and stream == 0):
-            native = native_stream(stream)
-            # CAI v3 reserves 0; the driver's handle 0 is the legacy default stream, which CAI calls 1.
-            handle = (native.handle or 1) if native is not None else None
-        return {
-            "shape": self.shape,
-            "strides": None if self.is_c_contiguous() else self.strides,
-            "data": (self._ptr if self.size else 0, False),
-            "typestr": self.dtype.str,
-            "descr": self.dtype.descr if self.dtype.fields is not None else [("", self.dtype.str)],
-            "stream": handle,
-            "version": 3,
-        }
+        return cuda_array_interface(self.shape, None if self.is_c_contiguous() else self.strides, self.dtype,
+                                    self._ptr if self.size else 0, self.stream)
 
     @property
     def _numba_type_(self):
@@ -381,6 +389,71 @@ class DeviceNDArray:
         shape = self.shape[:-1] + (self.shape[-1] * self.itemsize // dtype.itemsize,)
         return DeviceNDArray(shape, self.strides[:-1] + (dtype.itemsize,), dtype, self.stream, self.gpu_data,
                              ptr=self._ptr)
+
+    # -- splitting, squeezing, IPC and the memory object (numba-cuda's members) ----------------------------
+    def split(self, section, stream=0):
+        """Consecutive views of ``section`` elements of a 1-D unit-stride array (the last one shorter when
+        ``section`` does not divide the size), one at a time, as numba's generator gives them."""
+        if self.ndim != 1:
+            raise ValueError("only support 1d array")
+        if self.strides[0] != self.itemsize:
+            raise ValueError("only support unit stride")
+        section = operator.index(section)
+        if section <= 0:
+            raise ValueError(f"split needs a positive section size, got {section}")
+        stream = stream or self.stream
+        return (DeviceNDArray((min(section, self.size - begin),), self.strides, self.dtype, stream, self.gpu_data,
+                              ptr=self._ptr + begin * self.itemsize)
+                for begin in range(0, self.size, section))
+
+    def squeeze(self, axis=None, stream=0):
+        """A view without the axes of length one (those of ``axis``, an int or a tuple, when given; ValueError
+        for a selected axis of another length)."""
+        if axis is None:
+            axes = {i for i, n in enumerate(self.shape) if n == 1}
+        else:
+            axes = set()
+            for a in ((axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)):
+                a = operator.index(a)
+                if not -self.ndim <= a < self.ndim:
+                    raise _AxisError(f"axis {a} is out of bounds for array of dimension {self.ndim}")
+                a %= self.ndim
+                if self.shape[a] != 1:
+                    raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+                axes.add(a)
+        keep = [i for i in range(self.ndim) if i not in axes]
+        return DeviceNDArray(tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep), self.dtype,
+                             stream or self.stream, self.gpu_data, ptr=self._ptr)
+
+    def _memory(self):
+        """A MemoryPointer over the bytes this array covers (what numba's ``gpu_data`` of a view is); the
+        allocation itself when the array covers it from its start."""
+        low, high = _extent(self.shape, self.strides, self.itemsize)
+        start = self._ptr + low if self.size else 0
+        if isinstance(self.gpu_data, memory_pointers.MemoryPointer) and (
+                start == memory_pointers.device_address(self.gpu_data) and high - low == self.gpu_data.size):
+            return self.gpu_data
+        ctx = self._context
+        return memory_pointers.MemoryPointer(None if ctx is None else memory_pointers.user_context(ctx), start,
+                                             high - low, owner=self.gpu_data)
+
+    def as_cuda_arg(self):
+        """The device memory object of the array (a MemoryPointer: ``device_ctypes_pointer``, ``size``)."""
+        return self._memory()
+
+    def get_ipc_handle(self):
+        """An ``IpcArrayHandle`` that pickles to another process of this machine, where ``open()`` gives a
+        DeviceNDArray over this array's memory (Linux only, as CUDA IPC)."""
+        handle = memory_managers.get_ipc_handle(self._memory(), self._context)
+        return ipc.IpcArrayHandle(handle, {"shape": self.shape, "strides": self.strides, "dtype": self.dtype})
+
+
+try:
+    _AxisError = np.exceptions.AxisError
+except AttributeError:  # numpy < 1.25
+    _AxisError = np.AxisError
+
+memory_pointers.register_runtime_type("array", DeviceNDArray)
 
 
 # ---- arrays described by __cuda_array_interface__ ----------------------------------------------------------

@@ -11,16 +11,16 @@ kernels loaded and launched in the block are device 1's; each thread has its own
 that reason.
 """
 
-import collections
 import functools
 import operator
 import threading
 
 from cujit import _core
+from cujit.cudadrv import ipc, memory_managers, memory_pointers
 
 _drv = _core.driver
 
-MemoryInfo = collections.namedtuple("MemoryInfo", ["free", "total"])
+MemoryInfo = memory_pointers.MemoryInfo
 
 # CUdevice_attribute numbers by numba's names (cuda.h's, without CU_DEVICE_ATTRIBUTE_).
 DEVICE_ATTRIBUTES = {
@@ -124,6 +124,10 @@ class Device:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         return _drv.device_attribute(self.id, number)
 
+    def get_device_identity(self):
+        """The device's PCI location, which names it in other processes (numba's)."""
+        return ipc.device_identity(self.id)
+
     def get_primary_context(self):
         return Context(_drv.primary_context(self.id))
 
@@ -182,20 +186,49 @@ class Context:
     def synchronize(self):
         self._native.synchronize()
 
-    def get_memory_info(self):
-        """(free, total) bytes of the context's device."""
-        return MemoryInfo(*self._native.memory_info())
-
     def reset(self):
-        """Unloads the context's modules (running teardown hooks) and frees deferred memory."""
+        """Resets the memory manager, unloads the context's modules (running teardown hooks) and frees deferred
+        memory."""
+        memory_managers.reset(self._native)
         self._native.reset()
 
     def deallocations_pending(self):
         return self._native.pending_frees
 
+    # Memory, through the context's memory manager (memory_managers.py): numba's Context methods.
+    def get_memory_info(self):
+        """MemoryInfo(free, total) bytes of the context's device, as its memory manager reports them."""
+        return memory_managers.get_memory_info(self._native)
+
     def memalloc(self, nbytes):
-        """A raw device allocation (freed when the returned object is collected)."""
-        return _drv.allocate(nbytes, self._native)
+        """Device memory (freed when the returned object is collected)."""
+        return memory_managers.memalloc(nbytes, self._native)
+
+    def memhostalloc(self, nbytes, mapped=False, portable=False, wc=False):
+        return memory_managers.memhostalloc(nbytes, mapped, portable, wc, self._native)
+
+    def mempin(self, owner, pointer, size, mapped=False):
+        return memory_managers.mempin(owner, pointer, size, mapped, self._native)
+
+    def memallocmanaged(self, nbytes, attach_global=True):
+        return memory_managers.memallocmanaged(nbytes, attach_global, self._native)
+
+    def get_ipc_handle(self, memory):
+        return memory_managers.get_ipc_handle(memory, self._native)
+
+    def open_ipc_handle(self, handle, size):
+        """Another process's allocation (a 64-byte IPC handle) opened here: a MemoryPointer."""
+        return ipc.IpcHandle(None, handle, size).open_direct(self)
+
+    def defer_cleanup(self):
+        return memory_managers.defer_cleanup(self._native)
+
+    @property
+    def memory_manager(self):
+        return memory_managers.memory_manager(self._native)
+
+    def prepare_for_use(self):
+        self.memory_manager  # noqa: B018  (made and initialized on first use)
 
     def __eq__(self, other):
         return isinstance(other, Context) and other.handle == self.handle
@@ -205,6 +238,9 @@ class Context:
 
     def __repr__(self):
         return f"<CUDA context {self.handle:#x} of device {self._native.device_id}>"
+
+
+memory_pointers.register_runtime_type("context", Context)
 
 
 def current_context(devnum=None):

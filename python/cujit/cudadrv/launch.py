@@ -27,7 +27,7 @@ import numpy as np
 from cujit import _core
 from cujit._typeof import dtype_type
 from cujit.arg_hints import ArgHint, In, Out, InOut  # noqa: F401  (In, Out, InOut re-exported: numba's names here)
-from cujit.cudadrv.devicearray import DeviceNDArray, auto_device
+from cujit.cudadrv.devicearray import DeviceNDArray, as_cuda_array, auto_device
 from cujit.cudadrv.stream import native_stream
 from cujit.errors import NumbaPerformanceWarning, TypingError
 
@@ -126,6 +126,8 @@ def _array_value(value, ndim, index, writebacks, stream):
             writebacks.append(dev)  # kept alive until the launch is queued
         return _device_value(dev, ndim, index)
     if isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray and hasattr(value, "__cuda_array_interface__"):
+            return _device_value(as_cuda_array(value), ndim, index)  # mapped and managed arrays: read in place
         dev, _ = auto_device(value, stream=stream)
         if value.flags.writeable:
             writebacks.append(lambda: dev.copy_to_host(value, stream=stream))
