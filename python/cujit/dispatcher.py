@@ -274,6 +274,7 @@ class CUDADispatcher(_core.Dispatcher):
         self.specializations = {}
         self._can_compile = True
         self._kernels = _core.driver.KernelCache()  # no driver call until a kernel is loaded
+        self._declared_returns = {}  # a device function's signatures given to jit or compile: args -> return type
         self._configs = {}
         # The launch fast path's specialisations by compact type key (C++; see cpp/bindings/py_launch.cpp).
         self._launch_table = _core.launch.LaunchTable()
@@ -324,9 +325,9 @@ class CUDADispatcher(_core.Dispatcher):
             raise TypingError(f"{self.__qualname__}() takes {takes} positional argument"
                               f"{'' if takes == 1 else 's'} but {given} {'was' if given == 1 else 'were'} given")
 
-        def type_it():
-            typed = _core.type_function(function_source(self.py_func), Resolver(self.py_func), list(argtypes), None,
-                                        options, options, self._links())
+        def type_it():  # the return type of a signature given for these argument types holds for callers too
+            typed = _core.type_function(function_source(self.py_func), Resolver(self.py_func), list(argtypes),
+                                        self._declared_returns.get(tuple(argtypes)), options, options, self._links())
             return _core.driver.Specialisation(typed)
         return self._kernels.specialise(argtypes, tag, type_it)
 
@@ -462,6 +463,8 @@ class CUDADispatcher(_core.Dispatcher):
         signature = parse_signature(sig)
         if not self.device and signature.return_type is not None and signature.return_type.kind != "none":
             raise TypeError("CUDA kernel must have void return type.")
+        if self.device and signature.return_type is not None:
+            self._declared_returns[tuple(signature.args)] = signature.return_type
         return self._compile_signature(signature, cc)
 
     def unload(self):

@@ -150,6 +150,17 @@ def test_eager_device_forms_record_their_signatures(form):
     assert fn.device
 
 
+def test_a_declared_return_type_holds_in_callers():
+    """``jit("float32(float32)", device=True)``: a kernel's call gets float32, as numba-cuda's overload gives,
+    not the float64 the body's arithmetic would infer."""
+    import declared_returns_src as src
+    kernel = cuda.jit("void(float32[::1])")(src.scale)
+    callee_types = [face.return_type for _, face in src.half_plus_one._kernels.specialisations()
+                    if isinstance(face, _core.TypedFunction)]
+    assert [str(t) for t in callee_types] == ["float32"], callee_types
+    assert kernel.inspect_asm(kernel.signatures[0])  # compiled (and assembled by conftest)
+
+
 def test_cached_form_is_read_back():
     """cache=True: a second dispatcher of the same kernel loads it from the disk cache."""
     build("@cuda.jit(sig string)", "cache=True")
