@@ -30,6 +30,7 @@ const char* kind_name(TypeKind k) {
     case TypeKind::NestedArray: return "nestedarray";
     case TypeKind::Optional: return "optional";
     case TypeKind::BFloat16: return "bfloat16";
+    case TypeKind::FP8: return "fp8";
     case TypeKind::Vector: return "vector";
     case TypeKind::Opaque: return "opaque";
   }

@@ -87,4 +87,10 @@ llvm::Value* float_to_bfloat16(Emitter& em, llvm::Value* f32, Rounding mode = Ro
 // Any number (integers and float64 through a round-to-odd float32, so rounding happens once).
 llvm::Value* number_to_bfloat16(Emitter& em, llvm::Value* v, TypeRef from, Rounding mode = Rounding::Nearest);
 
+// fp8 (numba-cuda's fp8_e4m3, fp8_e5m2, fp8_e8m0) is held as its 8 bits; lowering's casts convert through these
+// (fp8.cpp): from any number as cuda_fp8.h's constructors round and saturate, and to any number exactly (floats)
+// or truncated and saturated (integers).
+llvm::Value* number_to_fp8(Emitter& em, llvm::Value* v, TypeRef from, TypeRef to);
+llvm::Value* fp8_to_number(Emitter& em, llvm::Value* v, TypeRef from, TypeRef to);
+
 }  // namespace cujit::intrinsics

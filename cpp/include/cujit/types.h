@@ -29,6 +29,7 @@ enum class TypeKind : uint8_t {
   NestedArray,     // an array field of a record: dtype and a fixed shape
   Optional,        // OptionalType(T): a T or None (a device function that returns on some paths only)
   BFloat16,        // numba-cuda's bfloat16 ("__nv_bfloat16"): 16 bits, computed in float32
+  FP8,             // numba-cuda's fp8_e4m3 / fp8_e5m2 / fp8_e8m0: 8 bits, converted through float (fp8.cpp)
   Vector,          // a CUDA vector type (float32x4, uchar2's uint8x2...) or Dim3: elements() read as .x .y .z .w
   Opaque,          // anything else named by a string (modules, functions: typing only)
 };
@@ -119,6 +120,10 @@ TypeRef float64();
 TypeRef complex64();
 TypeRef complex128();
 TypeRef bfloat16();
+// numba-cuda's fp8 scalars (cuda_fp8.h's __nv_fp8_e4m3, __nv_fp8_e5m2, __nv_fp8_e8m0).
+TypeRef fp8_e4m3();
+TypeRef fp8_e5m2();
+TypeRef fp8_e8m0();
 TypeRef float_(int bits);
 TypeRef complex_(int bits);
 TypeRef integer_literal(int64_t value);

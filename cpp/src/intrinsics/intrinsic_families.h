@@ -28,6 +28,7 @@ void add_complex_math(Table& t);        // complex_math.cpp (cmath)
 void add_cache_hints(Table& t);         // cache_hints.cpp (cuda.ldcs, cuda.stcs, ...)
 void add_warp_match(Table& t);          // warp_match.cpp (activemask, match_*_sync, ffs, cbrt)
 void add_literal_unroll(Table& t);      // literal_unroll.cpp (the identity outside for loops)
+void add_fp8(Table& t);                 // fp8.cpp (cuda.fp8.cvt_float_to_fp8, ...)
 void add_vector_types(Table& t);        // vector_types.cpp (cuda.float32x4..., their .x .y .z .w, Dim3)
 
 // Adds a function entry.

@@ -22,6 +22,7 @@ const Table& table() {
     add_cache_hints(t);
     add_warp_match(t);
     add_literal_unroll(t);
+    add_fp8(t);
     add_vector_types(t);
     return t;
   }();

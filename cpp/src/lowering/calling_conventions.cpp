@@ -41,6 +41,7 @@ Type* DataModel::value_type(TypeRef t) const {
     case TypeKind::Opaque: return Type::getInt64Ty(ctx_);  // handles (a cooperative grid group)
     case TypeKind::Optional: return llvm::StructType::get(ctx_, {value_type(t->element(0)), Type::getInt1Ty(ctx_)});
     case TypeKind::BFloat16: return Type::getInt16Ty(ctx_);  // its bits
+    case TypeKind::FP8: return Type::getInt8Ty(ctx_);  // its bits
     case TypeKind::Vector: return vector_value_type(ctx_, t);
     case TypeKind::Array: {
       // {meminfo, parent, nitems, itemsize, data, shape[ndim], strides[ndim]}

@@ -229,6 +229,21 @@ TypeRef bfloat16() {
   return cached;
 }
 
+TypeRef fp8_e4m3() {
+  static const TypeRef cached = TypeFactory::intern(TypeFactory::scalar(TypeKind::FP8, "fp8_e4m3", 8, true));
+  return cached;
+}
+
+TypeRef fp8_e5m2() {
+  static const TypeRef cached = TypeFactory::intern(TypeFactory::scalar(TypeKind::FP8, "fp8_e5m2", 8, true));
+  return cached;
+}
+
+TypeRef fp8_e8m0() {
+  static const TypeRef cached = TypeFactory::intern(TypeFactory::scalar(TypeKind::FP8, "fp8_e8m0", 8, false));
+  return cached;
+}
+
 TypeRef integer_literal(int64_t value) {
   // typeof(value) for any int64 value is int64, so the literal is 64-bit signed.
   return TypeFactory::intern(TypeFactory::literal(TypeKind::IntegerLiteral,
@@ -414,6 +429,7 @@ const std::unordered_map<std::string, TypeRef>& scalar_table() {
       {"c_float64", float64()}, {"py_float", float64()}, {"np_float64", float64()},
 
       {"bfloat16", bfloat16()}, {"__nv_bfloat16", bfloat16()},
+      {"fp8_e4m3", fp8_e4m3()}, {"fp8_e5m2", fp8_e5m2()}, {"fp8_e8m0", fp8_e8m0()},
       {"complex64", complex64()}, {"c8", complex64()}, {"np_complex64", complex64()},
       {"complex128", complex128()}, {"c16", complex128()}, {"py_complex", complex128()},
       {"np_complex128", complex128()},

@@ -52,7 +52,15 @@ std::optional<OpSignature> float_predicate(const std::vector<TypeRef>& args) {
 }
 
 std::optional<OpSignature> cast_to(TypeRef target, const std::vector<TypeRef>& args) {
-  if (args.size() != 1 || !args[0]->is_number()) return std::nullopt;
+  if (args.size() != 1) return std::nullopt;
+  // fp8 values convert to and from numbers only by such explicit casts (float32(f8), fp8_e4m3(x)), as in
+  // numba-cuda; a bfloat16 casts to any real number the same way (float32(b), int32(b)).
+  TypeKind from = args[0]->kind();
+  bool narrow = from == TypeKind::FP8 || from == TypeKind::BFloat16 || target->kind() == TypeKind::FP8;
+  if (narrow && (args[0]->is_number() || from == TypeKind::FP8 || from == TypeKind::BFloat16) &&
+      !args[0]->is_complex() && !target->is_complex())
+    return OpSignature{{args[0]->unliteral()}, target};
+  if (!args[0]->is_number()) return std::nullopt;
   if (args[0]->is_complex() && !target->is_complex()) return std::nullopt;
   return OpSignature{{args[0]->unliteral()}, target};
 }

@@ -15,6 +15,7 @@ from cujit.intrinsics import *  # noqa: F401,F403
 from cujit.vector_types import *  # noqa: F401,F403  (cuda.float32x4, cuda.float4... replace the plain stubs)
 from cujit.arg_hints import In, Out, InOut  # noqa: F401
 del bf16  # noqa: F821  (cuda.bf16 is the module cujit.cuda.bf16, with the same stubs, as numba.cuda.bf16 is)
+del fp8  # noqa: F821  (cuda.fp8 is the module cujit.cuda.fp8, with the same stubs and the fp8 types)
 
 # The runtime (devices, arrays, streams) is imported on first use: compiling needs
 # neither numpy nor a driver, and `import cujit` stays fast.
@@ -54,6 +55,9 @@ del _module, _names
 
 # cuda.driver.memcpy_htod, for module setup callbacks; cuda.random, numba-cuda's generator (a submodule).
 _RUNTIME_MODULES = {"driver": "cujit.cudadrv.driver", "random": "cujit.cuda.random", "bf16": "cujit.cuda.bf16"}
+# cuda.fp8 (numba-cuda's fp8 types and conversions) and cuda.is_fp8_supported, from cujit/cuda/fp8.py.
+_RUNTIME_MODULES["fp8"] = "cujit.cuda.fp8"
+_RUNTIME_NAMES["is_fp8_supported"] = "cujit.cuda.fp8"
 
 
 def __getattr__(name):
