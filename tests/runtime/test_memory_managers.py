@@ -336,3 +336,58 @@ def test_ipc_handles_pickle_without_their_memory():
         cuda.IpcHandle(None, 3.5, 4)
     array_handle = ipc.IpcArrayHandle(again, {"shape": (3,), "strides": (8,), "dtype": "f8"})
     assert pickle.loads(pickle.dumps(array_handle))._array_desc["shape"] == (3,)
+
+
+def test_a_plugin_without_managed_memory_gets_the_drivers(fake_driver):
+    run(fake_driver, """
+        class DeviceOnly(cuda.BaseCUDAMemoryManager):
+            def memalloc(self, size):
+                block = _core.driver.allocate(size, cuda.current_context()._native)
+                return cuda.MemoryPointer(self.context, block.ptr, size, finalizer=[block].clear)
+
+            def memhostalloc(self, size, mapped, portable, wc):
+                raise NotImplementedError
+
+            def mempin(self, owner, pointer, size, mapped):
+                raise NotImplementedError
+
+            def initialize(self):
+                pass
+
+            def get_ipc_handle(self, memory):
+                raise NotImplementedError
+
+            def get_memory_info(self):
+                raise NotImplementedError
+
+            def reset(self):
+                pass
+
+            def defer_cleanup(self):
+                import contextlib
+                return contextlib.nullcontext()
+
+            interface_version = 1
+
+        cuda.set_memory_manager(DeviceOnly)
+        g = cuda.managed_array(4)
+        g[:] = 2
+        assert (cuda.as_cuda_array(g).copy_to_host() == 2).all()
+        d = cuda.to_device(np.arange(3.0))
+        assert isinstance(d.gpu_data, cuda.MemoryPointer) and list(d.copy_to_host()) == [0.0, 1.0, 2.0]
+        try:
+            cuda.pinned_array(4)
+        except NotImplementedError:
+            pass
+        else:
+            raise AssertionError("the plug-in was not asked")
+        try:
+            cuda.current_context().get_memory_info()
+        except NotImplementedError:
+            pass
+        else:
+            raise AssertionError
+        with cuda.defer_cleanup():
+            pass
+        print("OK")
+    """)

@@ -115,7 +115,7 @@ class IpcHandle:
         source = _drv.primary_context(device_from_identity(self.source_info))
         mapping = _mem.ipc_open(self.handle, source)
         try:
-            copy = context.memalloc(self.size)
+            copy = memory_pointers.user_context(native_context(context)).memalloc(self.size)
             _drv.copy_dtod(device_address(copy), mapping.ptr + self.offset, self.size, None, source)
         finally:
             mapping.close()

@@ -127,7 +127,7 @@ def _array_value(value, ndim, index, writebacks, stream):
         return _device_value(dev, ndim, index)
     if isinstance(value, np.ndarray):
         if type(value) is not np.ndarray and hasattr(value, "__cuda_array_interface__"):
-            return _device_value(as_cuda_array(value), ndim, index)  # mapped and managed arrays: read in place
+            return _device_value(as_cuda_array(value, sync=False), ndim, index)  # mapped, managed: in place
         dev, _ = auto_device(value, stream=stream)
         if value.flags.writeable:
             writebacks.append(lambda: dev.copy_to_host(value, stream=stream))

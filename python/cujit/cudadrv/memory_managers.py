@@ -97,8 +97,7 @@ class HostOnlyCUDAMemoryManager(BaseCUDAMemoryManager):
         return kind(self.context, address, size, owner=owner, finalizer=native.release)
 
     def memallocmanaged(self, size, attach_global):
-        native = _mem.alloc_managed(size, attach_global, self._native())
-        return ManagedMemory(self.context, native.ptr, size, finalizer=native.release)
+        return _managed_from_driver(self.context, size, attach_global)
 
     def reset(self):
         """Frees the host memory waiting to be freed. Unlike numba, live host arrays stay valid (as live
@@ -113,6 +112,11 @@ class HostOnlyCUDAMemoryManager(BaseCUDAMemoryManager):
             yield
         finally:
             _mem.resume_cleanup(native)
+
+
+def _managed_from_driver(context, size, attach_global):
+    native = _mem.alloc_managed(size, attach_global, native_context(context))
+    return ManagedMemory(context, native.ptr, size, finalizer=native.release)
 
 
 class CujitMemoryManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
@@ -223,7 +227,7 @@ def memallocmanaged(nbytes, attach_global=True, context=None):
     manager = memory_manager(context)
     allocate = getattr(manager, "memallocmanaged", None)
     if allocate is None:
-        return HostOnlyCUDAMemoryManager.memallocmanaged(manager, nbytes, attach_global)
+        return _managed_from_driver(manager.context, nbytes, attach_global)
     return allocate(nbytes, attach_global)
 
 
