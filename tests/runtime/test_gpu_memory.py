@@ -93,16 +93,17 @@ def test_managed_arrays_are_read_and_written_by_kernels(rng, attach_global):
 
 
 def test_pinned_and_mapped_context_managers(rng):
-    a = rng.standard_normal(500)
-    b = rng.standard_normal(500)
+    n = 1 << 18                       # 2 MiB each: numpy gives each its own pages (registrations cannot share one)
+    a = rng.standard_normal(n)
+    b = rng.standard_normal(n)
     with cuda.pinned(a, b):
         stream = cuda.stream()
         da = cuda.to_device(a, stream=stream)
         db = cuda.to_device(b, stream=stream)
         stream.synchronize()
-    out = np.zeros(500)
+    out = np.zeros(n)
     with cuda.mapped(out, a, b) as (dout, dx, dy):
-        axpy[_launch1(500)](dout, 4.0, dx, dy)
+        axpy[_launch1(n)](dout, 4.0, dx, dy)
         cuda.synchronize()
     np.testing.assert_allclose(out, 4 * a + b)
     np.testing.assert_array_equal(da.copy_to_host(), a)
