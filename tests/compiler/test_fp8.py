@@ -8,20 +8,18 @@ code, every midpoint and fresh random data. Implicit conversions are refused, as
 
 import ctypes
 import math
-import os
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
-from cujit import cuda, compiler
+from cujit import cuda
 from cujit import (boolean, int8, int16, int32, int64, uint8, uint16, uint64, float16, float32, float64, bfloat16,
                    complex64)
 from cujit.cuda.fp8 import (fp8_e4m3, fp8_e5m2, fp8_e8m0, cvt_float_to_fp8, cvt_double_to_fp8, float32_to_fp8,
                             float64_to_fp8, saturation_t, fp8_interpretation_t)
 from cujit.errors import TypingError
+from host_ir import host_functions
 
 CCS = [(7, 5), (9, 0)]
 cc_ids = lambda cc: f"sm_{cc[0]}{cc[1]}"  # noqa: E731
@@ -182,39 +180,10 @@ HOST_FUNCTIONS = [
 ]
 
 
-def llvm_ir(fn, sig):
-    pyfunc, signature, options = compiler._prepare(fn, sig, None, False, True, False, None, None, "c", None, "ptx",
-                                                   False, None)
-    typed = compiler.type_function(pyfunc, signature, options)
-    return compiler.compile_typed(typed, options, "ptx", keep_llvm_ir=True)[1]
-
-
 @pytest.fixture(scope="module")
 def host(tmp_path_factory):
     """The conversions as host functions: name -> ctypes function."""
-    llc = shutil.which("llc-19") or "/usr/lib/llvm-19/bin/llc"
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not os.access(llc, os.X_OK) or cc is None:
-        pytest.skip("llc (LLVM 19) and a C compiler are needed to run the conversions on the host")
-    work = tmp_path_factory.mktemp("fp8_host")
-    objects = []
-    for name, fn, sig, _, _ in HOST_FUNCTIONS:
-        ir = llvm_ir(fn, sig)
-        symbol = re.search(r"define [^@]*@(\"?[\w.$]+\"?)\(", ir).group(1)
-        ir = re.sub(r'target triple = ".*"', 'target triple = "x86_64-pc-linux-gnu"', ir)
-        ir = re.sub(r'target datalayout = ".*"\n', "", ir).replace(f"@{symbol}(", f"@{name}(")
-        (work / f"{name}.ll").write_text(ir)
-        subprocess.run([llc, "-O2", "-relocation-model=pic", "-filetype=obj", str(work / f"{name}.ll"), "-o",
-                        str(work / f"{name}.o")], check=True)
-        objects.append(str(work / f"{name}.o"))
-    subprocess.run([cc, "-shared", "-o", str(work / "fp8.so")] + objects, check=True)
-    lib = ctypes.CDLL(str(work / "fp8.so"))
-    functions = {}
-    for name, _, _, restype, argtypes in HOST_FUNCTIONS:
-        f = getattr(lib, name)
-        f.restype, f.argtypes = restype, argtypes
-        functions[name] = f
-    return functions
+    return host_functions(tmp_path_factory.mktemp("fp8_host"), HOST_FUNCTIONS)
 
 
 def reference_decode(code, fmt):

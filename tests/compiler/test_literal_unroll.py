@@ -2,16 +2,22 @@
 each copy typed with that element's type (so the loop variable may be an int in one copy, a float or an array of
 another dtype in the next); `break`, `continue` and `else` keep Python's meaning; homogeneous tuples and arrays
 stay ordinary loops; a constant list is taken as a tuple; outside a for loop literal_unroll is the identity. Each
-kernel compiles for sm_75 and sm_90 (assembled by ptxas through conftest); misuse is a TypingError."""
+kernel compiles for sm_75 and sm_90 (assembled by ptxas through conftest); misuse is a TypingError. The copies'
+behaviour (break/continue/else, nested unrolled loops) is checked without a GPU by running the device function on
+the host (host_ir) against Python on fresh random data."""
 
+import ctypes
 import re
+import types
 
+import numpy as np
 import pytest
 
 from cujit import cuda
 from cujit.cuda import literal_unroll
 from cujit import boolean, int32, int64, float32, float64, complex128, Tuple, UniTuple
 from cujit.errors import TypingError
+from host_ir import host_functions
 
 CCS = [(7, 5), (9, 0)]
 cc_ids = lambda cc: f"sm_{cc[0]}{cc[1]}"  # noqa: E731
@@ -153,3 +159,47 @@ def test_a_copy_that_does_not_type_names_its_element():
 def test_calling_from_python_raises():
     with pytest.raises(RuntimeError, match="only be used inside a CUDA kernel"):
         literal_unroll((1, 2))
+
+
+# -- the copies' behaviour, run on the host ------------------------------------------------------------------
+
+
+def jumps_value(a, b, c, d):
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    flags = 0
+    for x in literal_unroll((a, b, c, d)):
+        if x < 0:
+            continue
+        if x > 5:
+            break
+        s0 += x
+    else:
+        flags += 1
+    for x in literal_unroll((a, b, c, d)):
+        if x > 5:
+            break
+        s1 += x
+    else:
+        flags += 2
+    for x in literal_unroll((a, b, c, d)):
+        if x < 0:
+            continue
+        for y in literal_unroll((x, 0.5)):
+            s2 += y * 2
+    else:
+        flags += 4
+    return s0 + 10 * s1 + 100 * s2 + 1000 * flags
+
+
+def test_break_continue_and_else_behave_as_python(tmp_path, rng):
+    """The device function, run on the host (host_ir), against the same Python function with literal_unroll
+    as the identity."""
+    f = host_functions(tmp_path, [("jumps", jumps_value, float64(int32, float64, int64, float32), ctypes.c_double,
+                                   [ctypes.c_int32, ctypes.c_double, ctypes.c_int64, ctypes.c_float])])["jumps"]
+    python = types.FunctionType(jumps_value.__code__, dict(jumps_value.__globals__, literal_unroll=lambda t: t))
+    for _ in range(500):
+        a, c = int(rng.integers(-3, 8)), int(rng.integers(-3, 8))
+        b, d = float(rng.uniform(-3, 8)), float(np.float32(rng.uniform(-3, 8)))
+        assert f(a, b, c, d) == pytest.approx(python(a, b, c, d), rel=1e-12), (a, b, c, d)
