@@ -243,3 +243,24 @@ def test_device_array_members(fake_driver):
                cuda.current_context())
         print("OK")
     """)
+
+
+def test_ipc_handles_of_another_device_are_staged(fake_driver, monkeypatch):
+    """A handle made on device 0, opened with device 1 current: mapped in device 0's context and copied into
+    device 1's memory (numba's open_staged). The fake's devices share a PCI location, so each is given its own."""
+    monkeypatch.setenv("CUJIT_FAKE_DEVICES", "2")
+    run(fake_driver, """
+        from cujit.cudadrv import ipc
+        import pickle
+        ipc.device_identity = lambda device_id: {"pci_domain_id": 0, "pci_bus_id": device_id, "pci_device_id": 0}
+        host = np.arange(12.0)
+        with cuda.gpus[0]:
+            d = cuda.to_device(host)
+            handle = pickle.dumps(d[4:].get_ipc_handle())
+        with cuda.gpus[1]:
+            with pickle.loads(handle) as opened:
+                assert opened._context.device_id == 1 and opened.ptr != d.ptr + 32
+                assert (opened.copy_to_host() == host[4:]).all()
+            assert fake.fake_open_ipc_mappings() == 0            # the mapping closed once the copy was made
+        print("OK")
+    """)
