@@ -190,17 +190,19 @@ void register_kernel_cache(py::module_& d) {
            "The compiled specialisation (a CachedKernel, which keeps this cache alive), or None")
       .def(
           "specialisations",
-          [](const drv::KernelCache& cache) {
+          [](const drv::KernelCache& cache, bool listed_only) {
             py::list out;
             for (const auto& [key, k] : cache.specialisations()) {
-              if (!k->code().listed) continue;
+              if (listed_only && !k->code().listed) continue;
               const PySpecialisation& s = py_specialisation(*k);
               out.append(py::make_tuple(py::tuple(py::cast(s.argtypes, py::return_value_policy::reference)),
                                         s.face));
             }
             return out;
           },
-          "[(argtypes, face)] of the listed specialisations, in the order they were compiled")
+          py::arg("listed_only") = true,
+          "[(argtypes, face)] of the specialisations (the listed ones, by default), in the order they were "
+          "compiled")
       .def_property_readonly("compiling_here", &drv::KernelCache::compiling_on_this_thread,
                              "Whether this thread is compiling one of its specialisations now")
       .def("unload", &drv::KernelCache::unload, py::call_guard<py::gil_scoped_release>(),
