@@ -9,6 +9,7 @@ from cujit import config  # noqa: F401
 from cujit.dispatcher import jit, CUDADispatcher  # noqa: F401
 from cujit import types  # noqa: F401
 from cujit.types import *  # noqa: F401,F403
+from cujit.types import dim3, Dim3  # noqa: F401  (numba-cuda's cuda.dim3: the type of cuda.threadIdx...)
 from cujit.errors import (TypingError, UnsupportedError, CudaSupportError, CudaDriverError,  # noqa: F401
                           NvrtcError, NvvmError, LinkerError)
 from cujit.intrinsics import *  # noqa: F401,F403
