@@ -31,6 +31,7 @@ const char* kind_name(TypeKind k) {
     case TypeKind::Optional: return "optional";
     case TypeKind::BFloat16: return "bfloat16";
     case TypeKind::FP8: return "fp8";
+    case TypeKind::FP8Packed: return "fp8packed";
     case TypeKind::Vector: return "vector";
     case TypeKind::Opaque: return "opaque";
   }

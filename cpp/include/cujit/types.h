@@ -30,6 +30,7 @@ enum class TypeKind : uint8_t {
   Optional,        // OptionalType(T): a T or None (a device function that returns on some paths only)
   BFloat16,        // numba-cuda's bfloat16 ("__nv_bfloat16"): 16 bits, computed in float32
   FP8,             // numba-cuda's fp8_e4m3 / fp8_e5m2 / fp8_e8m0: 8 bits, converted through float (fp8.cpp)
+  FP8Packed,       // numba-cuda's fp8x2_e4m3 ... fp8x4_e8m0: 2 or 4 fp8 values (element()) held as 16 or 32 bits
   Vector,          // a CUDA vector type (float32x4, uchar2's uint8x2...) or Dim3: elements() read as .x .y .z .w
   Opaque,          // anything else named by a string (modules, functions: typing only)
 };
@@ -124,6 +125,9 @@ TypeRef bfloat16();
 TypeRef fp8_e4m3();
 TypeRef fp8_e5m2();
 TypeRef fp8_e8m0();
+// numba-cuda's packed fp8 types (__nv_fp8x2_e4m3...): `count` (2 or 4) values of the fp8 scalar type `fp8`, the
+// first in the lowest byte; nullptr for another count or a non-fp8 `fp8`.
+TypeRef fp8_packed(TypeRef fp8, int count);
 TypeRef float_(int bits);
 TypeRef complex_(int bits);
 TypeRef integer_literal(int64_t value);

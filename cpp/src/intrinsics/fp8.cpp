@@ -2,22 +2,23 @@
 // fp8_e8m0 (held as their 8 bits), their constructors from every number
 // (floats round to nearest even and saturate to the largest finite value, as
 // __nv_fp8_e4m3(float) does; integers go through float32; e8m0 rounds up to a
-// power of two), their conversions to every number (exact to floats; to
-// integers truncating and saturating, NaN giving 0), and the storage-level
-// cuda.fp8.cvt_float_to_fp8 / cvt_double_to_fp8(x, saturation_t, fp8_interpretation_t)
-// returning the uint8 bits. Integer arithmetic on the float64 bits, as cuda_fp8.hpp
-// does where the hardware has no cvt: the same bits on every architecture.
+// power of two, as __nv_fp8_e8m0's constructors do), their conversions to every
+// number (exact to floats; to integers truncating and saturating, NaN giving 0),
+// and the storage-level cuda.fp8.cvt_float_to_fp8 / cvt_double_to_fp8(x,
+// saturation_t, fp8_interpretation_t) and cvt_float_to_e8m0 / cvt_double_to_e8m0(x,
+// saturation_t, cudaRoundMode) returning the uint8 bits. Integer arithmetic on the
+// bits, as cuda_fp8.hpp does where the hardware has no cvt: the same bits on every
+// architecture (fp8_conversions.h).
 #include <llvm/IR/Constants.h>
 
-#include "intrinsic_families.h"
+#include "fp8_conversions.h"
 
 namespace cujit::intrinsics {
 
 using llvm::Value;
 
+namespace fp8 {
 namespace {
-
-enum class Fp8Format { E4M3, E5M2 };
 
 // What cuda_fp8.hpp's double-to-fp8 conversion needs to know of a format.
 struct FormatConstants {
@@ -30,16 +31,18 @@ struct FormatConstants {
   unsigned overflow_nosat;      // the bits of an overflow without saturation (NaN for e4m3, inf for e5m2)
 };
 
-FormatConstants constants(Fp8Format f) {
-  if (f == Fp8Format::E4M3)  // 2^-10, 464 (448 plus half an ulp), 2^-6, 448
+FormatConstants constants(Format f) {
+  if (f == Format::E4M3)  // 2^-10, 464 (448 plus half an ulp), 2^-6, 448
     return {3, 7, 0x3F50000000000000ULL, 0x407D000000000000ULL, 0x3F90000000000000ULL, 0x7E, 0x7F};
   // 2^-17, just under 61440 (57344 plus half an ulp, which rounds to inf), 2^-14, 57344
   return {2, 15, 0x3EE0000000000000ULL, 0x40EE000000000000ULL - 1, 0x3F10000000000000ULL, 0x7B, 0x7C};
 }
 
-// The fp8 bits of the float64 `x`: round to nearest even; an overflow gives the largest finite value when
-// `satfinite` (an i1), else inf (e5m2) or NaN (e4m3).
-Value* double_to_fp8(Emitter& em, Value* x, Fp8Format format, Value* satfinite) {
+Value* f32(Emitter& em, float v) { return llvm::ConstantFP::get(em.builder().getFloatTy(), v); }
+
+}  // namespace
+
+Value* from_double(Emitter& em, Value* x, Format format, Value* satfinite) {
   auto& b = em.builder();
   FormatConstants c = constants(format);
   auto u64 = [&](uint64_t v) { return b.getInt64(v); };
@@ -68,7 +71,7 @@ Value* double_to_fp8(Emitter& em, Value* x, Fp8Format format, Value* satfinite) 
                           b.CreateAnd(b.CreateICmpEQ(dround, dhalf), b.CreateTrunc(denormal, b.getInt1Ty())));
   denormal = b.CreateAdd(denormal, b.CreateZExt(dup, b.getInt64Ty()));
 
-  Value* nan = format == Fp8Format::E4M3 ? u64(0x7F) : b.CreateOr(u64(0x7E), mantissa);
+  Value* nan = format == Format::E4M3 ? u64(0x7F) : b.CreateOr(u64(0x7E), mantissa);
   Value* overflow = b.CreateSelect(satfinite, u64(c.max_norm), u64(c.overflow_nosat));
   Value* r = b.CreateSelect(b.CreateICmpUGE(abs, u64(c.min_norm)), normal, denormal);
   r = b.CreateSelect(b.CreateICmpUGT(abs, u64(c.overflow_threshold)), overflow, r);
@@ -77,26 +80,71 @@ Value* double_to_fp8(Emitter& em, Value* x, Fp8Format format, Value* satfinite) 
   return b.CreateTrunc(b.CreateOr(r, sign), b.getInt8Ty());
 }
 
-// e8m0 (an unsigned power of two, 2^(bits - 127); 0xFF is NaN) of a float32, rounded up, saturating.
-Value* float_to_e8m0(Emitter& em, Value* f) {
-  auto& b = em.builder();
-  Value* bits = b.CreateBitCast(f, b.getInt32Ty());
-  Value* exp = b.CreateAnd(b.CreateLShr(bits, 23), 0xFF);
-  Value* mantissa = b.CreateAnd(bits, 0x7FFFFF);
-  Value* nan = b.CreateAnd(b.CreateICmpEQ(exp, b.getInt32(0xFF)), b.CreateICmpNE(mantissa, b.getInt32(0)));
-  // A denormal float above 2^-127 rounds up to 2^-126; a normal one with mantissa bits to the next power.
-  Value* normal_up = b.CreateAnd(b.CreateICmpNE(exp, b.getInt32(0)), b.CreateICmpNE(mantissa, b.getInt32(0)));
-  Value* denormal_up = b.CreateAnd(b.CreateICmpEQ(exp, b.getInt32(0)), b.CreateICmpUGT(mantissa, b.getInt32(0x400000)));
-  Value* r = b.CreateAdd(exp, b.CreateZExt(b.CreateOr(normal_up, denormal_up), b.getInt32Ty()));
-  r = b.CreateSelect(b.CreateICmpUGE(r, b.getInt32(0xFF)), b.getInt32(0xFE), r);  // inf and overflow saturate
-  r = b.CreateSelect(nan, b.getInt32(0xFF), r);
-  return b.CreateTrunc(r, b.getInt8Ty());
+Value* from_double(Emitter& em, Value* x, Value* e5m2, Value* satfinite) {
+  return em.builder().CreateSelect(e5m2, from_double(em, x, Format::E5M2, satfinite),
+                                   from_double(em, x, Format::E4M3, satfinite));
 }
 
-Value* f32(Emitter& em, float v) { return llvm::ConstantFP::get(em.builder().getFloatTy(), v); }
+Value* e8m0_from_bfloat16(Emitter& em, Value* bits, Value* satfinite, Value* rounding) {
+  auto& b = em.builder();
+  auto u16 = [&](unsigned v) { return b.getInt16(static_cast<uint16_t>(v)); };
+  Value* magnitude = b.CreateAnd(bits, u16(0x7FFF));
+  Value* res = b.CreateAnd(b.CreateLShr(bits, 7), u16(0xFF));  // the exponent: toward zero, unsaturated
+  // Up when the mode is cudaRoundPosInf, the mantissa is not 0 and the value is above 2^-127 and finite.
+  Value* up = b.CreateICmpEQ(rounding, llvm::ConstantInt::get(rounding->getType(), kRoundPosInf));
+  up = b.CreateAnd(up, b.CreateICmpNE(b.CreateAnd(bits, u16(0x7F)), u16(0)));
+  up = b.CreateAnd(up, b.CreateICmpUGT(magnitude, u16(0x40)));
+  up = b.CreateAnd(up, b.CreateICmpULT(magnitude, u16(0x7F80)));
+  res = b.CreateAdd(res, b.CreateZExt(up, b.getInt16Ty()));
+  // Saturation: a non-NaN (inf included) that gives 0xFF (NaN) gives 0xFE.
+  Value* sat = b.CreateAnd(satfinite, b.CreateICmpULE(magnitude, u16(0x7F80)));
+  sat = b.CreateAnd(sat, b.CreateICmpEQ(res, u16(0xFF)));
+  res = b.CreateSelect(sat, u16(0xFE), res);
+  return b.CreateTrunc(res, b.getInt8Ty());
+}
 
-// The exact float32 value of fp8 bits of type `t`.
-Value* fp8_to_float(Emitter& em, Value* byte, TypeRef t) {
+Value* e8m0_from_float(Emitter& em, Value* f, Value* satfinite, Value* rounding) {
+  auto& b = em.builder();
+  auto u32 = [&](uint32_t v) { return b.getInt32(v); };
+  Value* ux = b.CreateBitCast(f, b.getInt32Ty());
+  Value* is_nan = b.CreateICmpUGT(b.CreateAnd(ux, u32(0x7FFFFFFF)), u32(0x7F800000));
+  Value* truncated = b.CreateLShr(ux, 16);
+  // Toward zero: the upper half. Up (of the magnitude): the upper half, plus one if finite and inexact.
+  Value* ua = b.CreateAnd(ux, u32(0x7FFFFFFF));
+  Value* inexact = b.CreateAnd(b.CreateICmpULT(ua, u32(0x7F800000)),
+                               b.CreateICmpNE(b.CreateAnd(ua, u32(0xFFFF)), u32(0)));
+  Value* rounded_up = b.CreateAdd(b.CreateLShr(ua, 16), b.CreateZExt(inexact, b.getInt32Ty()));
+  Value* rz = b.CreateICmpEQ(rounding, llvm::ConstantInt::get(rounding->getType(), kRoundZero));
+  Value* bf16 = b.CreateSelect(rz, truncated, rounded_up);
+  bf16 = b.CreateSelect(is_nan, u32(0x7FFF), bf16);
+  return e8m0_from_bfloat16(em, b.CreateTrunc(bf16, b.getInt16Ty()), satfinite, rounding);
+}
+
+Value* float_with_sticky(Emitter& em, Value* d) {
+  auto& b = em.builder();
+  Value* f = b.CreateFPTrunc(d, b.getFloatTy());
+  Value* back = b.CreateFPExt(f, b.getDoubleTy());
+  Value* u = b.CreateBitCast(f, b.getInt32Ty());
+  Value* zero = llvm::ConstantFP::get(b.getDoubleTy(), 0.0);
+  Value* not_nan = b.CreateICmpULE(b.CreateShl(u, 1), b.getInt32(0xFF000000u));
+  // The float32 rounded away from zero: step back toward zero.
+  Value* away = b.CreateOr(b.CreateAnd(b.CreateFCmpOGT(d, zero), b.CreateFCmpOGT(back, d)),
+                           b.CreateAnd(b.CreateFCmpOLT(d, zero), b.CreateFCmpOLT(back, d)));
+  u = b.CreateSub(u, b.CreateZExt(away, b.getInt32Ty()));
+  Value* sticky = b.CreateAnd(b.CreateFCmpUNE(back, d), not_nan);
+  u = b.CreateOr(u, b.CreateZExt(sticky, b.getInt32Ty()));
+  return b.CreateBitCast(u, b.getFloatTy());
+}
+
+Value* e8m0_to_bfloat16(Emitter& em, Value* byte) {
+  auto& b = em.builder();
+  Value* v = b.CreateZExt(byte, b.getInt16Ty());
+  Value* r = b.CreateShl(v, 7);
+  r = b.CreateSelect(b.CreateICmpEQ(v, b.getInt16(0)), b.getInt16(0x40), r);
+  return b.CreateSelect(b.CreateICmpEQ(v, b.getInt16(0xFF)), b.getInt16(0x7FFF), r);
+}
+
+Value* to_float(Emitter& em, Value* byte, TypeRef t) {
   auto& b = em.builder();
   Value* v = b.CreateZExt(byte, b.getInt32Ty());
   Value* nan = llvm::ConstantFP::getNaN(b.getFloatTy());
@@ -119,25 +167,54 @@ Value* fp8_to_float(Emitter& em, Value* byte, TypeRef t) {
   return b.CreateSelect(b.CreateICmpEQ(b.CreateAnd(v, 0x7F), b.getInt32(0x7F)), nan, value);
 }
 
+namespace {
+
+// e8m0 of an integer or boolean, as __nv_fp8_e8m0's integer constructors give it: the smallest power of two
+// not below |v| (2^-127, code 0, for 0). Exact for every width (the 64-bit constructors correct their
+// bfloat16 rounding to this).
+Value* e8m0_from_integer(Emitter& em, Value* v, TypeRef from) {
+  auto& b = em.builder();
+  Value* x = from->is_signed() ? b.CreateSExt(v, b.getInt64Ty()) : b.CreateZExt(v, b.getInt64Ty());
+  if (from->is_signed()) x = b.CreateSelect(b.CreateICmpSLT(x, b.getInt64(0)), b.CreateNeg(x), x);  // |INT64_MIN| = 2^63
+  Value* bits = b.CreateSub(b.getInt64(64), b.CreateIntrinsic(llvm::Intrinsic::ctlz, {b.getInt64Ty()},
+                                                               {b.CreateSub(x, b.getInt64(1)), b.getFalse()}));
+  Value* exponent = b.CreateSelect(b.CreateICmpULE(x, b.getInt64(1)), b.getInt64(0), bits);
+  Value* code = b.CreateSelect(b.CreateICmpEQ(x, b.getInt64(0)), b.getInt64(0), b.CreateAdd(exponent, b.getInt64(127)));
+  return b.CreateTrunc(code, b.getInt8Ty());
+}
+
+// __nv_fp8_e8m0's constructors: saturating, rounding up; float64 through its sticky float32.
+Value* number_to_e8m0(Emitter& em, Value* v, TypeRef from) {
+  auto& b = em.builder();
+  Value* rp = b.getInt32(kRoundPosInf);
+  if (from->is_integer() || from->is_boolean()) {
+    if (from->is_boolean()) v = b.CreateZExt(v, b.getInt8Ty()), from = types::uint8();
+    return e8m0_from_integer(em, v, from);
+  }
+  Value* f = from->is_float() && from->bitwidth() == 64 ? float_with_sticky(em, v) : em.cast(v, from, types::float32());
+  return e8m0_from_float(em, f, b.getTrue(), rp);
+}
+
 }  // namespace
+}  // namespace fp8
 
 Value* number_to_fp8(Emitter& em, Value* v, TypeRef from, TypeRef to) {
   auto& b = em.builder();
   from = from->unliteral();
   if (from == to) return v;
-  if (from->kind() == TypeKind::FP8) v = fp8_to_float(em, v, from), from = types::float32();
+  if (from->kind() == TypeKind::FP8) v = fp8::to_float(em, v, from), from = types::float32();
+  if (to == types::fp8_e8m0()) return fp8::number_to_e8m0(em, v, from);
   bool wide = from->is_float() && from->bitwidth() == 64;
-  if (to == types::fp8_e8m0()) return float_to_e8m0(em, em.cast(v, from, types::float32()));
   // Floats convert directly (float64 rounds once); integers and the 16-bit floats go through float32, as
   // cuda_fp8.hpp's constructors do.
   Value* d = wide ? v : b.CreateFPExt(em.cast(v, from, types::float32()), b.getDoubleTy());
-  return double_to_fp8(em, d, to == types::fp8_e4m3() ? Fp8Format::E4M3 : Fp8Format::E5M2, b.getTrue());
+  return fp8::from_double(em, d, to == types::fp8_e4m3() ? fp8::Format::E4M3 : fp8::Format::E5M2, b.getTrue());
 }
 
 Value* fp8_to_number(Emitter& em, Value* v, TypeRef from, TypeRef to) {
   auto& b = em.builder();
   if (to->kind() == TypeKind::FP8) return number_to_fp8(em, v, from, to);
-  Value* f = fp8_to_float(em, v, from);
+  Value* f = fp8::to_float(em, v, from);
   if (to->is_integer()) {  // truncate and saturate; NaN gives 0 (LLVM's saturating conversions do exactly that)
     auto id = to->is_signed() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     return b.CreateIntrinsic(id, {em.value_type(to), b.getFloatTy()}, {f});
@@ -147,41 +224,56 @@ Value* fp8_to_number(Emitter& em, Value* v, TypeRef from, TypeRef to) {
 
 namespace {
 
+Value* is_nonzero(Emitter& em, Value* v) {
+  return em.builder().CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+}
+
 // cuda.fp8.cvt_float_to_fp8(x, saturate, interpretation) and the double form: the uint8 bits. saturate is
 // saturation_t (0 NOSAT, 1 SATFINITE), interpretation fp8_interpretation_t (0 E4M3, 1 E5M2); either may be a
 // run-time value.
-Lowerer storage_conversion() {
-  return [](Emitter& em, std::vector<Value*> a, const CallTypes& types) -> Value* {
-    auto& b = em.builder();
-    Value* d = em.cast(a[0], types.params[0], types::float64());
-    Value* sat = b.CreateICmpNE(a[1], llvm::ConstantInt::get(a[1]->getType(), 0));
-    Value* e5m2 = b.CreateICmpNE(a[2], llvm::ConstantInt::get(a[2]->getType(), 0));
-    return b.CreateSelect(e5m2, double_to_fp8(em, d, Fp8Format::E5M2, sat), double_to_fp8(em, d, Fp8Format::E4M3, sat));
-  };
+Value* storage_conversion(Emitter& em, std::vector<Value*> a, const CallTypes& types) {
+  Value* d = em.cast(a[0], types.params[0], types::float64());
+  return fp8::from_double(em, d, is_nonzero(em, a[2]), is_nonzero(em, a[1]));
 }
 
-std::string storage_problem(const std::vector<TypeRef>& a) {
-  if (a.size() != 3) return "takes 3 arguments (x, saturate, fp8_interpretation), got " + std::to_string(a.size());
-  if (!a[1]->is_integer() || !a[2]->is_integer())
-    return "saturate and fp8_interpretation are saturation_t and fp8_interpretation_t members (integers)";
-  return "";
-}
-
-void add_storage_conversion(Table& t, const std::string& name, TypeRef x) {
-  add(t, name, [x](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
-        if (a.size() != 3 || !a[1]->is_integer() || !a[2]->is_integer()) return std::nullopt;
-        return fixed({x, types::int32(), types::int32()}, types::uint8(), a);
-      },
-      storage_conversion(), {"x", "saturate", "fp8_interpretation"});
-  t[name].explain = storage_problem;
+// cuda.fp8.cvt_float_to_e8m0(x, saturate, rounding) and the double form: the uint8 e8m0 code.
+Value* e8m0_conversion(Emitter& em, std::vector<Value*> a, const CallTypes& types) {
+  Value* f = types.params[0] == types::float64() ? fp8::float_with_sticky(em, a[0]) : a[0];
+  return fp8::e8m0_from_float(em, f, is_nonzero(em, a[1]), a[2]);
 }
 
 }  // namespace
 
+std::string fp8_mode_problem(const std::vector<TypeRef>& a, size_t count, const std::string& what) {
+  if (a.size() != count)
+    return "takes " + std::to_string(count) + " arguments (x, saturate, " + what + "), got " + std::to_string(a.size());
+  if (!a[count - 2]->is_integer() || !a[count - 1]->is_integer())
+    return "saturate and " + what + " are saturation_t and " +
+           (what == "rounding" ? "cudaRoundMode" : "fp8_interpretation_t") + " members (integers)";
+  if (what == "rounding" && a[count - 1]->kind() == TypeKind::IntegerLiteral &&
+      a[count - 1]->literal_value() != fp8::kRoundZero && a[count - 1]->literal_value() != fp8::kRoundPosInf)
+    return "rounding must be cudaRoundMode.cudaRoundZero or cudaRoundMode.cudaRoundPosInf (cuda_fp8.h's e8m0 "
+           "conversions support no other), got " + std::to_string(a[count - 1]->literal_value());
+  return "";
+}
+
+void add_fp8_function(Table& t, const std::string& name, TypeRef x, TypeRef result, const std::string& mode,
+                      Lowerer lower) {
+  add(t, name, [x, result, mode](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+        if (!fp8_mode_problem(a, 3, mode).empty()) return std::nullopt;
+        return fixed({x, types::int32(), types::int32()}, result, a);
+      },
+      std::move(lower), {"x", "saturate", mode == "rounding" ? "rounding" : "fp8_interpretation"});
+  t[name].explain = [mode](const std::vector<TypeRef>& a) { return fp8_mode_problem(a, 3, mode); };
+}
+
 // (float32_to_fp8 and float64_to_fp8 are the same Python objects as these, as in numba-cuda: cujit/cuda/fp8.py.)
 void add_fp8(Table& t) {
-  add_storage_conversion(t, "cuda.fp8.cvt_float_to_fp8", types::float32());
-  add_storage_conversion(t, "cuda.fp8.cvt_double_to_fp8", types::float64());
+  for (TypeRef x : {types::float32(), types::float64()}) {
+    std::string name = x == types::float32() ? "float" : "double";
+    add_fp8_function(t, "cuda.fp8.cvt_" + name + "_to_fp8", x, types::uint8(), "fp8_interpretation", storage_conversion);
+    add_fp8_function(t, "cuda.fp8.cvt_" + name + "_to_e8m0", x, types::uint8(), "rounding", e8m0_conversion);
+  }
 }
 
 }  // namespace cujit::intrinsics

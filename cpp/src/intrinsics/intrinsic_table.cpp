@@ -24,6 +24,7 @@ const Table& table() {
     add_literal_unroll(t);
     add_fp8(t);
     add_vector_types(t);
+    add_fp8_packed(t);
     return t;
   }();
   return t;

@@ -42,6 +42,7 @@ Type* DataModel::value_type(TypeRef t) const {
     case TypeKind::Optional: return llvm::StructType::get(ctx_, {value_type(t->element(0)), Type::getInt1Ty(ctx_)});
     case TypeKind::BFloat16: return Type::getInt16Ty(ctx_);  // its bits
     case TypeKind::FP8: return Type::getInt8Ty(ctx_);  // its bits
+    case TypeKind::FP8Packed: return Type::getIntNTy(ctx_, static_cast<unsigned>(t->bitwidth()));  // its bits
     case TypeKind::Vector: return vector_value_type(ctx_, t);
     case TypeKind::Array: {
       // {meminfo, parent, nitems, itemsize, data, shape[ndim], strides[ndim]}

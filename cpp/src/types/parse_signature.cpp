@@ -435,6 +435,7 @@ const char* numba_class_name(TypeRef type) {
     case TypeKind::Optional: return "Optional";
     case TypeKind::BFloat16: break;  // cujit's own class; no numba name to show
     case TypeKind::FP8: break;
+    case TypeKind::FP8Packed: break;
     case TypeKind::Vector: return type->name() == "Dim3" ? "Dim3" : "_VectorType";
   }
   return "Type";

@@ -47,6 +47,11 @@ class TypeFactory {
     t.count_ = count;
     return t;
   }
+  static Type packed(std::string name, TypeRef element, int count) {
+    Type t = composite(TypeKind::FP8Packed, std::move(name), std::vector<TypeRef>(static_cast<size_t>(count), element));
+    t.bits_ = 8 * count;
+    return t;
+  }
   static Type array(std::string name, TypeRef dtype, int ndim, char layout, bool readonly,
                     bool aligned) {
     Type t = composite(TypeKind::Array, std::move(name), {dtype}, ndim);
@@ -244,6 +249,12 @@ TypeRef fp8_e8m0() {
   return cached;
 }
 
+TypeRef fp8_packed(TypeRef fp8, int count) {
+  if ((count != 2 && count != 4) || fp8 == nullptr || fp8->kind() != TypeKind::FP8) return nullptr;
+  std::string name = "fp8x" + std::to_string(count) + fp8->name().substr(3);  // fp8_e4m3 -> fp8x2_e4m3
+  return TypeFactory::intern(TypeFactory::packed(name, fp8, count));
+}
+
 TypeRef integer_literal(int64_t value) {
   // typeof(value) for any int64 value is int64, so the literal is 64-bit signed.
   return TypeFactory::intern(TypeFactory::literal(TypeKind::IntegerLiteral,
@@ -430,6 +441,9 @@ const std::unordered_map<std::string, TypeRef>& scalar_table() {
 
       {"bfloat16", bfloat16()}, {"__nv_bfloat16", bfloat16()},
       {"fp8_e4m3", fp8_e4m3()}, {"fp8_e5m2", fp8_e5m2()}, {"fp8_e8m0", fp8_e8m0()},
+      {"fp8x2_e4m3", fp8_packed(fp8_e4m3(), 2)}, {"fp8x4_e4m3", fp8_packed(fp8_e4m3(), 4)},
+      {"fp8x2_e5m2", fp8_packed(fp8_e5m2(), 2)}, {"fp8x4_e5m2", fp8_packed(fp8_e5m2(), 4)},
+      {"fp8x2_e8m0", fp8_packed(fp8_e8m0(), 2)}, {"fp8x4_e8m0", fp8_packed(fp8_e8m0(), 4)},
       {"complex64", complex64()}, {"c8", complex64()}, {"np_complex64", complex64()},
       {"complex128", complex128()}, {"c16", complex128()}, {"py_complex", complex128()},
       {"np_complex128", complex128()},
