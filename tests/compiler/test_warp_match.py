@@ -109,3 +109,14 @@ def test_match_needs_two_arguments():
         return cuda.match_any_sync(m)
     with pytest.raises(TypingError, match=re.escape("takes 2 arguments (mask, value), got 1")):
         cuda.compile_ptx(one_arg, (uint32,), device=True)
+
+
+@pytest.mark.parametrize("fn", [match_any, match_all], ids=["match_any_sync", "match_all_sync"])
+@pytest.mark.parametrize("cc", [(6, 0), (6, 1), (7, 0)], ids=lambda cc: f"sm_{cc[0]}{cc[1]}")
+def test_match_below_sm_70_is_refused(fn, cc):
+    # match.sync needs sm_70; cujit generates nothing below sm_75 (its lowest target), so a target below sm_70
+    # is refused, naming the capability and the requirement, before any code is made.
+    from cujit.errors import CCSupportError
+    with pytest.raises(CCSupportError, match=re.escape(f"GPU compute capability {cc[0]}.{cc[1]} is not supported "
+                                                       "(requires >=7.5)")):
+        cuda.compile_ptx(fn, (uint32, int32), device=True, cc=cc)
