@@ -1,16 +1,25 @@
-"""Hands a Python function to the C++ frontend: its source (parsed once per
-code object) and a resolver that freezes global and closure names."""
+"""Hands a Python function to the C++ frontend: its syntax tree (built once per
+code object) and a resolver that freezes global and closure names.
+
+The tree comes from one of two readers, and the rule choosing between them lives here
+alone: the source text (_source_text.py) when the function has source that matches its
+code object (same first line, same last line), otherwise the code object itself
+(_bytecode.py) -- so a function built with exec() compiles, and one whose file was edited
+after import compiles what runs, not what the file now says. CUJIT_FRONTEND=bytecode
+makes every function go through the code object (the differential test uses it);
+CUJIT_FRONTEND=source never reads the code object."""
 
 import builtins
 import cmath
 import math
 import operator
+import os
 import sys
 import threading
 import types as _pytypes
 
 from cujit import _core
-from cujit.errors import TypingError
+from cujit.errors import TypingError, UnsupportedError
 
 # Set by cujit.declarations: the wrapper that types calls to objects with ``__numba_cuda_declare__``.
 declaring_callee = None
@@ -19,18 +28,64 @@ _cache = {}
 _cache_lock = threading.Lock()
 
 
+FRONTENDS = ("auto", "source", "bytecode")
+
+
+def frontend():
+    """Which reader builds the trees: CUJIT_FRONTEND, "auto" unless set."""
+    chosen = os.environ.get("CUJIT_FRONTEND", "auto") or "auto"
+    if chosen not in FRONTENDS:
+        raise ValueError(f"CUJIT_FRONTEND must be one of {', '.join(FRONTENDS)}, got {chosen!r}")
+    return chosen
+
+
 def function_source(pyfunc):
-    """The FunctionSource of `pyfunc`, parsed once per code object."""
+    """The FunctionSource of `pyfunc`, built once per code object (and reader)."""
     code = pyfunc.__code__
-    src = _cache.get(code)
+    chosen = frontend()
+    key = code if chosen == "auto" else (code, chosen)
+    src = _cache.get(key)
     if src is None:
-        # The source reader (ast, textwrap, linecache and tokenize: about 3 ms) loads at the first compile,
-        # not with `import cujit`.
-        from cujit import _source_text
-        src = _source_text.parse(pyfunc)
+        src = _read(pyfunc, chosen)
         with _cache_lock:
-            _cache[code] = src
+            _cache[key] = src
     return src
+
+
+def _read(pyfunc, chosen):
+    # The readers (ast, textwrap, linecache, tokenize, dis: a few ms) load at the first compile, not with
+    # `import cujit`.
+    from cujit import _source_text
+    found = _source_text.source_lines(pyfunc)
+    matching = found is not None and source_matches(pyfunc.__code__, *found)
+    if chosen == "source" or (chosen == "auto" and matching):
+        if found is None:
+            qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
+            raise UnsupportedError(
+                f"cannot compile {qualname!r}: its source code is not available, and CUJIT_FRONTEND=source "
+                "turns off reading functions from their bytecode")
+        return _source_text.parse(pyfunc, found)
+    from cujit import _bytecode
+    return _bytecode.function_source(pyfunc, found if matching else None)
+
+
+def source_matches(code, lines, first_line):
+    """Whether `lines` (from `first_line`) are the source of `code`: they start on its first line and their
+    last statement line is its last line (a file edited after import fails this, and is not read)."""
+    if first_line != code.co_firstlineno:
+        return False
+    if code.co_name == "<lambda>":
+        return True
+    if hasattr(code, "co_positions"):
+        last = max((end for _, end, _, _ in code.co_positions() if end is not None), default=first_line)
+    else:  # 3.10
+        last = max((line for _, _, line in code.co_lines() if line is not None), default=first_line)
+    text = [line.strip() for line in lines]
+    while text and (not text[-1] or text[-1].startswith("#")):
+        text.pop()
+    if text and text[-1] in ("pass", "...") and last < first_line + len(text) - 1:
+        return True  # a trailing `pass` leaves no instruction
+    return first_line + len(text) - 1 == last
 
 
 _BUILTINS = {abs: "abs", min: "min", max: "max", int: "int", float: "float", bool: "bool", round: "round",

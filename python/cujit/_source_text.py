@@ -97,16 +97,19 @@ def _source_lines(pyfunc):
     return inspect.getsourcelines(pyfunc)
 
 
-def parse(pyfunc):
-    """The FunctionSource of `pyfunc`, from its source text."""
-    qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
+def source_lines(pyfunc):
+    """(lines, first line number) of the def statement, or the lines holding the lambda, of ``pyfunc``; None
+    where there is no source (exec, compile(), ``python -c``, a prompt, a .pyc without its .py)."""
     try:
-        lines, first_line = _source_lines(pyfunc)
-    except (OSError, TypeError) as exc:
-        raise UnsupportedError(
-            f"cannot compile {qualname!r}: its source code is not available ({exc}). cujit compiles "
-            "functions from their source; functions built with exec() or typed into an interactive "
-            "prompt have none. Define the function in a module file.") from None
+        return _source_lines(pyfunc)
+    except (OSError, TypeError):
+        return None
+
+
+def parse(pyfunc, found):
+    """The FunctionSource of `pyfunc`, from `found`: its source lines and first line (source_lines)."""
+    qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
+    lines, first_line = found
     text = textwrap.dedent("".join(lines))
     if pyfunc.__name__ == "<lambda>":
         fdef = _lambda_def(text, pyfunc)

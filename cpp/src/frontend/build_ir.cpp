@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "cujit/frontend.h"
+#include "fold_constants.h"
 
 namespace cujit::frontend {
 
@@ -213,6 +214,12 @@ class IrBuilder {
 
   StmtPtr stmt(StmtKind k, const SyntaxNode& n) { return std::make_unique<Stmt>(k, n.loc); }
 
+  // A statement after which its block never goes on.
+  static bool ends_control(const Stmt& s) {
+    return s.kind == StmtKind::Return || s.kind == StmtKind::Raise || s.kind == StmtKind::Break ||
+           s.kind == StmtKind::Continue;
+  }
+
   void build_stmt(const SyntaxNode& n, std::vector<StmtPtr>& out) {
     const std::string& t = n.type;
     if (t == "Assign") {
@@ -271,7 +278,15 @@ class IrBuilder {
         for (StmtPtr& kept : *taken ? s->body : s->orelse) out.push_back(std::move(kept));
         return;
       }
+      // `if c: ...; return` then `else: rest` is `if c: ...; return` then `rest`: the bytecode cannot tell
+      // them apart, so both readers (source and bytecode) give this one IR.
+      std::vector<StmtPtr> rest;
+      if (!s->body.empty() && ends_control(*s->body.back())) {
+        rest = std::move(s->orelse);
+        s->orelse.clear();
+      }
       out.push_back(std::move(s));
+      for (StmtPtr& r : rest) out.push_back(std::move(r));
     } else if (t == "While") {
       auto s = stmt(StmtKind::While, n);
       s->value = build_expr(*n.node("test"));
@@ -585,6 +600,11 @@ class IrBuilder {
     using K = ir::GlobalValue::Kind;
     auto is_int = [](const ExprPtr& x) { return x->kind == ExprKind::Const && x->global.kind == K::Int; };
     auto is_float = [](const ExprPtr& x) { return x->kind == ExprKind::Const && x->global.kind == K::Float; };
+    // CPython folds bools in arithmetic as the ints they are (True + 1 is 2).
+    auto is_intlike = [](const ExprPtr& x) {
+      return x->kind == ExprKind::Const && (x->global.kind == K::Int || x->global.kind == K::Bool);
+    };
+    auto is_number = [&](const ExprPtr& x) { return is_intlike(x) || is_float(x); };
     auto value_of = [](const ExprPtr& x) -> __int128 {
       if (x->global.is_unsigned) return static_cast<__int128>(static_cast<uint64_t>(x->global.int_value));
       return x->global.int_value;
@@ -620,7 +640,27 @@ class IrBuilder {
       } else if (is_float(x) && e->op != Op::Invert) {
         folded = make_float(e->op == Op::USub ? -x->global.float_value : x->global.float_value);
       }
-    } else if (e->kind == ExprKind::Binary && is_int(e->operands[0]) && is_int(e->operands[1])) {
+    } else if (e->kind == ExprKind::Unary && e->op == Op::Not && e->operands[0]->kind == ExprKind::Const &&
+               (is_int(e->operands[0]) || is_float(e->operands[0]) || e->operands[0]->global.kind == K::Bool ||
+                e->operands[0]->global.kind == K::None)) {
+      auto c = std::make_unique<Expr>(ExprKind::Const, e->loc);  // CPython folds `not 1` to False
+      c->global.kind = K::Bool;
+      c->global.int_value = !constant_truth(*e->operands[0]).value_or(true);
+      folded = std::move(c);
+    } else if (e->kind == ExprKind::Binary && is_number(e->operands[0]) && is_number(e->operands[1]) &&
+               (is_float(e->operands[0]) || is_float(e->operands[1]) || e->op == Op::Div ||
+                (e->op == Op::Pow && value_of(e->operands[1]) < 0))) {
+      auto as_double = [&](const ExprPtr& x) {
+        return is_float(x) ? x->global.float_value : static_cast<double>(value_of(x));
+      };
+      auto exact = [&](const ExprPtr& x) {  // an int that converts to double exactly, as CPython's division needs
+        return is_float(x) || (value_of(x) > -(static_cast<__int128>(1) << 53) &&
+                               value_of(x) < (static_cast<__int128>(1) << 53));
+      };
+      if (exact(e->operands[0]) && exact(e->operands[1]))
+        if (auto r = fold_float_binary(e->op, as_double(e->operands[0]), as_double(e->operands[1])))
+          folded = make_float(*r);
+    } else if (e->kind == ExprKind::Binary && is_intlike(e->operands[0]) && is_intlike(e->operands[1])) {
       __int128 a = value_of(e->operands[0]), b = value_of(e->operands[1]);
       __int128 r = 0;
       switch (e->op) {
