@@ -400,6 +400,10 @@ def e8m0_to_raw(c):
     return cvt_e8m0_to_bf16raw(c).x
 
 
+def default_e5m2():
+    return fp8_e5m2()
+
+
 def e8m0_from_int64(i):
     return fp8_e8m0(i)
 
@@ -434,6 +438,7 @@ PACKED_HOST_FUNCTIONS = [
     ("raw_to_fp8", raw_to_fp8, uint8(uint16, int32, int32), C.c_uint8, [C.c_uint16, C.c_int32, C.c_int32]),
     ("bf16_to_e8m0", bf16_to_e8m0, uint8(bfloat16, int32, int32), C.c_uint8, [C.c_uint16, C.c_int32, C.c_int32]),
     ("e8m0_to_raw", e8m0_to_raw, uint16(uint8), C.c_uint16, [C.c_uint8]),
+    ("default_e5m2", default_e5m2, fp8_e5m2(), C.c_uint8, []),
     ("e8m0_from_int64", e8m0_from_int64, fp8_e8m0(int64), C.c_uint8, [C.c_int64]),
     ("e8m0_from_uint64", e8m0_from_uint64, fp8_e8m0(uint64), C.c_uint8, [C.c_uint64]),
     ("e8m0_from_float64", e8m0_from_float64, fp8_e8m0(float64), C.c_uint8, [C.c_double]),
@@ -476,6 +481,7 @@ def test_packed_constructors_and_bits(packed_host, values):
         assert packed_host["pack_e5m2_wide"](values[i], values[i + 1]) == packed_bits(
             [reference_encode(x, "e5m2", True) for x in values[i:i + 2]]), values[i:i + 2]
     assert packed_host["zero_packed"]() == 0
+    assert packed_host["default_e5m2"]() == 0  # fp8_e5m2(), numba-cuda's default constructor: zero here
 
 
 def test_packed_e8m0_rounds_up(packed_host, rng):
@@ -585,6 +591,7 @@ def packed_kernel(out16, out32, outf, x, d):
     out16[13] = float32x2_to_fp8x2(f2, saturation_t.NOSAT, fp8_interpretation_t.E4M3)
     out16[14] = float64x2_to_e8m0x2(d2, saturation_t.NOSAT, cudaRoundMode.cudaRoundPosInf)
     out16[15] = e8m0_to_bfloat16_raw(uint8(x[3])).x
+    outf[1] = float32(fp8_e4m3()) + float32(fp8_e8m0())
 
 
 @pytest.mark.parametrize("cc", CCS, ids=cc_ids)
