@@ -156,6 +156,10 @@ def to_int64(b):
     return int64(b)
 
 
+def to_uint64(b):
+    return uint64(b)
+
+
 def to_bool(b):
     return boolean(b)
 
@@ -176,6 +180,7 @@ HOST_FUNCTIONS = [
     ("e5m2_to_uint8", to_uint8, uint8(fp8_e5m2), ctypes.c_uint8, [ctypes.c_uint8]),
     ("e5m2_to_int16", to_int16, int16(fp8_e5m2), ctypes.c_int16, [ctypes.c_uint8]),
     ("e8m0_to_int64", to_int64, int64(fp8_e8m0), ctypes.c_int64, [ctypes.c_uint8]),
+    ("e4m3_to_uint64", to_uint64, uint64(fp8_e4m3), ctypes.c_uint64, [ctypes.c_uint8]),
     ("e4m3_to_bool", to_bool, boolean(fp8_e4m3), ctypes.c_bool, [ctypes.c_uint8]),
 ]
 
@@ -277,8 +282,8 @@ def test_e8m0_rounds_up_to_a_power_of_two(host, x, bits):
 
 
 def saturated(v, lo, hi):
-    if math.isnan(v):
-        return 0
+    if math.isnan(v):  # cuda_fp8.hpp: 0, but 0x8000000000000000 for the 64-bit integers (as __half2ll_rz gives)
+        return -2**63 if hi == 2**63 - 1 else 2**63 if hi == 2**64 - 1 else 0
     return int(max(lo, min(hi, math.trunc(v) if math.isfinite(v) else (hi if v > 0 else lo))))
 
 
@@ -288,6 +293,7 @@ def test_integer_casts_truncate_and_saturate(host):
         assert host["e5m2_to_uint8"](code) == saturated(reference_decode(code, "e5m2"), 0, 255)
         assert host["e5m2_to_int16"](code) == saturated(reference_decode(code, "e5m2"), -2**15, 2**15 - 1)
         assert host["e8m0_to_int64"](code) == saturated(reference_decode(code, "e8m0"), -2**63, 2**63 - 1)
+        assert host["e4m3_to_uint64"](code) == saturated(reference_decode(code, "e4m3"), 0, 2**64 - 1)
         assert host["e4m3_to_bool"](code) == (reference_decode(code, "e4m3") != 0)
 
 

@@ -3,7 +3,8 @@
 // (floats round to nearest even and saturate to the largest finite value, as
 // __nv_fp8_e4m3(float) does; integers go through float32; e8m0 rounds up to a
 // power of two, as __nv_fp8_e8m0's constructors do), their conversions to every
-// number (exact to floats; to integers truncating and saturating, NaN giving 0),
+// number (exact to floats; to integers truncating and saturating, NaN giving 0,
+// or 0x8000000000000000 for 64-bit integers),
 // and the storage-level cuda.fp8.cvt_float_to_fp8 / cvt_double_to_fp8(x,
 // saturation_t, fp8_interpretation_t) and cvt_float_to_e8m0 / cvt_double_to_e8m0(x,
 // saturation_t, cudaRoundMode) returning the uint8 bits. Integer arithmetic on the
@@ -217,7 +218,10 @@ Value* fp8_to_number(Emitter& em, Value* v, TypeRef from, TypeRef to) {
   Value* f = fp8::to_float(em, v, from);
   if (to->is_integer()) {  // truncate and saturate; NaN gives 0 (LLVM's saturating conversions do exactly that)
     auto id = to->is_signed() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
-    return b.CreateIntrinsic(id, {em.value_type(to), b.getFloatTy()}, {f});
+    Value* i = b.CreateIntrinsic(id, {em.value_type(to), b.getFloatTy()}, {f});
+    if (to->bitwidth() != 64) return i;
+    // cuda_fp8.hpp's 64-bit conversions (__half2ll_rz, __bfloat162ull_rz...) give NaN 0x8000000000000000.
+    return b.CreateSelect(b.CreateFCmpUNO(f, f), b.getInt64(0x8000000000000000ULL), i);
   }
   return em.cast(f, types::float32(), to);
 }

@@ -4,7 +4,7 @@ bindings of cuda_fp8.h, ``numba.cuda._internal.cuda_fp8``; ``cujit.cuda._interna
 In CUDA code: ``fp8_e4m3(x)``, ``fp8_e5m2(x)`` and ``fp8_e8m0(x)`` make an fp8 value from any number (rounded to
 nearest even and saturated to the largest finite value; e8m0 rounds up to a power of two), and
 ``float32(f)``, ``int32(f)``... convert one back (exactly to floats; truncated and saturated to integers, NaN
-giving 0). The packed types ``fp8x2_e4m3(float32x2 or float64x2)``, ``fp8x4_e4m3(float32x4 or float64x4)`` (and
+giving 0, or 0x8000000000000000 for 64-bit integers); ``fp8_e4m3()`` is zero. The packed types ``fp8x2_e4m3(float32x2 or float64x2)``, ``fp8x4_e4m3(float32x4 or float64x4)`` (and
 the e5m2 and e8m0 ones) convert each element the same way, read their bits as ``.__x`` and convert back with
 ``float32x2(p)`` / ``float32x4(p)``. The storage conversions give the bits: ``cvt_float_to_fp8(x,
 saturation_t.X, fp8_interpretation_t.Y)`` and ``cvt_double_to_fp8`` (uint8), ``cvt_float2_to_fp8x2`` and
