@@ -406,6 +406,10 @@ def e8m0_to_raw(c):
     return cvt_e8m0_to_bf16raw(c).x
 
 
+def e8m0_to_bfloat16(c):
+    return float32(bfloat16(cvt_e8m0_to_bf16raw(c)))  # numba-cuda's bfloat16(raw)
+
+
 def default_e5m2():
     return fp8_e5m2()
 
@@ -444,6 +448,7 @@ PACKED_HOST_FUNCTIONS = [
     ("raw_to_fp8", raw_to_fp8, uint8(uint16, int32, int32), C.c_uint8, [C.c_uint16, C.c_int32, C.c_int32]),
     ("bf16_to_e8m0", bf16_to_e8m0, uint8(bfloat16, int32, int32), C.c_uint8, [C.c_uint16, C.c_int32, C.c_int32]),
     ("e8m0_to_raw", e8m0_to_raw, uint16(uint8), C.c_uint16, [C.c_uint8]),
+    ("e8m0_to_bfloat16", e8m0_to_bfloat16, float32(uint8), C.c_float, [C.c_uint8]),
     ("default_e5m2", default_e5m2, fp8_e5m2(), C.c_uint8, []),
     ("e8m0_from_int64", e8m0_from_int64, fp8_e8m0(int64), C.c_uint8, [C.c_int64]),
     ("e8m0_from_uint64", e8m0_from_uint64, fp8_e8m0(uint64), C.c_uint8, [C.c_uint64]),
@@ -554,6 +559,7 @@ def test_bfloat16_raw_conversions_every_code(packed_host, rng):
     for code in range(256):
         want = 0x7FFF if code == 0xFF else int(np.array([2.0 ** (code - 127)], np.float32).view(np.uint32)[0] >> 16)
         assert packed_host["e8m0_to_raw"](code) == want, code
+        assert same_float(packed_host["e8m0_to_bfloat16"](code), reference_decode(code, "e8m0")), code
 
 
 @pytest.mark.parametrize("value, code", [(0, 0), (1, 127), (-1, 127), (2, 128), (3, 129), (-5, 130), (2**53 + 1, 181),

@@ -58,6 +58,8 @@ Value* FunctionLowering::cast(Value* v, TypeRef from, TypeRef to) {
   if (from->kind() == TypeKind::FP8) return intrinsics::fp8_to_number(*this, v, from, to);
   if (to->kind() == TypeKind::FP8) return intrinsics::number_to_fp8(*this, v, from, to);
   if (from->kind() == TypeKind::BFloat16) return cast(intrinsics::bfloat16_to_float(*this, v), types::float32(), to);
+  if (to->kind() == TypeKind::BFloat16 && from->kind() == TypeKind::Vector)  // a raw value (uint16x1): its bits
+    return b_.CreateExtractValue(v, 0);
   if (to->kind() == TypeKind::BFloat16) return intrinsics::number_to_bfloat16(*this, v, from);
   llvm::Type* dst = state_.model.value_type(to);
   if (to->is_boolean()) return truth(v, from);

@@ -54,6 +54,9 @@ std::optional<OpSignature> float_predicate(const std::vector<TypeRef>& args) {
 std::optional<OpSignature> cast_to(TypeRef target, const std::vector<TypeRef>& args) {
   if (args.empty() && target->kind() == TypeKind::FP8) return OpSignature{{}, target};  // numba-cuda's fp8_e4m3()
   if (args.size() != 1) return std::nullopt;
+  // bfloat16(raw): numba-cuda's __nv_bfloat16 from an __nv_bfloat16_raw (cujit's uint16x1, cuda.fp8's raw values).
+  if (target->kind() == TypeKind::BFloat16 && args[0]->kind() == TypeKind::Vector && args[0]->name() == "uint16x1")
+    return OpSignature{{args[0]}, target};
   // fp8 values convert to and from numbers only by such explicit casts (float32(f8), fp8_e4m3(x)), as in
   // numba-cuda; a bfloat16 casts to any real number the same way (float32(b), int32(b)).
   TypeKind from = args[0]->kind();
