@@ -698,5 +698,6 @@ def test_numba_cuda_names_and_aliases():
     for name in numba_cuda_all | {"_type_fp8x2_e4m3", "_type_fp8_e8m0"}:
         assert getattr(cuda_fp8, name) is not None, name
     assert cuda_fp8._type_fp8x4_e5m2 is _type_fp8x4_e5m2 and cuda_fp8.fp8x2_e8m0 is fp8x2_e8m0
+    assert fp8x4_e5m2._nbtype is _type_fp8x4_e5m2  # numba-cuda's classes carry their type as _nbtype
     with pytest.raises(RuntimeError, match="only be used inside a CUDA kernel"):
         fp8x2_e4m3()

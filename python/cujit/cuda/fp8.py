@@ -60,6 +60,9 @@ fp8x2_e5m2 = _stubs.fp8x2_e5m2
 fp8x4_e5m2 = _stubs.fp8x4_e5m2
 fp8x2_e8m0 = _stubs.fp8x2_e8m0
 fp8x4_e8m0 = _stubs.fp8x4_e8m0
+for _packed in (fp8x2_e4m3, fp8x4_e4m3, fp8x2_e5m2, fp8x4_e5m2, fp8x2_e8m0, fp8x4_e8m0):
+    _packed._nbtype = _core.types.lookup(_packed._cujit_intrinsic.rsplit(".", 1)[1])  # numba-cuda's attribute
+del _packed
 cvt_float_to_fp8 = _stubs.cvt_float_to_fp8
 cvt_double_to_fp8 = _stubs.cvt_double_to_fp8
 cvt_float2_to_fp8x2 = _stubs.cvt_float2_to_fp8x2
