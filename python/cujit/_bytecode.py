@@ -237,6 +237,7 @@ class _Reader:
         self.first_line = code.co_firstlineno
         self.unsupported = False
         self.serial = 0
+        self.ternary_tests = {}  # conditional jump -> whether it is the test of a conditional expression
 
     # -- locations ---------------------------------------------------------------------------
     def at(self, node, ins):
@@ -268,16 +269,22 @@ class _Reader:
         return self.at(ast.Constant(value=value), ins)
 
     # -- expressions -------------------------------------------------------------------------
-    def expr(self, pc, stack, base, stop=None, watch=None):
+    def expr(self, pc, stack, base, stop=None, watch=None, raw=False, value_start=None):
         """Runs pure expression code from `pc` on `stack`; returns the index of the first instruction it does
         not take: `stop`, a store or other statement, a jump out of the expression, or a conditional jump that
         consumes the value at depth `base` + 1 (a condition for the caller). With `watch` (a stack index), it
-        returns as soon as the item there is consumed."""
+        returns as soon as the item there is consumed. A conditional jump at depth `base` + 1 may be the test of
+        a conditional expression whose value starts at `value_start`: that is decided once per jump (`raw`:
+        not decided here, the caller is collecting a condition's jumps)."""
         ins = self.ins
         watched = stack[watch] if watch is not None else None
+        if value_start is None:
+            value_start = pc
         while True:
             if pc == stop:
                 return pc
+            if len(stack) == base:
+                value_start = pc
             x = ins[pc]
             op = x.op
             if op == "SWAP" and x.argval == 2 and ins[pc + 1].op == "COPY" and ins[pc + 1].argval == 2 and \
@@ -295,7 +302,12 @@ class _Reader:
                 pc = self.value_boolop(pc, pc + 1, stack, x.target - 1)
             elif op in ops.CONDITIONAL_JUMPS:
                 if len(stack) - 1 <= base:
-                    return pc
+                    decided = self.ternary_tests.get(pc)
+                    if decided is None and not raw:
+                        self.ternary_tests[pc] = False  # while deciding, this jump reads as a condition
+                        decided = self.ternary_tests[pc] = self.starts_ternary(value_start, stack[:base])
+                    if not decided:
+                        return pc
                 pc = self.ternary(pc, stack)
             elif not self.pure(x, stack):
                 return pc
@@ -388,6 +400,9 @@ class _Reader:
             func = stack.pop()
             if stack and stack[-1] is _NULL:
                 stack.pop()
+            if isinstance(func, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+                stack.append(func)  # a comprehension (3.11 calls its function)
+                return True
             kw = getattr(self, "kw_names", None) or ()
             self.kw_names = None
             positional = args[:len(args) - len(kw)]
@@ -419,9 +434,14 @@ class _Reader:
                 node = ast.Name(id="<function>", ctx=ast.Load())
                 node._nested_def = code.co_name
             stack.append(self.at(node, x))
-        elif op in ("GET_ITER",) and stack and isinstance(stack[-1], (ast.GeneratorExp, ast.ListComp,
-                                                                      ast.SetComp, ast.DictComp)):
-            pass
+        elif op == "GET_ITER" and len(stack) > 1 and isinstance(stack[-2], (ast.GeneratorExp, ast.ListComp,
+                                                                              ast.SetComp, ast.DictComp)):
+            stack.pop()  # the iterable handed to the comprehension's function: the CALL gives the comprehension
+            comp = stack.pop()
+            if stack and stack[-1] is _NULL:
+                stack.pop()
+            stack.append(_NULL)
+            stack.append(comp)
         elif op == "LOAD_FAST_AND_CLEAR":
             self.unsupported = True
             raise _Comprehension(x)
@@ -522,7 +542,7 @@ class _Reader:
         while True:
             s = list(stack)
             try:
-                end = self.expr(pc, s, len(stack))
+                end = self.expr(pc, s, len(stack), raw=True)
             except _Unreadable:
                 if found:
                     break
@@ -625,7 +645,7 @@ class _Reader:
             found[0] = (None, node, first, pc)
         while True:
             s = list(stack)
-            end = self.expr(pc, s, base)
+            end = self.expr(pc, s, base, raw=True)
             x = self.ins[end]
             if x.op in ops.CONDITIONAL_JUMPS and len(s) == base + 1 and x.target > x.index:
                 found.append((pc, s[-1], x, end + 1))
@@ -731,7 +751,7 @@ class _Reader:
         stack = []
         pending = []
         while True:
-            pc = self.expr(pc, stack, 0)
+            pc = self.expr(pc, stack, 0, value_start=start)
             x = ins[pc]
             op = x.op
             if op in ops.CONDITIONAL_JUMPS and len(stack) == 1 and not pending:
@@ -879,6 +899,8 @@ class _Reader:
     def conditional(self, start, stop, loop, out):
         """An if statement (or an assert) whose condition starts at `start`."""
         atoms = self.atoms(start, [])
+        if not atoms:
+            self.fail(self.ins[start], "a condition")
         after = atoms[-1][3]
         jumps = {a[2].target for a in atoms} - {a[0] for a in atoms[1:]} - {after}
         if len(jumps) != 1:
@@ -887,21 +909,6 @@ class _Reader:
         ins = self.ins
         if ins[after].op == "LOAD_ASSERTION_ERROR":
             return self.assertion(atoms, after, false, out)
-        # A conditional expression at the start of a statement: `x = a if c else b`.
-        s = []
-        try:
-            end = self.value(after, s, 0, false)
-            arm = ins[end]
-            if arm.op == "JUMP_FORWARD":
-                return self.statement_with_ternary(start, stop, loop, out)
-            if end != false and self.line_of(arm) == atoms[0][1].lineno:
-                # 3.12 copies the code after a conditional expression into both arms
-                f = []
-                fend = self.value(false, f, 0, None)
-                if self.same_code(end, false, fend):
-                    return self.statement_with_ternary(start, stop, loop, out)
-        except _Unreadable:
-            pass
         test = self.structure(atoms, after, false)
         node = self.stmt_at(ast.If(test=test, body=[], orelse=[]), atoms[0][2])
         node.lineno, node.col_offset = test.lineno, test.col_offset
@@ -928,36 +935,37 @@ class _Reader:
             return None, how2
         return false, None
 
-    def statement_with_ternary(self, start, stop, loop, out):
-        """A statement whose first value is a conditional expression: the ternary is read as a value."""
-        stack = []
-        pc = self.expr(start, stack, -1)
-        # expr hands back at the condition's jump (depth 1 > base -1 makes it read the ternary itself)
-        return self._finish_statement(pc, stack, start, stop, loop, out)
-
-    def _finish_statement(self, pc, stack, start, stop, loop, out):
+    def starts_ternary(self, start, stack):
+        """Whether the condition starting at `start` is the test of a conditional expression (`x = a if c else
+        b`) rather than of an if statement: its true arm is one value that jumps over the false arm (or, in
+        3.12, is followed by a copy of the code after the false arm)."""
         ins = self.ins
-        pending = []
-        while True:
-            x = ins[pc]
-            op = x.op
-            if op in ("RETURN_VALUE",):
-                value = stack.pop()
-                node = self.stmt_at(ast.Return(value=value), x)
-                node.lineno, node.col_offset = self.line_of(x), x.pos.col_offset or 0
-                out.append(node)
-                return pc + 1, "return"
-            if op == "POP_TOP":
-                out.append(self.stmt_at(ast.Expr(value=stack.pop()), ins[start]))
-                return pc + 1, None
-            if op in _STORES:
-                pc = self.store(pc, stack, pending)
-                if not stack:
-                    out.append(self.assignment(pending, ins[start]))
-                    return pc, None
-                pc = self.expr(pc, stack, 0)
-                continue
-            self.fail(x, "a statement")
+        base = len(stack)
+        try:
+            atoms = self.atoms(start, stack)
+        except _Unreadable:
+            return False
+        if not atoms:
+            return False
+        after = atoms[-1][3]
+        jumps = {a[2].target for a in atoms} - {a[0] for a in atoms[1:]} - {after}
+        if len(jumps) != 1:
+            return False
+        false = jumps.pop()
+        s = list(stack)
+        try:
+            end = self.value(after, s, base, false)
+            arm = ins[end]
+            if arm.op == "JUMP_FORWARD":
+                return True
+            if end != false and self.line_of(arm) == atoms[0][1].lineno:
+                # 3.12 copies the code after a conditional expression into both arms
+                f = list(stack)
+                fend = self.value(false, f, base, None)
+                return self.same_code(end, false, fend)
+        except _Unreadable:
+            pass
+        return False
 
     def assertion(self, atoms, raise_pc, skip, out):
         ins = self.ins
@@ -1058,9 +1066,11 @@ class _Reader:
             return None
         atoms, body_start, false, bottom = rot
         test = self.structure(atoms, body_start, false)
-        blocks = g.natural_loop(g.block_of[body_start]) | (g.natural_loop(b) if b in g.latches else set())
+        blocks = g.natural_loop(g.block_of[body_start])
+        if b in g.latches and g.starts[b] == pc:  # continue statements jump back to the test
+            blocks |= g.natural_loop(b)
         entries, follow = self.exits(blocks, false)
-        loop = _Loop({pc, bottom}, entries, blocks)
+        loop = _Loop({pc}, entries, blocks)
         loop.is_for = False
         loop.start = body_start
         body, _ = self.region(body_start, bottom, loop)
@@ -1246,17 +1256,37 @@ def decompile(pyfunc):
         raise UnsupportedError(
             f"cannot compile {qualname!r}: its source code is not available and its bytecode has a shape "
             f"cujit's bytecode reader does not recover ({exc}). Define the function in a module file.") from None
-    fdef = _fdef(name, code, body)
+    body = _dead_locals(code, body) + body
+    fdef = ast.fix_missing_locations(_fdef(name, code, body))
     if not reader.unsupported:
         _check(fdef, code, qualname)
     return fdef
+
+
+def _dead_locals(code, body):
+    """`if False: name = None` (first in the body) for each local the compiler dropped every assignment of (they
+    were in code that never runs): the name stays a local, as in the source, whose builder saw the assignment
+    before pruning the branch."""
+    stored = {n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4)
+                                  + bool(code.co_flags & 8)])
+    dead = [v for v in code.co_varnames if v not in stored and v not in params]
+    if not dead:
+        return []
+    line = 1
+    assigns = [ast.Assign(targets=[ast.Name(id=v, ctx=ast.Store())], value=ast.Constant(value=None)) for v in dead]
+    node = ast.If(test=ast.Constant(value=False), body=assigns, orelse=[])
+    for n in ast.walk(node):
+        if isinstance(n, (ast.stmt, ast.expr)):
+            n.lineno, n.end_lineno, n.col_offset, n.end_col_offset = line, line, 0, 0
+    return [node]
 
 
 def _rejected(reader, name, code, node, ins, statement):
     """A tree whose only statement is the construct the source path rejects, at its location."""
     reader.at(node, ins)
     stmt = node if statement else reader.at(ast.Expr(value=node), ins)
-    return _fdef(name, code, [stmt])
+    return ast.fix_missing_locations(_fdef(name, code, [stmt]))
 
 
 def _check(fdef, code, qualname):

@@ -43,13 +43,14 @@ def function_source(pyfunc):
     """The FunctionSource of `pyfunc`, built once per code object (and reader)."""
     code = pyfunc.__code__
     chosen = frontend()
-    key = code if chosen == "auto" else (code, chosen)
-    src = _cache.get(key)
-    if src is None:
-        src = _read(pyfunc, chosen)
+    # By identity: equal code objects from two files (code equality ignores the file name) are two functions.
+    key = (id(code), chosen)
+    entry = _cache.get(key)
+    if entry is None or entry[0] is not code:
+        entry = (code, _read(pyfunc, chosen))  # the code object is kept alive, so its id stays its own
         with _cache_lock:
-            _cache[key] = src
-    return src
+            _cache[key] = entry
+    return entry[1]
 
 
 def _read(pyfunc, chosen):

@@ -271,13 +271,14 @@ class IrBuilder {
     } else if (t == "If") {
       auto s = stmt(StmtKind::If, n);
       s->value = build_expr(*n.node("test"));
-      s->body = build_block(n.list("body"));
-      s->orelse = build_block(n.list("orelse"));
-      // numba prunes branches on constant conditions before typing them.
+      // numba prunes branches on constant conditions before typing them; CPython leaves the other branch out
+      // of the bytecode, so nothing in it is built (its assignments do not count as earlier ones).
       if (std::optional<bool> taken = constant_truth(*s->value)) {
-        for (StmtPtr& kept : *taken ? s->body : s->orelse) out.push_back(std::move(kept));
+        for (StmtPtr& kept : build_block(n.list(*taken ? "body" : "orelse"))) out.push_back(std::move(kept));
         return;
       }
+      s->body = build_block(n.list("body"));
+      s->orelse = build_block(n.list("orelse"));
       // `if c: ...; return` then `else: rest` is `if c: ...; return` then `rest`: the bytecode cannot tell
       // them apart, so both readers (source and bytecode) give this one IR.
       std::vector<StmtPtr> rest;
@@ -290,12 +291,12 @@ class IrBuilder {
     } else if (t == "While") {
       auto s = stmt(StmtKind::While, n);
       s->value = build_expr(*n.node("test"));
-      s->body = build_block(n.list("body"));
-      s->orelse = build_block(n.list("orelse"));  // runs when the test turns false (not after a break)
       if (constant_truth(*s->value) == false) {  // a loop that never runs (CPython drops it too): only its else
-        for (StmtPtr& kept : s->orelse) out.push_back(std::move(kept));
+        for (StmtPtr& kept : build_block(n.list("orelse"))) out.push_back(std::move(kept));
         return;
       }
+      s->body = build_block(n.list("body"));
+      s->orelse = build_block(n.list("orelse"));  // runs when the test turns false (not after a break)
       out.push_back(std::move(s));
     } else if (t == "For") {
       build_for(n, out);
@@ -729,7 +730,23 @@ class IrBuilder {
     if (t == "BoolOp") {
       auto e = std::make_unique<Expr>(ExprKind::BoolOp, n.loc);
       e->op = to_op(*n.node("op"), n);
-      for (auto& v : n.list("values")) e->operands.push_back(build_expr(*v));
+      // CPython drops constant operands that cannot decide the result and stops at one that does
+      // (`0 and x` is 0, `1 and x` is x): numba sees what is left, and so does the IR.
+      const auto& values = n.list("values");
+      for (size_t i = 0; i < values.size(); ++i) {
+        ExprPtr v = build_expr(*values[i]);
+        std::optional<bool> truth = v->kind == ExprKind::Const ? constant_truth(*v) : std::nullopt;
+        bool last = i + 1 == values.size();
+        if (truth && !last && *truth != (e->op == Op::Or)) continue;  // `1 and x`, `0 or x`: x
+        bool decides = truth && *truth == (e->op == Op::Or);             // `0 and x`, `1 or x`: the constant
+        if (v->kind == ExprKind::BoolOp && v->op == e->op) {  // a or (b or c) is a or b or c, as in the bytecode
+          for (ExprPtr& inner : v->operands) e->operands.push_back(std::move(inner));
+          continue;
+        }
+        e->operands.push_back(std::move(v));
+        if (decides) break;
+      }
+      if (e->operands.size() == 1) return std::move(e->operands[0]);
       return e;
     }
     if (t == "Compare") {
@@ -744,9 +761,9 @@ class IrBuilder {
     if (t == "IfExp") {
       auto e = std::make_unique<Expr>(ExprKind::IfExp, n.loc);
       e->operands.push_back(build_expr(*n.node("test")));
+      if (std::optional<bool> taken = constant_truth(*e->operands[0])) return build_expr(*n.node(*taken ? "body" : "orelse"));
       e->operands.push_back(build_expr(*n.node("body")));
       e->operands.push_back(build_expr(*n.node("orelse")));
-      if (std::optional<bool> taken = constant_truth(*e->operands[0])) return std::move(e->operands[*taken ? 1 : 2]);
       return e;
     }
     if (t == "Call") {

@@ -1,0 +1,354 @@
+"""The bytecode frontend (_bytecode.py): functions with no source -- built with exec or compile(), a cuDF-style
+template, lambdas, a module whose file was deleted or edited after import, a .pyc-only module, ``python -c`` --
+compile from their code object into the same IR as from source, so the PTX is the same byte for byte.
+
+The differential tests hold the two readers to that: the fuzzer's programs (bytecode_differential.py), and the
+PTX every compile-only test file makes, run once per reader (CUJIT_FRONTEND=source / bytecode) with the
+ptx_recorder plugin. Names that follow the process's compile order (the uid in mangled names, shared-memory
+symbols made from it, the AsmPrinter's callseq counter) are compared without that number."""
+
+import json
+import os
+import py_compile
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import bytecode_differential
+from cujit import _bytecode, _bytecode_ops, _source, cuda, errors, float32, int32, int64, void
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+F1 = float32[::1]
+SAXPY = '''
+def saxpy(r, a, x, y):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = a * x[i] + y[i]
+'''
+COVERED = tuple(sys.version_info[:2]) in _bytecode_ops.TABLES
+needs_reader = pytest.mark.skipif(not COVERED, reason=f"no bytecode reader for {sys.version_info[:2]}")
+
+
+def exec_function(text, name, **namespace):
+    namespace.setdefault("__name__", "templated")
+    exec(compile(textwrap.dedent(text), "<generated>", "exec"), namespace)
+    return namespace[name]
+
+
+def write_module(tmp_path, name, text):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def import_path(name, path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- functions without source ------------------------------------------------------------------
+
+
+@needs_reader
+def test_exec_built_kernel_compiles_like_its_source(tmp_path):
+    from_exec = exec_function(SAXPY, "saxpy", cuda=cuda, __name__="saxpy_mod")
+    from_file = import_path("saxpy_mod", write_module(tmp_path, "saxpy_mod", "from cujit import cuda\n" + SAXPY)).saxpy
+    sig = (F1, float32, F1, F1)
+    ptx_exec, _ = cuda.compile_ptx(from_exec, sig)
+    ptx_file, _ = cuda.compile_ptx(from_file, sig)
+    assert bytecode_differential.comparable(ptx_exec) == bytecode_differential.comparable(ptx_file)
+    assert ".entry" in ptx_exec and "fma.rn.f32" in ptx_exec
+
+
+@needs_reader
+def test_exec_built_device_function_called_from_a_kernel():
+    scale = exec_function("""
+        def scale(x, k):
+            if x > 0:
+                return x * k
+            return -x
+    """, "scale")
+    device = cuda.jit(device=True)(scale)
+    kernel = exec_function("""
+        def kernel(out, a):
+            i = cuda.grid(1)
+            if i < out.size:
+                out[i] = device(a[i], 2.0)
+    """, "kernel", cuda=cuda, device=device)
+    ptx, resty = cuda.compile_ptx(kernel, (F1, F1))
+    assert resty == void and ".entry" in ptx
+    _, resty = cuda.compile_ptx(scale, (float32, float32), device=True)
+    assert resty == float32
+
+
+TEMPLATE = """
+def {name}(out, a, b):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = {op}(a[i], b[i])
+"""
+
+
+def cudf_style_kernel(name, op, udf):
+    """A kernel made the way cuDF makes its UDF kernels: a string template filled in and exec'd, calling the
+    user's device function."""
+    return exec_function(TEMPLATE.format(name=name, op="udf" if op == "udf" else op), name, cuda=cuda, udf=udf)
+
+
+@cuda.jit(device=True)
+def user_udf(x, y):
+    return x * x + y if x > y else y - x
+
+
+@needs_reader
+def test_cudf_style_templated_kernel_calls_a_user_device_function(tmp_path):
+    sig = "void(float32[::1], float32[::1], float32[::1])"
+    kernel = cuda.jit(sig)(cudf_style_kernel("udf_kernel", "udf", user_udf))
+    ptx = next(iter(kernel.overloads.values())).ptx
+    # the same kernel written in a file
+    module = import_path("templated", write_module(tmp_path, "templated", "from cujit import cuda\n" +
+                                                   TEMPLATE.format(name="udf_kernel", op="udf")))
+    module.udf = user_udf
+    from_file = cuda.jit(sig)(module.udf_kernel)
+    assert bytecode_differential.comparable(ptx) == bytecode_differential.comparable(
+        next(iter(from_file.overloads.values())).ptx)
+
+
+@needs_reader
+def test_lambdas_without_source():
+    double = eval("lambda x: x * 2 + 1")
+    _, resty = cuda.compile_ptx(double, (int32,), device=True)
+    assert resty == int64
+    pick = eval("lambda a, b: a if a > b else b")
+    _, resty = cuda.compile_ptx(pick, (float32, float32), device=True)
+    assert resty == float32
+
+
+@needs_reader
+def test_module_whose_file_was_deleted_after_import(tmp_path):
+    import linecache
+    path = write_module(tmp_path, "vanishing", "from cujit import cuda\n" + SAXPY)
+    module = import_path("vanishing", path)
+    path.unlink()
+    linecache.clearcache()
+    ptx, _ = cuda.compile_ptx(module.saxpy, (F1, float32, F1, F1))
+    assert ".entry" in ptx
+
+
+@needs_reader
+def test_module_edited_after_import_compiles_what_runs(tmp_path):
+    import linecache
+    path = write_module(tmp_path, "edited", """
+        def f(x):
+            return x + 1
+    """)
+    module = import_path("edited", path)
+    path.write_text("\n\n\ndef f(x):\n    return x + 1.5\n")  # what the file says now returns a float
+    linecache.clearcache()
+    _, resty = cuda.compile_ptx(module.f, (int32,), device=True)
+    assert resty == int64  # compiled from the code object: x + 1
+
+
+@needs_reader
+def test_pyc_only_module(tmp_path):
+    source = write_module(tmp_path, "compiled_only", "from cujit import cuda\n" + SAXPY)
+    pyc = tmp_path / "compiled_only.pyc"
+    py_compile.compile(str(source), cfile=str(pyc), doraise=True)
+    source.unlink()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import compiled_only
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("compiled_only", None)
+    assert compiled_only.__file__.endswith(".pyc")
+    ptx, _ = cuda.compile_ptx(compiled_only.saxpy, (F1, float32, F1, F1))
+    assert ".entry" in ptx
+
+
+PYTHON_C = """
+from cujit import cuda, float32
+def saxpy(r, a, x, y):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = a * x[i] + y[i]
+ptx, _ = cuda.compile_ptx(saxpy, (float32[::1], float32, float32[::1], float32[::1]))
+print("ENTRIES", ptx.count(".entry"))
+"""
+
+
+@needs_reader
+def test_python_c_program_compiles(register_ptx):
+    proc = subprocess.run([sys.executable, "-c", PYTHON_C], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "ENTRIES 1" in proc.stdout
+
+
+# -- the same IR, the same names, the same errors ----------------------------------------------------------
+
+
+@needs_reader
+def test_inspect_types_and_mangled_names_match(tmp_path, monkeypatch):
+    path = write_module(tmp_path, "typed_mod", """
+        from cujit import cuda
+        def kernel(out, a, n):
+            i = cuda.grid(1)
+            s = 0.0
+            for k in range(n):
+                s += a[k] * k
+            if i < out.size:
+                out[i] = s
+    """)
+    outputs = []
+    for reader in ("source", "bytecode"):
+        monkeypatch.setenv("CUJIT_FRONTEND", reader)
+        module = import_path("typed_mod", path)
+        kernel = cuda.jit("void(float64[::1], float64[::1], int64)")(module.kernel)
+        import io
+        text = io.StringIO()
+        kernel.inspect_types(file=text)
+        ptx = next(iter(kernel.overloads.values())).ptx
+        outputs.append((text.getvalue(), bytecode_differential.comparable(ptx)))
+    assert outputs[0] == outputs[1]
+
+
+@needs_reader
+@pytest.mark.parametrize("body, construct", [
+    ("q = [v * 2 for v in range(3)]", "list comprehensions"),
+    ("q = {1: x}", "dicts"),
+    ("q = lambda: 1", "lambda expressions"),
+])
+def test_unsupported_constructs_give_the_source_paths_error(body, construct):
+    fn = exec_function(f"def f(x):\n    {body}\n    return x\n", "f")
+    with pytest.raises(errors.UnsupportedError, match=construct):
+        cuda.compile_ptx(fn, (int32,), device=True)
+
+
+@needs_reader
+def test_try_statements_are_rejected_from_bytecode():
+    fn = exec_function("def f(x):\n    try:\n        x += 1\n    except ValueError:\n        pass\n    return x\n", "f")
+    with pytest.raises(errors.UnsupportedError, match="try statements"):
+        cuda.compile_ptx(fn, (int32,), device=True)
+
+
+@needs_reader
+def test_typing_errors_name_file_and_line():
+    fn = exec_function("def f(x):\n    y = x + 1\n    return y[0]\n", "f")
+    with pytest.raises(errors.TypingError) as info:
+        cuda.compile_ptx(fn, (int32,), device=True)
+    assert getattr(info.value, "cujit_location", None) == ("<generated>", 3)
+
+
+def test_uncovered_python_version_is_named(monkeypatch):
+    monkeypatch.setattr(_bytecode_ops, "TABLES", {})
+    fn = exec_function("def f(x):\n    return x\n", "f")
+    with pytest.raises(errors.UnsupportedError) as info:
+        cuda.compile_ptx(fn, (int32,), device=True)
+    message = str(info.value)
+    assert f"CPython {sys.version_info[0]}.{sys.version_info[1]}" in message and "source code" in message
+
+
+def test_frontend_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("CUJIT_FRONTEND", "ast")
+    fn = exec_function("def f(x):\n    return x\n", "f")
+    with pytest.raises(ValueError, match="CUJIT_FRONTEND must be one of auto, source, bytecode"):
+        cuda.compile_ptx(fn, (int32,), device=True)
+
+
+def test_the_rule_prefers_matching_source():
+    def here(x):
+        return x + 1
+    from cujit import _source_text
+    lines, first = _source_text.source_lines(here)
+    assert _source.source_matches(here.__code__, lines, first)
+    assert not _source.source_matches(here.__code__, lines, first + 1)
+    assert not _source.source_matches(here.__code__, lines + ["        x = 2\n"], first)
+
+
+@needs_reader
+def test_rebuilt_tree_is_checked_against_the_bytecode(monkeypatch):
+    """A tree the reader gets wrong never compiles: compiling it again must give the original instructions."""
+    fn = exec_function("def f(x):\n    return x + 1\n", "f")
+    real = _bytecode._Reader.function
+
+    def wrong(self):
+        body = real(self)
+        body[0].value.op = __import__("ast").Sub()
+        return body
+    monkeypatch.setattr(_bytecode._Reader, "function", wrong)
+    with pytest.raises(errors.UnsupportedError, match="does not compile back to the same bytecode"):
+        _bytecode.decompile(fn)
+
+
+# -- the differential tests -------------------------------------------------------------------------
+
+
+FUZZ_SEEDS = int(os.environ.get("CUJIT_BYTECODE_SEEDS", "200"))
+# The share of the fuzzer's programs the reader may still refuse (it recovers no tree that compiles back to
+# their bytecode): conditional expressions used as conditions, some nestings of and/or inside conditions.
+REFUSED_AT_MOST = 0.25
+
+
+@needs_reader
+def test_differential_fuzzer_programs(tmp_path):
+    differing = bytecode_differential.compare(range(FUZZ_SEEDS), str(tmp_path))
+    wrong, refused = [], []
+    for seed, (a, b) in differing.items():
+        reader_refused = b[0] == "error" and "bytecode" in b[1] and "source code is not available" in b[1]
+        (refused if reader_refused else wrong).append(seed)
+    problems = [f"seed {seed}: source gives {differing[seed][0][1][:200]!r}, bytecode gives "
+                f"{differing[seed][1][1][:200]!r}\n{bytecode_differential.generate(seed).source}" for seed in wrong]
+    assert not problems, "\n\n".join(problems[:5])
+    assert len(refused) <= REFUSED_AT_MOST * FUZZ_SEEDS, f"the reader refused {len(refused)} programs: {refused}"
+
+
+CORPUS = ["tests/compiler/test_language.py", "tests/compiler/test_typical_kernels.py",
+          "tests/compiler/test_kernel_language.py", "tests/compiler/test_literal_unroll.py",
+          "tests/compiler/test_records.py", "tests/compiler/test_vector_types.py",
+          "tests/compiler/test_exceptions.py", "tests/linking/test_declare_device.py",
+          "tests/linking/test_link_hooks.py"]
+
+
+def recorded_ptx(files, reader, out):
+    env = dict(os.environ, CUJIT_FRONTEND=reader, CUJIT_PTX_RECORD=str(out),
+               PYTHONPATH=os.pathsep.join([HERE, os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "ptx_recorder", "-p", "no:cacheprovider", *files],
+                   cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    with open(out) as f:
+        return json.load(f)
+
+
+@needs_reader
+def test_differential_test_corpus(tmp_path):
+    """Every PTX the compile-only tests make, once from source and once from bytecode. CUJIT_DIFFERENTIAL_ALL=1
+    runs every compile-only test file (a few minutes)."""
+    files = CORPUS
+    if os.environ.get("CUJIT_DIFFERENTIAL_ALL"):
+        files = sorted(os.path.relpath(os.path.join(d, f), ROOT) for d in (HERE, os.path.join(ROOT, "tests/linking"))
+                       for f in os.listdir(d) if f.startswith("test_") and f.endswith(".py")
+                       and not f.startswith("test_gpu_") and f not in ("test_bytecode_frontend.py",
+                                                                      "test_random_programs.py",
+                                                                      "test_depth_scaling.py"))
+    source = recorded_ptx(files, "source", tmp_path / "source.json")
+    bytecode = recorded_ptx(files, "bytecode", tmp_path / "bytecode.json")
+    compared, differing, missing = 0, [], []
+    for test, made in source.items():
+        got = bytecode.get(test, [])
+        if len(got) != len(made):
+            missing.append(test)
+            continue
+        for a, b in zip(made, got):
+            if ".loc" in a:  # lineinfo or debug: the columns of an indented def differ (see docs/bytecode.md)
+                continue
+            compared += 1
+            if bytecode_differential.comparable(a) != bytecode_differential.comparable(b):
+                differing.append(test)
+    assert compared > 100
+    assert not differing, f"{len(differing)} of {compared} PTX differ: {differing[:10]}"
+    assert len(missing) <= 0.05 * len(source), f"the bytecode reader refused functions in {missing}"
