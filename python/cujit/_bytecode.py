@@ -1173,7 +1173,15 @@ def _normalised(code):
     return out
 
 
-def _recompiled(fdef, code):
+def _imported_names(instructions):
+    """Globals the code calls a function of as of an imported module (CPython compiles `m.f()` differently
+    where `m` comes from an import statement): the recompiled module imports them too."""
+    return sorted({i.argval for i, n in zip(instructions, instructions[1:])
+                   if i.op == "LOAD_GLOBAL" and i.arg & 1 and n.op == "LOAD_ATTR"
+                   and not (sys.version_info >= (3, 12) and n.arg & 1)})
+
+
+def _recompiled(fdef, code, imported=()):
     """The code object `fdef` compiles to, with the same free variables as `code`."""
     inner = fdef
     if code.co_freevars:
@@ -1189,13 +1197,10 @@ def _recompiled(fdef, code):
         module = ast.Module(body=[outer], type_ignores=[])
     else:
         module = ast.Module(body=[inner], type_ignores=[])
-    # A call of a module's function is read differently where the module's name comes from an import.
-    instructions = list(dis.get_instructions(code))
-    imported = sorted({i.argval for i, n in zip(instructions, instructions[1:])
-                       if i.opname == "LOAD_GLOBAL" and i.arg & 1 and n.opname == "LOAD_ATTR"
-                       and not (sys.version_info >= (3, 12) and n.arg & 1)})
     module.body[:0] = [ast.Import(names=[ast.alias(name=name)]) for name in imported]
-    ast.fix_missing_locations(module)
+    for node in module.body:
+        if node is not fdef:
+            ast.fix_missing_locations(node)
     top = compile(module, code.co_filename, "exec")
     work = [top]
     while work:
@@ -1257,9 +1262,16 @@ def decompile(pyfunc):
             f"cannot compile {qualname!r}: its source code is not available and its bytecode has a shape "
             f"cujit's bytecode reader does not recover ({exc}). Define the function in a module file.") from None
     body = _dead_locals(code, body) + body
+    doc = pyfunc.__doc__
+    if isinstance(doc, str) and code.co_consts and code.co_consts[0] == doc and name != "<lambda>":
+        docstring = ast.Expr(value=ast.Constant(value=doc))  # the first statement, as in the source
+        docstring.lineno, docstring.end_lineno, docstring.col_offset, docstring.end_col_offset = 2, 2, 4, 4
+        docstring.value.lineno, docstring.value.end_lineno = 2, 2
+        docstring.value.col_offset, docstring.value.end_col_offset = 4, 4
+        body = [docstring] + body
     fdef = ast.fix_missing_locations(_fdef(name, code, body))
     if not reader.unsupported:
-        _check(fdef, code, qualname)
+        _check(fdef, code, qualname, _imported_names(reader.ins))
     return fdef
 
 
@@ -1289,16 +1301,18 @@ def _rejected(reader, name, code, node, ins, statement):
     return ast.fix_missing_locations(_fdef(name, code, [stmt]))
 
 
-def _check(fdef, code, qualname):
+def _check(fdef, code, qualname, imported):
     """Compiles the rebuilt tree again: its instructions must be the original's."""
-    import copy
     try:
-        again = _recompiled(copy.deepcopy(fdef), code)
+        again = _recompiled(fdef, code, imported)  # compile() reads the tree and leaves it as it is
     except (SyntaxError, ValueError, TypeError) as exc:
         again = None
         why = str(exc)
     else:
         why = "its instructions differ"
+    if again is not None and again.co_code == code.co_code and again.co_consts == code.co_consts and \
+            again.co_names == code.co_names:
+        return  # the same bytes: no need to compare instruction by instruction
     if again is None or _normalised(again) != _normalised(code):
         raise UnsupportedError(
             f"cannot compile {qualname!r}: its source code is not available and the function cujit rebuilt from "

@@ -1,0 +1,126 @@
+"""Compile time through the two readers of a function (issue 28): from source and from the code object
+(CUJIT_FRONTEND=source / bytecode), on the same functions -- the typical kernels of tests/compiler/kernels_src.py
+and valid programs of the fuzzer (tests/compiler/random_programs.py). No GPU needed.
+
+    .venv/bin/python benchmarks/bytecode_frontend.py [--repeat 20] [--programs 40] [--json FILE]
+
+For each function it reports the median time of the reader alone (the tree handed to the C++ frontend, built
+afresh each time) and of a whole ``compile_ptx`` (reader, typing, lowering, LLVM, PTX), and the ratio of the
+bytecode path to the source path (target: at most 1.2 for the whole compile).
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "compiler"))
+
+from cujit import _source, cuda, float32, int32  # noqa: E402
+
+TARGET = 1.2
+
+
+def kernel_cases():
+    import kernels_src as K
+    f1, f2, i1 = float32[::1], float32[:, ::1], int32[::1]
+    return [("saxpy", K.saxpy, (f1, float32, f1, f1), {}), ("block_sum", K.block_sum, (f1, f1), {}),
+            ("stencil_2d", K.stencil_2d, (f2, f2), {}), ("fast_matmul", K.fast_matmul, (f2, f2, f2), {}),
+            ("histogram_shared", K.histogram_shared, (i1, i1), {}), ("warp_reduce", K.warp_reduce, (f1, f1), {})]
+
+
+def program_cases(count, workdir):
+    from random_programs import generate
+    cases = []
+    seed = 0
+    while len(cases) < count and seed < 20 * count:
+        program = generate(seed)
+        seed += 1
+        if program.invalid or program.jit:
+            continue
+        path = os.path.join(workdir, f"bench_prog_{program.seed}.py")
+        with open(path, "w") as fh:
+            fh.write(program.source)
+        spec = importlib.util.spec_from_file_location(f"bench_prog_{program.seed}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        options = dict(program.options, lineinfo=False, debug=False, device=not program.kernel)
+        if all(compiles(module.f, program.signature, options, reader) for reader in ("source", "bytecode")):
+            cases.append((f"program {program.seed}", module.f, program.signature, options))
+    return cases
+
+
+def compiles(fn, sig, options, reader):
+    os.environ["CUJIT_FRONTEND"] = reader
+    try:
+        cuda.compile_ptx(fn, sig, cc=(7, 5), **options)
+        return True
+    except Exception:
+        return False
+
+
+def median_ms(call, repeat):
+    call()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def measure(case, repeat):
+    name, fn, sig, options = case
+    row = {"function": name}
+    for reader in ("source", "bytecode"):
+        os.environ["CUJIT_FRONTEND"] = reader
+
+        def read():
+            _source._cache.clear()
+            _source.function_source(fn)
+
+        def whole():
+            _source._cache.clear()
+            cuda.compile_ptx(fn, sig, cc=(7, 5), **options)
+        row[f"{reader}_reader_ms"] = median_ms(read, repeat)
+        row[f"{reader}_compile_ms"] = median_ms(whole, max(3, repeat // 4))
+    row["reader_ratio"] = row["bytecode_reader_ms"] / row["source_reader_ms"]
+    row["compile_ratio"] = row["bytecode_compile_ms"] / row["source_compile_ms"]
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--programs", type=int, default=20)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    with tempfile.TemporaryDirectory() as workdir:
+        cases = kernel_cases() + program_cases(args.programs, workdir)
+        rows = [measure(case, args.repeat) for case in cases]
+    os.environ.pop("CUJIT_FRONTEND", None)
+    print(f"{'function':<20} {'reader src ms':>13} {'reader bc ms':>12} {'ratio':>6} {'compile src ms':>14} "
+          f"{'compile bc ms':>13} {'ratio':>6}")
+    for r in rows:
+        print(f"{r['function']:<20} {r['source_reader_ms']:13.3f} {r['bytecode_reader_ms']:12.3f} "
+              f"{r['reader_ratio']:6.2f} {r['source_compile_ms']:14.2f} {r['bytecode_compile_ms']:13.2f} "
+              f"{r['compile_ratio']:6.2f}")
+    reader = statistics.median(r["reader_ratio"] for r in rows)
+    whole = statistics.median(r["compile_ratio"] for r in rows)
+    worst = max(r["compile_ratio"] for r in rows)
+    print(f"\nmedian ratio bytecode/source: reader {reader:.2f}, whole compile {whole:.2f} (worst {worst:.2f}); "
+          f"target {TARGET}: {'PASS' if whole <= TARGET else 'MISS'}  (Python {sys.version.split()[0]})")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"rows": rows, "median_reader_ratio": reader, "median_compile_ratio": whole}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
