@@ -10,11 +10,12 @@ import tempfile
 def run_script(text, suffix, env=None, expect_exit=0, timeout=600):
     """Writes `text` to a temporary ``*<suffix>`` file, runs it with this Python and returns the finished
     process; asserts its exit status (with its output's tail as the message)."""
-    with tempfile.NamedTemporaryFile("w", suffix=suffix, delete=False) as f:
-        f.write(text)
-    try:
-        proc = subprocess.run([sys.executable, f.name], env=env, capture_output=True, text=True, timeout=timeout)
-    finally:
-        os.unlink(f.name)
+    # In a directory of its own: the script's directory is first on its sys.path, and whatever else lies in the
+    # system's temp directory (a stray bisect.py, say) must not shadow the standard library.
+    with tempfile.TemporaryDirectory(prefix="cujit-script-") as folder:
+        path = os.path.join(folder, "scenario" + suffix)
+        with open(path, "w") as f:
+            f.write(text)
+        proc = subprocess.run([sys.executable, path], env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == expect_exit, proc.stdout[-4000:] + proc.stderr[-4000:]
     return proc
