@@ -896,16 +896,31 @@ class _Reader:
             node.end_lineno, node.end_col_offset = items[-1].end_lineno, items[-1].end_col_offset
         return self.stmt_at(ast.Assign(targets=[lhs], value=rhs), first)
 
+    def arms(self, atoms):
+        """(true arm, false arm) of a condition: where control goes when it holds and when it does not, or None.
+        The true arm usually follows the last jump; CPython 3.12 may put it at the jump's target instead and
+        leave an artificial jump to the false arm after the condition."""
+        after = atoms[-1][3]
+        jumps = {a[2].target for a in atoms} - {a[0] for a in atoms[1:]} - {after}
+        if len(jumps) != 1:
+            return None
+        other = jumps.pop()
+        x = self.ins[after]
+        last = atoms[-1][2]
+        if x.op in ("JUMP_FORWARD", "JUMP_BACKWARD") and other > after and last.target == other and \
+                last.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_NOT_NONE") and self.implicit(x):
+            return other, after
+        return after, other
+
     def conditional(self, start, stop, loop, out):
         """An if statement (or an assert) whose condition starts at `start`."""
         atoms = self.atoms(start, [])
         if not atoms:
             self.fail(self.ins[start], "a condition")
-        after = atoms[-1][3]
-        jumps = {a[2].target for a in atoms} - {a[0] for a in atoms[1:]} - {after}
-        if len(jumps) != 1:
+        found = self.arms(atoms)
+        if found is None:
             self.fail(atoms[0][2], "a condition")
-        false = jumps.pop()
+        after, false = found
         ins = self.ins
         if ins[after].op == "LOAD_ASSERTION_ERROR":
             return self.assertion(atoms, after, false, out)
@@ -933,6 +948,17 @@ class _Reader:
         if how in ("implicit_return", "loop_end"):
             node.orelse, how2 = self.region(false, stop, loop)
             return None, how2
+        if how == "return" and node.body and node.body[-1].lineno > self.line_of(ins[false]):
+            # A return placed after the whole if/else in the source, copied by CPython into this arm: the arm
+            # falls through to it, the other arm ends with the original.
+            orelse, how2 = self.region(false, stop, loop)
+            if orelse and ast.dump(orelse[-1]) == ast.dump(node.body[-1]):
+                node.body.pop()
+                tail = orelse.pop()
+                node.orelse = orelse
+                node.body = node.body or [self.stmt_at(ast.Pass(), ins[after])]
+                out.append(tail)
+                return None, how2
         return false, None
 
     def starts_ternary(self, start, stack):
@@ -947,11 +973,10 @@ class _Reader:
             return False
         if not atoms:
             return False
-        after = atoms[-1][3]
-        jumps = {a[2].target for a in atoms} - {a[0] for a in atoms[1:]} - {after}
-        if len(jumps) != 1:
+        found = self.arms(atoms)
+        if found is None:
             return False
-        false = jumps.pop()
+        after, false = found
         s = list(stack)
         try:
             end = self.value(after, s, base, false)
@@ -1087,17 +1112,16 @@ class _Reader:
             return None
         if atoms is None:
             return None
-        after = atoms[-1][3]
+        found = self.arms(atoms)
+        if found is None:
+            return None
+        after, false = found
         g = self.graph
         hb = g.block_of.get(after)
         if hb is None or hb not in g.latches or g.starts[hb] != after:
             return None
-        jumps = {a[2].target for a in atoms} - {a[0] for a in atoms[1:]} - {after}
-        if len(jumps) != 1:
-            return None
-        false = jumps.pop()
         latch_ins = max(i for i in range(after, len(self.ins) - 1) if self.ins[i].target == after)
-        n = after - pc
+        n = atoms[-1][3] - pc
         last = self.ins[latch_ins]
         bottom = latch_ins - n + 1 if last.op != "JUMP_BACKWARD" else latch_ins - n
         if bottom < after:
