@@ -70,7 +70,7 @@ class _Ins:
     __slots__ = ("index", "offset", "op", "arg", "argval", "argrepr", "target", "pos", "name")
 
     def __repr__(self):
-        return f"{self.index}:{self.op}({self.argrepr})"
+        return f"{self.index}:{self.op}({self.argrepr or self.argval})"
 
 
 class _Loop:
@@ -80,25 +80,62 @@ class _Loop:
 
 
 def _decode(code, table):
-    """The instructions that mean something (no NOP, RESUME, caches), each with its jump target as an index."""
-    raw = list(dis.get_instructions(code))
-    kept, index_of = [], {}
-    pending = []
-    for ins in raw:
-        op = table.get(ins.opname, ins.opname)
-        pending.append(ins.offset)
+    """The instructions that mean something (no NOP, RESUME, caches), each with its jump target as an index.
+    Read from co_code directly (dis builds much more than this needs), with the argument rules of the
+    version's table."""
+    rules = ops.ARGUMENTS[sys.version_info[:2]]
+    name_shift, compare_shift = rules["name_shift"], rules["compare_shift"]
+    raw = code.co_code
+    positions = list(code.co_positions())
+    caches = dis._inline_cache_entries
+    opnames = dis.opname
+    jumps = set(dis.hasjrel) | set(dis.hasjabs)
+    extended = dis.opmap["EXTENDED_ARG"]
+    kept, index_of, pending = [], {}, []
+    arg_high = 0
+    offset = 0
+    n = len(raw)
+    while offset < n:
+        opcode, arg = raw[offset], raw[offset + 1] | arg_high
+        after = offset + 2 + 2 * caches[opcode]
+        pending.append(offset)
+        if opcode == extended:
+            arg_high = arg << 8
+            offset = after
+            continue
+        arg_high = 0
+        name = opnames[opcode]
+        op = table.get(name, name)
         if op is None:
+            offset = after
             continue
         x = _Ins()
-        x.index, x.offset, x.op, x.arg, x.argval, x.argrepr = len(kept), ins.offset, op, ins.arg, ins.argval, \
-            ins.argrepr
-        x.name = ins.opname
-        x.pos = ins.positions
-        x.target = None
+        x.index, x.offset, x.op, x.arg, x.name, x.target = len(kept), offset, op, arg, name, None
+        x.pos = _Position(*positions[offset // 2])
+        x.argrepr = ""
+        if opcode in jumps:
+            x.argval = after - 2 * arg if name in ops.BACKWARD else after + 2 * arg
+        elif name in ("LOAD_CONST", "RETURN_CONST"):
+            x.argval = code.co_consts[arg]
+        elif name in ops.NAMES:
+            x.argval = code.co_names[arg >> name_shift.get(name, 0)]
+        elif name in ops.LOCALS:
+            x.argval = code._varname_from_oparg(arg)
+        elif name == "COMPARE_OP":
+            x.argval = dis.cmp_op[arg >> compare_shift]
+        elif name == "BINARY_OP":
+            x.argval = arg
+            x.argrepr = dis._nb_ops[arg][1]
+        elif name == "CALL_INTRINSIC_1":
+            x.argval = arg
+            x.argrepr = dis._intrinsic_1_descs[arg]
+        else:
+            x.argval = arg
         for off in pending:
             index_of[off] = x.index
         pending = []
         kept.append(x)
+        offset = after
     end = _Ins()
     end.index, end.offset, end.op, end.arg, end.argval, end.argrepr, end.target, end.name = \
         len(kept), -1, "<end>", None, None, "", None, "<end>"
@@ -110,6 +147,21 @@ def _decode(code, table):
             x.target = index_of[x.argval]
     _merge_return_copies(kept)
     return kept + [end]
+
+
+class _Position:
+    __slots__ = ("lineno", "end_lineno", "col_offset", "end_col_offset")
+
+    def __init__(self, lineno, end_lineno, col_offset, end_col_offset):
+        self.lineno, self.end_lineno = lineno, end_lineno
+        self.col_offset, self.end_col_offset = col_offset, end_col_offset
+
+    def __eq__(self, other):
+        return isinstance(other, _Position) and (self.lineno, self.end_lineno, self.col_offset,
+                                                 self.end_col_offset) == (other.lineno, other.end_lineno,
+                                                                          other.col_offset, other.end_col_offset)
+
+    __hash__ = None
 
 
 def _merge_return_copies(kept):
@@ -174,7 +226,6 @@ class _Graph:
             for s in out:
                 if s <= b:
                     self.latches.setdefault(s, []).append(b)
-        self._pdom = {}
 
     def natural_loop(self, header):
         body = {header}
@@ -188,10 +239,10 @@ class _Graph:
 
     def ipdom(self, block, loop):
         """The block where every path from `block` meets again inside `loop` (None: they never do)."""
-        key = id(loop) if loop else None
-        if key not in self._pdom:
-            self._pdom[key] = self._postdominators(loop)
-        pd = self._pdom[key]
+        holder = loop if loop is not None else self  # cached on the loop itself: ids of dead loops come back
+        pd = getattr(holder, "_pdom_sets", None)
+        if pd is None:
+            pd = holder._pdom_sets = self._postdominators(loop)
         mine = pd.get(block)
         if mine is None:
             return None
