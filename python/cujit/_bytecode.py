@@ -289,6 +289,7 @@ class _Reader:
         self.unsupported = False
         self.serial = 0
         self.ternary_tests = {}  # conditional jump -> whether it is the test of a conditional expression
+        self.stored = set()  # the names the rebuilt statements assign
 
     # -- locations ---------------------------------------------------------------------------
     def at(self, node, ins):
@@ -880,6 +881,7 @@ class _Reader:
         if op in ("STORE_FAST", "STORE_GLOBAL", "STORE_NAME"):
             value = stack.pop()
             target = self.at(ast.Name(id=x.argval, ctx=ast.Store()), x)
+            self.stored.add(x.argval)
         elif op == "STORE_SUBSCR":
             index, container, value = stack.pop(), stack.pop(), stack.pop()
             target = self.at(ast.Subscript(value=container, slice=index, ctx=ast.Store()), x)
@@ -1136,7 +1138,8 @@ class _Reader:
             loop.start = pc
             body, _ = self.region(pc, latch, loop)
             test = self.at(ast.Constant(value=True), self.ins[pc])
-            node = self.stmt_at(ast.While(test=test, body=body or [ast.Pass()], orelse=[]), self.ins[pc])
+            node = self.stmt_at(ast.While(test=test, body=body or [self.stmt_at(ast.Pass(), self.ins[pc])],
+                                          orelse=[]), self.ins[pc])
             return node, follow
         if rot is None:
             return None
@@ -1288,19 +1291,15 @@ def _recompiled(fdef, code, imported=()):
     return None
 
 
-def function_source(pyfunc, found=None):
-    """The FunctionSource of `pyfunc` built from its code object; `found`: its source lines and first line
-    where they match the code (they only show the line of an error)."""
+def function_source(pyfunc):
+    """The FunctionSource of `pyfunc` built from its code object. It has no source lines: errors name the file
+    and line, with no line of text under them."""
     from cujit import _core
     code = pyfunc.__code__
     fdef = decompile(pyfunc)
     qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
-    lines = []
-    if found is not None:
-        text, first = found
-        lines = [line.rstrip("\n") for line in text][code.co_firstlineno - first:]
     return _core.FunctionSource(fdef, pyfunc.__name__, qualname, pyfunc.__module__ or "<dynamic>",
-                                code.co_filename, lines, code.co_firstlineno)
+                                code.co_filename, [], code.co_firstlineno)
 
 
 def decompile(pyfunc):
@@ -1336,7 +1335,7 @@ def decompile(pyfunc):
         raise UnsupportedError(
             f"cannot compile {qualname!r}: its source code is not available and its bytecode has a shape "
             f"cujit's bytecode reader does not recover ({exc}). Define the function in a module file.") from None
-    body = _dead_locals(code, body) + body
+    body = _dead_locals(code, reader.stored) + body
     doc = pyfunc.__doc__
     if isinstance(doc, str) and code.co_consts and code.co_consts[0] == doc and name != "<lambda>":
         docstring = ast.Expr(value=ast.Constant(value=doc))  # the first statement, as in the source
@@ -1344,17 +1343,19 @@ def decompile(pyfunc):
         docstring.value.lineno, docstring.value.end_lineno = 2, 2
         docstring.value.col_offset, docstring.value.end_col_offset = 4, 4
         body = [docstring] + body
-    fdef = ast.fix_missing_locations(_fdef(name, code, body))
+    fdef = _fdef(name, code, body)
+    if reader.unsupported:  # nodes made only to be rejected (a lambda's body...) may have no location
+        ast.fix_missing_locations(fdef)
     if not reader.unsupported:
         _check(fdef, code, qualname, _imported_names(reader.ins))
     return fdef
 
 
-def _dead_locals(code, body):
+def _dead_locals(code, stored_names):
     """`if False: name = None` (first in the body) for each local the compiler dropped every assignment of (they
     were in code that never runs): the name stays a local, as in the source, whose builder saw the assignment
     before pruning the branch."""
-    stored = {n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    stored = stored_names
     params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4)
                                   + bool(code.co_flags & 8)])
     dead = [v for v in code.co_varnames if v not in stored and v not in params]

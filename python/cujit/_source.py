@@ -56,10 +56,13 @@ def function_source(pyfunc):
 def _read(pyfunc, chosen):
     # The readers (ast, textwrap, linecache, tokenize, dis: a few ms) load at the first compile, not with
     # `import cujit`.
+    if chosen == "bytecode":
+        from cujit import _bytecode
+        return _bytecode.function_source(pyfunc)
     from cujit import _source_text
     found = _source_text.source_lines(pyfunc)
     matching = found is not None and source_matches(pyfunc.__code__, *found)
-    if chosen == "source" or (chosen == "auto" and matching):
+    if chosen == "source" or matching:
         if found is None:
             qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
             raise UnsupportedError(
@@ -67,7 +70,7 @@ def _read(pyfunc, chosen):
                 "turns off reading functions from their bytecode")
         return _source_text.parse(pyfunc, found)
     from cujit import _bytecode
-    return _bytecode.function_source(pyfunc, found if matching else None)
+    return _bytecode.function_source(pyfunc)  # no lines to show: the file (if any) is not what runs
 
 
 def source_matches(code, lines, first_line):
