@@ -24,6 +24,22 @@ class _Unreadable(Exception):
     """The bytecode has a shape this reader does not recover (a message says which)."""
 
 
+class _Construct(Exception):
+    """An instruction of a construct the source path rejects: the tree gets that construct's node."""
+
+    def __init__(self, node, ins, statement=False):
+        self.node, self.ins, self.statement = node, ins, statement
+
+
+class _Comprehension(Exception):
+    def __init__(self, ins):
+        self.ins = ins
+
+
+# What a guess (is this a loop's test? a conditional expression?) may end in: the guess is then wrong.
+_GUESS_FAILED = (_Unreadable, _Construct, _Comprehension, IndexError, KeyError, AttributeError, TypeError)
+
+
 class _Null:
     """The NULL a call sequence pushes below a plain callable."""
 
@@ -546,8 +562,9 @@ class _Reader:
         node.end_lineno, node.end_col_offset = rest.end_lineno, rest.end_col_offset
         node._cleanup = cleanup
         stack.append(node)
-        # 3.11's value form jumps over the cleanup (SWAP 2, POP_TOP) to the join.
-        if ins[pc].op == "JUMP_FORWARD" and cleanup == pc + 1:
+        # 3.11's value form jumps over the cleanup (SWAP 2, POP_TOP) to the join. Where the cleanup itself jumps
+        # on (the chain ends an arm of a conditional expression), the jump stays: it ends that arm.
+        if ins[pc].op == "JUMP_FORWARD" and cleanup == pc + 1 and ins[cleanup + 2].op != "JUMP_FORWARD":
             pc = ins[pc].target
         return pc
 
@@ -595,7 +612,7 @@ class _Reader:
             s = list(stack)
             try:
                 end = self.expr(pc, s, len(stack), raw=True)
-            except _Unreadable:
+            except _GUESS_FAILED:
                 if found:
                     break
                 raise
@@ -819,6 +836,7 @@ class _Reader:
                     return pc + 1, "implicit_return"
                 node = self.stmt_at(ast.Return(value=None if self.bare_return(x, value) else value), x)
                 node.lineno, node.col_offset = self.line_of(x), x.pos.col_offset or 0
+                _end_after_start(node)
                 out.append(node)
                 return pc + 1, "return"
             if op == "RAISE_VARARGS":
@@ -980,6 +998,7 @@ class _Reader:
         test = self.structure(atoms, after, false)
         node = self.stmt_at(ast.If(test=test, body=[], orelse=[]), atoms[0][2])
         node.lineno, node.col_offset = test.lineno, test.col_offset
+        _end_after_start(node)
         g = self.graph
         follow_block = g.ipdom(g.block_of[atoms[0][2].index], loop)
         follow = g.starts[follow_block] if follow_block is not None else None
@@ -1022,7 +1041,7 @@ class _Reader:
         base = len(stack)
         try:
             atoms = self.atoms(start, stack)
-        except _Unreadable:
+        except _GUESS_FAILED:
             return False
         if not atoms:
             return False
@@ -1041,7 +1060,7 @@ class _Reader:
                 f = list(stack)
                 fend = self.value(false, f, base, None)
                 return self.same_code(end, false, fend)
-        except _Unreadable:
+        except _GUESS_FAILED:
             pass
         return False
 
@@ -1062,6 +1081,7 @@ class _Reader:
             msg = s[0]
         node = self.stmt_at(ast.Assert(test=test, msg=msg), atoms[0][2])
         node.lineno, node.col_offset = test.lineno, test.col_offset
+        _end_after_start(node)
         out.append(node)
         return skip, None
 
@@ -1118,6 +1138,7 @@ class _Reader:
                        orelse=[], type_comment=None)
         self.stmt_at(node, ins[start])
         node.lineno, node.col_offset = iterable.lineno, 0
+        _end_after_start(node)
         self.after_for = self.finish_loop(node, normal, follow, outer)
         return node
 
@@ -1155,6 +1176,7 @@ class _Reader:
         body, _ = self.region(body_start, bottom, loop)
         node = self.stmt_at(ast.While(test=test, body=body, orelse=[]), atoms[0][2])
         node.lineno, node.col_offset = test.lineno, 0
+        _end_after_start(node)
         return node, self.finish_loop(node, false, follow, outer)
 
     def rotated(self, pc, outer):
@@ -1162,7 +1184,7 @@ class _Reader:
         jumps back to the body. (atoms, body start, exit, bottom copy start) or None."""
         try:
             atoms = self.atoms(pc, [])
-        except (_Unreadable, _Construct, _Comprehension):
+        except _GUESS_FAILED:
             return None
         if atoms is None:
             return None
@@ -1187,16 +1209,10 @@ class _Reader:
         return atoms, after, false, bottom
 
 
-class _Construct(Exception):
-    """An instruction of a construct the source path rejects: the tree gets that construct's node."""
-
-    def __init__(self, node, ins, statement=False):
-        self.node, self.ins, self.statement = node, ins, statement
-
-
-class _Comprehension(Exception):
-    def __init__(self, ins):
-        self.ins = ins
+def _end_after_start(node):
+    """A statement's start moved to its first expression: its end stays after it (compile() checks)."""
+    if node.end_lineno < node.lineno or (node.end_lineno == node.lineno and node.end_col_offset < node.col_offset):
+        node.end_lineno, node.end_col_offset = node.lineno, node.col_offset
 
 
 def _arguments(code):
