@@ -782,7 +782,7 @@ class _Reader:
             if x.op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP"):
                 t = x.target
                 if loop is not None and t in loop.cont:
-                    if self.implicit(x):
+                    if not self.explicit_continue(x):
                         return out, "loop_end"
                     out.append(self.stmt_at(ast.Continue(), x))
                     return out, "continue"
@@ -806,6 +806,13 @@ class _Reader:
             pc, how = self.statement(pc, stop, loop, out)
             if how is not None:
                 return out, how
+
+    def explicit_continue(self, x):
+        """Whether a jump back to a loop's start is a `continue` statement (located on the keyword), not the end
+        of the loop's body that CPython sent straight there."""
+        pos = x.pos
+        return pos is not None and pos.lineno is not None and pos.lineno == pos.end_lineno and \
+            (pos.end_col_offset or 0) - (pos.col_offset or 0) == len("continue") and not self.implicit(x)
 
     def implicit(self, x):
         """A jump or return CPython added (it has the location of the instruction before it)."""

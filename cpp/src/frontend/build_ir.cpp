@@ -635,7 +635,7 @@ class IrBuilder {
     ExprPtr folded;
     if (e->kind == ExprKind::Unary && (e->op == Op::USub || e->op == Op::UAdd || e->op == Op::Invert)) {
       const ExprPtr& x = e->operands[0];
-      if (is_int(x)) {
+      if (is_intlike(x)) {  // bools too: CPython folds +False to 0 and ~True to -2
         __int128 v = value_of(x);
         folded = make_int(e->op == Op::USub ? -v : e->op == Op::UAdd ? v : ~v);
       } else if (is_float(x) && e->op != Op::Invert) {
