@@ -355,6 +355,8 @@ class _Reader:
                 value_start = pc
             x = ins[pc]
             op = x.op
+            if op == "SWAP" and len(stack) < x.argval:  # a value swapped under a loop's iterator (a return)
+                return pc
             if op == "SWAP" and x.argval == 2 and ins[pc + 1].op == "COPY" and ins[pc + 1].argval == 2 and \
                     ins[pc + 2].op == "COMPARE_OP":
                 pc = self.chain(pc, stack)
@@ -871,6 +873,10 @@ class _Reader:
                     out.append(self.assignment(pending, ins[start]))
                     return pc, None
                 continue
+            if op == "SWAP" and x.argval == 2 and len(stack) == 1 and ins[pc + 1].op == "POP_TOP" and \
+                    loop is not None and loop.is_for:
+                pc += 2  # `return v` in a for loop: v goes under the iterator, which is dropped
+                continue
             if op == "LOAD_ASSERTION_ERROR":
                 self.fail(x, "an assert")
             if op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP") and not stack:
@@ -1013,7 +1019,8 @@ class _Reader:
             # Paths that meet only at a return: an arm that jumps over the other shows where the if ends.
             skip = ins[false - 1]
             if skip.op == "JUMP_FORWARD" and skip.target > false and not (
-                    loop is not None and (skip.target in loop.brks or skip.target in loop.cont)):
+                    loop is not None and (skip.index in loop.brks or skip.target in loop.brks or
+                                          skip.target in loop.cont)):
                 follow = skip.target
         if stop is not None and follow is not None and follow > stop:
             follow = stop
@@ -1093,21 +1100,42 @@ class _Reader:
         return skip, None
 
     # -- loops -------------------------------------------------------------------------------
-    def exits(self, blocks, normal):
+    def breaks_out(self, block, blocks, is_for):
+        """Whether `block`, entered from inside the loop of `blocks`, is a break rather than a return or raise
+        in the loop: a for loop's break drops the iterator first; a while loop's return sits on the loop's
+        lines, where the code a break goes to (which CPython may put right there) comes after them."""
+        g = self.graph
+        start = g.starts[block]
+        end = g.starts[block + 1] if block + 1 < len(g.starts) else len(self.ins) - 1
+        if self.ins[end - 1].op not in ops.TERMINAL:
+            return True
+        if is_for:  # a return drops the iterator from under its value (SWAP 2, POP_TOP); a break just drops it
+            return any(self.ins[i].op == "POP_TOP" and self.ins[i - 1].op != "SWAP" for i in range(start, end))
+        last = max(self.line_of(self.ins[i]) for b in blocks
+                   for i in range(g.starts[b], g.starts[b + 1] if b + 1 < len(g.starts) else len(self.ins) - 1))
+        return self.line_of(self.ins[start]) > last
+
+    def exits(self, blocks, normal, is_for=False):
         """Where the loop made of `blocks` is left other than by its test (`normal`, an index): the blocks
         break statements enter, and the index the loop's code goes on at after a break (None: no break)."""
         g = self.graph
-        entries = set()
+        entries, follows = set(), set()
         for b in blocks:
             for s in g.succ[b]:
-                if s not in blocks and g.starts[s] != normal:
-                    entries.add(g.starts[s])
-        follows = set()
-        for e in entries:
-            i = e
-            if self.ins[i].op == "POP_TOP":
-                i += 1
-            follows.add(self.ins[i].target if self.ins[i].op == "JUMP_FORWARD" else i)
+                if s in blocks or g.starts[s] == normal or not self.breaks_out(s, blocks, is_for):
+                    continue
+                start = g.starts[s]
+                end = g.starts[s + 1] if s + 1 < len(g.starts) else len(self.ins) - 1
+                last = self.ins[end - 1]
+                if last.op == "JUMP_FORWARD":  # [code before the break] [POP_TOP] JUMP_FORWARD follow
+                    point = end - 2 if is_for and self.ins[end - 2].op == "POP_TOP" else end - 1
+                    follows.add(last.target)
+                else:  # the code after the loop, put by CPython right after the break
+                    point = start
+                    if is_for:
+                        point = next(i for i in range(start, end) if self.ins[i].op == "POP_TOP")
+                    follows.add(point + 1 if is_for else point)
+                entries.add(point)
         if len(follows) > 1:
             follows = {f for f in follows if f not in entries} or follows
         return entries, (min(follows) if follows else None)
@@ -1126,7 +1154,7 @@ class _Reader:
         exhausted = ins[header].target
         normal = exhausted + 1 if ins[exhausted].op == "END_FOR" else exhausted
         blocks = g.natural_loop(g.block_of[header])
-        entries, follow = self.exits(blocks, exhausted)
+        entries, follow = self.exits(blocks, exhausted, is_for=True)
         loop = _Loop({header}, entries, blocks)
         loop.is_for = True
         stack = [_ForItem()]
@@ -1244,7 +1272,9 @@ def _arguments(code):
 
 
 def _fdef(name, code, body):
-    fdef = ast.FunctionDef(name=name, args=_arguments(code), body=body or [ast.Pass()], decorator_list=[],
+    if not body:
+        body = [ast.Pass(lineno=1, col_offset=0, end_lineno=1, end_col_offset=0)]
+    fdef = ast.FunctionDef(name=name, args=_arguments(code), body=body, decorator_list=[],
                            returns=None, type_comment=None)
     if sys.version_info >= (3, 12):
         fdef.type_params = []

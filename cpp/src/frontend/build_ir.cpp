@@ -85,58 +85,6 @@ std::string describe_unsupported(const std::string& type) {
   return it != names.end() ? it->second : "the Python construct '" + type + "'";
 }
 
-// Python's value of a condition made only of constants (literals, frozen
-// globals, comparisons and `not` of them): what numba's dead-branch pruning
-// decides before typing. nullopt when the condition is not constant.
-std::optional<bool> constant_truth(const Expr& e) {
-  using K = ir::GlobalValue::Kind;
-  struct Number {
-    bool is_float;
-    long double value;  // exact for every int64 and uint64, and every double
-  };
-  auto number = [](const Expr& x) -> std::optional<Number> {
-    if (x.kind != ExprKind::Const) return std::nullopt;
-    const ir::GlobalValue& g = x.global;
-    switch (g.kind) {
-      case K::Int:
-        return Number{false, g.is_unsigned ? static_cast<long double>(static_cast<uint64_t>(g.int_value))
-                                           : static_cast<long double>(g.int_value)};
-      case K::Bool: return Number{false, static_cast<long double>(g.int_value != 0)};
-      case K::Float: return Number{true, g.float_value};
-      default: return std::nullopt;
-    }
-  };
-  if (e.kind == ExprKind::Const) {
-    const ir::GlobalValue& g = e.global;
-    if (g.kind == K::None) return false;
-    if (g.kind == K::Complex) return g.float_value != 0 || g.imag_value != 0;
-    if (auto x = number(e)) return x->value != 0;
-    return std::nullopt;
-  }
-  if (e.kind == ExprKind::Unary && e.op == Op::Not) {
-    std::optional<bool> inner = constant_truth(*e.operands[0]);
-    if (inner) return !*inner;
-    return std::nullopt;
-  }
-  if (e.kind != ExprKind::Compare) return std::nullopt;
-  for (size_t i = 0; i < e.ops.size(); ++i) {
-    auto a = number(*e.operands[i]), b = number(*e.operands[i + 1]);
-    if (!a || !b) return std::nullopt;
-    bool holds;
-    switch (e.ops[i]) {
-      case Op::Eq: holds = a->value == b->value; break;
-      case Op::NotEq: holds = a->value != b->value; break;
-      case Op::Lt: holds = a->value < b->value; break;
-      case Op::LtE: holds = a->value <= b->value; break;
-      case Op::Gt: holds = a->value > b->value; break;
-      case Op::GtE: holds = a->value >= b->value; break;
-      default: return std::nullopt;
-    }
-    if (!holds) return false;
-  }
-  return true;
-}
-
 class IrBuilder {
  public:
   IrBuilder(const FunctionSource& src, NameResolver& resolver) : src_(src), resolver_(resolver) {}
@@ -297,7 +245,7 @@ class IrBuilder {
       }
       s->body = build_block(n.list("body"));
       s->orelse = build_block(n.list("orelse"));  // runs when the test turns false (not after a break)
-      out.push_back(std::move(s));
+      push_loop(std::move(s), out);
     } else if (t == "For") {
       build_for(n, out);
     } else if (t == "Break") {
@@ -366,7 +314,29 @@ class IrBuilder {
     if (s->target->kind != ExprKind::Var) unsupported(*n.node("target"), "a range loop target that is not a name");
     s->body = build_block(n.list("body"));
     s->orelse = build_block(n.list("orelse"));  // runs when the loop ends without a break
-    out.push_back(std::move(s));
+    push_loop(std::move(s), out);
+  }
+
+  // A loop's else runs whenever the loop ends, unless a break leaves it: with no break in the body it is the
+  // code after the loop (CPython's bytecode cannot tell the two apart, so both readers give this one IR).
+  static void push_loop(StmtPtr loop, std::vector<StmtPtr>& out) {
+    std::vector<StmtPtr> rest;
+    if (!breaks(loop->body)) {
+      rest = std::move(loop->orelse);
+      loop->orelse.clear();
+    }
+    out.push_back(std::move(loop));
+    for (StmtPtr& r : rest) out.push_back(std::move(r));
+  }
+
+  static bool breaks(const std::vector<StmtPtr>& body) {
+    for (const StmtPtr& s : body) {
+      if (s->kind == StmtKind::Break) return true;
+      if (s->kind == StmtKind::If && (breaks(s->body) || breaks(s->orelse))) return true;
+      // a nested loop's breaks are its own; its else clause runs in this loop
+      if ((s->kind == StmtKind::While || s->kind == StmtKind::ForRange) && breaks(s->orelse)) return true;
+    }
+    return false;
   }
 
   ExprPtr builtin(const char* name, SourceLoc loc) {
@@ -413,7 +383,8 @@ class IrBuilder {
     loop->body.push_back(std::move(assign));
     for (auto& s : build_block(n.list("body"))) loop->body.push_back(std::move(s));
     loop->orelse = build_block(n.list("orelse"));
-    out.push_back(std::move(loop));
+    if (iterable != nullptr) out.push_back(std::move(loop));  // literal_unroll marks it: keep it last
+    else push_loop(std::move(loop), out);
   }
 
   // for x in literal_unroll(t): the loop over t, marked for typing to version its body per element of a
@@ -593,122 +564,7 @@ class IrBuilder {
     return e;
   }
 
-  // CPython folds constant arithmetic (2 ** 40, -1) before numba sees the
-  // bytecode, so those are literals for numba: fold them the same way. Like
-  // CPython, results beyond 128 bits are left to run time; a folded result no
-  // integer type holds is numba's "Int value is too large".
-  static ExprPtr fold(ExprPtr e) {
-    using K = ir::GlobalValue::Kind;
-    auto is_int = [](const ExprPtr& x) { return x->kind == ExprKind::Const && x->global.kind == K::Int; };
-    auto is_float = [](const ExprPtr& x) { return x->kind == ExprKind::Const && x->global.kind == K::Float; };
-    // CPython folds bools in arithmetic as the ints they are (True + 1 is 2).
-    auto is_intlike = [](const ExprPtr& x) {
-      return x->kind == ExprKind::Const && (x->global.kind == K::Int || x->global.kind == K::Bool);
-    };
-    auto is_number = [&](const ExprPtr& x) { return is_intlike(x) || is_float(x); };
-    auto value_of = [](const ExprPtr& x) -> __int128 {
-      if (x->global.is_unsigned) return static_cast<__int128>(static_cast<uint64_t>(x->global.int_value));
-      return x->global.int_value;
-    };
-    constexpr __int128 kLimit = static_cast<__int128>(1) << 120;  // well inside __int128: no overflow below
-    auto make_int = [&](__int128 v) -> ExprPtr {
-      if (v <= -kLimit || v >= kLimit) return nullptr;
-      if (v < INT64_MIN || v > static_cast<__int128>(UINT64_MAX)) {
-        bool negative = v < 0;
-        unsigned __int128 m = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
-        std::string digits;
-        for (; m != 0; m /= 10) digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(m % 10)));
-        fail(ErrorKind::TypingError, "Int value is too large: " + std::string(negative ? "-" : "") + digits, e->loc);
-      }
-      auto c = std::make_unique<Expr>(ExprKind::Const, e->loc);
-      c->global.kind = K::Int;
-      c->global.is_unsigned = v > INT64_MAX;
-      c->global.int_value = static_cast<int64_t>(static_cast<uint64_t>(v));
-      return c;
-    };
-    auto make_float = [&](double v) {
-      auto c = std::make_unique<Expr>(ExprKind::Const, e->loc);
-      c->global.kind = K::Float;
-      c->global.float_value = v;
-      return c;
-    };
-    ExprPtr folded;
-    if (e->kind == ExprKind::Unary && (e->op == Op::USub || e->op == Op::UAdd || e->op == Op::Invert)) {
-      const ExprPtr& x = e->operands[0];
-      if (is_intlike(x)) {  // bools too: CPython folds +False to 0 and ~True to -2
-        __int128 v = value_of(x);
-        folded = make_int(e->op == Op::USub ? -v : e->op == Op::UAdd ? v : ~v);
-      } else if (is_float(x) && e->op != Op::Invert) {
-        folded = make_float(e->op == Op::USub ? -x->global.float_value : x->global.float_value);
-      }
-    } else if (e->kind == ExprKind::Unary && e->op == Op::Not && e->operands[0]->kind == ExprKind::Const &&
-               (is_int(e->operands[0]) || is_float(e->operands[0]) || e->operands[0]->global.kind == K::Bool ||
-                e->operands[0]->global.kind == K::None)) {
-      auto c = std::make_unique<Expr>(ExprKind::Const, e->loc);  // CPython folds `not 1` to False
-      c->global.kind = K::Bool;
-      c->global.int_value = !constant_truth(*e->operands[0]).value_or(true);
-      folded = std::move(c);
-    } else if (e->kind == ExprKind::Binary && is_number(e->operands[0]) && is_number(e->operands[1]) &&
-               (is_float(e->operands[0]) || is_float(e->operands[1]) || e->op == Op::Div ||
-                (e->op == Op::Pow && value_of(e->operands[1]) < 0))) {
-      auto as_double = [&](const ExprPtr& x) {
-        return is_float(x) ? x->global.float_value : static_cast<double>(value_of(x));
-      };
-      auto exact = [&](const ExprPtr& x) {  // an int that converts to double exactly, as CPython's division needs
-        return is_float(x) || (value_of(x) > -(static_cast<__int128>(1) << 53) &&
-                               value_of(x) < (static_cast<__int128>(1) << 53));
-      };
-      if (exact(e->operands[0]) && exact(e->operands[1]))
-        if (auto r = fold_float_binary(e->op, as_double(e->operands[0]), as_double(e->operands[1])))
-          folded = make_float(*r);
-    } else if (e->kind == ExprKind::Binary && is_intlike(e->operands[0]) && is_intlike(e->operands[1])) {
-      __int128 a = value_of(e->operands[0]), b = value_of(e->operands[1]);
-      __int128 r = 0;
-      switch (e->op) {
-        case Op::Add:
-          if (!__builtin_add_overflow(a, b, &r)) folded = make_int(r);
-          break;
-        case Op::Sub:
-          if (!__builtin_sub_overflow(a, b, &r)) folded = make_int(r);
-          break;
-        case Op::Mul:
-          if (!__builtin_mul_overflow(a, b, &r)) folded = make_int(r);
-          break;
-        case Op::BitAnd: folded = make_int(a & b); break;
-        case Op::BitOr: folded = make_int(a | b); break;
-        case Op::BitXor: folded = make_int(a ^ b); break;
-        case Op::FloorDiv:
-        case Op::Mod:
-          if (b != 0) {
-            __int128 q = a / b, m = a % b;
-            if (m != 0 && ((m < 0) != (b < 0))) {
-              q -= 1;
-              m += b;
-            }
-            folded = make_int(e->op == Op::FloorDiv ? q : m);
-          }
-          break;
-        case Op::Pow:
-          if (b >= 0 && b < 128) {
-            r = 1;
-            bool overflow = false;
-            for (__int128 i = 0; i < b && !overflow; ++i) overflow = __builtin_mul_overflow(r, a, &r) || r >= kLimit || r <= -kLimit;
-            if (!overflow) folded = make_int(r);
-          }
-          break;
-        case Op::LShift:
-          if (b >= 0 && b < 120 && !__builtin_mul_overflow(a, static_cast<__int128>(1) << b, &r)) folded = make_int(r);
-          break;
-        case Op::RShift:
-          if (b >= 0 && b < 64) folded = make_int(a >> b);
-          break;
-        default: break;
-      }
-    }
-    return folded ? std::move(folded) : std::move(e);
-  }
-
-  ExprPtr build_expr(const SyntaxNode& n) { return fold(build_expr_unfolded(n)); }
+  ExprPtr build_expr(const SyntaxNode& n) { return fold_constants(build_expr_unfolded(n)); }
 
   ExprPtr build_expr_unfolded(const SyntaxNode& n) {
     const std::string& t = n.type;
@@ -865,7 +721,7 @@ class IrBuilder {
     } else {
       fail(ErrorKind::Unsupported, "Unsupported: operator." + name + " cannot be compiled for CUDA", loc);
     }
-    return fold(std::move(e));
+    return fold_constants(std::move(e));
   }
 
   ExprPtr attribute(const SyntaxNode& n) {

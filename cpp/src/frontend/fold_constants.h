@@ -1,6 +1,7 @@
-// Constant folding of float arithmetic as CPython's compiler does it before numba (or cujit's bytecode
-// frontend) sees a function: `2.5 % -1.25`, `7 / 2`, `2 ** -1` are literals in the bytecode, so the source
-// frontend folds them the same way and both give one IR.
+// Constant folding as CPython's compiler does it before numba (or cujit's bytecode frontend) sees a function:
+// `2 ** 40`, `-1`, `2.5 % -1.25`, `7 / 2`, `2 ** -1`, `not 1`, `+False` are literals in the bytecode, so the
+// source frontend folds them the same way and both readers give one IR; and the truth of a constant condition,
+// which decides the branches numba prunes.
 #pragma once
 
 #include <optional>
@@ -8,6 +9,14 @@
 #include "cujit/ir.h"
 
 namespace cujit::frontend {
+
+// Python's value of a condition made only of constants (literals, frozen globals, comparisons and `not` of
+// them): what numba's dead-branch pruning decides before typing. nullopt when the condition is not constant.
+std::optional<bool> constant_truth(const ir::Expr& e);
+
+// `e` with its constant operation folded (its operands are folded already), or `e` itself. An int result no
+// integer type holds is numba's "Int value is too large" (a CompileError at `e`).
+ir::ExprPtr fold_constants(ir::ExprPtr e);
 
 // Python's float result of `a op b`, or nullopt where CPython leaves the operation to run time (it would
 // raise ZeroDivisionError or OverflowError, or give a complex number).
