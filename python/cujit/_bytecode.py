@@ -1384,7 +1384,7 @@ def decompile(pyfunc):
         return _rejected(reader, name, code, ast.ListComp(elt=None, generators=[]), e.ins, False)
     except _Construct as e:
         return _rejected(reader, name, code, e.node, e.ins, e.statement)
-    except (_Unreadable, IndexError, KeyError, AttributeError, TypeError) as exc:
+    except Exception as exc:  # noqa: BLE001 (any shape this reader gets wrong is a refusal, never a crash)
         raise UnsupportedError(
             f"cannot compile {qualname!r}: its source code is not available and its bytecode has a shape "
             f"cujit's bytecode reader does not recover ({exc}). Define the function in a module file.") from None
