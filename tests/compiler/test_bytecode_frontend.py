@@ -32,6 +32,12 @@ COVERED = tuple(sys.version_info[:2]) in _bytecode_ops.TABLES
 needs_reader = pytest.mark.skipif(not COVERED, reason=f"no bytecode reader for {sys.version_info[:2]}")
 
 
+@pytest.fixture(autouse=True)
+def default_reader(monkeypatch):
+    """The rule chooses the reader (a CUJIT_FRONTEND set for the whole run does not)."""
+    monkeypatch.delenv("CUJIT_FRONTEND", raising=False)
+
+
 def exec_function(text, name, **namespace):
     namespace.setdefault("__name__", "templated")
     exec(compile(textwrap.dedent(text), "<generated>", "exec"), namespace)

@@ -121,6 +121,7 @@ def test_unsupported_error_is_a_typing_error():
 
 
 def test_function_without_source_compiles_from_its_bytecode(monkeypatch):
+    monkeypatch.delenv("CUJIT_FRONTEND", raising=False)
     namespace = {}
     exec("def built_by_exec(x):\n    return x + 1\n", namespace)
     _, resty = cuda.compile_ptx(namespace["built_by_exec"], (int32,), device=True)
