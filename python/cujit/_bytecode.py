@@ -1366,10 +1366,12 @@ def decompile(pyfunc):
             f"cannot compile {qualname!r}: its source code is not available, and cujit reads the bytecode of "
             f"CPython {ops.covered()} only (this is CPython {version[0]}.{version[1]}). Define the function in "
             "a module file.")
-    if code.co_flags & 0x20 or code.co_flags & 0x80 or code.co_flags & 0x200:  # generator, coroutine
-        raise UnsupportedError(f"{qualname!r}: generators and async functions cannot be compiled for CUDA")
     name = pyfunc.__name__
     reader = _Reader(pyfunc, code, table)
+    if code.co_flags & (0x20 | 0x80 | 0x200):  # a generator or coroutine: rejected at its first yield or await
+        where = next((x for x in reader.ins if x.op in ("YIELD_VALUE", "SEND")), reader.ins[0])
+        node = ast.Yield(value=None) if code.co_flags & 0x20 else ast.Await(value=ast.Constant(value=None))
+        return _rejected(reader, name, code, node, where, False)
     try:
         if code.co_exceptiontable:
             kinds = {x.op for x in reader.ins}
