@@ -13,6 +13,7 @@ the check is refused with an UnsupportedError that says so."""
 
 import ast
 import dis
+import math
 import sys
 import types
 
@@ -302,6 +303,11 @@ class _Reader:
         self.ins = _decode(code, table)
         self.graph = _Graph(self.ins)
         self.first_line = code.co_firstlineno
+        # Columns count from the def's indentation, as in the dedented source the source reader parses: the
+        # body's statements sit one level (4 columns) in from the def.
+        cols = [x.pos.col_offset for x in self.ins[:-1] if x.pos.lineno is not None and x.pos.col_offset is not None
+                and x.pos.lineno > self.first_line]
+        self.indent = max(0, min(cols) - 4) if cols else 0
         self.unsupported = False
         self.serial = 0
         self.ternary_tests = {}  # conditional jump -> whether it is the test of a conditional expression
@@ -314,8 +320,10 @@ class _Reader:
         node.lineno = line - self.first_line + 1
         node.end_lineno = (pos.end_lineno if pos is not None and pos.end_lineno is not None else line) \
             - self.first_line + 1
-        node.col_offset = pos.col_offset if pos is not None and pos.col_offset is not None else 0
-        node.end_col_offset = pos.end_col_offset if pos is not None and pos.end_col_offset is not None else 0
+        indent = self.indent
+        node.col_offset = max(0, pos.col_offset - indent) if pos is not None and pos.col_offset is not None else 0
+        node.end_col_offset = max(0, pos.end_col_offset - indent) \
+            if pos is not None and pos.end_col_offset is not None else 0
         self.serial += 1
         node._serial = self.serial
         return node
@@ -334,7 +342,21 @@ class _Reader:
             return value
         if value is Ellipsis:
             return self.at(ast.Constant(value=...), ins)
+        if isinstance(value, complex) and (value.real != 0 or math.copysign(1.0, value.real) < 0):
+            return self.complex_const(value, ins)
         return self.at(ast.Constant(value=value), ins)
+
+    def complex_const(self, value, ins):
+        """A complex constant CPython folded (`2 + 1j`, `-1j`) as the source spells it: the frontend's complex
+        literals are imaginary numbers, as in the source."""
+        real, imag = value.real, value.imag
+        if real == 0:  # -1j: -(1j), whose real part is -0.0
+            return self.at(ast.UnaryOp(op=ast.USub(), operand=self.at(ast.Constant(value=complex(0, -imag)), ins)),
+                           ins)
+        left = self.at(ast.Constant(value=int(real) if real.is_integer() and abs(real) < 2 ** 53 else real), ins)
+        op = ast.Sub() if math.copysign(1.0, imag) < 0 else ast.Add()
+        right = self.at(ast.Constant(value=complex(0, abs(imag))), ins)
+        return self.at(ast.BinOp(left=left, op=op, right=right), ins)
 
     # -- expressions -------------------------------------------------------------------------
     def expr(self, pc, stack, base, stop=None, watch=None, raw=False, value_start=None):
@@ -1094,7 +1116,8 @@ class _Reader:
                 self.fail(ins[pc], "an assert")
             msg = s[0]
         node = self.stmt_at(ast.Assert(test=test, msg=msg), atoms[0][2])
-        node.lineno, node.col_offset = test.lineno, test.col_offset
+        # the statement starts at its keyword: `assert ` before the test
+        node.lineno, node.col_offset = test.lineno, max(0, test.col_offset - len("assert "))
         _end_after_start(node)
         out.append(node)
         return skip, None
