@@ -77,6 +77,9 @@ _BINARY = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.Fl
 _COMPARE = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq, "!=": ast.NotEq}
 _UNARY = {"UNARY_NEGATIVE": ast.USub, "UNARY_INVERT": ast.Invert, "UNARY_NOT": ast.Not,
           "UNARY_POSITIVE": ast.UAdd}
+_STATEMENT_ENDS = {"STORE_FAST", "STORE_GLOBAL", "STORE_NAME", "STORE_SUBSCR", "STORE_ATTR", "STORE_SLICE",
+                   "UNPACK_SEQUENCE", "POP_TOP", "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "GET_ITER",
+                   "FOR_ITER"}
 _STORES = {"STORE_FAST", "STORE_GLOBAL", "STORE_NAME", "STORE_SUBSCR", "STORE_ATTR", "STORE_SLICE",
            "UNPACK_SEQUENCE"}
 _CODE_NAMES = {"<lambda>": ast.Lambda, "<genexpr>": ast.GeneratorExp, "<listcomp>": ast.ListComp,
@@ -312,6 +315,7 @@ class _Reader:
         self.serial = 0
         self.ternary_tests = {}  # conditional jump -> whether it is the test of a conditional expression
         self.stored = set()  # the names the rebuilt statements assign
+        self.back_targets = {x.target for x in self.ins[:-1] if x.target is not None and x.target <= x.index}
 
     # -- locations ---------------------------------------------------------------------------
     def at(self, node, ins):
@@ -1206,7 +1210,7 @@ class _Reader:
         b = g.block_of[pc]
         if self.ins[pc].op == "FOR_ITER":
             return None
-        rot = self.rotated(pc, outer)
+        rot = self.rotated(pc, outer) if self.may_test_a_loop(pc) else None
         if rot is None and b in g.latches and g.starts[b] == pc:  # while True: the body starts here and jumps back here
             blocks = g.natural_loop(b)
             entries, follow = self.exits(blocks, None)
@@ -1236,6 +1240,16 @@ class _Reader:
         node.lineno, node.col_offset = test.lineno, 0
         _end_after_start(node)
         return node, self.finish_loop(node, false, follow, outer)
+
+    def may_test_a_loop(self, pc):
+        """Whether the code at `pc` can be a while loop's test: an expression running into the start of a body
+        some later jump goes back to (a cheap look before reading it as a condition)."""
+        for i in range(pc, len(self.ins) - 1):
+            if i > pc and i in self.back_targets:
+                return True
+            if self.ins[i].op in _STATEMENT_ENDS:
+                return False
+        return False
 
     def rotated(self, pc, outer):
         """A while loop with a test: the test at `pc`, the body, and a copy of the test at the bottom that
