@@ -706,10 +706,8 @@ class _Reader:
                     for v in (left, right):
                         values += v.values if isinstance(v, ast.BoolOp) and isinstance(v.op, cls) else [v]
                     node = ast.BoolOp(op=cls(), values=values)
-                    for f in ("lineno", "col_offset", "_serial"):
-                        setattr(node, f, getattr(values[0], f))
-                    node.end_lineno, node.end_col_offset = values[-1].end_lineno, values[-1].end_col_offset
-                    return node
+                    node._serial = values[0]._serial
+                    return _spanning(node, values)
         self.fail(atoms[0][2], "a condition")
 
     def test_of(self, node, jump):
@@ -1051,6 +1049,8 @@ class _Reader:
         if stop is not None and follow is not None and follow > stop:
             follow = stop
         node.body, how = self.region(after, follow, loop)
+        if not node.body:
+            node.body = [self.stmt_at(ast.Pass(), ins[after])]
         if follow is not None:
             if false != follow:
                 node.orelse, _ = self.region(false, follow, loop)
@@ -1279,6 +1279,16 @@ class _Reader:
                     self.ins[bottom + i].argval:
                 return None
         return atoms, after, false, bottom
+
+
+def _spanning(node, parts):
+    """`node` located from the first start to the last end of `parts` (a condition's parts need not come in
+    the source's order)."""
+    start = min((p.lineno, p.col_offset) for p in parts)
+    end = max((p.end_lineno, p.end_col_offset) for p in parts)
+    node.lineno, node.col_offset = start
+    node.end_lineno, node.end_col_offset = end
+    return node
 
 
 def _end_after_start(node):
