@@ -765,6 +765,21 @@ class _Reader:
             if not self.same_code(end, false, fend):
                 self.fail(x, "a conditional expression")
             join = end
+            # CPython copied the code after the expression into both arms: the arms end where their code starts
+            # to be the same (`(a if c else b) + 1` has `+ 1` in each arm).
+            same = 0
+            while end - same - 1 >= pc and fend - same - 1 >= false and \
+                    self.same_code(end - same - 1, end - same, fend - same - 1):
+                same += 1
+            for back in range(same, 0, -1):
+                try:
+                    s2, f2 = list(stack), list(stack)
+                    if self.value(pc, s2, base, end - back) == end - back and \
+                            self.value(false, f2, base, fend - back) == fend - back:
+                        s, f, join = s2, f2, end - back
+                        break
+                except _GUESS_FAILED:
+                    continue
         test = self.structure(found, pc, false)
         out = ast.IfExp(test=test, body=s[-1], orelse=f[-1])
         for k in ("lineno", "col_offset", "_serial"):
