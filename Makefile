@@ -7,7 +7,7 @@ PYVER := $(shell $(PYTHON) -c 'import sys; print("%d%d" % sys.version_info[:2])'
 VENV ?= $(if $(filter python3,$(PYTHON)),.venv,.venv-py$(PYVER))
 VPY := $(VENV)/bin/python
 BUILD_DIR := build/cpython-$(PYVER)
-APT_PACKAGES := llvm-19-dev libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build
+APT_PACKAGES := llvm-22-dev libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup build lint test test-cpp test-py test-wheel wheel demo bench bench-setup gpu-build gpu-test clean

@@ -1,5 +1,5 @@
 """Runs C-ABI device functions on the host, for tests of their values without a GPU: each function's optimised
-LLVM IR (the module cujit gives the NVPTX backend) is retargeted to x86-64, compiled by llc (LLVM 19, the
+LLVM IR (the module cujit gives the NVPTX backend) is retargeted to x86-64, compiled by llc (LLVM 22, the
 version cujit is built with) and linked into a shared library that ctypes calls. Only for code that uses no
 GPU-only intrinsics (conversions, arithmetic, control flow)."""
 
@@ -25,10 +25,10 @@ def llvm_ir(pyfunc, signature):
 def host_functions(workdir, functions):
     """`functions`: (name, pyfunc, signature, ctypes restype, ctypes argtypes) tuples -> {name: ctypes function}.
     Skips the test when llc or a C compiler is missing."""
-    llc = shutil.which("llc-19") or "/usr/lib/llvm-19/bin/llc"
+    llc = shutil.which("llc-22") or "/usr/lib/llvm-22/bin/llc"
     cc = shutil.which("cc") or shutil.which("gcc")
     if not os.access(llc, os.X_OK) or cc is None:
-        pytest.skip("llc (LLVM 19) and a C compiler are needed to run device code on the host")
+        pytest.skip("llc (LLVM 22) and a C compiler are needed to run device code on the host")
     objects = []
     for name, pyfunc, signature, _, _ in functions:
         ir = llvm_ir(pyfunc, signature)

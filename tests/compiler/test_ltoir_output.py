@@ -144,3 +144,35 @@ def test_lto_kernel_is_lowered_and_optimised_once(cc):
     assert "PTX emission" not in stages, stages
     assert ".visible .entry" in compiled.ptx  # inspection still has it, made now
     assert cujit.stats()["stages"]["PTX emission"]["count"] == 1
+
+
+# Legacy dialect (LLVM 7, typed pointers) below compute_100, the modern one (LLVM 20.1) from it: every family.
+LTO_TARGETS = [(7, 5), (8, 0), (8, 9), (9, 0, "a"), (10, 0), (10, 0, "a"), (10, 0, "f"), (10, 3), (11, 0),
+               (12, 0), (12, 0, "f"), (12, 1)]
+
+
+def _busy_kernel(out, counts, x):
+    tile = cuda.shared.array(128, types.float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    tile[t] = x[i] if i < x.size else types.float32(0)
+    cuda.syncthreads()
+    above = cuda.syncthreads_count(tile[t] > 0)
+    if cuda.syncthreads_and(tile[t] >= -1) and i < out.size:
+        out[i] = tile[(t + 1) % 128] * types.float32(above) + math.sin(tile[t])
+    cuda.atomic.inc(counts, 0, types.uint32(1000))
+    cuda.atomic.dec(counts, 1, types.uint32(1000))
+
+
+@pytest.mark.parametrize("cc", LTO_TARGETS, ids=["sm_" + "".join(map(str, cc)) for cc in LTO_TARGETS])
+def test_barriers_and_wrapping_atomics_in_both_dialects(cc):
+    """bar.sync and its reductions, atom.inc/dec (LLVM 22 spells them otherwise than either NVVM dialect) reach
+    libNVVM in its spelling, and nvJitLink links the kernel for the exact architecture."""
+    arch = "sm_" + "".join(map(str, cc))
+    opts = make_options(device=False, abi="numba", abi_info=None, cc=cc, fastmath=False, opt=None, debug=False,
+                        lineinfo=False)
+    typed = type_function(_busy_kernel, parse_signature("void(float32[::1], uint32[::1], float32[::1])"), opts)
+    ltoir, _, _ = _core.compile_ltoir(typed, opts)
+    assert ltoir[:4] == MAGIC
+    cubin, _ = _core.link.link([("ltoir", ltoir, "<cudapy-ltoir>")], arch)
+    assert _core.link.cubin_has_symbol(cubin, typed.symbol), f"{typed.symbol} missing from the {arch} cubin"

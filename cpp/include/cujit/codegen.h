@@ -29,6 +29,8 @@ struct TargetArch {
 };
 Expected<TargetArch> resolve_arch(const ComputeCapability& cc);
 const std::vector<int>& supported_archs();
+// The PTX ISA version code for an architecture is written in (80 for 8.0).
+int ptx_isa_version(const TargetArch& arch);
 
 enum class Abi { Numba, C };
 

@@ -54,7 +54,7 @@ class FilteredCodegenPasses final : public CodegenPasses {
   FilteredCodegenPasses(llvm::TargetMachine& tm, llvm::raw_pwrite_stream& out) : tm_(tm), out_(out) {}
 
   void build() {
-    mmi_ = new llvm::MachineModuleInfoWrapperPass(static_cast<llvm::LLVMTargetMachine*>(&tm_));
+    mmi_ = new llvm::MachineModuleInfoWrapperPass(&tm_);
     if (tm_.addPassesToEmitFile(*this, out_, nullptr, llvm::CodeGenFileType::AssemblyFile, /*DisableVerify=*/true,
                                 mmi_))
       fail(ErrorKind::Internal, "the NVPTX backend cannot emit PTX");
@@ -77,17 +77,17 @@ class FilteredCodegenPasses final : public CodegenPasses {
   }
 
  private:
-  // The printer LLVMTargetMachine::addAsmPrinter makes, over an UntrackedStream.
+  // The printer CodeGenTargetMachineImpl::addAsmPrinter makes, over an UntrackedStream.
   llvm::Pass* untracked_printer() {
     const llvm::Target& target = tm_.getTarget();
     const llvm::MCAsmInfo& asm_info = *tm_.getMCAsmInfo();
-    llvm::MCInstPrinter* inst_printer =
+    std::unique_ptr<llvm::MCInstPrinter> inst_printer(
         target.createMCInstPrinter(tm_.getTargetTriple(), asm_info.getAssemblerDialect(), asm_info,
-                                   *tm_.getMCInstrInfo(), *tm_.getMCRegisterInfo());
+                                   *tm_.getMCInstrInfo(), *tm_.getMCRegisterInfo()));
     std::unique_ptr<llvm::MCAsmBackend> backend(
         target.createMCAsmBackend(*tm_.getMCSubtargetInfo(), *tm_.getMCRegisterInfo(), tm_.Options.MCOptions));
     std::unique_ptr<llvm::MCStreamer> streamer(target.createAsmStreamer(
-        mmi_->getMMI().getContext(), std::make_unique<UntrackedStream>(out_), inst_printer, nullptr,
+        mmi_->getMMI().getContext(), std::make_unique<UntrackedStream>(out_), std::move(inst_printer), nullptr,
         std::move(backend)));
     llvm::Pass* printer = target.createAsmPrinter(tm_, std::move(streamer));
     if (printer == nullptr) fail(ErrorKind::Internal, "the NVPTX backend has no PTX printer");

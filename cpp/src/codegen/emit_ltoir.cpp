@@ -3,6 +3,8 @@
 // alive through @llvm.used and its nvvm.annotations, then libNVVM -gen-lto.
 #include "emit_ltoir.h"
 
+#include <cstdlib>
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/Support/raw_ostream.h>
@@ -10,6 +12,7 @@
 
 #include "cujit/nvvm.h"
 #include "legacy_nvvm_ir.h"
+#include "nvvm_intrinsic_spelling.h"
 
 namespace cujit::codegen {
 namespace {
@@ -51,6 +54,7 @@ std::string emit_ltoir(llvm::Module& module, const ir::TypedFunction& fn, const 
                        const TargetArch& arch) {
   if (fn.kernel) keep_kernel(module, fn.symbol);
   std::string text;
+  spell_intrinsics_for_nvvm(module, /*legacy=*/arch.arch < 100);
   if (arch.arch >= 100) {
     // The modern dialect's data layout, spelled as its code generator (inside nvJitLink) checks it.
     module.setDataLayout(
@@ -63,6 +67,11 @@ std::string emit_ltoir(llvm::Module& module, const ir::TypedFunction& fn, const 
     Expected<std::string> legacy = write_legacy_nvvm_ir(module);
     if (!legacy) throw CompileError(legacy.error().kind, legacy.error().message);
     text = std::move(*legacy);
+  }
+  if (const char* dump = std::getenv("CUJIT_DUMP_IR")) {  // developer aid: the NVVM IR libNVVM is given
+    std::error_code ec;
+    llvm::raw_fd_ostream os(std::string(dump) + "/" + fn.symbol.substr(0, 60) + ".nvvm.ll", ec);
+    if (!ec) os << text;
   }
   std::vector<std::string> nvvm_options{"-arch=compute_" + std::to_string(arch.arch) + arch.suffix, "-gen-lto",
                                         options.opt ? "-opt=3" : "-opt=0"};

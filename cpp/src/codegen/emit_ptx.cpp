@@ -19,6 +19,7 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Support/xxhash.h>
+#include <llvm/IR/AutoUpgrade.h>
 #include <llvm/IR/CFG.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IRBuilder.h>
@@ -51,47 +52,6 @@
 
 namespace cujit::codegen {
 namespace {
-
-// atom.inc/atom.dec exist only as NVVM intrinsics, which the address-space
-// inference of codegen does not rewrite: give them the global or shared pointer
-// their operand was cast from, so they become atom.global/shared.inc.
-void specialize_atomic_address_spaces(llvm::Module& module) {
-  std::vector<llvm::CallInst*> calls;
-  for (llvm::Function& f : module) {
-    llvm::Intrinsic::ID id = f.getIntrinsicID();
-    if (id != llvm::Intrinsic::nvvm_atomic_load_inc_32 && id != llvm::Intrinsic::nvvm_atomic_load_dec_32) continue;
-    for (llvm::User* u : f.users())
-      if (auto* call = llvm::dyn_cast<llvm::CallInst>(u)) calls.push_back(call);
-  }
-  // The address space a generic pointer was cast from, looking through address arithmetic.
-  auto source_space = [](llvm::Value* v) -> unsigned {
-    for (int depth = 0; depth < 32; ++depth) {
-      if (auto* gep = llvm::dyn_cast<llvm::GEPOperator>(v)) {
-        v = gep->getPointerOperand();
-      } else if (auto* cast = llvm::dyn_cast<llvm::AddrSpaceCastOperator>(v)) {
-        return cast->getSrcAddressSpace();
-      } else if (auto* arg = llvm::dyn_cast<llvm::Argument>(v)) {
-        // Kernel pointer arguments point to global memory (NVPTXLowerArgs assumes the same).
-        return arg->getParent()->getCallingConv() == llvm::CallingConv::PTX_Kernel ? 1 : 0;
-      } else {
-        return 0;
-      }
-    }
-    return 0;
-  };
-  for (llvm::CallInst* call : calls) {
-    llvm::Value* ptr = call->getArgOperand(0);
-    if (ptr->getType()->getPointerAddressSpace() != 0) continue;
-    unsigned space = source_space(ptr);
-    if (space != 1 && space != 3) continue;
-    llvm::IRBuilder<> b(call);
-    llvm::Value* specific = b.CreateAddrSpaceCast(ptr, llvm::PointerType::get(module.getContext(), space));
-    llvm::Value* replacement = b.CreateIntrinsic(call->getIntrinsicID(), {specific->getType()},
-                                                 {specific, call->getArgOperand(1)});
-    call->replaceAllUsesWith(replacement);
-    call->eraseFromParent();
-  }
-}
 
 // Whether the function's control flow has a loop (a back edge reachable from the entry).
 bool has_cycle(const llvm::Function& f) {
@@ -408,7 +368,7 @@ void start_warm_up(const ComputeCapability& cc) {
       CompileOptions options;
       PipelineLease lease(arch, options);
       Pipeline& pipeline = *lease;
-      module.setTargetTriple(kNvptxTriple);
+      module.setTargetTriple(llvm::Triple(kNvptxTriple));
       module.setDataLayout(pipeline.target_machine().createDataLayout());
       auto* i32 = llvm::Type::getInt32Ty(ctx);
       auto* fn = llvm::Function::Create(llvm::FunctionType::get(i32, {i32, i32}, false),
@@ -441,7 +401,7 @@ void verify_lowered_module(const llvm::Module& module) {
 void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& options, Pipeline& pipeline,
                             llvm::Module& module, bool keep_llvm_ir, CompiledPtx& out,
                             telemetry::StageClock& timer) {
-  module.setTargetTriple(kNvptxTriple);
+  module.setTargetTriple(llvm::Triple(kNvptxTriple));
   module.setDataLayout(pipeline.target_machine().createDataLayout());
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", options.fastmath ? 1 : 0);
 
@@ -473,7 +433,6 @@ void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& o
            (llvm::isa<llvm::GlobalVariable>(gv) && gv.getName().starts_with(channel_prefix));
   });
   pipeline.optimize(module);
-  specialize_atomic_address_spaces(module);
   publish_shared_arrays(module, fn.symbol);
   mark_read_only_arguments(module);
   timer.lap(telemetry::Stage::Optimisation);
@@ -534,10 +493,12 @@ Expected<CompiledPtx> run_stages(const ir::TypedFunction& fn, const CompileOptio
 
 Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
   return run_stages(fn, options, keep_llvm_ir, telemetry::Stage::PtxEmission,
-                    [](Pipeline& pipeline, llvm::Module& module, const TargetArch& arch, CompiledPtx& out) {
+                    [](Pipeline& pipeline, llvm::Module& module, const TargetArch&, CompiledPtx& out) {
                       plant_before_codegen(module);
+                      // Launch bounds travel as nvvm.annotations, which both NVVM dialects
+                      // read; LLVM 22's NVPTX reads them as function attributes.
+                      llvm::UpgradeNVVMAnnotations(module);
                       out.ptx = pipeline.emit(module);
-                      retarget_ptx(out.ptx, arch);
                     });
 }
 

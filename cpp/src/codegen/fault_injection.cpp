@@ -37,7 +37,7 @@ void plant_before_codegen(llvm::Module& module) {
   auto* i32 = llvm::Type::getInt32Ty(module.getContext());
   auto b = planted_function(module, "cujit_planted_unselectable", i32, {i32, i32});
   llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::Function* foreign = llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::x86_sse42_crc32_32_32);
+  llvm::Function* foreign = llvm::Intrinsic::getOrInsertDeclaration(&module, llvm::Intrinsic::x86_sse42_crc32_32_32);
   b.CreateRet(b.CreateCall(foreign, {fn->getArg(0), fn->getArg(1)}));
 }
 

@@ -1,7 +1,7 @@
-// LLVM 19 module -> legacy NVVM IR text (LLVM 7.0.1 syntax, typed pointers), the
+// LLVM 22 module -> legacy NVVM IR text (LLVM 7.0.1 syntax, typed pointers), the
 // dialect CUDA 13's libNVVM reads for compute_75..compute_90.
 //
-// Two steps. The module is first rewritten in place, with LLVM 19's own API, into
+// Two steps. The module is first rewritten in place, with LLVM 22's own API, into
 // instructions LLVM 7 has: constant expressions used by instructions become
 // instructions, intrinsics and atomics LLVM 7 lacks are expanded, and debug info
 // goes (kernels are in @llvm.used and annotated already: emit_ltoir.cpp's
@@ -266,7 +266,7 @@ void insert_membar(Instruction* before, llvm::SyncScope::ID id) {
   Intrinsic::ID membar = name.empty()       ? Intrinsic::nvvm_membar_sys
                          : name == "block" ? Intrinsic::nvvm_membar_cta
                                            : Intrinsic::nvvm_membar_gl;  // device, cluster
-  llvm::IRBuilder<>(before).CreateIntrinsic(membar, {}, {});
+  llvm::IRBuilder<>(before).CreateIntrinsic(llvm::Type::getVoidTy(before->getContext()), membar, {});
 }
 
 // libNVVM takes no fence instruction and no load or store stronger than
@@ -368,14 +368,22 @@ std::string mangled(Type* t) {
 LegacyIntrinsic legacy_intrinsic(Function& f) {
   llvm::StringRef name = f.getName();
   Intrinsic::ID id = f.getIntrinsicID();
-  if (id == Intrinsic::not_intrinsic) unsupported("the intrinsic " + name.str() + ", unknown to LLVM 19");
-  if (!name.starts_with("llvm.nvvm.") && !in_llvm7(id)) unsupported("the intrinsic " + name.str());
-  llvm::StringRef base = Intrinsic::getBaseName(id);
-  llvm::SmallVector<llvm::StringRef, 4> suffix;
-  name.substr(base.size()).split(suffix, '.', -1, /*KeepEmpty=*/false);
   auto is_pointer = [](llvm::StringRef s) {
     return s.size() > 1 && s[0] == 'p' && llvm::all_of(s.drop_front(), llvm::isDigit);
   };
+  // An NVVM intrinsic LLVM 22 no longer has (nvvm_intrinsic_spelling.cpp) is its
+  // name, up to a pointer suffix.
+  llvm::StringRef base;
+  if (id == Intrinsic::not_intrinsic) {
+    if (!name.starts_with("llvm.nvvm.")) unsupported("the intrinsic " + name.str() + ", unknown to LLVM 22");
+    auto [head, last] = name.rsplit('.');
+    base = is_pointer(last) ? head : name;
+  } else {
+    if (!name.starts_with("llvm.nvvm.") && !in_llvm7(id)) unsupported("the intrinsic " + name.str());
+    base = Intrinsic::getBaseName(id);
+  }
+  llvm::SmallVector<llvm::StringRef, 4> suffix;
+  name.substr(base.size()).split(suffix, '.', -1, /*KeepEmpty=*/false);
   Type* ret = f.getReturnType();
   Type* pointee = Type::getInt8Ty(f.getContext());
   if (llvm::any_of(suffix, is_pointer) && (ret->isIntegerTy() || ret->isFloatingPointTy())) pointee = ret;
@@ -438,8 +446,8 @@ std::string parameter_attributes(llvm::AttributeSet attrs, bool is_return) {
   for (A::AttrKind k : {A::NoAlias, A::NonNull, A::ZExt, A::SExt})
     if (attrs.hasAttribute(k)) s += A::getNameFromAttrKind(k).str() + " ";
   if (is_return) return s;
-  if (attrs.hasAttribute(A::NoCapture)) s += "nocapture ";
-  // LLVM 19 lets readonly and writeonly meet (no access at all); LLVM 7 says readnone.
+  if (llvm::capturesNothing(attrs.getCaptureInfo())) s += "nocapture ";
+  // LLVM 22 lets readonly and writeonly meet (no access at all); LLVM 7 says readnone.
   bool reads = !attrs.hasAttribute(A::WriteOnly), writes = !attrs.hasAttribute(A::ReadOnly);
   if (attrs.hasAttribute(A::ReadNone) || (!reads && !writes)) s += "readnone ";
   else if (!writes) s += "readonly ";

@@ -1,4 +1,4 @@
-// Internal to codegen: an optimised LLVM 19 module written in the legacy NVVM IR
+// Internal to codegen: an optimised LLVM 22 module written in the legacy NVVM IR
 // dialect (LLVM 7.0.1 text syntax, typed pointers), the only IR that CUDA 13's
 // libNVVM reads for targets below compute_100. With it, the module cujit
 // optimised for PTX becomes LTO-IR for compute_75..compute_90 (libNVVM -gen-lto).

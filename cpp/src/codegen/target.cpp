@@ -1,6 +1,6 @@
 // Target selection: compute capability -> PTX architecture, and the NVPTX
-// TargetMachine. LLVM 19 generates code up to sm_90a; newer architectures get
-// sm_90 code with the .target/.version lines raised (PTX is forward compatible).
+// TargetMachine. LLVM 22 generates native code for every architecture CUDA 13's
+// ptxas accepts, sm_75 to sm_121f, each under the PTX ISA version it needs.
 #include <mutex>
 
 #include <llvm/MC/TargetRegistry.h>
@@ -50,6 +50,25 @@ Expected<TargetArch> resolve_arch(const ComputeCapability& cc) {
   return TargetArch{found, cc.suffix};
 }
 
+// The PTX ISA version of the code: 8.0 (what sm_90a needs) up to Hopper, as
+// before; the first version that has the architecture for the newer ones (LLVM's
+// processor table: sm_88 and sm_110 came with PTX 9.0, sm_120 with 8.7, the
+// family-specific 'f' targets with 8.8).
+int ptx_isa_version(const TargetArch& arch) {
+  bool family = arch.suffix == "f";
+  switch (arch.arch) {
+    case 88: return 90;
+    case 100: return family ? 88 : 86;
+    case 103: return 88;
+    case 110: return 90;
+    case 120: return family ? 88 : 87;
+    case 121: return 88;
+    default: return 80;
+  }
+}
+
+static std::string ptx_feature(const TargetArch& arch) { return "+ptx" + std::to_string(ptx_isa_version(arch)); }
+
 std::unique_ptr<llvm::TargetMachine> create_target_machine(const TargetArch& arch, const CompileOptions& options) {
   static std::once_flag init;
   std::call_once(init, [] {
@@ -65,49 +84,21 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(const TargetArch& arc
     if (auto* lsr = registered.lookup("disable-lsr")) static_cast<llvm::cl::opt<bool>*>(lsr)->setValue(true);
   });
   std::string error;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kNvptxTriple, error);
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(llvm::Triple(kNvptxTriple), error);
   if (target == nullptr) fail(ErrorKind::Internal, "LLVM has no NVPTX target: " + error);
   llvm::TargetOptions to;
   to.AllowFPOpFusion = llvm::FPOpFusion::Fast;  // contract a*b+c into fma, like nvcc
-  if (options.fastmath) {
-    to.UnsafeFPMath = true;
+  if (options.fastmath) {  // (the approximations themselves follow the instructions' fast-math flags)
     to.NoInfsFPMath = true;
     to.NoNaNsFPMath = true;
     to.NoSignedZerosFPMath = true;
   }
-  // Architectures beyond LLVM's table are generated as sm_90 (see retarget_ptx).
-  std::string cpu = arch.arch > 90 ? "sm_90" : arch.name();
   // Default rather than Aggressive: the latter only swaps codegen's EarlyCSE for two
   // GVN runs, which cost a tenth of the compile and gave no shorter PTX on any kernel
   // of the test suite (Default gave shorter PTX for some, by better block layout).
   auto level = options.opt ? llvm::CodeGenOptLevel::Default : llvm::CodeGenOptLevel::None;
   return std::unique_ptr<llvm::TargetMachine>(
-      target->createTargetMachine(kNvptxTriple, cpu, "+ptx80", to, std::nullopt, std::nullopt, level));
-}
-
-// Minimum PTX ISA version for architectures LLVM 19 does not know.
-static const char* ptx_version_for(const TargetArch& arch) {
-  switch (arch.arch) {
-    case 100: return arch.suffix == "f" ? "8.8" : "8.6";
-    case 103: return "8.8";
-    case 110: return "9.0";
-    case 120: return arch.suffix == "f" ? "8.8" : "8.7";
-    case 121: return "8.8";
-    default: return "8.8";
-  }
-}
-
-void retarget_ptx(std::string& ptx, const TargetArch& arch) {
-  if (arch.arch <= 90) return;
-  auto replace_line = [&](const std::string& prefix, const std::string& value) {
-    size_t pos = ptx.find(prefix);
-    if (pos == std::string::npos) return;
-    size_t start = pos + prefix.size();
-    size_t end = ptx.find_first_of(",\n", start);
-    ptx.replace(start, end - start, value);
-  };
-  replace_line(".version ", ptx_version_for(arch));
-  replace_line(".target ", arch.name());
+      target->createTargetMachine(llvm::Triple(kNvptxTriple), arch.name(), ptx_feature(arch), to, std::nullopt, std::nullopt, level));
 }
 
 }  // namespace cujit::codegen

@@ -1,5 +1,4 @@
-// Internal to codegen: the NVPTX TargetMachine, libdevice linking and the
-// post-processing of PTX for architectures newer than LLVM's.
+// Internal to codegen: the NVPTX TargetMachine and libdevice linking.
 #pragma once
 
 #include <memory>
@@ -16,7 +15,6 @@ namespace cujit::codegen {
 inline constexpr const char* kNvptxTriple = "nvptx64-nvidia-cuda";
 
 std::unique_ptr<llvm::TargetMachine> create_target_machine(const TargetArch& arch, const CompileOptions& options);
-void retarget_ptx(std::string& ptx, const TargetArch& arch);
 
 // The codegen passes that print a module as PTX into a stream (codegen_passes.cpp),
 // with the list of passes LLVM's pipeline offered and whether each was kept.

@@ -76,13 +76,8 @@ Lowerer rmw(const std::string& op) {
     else if (op == "and_") bin = Bin::And;
     else if (op == "or_") bin = Bin::Or;
     else if (op == "xor") bin = Bin::Xor;
-    else if (op == "inc" || op == "dec") {
-      if (dtype->bitwidth() == 32) {  // PTX atom.inc/dec.u32 (LLVM would expand uinc_wrap to a CAS loop)
-        auto id = op == "inc" ? llvm::Intrinsic::nvvm_atomic_load_inc_32 : llvm::Intrinsic::nvvm_atomic_load_dec_32;
-        return b.CreateIntrinsic(id, {ptr->getType()}, {ptr, v});
-      }
+    else if (op == "inc" || op == "dec")  // PTX atom.inc/dec.u32 for 32 bits, a CAS loop for 64
       bin = op == "inc" ? Bin::UIncWrap : Bin::UDecWrap;
-    }
     return b.CreateAtomicRMW(bin, ptr, v, align, order);
   };
 }

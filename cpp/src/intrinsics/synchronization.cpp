@@ -8,14 +8,24 @@ namespace cujit::intrinsics {
 
 void add_synchronization(Table& t) {
   using namespace llvm::Intrinsic;
-  add(t, "cuda.syncthreads", fixed_typer({}, types::none()), statement(nvvm_barrier0));
+  // bar.sync 0 and its reductions (LLVM 22's barrier.cta family; the LTO-IR writers
+  // spell them as each NVVM dialect's barrier0 intrinsics).
+  add(t, "cuda.syncthreads", fixed_typer({}, types::none()),
+      [](Emitter& em, std::vector<llvm::Value*>, const CallTypes&) {
+        call_intrinsic(em, nvvm_barrier_cta_sync_aligned_all, {em.builder().getInt32(0)});
+        return em.none_value();
+      });
   const std::pair<const char*, ID> reductions[] = {
-      {"cuda.syncthreads_count", nvvm_barrier0_popc},
-      {"cuda.syncthreads_and", nvvm_barrier0_and},
-      {"cuda.syncthreads_or", nvvm_barrier0_or}};
+      {"cuda.syncthreads_count", nvvm_barrier_cta_red_popc_aligned_all},
+      {"cuda.syncthreads_and", nvvm_barrier_cta_red_and_aligned_all},
+      {"cuda.syncthreads_or", nvvm_barrier_cta_red_or_aligned_all}};
   for (auto [name, id] : reductions)
     add(t, name, fixed_typer({types::int32()}, types::int32()),
-        [id = id](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) { return call_intrinsic(em, id, a); },
+        [id = id](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
+          auto& b = em.builder();
+          llvm::Value* r = call_intrinsic(em, id, {b.getInt32(0), b.CreateICmpNE(a[0], b.getInt32(0))});
+          return b.CreateZExt(r, b.getInt32Ty());  // and/or give an i1, popc an i32 already
+        },
         {"predicate"});
   add(t, "cuda.syncwarp",
       [](const std::vector<TypeRef>& a) {

@@ -205,7 +205,7 @@ llvm::Function* FunctionLowering::declare() {
   if (!tf_.c_abi && !tf_.kernel) {
     arg->setName(".ret");
     arg->addAttr(llvm::Attribute::NoAlias);
-    arg->addAttr(llvm::Attribute::NoCapture);
+    arg->addAttr(llvm::Attribute::getWithCaptureInfo(ctx_, llvm::CaptureInfo::none()));
     ++arg;
   }
   for (size_t i = 0; i < tf_.sig.args.size(); ++i) {

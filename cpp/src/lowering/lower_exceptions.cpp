@@ -61,7 +61,7 @@ void FunctionLowering::return_status(Value* code) {
       llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
       llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
   for (size_t i = 0; i < 6; ++i)
-    b_.CreateAlignedStore(b_.CreateIntrinsic(registers[i], {}, {}), globals[i + 1], llvm::Align(4));
+    b_.CreateAlignedStore(b_.CreateIntrinsic(b_.getInt32Ty(), registers[i], {}), globals[i + 1], llvm::Align(4));
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
   b_.CreateRetVoid();
