@@ -232,6 +232,8 @@ def _param_type(decl):
     tokens = decl.split()
     assert tokens and tokens[0] == ".param", f"not a .param declaration: {decl!r}"
     body = tokens[1:-1]   # drop ".param" and the parameter's name
+    if ".ptr" in body:    # LLVM 22 marks kernel pointer parameters `.u64 .ptr [.space] .align N`: hints, same ABI
+        body = body[:body.index(".ptr")]
     suffix = re.search(r"\[\d+\]$", tokens[-1])
     return " ".join(t.lstrip(".") for t in body) + (suffix.group(0) if suffix else "")
 

@@ -29,9 +29,15 @@ def test_the_rest_of_the_pipeline_is_kept():
     assert kept[-2:] == ["NVPTX Assembly Printer", "Free MachineFunction"]
 
 
-@pytest.mark.parametrize("cc", [(7, 5), (9, 0), (12, 0)])
+# LLVM 22 adds this pass only for targets whose PTX ISA version needs it (8.0 here: up to sm_90a).
+EXIT_BEFORE_UNREACHABLE = "add an exit instruction before every unreachable"
+
+
+@pytest.mark.parametrize("cc", [(7, 5), (9, 0), (10, 0), (12, 0)])
 def test_every_target_gets_the_same_pipeline(cc):
-    assert _passes(cc) == _passes()
+    def pipeline(cc):
+        return [p for p in _passes(cc) if p[0] != EXIT_BEFORE_UNREACHABLE]
+    assert pipeline(cc) == pipeline((8, 0))
 
 
 def test_an_unsupported_target_is_a_python_error():

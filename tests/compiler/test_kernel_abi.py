@@ -74,7 +74,8 @@ def test_entry_name_is_the_mangled_name(cc, prototypes):
     assert name.endswith("5ArrayIfLi1E1A7mutable7alignedE5ArrayIfLi1E1A7mutable7alignedE"
                          "5ArrayIfLi1E1C7mutable7alignedE")
     # parameters are named <entry>_param_<i>, in order
-    names = re.findall(r"\.param\s+\.\w+\s+([\w$]+)", ptx[ptx.index(".entry"):ptx.index(")", ptx.index(".entry"))])
+    names = re.findall(r"\.param\s+\.\w+\s+(?:\.ptr\s+(?:\.\w+\s+)*?\.align\s+\d+\s+)?([\w$]+)",
+                       ptx[ptx.index(".entry"):ptx.index(")", ptx.index(".entry"))])
     assert names == [f"{name}_param_{i}" for i in range(21)]
 
 
@@ -188,7 +189,7 @@ def uses_complex(r, z):
     r[1] = z.imag
 
 
-@pytest.mark.parametrize("ctype, ftype, width", [(complex64, float32, "f32"), (complex128, float64, "f64")],
+@pytest.mark.parametrize("ctype, ftype, width", [(complex64, float32, "b32"), (complex128, float64, "b64")],
                          ids=type_id)
 def test_complex_parts_are_read_from_two_params(ctype, ftype, width, cc, prototypes):
     ptx = kernel(uses_complex, (ftype[::1], ctype), cc)

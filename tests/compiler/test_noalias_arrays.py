@@ -66,7 +66,7 @@ def test_read_only_arrays_load_through_the_non_coherent_cache(cc):
     kernel = kernel_for(axpy, void(VEC, float32, VEC, VEC), cc)
     assert kernel.options.noalias_arrays
     assert loads(kernel.ptx) == [".nc", ".nc"], kernel.ptx
-    assert re.search(r"\bst\.global\.f32\b", kernel.ptx)
+    assert re.search(r"\bst\.global\.b32\b", kernel.ptx)
     assert re.search(r"ptr noalias readonly %x\.4", kernel.llvm_ir)
     assert re.search(r"ptr noalias %r\.4", kernel.llvm_ir) and not re.search(r"noalias readonly %r\.4",
                                                                             kernel.llvm_ir)

@@ -33,18 +33,18 @@ SHARED_DECL = r"^\s*(\.visible\s+)?\.shared\s+\.align\s+\d+\s+\.b8\s+[\w$]+\[{}\
 
 # name -> regexes the PTX must match (what a CUDA C programmer expects to see)
 EXPECTED = {
-    "saxpy": [r"\bld\.global(\.nc)?\.f32\b", r"\bst\.global\.f32\b", r"\bfma\.rn\.f32\b", r"%tid\.x", r"%ctaid\.x",
+    "saxpy": [r"\bld\.global(\.nc)?\.b32\b", r"\bst\.global\.b32\b", r"\bfma\.rn\.f32\b", r"%tid\.x", r"%ctaid\.x",
               r"%ntid\.x"],
-    "block_sum": [SHARED_DECL.format(4 * K.BLOCK), r"\bbar\.sync\s+0;", r"\bld\.shared\.f32\b",
-                  r"\bst\.shared\.f32\b", r"\bld\.global(\.nc)?\.f32\b", r"\bst\.global\.f32\b", r"%ctaid\.x"],
-    "stencil_2d": [r"\bld\.global(\.nc)?\.f32\b", r"\bst\.global\.f32\b", r"%tid\.y", r"%ctaid\.y"],
-    "fast_matmul": [SHARED_DECL.format(4 * K.TPB * K.TPB), r"\bbar\.sync\s+0;", r"\bld\.shared\.f32\b",
-                    r"\bst\.shared\.f32\b", r"\bfma\.rn\.f32\b", r"\bld\.global(\.nc)?\.f32\b", r"\bst\.global\.f32\b",
+    "block_sum": [SHARED_DECL.format(4 * K.BLOCK), r"\bbar\.sync\s+0;", r"\bld\.shared\.b32\b",
+                  r"\bst\.shared\.b32\b", r"\bld\.global(\.nc)?\.b32\b", r"\bst\.global\.b32\b", r"%ctaid\.x"],
+    "stencil_2d": [r"\bld\.global(\.nc)?\.b32\b", r"\bst\.global\.b32\b", r"%tid\.y", r"%ctaid\.y"],
+    "fast_matmul": [SHARED_DECL.format(4 * K.TPB * K.TPB), r"\bbar\.sync\s+0;", r"\bld\.shared\.b32\b",
+                    r"\bst\.shared\.b32\b", r"\bfma\.rn\.f32\b", r"\bld\.global(\.nc)?\.b32\b", r"\bst\.global\.b32\b",
                     r"%nctaid\.x"],
-    "histogram": [r"\batom\.global\.add\.[us]32\b", r"\bld\.global(\.nc)?\.[us]32\b"],
+    "histogram": [r"\batom\.global\.add\.[us]32\b", r"\bld\.global(\.nc)?\.b32\b"],
     "histogram_shared": [SHARED_DECL.format(4 * K.NBINS), r"\batom\.shared\.add\.[us]32\b",
                          r"\batom\.global\.add\.[us]32\b", r"\bbar\.sync\s+0;"],
-    "warp_reduce": [r"\bshfl\.sync\.down\.b32\b", r"\batom\.global\.add\.f32\b", r"\bld\.global(\.nc)?\.f32\b"],
+    "warp_reduce": [r"\bshfl\.sync\.down\.b32\b", r"\batom\.global\.add\.f32\b", r"\bld\.global(\.nc)?\.b32\b"],
 }
 
 
@@ -133,21 +133,21 @@ def test_saxpy_is_one_fma_two_loads_one_store(cc):
     ops = opcodes(compiled("saxpy", cc))
     assert ops.count("fma.rn.f32") == 1
     assert len([op for op in ops if op.startswith("ld.global")]) == 2
-    assert ops.count("st.global.f32") == 1
+    assert ops.count("st.global.b32") == 1
     assert not [op for op in ops if op.startswith(("call", "ld.local", "st.local"))]
 
 
 def test_matmul_inner_loop_reads_shared_memory(cc):
     """Between the two barriers of an iteration the tile product reads sA and sB from shared memory only:
-    two ld.shared.f32 per fma, no global memory traffic."""
+    two ld.shared.b32 per fma, no global memory traffic."""
     ptx = compiled("fast_matmul", cc)
     segments = re.split(r"^\s*bar\.sync\s+0;\s*$", ptx, flags=re.M)
     inner = [s for s in segments if "fma.rn.f32" in s]
     assert inner, "no fma.rn.f32 between barriers"
     for segment in inner:
         fmas = len(re.findall(r"\bfma\.rn\.f32\b", segment))
-        loads = len(re.findall(r"\bld\.shared\.f32\b", segment))
-        assert loads == 2 * fmas, f"{loads} ld.shared.f32 for {fmas} fma.rn.f32"
+        loads = len(re.findall(r"\bld\.shared\.b32\b", segment))
+        assert loads == 2 * fmas, f"{loads} ld.shared.b32 for {fmas} fma.rn.f32"
         assert not re.search(r"\b(ld|st)\.global\b", segment), "global memory access in the tile product"
 
 

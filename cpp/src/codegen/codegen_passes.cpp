@@ -31,7 +31,7 @@
 namespace cujit::codegen {
 namespace {
 
-// The legacy pass names (LLVM 19) of what is left out.
+// The legacy pass names (LLVM 22) of what is left out.
 constexpr std::array<const char*, 3> kLeftOut = {"Straight line strength reduction", "Nary reassociation",
                                                   "Constant Hoisting"};
 constexpr const char* kEarlyCse = "Early CSE";
