@@ -11,10 +11,11 @@ import link_program_src as src
 from linking_fixtures import build_inputs, nvcc
 
 SIG3 = "void(uint32[::1], uint32[::1], uint32[::1])"
-ARCHS = [((8, 0), "sm_80"), ((9, 0), "sm_90a")]
+# Blackwell too: cujit's native sm_100a/sm_120a PTX, and LTO-IR in libNVVM's modern dialect.
+ARCHS = [((8, 0), "sm_80"), ((9, 0), "sm_90a"), ((10, 0), "sm_100a"), ((12, 0), "sm_120a")]
 
 
-@pytest.fixture(scope="module", params=ARCHS, ids=["sm_80", "sm_90a"])
+@pytest.fixture(scope="module", params=ARCHS, ids=[arch for _, arch in ARCHS])
 def built(request, tmp_path_factory):
     cc, arch = request.param
     return cc, build_inputs(arch, str(tmp_path_factory.mktemp(arch)))
