@@ -62,4 +62,4 @@ def test_compare_and_swap_is_cas_on_element_0():
     """numba's cuda.atomic.compare_and_swap(ary, old, val): a CAS on ary[0], returning the old value."""
     from cujit import int32
     ptx, _ = cuda.compile_ptx(compare_and_swap, void(int32[::1], int32, int32, int32[::1]), cc=(8, 0))
-    assert re.search(r"\batom(\.relaxed\.sys)?\.global\.cas\.b32\b", ptx)  # LLVM 22: with order and scope
+    assert re.search(r"\batom(\.relaxed\.gpu)?\.global\.cas\.b32\b", ptx)  # LLVM 22: with order and scope

@@ -1100,8 +1100,9 @@ ATOMICS = {
 }
 CAS_DTYPES = INTS
 # LLVM 22 writes a compare-and-swap (cuda.atomic.cas and the CAS loops of float max/min, 64-bit inc/dec) with the
-# IR's memory order and scope, relaxed and system: atom.relaxed.sys.global.cas; the other atomics stay plain atom.
-_SCOPE = r"(?:\.relaxed\.sys)?"
+# IR's memory order and scope: cujit's atomics are relaxed and device-wide, atom.relaxed.gpu.global.cas (what a
+# plain atom.global.cas means); the other atomics stay plain atom.
+_SCOPE = r"(?:\.relaxed\.gpu)?"
 
 ATOMIC_CASES = [pytest.param(op, t, id=f"{op}-{t}") for op, (dtypes, _) in ATOMICS.items() for t in dtypes]
 ATOMIC_REJECTED = [pytest.param(op, t, id=f"{op}-{t}") for op, (dtypes, _) in ATOMICS.items()

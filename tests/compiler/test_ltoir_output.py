@@ -162,12 +162,14 @@ def _busy_kernel(out, counts, x):
         out[i] = tile[(t + 1) % 128] * types.float32(above) + math.sin(tile[t])
     cuda.atomic.inc(counts, 0, types.uint32(1000))
     cuda.atomic.dec(counts, 1, types.uint32(1000))
+    cuda.atomic.cas(counts, 2, types.uint32(0), types.uint32(1))  # device-scoped in cujit's IR
+    cuda.atomic.max(out, 0, types.float32(above))  # a CAS loop
 
 
 @pytest.mark.parametrize("cc", LTO_TARGETS, ids=["sm_" + "".join(map(str, cc)) for cc in LTO_TARGETS])
 def test_barriers_and_wrapping_atomics_in_both_dialects(cc):
-    """bar.sync and its reductions, atom.inc/dec (LLVM 22 spells them otherwise than either NVVM dialect) reach
-    libNVVM in its spelling, and nvJitLink links the kernel for the exact architecture."""
+    """bar.sync and its reductions, atom.inc/dec, device-scoped CAS (LLVM 22 spells them otherwise than either NVVM
+    dialect) reach libNVVM in its spelling, and nvJitLink links the kernel for the exact architecture."""
     arch = "sm_" + "".join(map(str, cc))
     opts = make_options(device=False, abi="numba", abi_info=None, cc=cc, fastmath=False, opt=None, debug=False,
                         lineinfo=False)

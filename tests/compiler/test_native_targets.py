@@ -103,3 +103,18 @@ def test_unknown_minor_versions_take_the_nearest_architecture_below(cc, nearest)
 def test_suffixes_that_cannot_be_honoured(cc, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         cuda.compile_ptx(busy_kernel, SIG, cc=cc)
+
+
+def test_atomics_are_device_wide():
+    """CUDA's atomics are device-wide: LLVM 22 writes an atomic's scope into PTX, and cujit's is the device's
+    (atom.relaxed.gpu: what a plain atom means, and numba-cuda's libNVVM output), never the system's."""
+
+    def kernel(a, f, v):
+        cuda.atomic.cas(a, 0, v, v + 1)
+        cuda.atomic.max(f, 0, float32(v))
+        cuda.atomic.add(a, 1, v)
+
+    ptx, _ = cuda.compile_ptx(kernel, void(int32[::1], float32[::1], int32), cc=(10, 0))
+    atoms = re.findall(r"^\s*(atom\.\S+)", ptx, re.M)
+    assert "atom.relaxed.gpu.global.cas.b32" in atoms and "atom.global.add.u32" in atoms, atoms
+    assert not any(".sys" in a for a in atoms), atoms

@@ -102,9 +102,13 @@ void spell_intrinsics_for_nvvm(llvm::Module& module, bool legacy) {
   std::vector<llvm::Instruction*> work;
   for (llvm::Function& f : module)
     for (llvm::Instruction& inst : llvm::instructions(f))
-      if (llvm::isa<llvm::IntrinsicInst>(inst) || (legacy && llvm::isa<llvm::AtomicRMWInst>(inst)))
-        work.push_back(&inst);
+      if (llvm::isa<llvm::IntrinsicInst, llvm::AtomicRMWInst, llvm::AtomicCmpXchgInst>(inst)) work.push_back(&inst);
+  const llvm::SyncScope::ID device = module.getContext().getOrInsertSyncScopeID("device");
   for (llvm::Instruction* inst : work) {
+    // libNVVM's atomics are device-wide in the default scope (a plain atom), as numba-cuda's are.
+    if (llvm::getAtomicSyncScopeID(inst) == device) llvm::setAtomicSyncScopeID(inst, llvm::SyncScope::System);
+    if (llvm::isa<llvm::AtomicCmpXchgInst>(inst)) continue;
+    if (llvm::isa<llvm::AtomicRMWInst>(inst) && !legacy) continue;
     if (auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(inst)) {
       if (!rewrite_barrier(*call) && legacy) rewrite_overloaded_float(*call);
     }

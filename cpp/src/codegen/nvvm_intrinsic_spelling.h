@@ -16,7 +16,8 @@ namespace cujit::codegen {
 // llvm.nvvm.atomic.load.inc/dec.32 rather than a compare-and-swap loop, and
 // llvm.nvvm.fabs and ex2.approx (.ftz), overloaded in LLVM 22, LLVM 7's .f/.d names. The
 // older names are declared as plain functions (LLVM 22 knows no intrinsic by
-// them), so the module is for printing only afterwards.
+// them), so the module is for printing only afterwards. Atomics in the device
+// scope (cujit's) take the default one, which libNVVM reads as device-wide.
 void spell_intrinsics_for_nvvm(llvm::Module& module, bool legacy);
 
 }  // namespace cujit::codegen

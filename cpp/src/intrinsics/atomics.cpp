@@ -55,6 +55,13 @@ llvm::Value* target(Emitter& em, llvm::Value* ary, llvm::Value* index, const Cal
   return em.element_address(ary, aty, idx);
 }
 
+// CUDA's atomics (atomicAdd, atomicCAS...) are device-wide: LLVM 22 writes the
+// IR's scope into PTX (atom.relaxed.sys.cas for the default, system scope), so
+// cujit's name the device one (atom.relaxed.gpu, what a plain atom means).
+llvm::SyncScope::ID device_scope(Emitter& em) {
+  return em.builder().getContext().getOrInsertSyncScopeID("device");
+}
+
 Lowerer rmw(const std::string& op) {
   return [op](Emitter& em, std::vector<llvm::Value*> args, const CallTypes& types) -> llvm::Value* {
     auto& b = em.builder();
@@ -78,13 +85,14 @@ Lowerer rmw(const std::string& op) {
     else if (op == "xor") bin = Bin::Xor;
     else if (op == "inc" || op == "dec")  // PTX atom.inc/dec.u32 for 32 bits, a CAS loop for 64
       bin = op == "inc" ? Bin::UIncWrap : Bin::UDecWrap;
-    return b.CreateAtomicRMW(bin, ptr, v, align, order);
+    return b.CreateAtomicRMW(bin, ptr, v, align, order, device_scope(em));
   };
 }
 
 llvm::Value* compare_exchange(Emitter& em, llvm::Value* ptr, llvm::Value* old, llvm::Value* val, TypeRef dtype) {
   auto order = llvm::AtomicOrdering::Monotonic;
-  auto* cx = em.builder().CreateAtomicCmpXchg(ptr, old, val, llvm::MaybeAlign(dtype->bitwidth() / 8), order, order);
+  auto* cx = em.builder().CreateAtomicCmpXchg(ptr, old, val, llvm::MaybeAlign(dtype->bitwidth() / 8), order, order,
+                                              device_scope(em));
   return em.builder().CreateExtractValue(cx, 0);
 }
 
