@@ -110,3 +110,16 @@ def test_record_misuse_is_located(fn, message, column_of):
     assert message in text, text
     line, caret = assert_located(text, fn, column_of, __file__)
     assert line.index(column_of) <= caret, text
+
+
+@pytest.mark.parametrize("cc", [(7, 5), (9, 0), (10, 0)])
+def test_unaligned_float_fields_are_stored_as_integer_bits(cc):
+    """A packed record's float64 field is written byte by byte from the integer of its bits (a mov.b64 the optimiser
+    cannot see through): ptxas of CUDA 13.0 read LLVM 22's byte store straight from an add.f64's register as a
+    float-to-u8 conversion (the byte came out 0 on an H100)."""
+    r = np.zeros(4, R.PACKED)
+    ptx, _ = cuda.compile_ptx(R.packed_kernel, (cujit.typeof(r), cujit.typeof(np.zeros(4))), cc=cc)
+    body = ptx[ptx.index("add.f64"):]
+    stored = re.findall(r"st\.global\.b8\s+\[[^\]]+\+1\],\s*(%\w+);", ptx)
+    assert stored, ptx
+    assert re.search(rf"mov\.b64\s+{re.escape(stored[0])},", body), "the low byte comes straight from a float op"

@@ -85,13 +85,33 @@ Value* FunctionLowering::load_element(Value* ptr, TypeRef dtype, int64_t align) 
   return state_.model.data_to_value(b_, load, dtype);
 }
 
+// A floating-point value stored below its natural alignment (a packed record's field) as the integer of its bits,
+// made by a `mov.bN` the optimiser cannot see through. LLVM 22 splits such a store into byte stores of the
+// untyped register the arithmetic wrote (`add.f64 %rd1, ...; st.global.b8 [p], %rd1`), and ptxas of CUDA 13.0
+// takes that first byte store as a float-to-u8 conversion (F2I.U8.F64.TRUNC): the byte came out 0 on an H100.
+static Value* as_integer_bits(llvm::IRBuilder<>& b, Value* data) {
+  llvm::Type* t = data->getType();
+  const unsigned bits = t->getPrimitiveSizeInBits();
+  const char* in = t->isDoubleTy() ? "d" : t->isFloatTy() ? "f" : "h";
+  const char* out = bits == 64 ? "=l" : bits == 32 ? "=r" : "=h";
+  llvm::Type* it = b.getIntNTy(bits);
+  auto* mov = llvm::InlineAsm::get(llvm::FunctionType::get(it, {t}, false),
+                                   "mov.b" + std::to_string(bits) + " $0, $1;", std::string(out) + "," + in,
+                                   /*hasSideEffects=*/false);
+  return b.CreateCall(mov, {data});
+}
+
 void FunctionLowering::store_element(Value* ptr, Value* value, TypeRef dtype, int64_t align) {
   llvm::Align a(align ? align : types::alignment(dtype));
   if (dtype->kind() == TypeKind::Record) {
     b_.CreateMemCpy(ptr, a, value, a, types::itemsize(dtype));
     return;
   }
-  b_.CreateAlignedStore(state_.model.value_to_data(b_, value, dtype), ptr, a);
+  Value* data = state_.model.value_to_data(b_, value, dtype);
+  llvm::Type* t = data->getType();
+  if (align != 0 && align < types::alignment(dtype) && (t->isDoubleTy() || t->isFloatTy() || t->isHalfTy()))
+    data = as_integer_bits(b_, data);
+  b_.CreateAlignedStore(data, ptr, a);
 }
 
 std::vector<FunctionLowering::IndexItem> FunctionLowering::lower_index(const Expr& index, int ndim) {
