@@ -805,6 +805,14 @@ class _Reader:
     def stmt_at(self, node, ins):
         return self.at(node, ins)
 
+    def assignment_at(self, node, ins, target):
+        """An assignment located as its source is: it starts where its (first) target does, not its value (the
+        column a debug kernel's .loc carries for the statement)."""
+        node = self.stmt_at(node, ins)
+        if getattr(target, "lineno", None) is not None:
+            node.lineno, node.col_offset = target.lineno, target.col_offset
+        return node
+
     def region(self, pc, stop, loop):
         """The statements from `pc` until `stop` is reached. Returns (statements, how it ends): 'stop',
         'return', 'implicit_return', 'raise', 'break', 'continue' or 'loop_end' (the last jump back)."""
@@ -998,12 +1006,12 @@ class _Reader:
                 elif isinstance(target, ast.Attribute):
                     target.value = value.target.value
                 node = ast.AugAssign(target=target, op=value.op, value=value.value)
-                return self.stmt_at(node, first)
+                return self.assignment_at(node, first, target)
             if isinstance(value, _ForItem):
                 node = ast.Assign(targets=targets, value=value)
                 return node
             node = ast.Assign(targets=targets, value=value)
-            return self.stmt_at(node, first)
+            return self.assignment_at(node, first, targets[0])
         # a, b = x, y: the values in the order they were computed, each with the target it went to
         values.sort(key=lambda v: getattr(v, "_serial", 0))
         targets = []
@@ -1017,7 +1025,7 @@ class _Reader:
         for node, items in ((lhs, targets), (rhs, values)):
             node.lineno, node.col_offset = items[0].lineno, items[0].col_offset
             node.end_lineno, node.end_col_offset = items[-1].end_lineno, items[-1].end_col_offset
-        return self.stmt_at(ast.Assign(targets=[lhs], value=rhs), first)
+        return self.assignment_at(ast.Assign(targets=[lhs], value=rhs), first, lhs)
 
     def arms(self, atoms):
         """(true arm, false arm) of a condition: where control goes when it holds and when it does not, or None.
