@@ -10,7 +10,7 @@ BUILD_DIR := build/cpython-$(PYVER)
 APT_PACKAGES := llvm-22-dev libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build lint test test-cpp test-py test-wheel wheel demo bench bench-setup gpu-build gpu-test clean
+.PHONY: setup build lint test test-cpp test-py test-py312-bytecode test-wheel wheel demo bench bench-setup gpu-build gpu-test clean
 
 setup: $(VENV)/.stamp
 
@@ -35,7 +35,14 @@ build: setup
 	  -Cbuild-dir=$(BUILD_DIR) -Ccmake.build-type=Release
 
 test: build
-	@$(MAKE) --no-print-directory lint test-cpp test-py test-wheel
+	@$(MAKE) --no-print-directory lint test-cpp test-py test-py312-bytecode test-wheel
+
+# The bytecode frontend decodes each CPython version on its own (python/cujit/_bytecode_ops.py): its tests and the
+# differential against the source path run on 3.12 too, in that interpreter's venv and build folder.
+test-py312-bytecode:
+	@if [ -z "$(PY312)" ]; then echo "test-py312-bytecode: no python3.12 found (pyenv or PATH)"; exit 1; fi
+	@$(MAKE) --no-print-directory build PYTHON=$(PY312)
+	@.venv-py312/bin/python -m pytest -q tests/compiler/test_bytecode_frontend.py
 
 # A wheel for this Python (`make wheel PYTHON=python3.12` for another) in dist/, repaired by auditwheel: LLVM is
 # inside it, static; libcuda, NVRTC, nvJitLink and libNVVM are dlopened from the driver and the cu13 extra. It is
