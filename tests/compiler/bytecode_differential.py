@@ -6,7 +6,6 @@ the other must reject with the same error. Used by test_bytecode_frontend.py; ru
     python tests/compiler/bytecode_differential.py [N]
 """
 
-import importlib.util
 import os
 import re
 import sys
@@ -15,7 +14,7 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from random_programs import generate  # noqa: E402
+from random_programs import generate, load_program  # noqa: E402
 
 # Names that follow the process's compile order, not the function: the uid in a mangled name (numba's ABI tag
 # `B<n>v<uid>`), the shared-memory symbols derived from it, and the AsmPrinter's call-sequence counter.
@@ -47,13 +46,7 @@ def _outcome(program, module_f):
 
 
 def from_file(program, workdir):
-    path = os.path.join(workdir, f"prog_{program.seed}.py")
-    with open(path, "w") as fh:
-        fh.write(program.source)
-    spec = importlib.util.spec_from_file_location(f"prog_{program.seed}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.f
+    return load_program(program, workdir)
 
 
 def from_text(program):

@@ -5,7 +5,6 @@ inside one, the parent knows which program killed it.
     python fuzz_child.py WORKDIR SEED [SEED ...]
 """
 
-import importlib.util
 import json
 import os
 import sys
@@ -13,7 +12,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from random_programs import generate  # noqa: E402
+from random_programs import generate, load_program  # noqa: E402
 
 
 def report(**fields):
@@ -22,17 +21,12 @@ def report(**fields):
 
 
 def compile_program(program, workdir):
-    path = os.path.join(workdir, f"prog_{program.seed}.py")
-    with open(path, "w") as fh:
-        fh.write(program.source)
-    spec = importlib.util.spec_from_file_location(f"prog_{program.seed}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    f = load_program(program, workdir)
     from cujit import cuda
     if program.jit:
-        kernel = cuda.jit(program.signature, **program.options)(module.f)
+        kernel = cuda.jit(program.signature, **program.options)(f)
         return next(iter(kernel.overloads.values())).ptx
-    ptx, _ = cuda.compile_ptx(module.f, program.signature, device=not program.kernel, cc=(7, 5),
+    ptx, _ = cuda.compile_ptx(f, program.signature, device=not program.kernel, cc=(7, 5),
                               **program.options)
     return ptx
 

@@ -8,6 +8,8 @@ builtins, math functions, control flow and arrays; invalid ones plant one mistak
 read before assignment, an unsupported construct, a wrong call, a literal no integer type holds...).
 """
 
+import importlib.util
+import os
 import random
 from dataclasses import dataclass, field
 
@@ -213,6 +215,17 @@ class _Generator:
         header = "import math\nfrom cujit import cuda, types\nfrom cujit.types import *\n\n" + helper + "\n"
         return Program(self.seed, header + source + "\n", signature, self.options(), kernel, jit=jit,
                        invalid=invalid)
+
+
+def load_program(program, workdir):
+    """The program's function ``f``, from a module file written to `workdir` (so its source can be read)."""
+    path = os.path.join(workdir, f"prog_{program.seed}.py")
+    with open(path, "w") as fh:
+        fh.write(program.source)
+    spec = importlib.util.spec_from_file_location(f"prog_{program.seed}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.f
 
 
 def generate(seed):

@@ -16,11 +16,6 @@ from cujit.cudadrv.stream import native_stream
 _drv = _core.driver
 
 
-def _stream_arg(stream):
-    """The native stream for numba's ``stream=`` (0 or None: the default stream)."""
-    return native_stream(stream)
-
-
 class Event:
     """A CUDA event (numba-cuda's ``Event``); ``cuda.event()`` makes one."""
 
@@ -46,7 +41,7 @@ class Event:
     def record(self, stream=0):
         """Marks the point in ``stream`` (0: the default stream) after the work queued on it so far; the event
         completes when that work is done."""
-        self._native.record(_stream_arg(stream))
+        self._native.record(native_stream(stream))
 
     def synchronize(self):
         """Blocks the host until the work before the most recent ``record`` is done."""
@@ -55,7 +50,7 @@ class Event:
     def wait(self, stream=0):
         """Makes the work queued on ``stream`` (0: the default stream) from now on wait until this event
         completes; the host does not wait."""
-        self._native.wait(_stream_arg(stream))
+        self._native.wait(native_stream(stream))
 
     def query(self):
         """True when the work before the most recent ``record`` is done (or the event was never recorded),
