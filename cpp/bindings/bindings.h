@@ -68,5 +68,6 @@ void register_events(py::module_& m);  // after register_driver: adds to its sub
 void register_memory(py::module_& m);  // host, managed and IPC memory (py_memory.cpp)
 void register_launch(py::module_& m);
 void register_cache(py::module_& m);
+void register_host(py::module_& m);  // the CPU target (py_host.cpp)
 
 }  // namespace cujit::bindings

@@ -114,4 +114,5 @@ PYBIND11_MODULE(_core, m) {
   cujit::bindings::register_launch(m);
   cujit::bindings::register_link(m);
   cujit::bindings::register_cache(m);
+  cujit::bindings::register_host(m);
 }

@@ -23,6 +23,10 @@ template <typename FolderTy, typename InserterTy>
 class IRBuilder;
 }  // namespace llvm
 
+namespace cujit::target {
+class Target;  // cujit/target.h
+}  // namespace cujit::target
+
 namespace cujit::intrinsics {
 
 using Builder = llvm::IRBuilder<llvm::ConstantFolder, llvm::IRBuilderDefaultInserter>;
@@ -44,6 +48,9 @@ class Emitter {
   virtual llvm::Value* stack_slot(llvm::Type* t) = 0;
   // The value of `None` (what statements-as-calls return).
   virtual llvm::Value* none_value() = 0;
+  // The target lowered for (special registers, barriers, shared memory) and the function's context for it.
+  virtual const cujit::target::Target& target() = 0;
+  virtual llvm::Value* target_context() = 0;
 };
 
 // The types a call was typed with: parameters (what the arguments were

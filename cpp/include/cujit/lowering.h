@@ -12,6 +12,10 @@ class Function;
 class Module;
 }  // namespace llvm
 
+namespace cujit::target {
+class Target;  // cujit/target.h
+}  // namespace cujit::target
+
 namespace cujit::lowering {
 
 enum class DebugLevel { None, LineTables, Full };
@@ -24,6 +28,9 @@ struct LoweringOptions {
   // Kernels compiled with debug=True: a raise records its code and thread in <kernel>__errcode__ and the
   // six <kernel>__tid{x,y,z}__ / __ctaid{x,y,z}__ globals for the host to read after the launch.
   bool exception_channel = false;
+  // What the target's special registers, barriers and shared memory lower to (codegen sets it; null: NVPTX is
+  // not assumed, lowering fails).
+  const target::Target* target = nullptr;
 };
 
 // Lowers `fn` and, transitively, the device functions it calls (as internal

@@ -44,6 +44,7 @@
 
 #include "cujit/background.h"
 #include "cujit/lowering.h"
+#include "cujit/target.h"
 #include "emit_ltoir.h"
 #include "cujit/telemetry.h"
 #include "fatal_error_recovery.h"
@@ -406,6 +407,7 @@ void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& o
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", options.fastmath ? 1 : 0);
 
   lowering::LoweringOptions lo;
+  lo.target = &target::nvptx();
   lo.fastmath = options.fastmath;
   lo.max_threads = options.max_threads;
   lo.min_blocks = options.min_blocks;

@@ -2,17 +2,18 @@
 // reductions), syncwarp, threadfence(_block/_system), nanosleep.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include "cujit/target.h"
 #include "intrinsic_families.h"
 
 namespace cujit::intrinsics {
 
 void add_synchronization(Table& t) {
   using namespace llvm::Intrinsic;
-  // bar.sync 0 and its reductions (LLVM 22's barrier.cta family; the LTO-IR writers
+  // bar.sync 0 (the target's barrier) and its reductions (LLVM 22's barrier.cta family; the LTO-IR writers
   // spell them as each NVVM dialect's barrier0 intrinsics).
   add(t, "cuda.syncthreads", fixed_typer({}, types::none()),
       [](Emitter& em, std::vector<llvm::Value*>, const CallTypes&) {
-        call_intrinsic(em, nvvm_barrier_cta_sync_aligned_all, {em.builder().getInt32(0)});
+        em.target().barrier(em.builder(), em.target_context());
         return em.none_value();
       });
   const std::pair<const char*, ID> reductions[] = {

@@ -2,27 +2,20 @@
 // warpsize (values), cuda.grid(n) and cuda.gridsize(n) (64-bit, as numba).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include "cujit/target.h"
 #include "cujit/vector_types.h"
 #include "intrinsic_families.h"
 
 namespace cujit::intrinsics {
 namespace {
 
-using llvm::Intrinsic::ID;
+using target::SpecialRegister;
 
 const char* const kRegisters[] = {"threadIdx", "blockIdx", "blockDim", "gridDim"};
 
-ID register_id(int reg, int axis) {
-  static const ID ids[4][3] = {
-      {llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
-       llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z},
-      {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
-       llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z},
-      {llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_y,
-       llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_z},
-      {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
-       llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z}};
-  return ids[reg][axis];
+// threadIdx.x ... gridDim.z, as the target reads them.
+llvm::Value* read_register(Emitter& em, int reg, int axis) {
+  return em.target().special_register(em.builder(), em.target_context(), static_cast<SpecialRegister>(reg), axis);
 }
 
 void add_value(Table& t, const std::string& name, TypeRef type, Lowerer lower) {
@@ -45,7 +38,7 @@ Lowerer grid_lowering(bool grid) {
     std::vector<llvm::Value*> dims;
     for (int axis = 0; axis < n; ++axis) {
       // 64-bit arithmetic on zero-extended registers: mul.wide.u32, no overflow.
-      auto reg = [&](int r) { return b.CreateZExt(call_intrinsic(em, register_id(r, axis)), b.getInt64Ty()); };
+      auto reg = [&](int r) { return b.CreateZExt(read_register(em, r, axis), b.getInt64Ty()); };
       dims.push_back(grid ? b.CreateAdd(b.CreateMul(reg(1), reg(2), "", true, true), reg(0), "", true, true)
                           : b.CreateMul(reg(2), reg(3), "", true, true));
     }
@@ -60,13 +53,13 @@ void add_thread_indexing(Table& t) {
   for (int reg = 0; reg < 4; ++reg)
     add_value(t, std::string("cuda.") + kRegisters[reg], types::dim3(), [reg](Emitter& em, auto, const CallTypes& ct) {
       std::vector<llvm::Value*> axes;
-      for (int axis = 0; axis < 3; ++axis) axes.push_back(call_intrinsic(em, register_id(reg, axis)));
+      for (int axis = 0; axis < 3; ++axis) axes.push_back(read_register(em, reg, axis));
       return em.build_tuple(axes, ct.result);
     });
   for (int reg = 0; reg < 4; ++reg)
     for (int axis = 0; axis < 3; ++axis)
       add_value(t, std::string("cuda.") + kRegisters[reg] + "." + "xyz"[axis], types::int32(),
-                [id = register_id(reg, axis)](Emitter& em, auto, const CallTypes&) { return call_intrinsic(em, id); });
+                [reg, axis](Emitter& em, auto, const CallTypes&) { return read_register(em, reg, axis); });
   add_value(t, "cuda.laneid", types::int32(), [](Emitter& em, auto, const CallTypes&) {
     return call_intrinsic(em, llvm::Intrinsic::nvvm_read_ptx_sreg_laneid);
   });

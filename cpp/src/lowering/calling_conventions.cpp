@@ -183,6 +183,8 @@ void FunctionLowering::annotate_launch_bounds(llvm::Function* f) {
 llvm::Function* FunctionLowering::declare() {
   const DataModel& m = state_.model;
   std::vector<Type*> params;
+  bool has_context = state_.options.target->has_context();
+  if (has_context) params.push_back(llvm::PointerType::get(ctx_, 0));  // the target's context
   if (!tf_.c_abi && !tf_.kernel) params.push_back(llvm::PointerType::get(ctx_, 0));  // .ret
   for (TypeRef a : tf_.sig.args) m.flatten_arg_types(a, params);
   Type* ret;
@@ -197,11 +199,16 @@ llvm::Function* FunctionLowering::declare() {
     fail(ErrorKind::Internal, "symbol '" + tf_.symbol + "' is defined twice in one module");
   f->addFnAttr(llvm::Attribute::NoUnwind);
   if (tf_.always_inline) f->addFnAttr(llvm::Attribute::AlwaysInline);
-  if (tf_.kernel) {
+  if (tf_.kernel && !has_context) {
     f->setCallingConv(llvm::CallingConv::PTX_Kernel);
     annotate_launch_bounds(f);
   }
   auto arg = f->arg_begin();
+  if (has_context) {
+    arg->setName(".context");
+    arg->addAttr(llvm::Attribute::NoAlias);
+    ++arg;
+  }
   if (!tf_.c_abi && !tf_.kernel) {
     arg->setName(".ret");
     arg->addAttr(llvm::Attribute::NoAlias);
@@ -231,7 +238,7 @@ llvm::Function* FunctionLowering::declare() {
     auto* ptr = llvm::PointerType::get(ctx_, 0);
     auto* env = new llvm::GlobalVariable(state_.module, ptr, false, llvm::GlobalValue::CommonLinkage,
                                          llvm::ConstantPointerNull::get(ptr), tf_.env_symbol, nullptr,
-                                         llvm::GlobalValue::NotThreadLocal, 1);
+                                         llvm::GlobalValue::NotThreadLocal, has_context ? 0 : 1);
     env->setAlignment(llvm::Align(8));
   }
   return f;
@@ -239,6 +246,7 @@ llvm::Function* FunctionLowering::declare() {
 
 void FunctionLowering::bind_parameters() {
   auto arg = llfn_->arg_begin();
+  if (state_.options.target->has_context()) context_ = &*arg++;
   if (!tf_.c_abi && !tf_.kernel) ret_slot_ = &*arg++;
   for (size_t i = 0; i < tf_.sig.args.size(); ++i) {
     TypeRef t = tf_.sig.args[i];
@@ -278,6 +286,7 @@ Value* FunctionLowering::emit_device_call(const ir::Expr& call, std::vector<Valu
   TypeRef rt = callee.sig.return_type;
   if (callee.c_abi) {
     std::vector<Value*> flat;
+    if (context_ != nullptr) flat.push_back(context_);
     for (size_t i = 0; i < args.size(); ++i) state_.model.flatten_arg_values(b_, args[i], callee.sig.args[i], flat);
     Value* result = b_.CreateCall(target, flat);
     if (rt->kind() == TypeKind::None) return b_.getInt8(0);
@@ -286,7 +295,9 @@ Value* FunctionLowering::emit_device_call(const ir::Expr& call, std::vector<Valu
   Type* slot_type = rt->kind() == TypeKind::None ? Type::getInt8Ty(ctx_) : state_.model.data_type(rt);
   llvm::AllocaInst* slot = entry_alloca(slot_type, "callee.ret");
   b_.CreateStore(llvm::Constant::getNullValue(slot_type), slot);
-  std::vector<Value*> flat{slot};
+  std::vector<Value*> flat;
+  if (context_ != nullptr) flat.push_back(context_);
+  flat.push_back(slot);
   for (size_t i = 0; i < args.size(); ++i) state_.model.flatten_arg_values(b_, args[i], callee.sig.args[i], flat);
   Value* status = b_.CreateCall(target, flat);
   // A numba-ABI caller propagates a callee's error status; others ignore it.

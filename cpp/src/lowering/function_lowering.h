@@ -13,6 +13,7 @@
 
 #include "cujit/intrinsics.h"
 #include "cujit/lowering.h"
+#include "cujit/target.h"
 #include "non_negative_indices.h"
 
 namespace cujit::lowering {
@@ -78,6 +79,8 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* call_function(const std::string& name, llvm::Type* result, std::vector<llvm::Value*> args) override;
   llvm::Value* stack_slot(llvm::Type* t) override { return entry_alloca(t); }
   llvm::Value* none_value() override { return b_.getInt8(0); }
+  const cujit::target::Target& target() override { return *state_.options.target; }
+  llvm::Value* target_context() override { return context_; }
 
   // Returns the LLVM function for a typed function, lowering it on first use.
   static llvm::Function* get_or_lower(ModuleState& state, const ir::TypedFunction& fn, bool is_top);
@@ -201,6 +204,7 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::IRBuilder<> b_;
   llvm::Function* llfn_ = nullptr;
   llvm::Value* ret_slot_ = nullptr;  // numba ABI: the .ret pointer
+  llvm::Value* context_ = nullptr;   // a target with a context: the function's first parameter
   std::vector<llvm::AllocaInst*> var_slots_;
   // Variables bound once and for all (see single_assignment_variables) are SSA
   // values, not stack slots: less for SROA and InstCombine to take apart.

@@ -258,42 +258,28 @@ Value* FunctionLowering::array_attribute(Value* ary, TypeRef aty, const std::str
   fail(ErrorKind::Internal, "no lowering for array attribute " + attr);
 }
 
-// cuda.shared.array / cuda.local.array: a static buffer (shared: one module
-// global per call site, in address space 3; local: an entry-block alloca),
-// or for shape 0 the dynamic shared memory given at launch.
+// cuda.shared.array / cuda.local.array: a static buffer (shared: the target's,
+// one per call site and block; local: an entry-block alloca), or for shape 0 the
+// dynamic shared memory given at launch.
 Value* FunctionLowering::memory_array(const Expr& e, const std::string& name) {
   TypeRef aty = e.type;
   TypeRef dtype = aty->element(0);
   llvm::Type* elem = state_.model.data_type(dtype);
   int64_t itemsize = types::itemsize(dtype);
   std::vector<int64_t> dims = *ir::literal_shape(*e.operands[1]);
-  auto* generic = llvm::PointerType::get(ctx_, 0);
   std::vector<Value*> shape, strides;
   if (name == "cuda.shared.array" && dims.size() == 1 && dims[0] == 0) {
-    llvm::GlobalVariable* dyn = state_.module.getNamedGlobal("_cudapy_dynshared");
-    if (dyn == nullptr) {
-      dyn = new llvm::GlobalVariable(state_.module, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
-                                     llvm::GlobalValue::ExternalLinkage, nullptr, "_cudapy_dynshared", nullptr,
-                                     llvm::GlobalValue::NotThreadLocal, 3);
-      dyn->setAlignment(llvm::Align(16));
-    }
-    auto* asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(b_.getInt32Ty(), false),
-                                        "mov.u32 $0, %dynamic_smem_size;", "=r", false);
-    Value* bytes = b_.CreateZExt(b_.CreateCall(asm_fn), b_.getInt64Ty());
+    auto [data, bytes] = target().dynamic_shared(b_, context_, state_.module);
     shape.push_back(b_.CreateUDiv(bytes, b_.getInt64(itemsize)));
     strides.push_back(b_.getInt64(itemsize));
-    return make_array(aty, b_.CreateAddrSpaceCast(dyn, generic), shape, strides);
+    return make_array(aty, data, shape, strides);
   }
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
   auto* buffer_ty = llvm::ArrayType::get(elem, static_cast<uint64_t>(count));
   Value* data;
   if (name == "cuda.shared.array") {
-    auto* g = new llvm::GlobalVariable(state_.module, buffer_ty, false, llvm::GlobalValue::InternalLinkage,
-                                       llvm::UndefValue::get(buffer_ty), "_cudapy_smem", nullptr,
-                                       llvm::GlobalValue::NotThreadLocal, 3);
-    g->setAlignment(llvm::Align(16));
-    data = b_.CreateAddrSpaceCast(g, generic);
+    data = target().static_shared(b_, context_, state_.module, buffer_ty);
   } else {
     llvm::AllocaInst* a = entry_alloca(buffer_ty, "local.array");
     a->setAlignment(llvm::Align(16));

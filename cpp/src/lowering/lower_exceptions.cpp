@@ -4,7 +4,6 @@
 // in globals the host reads after the launch. Without debug a raise just ends
 // the thread's kernel, as in numba-cuda.
 #include <llvm/IR/Constants.h>
-#include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "function_lowering.h"
 
@@ -23,7 +22,8 @@ void declare_exception_globals(ModuleState& state, const std::string& kernel) {
   for (const char* name : kExceptionGlobals) {
     auto* g = new llvm::GlobalVariable(state.module, i32, false, llvm::GlobalValue::ExternalLinkage,
                                        llvm::ConstantInt::get(i32, 0), kernel + "__" + name + "__", nullptr,
-                                       llvm::GlobalValue::NotThreadLocal, /*AddressSpace=*/1);
+                                       llvm::GlobalValue::NotThreadLocal,
+                                       /*AddressSpace=*/state.options.target->has_context() ? 0 : 1);
     g->setAlignment(llvm::Align(4));
     state.exception_globals.push_back(g);
   }
@@ -56,12 +56,11 @@ void FunctionLowering::return_status(Value* code) {
   llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "exc.done", llfn_);
   b_.CreateCondBr(b_.CreateExtractValue(first, 1), record, done);
   b_.SetInsertPoint(record);
-  const llvm::Intrinsic::ID registers[] = {
-      llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
-      llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
-      llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
-  for (size_t i = 0; i < 6; ++i)
-    b_.CreateAlignedStore(b_.CreateIntrinsic(b_.getInt32Ty(), registers[i], {}), globals[i + 1], llvm::Align(4));
+  for (int i = 0; i < 6; ++i) {  // tid.x, ctaid.x, tid.y, ...
+    using cujit::target::SpecialRegister;
+    auto reg = i % 2 == 0 ? SpecialRegister::ThreadIdx : SpecialRegister::BlockIdx;
+    b_.CreateAlignedStore(target().special_register(b_, context_, reg, i / 2), globals[i + 1], llvm::Align(4));
+  }
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
   b_.CreateRetVoid();

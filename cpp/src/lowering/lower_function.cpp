@@ -331,6 +331,7 @@ void FunctionLowering::lower_for_range(const ir::Stmt& s) {
 
 Expected<llvm::Function*> lower_module(const ir::TypedFunction& fn, llvm::Module& module,
                                        const LoweringOptions& options) {
+  if (options.target == nullptr) return Error{ErrorKind::Internal, "lowering was given no target", {}};
   try {
     ModuleState state(module, options);
     if (options.debug != DebugLevel::None) {

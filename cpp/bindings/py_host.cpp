@@ -1,0 +1,69 @@
+// Python bindings of the CPU target: `_core.host.compile(typed, options)` compiles a typed kernel for this
+// machine (codegen/host_jit.cpp) and `HostKernel.launch(...)` runs its grid on the host runtime (hostrt/),
+// with parameters packed as KernelLauncher.pack packs them for a GPU launch.
+#include <cstring>
+
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "cujit/codegen.h"
+#include "cujit/host_codegen.h"
+#include "cujit/hostrt.h"
+#include "cujit/ir.h"
+
+namespace cujit::bindings {
+
+namespace {
+
+hostrt::Dim3 dim3_of(const std::vector<uint32_t>& d) {
+  hostrt::Dim3 out;
+  if (d.size() > 0) out.x = d[0];
+  if (d.size() > 1) out.y = d[1];
+  if (d.size() > 2) out.z = d[2];
+  return out;
+}
+
+void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid, const std::vector<uint32_t>& block,
+            uint64_t sharedmem, const py::bytes& params, const std::vector<std::size_t>& offsets) {
+  std::string bytes = params;
+  std::vector<uint64_t> storage(bytes.size() / 8 + 1);
+  std::memcpy(storage.data(), bytes.data(), bytes.size());
+  std::vector<void*> pointers;
+  for (std::size_t offset : offsets) {
+    if (offset >= bytes.size()) throw py::value_error("a parameter offset lies outside the parameter buffer");
+    pointers.push_back(reinterpret_cast<char*>(storage.data()) + offset);
+  }
+  hostrt::HostLaunch config{dim3_of(grid), dim3_of(block), kernel.static_shared_bytes, sharedmem};
+  std::optional<Error> error;
+  {
+    py::gil_scoped_release nogil;
+    error = hostrt::launch(kernel.entry, pointers.data(), config);
+  }
+  if (error) raise_error(*error);
+}
+
+}  // namespace
+
+void register_host(py::module_& m) {
+  py::module_ h = m.def_submodule("host", "the CPU target: kernels compiled for the host and its runtime");
+  py::class_<codegen::HostKernel, std::shared_ptr<codegen::HostKernel>>(h, "HostKernel")
+      .def_readonly("symbol", &codegen::HostKernel::symbol)
+      .def_readonly("llvm_ir", &codegen::HostKernel::llvm_ir)
+      .def_readonly("static_shared_bytes", &codegen::HostKernel::static_shared_bytes)
+      .def("launch", &launch, py::arg("grid"), py::arg("block"), py::arg("sharedmem"), py::arg("params"),
+           py::arg("offsets"),
+           "Runs the grid: params is KernelLauncher.pack's buffer, offsets its param_offsets.");
+  h.def(
+      "compile",
+      [](const ir::TypedFunction& fn, const codegen::CompileOptions& options) {
+        Expected<std::shared_ptr<codegen::HostKernel>> out = [&] {
+          py::gil_scoped_release nogil;
+          return codegen::compile_for_host(fn, options);
+        }();
+        return unwrap(std::move(out));
+      },
+      py::arg("fn"), py::arg("options"));
+  h.def("worker_count", &hostrt::worker_count, "the worker threads a launch runs blocks on");
+}
+
+}  // namespace cujit::bindings

@@ -1,0 +1,45 @@
+// Compiling a kernel for the host CPU: the same lowering with the host target
+// (cujit/target.h), optimised for this machine and compiled in process by
+// LLVM's ORC JIT (LLJIT). The result is an entry the host runtime
+// (cujit/hostrt.h) calls once per thread of the grid.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cujit/codegen.h"
+#include "cujit/host_context.h"
+
+namespace llvm::orc {
+class LLJIT;
+}  // namespace llvm::orc
+
+namespace cujit::codegen {
+
+// A kernel's parameters come as cuLaunchKernel's kernelParams: one pointer per flattened parameter.
+using HostKernelEntry = void (*)(target::HostThreadContext* context, void** params);
+
+// One kernel compiled for the host; owns its JIT (the code lives as long as this object).
+class HostKernel {
+ public:
+  HostKernel();
+  ~HostKernel();
+  HostKernel(const HostKernel&) = delete;
+  HostKernel& operator=(const HostKernel&) = delete;
+
+  HostKernelEntry entry = nullptr;
+  uint64_t static_shared_bytes = 0;  // per block
+  std::string symbol;    // the kernel's mangled name
+  std::string llvm_ir;   // the optimised module (inspect_llvm)
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+};
+
+// The kernel `fn` (typed as a kernel) compiled for this machine's CPU. Errors: what lowering reports, and
+// NotImplemented for what the host target does not have yet (libdevice math, naming the functions).
+Expected<std::shared_ptr<HostKernel>> compile_for_host(const ir::TypedFunction& fn, const CompileOptions& options);
+
+// The name of the function compiled modules expose to the host runtime.
+inline constexpr const char* kHostEntrySymbol = "__cujit_host_entry";
+
+}  // namespace cujit::codegen

@@ -1,0 +1,140 @@
+// The host target's compile (cujit/host_codegen.h): lowering with the host
+// target's hooks, an entry that unpacks a kernelParams array, LLVM's O3 pipeline
+// tuned for this CPU, then ORC's LLJIT, in process.
+#include <mutex>
+#include <set>
+
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/IPO/Internalize.h>
+
+#include "cujit/host_codegen.h"
+#include "cujit/lowering.h"
+#include "cujit/target.h"
+
+namespace cujit::codegen {
+
+HostKernel::HostKernel() = default;
+HostKernel::~HostKernel() = default;
+
+namespace {
+
+Error llvm_error(const std::string& what, llvm::Error e) {
+  return Error{ErrorKind::Runtime, "the CPU target's JIT failed (" + what + "): " + llvm::toString(std::move(e)),
+               {}};
+}
+
+// void __cujit_host_entry(ptr context, ptr params): loads each parameter of the kernel from params[i].
+void add_entry(llvm::Module& module, llvm::Function* kernel) {
+  auto& ctx = module.getContext();
+  auto* ptr = llvm::PointerType::get(ctx, 0);
+  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr}, false);
+  auto* entry = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, kHostEntrySymbol, module);
+  entry->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  std::vector<llvm::Value*> args{entry->getArg(0)};
+  for (unsigned i = 1; i < kernel->arg_size(); ++i) {
+    llvm::Value* slot = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(1), i - 1));
+    args.push_back(b.CreateLoad(kernel->getArg(i)->getType(), slot));
+  }
+  b.CreateCall(kernel, args);
+  b.CreateRetVoid();
+}
+
+// The functions the module calls that nothing defines (libdevice's __nv_*, NVVM intrinsics).
+std::set<std::string> unresolved_calls(const llvm::Module& module) {
+  std::set<std::string> names;
+  for (const llvm::Function& f : module)
+    if (f.isDeclaration() && !f.use_empty() &&
+        (!f.isIntrinsic() || f.getName().starts_with("llvm.nvvm.")))
+      names.insert(f.getName().str());
+  return names;
+}
+
+void optimise(llvm::Module& module, llvm::TargetMachine& tm, bool opt) {
+  llvm::PassBuilder pb(&tm);
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = opt ? pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+                                    : pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
+  mpm.run(module, mam);
+}
+
+Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const CompileOptions& options) {
+  static std::once_flag init;
+  std::call_once(init, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) return llvm_error("detecting the host", jtmb.takeError());
+  jtmb->setCodeGenOptLevel(options.opt ? llvm::CodeGenOptLevel::Aggressive : llvm::CodeGenOptLevel::None);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) return llvm_error("creating the target machine", tm.takeError());
+
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>(fn.fn->module + "." + fn.fn->qualname, *ctx);
+  module->setTargetTriple((*tm)->getTargetTriple());
+  module->setDataLayout((*tm)->createDataLayout());
+
+  lowering::LoweringOptions lo;
+  lo.target = &target::host();
+  lo.fastmath = options.fastmath;
+  auto lowered = lowering::lower_module(fn, *module, lo);
+  if (!lowered) return lowered.error();
+  std::set<std::string> missing = unresolved_calls(*module);
+  if (!missing.empty()) {
+    std::string names;
+    for (const auto& n : missing) names += (names.empty() ? "" : ", ") + n;
+    return Error{ErrorKind::NotImplemented,
+                 "kernel '" + fn.fn->qualname + "' calls functions the CPU target does not have yet: " + names, {}};
+  }
+  add_entry(*module, *lowered);
+  llvm::internalizeModule(*module, [](const llvm::GlobalValue& gv) {
+    return gv.getName() == kHostEntrySymbol || gv.getName() == target::kHostSharedBytesSymbol;
+  });
+  optimise(*module, **tm, options.opt);
+
+  auto kernel = std::make_shared<HostKernel>();
+  kernel->symbol = fn.symbol;
+  {
+    llvm::raw_string_ostream os(kernel->llvm_ir);
+    module->print(os, nullptr);
+  }
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+  if (!jit) return llvm_error("creating the JIT", jit.takeError());
+  if (auto e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
+    return llvm_error("adding the module", std::move(e));
+  auto entry = (*jit)->lookup(kHostEntrySymbol);
+  if (!entry) return llvm_error("finding the kernel's entry", entry.takeError());
+  kernel->entry = entry->toPtr<HostKernelEntry>();
+  if (auto shared = (*jit)->lookup(target::kHostSharedBytesSymbol)) kernel->static_shared_bytes = *shared->toPtr<uint64_t*>();
+  else llvm::consumeError(shared.takeError());
+  kernel->jit = std::move(*jit);
+  return kernel;
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<HostKernel>> compile_for_host(const ir::TypedFunction& fn, const CompileOptions& options) {
+  try {
+    return compile(fn, options);
+  } catch (CompileError& e) {
+    return e.error();
+  }
+}
+
+}  // namespace cujit::codegen

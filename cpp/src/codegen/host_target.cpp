@@ -1,0 +1,83 @@
+// The host target's hooks (cujit/target.h): kernels compiled for the CPU read
+// their thread's ids, dimensions and block's shared memory from the per-thread
+// context the host runtime passes (target::HostThreadContext), and wait at a
+// barrier by calling the runtime's hook, which switches to the block's next
+// fiber. A module's static shared buffers are laid out one after another in the
+// block's shared memory; their total is the module's __cujit_static_shared_bytes.
+#include <cstddef>
+
+#include <llvm/IR/Module.h>
+
+#include "cujit/target.h"
+
+namespace cujit::target {
+namespace {
+
+llvm::Value* field_address(llvm::IRBuilder<>& b, llvm::Value* context, size_t offset) {
+  return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), context, offset);
+}
+
+llvm::Value* load_pointer(llvm::IRBuilder<>& b, llvm::Value* context, size_t offset) {
+  auto* load = b.CreateAlignedLoad(b.getPtrTy(), field_address(b, context, offset), llvm::Align(8));
+  load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
+  return load;
+}
+
+// Reserves `bytes` (16-byte aligned) of the block's static shared memory; returns the offset.
+uint64_t reserve_shared(llvm::Module& module, uint64_t bytes) {
+  auto* i64 = llvm::Type::getInt64Ty(module.getContext());
+  llvm::GlobalVariable* total = module.getNamedGlobal(kHostSharedBytesSymbol);
+  if (total == nullptr)
+    total = new llvm::GlobalVariable(module, i64, true, llvm::GlobalValue::ExternalLinkage,
+                                     llvm::ConstantInt::get(i64, 0), kHostSharedBytesSymbol);
+  uint64_t offset = llvm::cast<llvm::ConstantInt>(total->getInitializer())->getZExtValue();
+  offset = (offset + 15) / 16 * 16;
+  total->setInitializer(llvm::ConstantInt::get(i64, offset + bytes));
+  return offset;
+}
+
+class HostTarget final : public Target {
+ public:
+  const char* name() const override { return "host"; }
+  bool has_context() const override { return true; }
+
+  llvm::Value* special_register(llvm::IRBuilder<>& b, llvm::Value* context, SpecialRegister reg,
+                                int axis) const override {
+    size_t offset = offsetof(HostThreadContext, registers) + (static_cast<size_t>(reg) * 3 + axis) * 4;
+    auto* load = b.CreateAlignedLoad(b.getInt32Ty(), field_address(b, context, offset), llvm::Align(4));
+    load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
+    return load;
+  }
+
+  void barrier(llvm::IRBuilder<>& b, llvm::Value* context) const override {
+    llvm::Value* hook = load_pointer(b, context, offsetof(HostThreadContext, barrier));
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy()}, false);
+    b.CreateCall(fty, hook, {context});  // not nounwind-free of effects: memory is ordered around it
+  }
+
+  llvm::Value* static_shared(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Module& module,
+                             llvm::ArrayType* buffer) const override {
+    uint64_t bytes = module.getDataLayout().getTypeAllocSize(buffer);
+    uint64_t offset = reserve_shared(module, bytes);
+    llvm::Value* base = load_pointer(b, context, offsetof(HostThreadContext, shared));
+    return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, offset);
+  }
+
+  std::pair<llvm::Value*, llvm::Value*> dynamic_shared(llvm::IRBuilder<>& b, llvm::Value* context,
+                                                       llvm::Module&) const override {
+    llvm::Value* base = load_pointer(b, context, offsetof(HostThreadContext, dynamic_shared));
+    auto* bytes = b.CreateAlignedLoad(b.getInt64Ty(),
+                                      field_address(b, context, offsetof(HostThreadContext, dynamic_shared_bytes)),
+                                      llvm::Align(8));
+    return {base, bytes};
+  }
+};
+
+}  // namespace
+
+const Target& host() {
+  static const HostTarget target;
+  return target;
+}
+
+}  // namespace cujit::target
