@@ -639,7 +639,7 @@ def _check_extra_options(kws, device, forceinline):
     unknown = sorted(set(kws) - _EXTRA_OPTIONS - _REJECTED)
     if unknown:
         known = sorted(_EXTRA_OPTIONS | {"device", "inline", "forceinline", "link", "debug", "opt", "lineinfo", "cache",
-                                         "launch_bounds", "lto", "shared_memory_carveout"})
+                                         "launch_bounds", "lto", "shared_memory_carveout", "target"})
         raise TypeError(f"jit() got an unexpected keyword argument {unknown[0]!r} (cuda.jit's options: "
                         f"{', '.join(known)})")
     for key in _REJECTED & set(kws):
@@ -682,7 +682,7 @@ def _check_lto(lto):
 
 
 def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=(), debug=None, opt=None,
-        lineinfo=False, cache=False, launch_bounds=None, lto=None, shared_memory_carveout=None, **kws):
+        lineinfo=False, cache=False, launch_bounds=None, lto=None, shared_memory_carveout=None, target=None, **kws):
     """numba-cuda's ``cuda.jit``: a decorator for kernels and device functions.
 
     ``link=``: paths or LinkableCode objects linked into every kernel (for a device function, into every
@@ -691,8 +691,12 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     (None) is LTO for kernels that link CUDA C++ or LTO-IR, except with ``debug``. ``inline="always"`` and
     ``forceinline=True``: a device function is inlined into its callers (LLVM's alwaysinline).
     ``shared_memory_carveout``: the kernel's preferred shared memory share of L1 ("default", "MaxL1",
-    "MaxShared" or a percentage), set on each loaded kernel. An option jit does not know is a TypeError."""
+    "MaxShared" or a percentage), set on each loaded kernel. ``target="cpu"`` (or ``CUJIT_TARGET=cpu``): kernels
+    compile for this machine's CPU and run on cujit's host runtime (cujit.host_target). An option jit does not
+    know is a TypeError."""
     _check_extra_options(kws, device, forceinline)
+    from cujit import host_target
+    target = host_target.resolve_target(target)
     link = linking.normalize_items(link)
     options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto),
                    inline=normalize_inline(inline), forceinline=bool(forceinline), launch_bounds=launch_bounds,
@@ -703,12 +707,19 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
                                    launch_bounds=launch_bounds, forceinline=forceinline, inline=options["inline"])
     # (a device function's items are linked by its callers, with their options: the default ones assumed).
     # Not for cached kernels: their NVRTC results come from the disk cache, or none is needed on a hit.
-    if not cache_wanted(cache):
+    if target == "cpu":
+        pass  # no GPU code to prefetch
+    elif not cache_wanted(cache):
         linking.prefetch(link, None if device else options["lto"], compile_options)
     elif not device:
         _caching().prepare()
 
     def wrap(pyfunc, sigs=()):
+        if target == "cpu" and not device:
+            dispatcher = host_target.HostDispatcher(pyfunc, options, compile_options)
+            for sig in sigs:
+                dispatcher.compile(sig)
+            return dispatcher
         dispatcher = CUDADispatcher(pyfunc, device, options, compile_options)
         for sig in sigs:
             dispatcher.compile(sig)

@@ -1,0 +1,169 @@
+"""The CPU target (issue 30): kernels compiled for the host by the same lowering and run on cujit's host runtime
+(blocks on worker threads, a block's threads as fibers switching at syncthreads), against numpy. No GPU needed."""
+
+import numpy as np
+import pytest
+
+from cujit import cuda
+
+
+def test_saxpy_grid1():
+    @cuda.jit(target="cpu")
+    def saxpy(a, x, y, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] + y[i]
+
+    rng = np.random.default_rng()
+    n = 1000
+    x = rng.random(n, dtype=np.float32)
+    y = rng.random(n, dtype=np.float32)
+    out = np.zeros(n, dtype=np.float32)
+    saxpy[(n + 127) // 128, 128](np.float32(2.5), x, y, out)
+    # a * x + y contracts into one fma, as on the GPU: within an ulp of numpy's two roundings.
+    np.testing.assert_allclose(out, np.float32(2.5) * x + y, rtol=2.5e-7)
+
+
+def test_thread_and_block_registers_2d():
+    @cuda.jit(target="cpu")
+    def ids(out):
+        x, y = cuda.grid(2)
+        if x < out.shape[0] and y < out.shape[1]:
+            out[x, y, 0] = cuda.threadIdx.x
+            out[x, y, 1] = cuda.threadIdx.y
+            out[x, y, 2] = cuda.blockIdx.x
+            out[x, y, 3] = cuda.blockIdx.y
+            out[x, y, 4] = cuda.blockDim.x * 100 + cuda.blockDim.y
+            out[x, y, 5] = cuda.gridDim.x * 100 + cuda.gridDim.y
+
+    out = np.full((20, 13, 6), -1, dtype=np.int32)
+    ids[(3, 4), (8, 4)](out)
+    xs, ys = np.meshgrid(np.arange(20), np.arange(13), indexing="ij")
+    np.testing.assert_array_equal(out[..., 0], xs % 8)
+    np.testing.assert_array_equal(out[..., 1], ys % 4)
+    np.testing.assert_array_equal(out[..., 2], xs // 8)
+    np.testing.assert_array_equal(out[..., 3], ys // 4)
+    assert (out[..., 4] == 804).all() and (out[..., 5] == 304).all()
+
+
+def test_shared_memory_reduction_with_syncthreads():
+    @cuda.jit(target="cpu")
+    def block_sums(x, out):
+        buf = cuda.shared.array(256, dtype=np.float64)
+        tid = cuda.threadIdx.x
+        i = cuda.grid(1)
+        buf[tid] = x[i] if i < x.size else 0.0
+        cuda.syncthreads()
+        step = cuda.blockDim.x // 2
+        while step > 0:
+            if tid < step:
+                buf[tid] += buf[tid + step]
+            cuda.syncthreads()
+            step //= 2
+        if tid == 0:
+            out[cuda.blockIdx.x] = buf[0]
+
+    rng = np.random.default_rng()
+    n = 10_000
+    x = rng.random(n)
+    blocks = (n + 255) // 256
+    out = np.zeros(blocks)
+    block_sums[blocks, 256](x, out)
+    padded = np.concatenate([x, np.zeros(blocks * 256 - n)])
+    np.testing.assert_allclose(out, padded.reshape(blocks, 256).sum(axis=1), rtol=1e-12)
+
+
+def test_shared_arrays_are_per_block_and_distinct():
+    @cuda.jit(target="cpu")
+    def two_buffers(out):
+        a = cuda.shared.array(32, dtype=np.int32)
+        b = cuda.shared.array((4, 8), dtype=np.int32)
+        t = cuda.threadIdx.x
+        a[t] = t + cuda.blockIdx.x * 1000
+        b[t // 8, t % 8] = -t
+        cuda.syncthreads()
+        out[cuda.blockIdx.x, t] = a[31 - t] + b[(31 - t) // 8, (31 - t) % 8]
+
+    out = np.zeros((6, 32), dtype=np.int32)
+    two_buffers[6, 32](out)
+    expected = np.arange(6)[:, None] * 1000 + np.zeros(32, dtype=np.int32)[None, :]
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_dynamic_shared_memory():
+    @cuda.jit(target="cpu")
+    def reverse(x, out):
+        buf = cuda.shared.array(0, dtype=np.float32)
+        t = cuda.threadIdx.x
+        buf[t] = x[t]
+        cuda.syncthreads()
+        out[t] = buf[buf.size - 1 - t]
+
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros_like(x)
+    reverse[1, 64, 0, 64 * 4](x, out)
+    np.testing.assert_array_equal(out, x[::-1])
+
+
+def test_device_function_reads_registers():
+    @cuda.jit(device=True)
+    def my_index():
+        return cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+
+    @cuda.jit(target="cpu")
+    def fill(out):
+        i = my_index()
+        if i < out.size:
+            out[i] = i * 2
+
+    out = np.zeros(300, dtype=np.int64)
+    fill[3, 128](out)
+    np.testing.assert_array_equal(out, np.arange(300) * 2)
+
+
+def test_eager_signature_and_inspect_llvm():
+    @cuda.jit("void(float32[::1])", target="cpu")
+    def inc(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] += 1
+
+    x = np.zeros(10, dtype=np.float32)
+    inc[1, 32](x)
+    np.testing.assert_array_equal(x, np.ones(10, dtype=np.float32))
+    ir = inc.inspect_llvm("void(float32[::1])")
+    assert "__cujit_host_entry" in ir and "nvvm" not in ir
+
+
+def test_env_selects_cpu_target(monkeypatch):
+    monkeypatch.setenv("CUJIT_TARGET", "cpu")
+
+    @cuda.jit
+    def one(x):
+        x[cuda.grid(1)] = 1
+
+    assert one.target == "cpu"
+    x = np.zeros(8, dtype=np.int8)
+    one[2, 4](x)
+    assert (x == 1).all()
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="targets"):
+        cuda.jit(target="tpu")
+    with pytest.raises(ValueError, match="CUJIT_TARGET"):
+        import os
+        os.environ["CUJIT_TARGET"] = "gpu"
+        try:
+            cuda.jit(lambda x: None)
+        finally:
+            del os.environ["CUJIT_TARGET"]
+
+    @cuda.jit(target="cpu")
+    def k(x):
+        x[0] = 1
+
+    with pytest.raises(ValueError, match="threads per block"):
+        k[1, 2048](np.zeros(1))
+    with pytest.raises(TypeError, match="1-d array"):
+        k.compile("void(float64[::1])").launch((1, 1, 1), (1, 1, 1), 0, (np.zeros((2, 2)),))
