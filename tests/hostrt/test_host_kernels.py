@@ -135,6 +135,20 @@ def test_eager_signature_and_inspect_llvm():
     assert "__cujit_host_entry" in ir and "nvvm" not in ir
 
 
+def test_numba_simulator_switch_selects_cpu_target(monkeypatch):
+    monkeypatch.delenv("CUJIT_TARGET", raising=False)
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+
+    @cuda.jit
+    def two(x):
+        x[cuda.grid(1)] = 2
+
+    assert two.target == "cpu"
+    x = np.zeros(4, dtype=np.int16)
+    two[1, 4](x)
+    assert (x == 2).all()
+
+
 def test_env_selects_cpu_target(monkeypatch):
     monkeypatch.setenv("CUJIT_TARGET", "cpu")
 
@@ -148,16 +162,13 @@ def test_env_selects_cpu_target(monkeypatch):
     assert (x == 1).all()
 
 
-def test_bad_inputs():
+def test_bad_inputs(monkeypatch):
     with pytest.raises(ValueError, match="targets"):
         cuda.jit(target="tpu")
+    monkeypatch.setenv("CUJIT_TARGET", "gpu")
     with pytest.raises(ValueError, match="CUJIT_TARGET"):
-        import os
-        os.environ["CUJIT_TARGET"] = "gpu"
-        try:
-            cuda.jit(lambda x: None)
-        finally:
-            del os.environ["CUJIT_TARGET"]
+        cuda.jit(lambda x: None)
+    monkeypatch.delenv("CUJIT_TARGET")
 
     @cuda.jit(target="cpu")
     def k(x):
