@@ -178,3 +178,17 @@ def test_bad_inputs(monkeypatch):
         k[1, 2048](np.zeros(1))
     with pytest.raises(TypeError, match="1-d array"):
         k.compile("void(float64[::1])").launch((1, 1, 1), (1, 1, 1), 0, (np.zeros((2, 2)),))
+
+
+def test_laneid_and_threadfences():
+    @cuda.jit(target="cpu")
+    def lanes(out):
+        t = cuda.threadIdx.x + cuda.blockDim.x * cuda.threadIdx.y
+        out[cuda.blockIdx.x, t] = cuda.laneid
+        cuda.threadfence_block()
+        cuda.threadfence()
+        cuda.threadfence_system()
+
+    out = np.full((2, 80), -1, dtype=np.int32)
+    lanes[2, (16, 5)](out)
+    np.testing.assert_array_equal(out, np.tile(np.arange(80) % 32, (2, 1)))

@@ -14,6 +14,8 @@
 namespace cujit::target {
 
 enum class SpecialRegister { ThreadIdx = 0, BlockIdx = 1, BlockDim = 2, GridDim = 3 };
+// The scope of a memory fence: cuda.threadfence_block, threadfence, threadfence_system.
+enum class FenceScope { Block, Device, System };
 
 class Target {
  public:
@@ -27,6 +29,10 @@ class Target {
   // threadIdx.x ... gridDim.z: an i32.
   virtual llvm::Value* special_register(llvm::IRBuilder<>& b, llvm::Value* context, SpecialRegister reg,
                                         int axis) const = 0;
+  // cuda.laneid: the thread's lane in its warp of 32 (an i32).
+  virtual llvm::Value* lane_id(llvm::IRBuilder<>& b, llvm::Value* context) const = 0;
+  // cuda.threadfence_block / threadfence / threadfence_system.
+  virtual void fence(llvm::IRBuilder<>& b, llvm::Value* context, FenceScope scope) const = 0;
   // cuda.syncthreads(): every thread of the block waits for the others.
   virtual void barrier(llvm::IRBuilder<>& b, llvm::Value* context) const = 0;
   // A cuda.shared.array buffer of static size: its generic address (one buffer per call site and block).

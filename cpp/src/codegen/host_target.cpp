@@ -49,6 +49,23 @@ class HostTarget final : public Target {
     return load;
   }
 
+  // The thread's linear index in its block, modulo 32 (warps are 32 consecutive threads, x fastest).
+  llvm::Value* lane_id(llvm::IRBuilder<>& b, llvm::Value* context) const override {
+    auto reg = [&](SpecialRegister r, int axis) { return special_register(b, context, r, axis); };
+    llvm::Value* linear = b.CreateAdd(
+        reg(SpecialRegister::ThreadIdx, 0),
+        b.CreateMul(reg(SpecialRegister::BlockDim, 0),
+                    b.CreateAdd(reg(SpecialRegister::ThreadIdx, 1),
+                                b.CreateMul(reg(SpecialRegister::BlockDim, 1), reg(SpecialRegister::ThreadIdx, 2)))));
+    return b.CreateAnd(linear, b.getInt32(31));
+  }
+
+  // Every scope is a sequentially consistent fence: the threads of a block share one OS thread, and blocks
+  // run on threads of one process.
+  void fence(llvm::IRBuilder<>& b, llvm::Value*, FenceScope) const override {
+    b.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+  }
+
   void barrier(llvm::IRBuilder<>& b, llvm::Value* context) const override {
     llvm::Value* hook = load_pointer(b, context, offsetof(HostThreadContext, barrier));
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy()}, false);

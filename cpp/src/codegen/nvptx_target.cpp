@@ -37,6 +37,17 @@ class NvptxTarget final : public Target {
     return b.CreateIntrinsic(register_id(reg, axis), {}, std::vector<llvm::Value*>{});
   }
 
+  llvm::Value* lane_id(llvm::IRBuilder<>& b, llvm::Value*) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_laneid, {}, std::vector<llvm::Value*>{});
+  }
+
+  void fence(llvm::IRBuilder<>& b, llvm::Value*, FenceScope scope) const override {
+    llvm::Intrinsic::ID id = scope == FenceScope::Block    ? llvm::Intrinsic::nvvm_membar_cta
+                             : scope == FenceScope::Device ? llvm::Intrinsic::nvvm_membar_gl
+                                                           : llvm::Intrinsic::nvvm_membar_sys;
+    b.CreateIntrinsic(id, {}, std::vector<llvm::Value*>{});
+  }
+
   void barrier(llvm::IRBuilder<>& b, llvm::Value*) const override {
     // bar.sync 0 (LLVM 22's barrier.cta family; the LTO-IR writers spell it as each dialect's barrier0).
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_cta_sync_aligned_all, {}, {b.getInt32(0)});

@@ -37,9 +37,15 @@ void add_synchronization(Table& t) {
         return em.none_value();
       },
       {"mask"});
-  add(t, "cuda.threadfence", fixed_typer({}, types::none()), statement(nvvm_membar_gl));
-  add(t, "cuda.threadfence_block", fixed_typer({}, types::none()), statement(nvvm_membar_cta));
-  add(t, "cuda.threadfence_system", fixed_typer({}, types::none()), statement(nvvm_membar_sys));
+  auto fence = [](target::FenceScope scope) {
+    return [scope](Emitter& em, std::vector<llvm::Value*>, const CallTypes&) {
+      em.target().fence(em.builder(), em.target_context(), scope);
+      return em.none_value();
+    };
+  };
+  add(t, "cuda.threadfence", fixed_typer({}, types::none()), fence(target::FenceScope::Device));
+  add(t, "cuda.threadfence_block", fixed_typer({}, types::none()), fence(target::FenceScope::Block));
+  add(t, "cuda.threadfence_system", fixed_typer({}, types::none()), fence(target::FenceScope::System));
   add(t, "cuda.nanosleep", fixed_typer({types::uint32()}, types::none()), statement(nvvm_nanosleep), {"ns"});
 }
 

@@ -1,7 +1,5 @@
 // Thread indexing: cuda.threadIdx/blockIdx/blockDim/gridDim (Dim3 values) and their .{x,y,z}, laneid,
 // warpsize (values), cuda.grid(n) and cuda.gridsize(n) (64-bit, as numba).
-#include <llvm/IR/IntrinsicsNVPTX.h>
-
 #include "cujit/target.h"
 #include "cujit/vector_types.h"
 #include "intrinsic_families.h"
@@ -61,7 +59,7 @@ void add_thread_indexing(Table& t) {
       add_value(t, std::string("cuda.") + kRegisters[reg] + "." + "xyz"[axis], types::int32(),
                 [reg, axis](Emitter& em, auto, const CallTypes&) { return read_register(em, reg, axis); });
   add_value(t, "cuda.laneid", types::int32(), [](Emitter& em, auto, const CallTypes&) {
-    return call_intrinsic(em, llvm::Intrinsic::nvvm_read_ptx_sreg_laneid);
+    return em.target().lane_id(em.builder(), em.target_context());
   });
   add_value(t, "cuda.warpsize", types::int32(),
             [](Emitter& em, auto, const CallTypes&) -> llvm::Value* { return em.builder().getInt32(32); });
