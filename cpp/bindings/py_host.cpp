@@ -33,7 +33,8 @@ void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid
     if (offset >= bytes.size()) throw py::value_error("a parameter offset lies outside the parameter buffer");
     pointers.push_back(reinterpret_cast<char*>(storage.data()) + offset);
   }
-  hostrt::HostLaunch config{dim3_of(grid), dim3_of(block), kernel.static_shared_bytes, sharedmem};
+  hostrt::HostLaunch config{dim3_of(grid), dim3_of(block), kernel.static_shared_bytes, sharedmem,
+                            kernel.uses_barrier};
   std::optional<Error> error;
   {
     py::gil_scoped_release nogil;
@@ -50,6 +51,7 @@ void register_host(py::module_& m) {
       .def_readonly("symbol", &codegen::HostKernel::symbol)
       .def_readonly("llvm_ir", &codegen::HostKernel::llvm_ir)
       .def_readonly("static_shared_bytes", &codegen::HostKernel::static_shared_bytes)
+      .def_readonly("uses_barrier", &codegen::HostKernel::uses_barrier)
       .def("launch", &launch, py::arg("grid"), py::arg("block"), py::arg("sharedmem"), py::arg("params"),
            py::arg("offsets"),
            "Runs the grid: params is KernelLauncher.pack's buffer, offsets its param_offsets.");

@@ -44,6 +44,15 @@ void reverse_in_shared(HostThreadContext* c, void** params) {
   out[b * n + t] = shared[n - 1 - t];
 }
 
+TEST(HostRuntime, KernelsWithoutBarriersRunEveryThreadOnceWithoutFibers) {
+  HostLaunch config{{5, 3, 1}, {7, 2, 3}, 0, 0, /*barriers=*/false};
+  std::vector<std::atomic<int>> seen(config.grid.count() * config.block.count());
+  auto* p = &seen;
+  void* params[] = {&p};
+  ASSERT_FALSE(launch(count_ids, params, config).has_value());
+  for (auto& s : seen) EXPECT_EQ(s.load(), 1);
+}
+
 TEST(HostRuntime, BarrierOrdersTheThreadsOfABlockAndSharedMemoryIsPerBlock) {
   HostLaunch config{{16, 1, 1}, {256, 1, 1}, 256 * sizeof(int), 0};
   std::vector<int> out(16 * 256, -1);

@@ -192,3 +192,21 @@ def test_laneid_and_threadfences():
     out = np.full((2, 80), -1, dtype=np.int32)
     lanes[2, (16, 5)](out)
     np.testing.assert_array_equal(out, np.tile(np.arange(80) % 32, (2, 1)))
+
+
+def test_only_kernels_with_barriers_run_their_threads_as_fibers():
+    @cuda.jit(target="cpu")
+    def plain(x):
+        x[cuda.grid(1)] += 1
+
+    @cuda.jit(target="cpu")
+    def synced(x):
+        cuda.syncthreads()
+        x[cuda.grid(1)] += 1
+
+    x = np.zeros(64, dtype=np.int32)
+    plain[2, 32](x)
+    synced[2, 32](x)
+    assert (x == 2).all()
+    assert not plain.overloads[next(iter(plain.overloads))].native.uses_barrier
+    assert synced.overloads[next(iter(synced.overloads))].native.uses_barrier

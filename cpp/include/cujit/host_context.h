@@ -19,5 +19,7 @@ struct HostThreadContext {
 
 // The global a host module records its static shared memory per block in (bytes; an i64 constant).
 inline constexpr const char* kHostSharedBytesSymbol = "__cujit_static_shared_bytes";
+// The named metadata a host module has when its code reaches a barrier (its threads then need fibers).
+inline constexpr const char* kHostBarrierMetadata = "cujit.host.barrier";
 
 }  // namespace cujit::target

@@ -28,6 +28,9 @@ struct HostLaunch {
   Dim3 grid, block;
   uint64_t static_shared = 0;   // bytes per block (the module's __cujit_static_shared_bytes)
   uint64_t dynamic_shared = 0;  // bytes per block, given at launch
+  // The kernel reaches a barrier: its threads run as fibers. Without, a block's threads run one after another
+  // on the worker's own stack (the barrier hook is then a no-op: such a kernel never calls it).
+  bool barriers = true;
 };
 
 // The most threads per block (as on every CUDA device) and the stack each thread's fiber gets.

@@ -103,6 +103,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
                  "kernel '" + fn.fn->qualname + "' calls functions the CPU target does not have yet: " + names, {}};
   }
   add_entry(*module, *lowered);
+  bool uses_barrier = module->getNamedMetadata(target::kHostBarrierMetadata) != nullptr;
   llvm::internalizeModule(*module, [](const llvm::GlobalValue& gv) {
     return gv.getName() == kHostEntrySymbol || gv.getName() == target::kHostSharedBytesSymbol;
   });
@@ -110,6 +111,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
 
   auto kernel = std::make_shared<HostKernel>();
   kernel->symbol = fn.symbol;
+  kernel->uses_barrier = uses_barrier;
   {
     llvm::raw_string_ostream os(kernel->llvm_ir);
     module->print(os, nullptr);

@@ -67,6 +67,7 @@ class HostTarget final : public Target {
   }
 
   void barrier(llvm::IRBuilder<>& b, llvm::Value* context) const override {
+    b.GetInsertBlock()->getModule()->getOrInsertNamedMetadata(kHostBarrierMetadata);
     llvm::Value* hook = load_pointer(b, context, offsetof(HostThreadContext, barrier));
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy()}, false);
     b.CreateCall(fty, hook, {context});  // not nounwind-free of effects: memory is ordered around it

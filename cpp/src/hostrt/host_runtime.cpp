@@ -39,14 +39,16 @@ struct Worker {
   std::vector<Fiber> fibers;
   char* stacks = nullptr;  // one kFiberStackBytes stack per fiber, mapped on first touch
   std::size_t stacks_bytes = 0;
+  bool mapped = false;
   std::vector<uint64_t> shared;  // static then dynamic shared memory, 16-byte aligned parts
 
   explicit Worker(const HostLaunch& c, KernelEntry e, void** p) : entry(e), params(p), config(&c) {
     fibers.resize(c.block.count());
-    stacks_bytes = kFiberStackBytes * fibers.size();
-    void* mem = mmap(nullptr, stacks_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+    stacks_bytes = c.barriers ? kFiberStackBytes * fibers.size() : 0;
+    void* mem = stacks_bytes == 0 ? MAP_FAILED : mmap(nullptr, stacks_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                      -1, 0);
     stacks = mem == MAP_FAILED ? nullptr : static_cast<char*>(mem);
+    mapped = stacks != nullptr || stacks_bytes == 0;
     shared.resize((static_part() + c.dynamic_shared + 7) / 8 + 2);
   }
   ~Worker() {
@@ -59,6 +61,7 @@ struct Worker {
   char* shared_base() { return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(shared.data()) + 15) & ~uintptr_t{15}); }
 
   void run_block(uint64_t linear);
+  void make_fiber(Fiber& f, char* stack);
 };
 
 void barrier_hook(target::HostThreadContext* context) {
@@ -67,11 +70,22 @@ void barrier_hook(target::HostThreadContext* context) {
   swapcontext(&fiber->uc, &fiber->worker->scheduler);
 }
 
+// The hook of threads run without fibers: their kernel has no barrier, so nothing calls it.
+void no_barrier_hook(target::HostThreadContext*) {}
+
 void fiber_main() {
   Fiber* fiber = current_fiber;
   fiber->worker->entry(&fiber->context, fiber->worker->params);
   fiber->state = Fiber::State::Done;
   // Returning resumes uc_link: the worker's scheduler.
+}
+
+void Worker::make_fiber(Fiber& f, char* stack) {
+  getcontext(&f.uc);
+  f.uc.uc_stack.ss_sp = stack;
+  f.uc.uc_stack.ss_size = kFiberStackBytes;
+  f.uc.uc_link = &scheduler;
+  makecontext(&f.uc, fiber_main, 0);
 }
 
 void Worker::run_block(uint64_t linear) {
@@ -92,16 +106,14 @@ void Worker::run_block(uint64_t linear) {
     f.context.shared = base;
     f.context.dynamic_shared = base + static_part();
     f.context.dynamic_shared_bytes = config->dynamic_shared;
-    f.context.barrier = barrier_hook;
+    f.context.barrier = config->barriers ? barrier_hook : no_barrier_hook;
     f.context.runtime = &f;
     f.worker = this;
     f.state = Fiber::State::Ready;
-    getcontext(&f.uc);
-    f.uc.uc_stack.ss_sp = stacks + t * kFiberStackBytes;
-    f.uc.uc_stack.ss_size = kFiberStackBytes;
-    f.uc.uc_link = &scheduler;
-    makecontext(&f.uc, fiber_main, 0);
+    if (config->barriers) make_fiber(f, stacks + t * kFiberStackBytes);
+    else entry(&f.context, params);  // no barrier: the thread runs to its end here
   }
+  if (!config->barriers) return;
   for (;;) {
     bool waiting = false;
     for (Fiber& f : fibers) {
@@ -148,7 +160,7 @@ std::optional<Error> launch(KernelEntry entry, void** params, const HostLaunch& 
   std::atomic<bool> out_of_memory{false};
   auto work = [&] {
     Worker worker(config, entry, params);
-    if (worker.stacks == nullptr) {
+    if (!worker.mapped) {
       out_of_memory = true;
       return;
     }
