@@ -1,0 +1,644 @@
+"""The bytecode frontend's expression reader: a symbolic stack turns straight-line instructions into expressions;
+conditions (their conditional jumps, nested and/or recovered from where the jumps go), conditional expressions,
+and/or values and chained comparisons are recovered from the jumps. Also the placeholders the stack holds on the
+way to a statement (call NULLs, unpacked slots, augmented assignments) and the reader's exceptions."""
+
+import ast
+import math
+import sys
+import types
+
+from cujit import _bytecode_ops as ops
+from cujit._bytecode_decode import _decode
+from cujit._bytecode_graph import _Graph
+
+
+class _Unreadable(Exception):
+    """The bytecode has a shape this reader does not recover (a message says which)."""
+
+
+class _Construct(Exception):
+    """An instruction of a construct the source path rejects: the tree gets that construct's node."""
+
+    def __init__(self, node, ins, statement=False):
+        self.node, self.ins, self.statement = node, ins, statement
+
+
+class _Comprehension(Exception):
+    def __init__(self, ins):
+        self.ins = ins
+
+
+# What a guess (is this a loop's test? a conditional expression?) may end in: the guess is then wrong.
+_GUESS_FAILED = (_Unreadable, _Construct, _Comprehension, IndexError, KeyError, AttributeError, TypeError)
+
+
+class _Null:
+    """The NULL a call sequence pushes below a plain callable."""
+
+
+_NULL = _Null()
+
+
+class _Slot:
+    """Item `index` of an UNPACK_SEQUENCE of `group`."""
+
+    def __init__(self, group, index):
+        self.group, self.index = group, index
+
+
+class _Group:
+    def __init__(self, value, count, ins):
+        self.value, self.targets, self.ins = value, [None] * count, ins
+
+
+class _ForItem:
+    """The value FOR_ITER pushes: what the loop target is bound to."""
+
+
+class _Aug:
+    """``target op= value`` on its way to the store."""
+
+    def __init__(self, target, op, value, ins):
+        self.target, self.op, self.value, self.ins = target, op, value, ins
+
+
+_BINARY = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv, "%": ast.Mod,
+           "**": ast.Pow, "<<": ast.LShift, ">>": ast.RShift, "&": ast.BitAnd, "|": ast.BitOr, "^": ast.BitXor,
+           "@": ast.MatMult}
+_COMPARE = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq, "!=": ast.NotEq}
+_UNARY = {"UNARY_NEGATIVE": ast.USub, "UNARY_INVERT": ast.Invert, "UNARY_NOT": ast.Not,
+          "UNARY_POSITIVE": ast.UAdd}
+_STATEMENT_ENDS = {"STORE_FAST", "STORE_GLOBAL", "STORE_NAME", "STORE_SUBSCR", "STORE_ATTR", "STORE_SLICE",
+                   "UNPACK_SEQUENCE", "POP_TOP", "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "GET_ITER",
+                   "FOR_ITER"}
+_STORES = {"STORE_FAST", "STORE_GLOBAL", "STORE_NAME", "STORE_SUBSCR", "STORE_ATTR", "STORE_SLICE",
+           "UNPACK_SEQUENCE"}
+_CODE_NAMES = {"<lambda>": ast.Lambda, "<genexpr>": ast.GeneratorExp, "<listcomp>": ast.ListComp,
+               "<setcomp>": ast.SetComp, "<dictcomp>": ast.DictComp}
+
+
+class _ExpressionReader:
+    """Expressions, conditions and conditional expressions rebuilt from the instructions (the statement reader,
+    _bytecode_statements.py, builds on it)."""
+
+    def __init__(self, fn, code, table):
+        self.fn, self.code = fn, code
+        self.ins = _decode(code, table)
+        self.graph = _Graph(self.ins)
+        self.first_line = code.co_firstlineno
+        # Columns count from the def's indentation, as in the dedented source the source reader parses: the
+        # body's statements sit one level (4 columns) in from the def.
+        cols = [x.pos.col_offset for x in self.ins[:-1] if x.pos.lineno is not None and x.pos.col_offset is not None
+                and x.pos.lineno > self.first_line]
+        self.indent = max(0, min(cols) - 4) if cols else 0
+        self.unsupported = False
+        self.serial = 0
+        self.ternary_tests = {}  # conditional jump -> whether it is the test of a conditional expression
+        self.stored = set()  # the names the rebuilt statements assign
+        self.back_targets = {x.target for x in self.ins[:-1] if x.target is not None and x.target <= x.index}
+
+    # -- locations ---------------------------------------------------------------------------
+    def at(self, node, ins):
+        pos = ins.pos if ins is not None else None
+        line = pos.lineno if pos is not None and pos.lineno is not None else self.first_line
+        node.lineno = line - self.first_line + 1
+        node.end_lineno = (pos.end_lineno if pos is not None and pos.end_lineno is not None else line) \
+            - self.first_line + 1
+        indent = self.indent
+        node.col_offset = max(0, pos.col_offset - indent) if pos is not None and pos.col_offset is not None else 0
+        node.end_col_offset = max(0, pos.end_col_offset - indent) \
+            if pos is not None and pos.end_col_offset is not None else 0
+        self.serial += 1
+        node._serial = self.serial
+        return node
+
+    def fail(self, ins, what):
+        raise _Unreadable(f"{what} at instruction {ins!r}" if ins is not None else what)
+
+    # -- constants ---------------------------------------------------------------------------
+    def const(self, value, ins):
+        if isinstance(value, tuple):
+            return self.at(ast.Tuple(elts=[self.const(v, ins) for v in value], ctx=ast.Load()), ins)
+        if isinstance(value, frozenset):
+            self.unsupported = True
+            return self.at(ast.Set(elts=[]), ins)
+        if isinstance(value, types.CodeType):
+            return value
+        if value is Ellipsis:
+            return self.at(ast.Constant(value=...), ins)
+        if isinstance(value, complex) and (value.real != 0 or math.copysign(1.0, value.real) < 0):
+            return self.complex_const(value, ins)
+        return self.at(ast.Constant(value=value), ins)
+
+    def complex_const(self, value, ins):
+        """A complex constant CPython folded (`2 + 1j`, `-1j`) as the source spells it: the frontend's complex
+        literals are imaginary numbers, as in the source."""
+        real, imag = value.real, value.imag
+        if real == 0:  # -1j: -(1j), whose real part is -0.0
+            return self.at(ast.UnaryOp(op=ast.USub(), operand=self.at(ast.Constant(value=complex(0, -imag)), ins)),
+                           ins)
+        left = self.at(ast.Constant(value=int(real) if real.is_integer() and abs(real) < 2 ** 53 else real), ins)
+        op = ast.Sub() if math.copysign(1.0, imag) < 0 else ast.Add()
+        right = self.at(ast.Constant(value=complex(0, abs(imag))), ins)
+        return self.at(ast.BinOp(left=left, op=op, right=right), ins)
+
+    # -- expressions -------------------------------------------------------------------------
+    def expr(self, pc, stack, base, stop=None, watch=None, raw=False, value_start=None):
+        """Runs pure expression code from `pc` on `stack`; returns the index of the first instruction it does
+        not take: `stop`, a store or other statement, a jump out of the expression, or a conditional jump that
+        consumes the value at depth `base` + 1 (a condition for the caller). With `watch` (a stack index), it
+        returns as soon as the item there is consumed. A conditional jump at depth `base` + 1 may be the test of
+        a conditional expression whose value starts at `value_start`: that is decided once per jump (`raw`:
+        not decided here, the caller is collecting a condition's jumps)."""
+        ins = self.ins
+        watched = stack[watch] if watch is not None else None
+        if value_start is None:
+            value_start = pc
+        while True:
+            if pc == stop:
+                return pc
+            if len(stack) == base:
+                value_start = pc
+            x = ins[pc]
+            op = x.op
+            if op == "SWAP" and len(stack) < x.argval:  # a value swapped under a loop's iterator (a return)
+                return pc
+            if op == "SWAP" and x.argval == 2 and ins[pc + 1].op == "COPY" and ins[pc + 1].argval == 2 and \
+                    ins[pc + 2].op == "COMPARE_OP":
+                pc = self.chain(pc, stack)
+            elif op == "COPY" and x.argval == 1 and ins[pc + 1].op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE") \
+                    and ins[pc + 2].op == "POP_TOP" and ins[pc + 1].target > pc + 1:
+                pc = self.value_boolop(pc + 1, pc + 3, stack)
+            elif op in ops.VALUE_JUMPS:
+                pc = self.value_boolop(pc, pc + 1, stack)
+            elif op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE") and x.target > pc and \
+                    ins[x.target - 1].op == ("JUMP_IF_TRUE_OR_POP" if op == "POP_JUMP_IF_FALSE"
+                                             else "JUMP_IF_FALSE_OR_POP"):
+                # 3.11: `a and b or c` jumps from a straight to c: the and ends at the or's jump
+                pc = self.value_boolop(pc, pc + 1, stack, x.target - 1)
+            elif op in ops.CONDITIONAL_JUMPS:
+                if len(stack) - 1 <= base:
+                    decided = self.ternary_tests.get(pc)
+                    if decided is None and not raw:
+                        self.ternary_tests[pc] = False  # while deciding, this jump reads as a condition
+                        decided = self.ternary_tests[pc] = self.starts_ternary(value_start, stack[:base])
+                    if not decided:
+                        return pc
+                pc = self.ternary(pc, stack)
+            elif not self.pure(x, stack):
+                return pc
+            else:
+                pc += 1
+            if watch is not None and (len(stack) <= watch or stack[watch] is not watched):
+                return pc
+
+    def pure(self, x, stack):
+        op = x.op
+        if op == "LOAD_CONST":
+            stack.append(self.const(x.argval, x))
+        elif op in ("LOAD_FAST", "LOAD_NAME"):
+            stack.append(self.at(ast.Name(id=x.argval, ctx=ast.Load()), x))
+        elif op == "LOAD_GLOBAL":
+            if x.arg & 1:
+                stack.append(_NULL)
+            stack.append(self.at(ast.Name(id=x.argval, ctx=ast.Load()), x))
+        elif op in ("LOAD_ATTR", "LOAD_METHOD"):
+            obj = stack.pop()
+            node = self.at(ast.Attribute(value=obj, attr=x.argval, ctx=ast.Load()), x)
+            if op == "LOAD_METHOD" or (sys.version_info >= (3, 12) and x.arg & 1):
+                stack.append(_NULL)
+            stack.append(node)
+        elif op == "PUSH_NULL":
+            stack.append(_NULL)
+        elif op == "BINARY_OP":
+            right, left = stack.pop(), stack.pop()
+            sym = x.argrepr
+            if sym.endswith("=") and sym[:-1] in _BINARY:
+                stack.append(_Aug(left, _BINARY[sym[:-1]](), right, x))
+            else:
+                if sym not in _BINARY:
+                    self.fail(x, "an unknown operator")
+                stack.append(self.at(ast.BinOp(left=left, op=_BINARY[sym](), right=right), x))
+        elif op == "BINARY_SUBSCR":
+            index, container = stack.pop(), stack.pop()
+            stack.append(self.at(ast.Subscript(value=container, slice=index, ctx=ast.Load()), x))
+        elif op == "BINARY_SLICE":
+            hi, lo, container = stack.pop(), stack.pop(), stack.pop()
+            s = self.at(ast.Slice(lower=self.bound(lo), upper=self.bound(hi), step=None), x)
+            stack.append(self.at(ast.Subscript(value=container, slice=s, ctx=ast.Load()), x))
+        elif op == "BUILD_SLICE":
+            parts = [stack.pop() for _ in range(x.argval)][::-1]
+            while len(parts) < 3:
+                parts.append(None)
+            stack.append(self.at(ast.Slice(lower=self.bound(parts[0]), upper=self.bound(parts[1]),
+                                           step=self.bound(parts[2])), x))
+        elif op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET"):
+            n = x.argval
+            elts = stack[len(stack) - n:] if n else []
+            del stack[len(stack) - n:]
+            cls = {"BUILD_TUPLE": ast.Tuple, "BUILD_LIST": ast.List, "BUILD_SET": ast.Set}[op]
+            if cls is not ast.Tuple:
+                self.unsupported = cls is ast.Set or self.unsupported
+            node = ast.Set(elts=elts) if cls is ast.Set else cls(elts=elts, ctx=ast.Load())
+            stack.append(self.at(node, x))
+        elif op in ("LIST_EXTEND", "SET_UPDATE"):
+            items = stack.pop()
+            target = stack[-x.argval]
+            if isinstance(items, ast.Tuple):
+                target.elts.extend(items.elts)
+            else:
+                self.fail(x, "a starred list")
+        elif op in ("BUILD_MAP", "BUILD_CONST_KEY_MAP"):
+            n = x.argval * (2 if op == "BUILD_MAP" else 1) + (1 if op == "BUILD_CONST_KEY_MAP" else 0)
+            del stack[len(stack) - n:]
+            self.unsupported = True
+            stack.append(self.at(ast.Dict(keys=[], values=[]), x))
+        elif op in _UNARY:
+            stack.append(self.at(ast.UnaryOp(op=_UNARY[op](), operand=stack.pop()), x))
+        elif op == "CALL_INTRINSIC_1" and x.argrepr == "INTRINSIC_UNARY_POSITIVE":
+            stack.append(self.at(ast.UnaryOp(op=ast.UAdd(), operand=stack.pop()), x))
+        elif op == "COMPARE_OP":
+            right, left = stack.pop(), stack.pop()
+            sym = x.argval if isinstance(x.argval, str) else x.argrepr
+            sym = sym.replace("bool(", "").rstrip(")")
+            stack.append(self.at(ast.Compare(left=left, ops=[_COMPARE[sym]()], comparators=[right]), x))
+        elif op in ("IS_OP", "CONTAINS_OP"):
+            right, left = stack.pop(), stack.pop()
+            cmp = {("IS_OP", 0): ast.Is, ("IS_OP", 1): ast.IsNot, ("CONTAINS_OP", 0): ast.In,
+                   ("CONTAINS_OP", 1): ast.NotIn}[(op, x.arg)]
+            stack.append(self.at(ast.Compare(left=left, ops=[cmp()], comparators=[right]), x))
+        elif op == "KW_NAMES":
+            self.kw_names = self.code.co_consts[x.arg]
+        elif op == "CALL":
+            n = x.argval
+            args = stack[len(stack) - n:] if n else []
+            del stack[len(stack) - n:]
+            func = stack.pop()
+            if stack and stack[-1] is _NULL:
+                stack.pop()
+            if isinstance(func, (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
+                stack.append(func)  # a comprehension (3.11 calls its function)
+                return True
+            kw = getattr(self, "kw_names", None) or ()
+            self.kw_names = None
+            positional = args[:len(args) - len(kw)]
+            keywords = [ast.keyword(arg=k, value=v) for k, v in zip(kw, args[len(args) - len(kw):])]
+            for k, v in zip(keywords, args[len(args) - len(kw):]):
+                k.lineno, k.col_offset = v.lineno, v.col_offset
+                k.end_lineno, k.end_col_offset = v.end_lineno, v.end_col_offset
+            stack.append(self.at(ast.Call(func=func, args=positional, keywords=keywords), x))
+        elif op == "COPY":
+            stack.append(stack[-x.argval])
+        elif op == "SWAP":
+            stack[-1], stack[-x.argval] = stack[-x.argval], stack[-1]
+        elif op == "MAKE_FUNCTION":
+            code = stack.pop()
+            if sys.version_info < (3, 11) or not isinstance(code, types.CodeType):
+                self.fail(x, "a function definition")
+            flags = x.argval if isinstance(x.argval, int) else 0
+            for bit in (8, 4, 2, 1):
+                if flags & bit:
+                    stack.pop()
+            cls = _CODE_NAMES.get(code.co_name)
+            self.unsupported = True
+            if cls is ast.Lambda:
+                node = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                     defaults=[]), body=ast.Constant(value=None))
+            elif cls is not None:
+                node = cls()
+            else:
+                node = ast.Name(id="<function>", ctx=ast.Load())
+                node._nested_def = code.co_name
+            stack.append(self.at(node, x))
+        elif op == "GET_ITER" and len(stack) > 1 and isinstance(stack[-2], (ast.GeneratorExp, ast.ListComp,
+                                                                              ast.SetComp, ast.DictComp)):
+            stack.pop()  # the iterable handed to the comprehension's function: the CALL gives the comprehension
+            comp = stack.pop()
+            if stack and stack[-1] is _NULL:
+                stack.pop()
+            stack.append(_NULL)
+            stack.append(comp)
+        elif op == "LOAD_FAST_AND_CLEAR":
+            self.unsupported = True
+            raise _Comprehension(x)
+        elif op in ("FORMAT_VALUE", "BUILD_STRING", "CONVERT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC"):
+            raise _Construct(ast.JoinedStr(values=[]), x)
+        elif op in ("YIELD_VALUE", "RETURN_GENERATOR"):
+            raise _Construct(ast.Yield(value=None), x)
+        elif op in ("IMPORT_NAME",):
+            raise _Construct(ast.Import(names=[]), x, statement=True)
+        elif op in ("BEFORE_WITH",):
+            raise _Construct(ast.With(items=[], body=[]), x, statement=True)
+        elif op in ("DELETE_FAST", "DELETE_SUBSCR", "DELETE_ATTR", "DELETE_GLOBAL", "DELETE_NAME"):
+            raise _Construct(ast.Delete(targets=[]), x, statement=True)
+        else:
+            return False
+        return True
+
+    @staticmethod
+    def bound(node):
+        """A slice bound: None where the source leaves it out."""
+        if node is None or (isinstance(node, ast.Constant) and node.value is None):
+            return None
+        return node
+
+    def chain(self, pc, stack):
+        """``a < b < c``: SWAP 2, COPY 2, COMPARE_OP, a jump to the cleanup, the next operand and its compare."""
+        ins = self.ins
+        b, a = stack.pop(), stack.pop()
+        first = ins[pc + 2]
+        stack.append(a)
+        stack.append(b)
+        self.pure(first, stack)  # Compare(a op b)
+        head = stack.pop()
+        j = ins[pc + 3]
+        if j.op == "COPY" and j.argval == 1:  # 3.12 value form: COPY 1, POP_JUMP_IF_FALSE, POP_TOP
+            cleanup, pc = ins[pc + 4].target, pc + 6
+        elif j.op in ("JUMP_IF_FALSE_OR_POP", "POP_JUMP_IF_FALSE"):
+            cleanup, pc = j.target, pc + 4
+        else:
+            self.fail(j, "a chained comparison")
+        stack.append(b)
+        watch = len(stack) - 1
+        pc = self.expr(pc, stack, watch, watch=watch)
+        rest = stack.pop()
+        if not isinstance(rest, ast.Compare) or rest.left is not b:
+            self.fail(ins[pc], "a chained comparison")
+        node = ast.Compare(left=a, ops=head.ops + rest.ops, comparators=[b] + rest.comparators)
+        for f in ("lineno", "col_offset", "_serial"):
+            setattr(node, f, getattr(head, f))
+        node.end_lineno, node.end_col_offset = rest.end_lineno, rest.end_col_offset
+        node._cleanup = cleanup
+        stack.append(node)
+        # 3.11's value form jumps over the cleanup (SWAP 2, POP_TOP) to the join. Where the cleanup itself jumps
+        # on (the chain ends an arm of a conditional expression), the jump stays: it ends that arm.
+        if ins[pc].op == "JUMP_FORWARD" and cleanup == pc + 1 and ins[cleanup + 2].op != "JUMP_FORWARD":
+            pc = ins[pc].target
+        return pc
+
+    def value_boolop(self, jump_pc, right_pc, stack, join=None):
+        """``a and b`` / ``a or b`` as a value: the left value stays on the stack when the jump is taken."""
+        j = self.ins[jump_pc]
+        join = j.target if join is None else join
+        left = stack.pop()
+        is_and = "FALSE" in j.op
+        base = len(stack)
+        pc = self.value(right_pc, stack, base, join)
+        right = stack.pop()
+        cls = ast.And if is_and else ast.Or
+        values = [left] + (right.values if isinstance(right, ast.BoolOp) and isinstance(right.op, cls)
+                           and getattr(right, "_join", None) == join else [right])
+        node = ast.BoolOp(op=cls(), values=values)
+        self.at(node, j)
+        node.lineno, node.col_offset = left.lineno, left.col_offset
+        node.end_lineno, node.end_col_offset = right.end_lineno, right.end_col_offset
+        node._join = join
+        stack.append(node)
+        return pc
+
+    def value(self, pc, stack, base, stop):
+        """One value pushed by the code from `pc` to `stop` (ternaries included)."""
+        while True:
+            pc = self.expr(pc, stack, base, stop=stop)
+            if pc == stop:
+                break
+            x = self.ins[pc]
+            if x.op in ops.CONDITIONAL_JUMPS and len(stack) == base + 1:
+                pc = self.ternary(pc, stack)
+                continue
+            break
+        if len(stack) != base + 1:
+            self.fail(self.ins[pc], "an expression")
+        return pc
+
+    # -- conditions --------------------------------------------------------------------------
+    def atoms(self, pc, stack, first_jump=None):
+        """The conditional jumps of one condition from `pc`: [(start, expr, jump)], the index where the code
+        after the condition starts (its fall-through), or None where `pc` starts no condition."""
+        found = []
+        while True:
+            s = list(stack)
+            try:
+                end = self.expr(pc, s, len(stack), raw=True)
+            except _GUESS_FAILED:
+                if found:
+                    break
+                raise
+            x = self.ins[end]
+            if x.op not in ops.CONDITIONAL_JUMPS or len(s) != len(stack) + 1 or x.target <= x.index:
+                break
+            node = s.pop()
+            nxt = end + 1
+            cleanup = getattr(node, "_cleanup", None)
+            if cleanup is not None and self.ins[nxt].op == "JUMP_FORWARD" and cleanup == nxt + 1:
+                nxt = self.ins[nxt].target
+            found.append((pc, node, x, nxt))
+            if not self.more_atoms(found, nxt):
+                break
+            pc = nxt
+        if not found:
+            return None
+        # The longest valid cut: after it, every jump goes to a later atom, the fall-through or one target.
+        for k in range(len(found), 0, -1):
+            if self.valid_cut(found[:k]):
+                return found[:k]
+        return found[:1]
+
+    def valid_cut(self, atoms):
+        starts = {a[0] for a in atoms[1:]}
+        after = atoms[-1][3]
+        outside = {a[2].target for a in atoms} - starts - {after}
+        return len(outside) <= 1
+
+    def more_atoms(self, found, nxt):
+        """Whether the condition goes on after `nxt`: it must where a jump so far lands beyond the next
+        atom and before the other exit; otherwise only while the next atom is on the same line."""
+        if not self.valid_cut(found):
+            return True
+        first_line = found[0][1].lineno
+        x = self.ins[nxt]
+        line = x.pos.lineno - self.first_line + 1 if x.pos is not None and x.pos.lineno else None
+        return line == first_line
+
+    def structure(self, atoms, true, false):
+        """The expression of `atoms` that is true where control reaches `true` and false at `false`."""
+        if len(atoms) == 1:
+            start, node, jump, nxt = atoms[0]
+            on_true = jump.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE")
+            node = self.test_of(node, jump)
+            if jump.target == true:
+                return node if on_true else self.negate(node, jump)
+            if jump.target == false:
+                return self.negate(node, jump) if on_true else node
+            self.fail(jump, "a condition")
+        starts = [a[0] for a in atoms]
+        for cls, exit_ in ((ast.Or, true), (ast.And, false)):
+            for k in range(len(atoms) - 1):
+                inner = set(starts[1:k + 2])
+                if all(a[2].target in inner or a[2].target == exit_ for a in atoms[:k + 1]):
+                    split = starts[k + 1]
+                    if cls is ast.Or:
+                        left = self.structure(atoms[:k + 1], true, split)
+                    else:
+                        left = self.structure(atoms[:k + 1], split, false)
+                    right = self.structure(atoms[k + 1:], true, false)
+                    values = []
+                    for v in (left, right):
+                        values += v.values if isinstance(v, ast.BoolOp) and isinstance(v.op, cls) else [v]
+                    node = ast.BoolOp(op=cls(), values=values)
+                    node._serial = values[0]._serial
+                    return _spanning(node, values)
+        self.fail(atoms[0][2], "a condition")
+
+    def test_of(self, node, jump):
+        if jump.op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
+            none = self.at(ast.Constant(value=None), jump)
+            return self.at(ast.Compare(left=node, ops=[ast.Is()], comparators=[none]), jump)
+        return node
+
+    def negate(self, node, jump):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Is) and \
+                jump.op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
+            node.ops = [ast.IsNot()]
+            return node
+        out = ast.UnaryOp(op=ast.Not(), operand=node)
+        for f in ("lineno", "col_offset", "end_lineno", "end_col_offset", "_serial"):
+            setattr(out, f, getattr(node, f))
+        return out
+
+    def ternary(self, jump_pc, stack):
+        """``a if c else b`` where the jump of `c` (or of its first part) is at `jump_pc`; the condition's
+        value is on top of `stack`. Pushes the IfExp and returns where the code goes on."""
+        first = self.ins[jump_pc]
+        node = stack.pop()
+        base = len(stack)
+        found = [(None, node, first, jump_pc + 1)]
+        pc = jump_pc + 1
+        cleanup = getattr(node, "_cleanup", None)
+        if cleanup is not None and self.ins[pc].op == "JUMP_FORWARD" and cleanup == pc + 1:
+            pc = self.ins[pc].target
+            found[0] = (None, node, first, pc)
+        while True:
+            s = list(stack)
+            end = self.expr(pc, s, base, raw=True)
+            x = self.ins[end]
+            if x.op in ops.CONDITIONAL_JUMPS and len(s) == base + 1 and x.target > x.index:
+                found.append((pc, s[-1], x, end + 1))
+                pc = end + 1
+                continue
+            break
+        false = max(a[2].target for a in found)
+        found[0] = (-1,) + found[0][1:]
+        # The true arm: its value, then a jump over the false arm (or a copy of the code after both).
+        s = list(stack)
+        end = self.value(pc, s, base, false)
+        x = self.ins[end]
+        if x.op == "JUMP_FORWARD":
+            join = x.target
+            f = list(stack)
+            fend = self.value(false, f, base, join)
+            if fend != join:
+                self.fail(x, "a conditional expression")
+        else:
+            f = list(stack)
+            fend = self.value(false, f, base, None)
+            if not self.same_code(end, false, fend):
+                self.fail(x, "a conditional expression")
+            join = end
+            # CPython copied the code after the expression into both arms: the arms end where their code starts
+            # to be the same (`(a if c else b) + 1` has `+ 1` in each arm).
+            same = 0
+            while end - same - 1 >= pc and fend - same - 1 >= false and \
+                    self.same_code(end - same - 1, end - same, fend - same - 1):
+                same += 1
+            for back in range(same, 0, -1):
+                try:
+                    s2, f2 = list(stack), list(stack)
+                    if self.value(pc, s2, base, end - back) == end - back and \
+                            self.value(false, f2, base, fend - back) == fend - back:
+                        s, f, join = s2, f2, end - back
+                        break
+                except _GUESS_FAILED:
+                    continue
+        test = self.structure(found, pc, false)
+        out = ast.IfExp(test=test, body=s[-1], orelse=f[-1])
+        for k in ("lineno", "col_offset", "_serial"):
+            setattr(out, k, getattr(s[-1], k))
+        out.lineno, out.col_offset = s[-1].lineno, s[-1].col_offset
+        out.end_lineno, out.end_col_offset = f[-1].end_lineno, f[-1].end_col_offset
+        stack.append(out)
+        return join
+
+    def same_code(self, a, a_end, b):
+        """Whether the instructions from `a` up to `a_end` repeat from `b` (a tail CPython copied)."""
+        n = a_end - a
+        if n <= 0 or b + n > len(self.ins) - 1:
+            return False
+        return all(self.ins[a + i].op == self.ins[b + i].op and self.ins[a + i].argval == self.ins[b + i].argval
+                   for i in range(n))
+
+    def arms(self, atoms):
+        """(true arm, false arm) of a condition: where control goes when it holds and when it does not, or None.
+        The true arm usually follows the last jump; CPython 3.12 may put it at the jump's target instead and
+        leave an artificial jump to the false arm after the condition."""
+        after = atoms[-1][3]
+        jumps = {a[2].target for a in atoms} - {a[0] for a in atoms[1:]} - {after}
+        if len(jumps) != 1:
+            return None
+        other = jumps.pop()
+        x = self.ins[after]
+        last = atoms[-1][2]
+        if x.op in ("JUMP_FORWARD", "JUMP_BACKWARD") and other > after and last.target == other and \
+                last.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_NOT_NONE") and self.implicit(x):
+            return other, after
+        return after, other
+
+
+    def starts_ternary(self, start, stack):
+        """Whether the condition starting at `start` is the test of a conditional expression (`x = a if c else
+        b`) rather than of an if statement: its true arm is one value that jumps over the false arm (or, in
+        3.12, is followed by a copy of the code after the false arm)."""
+        ins = self.ins
+        base = len(stack)
+        try:
+            atoms = self.atoms(start, stack)
+        except _GUESS_FAILED:
+            return False
+        if not atoms:
+            return False
+        found = self.arms(atoms)
+        if found is None:
+            return False
+        after, false = found
+        s = list(stack)
+        try:
+            end = self.value(after, s, base, false)
+            arm = ins[end]
+            if arm.op == "JUMP_FORWARD":
+                return True
+            if end != false and self.line_of(arm) == atoms[0][1].lineno:
+                # 3.12 copies the code after a conditional expression into both arms
+                f = list(stack)
+                fend = self.value(false, f, base, None)
+                return self.same_code(end, false, fend)
+        except _GUESS_FAILED:
+            pass
+        return False
+
+
+
+def _spanning(node, parts):
+    """`node` located from the first start to the last end of `parts` (a condition's parts need not come in
+    the source's order)."""
+    start = min((p.lineno, p.col_offset) for p in parts)
+    end = max((p.end_lineno, p.end_col_offset) for p in parts)
+    node.lineno, node.col_offset = start
+    node.end_lineno, node.end_col_offset = end
+    return node
+
+
+def _end_after_start(node):
+    """A statement's start moved to its first expression: its end stays after it (compile() checks)."""
+    if node.end_lineno < node.lineno or (node.end_lineno == node.lineno and node.end_col_offset < node.col_offset):
+        node.end_lineno, node.end_col_offset = node.lineno, node.col_offset

@@ -1,0 +1,473 @@
+"""The bytecode frontend's statement reader: simple statements (assignments, returns, raises, expression
+statements), if/elif/else and asserts, while and for loops with break/continue/else, recovered from the jumps
+with the join of each branch found by post-dominators (_bytecode_graph.py)."""
+
+import ast
+
+from cujit import _bytecode_ops as ops
+from cujit._bytecode_expressions import (_STATEMENT_ENDS, _STORES, _GUESS_FAILED, _Aug, _ExpressionReader,
+                                         _ForItem, _Group, _Slot, _end_after_start)
+from cujit._bytecode_graph import _Loop
+
+
+class _Reader(_ExpressionReader):
+    """The statements of a function's body, from its instructions."""
+
+    # -- statements --------------------------------------------------------------------------
+    def function(self):
+        body, how = self.region(0, None, None)
+        return body
+
+    def stmt_at(self, node, ins):
+        return self.at(node, ins)
+
+    def assignment_at(self, node, ins, target):
+        """An assignment located as its source is: it starts where its (first) target does, not its value (the
+        column a debug kernel's .loc carries for the statement)."""
+        node = self.stmt_at(node, ins)
+        if getattr(target, "lineno", None) is not None:
+            node.lineno, node.col_offset = target.lineno, target.col_offset
+        return node
+
+    def region(self, pc, stop, loop):
+        """The statements from `pc` until `stop` is reached. Returns (statements, how it ends): 'stop',
+        'return', 'implicit_return', 'raise', 'break', 'continue' or 'loop_end' (the last jump back)."""
+        out = []
+        ins = self.ins
+        entry = True
+        while True:
+            if pc == stop:
+                return out, "stop"
+            if loop is not None and pc in loop.brks:
+                out.append(self.stmt_at(ast.Break(), ins[pc - 1] if pc > 0 else None))
+                return out, "break"
+            x = ins[pc]
+            if x.op == "<end>":
+                return out, "stop"
+            if x.op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP"):
+                t = x.target
+                if loop is not None and t in loop.cont:
+                    if not self.explicit_continue(x):
+                        return out, "loop_end"
+                    out.append(self.stmt_at(ast.Continue(), x))
+                    return out, "continue"
+                if loop is not None and t in loop.brks:
+                    out.append(self.stmt_at(ast.Break(), x))
+                    return out, "break"
+                if t == stop:
+                    return out, "stop"
+                if x.op != "JUMP_FORWARD":
+                    self.fail(x, "a backward jump")
+                pc = t
+                continue
+            looped = None if (loop is not None and pc == loop.start and entry) else self.loop_at(pc, loop)
+            entry = False
+            if looped is not None:
+                stmt, pc = looped
+                out.append(stmt)
+                if pc is None:
+                    return out, "return"
+                continue
+            pc, how = self.statement(pc, stop, loop, out)
+            if how is not None:
+                return out, how
+
+    def explicit_continue(self, x):
+        """Whether a jump back to a loop's start is a `continue` statement (located on the keyword), not the end
+        of the loop's body that CPython sent straight there."""
+        pos = x.pos
+        return pos is not None and pos.lineno is not None and pos.lineno == pos.end_lineno and \
+            (pos.end_col_offset or 0) - (pos.col_offset or 0) == len("continue") and not self.implicit(x)
+
+    def implicit(self, x):
+        """A jump or return CPython added (it has the location of the instruction before it)."""
+        prev = self.ins[x.index - 1] if x.index > 0 else None
+        return prev is not None and prev.pos == x.pos
+
+    def statement(self, pc, stop, loop, out):
+        """One simple statement, or an if statement, from `pc`. Returns (next pc, how the region ends or
+        None)."""
+        ins = self.ins
+        start = pc
+        stack = []
+        pending = []
+        while True:
+            pc = self.expr(pc, stack, 0, value_start=start)
+            x = ins[pc]
+            op = x.op
+            if op in ops.CONDITIONAL_JUMPS and len(stack) == 1 and not pending:
+                return self.conditional(start, stop, loop, out)
+            if op in ("RETURN_VALUE", "RETURN_CONST"):
+                if op == "RETURN_CONST":
+                    value = self.const(x.argval, x)
+                else:
+                    value = stack.pop()
+                if stack:
+                    self.fail(x, "a return")
+                if isinstance(value, ast.Constant) and value.value is None and self.implicit_return(x):
+                    return pc + 1, "implicit_return"
+                node = self.stmt_at(ast.Return(value=None if self.bare_return(x, value) else value), x)
+                node.lineno, node.col_offset = self.line_of(x), x.pos.col_offset or 0
+                _end_after_start(node)
+                out.append(node)
+                return pc + 1, "return"
+            if op == "RAISE_VARARGS":
+                if x.arg != 1:
+                    out.append(self.stmt_at(ast.Raise(exc=None, cause=None), x))
+                    return pc + 1, "raise"
+                out.append(self.stmt_at(ast.Raise(exc=stack.pop(), cause=None), x))
+                return pc + 1, "raise"
+            if op == "POP_TOP":
+                if not stack and loop is not None and loop.is_for:
+                    # break out of a for loop: the iterator is dropped, then the code after the loop
+                    out.append(self.stmt_at(ast.Break(), x))
+                    return pc + 1, "break"
+                value = stack.pop()
+                if stack:
+                    self.fail(x, "an expression statement")
+                out.append(self.stmt_at(ast.Expr(value=value), ins[start]))
+                return pc + 1, None
+            if op == "GET_ITER" and ins[pc + 1].op == "FOR_ITER" and len(stack) == 1:
+                out.append(self.for_loop(start, pc, stack.pop(), loop))
+                return self.after_for, None
+            if op in _STORES:
+                pc = self.store(pc, stack, pending)
+                if not stack:
+                    out.append(self.assignment(pending, ins[start]))
+                    return pc, None
+                continue
+            if op == "SWAP" and x.argval == 2 and len(stack) == 1 and ins[pc + 1].op == "POP_TOP" and \
+                    loop is not None and loop.is_for:
+                pc += 2  # `return v` in a for loop: v goes under the iterator, which is dropped
+                continue
+            if op == "LOAD_ASSERTION_ERROR":
+                self.fail(x, "an assert")
+            if op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP") and not stack:
+                return pc, None
+            self.fail(x, "an instruction")
+
+    def line_of(self, x):
+        return (x.pos.lineno if x.pos is not None and x.pos.lineno else self.first_line) - self.first_line + 1
+
+    def implicit_return(self, x):
+        prev = self.ins[x.index - 1] if x.index > 0 else None
+        if x.pos is None or x.pos.lineno is None:
+            return True
+        width = (x.pos.end_col_offset or 0) - (x.pos.col_offset or 0)
+        if prev is not None and prev.op == "LOAD_CONST" and prev.argval is None and prev.pos == x.pos:
+            prev = self.ins[x.index - 2] if x.index > 1 else None
+        return (prev is not None and prev.pos == x.pos) or width not in (6, 11)
+
+    def bare_return(self, x, value):
+        return isinstance(value, ast.Constant) and value.value is None and x.pos is not None and \
+            (x.pos.end_col_offset or 0) - (x.pos.col_offset or 0) == 6
+
+    def store(self, pc, stack, pending):
+        """A store of the top value: records (value, target) in `pending`; unpacking pushes slots."""
+        x = self.ins[pc]
+        op = x.op
+        if op == "UNPACK_SEQUENCE":
+            value = stack.pop()
+            group = _Group(value, x.argval, x)
+            for i in reversed(range(x.argval)):
+                stack.append(_Slot(group, i))
+            return pc + 1
+        if op in ("STORE_FAST", "STORE_GLOBAL", "STORE_NAME"):
+            value = stack.pop()
+            target = self.at(ast.Name(id=x.argval, ctx=ast.Store()), x)
+            self.stored.add(x.argval)
+        elif op == "STORE_SUBSCR":
+            index, container, value = stack.pop(), stack.pop(), stack.pop()
+            target = self.at(ast.Subscript(value=container, slice=index, ctx=ast.Store()), x)
+        elif op == "STORE_SLICE":
+            hi, lo, container, value = stack.pop(), stack.pop(), stack.pop(), stack.pop()
+            s = self.at(ast.Slice(lower=self.bound(lo), upper=self.bound(hi), step=None), x)
+            target = self.at(ast.Subscript(value=container, slice=s, ctx=ast.Store()), x)
+        else:  # STORE_ATTR
+            obj, value = stack.pop(), stack.pop()
+            target = self.at(ast.Attribute(value=obj, attr=x.argval, ctx=ast.Store()), x)
+        self.bind(value, target, pending)
+        return pc + 1
+
+    def bind(self, value, target, pending):
+        if isinstance(value, _Slot):
+            group = value.group
+            group.targets[value.index] = target
+            if all(t is not None for t in group.targets):
+                tup = ast.Tuple(elts=group.targets, ctx=ast.Store())
+                first = group.targets[0]
+                for f in ("lineno", "col_offset"):
+                    setattr(tup, f, getattr(first, f))
+                tup.end_lineno, tup.end_col_offset = group.targets[-1].end_lineno, group.targets[-1].end_col_offset
+                self.bind(group.value, tup, pending)
+            return
+        pending.append((value, target))
+
+    def assignment(self, pending, first):
+        values = []
+        for v, _ in pending:
+            if not any(v is w for w in values):
+                values.append(v)
+        if len(values) == 1:
+            value = values[0]
+            targets = [t for _, t in pending]
+            if isinstance(value, _Aug):
+                if len(targets) != 1:
+                    self.fail(first, "an augmented assignment")
+                target = targets[0]
+                if isinstance(target, ast.Name):
+                    pass
+                elif isinstance(target, ast.Subscript):
+                    target.value, target.slice = value.target.value, value.target.slice
+                elif isinstance(target, ast.Attribute):
+                    target.value = value.target.value
+                node = ast.AugAssign(target=target, op=value.op, value=value.value)
+                return self.assignment_at(node, first, target)
+            if isinstance(value, _ForItem):
+                node = ast.Assign(targets=targets, value=value)
+                return node
+            node = ast.Assign(targets=targets, value=value)
+            return self.assignment_at(node, first, targets[0])
+        # a, b = x, y: the values in the order they were computed, each with the target it went to
+        values.sort(key=lambda v: getattr(v, "_serial", 0))
+        targets = []
+        for v in values:
+            ts = [t for w, t in pending if w is v]
+            if len(ts) != 1:
+                self.fail(first, "an assignment")
+            targets.append(ts[0])
+        lhs = ast.Tuple(elts=targets, ctx=ast.Store())
+        rhs = ast.Tuple(elts=values, ctx=ast.Load())
+        for node, items in ((lhs, targets), (rhs, values)):
+            node.lineno, node.col_offset = items[0].lineno, items[0].col_offset
+            node.end_lineno, node.end_col_offset = items[-1].end_lineno, items[-1].end_col_offset
+        return self.assignment_at(ast.Assign(targets=[lhs], value=rhs), first, lhs)
+
+    def conditional(self, start, stop, loop, out):
+        """An if statement (or an assert) whose condition starts at `start`."""
+        atoms = self.atoms(start, [])
+        if not atoms:
+            self.fail(self.ins[start], "a condition")
+        found = self.arms(atoms)
+        if found is None:
+            self.fail(atoms[0][2], "a condition")
+        after, false = found
+        ins = self.ins
+        if ins[after].op == "LOAD_ASSERTION_ERROR":
+            return self.assertion(atoms, after, false, out)
+        test = self.structure(atoms, after, false)
+        node = self.stmt_at(ast.If(test=test, body=[], orelse=[]), atoms[0][2])
+        node.lineno, node.col_offset = test.lineno, test.col_offset
+        _end_after_start(node)
+        g = self.graph
+        follow_block = g.ipdom(g.block_of[atoms[0][2].index], loop)
+        follow = g.starts[follow_block] if follow_block is not None else None
+        if follow is None and false - 1 >= after:
+            # Paths that meet only at a return: an arm that jumps over the other shows where the if ends.
+            skip = ins[false - 1]
+            if skip.op == "JUMP_FORWARD" and skip.target > false and not (
+                    loop is not None and (skip.index in loop.brks or skip.target in loop.brks or
+                                          skip.target in loop.cont)):
+                follow = skip.target
+        if stop is not None and follow is not None and follow > stop:
+            follow = stop
+        node.body, how = self.region(after, follow, loop)
+        if not node.body:
+            node.body = [self.stmt_at(ast.Pass(), ins[after])]
+        if follow is not None:
+            if false != follow:
+                node.orelse, _ = self.region(false, follow, loop)
+            out.append(node)
+            return follow, ("stop" if follow == stop else None)
+        out.append(node)
+        if how in ("implicit_return", "loop_end"):
+            node.orelse, how2 = self.region(false, stop, loop)
+            return None, how2
+        if how == "return" and node.body and node.body[-1].lineno > self.line_of(ins[false]):
+            # A return placed after the whole if/else in the source, copied by CPython into this arm: the arm
+            # falls through to it, the other arm ends with the original.
+            orelse, how2 = self.region(false, stop, loop)
+            if orelse and ast.dump(orelse[-1]) == ast.dump(node.body[-1]):
+                node.body.pop()
+                tail = orelse.pop()
+                node.orelse = orelse
+                node.body = node.body or [self.stmt_at(ast.Pass(), ins[after])]
+                out.append(tail)
+                return None, how2
+        return false, None
+
+    def assertion(self, atoms, raise_pc, skip, out):
+        ins = self.ins
+        test = self.structure(atoms, skip, raise_pc)
+        pc = raise_pc + 1
+        msg = None
+        if ins[pc].op != "RAISE_VARARGS":
+            call = pc
+            while ins[call].op not in ("RAISE_VARARGS", "<end>"):
+                call += 1
+            call -= 1
+            s = []
+            pc = self.expr(pc, s, 0, stop=call)
+            if pc != call or ins[call].op != "CALL" or ins[call + 1].op != "RAISE_VARARGS" or len(s) != 1:
+                self.fail(ins[pc], "an assert")
+            msg = s[0]
+        node = self.stmt_at(ast.Assert(test=test, msg=msg), atoms[0][2])
+        # the statement starts at its keyword: `assert ` before the test
+        node.lineno, node.col_offset = test.lineno, max(0, test.col_offset - len("assert "))
+        _end_after_start(node)
+        out.append(node)
+        return skip, None
+
+    # -- loops -------------------------------------------------------------------------------
+    def breaks_out(self, block, blocks, is_for):
+        """Whether `block`, entered from inside the loop of `blocks`, is a break rather than a return or raise
+        in the loop: a for loop's break drops the iterator first; a while loop's return sits on the loop's
+        lines, where the code a break goes to (which CPython may put right there) comes after them."""
+        g = self.graph
+        start = g.starts[block]
+        end = g.starts[block + 1] if block + 1 < len(g.starts) else len(self.ins) - 1
+        if self.ins[end - 1].op not in ops.TERMINAL:
+            return True
+        if is_for:  # a return drops the iterator from under its value (SWAP 2, POP_TOP); a break just drops it
+            return any(self.ins[i].op == "POP_TOP" and self.ins[i - 1].op != "SWAP" for i in range(start, end))
+        last = max(self.line_of(self.ins[i]) for b in blocks
+                   for i in range(g.starts[b], g.starts[b + 1] if b + 1 < len(g.starts) else len(self.ins) - 1))
+        return self.line_of(self.ins[start]) > last
+
+    def exits(self, blocks, normal, is_for=False):
+        """Where the loop made of `blocks` is left other than by its test (`normal`, an index): the blocks
+        break statements enter, and the index the loop's code goes on at after a break (None: no break)."""
+        g = self.graph
+        entries, follows = set(), set()
+        for b in blocks:
+            for s in g.succ[b]:
+                if s in blocks or g.starts[s] == normal or not self.breaks_out(s, blocks, is_for):
+                    continue
+                start = g.starts[s]
+                end = g.starts[s + 1] if s + 1 < len(g.starts) else len(self.ins) - 1
+                last = self.ins[end - 1]
+                if last.op == "JUMP_FORWARD":  # [code before the break] [POP_TOP] JUMP_FORWARD follow
+                    point = end - 2 if is_for and self.ins[end - 2].op == "POP_TOP" else end - 1
+                    follows.add(last.target)
+                else:  # the code after the loop, put by CPython right after the break
+                    point = start
+                    if is_for:
+                        point = next(i for i in range(start, end) if self.ins[i].op == "POP_TOP")
+                    follows.add(point + 1 if is_for else point)
+                entries.add(point)
+        if len(follows) > 1:
+            follows = {f for f in follows if f not in entries} or follows
+        return entries, (min(follows) if follows else None)
+
+    def finish_loop(self, node, normal, follow, outer):
+        """The else clause (from the test's exit up to where breaks go) and the index after the loop."""
+        if follow is not None and follow != normal:
+            node.orelse, _ = self.region(normal, follow, outer)
+            return follow
+        return normal
+
+    def for_loop(self, start, get_iter, iterable, outer):
+        ins = self.ins
+        g = self.graph
+        header = get_iter + 1
+        exhausted = ins[header].target
+        normal = exhausted + 1 if ins[exhausted].op == "END_FOR" else exhausted
+        blocks = g.natural_loop(g.block_of[header])
+        entries, follow = self.exits(blocks, exhausted, is_for=True)
+        loop = _Loop({header}, entries, blocks)
+        loop.is_for = True
+        stack = [_ForItem()]
+        pending = []
+        pc = header + 1
+        while stack:
+            pc = self.expr(pc, stack, 0)
+            if ins[pc].op not in _STORES:
+                self.fail(ins[pc], "a for loop target")
+            pc = self.store(pc, stack, pending)
+        target = pending[0][1]
+        latch = max(i for i in range(header, exhausted) if ins[i].target == header)
+        loop.start = pc
+        body, _ = self.region(pc, latch, loop)
+        node = ast.For(target=target, iter=iterable, body=body or [self.stmt_at(ast.Pass(), ins[pc])],
+                       orelse=[], type_comment=None)
+        self.stmt_at(node, ins[start])
+        node.lineno, node.col_offset = iterable.lineno, 0
+        _end_after_start(node)
+        self.after_for = self.finish_loop(node, normal, follow, outer)
+        return node
+
+    def loop_at(self, pc, outer):
+        """A while loop starting at `pc`: (statement, next pc), or None."""
+        g = self.graph
+        b = g.block_of[pc]
+        if self.ins[pc].op == "FOR_ITER":
+            return None
+        rot = self.rotated(pc, outer) if self.may_test_a_loop(pc) else None
+        if rot is None and b in g.latches and g.starts[b] == pc:  # while True: the body starts here and jumps back here
+            blocks = g.natural_loop(b)
+            entries, follow = self.exits(blocks, None)
+            latch = max(i for i in range(pc, len(self.ins) - 1)
+                        if self.ins[i].target == pc and g.block_of[i] in blocks)
+            loop = _Loop({pc}, entries, blocks)
+            loop.is_for = False
+            loop.start = pc
+            body, _ = self.region(pc, latch, loop)
+            test = self.at(ast.Constant(value=True), self.ins[pc])
+            node = self.stmt_at(ast.While(test=test, body=body or [self.stmt_at(ast.Pass(), self.ins[pc])],
+                                          orelse=[]), self.ins[pc])
+            return node, follow
+        if rot is None:
+            return None
+        atoms, body_start, false, bottom = rot
+        test = self.structure(atoms, body_start, false)
+        blocks = g.natural_loop(g.block_of[body_start])
+        if b in g.latches and g.starts[b] == pc:  # continue statements jump back to the test
+            blocks |= g.natural_loop(b)
+        entries, follow = self.exits(blocks, false)
+        loop = _Loop({pc}, entries, blocks)
+        loop.is_for = False
+        loop.start = body_start
+        body, _ = self.region(body_start, bottom, loop)
+        node = self.stmt_at(ast.While(test=test, body=body, orelse=[]), atoms[0][2])
+        node.lineno, node.col_offset = test.lineno, 0
+        _end_after_start(node)
+        return node, self.finish_loop(node, false, follow, outer)
+
+    def may_test_a_loop(self, pc):
+        """Whether the code at `pc` can be a while loop's test: an expression running into the start of a body
+        some later jump goes back to (a cheap look before reading it as a condition)."""
+        for i in range(pc, len(self.ins) - 1):
+            if i > pc and i in self.back_targets:
+                return True
+            if self.ins[i].op in _STATEMENT_ENDS:
+                return False
+        return False
+
+    def rotated(self, pc, outer):
+        """A while loop with a test: the test at `pc`, the body, and a copy of the test at the bottom that
+        jumps back to the body. (atoms, body start, exit, bottom copy start) or None."""
+        try:
+            atoms = self.atoms(pc, [])
+        except _GUESS_FAILED:
+            return None
+        if atoms is None:
+            return None
+        found = self.arms(atoms)
+        if found is None:
+            return None
+        after, false = found
+        g = self.graph
+        hb = g.block_of.get(after)
+        if hb is None or hb not in g.latches or g.starts[hb] != after:
+            return None
+        latch_ins = max(i for i in range(after, len(self.ins) - 1) if self.ins[i].target == after)
+        n = atoms[-1][3] - pc
+        last = self.ins[latch_ins]
+        bottom = latch_ins - n + 1 if last.op != "JUMP_BACKWARD" else latch_ins - n
+        if bottom < after:
+            return None
+        for i in range(n - 1):
+            if self.ins[pc + i].op != self.ins[bottom + i].op or self.ins[pc + i].argval != \
+                    self.ins[bottom + i].argval:
+                return None
+        return atoms, after, false, bottom
