@@ -1,0 +1,155 @@
+"""Random kernels run on the CPU target and on the GPU in one process, results compared (issue 30).
+
+The programs are the fuzzer's (tests/compiler/random_programs.py), the valid ones:
+
+* a kernel ``f(out, a, n)`` runs as it is, over 64 elements in blocks of 32 (every thread in bounds, so its
+  ``syncthreads`` is reached by the whole block);
+* a device function ``f(a, b, n)`` runs inside a kernel that stores ``f(a[i], b[i], n)`` for 64 random argument
+  pairs (its result type is the one cujit infers; a function returning no scalar is left out).
+
+Each program compiles with its own ``opt`` and without ``fastmath``/``debug``/``lineinfo`` (fastmath selects the
+GPU's approximate instructions, which the host does not have). Inputs are fresh random numbers of each program's
+types, the same for both targets. Integer and boolean results must be equal; floating results equal, both NaN,
+or within ULPS units in the last place (the CPU target's math functions are within the ulps docs/cpu_target.md
+gives, and a program's arithmetic carries a difference on).
+
+    python tests/hostrt/target_differential.py [N]     # on the GPU machine: a summary and the differing programs
+"""
+
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compiler"))
+
+from random_programs import generate, load_program  # noqa: E402
+
+N_ELEMENTS, BLOCK = 64, 32
+ULPS = {np.dtype(np.float16): 2, np.dtype(np.float32): 8, np.dtype(np.float64): 8}
+NUMPY_TYPES = {"int32": np.int32, "int64": np.int64, "uint32": np.uint32, "uint64": np.uint64,
+               "float16": np.float16, "float32": np.float32, "float64": np.float64, "boolean": np.bool_,
+               "bool": np.bool_, "int8": np.int8, "int16": np.int16, "uint8": np.uint8, "uint16": np.uint16}
+
+WRAPPER = '''
+def wrapper(out, a, b, n):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = f(a[i], b[i], n)
+'''
+
+
+def random_values(rng, dtype, size):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(size) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(-50 if dtype.kind == "i" else 0, 100, size).astype(dtype)
+    return (rng.standard_normal(size) * 4).astype(dtype)
+
+
+def options_of(program):
+    return {"opt": program.options.get("opt", True)}
+
+
+class Case:
+    """One program made runnable: its kernel on each target and its arguments."""
+
+    def __init__(self, program, workdir, rng):
+        from cujit import cuda, types
+        f = load_program(program, workdir)
+        self.seed, self.source = program.seed, program.source
+        opts = options_of(program)
+        if program.kernel:
+            dtype = NUMPY_TYPES[program.signature.split("(")[1].split("[")[0]]
+            self.kernels = {t: cuda.jit(program.signature, target=t, **opts)(f) for t in ("cuda", "cpu")}
+            a = random_values(rng, dtype, N_ELEMENTS)
+            self.out_dtype = np.dtype(dtype)
+            self.host_args = [a]
+        else:
+            argtypes = program.signature.strip("()").split(", ")
+            _, resty = cuda.compile_ptx(f, tuple(getattr(types, t) for t in argtypes), device=True, cc=(7, 5))
+            name = str(resty)
+            if name not in NUMPY_TYPES:
+                raise NotImplementedError(f"result type {name}")
+            device_f = cuda.jit(device=True, **opts)(f)
+            namespace = {"cuda": cuda, "f": device_f}
+            exec(compile(WRAPPER, f"<wrapper of seed {program.seed}>", "exec"), namespace)
+            self.out_dtype = np.dtype(NUMPY_TYPES[name])
+            sig = f"void({name}[:], {argtypes[0]}[:], {argtypes[1]}[:], int64)".replace("boolean", "b1")
+            self.kernels = {t: cuda.jit(sig, target=t, **opts)(namespace["wrapper"]) for t in ("cuda", "cpu")}
+            self.host_args = [random_values(rng, NUMPY_TYPES[t], N_ELEMENTS) for t in argtypes[:2]]
+
+    def run(self, target):
+        from cujit import cuda
+        out = np.zeros(N_ELEMENTS, self.out_dtype)
+        grid = (N_ELEMENTS // BLOCK, BLOCK)
+        if target == "cpu":
+            args = [np.array(a) for a in self.host_args]
+            self.kernels["cpu"][grid](out, *args, 5)
+            return out
+        d_out = cuda.to_device(out)
+        self.kernels["cuda"][grid](d_out, *[cuda.to_device(a) for a in self.host_args], 5)
+        return d_out.copy_to_host()
+
+
+def differ(gpu, cpu):
+    """The indices where the two results differ beyond what is allowed."""
+    if gpu.dtype.kind not in "f":
+        return np.flatnonzero(gpu != cpu)
+    g, c = gpu.astype(np.float64), cpu.astype(np.float64)
+    same = (g == c) | (np.isnan(g) & np.isnan(c))
+    spacing = np.abs(np.spacing(np.maximum(np.abs(gpu), np.abs(cpu)).astype(gpu.dtype))).astype(np.float64)
+    close = np.isfinite(g) & np.isfinite(c) & (np.abs(g - c) <= ULPS[gpu.dtype] * spacing)
+    return np.flatnonzero(~(same | close))
+
+
+def compare(seeds, workdir=None, rng=None):
+    """{seed: outcome} with outcomes "same", "skipped: <why>", or "differ: <detail>"."""
+    rng = rng or np.random.default_rng()
+    workdir = workdir or tempfile.mkdtemp(prefix="cujit_targets_")
+    outcomes = {}
+    for seed in seeds:
+        program = generate(seed)
+        if program.invalid:
+            continue
+        try:
+            case = Case(program, workdir, rng)
+        except NotImplementedError as exc:
+            outcomes[seed] = f"skipped: {exc}"
+            continue
+        except Exception as exc:  # a program the compiler refuses is refused for both targets alike
+            outcomes[seed] = f"skipped: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+            continue
+        try:
+            gpu = case.run("cuda")
+            cpu = case.run("cpu")
+        except Exception as exc:
+            outcomes[seed] = f"differ: raised {type(exc).__name__}: {exc}"
+            continue
+        bad = differ(gpu, cpu)
+        if len(bad):
+            i = bad[0]
+            outcomes[seed] = (f"differ: {len(bad)} of {N_ELEMENTS} elements, first at {i}: GPU {gpu[i]!r}, "
+                              f"CPU {cpu[i]!r}, inputs {[a[i] for a in case.host_args]}")
+        else:
+            outcomes[seed] = "same"
+    return outcomes
+
+
+def main():
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    outcomes = compare(range(n))
+    counts = {}
+    for seed, outcome in outcomes.items():
+        counts[outcome.split(":")[0]] = counts.get(outcome.split(":")[0], 0) + 1
+    print(f"{n} seeds, {len(outcomes)} valid programs: {counts}")
+    for seed, outcome in outcomes.items():
+        if not outcome.startswith("same"):
+            print(f"seed {seed}: {outcome}")
+
+
+if __name__ == "__main__":
+    main()
