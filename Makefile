@@ -35,7 +35,7 @@ build: setup
 	  -Cbuild-dir=$(BUILD_DIR) -Ccmake.build-type=Release
 
 test: build
-	@$(MAKE) --no-print-directory lint test-cpp test-py test-py312-bytecode test-wheel
+	@$(MAKE) --no-print-directory lint test-cpp test-py test-cpu-target test-py312-bytecode test-wheel
 
 # The bytecode frontend decodes each CPython version on its own (python/cujit/_bytecode_ops.py): its tests and the
 # differential against the source path run on 3.12 too, in that interpreter's venv and build folder.
@@ -74,6 +74,11 @@ test-cpp:
 
 test-py:
 	@$(VPY) -m pytest -q tests
+
+# The project's GPU tests on the CPU target (issue 30): kernels compiled for this machine's CPU, the runtime on the
+# host driver; tests that need a GPU itself skip with their reason (tests/gpu_support.py).
+test-cpu-target:
+	@CUJIT_TARGET=cpu $(VPY) -m pytest -q -m gpu tests
 
 demo: build
 	@$(VPY) examples/demo.py

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cujit/host_driver.h"
 #include "launch_cupy.h"
 
 namespace cujit::bindings::launch {
@@ -230,10 +231,14 @@ struct DLManagedTensorVersioned {
   std::uint64_t flags;
   DLTensor dl_tensor;
 };
-constexpr std::int32_t kDLCUDA = 2, kDLCUDAManaged = 13;
+constexpr std::int32_t kDLCPU = 1, kDLCUDA = 2, kDLCUDAManaged = 13;
 constexpr std::uint64_t kDLReadOnly = 1;
 
-bool in_gpu_memory(std::int32_t device_type) { return device_type == kDLCUDA || device_type == kDLCUDAManaged; }
+// On the CPU target (its host driver installed) host memory is device memory: kDLCPU tensors are read too.
+bool in_gpu_memory(std::int32_t device_type) {
+  return device_type == kDLCUDA || device_type == kDLCUDAManaged ||
+         (device_type == kDLCPU && hostrt::host_driver_installed());
+}
 
 void check_device_type(std::int32_t type, std::size_t position) {
   if (!in_gpu_memory(type))

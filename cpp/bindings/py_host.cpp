@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "cujit/codegen.h"
 #include "cujit/host_codegen.h"
+#include "cujit/host_driver.h"
 #include "cujit/hostrt.h"
 #include "cujit/ir.h"
 
@@ -66,6 +67,10 @@ void register_host(py::module_& m) {
       },
       py::arg("fn"), py::arg("options"));
   h.def("worker_count", &hostrt::worker_count, "the worker threads a launch runs blocks on");
+  h.def("use_host_driver", &hostrt::install_host_driver,
+        "Installs the CPU target's driver in place of libcuda for the rest of the process (host memory, "
+        "synchronous streams, host-clock events, one device 'cujit CPU target').");
+  h.def("host_driver_active", &hostrt::host_driver_installed, "whether the CPU target's driver is installed");
 }
 
 }  // namespace cujit::bindings

@@ -10,7 +10,7 @@ import os
 import time
 import weakref
 
-from cujit import _core, aot_bundles, linking, telemetry, toolkit
+from cujit import _core, _target, aot_bundles, linking, telemetry, toolkit
 from cujit.compiler import compile_typed, for_cc, make_options, normalize_inline, parse_signature, type_function
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
@@ -280,6 +280,8 @@ class CUDADispatcher(_core.Dispatcher):
         self._launch_table = _core.launch.LaunchTable()
         self._link_items = tuple(self.targetoptions.get("link") or ())
 
+    _faces = (_Kernel,)  # the classes of its compiled specialisations (a device function's typings are not)
+
     def _links(self):
         """This function's own ``link=`` items as link inputs (files read once per version)."""
         return linking.link_inputs(self._link_items, self._describe())
@@ -482,7 +484,7 @@ class CUDADispatcher(_core.Dispatcher):
         numba's dispatchers have it."""
         out = {}
         for argtypes, face in self._kernels.specialisations():
-            if isinstance(face, _Kernel):
+            if isinstance(face, self._faces):
                 out[argtypes] = face.typed if self.device else face
             else:  # a device function typed for a caller
                 out.setdefault(argtypes, face)
@@ -526,7 +528,7 @@ class CUDADispatcher(_core.Dispatcher):
         key = (self._current_cc(), argtypes)
         spec = self.specializations.get(key)
         if spec is None:
-            spec = CUDADispatcher(self.py_func, self.device, self.targetoptions, self._compile_options)
+            spec = type(self)(self.py_func, self.device, self.targetoptions, self._compile_options)
             spec.compile(argtypes)
             spec._can_compile = False
             spec.specialized = True
@@ -563,7 +565,8 @@ class CUDADispatcher(_core.Dispatcher):
 
     def _compiled_items(self):
         """[(argument types, _Kernel)]: the compiled specialisations (not a device function's typings)."""
-        return [(argtypes, face) for argtypes, face in self._kernels.specialisations() if isinstance(face, _Kernel)]
+        return [(argtypes, face) for argtypes, face in self._kernels.specialisations()
+                if isinstance(face, self._faces)]
 
     @property
     def signatures(self):
@@ -628,6 +631,54 @@ class CUDADispatcher(_core.Dispatcher):
 
 
 _core.launch.install_subscript(CUDADispatcher)
+
+
+class HostDispatcher(CUDADispatcher):
+    """``@cuda.jit`` kernels on the CPU target: the same dispatcher (specialisations, signatures, overload choice,
+    inspection), whose specialisations compile for this machine's CPU (``cujit.host_target``) and whose launches
+    run on the host runtime, in order, returning when the grid has run."""
+
+    target = "cpu"
+
+    def __init__(self, pyfunc, device, options, compile_options):
+        from cujit import host_target
+        super().__init__(pyfunc, device, options, compile_options)
+        self._host = host_target
+        self._faces = (host_target.HostKernel,)
+
+    @staticmethod
+    def _current_cc():
+        return None  # the compile's default: nothing here depends on a GPU's architecture
+
+    def _compile_kernel(self, signature, options, noalias):
+        start = time.perf_counter()
+        kernel = self._host.compile_kernel(self.py_func, signature, options, self._links(), self._describe())
+        telemetry.count("compiles")
+        telemetry.log("compiled for the CPU", self.__qualname__, signature.args, "", time.perf_counter() - start)
+        return kernel
+
+    def _configure(self, config):
+        if len(config) not in (2, 3, 4):
+            raise ValueError("must specify at least the griddim and blockdim")
+        from cujit.cudadrv import launch
+        from cujit.cudadrv.stream import native_stream
+        grid, block, stream, sharedmem = launch.configure(*config)
+        native_stream(stream)  # a bad stream is the GPU launch's error
+        configured = self._host.HostLaunch(self, grid, block, stream, sharedmem)
+        try:
+            if len(self._configs) >= 128:
+                self._configs.clear()
+            self._configs[config] = configured
+        except TypeError:
+            pass
+        return configured
+
+    def inspect_asm(self, signature=None):
+        raise NotImplementedError("kernels compiled for the CPU target have no PTX; inspect_llvm() gives their "
+                                  "LLVM IR")
+
+    def __repr__(self):
+        return f"<cujit CUDA kernel {self.__qualname__} (target='cpu')>"
 
 _REJECTED = {"argtypes", "restype", "bind"}
 # What jit takes besides its named parameters (numba-cuda's **kws).
@@ -695,8 +746,7 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     compile for this machine's CPU and run on cujit's host runtime (cujit.host_target). An option jit does not
     know is a TypeError."""
     _check_extra_options(kws, device, forceinline)
-    from cujit import host_target
-    target = host_target.resolve_target(target)
+    target = _target.resolve_target(target)
     link = linking.normalize_items(link)
     options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto),
                    inline=normalize_inline(inline), forceinline=bool(forceinline), launch_bounds=launch_bounds,
@@ -715,12 +765,9 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
         _caching().prepare()
 
     def wrap(pyfunc, sigs=()):
-        if target == "cpu" and not device:
-            dispatcher = host_target.HostDispatcher(pyfunc, options, compile_options)
-            for sig in sigs:
-                dispatcher.compile(sig)
-            return dispatcher
-        dispatcher = CUDADispatcher(pyfunc, device, options, compile_options)
+        # Device functions are typed into their callers: one dispatcher serves kernels of either target.
+        cls = HostDispatcher if target == "cpu" and not device else CUDADispatcher
+        dispatcher = cls(pyfunc, device, options, compile_options)
         for sig in sigs:
             dispatcher.compile(sig)
         if sigs and not device:

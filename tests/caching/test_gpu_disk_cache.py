@@ -6,13 +6,14 @@ import os
 import subprocess
 import sys
 
-import pytest
+
+import gpu_support
 
 from cujit import cuda
 
 import programs
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cuda.is_available(), reason="no GPU")]
+pytestmark = gpu_support.gpu
 
 PROGRAM = r'''
 import json, os, sys

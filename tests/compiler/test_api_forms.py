@@ -13,6 +13,8 @@ import os
 import numpy as np
 import pytest
 
+import gpu_support
+
 import cujit
 from cujit import _core, cuda, float64, int64, void
 
@@ -172,8 +174,8 @@ def test_cached_form_is_read_back():
 @pytest.mark.gpu
 @pytest.mark.parametrize("form, variant", ROWS, ids=[f"{f} {v}" for f, v in ROWS])
 def test_form_runs(form, variant):
-    if not cuda.is_available():
-        pytest.skip("no usable GPU")
+    if not gpu_support.KERNELS_RUN:
+        pytest.skip("no usable GPU and not on the CPU target")
     kernel, signatures = build(form, variant)
     rng = np.random.default_rng()
     for dtype in [np.float64, np.float32][:len(signatures)]:
@@ -274,10 +276,11 @@ def test_declare_device_in_each_abi_links(abi, body):
 
 
 @pytest.mark.gpu
+@gpu_support.needs_device("links CUDA C++ (GPU code)")
 @pytest.mark.parametrize("abi, body", [("c", "step_linked"), ("numba", "step_linked_numba")])
 def test_declare_device_in_each_abi_runs(abi, body):
-    if not cuda.is_available():
-        pytest.skip("no usable GPU")
+    if not gpu_support.KERNELS_RUN:
+        pytest.skip("no usable GPU and not on the CPU target")
     kernel = kernel_calling(cuda.jit(device=True)(globals()[body]), cuda.jit(link=[TIMES2_CU]))
     a = np.random.default_rng().standard_normal(500)
     d = cuda.to_device(a)
@@ -291,8 +294,8 @@ def test_declare_device_in_each_abi_runs(abi, body):
     ("compile_ptx_for_current_device", {}, "entry"),
 ])
 def test_for_current_device(api, kwargs, kind):
-    if not cuda.is_available():
-        pytest.skip("no usable GPU")
+    if not gpu_support.KERNELS_RUN:
+        pytest.skip("no usable GPU and not on the CPU target")
     pyfunc, sig = (step, DEVICE_SIG) if kind == "func" else (kernel_body, SIG)
     ptx, _ = getattr(cuda, api)(pyfunc, sig, **kwargs)
     major, minor = cuda.get_current_device().compute_capability

@@ -5,15 +5,12 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
+
+import gpu_support
 
 from cujit import cuda
-from cujit.cudadrv import devices
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
-]
+pytestmark = gpu_support.gpu
 
 TEMPLATE = """
 def {name}(out, a, b):

@@ -4,13 +4,11 @@
 import numpy as np
 import pytest
 
-from cujit import cuda
-from cujit.cudadrv import devices
+import gpu_support
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
-]
+from cujit import cuda
+
+pytestmark = gpu_support.gpu
 
 LOADS = ["ldca", "ldcg", "ldcs", "ldlu", "ldcv"]
 STORES = ["stcg", "stcs", "stwb", "stwt"]

@@ -3,9 +3,11 @@
 import numpy as np
 import pytest
 
+import gpu_support
+
 from cujit import cuda
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cuda.is_available(), reason="no usable CUDA GPU")]
+pytestmark = gpu_support.gpu
 
 
 def column_and_row(a, col, row):

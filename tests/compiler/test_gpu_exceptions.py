@@ -9,14 +9,13 @@ import re
 import numpy as np
 import pytest
 
+import gpu_support
+
 import exceptions_src as X
 from cujit import cuda
-from cujit.cudadrv import devices
 from source_lines import source_position
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
+pytestmark = gpu_support.gpu + [
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
 

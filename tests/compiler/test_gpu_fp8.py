@@ -4,18 +4,15 @@ of test_fp8 (nearest fp8 value, ties to even, cuda_fp8.h's overflow rules); numb
 import math
 
 import numpy as np
-import pytest
+
+import gpu_support
 
 from cujit import cuda, float32, int32
 from cujit.cuda.fp8 import (fp8_e4m3, fp8_e5m2, fp8_e8m0, cvt_float_to_fp8, cvt_double_to_fp8, saturation_t,
                             fp8_interpretation_t)
-from cujit.cudadrv import devices
 from test_fp8 import reference_decode, reference_encode, sample_values
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
-]
+pytestmark = gpu_support.gpu
 
 
 @cuda.jit

@@ -22,6 +22,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+import gpu_support
+
 try:
     import mpmath   # comes with torch (through sympy); the reference for erf, erfc, gamma and lgamma when present
 except ImportError:
@@ -31,12 +33,9 @@ import cujit
 import gpu_kernels_src as K
 import kernels_src
 from cujit import cuda, errors, float32, float64, int32, int64, uint32, uint64
-from cujit.cudadrv import devices
 from cujit._typeof import typeof
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
+pytestmark = gpu_support.gpu + [
     # Small grids (numba's low-occupancy warning) and host arrays (copy warning) are deliberate here.
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]

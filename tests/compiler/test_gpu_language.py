@@ -12,13 +12,13 @@ import sys
 import numpy as np
 import pytest
 
+import gpu_support
+
 import language_src as L
 from cujit import cuda
 from cujit.cudadrv import devices
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
+pytestmark = gpu_support.gpu + [
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
 

@@ -5,14 +5,12 @@ gives the expected values), on fresh random data."""
 import numpy as np
 import pytest
 
+import gpu_support
+
 from cujit import cuda
 from cujit.cuda import literal_unroll
-from cujit.cudadrv import devices
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
-]
+pytestmark = gpu_support.gpu
 
 
 def host_literal_unroll(t):

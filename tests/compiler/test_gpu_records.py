@@ -4,13 +4,12 @@ records, whole-record copies and records passed to device functions, against num
 import numpy as np
 import pytest
 
+import gpu_support
+
 import records_src as R
 from cujit import cuda
-from cujit.cudadrv import devices
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
+pytestmark = gpu_support.gpu + [
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
 

@@ -6,13 +6,12 @@ double2, uchar2 and short3 passed by value to and from CUDA C++ (declare_device)
 import numpy as np
 import pytest
 
+import gpu_support
+
 import vector_types_src as V
 from cujit import cuda
-from cujit.cudadrv import devices
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
+pytestmark = gpu_support.gpu + [
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
 

@@ -5,13 +5,11 @@ floats, 32 and 64 bits), ffs of every integer width, cbrt in float32 and float64
 import numpy as np
 import pytest
 
-from cujit import cuda
-from cujit.cudadrv import devices
+import gpu_support
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
-]
+from cujit import cuda
+
+pytestmark = gpu_support.gpu
 
 
 @cuda.jit

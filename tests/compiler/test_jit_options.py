@@ -10,8 +10,9 @@ import warnings
 
 import pytest
 
+import gpu_support
+
 from cujit import _core, cuda, float64
-from cujit.cudadrv import devices
 
 from script_runs import run_script
 
@@ -127,7 +128,8 @@ def test_carveout_is_set_on_each_loaded_kernel(fake_driver):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not devices.is_available(), reason="no usable GPU")
+@pytest.mark.skipif(not gpu_support.GPU_AVAILABLE, reason="no usable GPU")
+@gpu_support.needs_device("the shared memory carveout of a kernel loaded by the driver")
 def test_carveout_on_a_gpu():
     import numpy as np
     kernel = kernel_calling(cuda.jit(device=True)(plain), shared_memory_carveout="MaxShared")

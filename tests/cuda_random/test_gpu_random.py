@@ -13,15 +13,14 @@ import textwrap
 import numpy as np
 import pytest
 
+import gpu_support
+
 import random_src as K
 import xoroshiro_reference as ref
 from cujit import cuda
 from cujit.cuda.random import create_xoroshiro128p_states, init_xoroshiro128p_states
-from cujit.cudadrv import devices
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
+pytestmark = gpu_support.gpu + [
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
 

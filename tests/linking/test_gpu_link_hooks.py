@@ -7,14 +7,14 @@ and a LinkableCode; callbacks on the hook's code; an nvmath-style object (``__nu
 import numpy as np
 import pytest
 
+import gpu_support
+
 from cujit import cuda
 from cujit.cudadrv import devices
 
 import link_hooks_src as src
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
+pytestmark = gpu_support.gpu + [
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
 

@@ -9,15 +9,15 @@ import re
 import numpy as np
 import pytest
 
+import gpu_support
+
 from cujit import config, cuda, errors
 from cujit.cudadrv import devices
 
 import gpu_linking_src as K
 from linking_fixtures import build_inputs
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
+pytestmark = gpu_support.gpu + [
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
 

@@ -15,9 +15,9 @@ import sys
 
 import pytest
 
+import gpu_support
+
 import cujit
-from cujit import cuda
-from cujit.cudadrv import devices
 
 import doc_blocks
 
@@ -31,8 +31,7 @@ def _param(block):
     if block.skip:
         marks.append(pytest.mark.skip(reason=block.skip))
     elif block.needs_gpu():
-        marks += [pytest.mark.gpu,
-                  pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}")]
+        marks += gpu_support.gpu
     return pytest.param(block, id=block.id, marks=marks)
 
 

@@ -7,15 +7,13 @@ the thread's device left as it chose; ``cuda.close()``; the profiler switch; ``f
 import numpy as np
 import pytest
 
+import gpu_support
+
 from cujit import _core, cuda
-from cujit.cudadrv import devices
 
 from threads import run_threads
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
-]
+pytestmark = gpu_support.gpu
 
 
 @pytest.fixture(autouse=True)

@@ -5,15 +5,13 @@ eight threads launching at once; results checked against numpy on fresh random d
 import numpy as np
 import pytest
 
+import gpu_support
+
 from cujit import cuda
-from cujit.cudadrv import devices
 
 from threads import run_threads
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
-]
+pytestmark = gpu_support.gpu
 
 cp = pytest.importorskip("cupy") if cuda.is_available() else None
 torch = pytest.importorskip("torch") if cuda.is_available() else None

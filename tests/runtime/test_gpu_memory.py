@@ -12,15 +12,13 @@ import textwrap
 import numpy as np
 import pytest
 
+import gpu_support
+
 from cujit import cuda
-from cujit.cudadrv import devices
 import gpu_ipc_child
 from script_runs import run_script
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
-]
+pytestmark = gpu_support.gpu
 
 @pytest.fixture(autouse=True)
 def _no_low_occupancy_warnings(monkeypatch):

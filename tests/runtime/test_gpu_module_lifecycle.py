@@ -12,16 +12,15 @@ import threading
 import numpy as np
 import pytest
 
+import gpu_support
+
 from cujit import cuda, dispatcher
-from cujit.cudadrv import devices
 
 import gpu_lifecycle_src as L
 from script_runs import run_script
 from threads import run_threads
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
+pytestmark = gpu_support.gpu + [
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
 

@@ -16,14 +16,15 @@ import threading
 import numpy as np
 import pytest
 
+import gpu_support
+
 from cujit import _core, errors
 from cujit.cudadrv import devicearray, devices, launch, linker, modules
 from cujit.cudadrv import stream as streams
 
 from threads import run_threads
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not devices.is_available(), reason=f"no usable GPU: {devices.cuda_error()}")]
+pytestmark = gpu_support.gpu
 
 _drv = _core.driver
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the repository

@@ -7,14 +7,12 @@ import warnings
 import numpy as np
 import pytest
 
+import gpu_support
+
 import vectorize_src as S
 from cujit import cuda, float32, float64, types
-from cujit.cudadrv import devices
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not cuda.is_available(), reason=f"no usable GPU: {devices.cuda_error()}"),
-]
+pytestmark = gpu_support.gpu
 
 SIZES = [1, 31, 100, 128, 129, 1000, 128 * 64, 128 * 64 + 77, 128 * 64 * 3 + 5, (1 << 20) + 3]
 

@@ -82,6 +82,11 @@ std::unique_ptr<DeviceInfo> read_device(int ordinal) {
 
 int device_count() {
   ensure_driver();
+  if (const detail::DriverApi* table = detail::table_override()) {  // the CPU target's host driver
+    int count = 0;
+    detail::check(table->cuDeviceGetCount(&count), "cuDeviceGetCount");
+    return count;
+  }
   return driver_status().device_count;
 }
 

@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -196,20 +197,29 @@ LoadedDriver& loaded() {
   return *driver;
 }
 
+std::atomic<const DriverApi*> override_table{nullptr};
+
 }  // namespace
 
+void use_table(const DriverApi* table) { override_table.store(table); }
+
+const DriverApi* table_override() { return override_table.load(std::memory_order_acquire); }
+
 const DriverApi& api() {
+  if (const DriverApi* table = table_override()) return *table;
   LoadedDriver& d = loaded();
   if (!d.status.available) throw DriverError(DriverErrorKind::Support, "CUDA is not available: " + d.status.reason);
   return d.api;
 }
 
 const DriverApi* api_if_loaded() {
+  if (const DriverApi* table = table_override()) return table;
   LoadedDriver& d = loaded();
   return d.status.available ? &d.api : nullptr;
 }
 
 std::string describe(CUresult result) {
+  if (const DriverApi* table = table_override()) return describe_with(table, result);
   LoadedDriver& d = loaded();
   return describe_with(d.api_ready ? &d.api : nullptr, result);
 }
@@ -232,6 +242,7 @@ void ensure_current(const Context& ctx) {
 }  // namespace detail
 
 std::string error_name(CUresult code) {
+  if (const detail::DriverApi* table = detail::table_override()) return detail::name_with(table, code);
   detail::LoadedDriver& d = detail::loaded();
   return detail::name_with(d.api_ready ? &d.api : nullptr, code);
 }

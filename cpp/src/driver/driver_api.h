@@ -121,4 +121,11 @@ std::string describe(CUresult result);  // "CUDA_ERROR_X (n): <driver's descript
 // Makes `ctx` current on this thread if it is not already.
 void ensure_current(const Context& ctx);
 
+// Another implementation of the table in place of libcuda's, for the rest of the process (the CPU target's
+// host driver, hostrt/host_driver.cpp): api() returns it from then on and libcuda is not needed. The real
+// driver's status (driver_status(), cuda.is_available()) still describes libcuda and the GPUs.
+void use_table(const DriverApi* table);
+// The table in place of libcuda's, or null.
+const DriverApi* table_override();
+
 }  // namespace cujit::driver::detail

@@ -11,9 +11,19 @@ that needs a GPU, so ``import cujit`` and the compile-only API work on machines 
 - ``linker``: nvJitLink (``link``), with the library searched in NVIDIA's pip wheels too
 - ``modules``: ``load_module`` (one module per key and context, setup/teardown hooks)
 - ``launch``: argument plans and ``launch`` (numba's kernel argument marshalling)
+
+When the process-wide target is the CPU (``cujit._target``), the runtime runs on the CPU target's host driver
+instead of libcuda (``_core.host.use_host_driver``; docs/cpu_target.md).
 """
 
-from cujit.cudadrv import devices, stream, devicearray, linker, modules, launch  # noqa: F401
+from cujit import _core, _target
+
+# The CPU target for the whole process (CUJIT_TARGET=cpu, NUMBA_ENABLE_CUDASIM=1): the runtime runs on the host
+# driver (device memory is host memory, streams run in order at once), installed before any driver call.
+if _target.default_target() == "cpu":
+    _core.host.use_host_driver()
+
+from cujit.cudadrv import devices, stream, devicearray, linker, modules, launch  # noqa: E402,F401
 
 # nvJitLink is large, and the first compile for a target builds its code generator:
 # start both now, in the background, so the first kernel launch finds them ready.

@@ -42,8 +42,20 @@ DEVICE_ATTRIBUTES = {
 
 
 def is_available():
-    """True when a CUDA driver and at least one GPU are usable. Never raises."""
+    """True when a CUDA driver and at least one GPU are usable. Never raises. On the CPU target too it says whether
+    this machine has a usable GPU (kernels run on the host there either way: see ``on_host_driver``)."""
     return bool(_drv.status()["available"])
+
+
+def on_host_driver():
+    """True when the runtime runs on the CPU target's host driver (the process-wide target is the CPU): one
+    device, "cujit CPU target", whose memory is host memory."""
+    return bool(_core.host.host_driver_active())
+
+
+def _runtime_usable():
+    """A GPU, or the CPU target's host driver: devices, contexts and memory work."""
+    return on_host_driver() or is_available()
 
 
 def is_float16_supported():
@@ -273,7 +285,7 @@ def close():
     unloads every module cujit loaded (teardown hooks first) and frees the memory waiting to be freed, in
     every context. Unlike numba, the primary contexts stay retained and live device arrays stay valid; the
     next CUDA call makes device 0's primary context current again."""
-    if not is_available():
+    if not _runtime_usable():
         return
     _drv.pop_all_contexts()
     if threading.current_thread() is not threading.main_thread():
@@ -302,7 +314,7 @@ class _DeviceList:
     indices and slices as a list has them), iteration, ``cuda.gpus.current``."""
 
     def __len__(self):
-        return _drv.device_count() if is_available() else 0
+        return _drv.device_count() if _runtime_usable() else 0
 
     def __getitem__(self, index):
         count = len(self)
@@ -318,12 +330,12 @@ class _DeviceList:
         return get_device(n % count)
 
     def __iter__(self):
-        return iter(list_devices() if is_available() else [])
+        return iter(list_devices() if _runtime_usable() else [])
 
     @property
     def current(self):
         """The Device of the calling thread's current context, or None when it has none (numba's)."""
-        if not is_available():
+        if not _runtime_usable():
             return None
         ctx = _drv.current_context_or_none()
         return None if ctx is None else get_device(ctx.device_id)
@@ -336,7 +348,13 @@ gpus = _DeviceList()
 
 
 def detect():
-    """Prints the GPUs the driver sees (as numba's ``cuda.detect()``); True when at least one is usable."""
+    """Prints the GPUs the driver sees (as numba's ``cuda.detect()``); True when at least one is usable. On the CPU
+    target it says whether there is a GPU, then lists the host driver's device: True (kernels run there)."""
+    if on_host_driver():
+        print("CUDA driver not available: " + cuda_error() if not is_available() else "A CUDA GPU is present, unused")
+        print("CPU target: kernels run on this machine's CPU (CUJIT_TARGET=cpu)")
+        print(f"id {0:<5d} {get_device(0).name!r:>40} [SUPPORTED (CPU target)]")
+        return True
     if not is_available():
         print(f"CUDA driver not available: {cuda_error()}")
         return False

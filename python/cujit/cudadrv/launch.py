@@ -141,6 +141,15 @@ def _array_value(value, ndim, index, writebacks, stream):
                     f"or DLPack object), got {type(value).__name__}")
 
 
+# The CPU target's dispatcher reads device arrays, CAI and DLPack arguments (host memory there) as launches do.
+def array_value(value, ndim, index, writebacks, stream):
+    return _array_value(value, ndim, index, writebacks, stream)
+
+
+def pointer_value(value, index):
+    return _pointer_value(value, index)
+
+
 def _pointer_value(value, index):
     if hasattr(value, "__cuda_array_interface__"):
         return value.__cuda_array_interface__["data"][0] or 0
