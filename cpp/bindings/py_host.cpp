@@ -42,6 +42,7 @@ void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid
     error = hostrt::launch(kernel.entry, pointers.data(), config);
   }
   if (error) raise_error(*error);
+  if (auto bad = codegen::take_index_error(kernel)) throw py::index_error(*bad);
 }
 
 }  // namespace
@@ -58,14 +59,17 @@ void register_host(py::module_& m) {
            "Runs the grid: params is KernelLauncher.pack's buffer, offsets its param_offsets.");
   h.def(
       "compile",
-      [](const ir::TypedFunction& fn, const codegen::CompileOptions& options) {
+      [](const ir::TypedFunction& fn, const codegen::CompileOptions& options, bool boundscheck) {
         Expected<std::shared_ptr<codegen::HostKernel>> out = [&] {
           py::gil_scoped_release nogil;
-          return codegen::compile_for_host(fn, options);
+          return codegen::compile_for_host(fn, options, boundscheck);
         }();
         return unwrap(std::move(out));
       },
-      py::arg("fn"), py::arg("options"));
+      py::arg("fn"), py::arg("options"), py::arg("boundscheck") = false,
+      "boundscheck: array accesses check their indices (the launch raises IndexError for the first bad one).");
+  h.def("math_functions", &codegen::host_math_names,
+        "the libdevice functions (and compiler runtime helpers) the CPU target implements");
   h.def("worker_count", &hostrt::worker_count, "the worker threads a launch runs blocks on");
   h.def("use_host_driver", &hostrt::install_host_driver,
         "Installs the CPU target's driver in place of libcuda for the rest of the process (host memory, "

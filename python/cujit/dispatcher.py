@@ -652,7 +652,8 @@ class HostDispatcher(CUDADispatcher):
 
     def _compile_kernel(self, signature, options, noalias):
         start = time.perf_counter()
-        kernel = self._host.compile_kernel(self.py_func, signature, options, self._links(), self._describe())
+        kernel = self._host.compile_kernel(self.py_func, signature, options, self._links(), self._describe(),
+                                           boundscheck=self.targetoptions.get("boundscheck"))
         telemetry.count("compiles")
         telemetry.log("compiled for the CPU", self.__qualname__, signature.args, "", time.perf_counter() - start)
         return kernel
@@ -686,7 +687,7 @@ _EXTRA_OPTIONS = {"fastmath", "max_registers", "extensions", "boundscheck"}
 _CARVEOUTS = {"default": -1, "maxl1": 0, "maxshared": 100}
 
 
-def _check_extra_options(kws, device, forceinline):
+def _check_extra_options(kws, device, forceinline, target="cuda"):
     unknown = sorted(set(kws) - _EXTRA_OPTIONS - _REJECTED)
     if unknown:
         known = sorted(_EXTRA_OPTIONS | {"device", "inline", "forceinline", "link", "debug", "opt", "lineinfo", "cache",
@@ -696,7 +697,7 @@ def _check_extra_options(kws, device, forceinline):
     for key in _REJECTED & set(kws):
         raise DeprecationWarning(f"Deprecated keyword argument `{key}`. Signatures should be passed as the "
                                  "first positional argument.")
-    if kws.get("boundscheck"):
+    if kws.get("boundscheck") and target != "cpu":  # the CPU target checks bounds (on by default there)
         raise NotImplementedError("bounds checking is not supported for CUDA")
     if kws.get("extensions"):
         raise NotImplementedError("jit(extensions=[...]): argument-preparing extensions (prepare_args) are not "
@@ -745,8 +746,8 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     "MaxShared" or a percentage), set on each loaded kernel. ``target="cpu"`` (or ``CUJIT_TARGET=cpu``): kernels
     compile for this machine's CPU and run on cujit's host runtime (cujit.host_target). An option jit does not
     know is a TypeError."""
-    _check_extra_options(kws, device, forceinline)
     target = _target.resolve_target(target)
+    _check_extra_options(kws, device, forceinline, target)
     link = linking.normalize_items(link)
     options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto),
                    inline=normalize_inline(inline), forceinline=bool(forceinline), launch_bounds=launch_bounds,

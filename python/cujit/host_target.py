@@ -140,15 +140,17 @@ class HostKernel:
                 item()
 
 
-def compile_kernel(py_func, signature, options, links, describe):
+def compile_kernel(py_func, signature, options, links, describe, boundscheck=None):
     """A kernel specialisation for the CPU: typed as for the GPU (without noalias arrays: a launch does not check
-    overlaps here), lowered with the host target's hooks and compiled by ORC JIT."""
+    overlaps here), lowered with the host target's hooks and compiled by ORC JIT. ``boundscheck`` (jit's option):
+    array accesses check their indices unless it is False; a launch raises IndexError for the first bad one."""
     options = options.copy()
     options.noalias_arrays = False
     typed = type_function(py_func, signature, options, links)
     _check_links(typed, describe)
     _core.check_static_shared_memory(typed)
-    return HostKernel(typed, _core.host.compile(typed, options), signature.args, options)
+    native = _core.host.compile(typed, options, boundscheck=boundscheck is not False)
+    return HostKernel(typed, native, signature.args, options)
 
 
 class HostLaunch:

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cujit/codegen.h"
 #include "cujit/host_context.h"
@@ -34,11 +36,24 @@ class HostKernel {
   std::string symbol;    // the kernel's mangled name
   std::string llvm_ir;   // the optimised module (inspect_llvm)
   std::unique_ptr<llvm::orc::LLJIT> jit;
+  // Bounds checks: the module's record of the first out-of-bounds access (null when compiled without checks).
+  target::HostIndexError* index_error = nullptr;
+  std::string qualname;  // the kernel's Python name, for reports
 };
 
+// After a launch: the first out-of-bounds access it made, as IndexError's message (naming the kernel, the array,
+// the index, the shape and the thread's block and thread ids), and the record cleared for the next launch; or
+// nothing. (codegen/host_checks.cpp)
+std::optional<std::string> take_index_error(const HostKernel& kernel);
+
+// The libdevice functions (and compiler runtime helpers) the CPU target implements (codegen/host_math.cpp).
+std::vector<std::string> host_math_names();
+
 // The kernel `fn` (typed as a kernel) compiled for this machine's CPU. Errors: what lowering reports, and
-// NotImplemented for what the host target does not have yet (libdevice math, naming the functions).
-Expected<std::shared_ptr<HostKernel>> compile_for_host(const ir::TypedFunction& fn, const CompileOptions& options);
+// NotImplemented for what the host target does not have (a call of GPU-only code, naming the functions).
+// `bounds_check`: every array access checks its indices (take_index_error reports the first bad one).
+Expected<std::shared_ptr<HostKernel>> compile_for_host(const ir::TypedFunction& fn, const CompileOptions& options,
+                                                       bool bounds_check = false);
 
 // The name of the function compiled modules expose to the host runtime.
 inline constexpr const char* kHostEntrySymbol = "__cujit_host_entry";

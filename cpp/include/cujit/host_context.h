@@ -22,4 +22,20 @@ inline constexpr const char* kHostSharedBytesSymbol = "__cujit_static_shared_byt
 // The named metadata a host module has when its code reaches a barrier (its threads then need fibers).
 inline constexpr const char* kHostBarrierMetadata = "cujit.host.barrier";
 
+// Bounds checks: the first out-of-bounds array access of a launch, as code compiled for the host records it
+// (through kHostIndexErrorFunction, codegen/host_checks.cpp) in its module's kHostIndexErrorSymbol global.
+struct HostIndexError {
+  uint32_t raised;  // 0 until the first (which sets it atomically)
+  uint32_t ndim;
+  uint32_t memory;  // where the array's data lies: 0 device (global) memory, 1 shared, 2 local (the thread's)
+  uint32_t reserved;
+  int64_t index[32], shape[32];  // the index as written, the array's shape (ndim of each)
+  uint32_t block[3], thread[3];
+  const char* site;  // "array 'x' at kernel.py:12"
+};
+inline constexpr const char* kHostIndexErrorSymbol = "__cujit_index_error";
+// void (HostThreadContext*, HostIndexError*, const char* site, const void* data, uint32_t ndim,
+//       const int64_t* index, const int64_t* shape)
+inline constexpr const char* kHostIndexErrorFunction = "__cujit_host_index_error";
+
 }  // namespace cujit::target

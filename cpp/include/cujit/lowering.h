@@ -31,6 +31,9 @@ struct LoweringOptions {
   // What the target's special registers, barriers and shared memory lower to (codegen sets it; null: NVPTX is
   // not assumed, lowering fails).
   const target::Target* target = nullptr;
+  // The CPU target's checks: every array element access checks its indices (an index out of bounds is
+  // reported through Target::index_error and the access goes to a scratch slot instead).
+  bool bounds_check = false;
 };
 
 // Lowers `fn` and, transitively, the device functions it calls (as internal

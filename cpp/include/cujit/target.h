@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <llvm/IR/IRBuilder.h>
 
@@ -41,6 +43,14 @@ class Target {
   // The dynamic shared memory given at launch: its generic address and its size in bytes (an i64).
   virtual std::pair<llvm::Value*, llvm::Value*> dynamic_shared(llvm::IRBuilder<>& b, llvm::Value* context,
                                                                llvm::Module& module) const = 0;
+
+  // ---- Checks: the CPU target's (lowering emits them only where LoweringOptions asks; no-ops elsewhere).
+  // An array access whose `indices` (i64s, as written) fall outside the array's `shape` (i64s): the target
+  // records the first such access of a launch, with `site` ("array 'x' at kernel.py:12"), the array's `data`
+  // pointer and the thread's ids, for the launch to report.
+  virtual void index_error(llvm::IRBuilder<>&, llvm::Value* /*context*/, const std::string& /*site*/,
+                           llvm::Value* /*data*/, const std::vector<llvm::Value*>& /*indices*/,
+                           const std::vector<llvm::Value*>& /*shape*/) const {}
 };
 
 // The two targets (stateless singletons; implemented in codegen/).

@@ -17,6 +17,8 @@
 #include "cujit/host_codegen.h"
 #include "cujit/lowering.h"
 #include "cujit/target.h"
+#include "host_checks.h"
+#include "host_math.h"
 
 namespace cujit::codegen {
 
@@ -47,12 +49,14 @@ void add_entry(llvm::Module& module, llvm::Function* kernel) {
   b.CreateRetVoid();
 }
 
-// The functions the module calls that nothing defines (libdevice's __nv_*, NVVM intrinsics).
+// The functions the module calls that nothing defines: neither the host's libdevice (host_math.h) nor LLVM
+// (NVVM intrinsics, device runtime functions).
 std::set<std::string> unresolved_calls(const llvm::Module& module) {
   std::set<std::string> names;
   for (const llvm::Function& f : module)
     if (f.isDeclaration() && !f.use_empty() &&
-        (!f.isIntrinsic() || f.getName().starts_with("llvm.nvvm.")))
+        (!f.isIntrinsic() || f.getName().starts_with("llvm.nvvm.")) && !is_host_math(f.getName()) &&
+        f.getName() != target::kHostIndexErrorFunction)
       names.insert(f.getName().str());
   return names;
 }
@@ -73,7 +77,8 @@ void optimise(llvm::Module& module, llvm::TargetMachine& tm, bool opt) {
   mpm.run(module, mam);
 }
 
-Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const CompileOptions& options) {
+Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const CompileOptions& options,
+                                              bool bounds_check) {
   static std::once_flag init;
   std::call_once(init, [] {
     llvm::InitializeNativeTarget();
@@ -93,6 +98,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   lowering::LoweringOptions lo;
   lo.target = &target::host();
   lo.fastmath = options.fastmath;
+  lo.bounds_check = bounds_check;
   auto lowered = lowering::lower_module(fn, *module, lo);
   if (!lowered) return lowered.error();
   std::set<std::string> missing = unresolved_calls(*module);
@@ -105,7 +111,8 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   add_entry(*module, *lowered);
   bool uses_barrier = module->getNamedMetadata(target::kHostBarrierMetadata) != nullptr;
   llvm::internalizeModule(*module, [](const llvm::GlobalValue& gv) {
-    return gv.getName() == kHostEntrySymbol || gv.getName() == target::kHostSharedBytesSymbol;
+    return gv.getName() == kHostEntrySymbol || gv.getName() == target::kHostSharedBytesSymbol ||
+           gv.getName() == target::kHostIndexErrorSymbol;
   });
   optimise(*module, **tm, options.opt);
 
@@ -118,6 +125,8 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   }
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
   if (!jit) return llvm_error("creating the JIT", jit.takeError());
+  if (auto e = add_host_math(**jit)) return llvm_error("defining the host's libdevice", std::move(e));
+  if (auto e = add_host_checks(**jit)) return llvm_error("defining the checks' recorder", std::move(e));
   if (auto e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
     return llvm_error("adding the module", std::move(e));
   auto entry = (*jit)->lookup(kHostEntrySymbol);
@@ -125,15 +134,20 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   kernel->entry = entry->toPtr<HostKernelEntry>();
   if (auto shared = (*jit)->lookup(target::kHostSharedBytesSymbol)) kernel->static_shared_bytes = *shared->toPtr<uint64_t*>();
   else llvm::consumeError(shared.takeError());
+  if (auto record = (*jit)->lookup(target::kHostIndexErrorSymbol))
+    kernel->index_error = record->toPtr<target::HostIndexError*>();
+  else llvm::consumeError(record.takeError());
+  kernel->qualname = fn.fn->qualname;
   kernel->jit = std::move(*jit);
   return kernel;
 }
 
 }  // namespace
 
-Expected<std::shared_ptr<HostKernel>> compile_for_host(const ir::TypedFunction& fn, const CompileOptions& options) {
+Expected<std::shared_ptr<HostKernel>> compile_for_host(const ir::TypedFunction& fn, const CompileOptions& options,
+                                                       bool bounds_check) {
   try {
-    return compile(fn, options);
+    return compile(fn, options, bounds_check);
   } catch (CompileError& e) {
     return e.error();
   }

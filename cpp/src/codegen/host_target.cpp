@@ -89,6 +89,34 @@ class HostTarget final : public Target {
                                       llvm::Align(8));
     return {base, bytes};
   }
+
+  // Bounds checks: a call of the host's recorder (codegen/host_checks.cpp) with the module's record, the site's
+  // name and the index and shape in two stack arrays of the function's entry block.
+  void index_error(llvm::IRBuilder<>& b, llvm::Value* context, const std::string& site, llvm::Value* data,
+                   const std::vector<llvm::Value*>& indices, const std::vector<llvm::Value*>& shape) const override {
+    llvm::Module& module = *b.GetInsertBlock()->getModule();
+    auto* record_ty = llvm::ArrayType::get(b.getInt8Ty(), sizeof(HostIndexError));
+    llvm::GlobalVariable* record = module.getNamedGlobal(kHostIndexErrorSymbol);
+    if (record == nullptr) {
+      record = new llvm::GlobalVariable(module, record_ty, false, llvm::GlobalValue::ExternalLinkage,
+                                        llvm::ConstantAggregateZero::get(record_ty), kHostIndexErrorSymbol);
+      record->setAlignment(llvm::Align(8));
+    }
+    llvm::Function* fn = b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
+    auto* dims = llvm::ArrayType::get(b.getInt64Ty(), indices.size());
+    llvm::Value* index_array = entry.CreateAlloca(dims);
+    llvm::Value* shape_array = entry.CreateAlloca(dims);
+    for (size_t d = 0; d < indices.size(); ++d) {
+      b.CreateStore(indices[d], b.CreateConstInBoundsGEP2_64(dims, index_array, 0, d));
+      b.CreateStore(shape[d], b.CreateConstInBoundsGEP2_64(dims, shape_array, 0, d));
+    }
+    auto* ptr = b.getPtrTy();
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, ptr, b.getInt32Ty(), ptr, ptr}, false);
+    llvm::FunctionCallee recorder = module.getOrInsertFunction(kHostIndexErrorFunction, fty);
+    b.CreateCall(recorder, {context, record, b.CreateGlobalString(site, "index.site"), data,
+                            b.getInt32(static_cast<uint32_t>(indices.size())), index_array, shape_array});
+  }
 };
 
 }  // namespace

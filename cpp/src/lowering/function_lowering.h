@@ -165,6 +165,12 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* item_pointer(llvm::Value* ary, TypeRef aty, const std::vector<IndexItem>& items);
   llvm::Value* make_c_array(TypeRef aty, llvm::Value* data, const std::vector<int64_t>& dims);
   llvm::Value* wrap_index(llvm::Value* index, llvm::Value* extent);
+  // Bounds checks (LoweringOptions::bounds_check): `ptr` if every wrapped index is inside its axis, else the
+  // target is told (index_error, with the indices as written) and a scratch slot is the access's address.
+  llvm::Value* bounds_checked(llvm::Value* ptr, llvm::Value* ary, TypeRef aty, const std::vector<llvm::Value*>& indices,
+                              const std::vector<llvm::Value*>& wrapped);
+  // The array being indexed, for a bounds check's report: "array 'x' at kernel.py:12".
+  std::string index_site(const ir::Expr& array) const;
   llvm::Value* array_getitem(const ir::Expr& e);
   llvm::Value* pointer_item(const ir::Expr& e);  // the address of p[i] for a CPointer p
   void array_setitem(const ir::Expr& target, llvm::Value* value, TypeRef type);
@@ -199,6 +205,7 @@ class FunctionLowering : public intrinsics::Emitter {
   ModuleState& state_;
   const ir::TypedFunction& tf_;
   const ir::Function& fn_;
+  std::string index_site_;  // the array subscript being lowered (bounds checks; "" in an intrinsic's access)
   bool is_top_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;

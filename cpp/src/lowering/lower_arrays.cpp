@@ -2,8 +2,11 @@
 // shape[], strides[]}, element addressing (shape-based for C/F layouts so
 // the index math is what nvcc would emit, strides for A), views from slices
 // with Python's slice semantics, and shared, local and constant arrays.
+#include <algorithm>
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/MDBuilder.h>
 
 #include "function_lowering.h"
 
@@ -69,13 +72,52 @@ Value* FunctionLowering::element_pointer(Value* ary, TypeRef aty, const std::vec
       }
     }
     if (linear == nullptr) return data;
-    return b_.CreateInBoundsGEP(elem, data, linear);
+    Value* ptr = b_.CreateInBoundsGEP(elem, data, linear);
+    return state_.options.bounds_check ? bounds_checked(ptr, ary, aty, indices, idx) : ptr;
   }
   Value* offset = b_.getInt64(0);
   for (int d = 0; d < ndim; ++d)
     offset = b_.CreateAdd(offset, b_.CreateMul(idx[d], array_field(ary, kStrides, d), "", false, true), "", false,
                           true);
-  return b_.CreateInBoundsGEP(b_.getInt8Ty(), data, offset);
+  Value* ptr = b_.CreateInBoundsGEP(b_.getInt8Ty(), data, offset);
+  return state_.options.bounds_check && ndim > 0 ? bounds_checked(ptr, ary, aty, indices, idx) : ptr;
+}
+
+Value* FunctionLowering::bounds_checked(Value* ptr, Value* ary, TypeRef aty, const std::vector<Value*>& indices,
+                                        const std::vector<Value*>& wrapped) {
+  Value* inside = b_.getTrue();
+  std::vector<Value*> shape;
+  for (int d = 0; d < aty->ndim(); ++d) {
+    shape.push_back(array_field(ary, kShape, d));
+    inside = b_.CreateAnd(inside, b_.CreateICmpULT(wrapped[d], shape.back()));
+  }
+  llvm::BasicBlock* from = b_.GetInsertBlock();
+  llvm::BasicBlock* bad = llvm::BasicBlock::Create(ctx_, "index.out", llfn_);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "index.in", llfn_);
+  b_.CreateCondBr(inside, done, bad, llvm::MDBuilder(ctx_).createLikelyBranchWeights());
+  b_.SetInsertPoint(bad);
+  // (an access made by an intrinsic, an atomic's, has no subscript to name)
+  target().index_error(b_, context_, index_site_.empty() ? "an array" : index_site_, array_field(ary, kData),
+                       indices, shape);
+  // The bad access reads or writes a scratch slot of the element's size instead (one per check).
+  auto* slot_ty = llvm::ArrayType::get(b_.getInt8Ty(), std::max<int64_t>(16, types::itemsize(aty->element(0))));
+  auto* scratch = new llvm::GlobalVariable(state_.module, slot_ty, false, llvm::GlobalValue::InternalLinkage,
+                                           llvm::ConstantAggregateZero::get(slot_ty), "index.scratch");
+  scratch->setAlignment(llvm::Align(16));
+  llvm::BasicBlock* bad_end = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  llvm::PHINode* phi = b_.CreatePHI(ptr->getType(), 2);
+  phi->addIncoming(ptr, from);
+  phi->addIncoming(scratch, bad_end);
+  return phi;
+}
+
+std::string FunctionLowering::index_site(const Expr& array) const {
+  std::string what = array.kind == ExprKind::Var && array.var >= 0 ? "array '" + fn_.vars[array.var].name + "'"
+                                                                    : std::string("an array");
+  if (!array.loc.known()) return what;
+  return what + " at " + fn_.filename + ":" + std::to_string(array.loc.line);
 }
 
 Value* FunctionLowering::load_element(Value* ptr, TypeRef dtype, int64_t align) {
@@ -158,8 +200,12 @@ Value* FunctionLowering::array_getitem(const Expr& e) {
   TypeRef aty = e.operands[0]->type;
   Value* ary = lower_expr(*e.operands[0]);
   std::vector<IndexItem> items = lower_index(*e.operands[1], aty->ndim());
-  if (e.type->kind() != TypeKind::Array)
-    return load_element(item_pointer(ary, aty, items), aty->element(0), aty->aligned() ? 0 : 1);
+  if (e.type->kind() != TypeKind::Array) {
+    if (state_.options.bounds_check) index_site_ = index_site(*e.operands[0]);
+    Value* ptr = item_pointer(ary, aty, items);
+    index_site_.clear();
+    return load_element(ptr, aty->element(0), aty->aligned() ? 0 : 1);
+  }
   return array_view(ary, aty, items, e.type);
 }
 
@@ -190,7 +236,10 @@ void FunctionLowering::array_setitem(const Expr& target, Value* value, TypeRef t
     return;
   }
   Value* ary = lower_expr(*target.operands[0]);
-  Value* ptr = item_pointer(ary, aty, lower_index(*target.operands[1], aty->ndim()));
+  std::vector<IndexItem> items = lower_index(*target.operands[1], aty->ndim());
+  if (state_.options.bounds_check) index_site_ = index_site(*target.operands[0]);
+  Value* ptr = item_pointer(ary, aty, items);
+  index_site_.clear();
   TypeRef dtype = aty->element(0);
   store_element(ptr, cast(value, type, dtype), dtype, aty->aligned() ? 0 : 1);
 }

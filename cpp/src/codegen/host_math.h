@@ -1,0 +1,39 @@
+// Internal to codegen: libdevice's functions on the CPU target. Each __nv_*
+// function cujit's lowering can call (cuda.libdevice.*, the math module, the
+// fp16/bf16 functions, fast-math variants, integer intrinsics) has a host
+// implementation compiled into cujit (host_math.cpp: the one table; libm where
+// it has the function, host_math_special.cpp for what it lacks, and
+// host_math_rounding.cpp for the rounding-mode variants). The ORC JIT links a
+// module's calls to them by name.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace llvm {
+class Error;
+namespace orc {
+class LLJIT;
+}  // namespace orc
+}  // namespace llvm
+
+namespace cujit::codegen {
+
+struct HostMathFunction {
+  const char* name;  // the libdevice symbol (__nv_sinf) or a compiler runtime helper (__truncsfhf2)
+  void* address;     // its host implementation (C calling convention, libdevice's signature)
+};
+
+// The table: every entry, in one array.
+const HostMathFunction* host_math_functions(std::size_t* count);
+// True if `name` has a host implementation.
+bool is_host_math(std::string_view name);
+// Defines every entry as an absolute symbol in the JIT's main library.
+llvm::Error add_host_math(llvm::orc::LLJIT& jit);
+
+// The table's parts, each beside its implementations: what libm lacks (host_math_special.cpp) and the
+// rounding-mode variants and conversions (host_math_rounding.cpp). host_math.cpp joins them to its own.
+const HostMathFunction* host_math_special(std::size_t* count);
+const HostMathFunction* host_math_rounding(std::size_t* count);
+
+}  // namespace cujit::codegen
