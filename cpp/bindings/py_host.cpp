@@ -25,7 +25,8 @@ hostrt::Dim3 dim3_of(const std::vector<uint32_t>& d) {
 }
 
 void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid, const std::vector<uint32_t>& block,
-            uint64_t sharedmem, const py::bytes& params, const std::vector<std::size_t>& offsets) {
+            uint64_t sharedmem, const py::bytes& params, const std::vector<std::size_t>& offsets, bool cooperative,
+            const std::string& name) {
   std::string bytes = params;
   std::vector<uint64_t> storage(bytes.size() / 8 + 1);
   std::memcpy(storage.data(), bytes.data(), bytes.size());
@@ -35,7 +36,7 @@ void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid
     pointers.push_back(reinterpret_cast<char*>(storage.data()) + offset);
   }
   hostrt::HostLaunch config{dim3_of(grid), dim3_of(block), kernel.static_shared_bytes, sharedmem,
-                            kernel.uses_barrier};
+                            kernel.uses_barrier, cooperative, name};
   std::optional<Error> error;
   {
     py::gil_scoped_release nogil;
@@ -55,8 +56,9 @@ void register_host(py::module_& m) {
       .def_readonly("static_shared_bytes", &codegen::HostKernel::static_shared_bytes)
       .def_readonly("uses_barrier", &codegen::HostKernel::uses_barrier)
       .def("launch", &launch, py::arg("grid"), py::arg("block"), py::arg("sharedmem"), py::arg("params"),
-           py::arg("offsets"),
-           "Runs the grid: params is KernelLauncher.pack's buffer, offsets its param_offsets.");
+           py::arg("offsets"), py::arg("cooperative") = false, py::arg("name") = "",
+           "Runs the grid: params is KernelLauncher.pack's buffer, offsets its param_offsets; cooperative: every "
+           "block at once (a grid sync); name: the kernel's, for error reports (a deadlock is a RuntimeError).");
   h.def(
       "compile",
       [](const ir::TypedFunction& fn, const codegen::CompileOptions& options, bool boundscheck) {
@@ -71,6 +73,8 @@ void register_host(py::module_& m) {
   h.def("math_functions", &codegen::host_math_names,
         "the libdevice functions (and compiler runtime helpers) the CPU target implements");
   h.def("worker_count", &hostrt::worker_count, "the worker threads a launch runs blocks on");
+  h.def("max_cooperative_blocks", &hostrt::max_cooperative_blocks, py::arg("threads_per_block"),
+        "the most blocks of that many threads a cooperative launch may have on the CPU target");
   h.def("use_host_driver", &hostrt::install_host_driver,
         "Installs the CPU target's driver in place of libcuda for the rest of the process (host memory, "
         "synchronous streams, host-clock events, one device 'cujit CPU target').");

@@ -115,6 +115,8 @@ class HostKernel:
         self.entry = typed.symbol
         self.plan = _HostPlan(self.argtypes)
         self.if_overlap = None  # host kernels compile without noalias arrays: overlapping arrays are fine
+        self.name = typed.symbol  # the Python function's qualified name once compile_kernel sets it (reports)
+        self.cooperative = bool(typed.cooperative)  # a grid sync: every block runs at once
 
     def specialisation(self, cache, tag, listed):
         """This face as its dispatcher's KernelCache takes it: nothing to build or load per context."""
@@ -134,10 +136,25 @@ class HostKernel:
             raise TypeError(f"the kernel takes {len(self.argtypes)} argument"
                             f"{'' if len(self.argtypes) == 1 else 's'}, got {len(args)}")
         params, keep = self.plan.pack(args, stream)
-        self.native.launch(list(griddim), list(blockdim), int(sharedmem), params, self.plan.offsets)
+        self.native.launch(list(griddim), list(blockdim), int(sharedmem), params, self.plan.offsets,
+                           cooperative=self.cooperative, name=self.name)
         for item in keep:  # In/Out hints' copies back (none today: host memory is passed in place)
             if callable(item):
                 item()
+
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
+        """How many blocks of ``blockdim`` threads a cooperative launch of this kernel can have on the CPU target
+        (numba-cuda's ``_Kernel.max_cooperative_grid_blocks``): the CPU counts as a device of one multiprocessor per
+        worker thread, each holding 2048 threads in at most 32 blocks."""
+        threads = 1
+        for d in (blockdim if isinstance(blockdim, tuple) else (blockdim,)):
+            if not isinstance(d, int) or d < 1:
+                raise ValueError(f"blockdim must be a positive int or a tuple of them, got {blockdim!r}")
+            threads *= d
+        if not isinstance(dynsmemsize, int) or dynsmemsize < 0:
+            raise ValueError(f"dynsmemsize must be a non-negative int, got {dynsmemsize!r}")
+        return _core.host.max_cooperative_blocks(threads)
 
 
 def compile_kernel(py_func, signature, options, links, describe, boundscheck=None):
@@ -150,7 +167,9 @@ def compile_kernel(py_func, signature, options, links, describe, boundscheck=Non
     _check_links(typed, describe)
     _core.check_static_shared_memory(typed)
     native = _core.host.compile(typed, options, boundscheck=boundscheck is not False)
-    return HostKernel(typed, native, signature.args, options)
+    kernel = HostKernel(typed, native, signature.args, options)
+    kernel.name = py_func.__qualname__
+    return kernel
 
 
 class HostLaunch:

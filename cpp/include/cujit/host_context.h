@@ -15,6 +15,23 @@ struct HostThreadContext {
   uint64_t dynamic_shared_bytes;
   void (*barrier)(HostThreadContext*);
   void* runtime;             // the host runtime's own (the thread's fiber)
+  // A collective operation (HostCollective): the thread waits until its group (the block, the warp's lanes in
+  // `mask`, the grid) has arrived, then gets the result. `where` names the call for deadlock reports
+  // ("cuda.shfl_sync at kernel.py:12"; null if unknown).
+  uint64_t (*collective)(HostThreadContext*, uint32_t kind, uint32_t mask, uint64_t value, uint32_t operand,
+                         const char* where);
+};
+
+// What HostThreadContext::collective does, by `kind`.
+enum class HostCollective : uint32_t {
+  Barrier,                                          // cuda.syncthreads()
+  BarrierCount, BarrierAnd, BarrierOr,              // syncthreads_count/_and/_or: value is the predicate
+  ShuffleIdx, ShuffleUp, ShuffleDown, ShuffleXor,   // value: the 32 bits; operand: src lane, delta, lane mask
+  VoteAll, VoteAny, VoteEq, VoteBallot,             // value: the predicate
+  MatchAny, MatchAll,                               // value: the 64 bits; MatchAll gives mask | pred << 32
+  SyncWarp,                                         // cuda.syncwarp(mask)
+  ActiveMask,                                       // cuda.activemask(): the warp's lanes that reached this call
+  GridSync,                                         // a grid group's sync() (cooperative launches)
 };
 
 // The global a host module records its static shared memory per block in (bytes; an i64 constant).

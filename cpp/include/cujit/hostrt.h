@@ -31,6 +31,10 @@ struct HostLaunch {
   // The kernel reaches a barrier: its threads run as fibers. Without, a block's threads run one after another
   // on the worker's own stack (the barrier hook is then a no-op: such a kernel never calls it).
   bool barriers = true;
+  // A cooperative launch (the kernel reaches a grid group's sync()): every block of the grid is resident at once
+  // (all its threads as fibers of one worker), at most max_cooperative_blocks(...) of them.
+  bool cooperative = false;
+  std::string kernel_name{};  // for error reports ("": "the kernel")
 };
 
 // The most threads per block (as on every CUDA device) and the stack each thread's fiber gets.
@@ -38,10 +42,18 @@ inline constexpr uint32_t kMaxThreadsPerBlock = 1024;
 inline constexpr std::size_t kFiberStackBytes = 256 * 1024;
 
 // Runs every thread of the grid; returns when all have finished. A bad
-// configuration is a ValueError (the Error returned; never an abort).
+// configuration is a ValueError; a barrier, warp function or grid sync that can
+// never complete (a deadlock on the GPU) is a Runtime error naming the kernel,
+// the calls and the threads waiting at them (the Error returned; never an abort
+// nor a hang).
 std::optional<Error> launch(KernelEntry entry, void** params, const HostLaunch& config);
 
-// The number of worker threads launches use (the machine's cores; CUJIT_HOST_THREADS overrides).
+// The number of worker threads launches use (the machine's cores; CUJIT_HOST_THREADS overrides). The workers are
+// created once per process, on first use, and shared by every launch (several threads may launch at once).
 unsigned worker_count();
+
+// The most blocks of `threads_per_block` threads a cooperative launch may have: the CPU as a device of
+// worker_count() multiprocessors, each holding 2048 threads in at most 32 blocks (0 above 1024 threads).
+uint64_t max_cooperative_blocks(uint64_t threads_per_block);
 
 }  // namespace cujit::hostrt

@@ -51,6 +51,8 @@ class Emitter {
   // The target lowered for (special registers, barriers, shared memory) and the function's context for it.
   virtual const cujit::target::Target& target() = 0;
   virtual llvm::Value* target_context() = 0;
+  // The source position of the call being lowered ("kernel.py:12"), or "" (for the host target's reports).
+  virtual std::string call_site() { return ""; }
 };
 
 // The types a call was typed with: parameters (what the arguments were

@@ -18,6 +18,14 @@ namespace cujit::target {
 enum class SpecialRegister { ThreadIdx = 0, BlockIdx = 1, BlockDim = 2, GridDim = 3 };
 // The scope of a memory fence: cuda.threadfence_block, threadfence, threadfence_system.
 enum class FenceScope { Block, Device, System };
+// cuda.syncthreads_count / _and / _or.
+enum class BarrierReduction { Count, And, Or };
+// cuda.shfl_sync / shfl_up_sync / shfl_down_sync / shfl_xor_sync.
+enum class ShuffleMode { Index, Up, Down, Xor };
+// cuda.all_sync / any_sync / eq_sync / ballot_sync.
+enum class VoteMode { All, Any, Eq, Ballot };
+// cuda.activemask() / cuda.lanemask_lt().
+enum class WarpMask { Active, LessThan };
 
 class Target {
  public:
@@ -43,6 +51,35 @@ class Target {
   // The dynamic shared memory given at launch: its generic address and its size in bytes (an i64).
   virtual std::pair<llvm::Value*, llvm::Value*> dynamic_shared(llvm::IRBuilder<>& b, llvm::Value* context,
                                                                llvm::Module& module) const = 0;
+
+  // ---- Collectives: barriers that reduce, warp functions, cooperative groups. `where` is the call's source
+  // position ("kernel.py:12", or ""), which a target may keep for its reports (the host's deadlock reports).
+  // cuda.syncthreads() at `where` (the NVPTX target: barrier()).
+  virtual void barrier_at(llvm::IRBuilder<>& b, llvm::Value* context, const std::string& where) const = 0;
+  // cuda.syncthreads_count/_and/_or of an i1 predicate: an i32 (the count, or 0/1).
+  virtual llvm::Value* barrier_reduce(llvm::IRBuilder<>& b, llvm::Value* context, BarrierReduction op,
+                                      llvm::Value* predicate, const std::string& where) const = 0;
+  // A shuffle of a 32-bit value (an i32) among the warp's lanes in `mask` (an i32); `lane` is the source lane,
+  // the delta or the lane mask (an i32). Returns the i32 read.
+  virtual llvm::Value* warp_shuffle(llvm::IRBuilder<>& b, llvm::Value* context, ShuffleMode mode, llvm::Value* mask,
+                                    llvm::Value* value, llvm::Value* lane, const std::string& where) const = 0;
+  // A vote of an i1 predicate among the lanes in `mask`: an i1 (all, any, eq) or the ballot's i32.
+  virtual llvm::Value* warp_vote(llvm::IRBuilder<>& b, llvm::Value* context, VoteMode mode, llvm::Value* mask,
+                                 llvm::Value* predicate, const std::string& where) const = 0;
+  // match_any_sync (an i32: the lanes holding `value`, an i32 or i64) or match_all_sync (an {i32, i1} pair).
+  virtual llvm::Value* warp_match(llvm::IRBuilder<>& b, llvm::Value* context, bool all, llvm::Value* mask,
+                                  llvm::Value* value, const std::string& where) const = 0;
+  // cuda.syncwarp(mask): the lanes in `mask` wait for each other.
+  virtual void warp_sync(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Value* mask,
+                         const std::string& where) const = 0;
+  // cuda.activemask() / lanemask_lt(): an i32.
+  virtual llvm::Value* warp_mask(llvm::IRBuilder<>& b, llvm::Value* context, WarpMask which,
+                                 const std::string& where) const = 0;
+  // cuda.cg.this_grid(): the grid group's handle (an i64); its sync(): waits for every thread of the grid (an
+  // i32 status). Kernels reaching them launch cooperatively.
+  virtual llvm::Value* grid_group(llvm::IRBuilder<>& b, llvm::Value* context) const = 0;
+  virtual llvm::Value* grid_sync(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Value* group,
+                                 const std::string& where) const = 0;
 
   // ---- Checks: the CPU target's (lowering emits them only where LoweringOptions asks; no-ops elsewhere).
   // An array access whose `indices` (i64s, as written) fall outside the array's `shape` (i64s): the target

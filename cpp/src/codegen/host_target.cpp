@@ -90,6 +90,75 @@ class HostTarget final : public Target {
     return {base, bytes};
   }
 
+  // Collectives: a call of the context's collective hook (the runtime switches fibers there); the module is
+  // marked as reaching a barrier, so its threads run as fibers.
+  void barrier_at(llvm::IRBuilder<>& b, llvm::Value* context, const std::string& where) const override {
+    collective(b, context, HostCollective::Barrier, b.getInt32(0), b.getInt64(0), b.getInt32(0), where);
+  }
+
+  llvm::Value* barrier_reduce(llvm::IRBuilder<>& b, llvm::Value* context, BarrierReduction op,
+                              llvm::Value* predicate, const std::string& where) const override {
+    HostCollective kind = op == BarrierReduction::Count ? HostCollective::BarrierCount
+                          : op == BarrierReduction::And ? HostCollective::BarrierAnd
+                                                        : HostCollective::BarrierOr;
+    llvm::Value* r = collective(b, context, kind, b.getInt32(0), b.CreateZExt(predicate, b.getInt64Ty()),
+                                b.getInt32(0), where);
+    return b.CreateTrunc(r, b.getInt32Ty());
+  }
+
+  llvm::Value* warp_shuffle(llvm::IRBuilder<>& b, llvm::Value* context, ShuffleMode mode, llvm::Value* mask,
+                            llvm::Value* value, llvm::Value* lane, const std::string& where) const override {
+    HostCollective kind = mode == ShuffleMode::Index  ? HostCollective::ShuffleIdx
+                          : mode == ShuffleMode::Up   ? HostCollective::ShuffleUp
+                          : mode == ShuffleMode::Down ? HostCollective::ShuffleDown
+                                                      : HostCollective::ShuffleXor;
+    llvm::Value* r = collective(b, context, kind, mask, b.CreateZExt(value, b.getInt64Ty()), lane, where);
+    return b.CreateTrunc(r, b.getInt32Ty());
+  }
+
+  llvm::Value* warp_vote(llvm::IRBuilder<>& b, llvm::Value* context, VoteMode mode, llvm::Value* mask,
+                         llvm::Value* predicate, const std::string& where) const override {
+    HostCollective kind = mode == VoteMode::All   ? HostCollective::VoteAll
+                          : mode == VoteMode::Any ? HostCollective::VoteAny
+                          : mode == VoteMode::Eq  ? HostCollective::VoteEq
+                                                  : HostCollective::VoteBallot;
+    llvm::Value* r = collective(b, context, kind, mask, b.CreateZExt(predicate, b.getInt64Ty()), b.getInt32(0),
+                                where);
+    return mode == VoteMode::Ballot ? b.CreateTrunc(r, b.getInt32Ty()) : b.CreateICmpNE(r, b.getInt64(0));
+  }
+
+  llvm::Value* warp_match(llvm::IRBuilder<>& b, llvm::Value* context, bool all, llvm::Value* mask,
+                          llvm::Value* value, const std::string& where) const override {
+    llvm::Value* r = collective(b, context, all ? HostCollective::MatchAll : HostCollective::MatchAny, mask,
+                                b.CreateZExt(value, b.getInt64Ty()), b.getInt32(0), where);
+    llvm::Value* lanes = b.CreateTrunc(r, b.getInt32Ty());
+    if (!all) return lanes;
+    auto* pair = llvm::StructType::get(b.getContext(), {b.getInt32Ty(), b.getInt1Ty()});
+    llvm::Value* pred = b.CreateTrunc(b.CreateLShr(r, 32), b.getInt1Ty());
+    return b.CreateInsertValue(b.CreateInsertValue(llvm::PoisonValue::get(pair), lanes, 0), pred, 1);
+  }
+
+  void warp_sync(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Value* mask,
+                 const std::string& where) const override {
+    collective(b, context, HostCollective::SyncWarp, mask, b.getInt64(0), b.getInt32(0), where);
+  }
+
+  llvm::Value* warp_mask(llvm::IRBuilder<>& b, llvm::Value* context, WarpMask which,
+                         const std::string& where) const override {
+    if (which == WarpMask::LessThan) return b.CreateSub(b.CreateShl(b.getInt32(1), lane_id(b, context)), b.getInt32(1));
+    llvm::Value* r =
+        collective(b, context, HostCollective::ActiveMask, b.getInt32(0), b.getInt64(0), b.getInt32(0), where);
+    return b.CreateTrunc(r, b.getInt32Ty());
+  }
+
+  llvm::Value* grid_group(llvm::IRBuilder<>& b, llvm::Value*) const override { return b.getInt64(0); }
+
+  llvm::Value* grid_sync(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Value*,
+                         const std::string& where) const override {
+    collective(b, context, HostCollective::GridSync, b.getInt32(0), b.getInt64(0), b.getInt32(0), where);
+    return b.getInt32(0);
+  }
+
   // Bounds checks: a call of the host's recorder (codegen/host_checks.cpp) with the module's record, the site's
   // name and the index and shape in two stack arrays of the function's entry block.
   void index_error(llvm::IRBuilder<>& b, llvm::Value* context, const std::string& site, llvm::Value* data,
@@ -116,6 +185,31 @@ class HostTarget final : public Target {
     llvm::FunctionCallee recorder = module.getOrInsertFunction(kHostIndexErrorFunction, fty);
     b.CreateCall(recorder, {context, record, b.CreateGlobalString(site, "index.site"), data,
                             b.getInt32(static_cast<uint32_t>(indices.size())), index_array, shape_array});
+  }
+
+ private:
+  // context->collective(context, kind, mask, value, operand, where): an i64.
+  static llvm::Value* collective(llvm::IRBuilder<>& b, llvm::Value* context, HostCollective kind, llvm::Value* mask,
+                                 llvm::Value* value, llvm::Value* operand, const std::string& where) {
+    llvm::Module& module = *b.GetInsertBlock()->getModule();
+    module.getOrInsertNamedMetadata(kHostBarrierMetadata);
+    llvm::Value* hook = load_pointer(b, context, offsetof(HostThreadContext, collective));
+    auto* i32 = b.getInt32Ty();
+    auto* fty = llvm::FunctionType::get(b.getInt64Ty(), {b.getPtrTy(), i32, i32, b.getInt64Ty(), i32, b.getPtrTy()},
+                                        false);
+    return b.CreateCall(fty, hook,
+                        {context, b.getInt32(static_cast<uint32_t>(kind)), mask, value, operand,
+                         site_string(module, where)});
+  }
+
+  // The call's position as a C string of its own (not merged with an equal one: activemask() tells calls apart
+  // by address), or null.
+  static llvm::Value* site_string(llvm::Module& module, const std::string& where) {
+    auto* ptr = llvm::PointerType::get(module.getContext(), 0);
+    if (where.empty()) return llvm::ConstantPointerNull::get(ptr);
+    llvm::Constant* text = llvm::ConstantDataArray::getString(module.getContext(), where);
+    return new llvm::GlobalVariable(module, text->getType(), true, llvm::GlobalValue::PrivateLinkage, text,
+                                    "cujit.site");
   }
 };
 

@@ -76,6 +76,76 @@ class NvptxTarget final : public Target {
     llvm::Value* bytes = b.CreateZExt(b.CreateCall(asm_fn), b.getInt64Ty());
     return {b.CreateAddrSpaceCast(dyn, llvm::PointerType::get(module.getContext(), 0)), bytes};
   }
+
+  // Collectives: barrier.cta reductions, shfl.sync, vote.sync, match.sync, bar.warp.sync, activemask and
+  // %lanemask_lt, the device runtime's cudaCG* calls. `where` is for targets that report deadlocks.
+  void barrier_at(llvm::IRBuilder<>& b, llvm::Value* context, const std::string&) const override {
+    barrier(b, context);
+  }
+
+  llvm::Value* barrier_reduce(llvm::IRBuilder<>& b, llvm::Value*, BarrierReduction op, llvm::Value* predicate,
+                              const std::string&) const override {
+    using namespace llvm::Intrinsic;
+    ID id = op == BarrierReduction::Count ? nvvm_barrier_cta_red_popc_aligned_all
+            : op == BarrierReduction::And ? nvvm_barrier_cta_red_and_aligned_all
+                                          : nvvm_barrier_cta_red_or_aligned_all;
+    llvm::Value* r = b.CreateIntrinsic(id, {}, {b.getInt32(0), predicate});
+    return b.CreateZExt(r, b.getInt32Ty());  // and/or give an i1, popc an i32 already
+  }
+
+  llvm::Value* warp_shuffle(llvm::IRBuilder<>& b, llvm::Value*, ShuffleMode mode, llvm::Value* mask,
+                            llvm::Value* value, llvm::Value* lane, const std::string&) const override {
+    using namespace llvm::Intrinsic;
+    ID id = mode == ShuffleMode::Index  ? nvvm_shfl_sync_idx_i32
+            : mode == ShuffleMode::Up   ? nvvm_shfl_sync_up_i32
+            : mode == ShuffleMode::Down ? nvvm_shfl_sync_down_i32
+                                        : nvvm_shfl_sync_bfly_i32;
+    llvm::Value* clamp = b.getInt32(mode == ShuffleMode::Up ? 0 : 0x1f);
+    return b.CreateIntrinsic(id, {}, {mask, value, lane, clamp});
+  }
+
+  llvm::Value* warp_vote(llvm::IRBuilder<>& b, llvm::Value*, VoteMode mode, llvm::Value* mask,
+                         llvm::Value* predicate, const std::string&) const override {
+    using namespace llvm::Intrinsic;
+    ID id = mode == VoteMode::All   ? nvvm_vote_all_sync
+            : mode == VoteMode::Any ? nvvm_vote_any_sync
+            : mode == VoteMode::Eq  ? nvvm_vote_uni_sync
+                                    : nvvm_vote_ballot_sync;
+    return b.CreateIntrinsic(id, {}, {mask, predicate});
+  }
+
+  llvm::Value* warp_match(llvm::IRBuilder<>& b, llvm::Value*, bool all, llvm::Value* mask, llvm::Value* value,
+                          const std::string&) const override {
+    using namespace llvm::Intrinsic;
+    bool wide = value->getType()->getIntegerBitWidth() == 64;
+    ID id = all ? (wide ? nvvm_match_all_sync_i64p : nvvm_match_all_sync_i32p)
+                : (wide ? nvvm_match_any_sync_i64 : nvvm_match_any_sync_i32);
+    return b.CreateIntrinsic(id, {}, {mask, value});
+  }
+
+  void warp_sync(llvm::IRBuilder<>& b, llvm::Value*, llvm::Value* mask, const std::string&) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {mask});
+  }
+
+  // A uint32 read by one PTX instruction with no operands (a convergent, side-effecting read of warp state).
+  llvm::Value* warp_mask(llvm::IRBuilder<>& b, llvm::Value*, WarpMask which, const std::string&) const override {
+    const char* text = which == WarpMask::Active ? "activemask.b32 $0;" : "mov.u32 $0, %lanemask_lt;";
+    auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {}, false);
+    return b.CreateCall(fty, llvm::InlineAsm::get(fty, text, "=r", true), {});
+  }
+
+  llvm::Value* grid_group(llvm::IRBuilder<>& b, llvm::Value*) const override {
+    // cudaCGGetIntrinsicHandle(cudaCGScopeGrid = 1), from the device runtime (libcudadevrt).
+    auto callee = b.GetInsertBlock()->getModule()->getOrInsertFunction(
+        "cudaCGGetIntrinsicHandle", llvm::FunctionType::get(b.getInt64Ty(), {b.getInt32Ty()}, false));
+    return b.CreateCall(callee, {b.getInt32(1)});
+  }
+
+  llvm::Value* grid_sync(llvm::IRBuilder<>& b, llvm::Value*, llvm::Value* group, const std::string&) const override {
+    auto callee = b.GetInsertBlock()->getModule()->getOrInsertFunction(
+        "cudaCGSynchronize", llvm::FunctionType::get(b.getInt32Ty(), {b.getInt64Ty(), b.getInt32Ty()}, false));
+    return b.CreateCall(callee, {group, b.getInt32(0)});
+  }
 };
 
 }  // namespace

@@ -9,23 +9,22 @@ namespace cujit::intrinsics {
 
 void add_synchronization(Table& t) {
   using namespace llvm::Intrinsic;
-  // bar.sync 0 (the target's barrier) and its reductions (LLVM 22's barrier.cta family; the LTO-IR writers
-  // spell them as each NVVM dialect's barrier0 intrinsics).
+  // bar.sync 0 and its reductions on the NVPTX target (the target's barrier_at and barrier_reduce).
   add(t, "cuda.syncthreads", fixed_typer({}, types::none()),
       [](Emitter& em, std::vector<llvm::Value*>, const CallTypes&) {
-        em.target().barrier(em.builder(), em.target_context());
+        em.target().barrier_at(em.builder(), em.target_context(), em.call_site());
         return em.none_value();
       });
-  const std::pair<const char*, ID> reductions[] = {
-      {"cuda.syncthreads_count", nvvm_barrier_cta_red_popc_aligned_all},
-      {"cuda.syncthreads_and", nvvm_barrier_cta_red_and_aligned_all},
-      {"cuda.syncthreads_or", nvvm_barrier_cta_red_or_aligned_all}};
-  for (auto [name, id] : reductions)
+  const std::pair<const char*, target::BarrierReduction> reductions[] = {
+      {"cuda.syncthreads_count", target::BarrierReduction::Count},
+      {"cuda.syncthreads_and", target::BarrierReduction::And},
+      {"cuda.syncthreads_or", target::BarrierReduction::Or}};
+  for (auto [name, op] : reductions)
     add(t, name, fixed_typer({types::int32()}, types::int32()),
-        [id = id](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
+        [op = op](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
           auto& b = em.builder();
-          llvm::Value* r = call_intrinsic(em, id, {b.getInt32(0), b.CreateICmpNE(a[0], b.getInt32(0))});
-          return b.CreateZExt(r, b.getInt32Ty());  // and/or give an i1, popc an i32 already
+          return em.target().barrier_reduce(b, em.target_context(), op, b.CreateICmpNE(a[0], b.getInt32(0)),
+                                            em.call_site());
         },
         {"predicate"});
   add(t, "cuda.syncwarp",
@@ -33,7 +32,8 @@ void add_synchronization(Table& t) {
         return a.empty() ? fixed({}, types::none(), a) : fixed({types::uint32()}, types::none(), a);
       },
       [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
-        call_intrinsic(em, nvvm_bar_warp_sync, {a.empty() ? em.builder().getInt32(0xffffffffu) : a[0]});
+        llvm::Value* mask = a.empty() ? em.builder().getInt32(0xffffffffu) : a[0];
+        em.target().warp_sync(em.builder(), em.target_context(), mask, em.call_site());
         return em.none_value();
       },
       {"mask"});

@@ -1,13 +1,13 @@
 // Warp-level functions: shuffles (shfl_sync, shfl_up/down/xor_sync; 64-bit
 // values as two 32-bit shuffles) and votes (all/any/eq_sync, ballot_sync).
-#include <llvm/IR/IntrinsicsNVPTX.h>
-
+#include "cujit/target.h"
 #include "intrinsic_families.h"
 
 namespace cujit::intrinsics {
 namespace {
 
-using llvm::Intrinsic::ID;
+using target::ShuffleMode;
+using target::VoteMode;
 
 std::optional<OpSignature> shuffle_sig(const std::vector<TypeRef>& args) {
   if (args.size() != 3) return std::nullopt;
@@ -18,11 +18,13 @@ std::optional<OpSignature> shuffle_sig(const std::vector<TypeRef>& args) {
   return fixed({types::uint32(), v, types::int32()}, v, args);
 }
 
-Lowerer shuffle(ID id, bool up) {
-  return [id, up](Emitter& em, std::vector<llvm::Value*> args, const CallTypes& types) -> llvm::Value* {
+Lowerer shuffle(ShuffleMode mode) {
+  return [mode](Emitter& em, std::vector<llvm::Value*> args, const CallTypes& types) -> llvm::Value* {
     auto& b = em.builder();
-    llvm::Value* clamp = b.getInt32(up ? 0 : 0x1f);
-    auto shfl32 = [&](llvm::Value* v32) { return call_intrinsic(em, id, {args[0], v32, args[2], clamp}); };
+    std::string where = em.call_site();
+    auto shfl32 = [&](llvm::Value* v32) {
+      return em.target().warp_shuffle(b, em.target_context(), mode, args[0], v32, args[2], where);
+    };
     llvm::Value* v = args[1];
     llvm::Type* ty = v->getType();
     if (types.params[1]->is_boolean()) return b.CreateTrunc(shfl32(b.CreateZExt(v, b.getInt32Ty())), ty);
@@ -40,24 +42,26 @@ Lowerer shuffle(ID id, bool up) {
   };
 }
 
-Lowerer vote(ID id) {
-  return [id](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) { return call_intrinsic(em, id, a); };
+Lowerer vote(VoteMode mode) {
+  return [mode](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
+    return em.target().warp_vote(em.builder(), em.target_context(), mode, a[0], a[1], em.call_site());
+  };
 }
 
 }  // namespace
 
 void add_warp_functions(Table& t) {
-  using namespace llvm::Intrinsic;
-  add(t, "cuda.shfl_sync", shuffle_sig, shuffle(nvvm_shfl_sync_idx_i32, false), {"mask", "value", "src_lane"});
-  add(t, "cuda.shfl_up_sync", shuffle_sig, shuffle(nvvm_shfl_sync_up_i32, true), {"mask", "value", "delta"});
-  add(t, "cuda.shfl_down_sync", shuffle_sig, shuffle(nvvm_shfl_sync_down_i32, false), {"mask", "value", "delta"});
-  add(t, "cuda.shfl_xor_sync", shuffle_sig, shuffle(nvvm_shfl_sync_bfly_i32, false), {"mask", "value", "lane_mask"});
-  const std::pair<const char*, ID> votes[] = {
-      {"cuda.all_sync", nvvm_vote_all_sync}, {"cuda.any_sync", nvvm_vote_any_sync}, {"cuda.eq_sync", nvvm_vote_uni_sync}};
-  for (auto [name, id] : votes)
-    add(t, name, fixed_typer({types::uint32(), types::boolean()}, types::boolean()), vote(id), {"mask", "predicate"});
+  add(t, "cuda.shfl_sync", shuffle_sig, shuffle(ShuffleMode::Index), {"mask", "value", "src_lane"});
+  add(t, "cuda.shfl_up_sync", shuffle_sig, shuffle(ShuffleMode::Up), {"mask", "value", "delta"});
+  add(t, "cuda.shfl_down_sync", shuffle_sig, shuffle(ShuffleMode::Down), {"mask", "value", "delta"});
+  add(t, "cuda.shfl_xor_sync", shuffle_sig, shuffle(ShuffleMode::Xor), {"mask", "value", "lane_mask"});
+  const std::pair<const char*, VoteMode> votes[] = {
+      {"cuda.all_sync", VoteMode::All}, {"cuda.any_sync", VoteMode::Any}, {"cuda.eq_sync", VoteMode::Eq}};
+  for (auto [name, mode] : votes)
+    add(t, name, fixed_typer({types::uint32(), types::boolean()}, types::boolean()), vote(mode),
+        {"mask", "predicate"});
   add(t, "cuda.ballot_sync", fixed_typer({types::uint32(), types::boolean()}, types::int32()),
-      vote(nvvm_vote_ballot_sync), {"mask", "predicate"});
+      vote(VoteMode::Ballot), {"mask", "predicate"});
 }
 
 }  // namespace cujit::intrinsics

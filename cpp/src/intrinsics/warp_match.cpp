@@ -3,9 +3,7 @@
 // value) (the lanes holding the same value) and match_all_sync(mask, value)
 // (a (mask, pred) tuple) on 32- and 64-bit ints and floats (PTX match.sync,
 // sm_70+), ffs(x) (1 + the index of the lowest set bit, 0 for 0) and cbrt(x).
-#include <llvm/IR/InlineAsm.h>
-#include <llvm/IR/IntrinsicsNVPTX.h>
-
+#include "cujit/target.h"
 #include "intrinsic_families.h"
 
 namespace cujit::intrinsics {
@@ -13,12 +11,10 @@ namespace {
 
 using llvm::Value;
 
-// A uint32 read by one PTX instruction with no operands (a convergent, side-effecting read of warp state).
-Lowerer read_register(const char* text) {
-  return [text](Emitter& em, std::vector<Value*>, const CallTypes&) -> Value* {
-    auto& b = em.builder();
-    auto* fty = llvm::FunctionType::get(b.getInt32Ty(), {}, false);
-    return b.CreateCall(fty, llvm::InlineAsm::get(fty, text, "=r", true), {});
+// activemask() / lanemask_lt(), as the target reads them.
+Lowerer warp_mask(target::WarpMask which) {
+  return [which](Emitter& em, std::vector<Value*>, const CallTypes&) -> Value* {
+    return em.target().warp_mask(em.builder(), em.target_context(), which, em.call_site());
   };
 }
 
@@ -44,9 +40,9 @@ Lowerer match(bool all) {
     Value* v = a[1];
     unsigned bits = types.params[1]->bitwidth();
     if (!v->getType()->isIntegerTy()) v = b.CreateBitCast(v, b.getIntNTy(bits));
-    using namespace llvm::Intrinsic;
-    if (!all) return call_intrinsic(em, bits == 64 ? nvvm_match_any_sync_i64 : nvvm_match_any_sync_i32, {a[0], v});
-    Value* pair = call_intrinsic(em, bits == 64 ? nvvm_match_all_sync_i64p : nvvm_match_all_sync_i32p, {a[0], v});
+    const target::Target& target = em.target();
+    if (!all) return target.warp_match(b, em.target_context(), false, a[0], v, em.call_site());
+    Value* pair = target.warp_match(b, em.target_context(), true, a[0], v, em.call_site());
     Value* pred = b.CreateExtractValue(pair, 1);
     llvm::Type* bool_ty = em.value_type(types::boolean());
     if (bool_ty != pred->getType()) pred = b.CreateZExt(pred, bool_ty);
@@ -76,8 +72,8 @@ Value* cbrt(Emitter& em, std::vector<Value*> a, const CallTypes& types) {
 }  // namespace
 
 void add_warp_match(Table& t) {
-  add(t, "cuda.activemask", fixed_typer({}, types::uint32()), read_register("activemask.b32 $0;"));
-  add(t, "cuda.lanemask_lt", fixed_typer({}, types::uint32()), read_register("mov.u32 $0, %lanemask_lt;"));
+  add(t, "cuda.activemask", fixed_typer({}, types::uint32()), warp_mask(target::WarpMask::Active));
+  add(t, "cuda.lanemask_lt", fixed_typer({}, types::uint32()), warp_mask(target::WarpMask::LessThan));
   add(t, "cuda.match_any_sync", [](const std::vector<TypeRef>& a) { return match_signature(a, types::int32()); },
       match(false), {"mask", "value"});
   t["cuda.match_any_sync"].explain = match_problem;

@@ -81,6 +81,7 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* none_value() override { return b_.getInt8(0); }
   const cujit::target::Target& target() override { return *state_.options.target; }
   llvm::Value* target_context() override { return context_; }
+  std::string call_site() override;
 
   // Returns the LLVM function for a typed function, lowering it on first use.
   static llvm::Function* get_or_lower(ModuleState& state, const ir::TypedFunction& fn, bool is_top);
@@ -205,6 +206,7 @@ class FunctionLowering : public intrinsics::Emitter {
   ModuleState& state_;
   const ir::TypedFunction& tf_;
   const ir::Function& fn_;
+  SourceLoc call_loc_;  // the intrinsic call being lowered (call_site())
   std::string index_site_;  // the array subscript being lowered (bounds checks; "" in an intrinsic's access)
   bool is_top_;
   llvm::LLVMContext& ctx_;

@@ -16,7 +16,13 @@ Value* FunctionLowering::intrinsic_value(const std::string& name) {
 }
 
 Value* FunctionLowering::intrinsic_call(const intrinsics::Intrinsic& in, std::vector<Value*> args, const ir::Expr& e) {
+  call_loc_ = e.loc;
   return in.lower(*this, std::move(args), intrinsics::CallTypes{e.operand_types, e.type});
+}
+
+std::string FunctionLowering::call_site() {
+  if (!call_loc_.known()) return "";
+  return fn_.filename + ":" + std::to_string(call_loc_.line);
 }
 
 // obj.method(args): typing found the entry "<type>.<method>"; obj is its first argument.

@@ -1,0 +1,248 @@
+// The fiber scheduler (fiber_scheduler.h): resident blocks' threads as ucontext
+// fibers on one OS thread. Each round runs every ready fiber until it returns or
+// waits at a collective; then the waits that can complete do: a block barrier
+// when every thread of the block still running waits at one (threads that
+// returned no longer count, as PTX's exit resolves barriers waiting only on
+// exited threads), a warp function when every lane of its mask still running
+// waits at the same function with the same mask, activemask() with the lanes of
+// the warp at the same call, a grid sync when every thread of the grid still
+// running waits at one and no block has returned whole. A round in which nothing
+// can complete is a deadlock: the scheduler stops and reports it.
+#include "fiber_scheduler.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace cujit::hostrt::detail {
+namespace {
+
+// The fiber a worker thread is about to start (read by a fiber's first function).
+thread_local Fiber* starting_fiber = nullptr;
+
+uint64_t collective_hook(target::HostThreadContext* context, uint32_t kind, uint32_t mask, uint64_t value,
+                         uint32_t operand, const char* where) {
+  auto* fiber = static_cast<Fiber*>(context->runtime);
+  return fiber->scheduler->wait(*fiber, Wait{static_cast<HostCollective>(kind), mask, value, operand, where});
+}
+
+void barrier_hook(target::HostThreadContext* context) {
+  collective_hook(context, static_cast<uint32_t>(HostCollective::Barrier), 0, 0, 0, nullptr);
+}
+
+void fiber_main() {
+  Fiber* fiber = starting_fiber;
+  fiber->scheduler->run_entry(*fiber);
+  fiber->scheduler->finished(*fiber);
+  // Returning resumes uc_link: the scheduler.
+}
+
+// A fiber that starts at fiber_main on `stack` and returns to `link`. (Out of line: getcontext returns twice,
+// which the caller's locals must not see.)
+__attribute__((noinline)) void make_fiber(Fiber& f, char* stack, ucontext_t* link) {
+  getcontext(&f.uc);
+  f.uc.uc_stack.ss_sp = stack;
+  f.uc.uc_stack.ss_size = kFiberStackBytes;
+  f.uc.uc_link = link;
+  makecontext(&f.uc, fiber_main, 0);
+}
+
+}  // namespace
+
+FiberStacks::~FiberStacks() {
+  if (base_ != nullptr) munmap(base_, bytes_);
+}
+
+char* FiberStacks::get(std::size_t count) {
+  std::size_t bytes = count * kFiberStackBytes;
+  if (bytes <= bytes_) return base_;
+  if (base_ != nullptr) munmap(base_, bytes_);
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  base_ = mem == MAP_FAILED ? nullptr : static_cast<char*>(mem);
+  bytes_ = base_ == nullptr ? 0 : bytes;
+  return base_;
+}
+
+FiberScheduler::FiberScheduler(KernelEntry entry, void** params, const HostLaunch& config)
+    : entry_(entry), params_(params), config_(config) {
+  uint64_t static_part = (config.static_shared + 15) / 16 * 16;
+  shared_words_ = (static_part + config.dynamic_shared + 15) / 16 * 2;
+}
+
+uint64_t FiberScheduler::wait(Fiber& fiber, const Wait& w) {
+  fiber.wait = w;
+  fiber.state = Fiber::State::Waiting;
+  const uint32_t lane = fiber.thread % 32;
+  if (is_warp_function(w.kind) && (w.mask >> lane & 1) == 0) {
+    char mask[16];
+    std::snprintf(mask, sizeof mask, "0x%08x", w.mask);
+    fail(std::string(collective_name(w.kind)) + " was called by lane " + std::to_string(lane) + " of a warp with mask " +
+         mask + ", which does not name it");
+  } else if (w.kind == HostCollective::GridSync && !config_.cooperative) {
+    fail("grid.sync() needs a cooperative launch");
+  }
+  swapcontext(&fiber.uc, &scheduler_);
+  return fiber.result;
+}
+
+void FiberScheduler::finished(Fiber& fiber) {
+  fiber.state = Fiber::State::Done;
+  ++done_;
+  --blocks_[fiber.block].live;
+}
+
+void FiberScheduler::set_up(const std::vector<uint64_t>& linear_ids) {
+  const Dim3 g = config_.grid, blk = config_.block;
+  const uint32_t n = threads_per_block();
+  fibers_.assign(linear_ids.size() * n, Fiber{});
+  blocks_.assign(linear_ids.size(), ResidentBlock{});
+  shared_.assign(linear_ids.size() * shared_words_ + 2, 0);
+  done_ = 0;
+  error_.reset();
+  char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(shared_.data()) + 15) & ~uintptr_t{15});
+  const uint64_t static_part = (config_.static_shared + 15) / 16 * 16;
+  for (uint32_t i = 0; i < linear_ids.size(); ++i) {
+    const uint64_t linear = linear_ids[i];
+    blocks_[i] = ResidentBlock{linear, i * n, n};
+    const uint32_t block_id[3] = {static_cast<uint32_t>(linear % g.x), static_cast<uint32_t>(linear / g.x % g.y),
+                                  static_cast<uint32_t>(linear / (uint64_t{g.x} * g.y))};
+    char* shared = base + i * shared_words_ * 8;
+    for (uint32_t t = 0; t < n; ++t) {
+      Fiber& f = fibers_[i * n + t];
+      auto& r = f.context.registers;
+      r[0][0] = t % blk.x, r[0][1] = t / blk.x % blk.y, r[0][2] = static_cast<uint32_t>(t / (uint64_t{blk.x} * blk.y));
+      for (int a = 0; a < 3; ++a) r[1][a] = block_id[a];
+      r[2][0] = blk.x, r[2][1] = blk.y, r[2][2] = blk.z;
+      r[3][0] = g.x, r[3][1] = g.y, r[3][2] = g.z;
+      f.context.shared = shared;
+      f.context.dynamic_shared = shared + static_part;
+      f.context.dynamic_shared_bytes = config_.dynamic_shared;
+      f.context.barrier = barrier_hook;
+      f.context.collective = collective_hook;
+      f.context.runtime = &f;
+      f.thread = t;
+      f.block = i;
+      f.scheduler = this;
+    }
+  }
+}
+
+std::optional<Error> FiberScheduler::run(const std::vector<uint64_t>& linear_ids) {
+  set_up(linear_ids);
+  static thread_local FiberStacks stacks;
+  char* stack = stacks.get(fibers_.size());
+  if (stack == nullptr)
+    return Error{ErrorKind::Runtime,
+                 "the host runtime could not map stacks for " + std::to_string(fibers_.size()) + " fibers", {}};
+  for (std::size_t i = 0; i < fibers_.size(); ++i) make_fiber(fibers_[i], stack + i * kFiberStackBytes, &scheduler_);
+  for (;;) {
+    for (Fiber& f : fibers_) {
+      if (f.state != Fiber::State::Ready) continue;
+      starting_fiber = &f;
+      swapcontext(&scheduler_, &f.uc);
+      if (error_) return error_;  // the fibers left waiting are dropped: their stacks are reused
+    }
+    if (done_ == fibers_.size()) return std::nullopt;
+    if (!resolve() && !error_) fail("no thread can go on");
+    if (error_) return error_;
+  }
+}
+
+bool FiberScheduler::resolve() {
+  bool released = false;
+  for (ResidentBlock& block : blocks_) {
+    if (block.live == 0) continue;
+    released = resolve_block_barrier(block) || released;
+    if (error_) return false;
+    for (uint32_t w = 0; w * 32 < threads_per_block(); ++w) released = resolve_warp(block, w) || released;
+  }
+  return resolve_grid_sync() || released;
+}
+
+bool FiberScheduler::resolve_block_barrier(ResidentBlock& block) {
+  const uint32_t n = threads_per_block();
+  std::optional<HostCollective> kind;
+  uint32_t true_count = 0;
+  for (uint32_t t = 0; t < n; ++t) {
+    const Fiber& f = fibers_[block.first + t];
+    if (f.state == Fiber::State::Done) continue;
+    if (f.state != Fiber::State::Waiting || !is_block_barrier(f.wait.kind)) return false;
+    if (kind && *kind != f.wait.kind) {
+      fail("the threads of a block wait at different kinds of barrier");
+      return false;
+    }
+    kind = f.wait.kind;
+    true_count += f.wait.value != 0;
+  }
+  uint64_t result = block_reduction(*kind, true_count, block.live);
+  for (uint32_t t = 0; t < n; ++t) {
+    Fiber& f = fibers_[block.first + t];
+    if (f.state == Fiber::State::Done) continue;
+    f.result = result;
+    f.state = Fiber::State::Ready;
+  }
+  return true;
+}
+
+bool FiberScheduler::resolve_warp(ResidentBlock& block, uint32_t warp) {
+  const uint32_t first = block.first + warp * 32;
+  const uint32_t lanes = std::min(32u, threads_per_block() - warp * 32);
+  uint32_t live = 0;
+  for (uint32_t l = 0; l < lanes; ++l)
+    if (fibers_[first + l].state != Fiber::State::Done) live |= 1u << l;
+  auto waits_at = [&](uint32_t l, HostCollective kind) {
+    const Fiber& f = fibers_[first + l];
+    return f.state == Fiber::State::Waiting && f.wait.kind == kind;
+  };
+  uint32_t handled = 0;
+  for (uint32_t l = 0; l < lanes; ++l) {
+    const Wait& w = fibers_[first + l].wait;
+    if ((handled >> l & 1) || !(live >> l & 1) || !waits_at(l, w.kind) || !is_warp_function(w.kind)) continue;
+    const uint32_t group = w.mask & live;
+    bool complete = true;
+    for (uint32_t m = 0; m < lanes && complete; ++m)
+      if (group >> m & 1) complete = waits_at(m, w.kind) && fibers_[first + m].wait.mask == w.mask;
+    if (!complete) continue;
+    uint64_t values[32] = {}, results[32] = {};
+    uint32_t operands[32] = {};
+    for (uint32_t m = 0; m < lanes; ++m)
+      if (group >> m & 1) values[m] = fibers_[first + m].wait.value, operands[m] = fibers_[first + m].wait.operand;
+    warp_results(w.kind, group, w.mask, values, operands, results);
+    for (uint32_t m = 0; m < lanes; ++m)
+      if (group >> m & 1) fibers_[first + m].result = results[m], fibers_[first + m].state = Fiber::State::Ready;
+    handled |= group;
+  }
+  if (handled != 0) return true;
+  // activemask(): the lanes waiting at the same call are the lanes running together (no other lane can move).
+  for (uint32_t l = 0; l < lanes; ++l) {
+    if ((handled >> l & 1) || !waits_at(l, HostCollective::ActiveMask)) continue;
+    const char* where = fibers_[first + l].wait.where;
+    uint32_t group = 0;
+    for (uint32_t m = l; m < lanes; ++m)
+      if (waits_at(m, HostCollective::ActiveMask) && fibers_[first + m].wait.where == where) group |= 1u << m;
+    for (uint32_t m = l; m < lanes; ++m)
+      if (group >> m & 1) fibers_[first + m].result = group, fibers_[first + m].state = Fiber::State::Ready;
+    handled |= group;
+  }
+  return handled != 0;
+}
+
+bool FiberScheduler::resolve_grid_sync() {
+  if (!config_.cooperative || done_ == fibers_.size()) return false;
+  for (const ResidentBlock& block : blocks_)
+    if (block.live == 0) return false;  // a block that has returned whole never arrives
+  for (const Fiber& f : fibers_)
+    if (f.state != Fiber::State::Done && (f.state != Fiber::State::Waiting || f.wait.kind != HostCollective::GridSync))
+      return false;
+  for (Fiber& f : fibers_)
+    if (f.state != Fiber::State::Done) f.result = 0, f.state = Fiber::State::Ready;
+  return true;
+}
+
+void FiberScheduler::fail(const std::string& why) {
+  if (error_) return;
+  error_ = Error{ErrorKind::Runtime, deadlock_report(config_, fibers_, blocks_, why), {}};
+}
+
+}  // namespace cujit::hostrt::detail

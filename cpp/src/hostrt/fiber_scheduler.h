@@ -1,0 +1,115 @@
+// Internal to hostrt/: runs a set of resident blocks on one OS thread, every
+// thread of them a ucontext fiber. A fiber runs until it returns or reaches a
+// collective operation (a barrier, a warp function, a grid sync: the context's
+// collective hook); when no fiber can run, the waits that can complete do
+// (collectives.cpp computes their results), and when none can, the blocks have
+// deadlocked and the scheduler returns a report of who waits where
+// (deadlock_report.cpp) instead of hanging.
+#pragma once
+
+#include <ucontext.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cujit/hostrt.h"
+
+namespace cujit::hostrt::detail {
+
+using target::HostCollective;
+
+// What a fiber waits at: the arguments of its collective call.
+struct Wait {
+  HostCollective kind = HostCollective::Barrier;
+  uint32_t mask = 0;
+  uint64_t value = 0;
+  uint32_t operand = 0;
+  const char* where = nullptr;
+};
+
+class FiberScheduler;
+
+struct Fiber {
+  enum class State : uint8_t { Ready, Waiting, Done };
+  target::HostThreadContext context{};
+  ucontext_t uc{};
+  State state = State::Ready;
+  Wait wait{};
+  uint64_t result = 0;
+  uint32_t thread = 0;  // linear id in its block
+  uint32_t block = 0;   // index of its block in the resident set
+  FiberScheduler* scheduler = nullptr;
+};
+
+struct ResidentBlock {
+  uint64_t linear = 0;    // the block's linear id in the grid
+  uint32_t first = 0;     // its first fiber
+  uint32_t live = 0;      // its threads that have not returned
+};
+
+// Grow-only stacks for one OS thread's fibers, kept between launches.
+class FiberStacks {
+ public:
+  ~FiberStacks();
+  // `count` stacks of kFiberStackBytes (mapped on first touch), or null if they cannot be mapped.
+  char* get(std::size_t count);
+
+ private:
+  char* base_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+class FiberScheduler {
+ public:
+  FiberScheduler(KernelEntry entry, void** params, const HostLaunch& config);
+  FiberScheduler(const FiberScheduler&) = delete;
+  FiberScheduler& operator=(const FiberScheduler&) = delete;
+
+  // Runs the blocks `linear_ids` together to their end on this OS thread. A deadlock is a Runtime error.
+  std::optional<Error> run(const std::vector<uint64_t>& linear_ids);
+
+  // The collective hook's work: records the wait and switches to the scheduler.
+  uint64_t wait(Fiber& fiber, const Wait& w);
+  void finished(Fiber& fiber);
+  void run_entry(Fiber& fiber) { entry_(&fiber.context, params_); }
+
+ private:
+  void set_up(const std::vector<uint64_t>& linear_ids);
+  bool resolve();  // completes every wait that can complete; false if none could
+  bool resolve_block_barrier(ResidentBlock& block);
+  bool resolve_warp(ResidentBlock& block, uint32_t warp);
+  bool resolve_grid_sync();
+  void fail(const std::string& why);  // a deadlock report of every block still running, with `why` in front
+  uint32_t threads_per_block() const { return static_cast<uint32_t>(config_.block.count()); }
+
+  KernelEntry entry_;
+  void** params_;
+  const HostLaunch& config_;
+  ucontext_t scheduler_{};
+  std::vector<Fiber> fibers_;
+  std::vector<ResidentBlock> blocks_;
+  std::vector<uint64_t> shared_;  // each block's static then dynamic shared memory
+  std::size_t shared_words_ = 0;  // per block
+  std::size_t done_ = 0;
+  std::optional<Error> error_;
+};
+
+// The result of a warp function for each lane of `group` (bit i: lane i of the warp) from the lanes' values and
+// operands (collectives.cpp). `mask` is the mask the lanes passed.
+void warp_results(HostCollective kind, uint32_t group, uint32_t mask, const uint64_t (&value)[32],
+                  const uint32_t (&operand)[32], uint64_t (&result)[32]);
+// The result of syncthreads_count/_and/_or given how many of the block's `live` threads passed a true predicate.
+uint64_t block_reduction(HostCollective kind, uint32_t true_count, uint32_t live);
+bool is_block_barrier(HostCollective kind);
+bool is_warp_function(HostCollective kind);
+// "cuda.shfl_sync", "cuda.syncthreads", "grid.sync()" ...
+const char* collective_name(HostCollective kind);
+
+// A deadlock report (deadlock_report.cpp): the kernel, `why`, and for each block still running, the threads
+// waiting at each call (kind, mask, where) and those that have returned.
+std::string deadlock_report(const HostLaunch& config, const std::vector<Fiber>& fibers,
+                            const std::vector<ResidentBlock>& blocks, const std::string& why);
+
+}  // namespace cujit::hostrt::detail
