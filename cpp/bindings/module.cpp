@@ -75,7 +75,8 @@ void set_python_error(const Error& error, const frontend::FunctionSource* source
   std::string message = error.message;
   bool located = source != nullptr && error.loc.known();
   if (located)
-    message += "\n\n" + ir::format_source_excerpt(source->filename, source->source_lines, source->first_line, error.loc);
+    message += "\n\n" + ir::format_source_excerpt(source->filename, source->source_lines, source->first_line, error.loc,
+                                                 source->excerpt);
   py::object cls = exception_class(error.kind);
   py::object exc = cls(message);
   // Where in the user's code the error is (callers use it to decide whether to add the call site's).

@@ -31,6 +31,22 @@ std::shared_ptr<void> hold(py::object obj) {
 
 py::object held(const std::shared_ptr<void>& p) { return *static_cast<py::object*>(p.get()); }
 
+// An error message's excerpt from a Python callable (the bytecode reader's): "" where it fails.
+ir::ExcerptText excerpt_text(py::object fn) {
+  std::shared_ptr<void> callable = hold(std::move(fn));
+  return [callable](const cujit::SourceLoc& loc) -> std::string {
+    py::gil_scoped_acquire gil;
+    try {
+      py::object text = held(callable)(loc.line, loc.col, loc.end_line, loc.end_col);
+      return text.is_none() ? std::string() : text.cast<std::string>();
+    } catch (const py::error_already_set&) {
+      return std::string();
+    } catch (const py::cast_error&) {
+      return std::string();
+    }
+  };
+}
+
 // A constant's Python value (the arguments of a raised exception).
 py::object constant_value(const ir::GlobalValue& g) {
   switch (g.kind) {
@@ -246,6 +262,7 @@ frontend::FunctionSource source_of(const ir::Function& fn) {
   located.filename = fn.filename;
   located.source_lines = fn.source_lines;
   located.first_line = fn.first_line;
+  located.excerpt = fn.excerpt;
   return located;
 }
 
@@ -327,7 +344,7 @@ void register_compile(py::module_& m) {
 
   py::class_<PyFunctionSource>(m, "FunctionSource")
       .def(py::init([](py::handle def, std::string name, std::string qualname, std::string module,
-                       std::string filename, std::vector<std::string> lines, int first_line) {
+                       std::string filename, std::vector<std::string> lines, int first_line, py::object excerpt) {
         PyFunctionSource s;
         s.source.def = convert_ast(def, first_line - 1);
         s.source.name = std::move(name);
@@ -336,8 +353,11 @@ void register_compile(py::module_& m) {
         s.source.filename = std::move(filename);
         s.source.source_lines = std::move(lines);
         s.source.first_line = first_line;
+        if (!excerpt.is_none()) s.source.excerpt = excerpt_text(std::move(excerpt));
         return s;
-      }))
+      }), py::arg("def"), py::arg("name"), py::arg("qualname"), py::arg("module"), py::arg("filename"),
+          py::arg("lines"), py::arg("first_line"), py::arg("excerpt") = py::none(),
+          "`excerpt(line, col, end_line, end_col)`: the text under an error's file:line where `lines` has none")
       .def_property_readonly("qualname", [](const PyFunctionSource& s) { return s.source.qualname; });
 
   py::class_<ir::TypedFunction, std::shared_ptr<ir::TypedFunction>>(m, "TypedFunction")

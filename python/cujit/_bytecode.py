@@ -19,6 +19,7 @@ import types
 
 from cujit import _bytecode_ops as ops
 from cujit._bytecode_decode import _imported_names, _normalised
+from cujit._bytecode_excerpt import Excerpt as _Excerpt
 from cujit._bytecode_expressions import _Comprehension, _Construct
 from cujit._bytecode_statements import _Reader
 from cujit.errors import UnsupportedError
@@ -92,13 +93,14 @@ def _recompiled(fdef, code, imported=()):
 
 def function_source(pyfunc):
     """The FunctionSource of `pyfunc` built from its code object. It has no source lines: errors name the file
-    and line, with no line of text under them."""
+    and line, and show the file's line where it still holds this code, else the statement rebuilt from the
+    bytecode (_bytecode_excerpt.py)."""
     from cujit import _core
     code = pyfunc.__code__
     fdef = decompile(pyfunc)
     qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
     return _core.FunctionSource(fdef, pyfunc.__name__, qualname, pyfunc.__module__ or "<dynamic>",
-                                code.co_filename, [], code.co_firstlineno)
+                                code.co_filename, [], code.co_firstlineno, _Excerpt(code, fdef))
 
 
 def decompile(pyfunc):
@@ -173,9 +175,23 @@ def _dead_locals(code, stored_names):
 
 def _rejected(reader, name, code, node, ins, statement):
     """A tree whose only statement is the construct the source path rejects, at its location."""
+    if isinstance(node, ast.Try):
+        ins = _try_keyword(code) or ins
     reader.at(node, ins)
     stmt = node if statement else reader.at(ast.Expr(value=node), ins)
     return ast.fix_missing_locations(_fdef(name, code, [stmt]))
+
+
+def _try_keyword(code):
+    """Where a try statement starts: the NOP CPython leaves on its keyword spans the whole statement (the
+    reader drops NOPs). None where there is none."""
+    from cujit._bytecode_decode import _Position
+    import dis
+    nop = dis.opmap["NOP"]
+    for (line, end_line, col, end_col), k in zip(code.co_positions(), range(0, len(code.co_code), 2)):
+        if code.co_code[k] == nop and line is not None and end_line is not None and end_line > line:
+            return types.SimpleNamespace(pos=_Position(line, end_line, col, end_col))
+    return None
 
 
 def _check(fdef, code, qualname, imported):

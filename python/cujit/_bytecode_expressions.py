@@ -433,7 +433,11 @@ class _ExpressionReader:
             cleanup = getattr(node, "_cleanup", None)
             if cleanup is not None and self.ins[nxt].op == "JUMP_FORWARD" and cleanup == nxt + 1:
                 nxt = self.ins[nxt].target
-            found.append((pc, node, x, nxt))
+            if self.arm_ends(found, x, nxt):  # the true arm of a conditional expression inside the condition
+                found.append((pc, node, x, nxt + 1, self.ins[nxt].target))
+                pc = nxt + 1
+                continue
+            found.append((pc, node, x, nxt, nxt))
             if not self.more_atoms(found, nxt):
                 break
             pc = nxt
@@ -445,11 +449,25 @@ class _ExpressionReader:
                 return found[:k]
         return found[:1]
 
-    def valid_cut(self, atoms):
+    def arm_ends(self, found, jump, nxt):
+        """Whether the JUMP_FORWARD at `nxt`, after the atom whose jump is `jump`, ends the true arm of a
+        conditional expression used as a condition (`if (a if c else b):`): an earlier atom (its test) jumps
+        to the code after it (the false arm), where the atom's own jump does not."""
+        x = self.ins[nxt]
+        return x.op == "JUMP_FORWARD" and jump.target != nxt + 1 and \
+            any(a[2].target == nxt + 1 for a in found)
+
+    @staticmethod
+    def atom_exits(atoms):
+        """Where the atoms' jumps and fall-throughs go, but to the atoms themselves."""
         starts = {a[0] for a in atoms[1:]}
+        return ({a[2].target for a in atoms} | {a[4] for a in atoms[:-1]}) - starts
+
+    def valid_cut(self, atoms):
         after = atoms[-1][3]
-        outside = {a[2].target for a in atoms} - starts - {after}
-        return len(outside) <= 1
+        if atoms[-1][4] != after:
+            return False
+        return len(self.atom_exits(atoms) - {after}) <= 1
 
     def more_atoms(self, found, nxt):
         """Whether the condition goes on after `nxt`: it must where a jump so far lands beyond the next
@@ -462,34 +480,61 @@ class _ExpressionReader:
         return line == first_line
 
     def structure(self, atoms, true, false):
-        """The expression of `atoms` that is true where control reaches `true` and false at `false`."""
-        if len(atoms) == 1:
-            start, node, jump, nxt = atoms[0]
-            on_true = jump.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE")
-            node = self.test_of(node, jump)
-            if jump.target == true:
-                return node if on_true else self.negate(node, jump)
-            if jump.target == false:
-                return self.negate(node, jump) if on_true else node
-            self.fail(jump, "a condition")
+        """The expression of `atoms` that is true where control reaches `true` and false at `false`: and/or,
+        `not` and conditional expressions nested as CPython compiles them in a condition (each part jumps
+        where its value decides; a conditional expression's test goes to its arms)."""
         starts = [a[0] for a in atoms]
-        for cls, exit_ in ((ast.Or, true), (ast.And, false)):
-            for k in range(len(atoms) - 1):
-                inner = set(starts[1:k + 2])
-                if all(a[2].target in inner or a[2].target == exit_ for a in atoms[:k + 1]):
-                    split = starts[k + 1]
-                    if cls is ast.Or:
-                        left = self.structure(atoms[:k + 1], true, split)
-                    else:
-                        left = self.structure(atoms[:k + 1], split, false)
-                    right = self.structure(atoms[k + 1:], true, false)
+        memo = {}
+
+        def exits(k):  # (where atom k goes when true, when false)
+            jump = atoms[k][2]
+            fall = atoms[k][4]
+            on_true = jump.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE")
+            return (jump.target, fall) if on_true else (fall, jump.target)
+
+        def build(i, j, t, f):
+            key = (i, j, t, f)
+            if key not in memo:
+                memo[key] = None
+                memo[key] = part(i, j, t, f)
+            return memo[key]
+
+        def part(i, j, t, f):
+            if j - i == 1:
+                start, node, jump = atoms[i][:3]
+                got = exits(i)
+                if got == (t, f):
+                    return self.test_of(node, jump)
+                if got == (f, t):
+                    return self.negate(self.test_of(node, jump), jump)
+                return None
+            for cls in (ast.Or, ast.And):
+                for k in range(i + 1, j):
+                    left = build(i, k, t, starts[k]) if cls is ast.Or else build(i, k, starts[k], f)
+                    right = build(k, j, t, f) if left is not None else None
+                    if right is None:
+                        continue
                     values = []
                     for v in (left, right):
                         values += v.values if isinstance(v, ast.BoolOp) and isinstance(v.op, cls) else [v]
                     node = ast.BoolOp(op=cls(), values=values)
                     node._serial = values[0]._serial
                     return _spanning(node, values)
-        self.fail(atoms[0][2], "a condition")
+            for k in range(i + 1, j - 1):  # test [i, k), true arm [k, m), false arm [m, j)
+                for m in range(k + 1, j):
+                    test = build(i, k, starts[k], starts[m])
+                    body = build(k, m, t, f) if test is not None else None
+                    orelse = build(m, j, t, f) if body is not None else None
+                    if orelse is not None:
+                        node = ast.IfExp(test=test, body=body, orelse=orelse)
+                        node._serial = test._serial
+                        return _spanning(node, [test, body, orelse])
+            return None
+
+        node = build(0, len(atoms), true, false)
+        if node is None:
+            self.fail(atoms[0][2], "a condition")
+        return node
 
     def test_of(self, node, jump):
         if jump.op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
@@ -500,8 +545,10 @@ class _ExpressionReader:
     def negate(self, node, jump):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Is) and \
                 jump.op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
-            node.ops = [ast.IsNot()]
-            return node
+            out = ast.Compare(left=node.left, ops=[ast.IsNot()], comparators=node.comparators)
+            for f in ("lineno", "col_offset", "end_lineno", "end_col_offset", "_serial"):
+                setattr(out, f, getattr(node, f))
+            return out
         out = ast.UnaryOp(op=ast.Not(), operand=node)
         for f in ("lineno", "col_offset", "end_lineno", "end_col_offset", "_serial"):
             setattr(out, f, getattr(node, f))
@@ -513,23 +560,54 @@ class _ExpressionReader:
         first = self.ins[jump_pc]
         node = stack.pop()
         base = len(stack)
-        found = [(None, node, first, jump_pc + 1)]
+        found = [(None, node, first, jump_pc + 1, jump_pc + 1)]
         pc = jump_pc + 1
         cleanup = getattr(node, "_cleanup", None)
         if cleanup is not None and self.ins[pc].op == "JUMP_FORWARD" and cleanup == pc + 1:
             pc = self.ins[pc].target
-            found[0] = (None, node, first, pc)
+            found[0] = (None, node, first, pc, pc)
         while True:
             s = list(stack)
             end = self.expr(pc, s, base, raw=True)
             x = self.ins[end]
             if x.op in ops.CONDITIONAL_JUMPS and len(s) == base + 1 and x.target > x.index:
-                found.append((pc, s[-1], x, end + 1))
-                pc = end + 1
+                if self.arm_ends(found, x, end + 1):
+                    found.append((pc, s[-1], x, end + 2, self.ins[end + 1].target))
+                    pc = end + 2
+                else:
+                    found.append((pc, s[-1], x, end + 1, end + 1))
+                    pc = end + 1
                 continue
             break
-        false = max(a[2].target for a in found)
         found[0] = (-1,) + found[0][1:]
+        # The test is the longest run of these jumps that goes to the true arm (after it) or the false arm only:
+        # the later ones may be the true arm's own conditional expression.
+        failure = None
+        for k in range(len(found), 0, -1):
+            cut = found[:k]
+            pc = cut[-1][3]
+            other = self.atom_exits(cut) - {pc}
+            if cut[-1][4] != pc or len(other) != 1 or min(other) < pc:
+                continue
+            try:
+                s, f, join = self.ternary_arms(pc, other.pop(), stack, base)
+                test = self.structure(cut, pc, max(a[2].target for a in cut))
+                break
+            except _GUESS_FAILED as exc:
+                failure = failure or exc
+        else:
+            raise failure or _Unreadable(f"a conditional expression at instruction {first!r}")
+        out = ast.IfExp(test=test, body=s[-1], orelse=f[-1])
+        for k in ("lineno", "col_offset", "_serial"):
+            setattr(out, k, getattr(s[-1], k))
+        out.lineno, out.col_offset = s[-1].lineno, s[-1].col_offset
+        out.end_lineno, out.end_col_offset = f[-1].end_lineno, f[-1].end_col_offset
+        stack.append(out)
+        return join
+
+    def ternary_arms(self, pc, false, stack, base):
+        """The two arms of a conditional expression whose true arm starts at `pc` and false arm at `false`:
+        (true stack, false stack, the index where the code goes on)."""
         # The true arm: its value, then a jump over the false arm (or a copy of the code after both).
         s = list(stack)
         end = self.value(pc, s, base, false)
@@ -538,7 +616,9 @@ class _ExpressionReader:
             join = x.target
             f = list(stack)
             fend = self.value(false, f, base, join)
-            if fend != join:
+            if fend != join and self.ins[fend].op == "JUMP_FORWARD" and self.ins[fend].target == join:
+                join = fend  # the false arm runs into an outer arm's jump, which CPython's true arm jumps past
+            elif fend != join:
                 self.fail(x, "a conditional expression")
         else:
             f = list(stack)
@@ -561,14 +641,7 @@ class _ExpressionReader:
                         break
                 except _GUESS_FAILED:
                     continue
-        test = self.structure(found, pc, false)
-        out = ast.IfExp(test=test, body=s[-1], orelse=f[-1])
-        for k in ("lineno", "col_offset", "_serial"):
-            setattr(out, k, getattr(s[-1], k))
-        out.lineno, out.col_offset = s[-1].lineno, s[-1].col_offset
-        out.end_lineno, out.end_col_offset = f[-1].end_lineno, f[-1].end_col_offset
-        stack.append(out)
-        return join
+        return s, f, join
 
     def same_code(self, a, a_end, b):
         """Whether the instructions from `a` up to `a_end` repeat from `b` (a tail CPython copied)."""
@@ -583,7 +656,7 @@ class _ExpressionReader:
         The true arm usually follows the last jump; CPython 3.12 may put it at the jump's target instead and
         leave an artificial jump to the false arm after the condition."""
         after = atoms[-1][3]
-        jumps = {a[2].target for a in atoms} - {a[0] for a in atoms[1:]} - {after}
+        jumps = self.atom_exits(atoms) - {after}
         if len(jumps) != 1:
             return None
         other = jumps.pop()

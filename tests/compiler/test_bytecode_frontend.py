@@ -244,12 +244,84 @@ def test_try_statements_are_rejected_from_bytecode():
         cuda.compile_ptx(fn, (int32,), device=True)
 
 
+def shown_line_and_caret(message, text):
+    """The line of `message` holding `text`, and the columns its caret line under it marks."""
+    lines = message.splitlines()
+    index = next(i for i, line in enumerate(lines) if text in line)
+    caret = lines[index + 1]
+    assert set(caret.strip()) == {"^"}, message
+    start = len(caret) - len(caret.lstrip())
+    return lines[index], (start, len(caret.rstrip()))
+
+
+BAD_INDEX = "def f(x, a):\n    y = x + 1\n    if y > 2:\n        a[0] = y[0] * 2  # the bad line\n    return y\n"
+
+
 @needs_reader
-def test_typing_errors_name_file_and_line():
-    fn = exec_function("def f(x):\n    y = x + 1\n    return y[0]\n", "f")
+def test_typing_errors_show_the_rebuilt_statement_and_a_caret():
+    """No source anywhere: file:line, the statement rebuilt from the bytecode (marked so), a caret under the
+    sub-expression at fault (its column from co_positions)."""
+    fn = exec_function(BAD_INDEX, "f")
     with pytest.raises(errors.TypingError) as info:
-        cuda.compile_ptx(fn, (int32,), device=True)
-    assert getattr(info.value, "cujit_location", None) == ("<generated>", 3)
+        cuda.compile_ptx(fn, (int32, F1), device=True)
+    message = str(info.value)
+    assert getattr(info.value, "cujit_location", None) == ("<generated>", 4)
+    assert "<generated>:4" in message and "rebuilt from bytecode" in message, message
+    line, (start, end) = shown_line_and_caret(message, "a[0] = ")
+    assert line.strip() == "a[0] = y[0] * 2"  # ast.unparse of the rebuilt statement: no comment
+    assert (start, end) == (line.index("y[0]"), line.index("y[0]") + len("y[0]")), message
+
+
+@needs_reader
+def test_typing_errors_show_the_files_line_where_linecache_has_this_code(monkeypatch):
+    import linecache
+    filename = "<registered-in-linecache>"
+    linecache.cache[filename] = (len(BAD_INDEX), None, BAD_INDEX.splitlines(True), filename)
+    monkeypatch.setenv("CUJIT_FRONTEND", "bytecode")  # the rule would read the source itself
+    try:
+        namespace = {}
+        exec(compile(BAD_INDEX, filename, "exec"), namespace)
+        with pytest.raises(errors.TypingError) as info:
+            cuda.compile_ptx(namespace["f"], (int32, F1), device=True)
+        message = str(info.value)
+        assert f"{filename}:4" in message and "rebuilt" not in message, message
+        line, (start, end) = shown_line_and_caret(message, "a[0] = ")
+        assert line == "        a[0] = y[0] * 2  # the bad line"  # the file's own text, as the source path shows it
+        assert (start, end) == (line.index("y[0]"), line.index("y[0]") + 4), message
+        # The file now says something else: its line is not shown, the rebuilt statement is.
+        edited = BAD_INDEX.replace("y[0] * 2", "y[0] * 3")
+        linecache.cache[filename] = (len(edited), None, edited.splitlines(True), filename)
+        exec(compile(BAD_INDEX, filename, "exec"), namespace)
+        with pytest.raises(errors.TypingError) as info:
+            cuda.compile_ptx(namespace["f"], (int32, F1), device=True)
+        message = str(info.value)
+        assert "rebuilt from bytecode" in message and "y[0] * 3" not in message, message
+    finally:
+        linecache.cache.pop(filename, None)
+
+
+PYTHON_C_ERROR = """
+from cujit import cuda, float32, int32
+def kernel(out, n):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = n[0] + 1
+try:
+    cuda.compile_ptx(kernel, (float32[::1], int32))
+except Exception as exc:
+    print(exc)
+"""
+
+
+@needs_reader
+def test_python_c_typing_error_shows_line_and_caret():
+    proc = subprocess.run([sys.executable, "-c", PYTHON_C_ERROR], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    message = proc.stdout
+    assert "<string>:6" in message and "rebuilt from bytecode" in message, message
+    line, (start, end) = shown_line_and_caret(message, "out[i] = ")
+    assert line == "        out[i] = n[0] + 1", message
+    assert (start, end) == (line.index("n[0]"), line.index("n[0]") + 4), message
 
 
 def test_uncovered_python_version_is_named(monkeypatch):

@@ -57,6 +57,7 @@ struct FunctionSource {
   std::string name, qualname, module, filename;
   std::vector<std::string> source_lines;
   int first_line = 1;
+  ir::ExcerptText excerpt;  // without source lines (read from bytecode): the line and caret of a location
 };
 
 Expected<std::shared_ptr<ir::Function>> build_ir(const FunctionSource& source, NameResolver& resolver);

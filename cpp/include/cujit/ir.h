@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,9 +33,14 @@ enum class Op {
 };
 const char* op_symbol(Op op);
 
-// "File "f.py", line 3 (f.py:3):" then the source line and a caret under `loc`.
+// A function's text for a location where it has no source lines (one read from bytecode): the line to show
+// and a caret line under `loc`, or "" for none.
+using ExcerptText = std::function<std::string(const SourceLoc&)>;
+
+// "File "f.py", line 3 (f.py:3):" then the source line and a caret under `loc` (from `excerpt` where `lines`
+// do not hold the line).
 std::string format_source_excerpt(const std::string& filename, const std::vector<std::string>& lines,
-                                  int first_line, const SourceLoc& loc);
+                                  int first_line, const SourceLoc& loc, const ExcerptText& excerpt = {});
 
 struct TypedFunction;  // a callee compiled for concrete argument types
 
@@ -141,6 +147,7 @@ struct Function {
   std::string filename;
   std::vector<std::string> source_lines;  // the function's source, for messages
   int first_line = 1;     // line of source_lines[0] in `filename`
+  ExcerptText excerpt;    // without source lines: the line and caret of a location (read from bytecode)
   std::vector<Variable> vars;
   std::vector<int> params;  // indices into vars
   std::vector<StmtPtr> body;

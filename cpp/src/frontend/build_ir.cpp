@@ -97,6 +97,7 @@ class IrBuilder {
     fn_->filename = src_.filename;
     fn_->source_lines = src_.source_lines;
     fn_->first_line = src_.first_line;
+    fn_->excerpt = src_.excerpt;
     const SyntaxNode& def = *src_.def;
     if (def.type != "FunctionDef") unsupported(def, describe_unsupported(def.type) + " as a kernel or device function");
     build_params(def);
@@ -218,7 +219,7 @@ class IrBuilder {
       out.push_back(std::move(s));
     } else if (t == "If") {
       auto s = stmt(StmtKind::If, n);
-      s->value = build_expr(*n.node("test"));
+      s->value = as_condition(build_expr(*n.node("test")));
       // numba prunes branches on constant conditions before typing them; CPython leaves the other branch out
       // of the bytecode, so nothing in it is built (its assignments do not count as earlier ones).
       if (std::optional<bool> taken = constant_truth(*s->value)) {
@@ -238,7 +239,7 @@ class IrBuilder {
       for (StmtPtr& r : rest) out.push_back(std::move(r));
     } else if (t == "While") {
       auto s = stmt(StmtKind::While, n);
-      s->value = build_expr(*n.node("test"));
+      s->value = as_condition(build_expr(*n.node("test")));
       if (constant_truth(*s->value) == false) {  // a loop that never runs (CPython drops it too): only its else
         for (StmtPtr& kept : build_block(n.list("orelse"))) out.push_back(std::move(kept));
         return;
@@ -276,7 +277,7 @@ class IrBuilder {
     auto check = stmt(StmtKind::If, n);
     auto negated = std::make_unique<Expr>(ExprKind::Unary, n.loc);
     negated->op = ir::Op::Not;
-    negated->operands.push_back(build_expr(*n.node("test")));
+    negated->operands.push_back(as_condition(build_expr(*n.node("test"))));
     check->value = std::move(negated);
     auto raise = stmt(StmtKind::Raise, n);
     auto call = std::make_unique<Expr>(ExprKind::Call, n.loc);
@@ -588,17 +589,20 @@ class IrBuilder {
       e->op = to_op(*n.node("op"), n);
       // CPython drops constant operands that cannot decide the result and stops at one that does
       // (`0 and x` is 0, `1 and x` is x): numba sees what is left, and so does the IR.
-      const auto& values = n.list("values");
+      std::vector<ExprPtr> values;  // (a and b) and c, a and (b and c): a and b and c, as in the bytecode
+      for (const auto& value : n.list("values")) {
+        ExprPtr v = build_expr(*value);
+        if (v->kind == ExprKind::BoolOp && v->op == e->op)
+          for (ExprPtr& inner : v->operands) values.push_back(std::move(inner));
+        else
+          values.push_back(std::move(v));
+      }
       for (size_t i = 0; i < values.size(); ++i) {
-        ExprPtr v = build_expr(*values[i]);
+        ExprPtr& v = values[i];
         std::optional<bool> truth = v->kind == ExprKind::Const ? constant_truth(*v) : std::nullopt;
         bool last = i + 1 == values.size();
         if (truth && !last && *truth != (e->op == Op::Or)) continue;  // `1 and x`, `0 or x`: x
         bool decides = truth && *truth == (e->op == Op::Or);             // `0 and x`, `1 or x`: the constant
-        if (v->kind == ExprKind::BoolOp && v->op == e->op) {  // a or (b or c) is a or b or c, as in the bytecode
-          for (ExprPtr& inner : v->operands) e->operands.push_back(std::move(inner));
-          continue;
-        }
         e->operands.push_back(std::move(v));
         if (decides) break;
       }
@@ -616,7 +620,7 @@ class IrBuilder {
     }
     if (t == "IfExp") {
       auto e = std::make_unique<Expr>(ExprKind::IfExp, n.loc);
-      e->operands.push_back(build_expr(*n.node("test")));
+      e->operands.push_back(as_condition(build_expr(*n.node("test"))));
       if (std::optional<bool> taken = constant_truth(*e->operands[0])) return build_expr(*n.node(*taken ? "body" : "orelse"));
       e->operands.push_back(build_expr(*n.node("body")));
       e->operands.push_back(build_expr(*n.node("orelse")));

@@ -118,6 +118,31 @@ std::optional<bool> constant_truth(const Expr& e) {
   return true;
 }
 
+ExprPtr as_condition(ExprPtr e) {
+  if (e->kind == ExprKind::Unary && e->op == Op::Not) {
+    e->operands[0] = as_condition(std::move(e->operands[0]));
+  } else if (e->kind == ExprKind::IfExp) {  // its test is a condition already; its arms are parts of this one
+    e->operands[1] = as_condition(std::move(e->operands[1]));
+    e->operands[2] = as_condition(std::move(e->operands[2]));
+  } else if (e->kind == ExprKind::BoolOp) {
+    std::vector<ExprPtr> kept;
+    for (ExprPtr& v : e->operands) {
+      std::optional<bool> truth = v->kind == ExprKind::Const ? constant_truth(*v) : std::nullopt;
+      if (truth && *truth != (e->op == Op::Or)) continue;  // `x and 8`, `x or 0`: x
+      ExprPtr part = as_condition(std::move(v));
+      if (part->kind == ExprKind::BoolOp && part->op == e->op) {  // (a and b) or 0 inside an and: a and b
+        for (ExprPtr& inner : part->operands) kept.push_back(std::move(inner));
+      } else {
+        kept.push_back(std::move(part));
+      }
+    }
+    if (kept.empty()) return e;  // made only of constants: folded before it gets here
+    if (kept.size() == 1) return std::move(kept[0]);
+    e->operands = std::move(kept);
+  }
+  return e;
+}
+
 // CPython folds constant arithmetic (2 ** 40, -1) before numba sees the
 // bytecode, so those are literals for numba: fold them the same way. Like
 // CPython, results beyond 128 bits are left to run time; a folded result no

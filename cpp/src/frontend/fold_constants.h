@@ -14,6 +14,11 @@ namespace cujit::frontend {
 // them): what numba's dead-branch pruning decides before typing. nullopt when the condition is not constant.
 std::optional<bool> constant_truth(const ir::Expr& e);
 
+// `e` read as a condition (an if, while or assert test, a conditional expression's test): only its truth
+// counts, so an and/or drops every constant operand that cannot decide it, the last one too (`x and 8` is `x`),
+// through `not`, nested and/or and conditional expressions, as CPython's jumps for a condition drop them.
+ir::ExprPtr as_condition(ir::ExprPtr e);
+
 // `e` with its constant operation folded (its operands are folded already), or `e` itself. An int result no
 // integer type holds is numba's "Int value is too large" (a CompileError at `e`).
 ir::ExprPtr fold_constants(ir::ExprPtr e);

@@ -40,12 +40,15 @@ const char* op_symbol(Op op) {
 }
 
 std::string format_source_excerpt(const std::string& filename, const std::vector<std::string>& lines,
-                                  int first_line, const SourceLoc& loc) {
+                                  int first_line, const SourceLoc& loc, const ExcerptText& excerpt) {
   if (!loc.known()) return "File \"" + filename + "\"";
   std::string out = "File \"" + filename + "\", line " + std::to_string(loc.line) + " (" + filename + ":" +
                     std::to_string(loc.line) + "):\n";
   int index = loc.line - first_line;
-  if (index < 0 || index >= static_cast<int>(lines.size())) return out;
+  if (index < 0 || index >= static_cast<int>(lines.size())) {
+    std::string text = excerpt ? excerpt(loc) : std::string();
+    return text.empty() ? out : out + text;
+  }
   const std::string& text = lines[index];
   out += text + "\n";
   int start = std::min<int>(loc.col, static_cast<int>(text.size()));
@@ -80,7 +83,7 @@ std::optional<std::vector<int64_t>> literal_shape(const Expr& shape) {
 }
 
 std::string Function::format_location(const SourceLoc& loc) const {
-  return format_source_excerpt(filename, source_lines, first_line, loc);
+  return format_source_excerpt(filename, source_lines, first_line, loc, excerpt);
 }
 
 namespace {
