@@ -2,6 +2,7 @@
 // machine (codegen/host_jit.cpp) and `HostKernel.launch(...)` runs its grid on the host runtime (hostrt/),
 // with parameters packed as KernelLauncher.pack packs them for a GPU launch.
 #include <cstring>
+#include <stdexcept>
 
 #include <pybind11/stl.h>
 
@@ -44,6 +45,7 @@ void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid
   }
   if (error) raise_error(*error);
   if (auto bad = codegen::take_index_error(kernel)) throw py::index_error(*bad);
+  if (auto bad = codegen::take_shared_report(kernel)) throw std::runtime_error(*bad);
 }
 
 }  // namespace

@@ -141,3 +141,88 @@ def test_boundscheck_false_turns_the_checks_off():
 def test_boundscheck_is_still_refused_for_the_gpu():
     with pytest.raises(NotImplementedError, match="bounds checking"):
         cuda.jit(target="cuda", boundscheck=True)
+
+
+# ---- debug=True: uninitialised shared memory and data races on shared memory ----------------------------
+
+def test_debug_reports_a_read_of_uninitialised_shared_memory():
+    @cuda.jit(target="cpu", debug=True, opt=False)
+    def forgot_one(out):
+        buf = cuda.shared.array(64, np.int32)
+        t = cuda.threadIdx.x
+        if t != 5:
+            buf[t] = t
+        cuda.syncthreads()
+        out[t] = buf[63 - t]
+
+    out = np.zeros(64, np.int32)
+    with pytest.raises(RuntimeError) as info:
+        forgot_one[2, 64](out)
+    message = str(info.value)
+    assert "forgot_one" in message and "debug=True" in message
+    assert "thread (58, 0, 0) reads shared memory no thread of its block has written" in message
+    assert "array 'buf'" in message and "byte 20 of the block's shared memory" in message
+    assert "block (0, 0, 0)" in message or "block (1, 0, 0)" in message
+
+
+def test_debug_reports_races_between_barriers():
+    @cuda.jit(target="cpu", debug=True, opt=False)
+    def no_barrier(out, k):
+        buf = cuda.shared.array(32, np.float64)
+        t = cuda.threadIdx.x
+        buf[t] = t
+        cuda.syncthreads()
+        buf[t] = 2 * t
+        if k == 1:
+            cuda.syncthreads()
+        out[t] = buf[(t + 1) % 32]  # reads the neighbour's new value: needs the barrier
+
+    out = np.zeros(32)
+    no_barrier[1, 32](out, 1)  # with the barrier: no report
+    np.testing.assert_array_equal(out, 2 * ((np.arange(32) + 1) % 32))
+    # Without: thread 0 reads buf[1] and thread 1 writes it between the same two barriers.
+    with pytest.raises(RuntimeError, match=r"a data race on shared memory: thread \(0, 0, 0\) reads and thread "
+                                           r"\(1, 0, 0\) writes array 'buf' at .*test_host_checks.py:\d+ \(byte 8 "):
+        no_barrier[1, 32](out, 0)
+
+    @cuda.jit(target="cpu", debug=True, opt=False)
+    def same_slot(out):
+        flag = cuda.shared.array(1, np.int32)
+        t = cuda.threadIdx.x
+        if t == 0:
+            flag[0] = 0
+        cuda.syncthreads()
+        flag[0] = t  # every thread writes the one element between the same barriers
+        cuda.syncthreads()
+        out[t] = flag[0]
+
+    with pytest.raises(RuntimeError, match=r"threads \(0, 0, 0\) and \(1, 0, 0\) both write array 'flag'"):
+        same_slot[1, 8](np.zeros(8, np.int32))
+
+
+def test_debug_accepts_a_correct_reduction_and_atomics():
+    @cuda.jit(target="cpu", debug=True, opt=False)
+    def block_sum(x, out):
+        buf = cuda.shared.array(128, np.float64)
+        count = cuda.shared.array(1, np.int32)
+        t = cuda.threadIdx.x
+        if t == 0:
+            count[0] = 0
+        buf[t] = x[cuda.grid(1)]
+        cuda.syncthreads()
+        cuda.atomic.add(count, 0, 1)  # atomics do not race
+        step = 64
+        while step > 0:
+            if t < step:
+                buf[t] += buf[t + step]
+            cuda.syncthreads()
+            step //= 2
+        if t == 0:
+            out[cuda.blockIdx.x, 0] = buf[0]
+            out[cuda.blockIdx.x, 1] = count[0]
+
+    x = np.random.default_rng().random(512)
+    out = np.zeros((4, 2))
+    block_sum[4, 128](x, out)
+    np.testing.assert_allclose(out[:, 0], x.reshape(4, 128).sum(axis=1), rtol=1e-12)
+    assert (out[:, 1] == 128).all()

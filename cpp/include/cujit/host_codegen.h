@@ -19,6 +19,8 @@ class LLJIT;
 
 namespace cujit::codegen {
 
+struct HostSharedChecks;  // host_shared_checks.cpp
+
 // A kernel's parameters come as cuLaunchKernel's kernelParams: one pointer per flattened parameter.
 using HostKernelEntry = void (*)(target::HostThreadContext* context, void** params);
 
@@ -39,12 +41,18 @@ class HostKernel {
   // Bounds checks: the module's record of the first out-of-bounds access (null when compiled without checks).
   target::HostIndexError* index_error = nullptr;
   std::string qualname;  // the kernel's Python name, for reports
+  // Debug checks of shared memory (compiled with debug=True): their state, or null.
+  std::shared_ptr<HostSharedChecks> shared_checks;
 };
 
 // After a launch: the first out-of-bounds access it made, as IndexError's message (naming the kernel, the array,
 // the index, the shape and the thread's block and thread ids), and the record cleared for the next launch; or
 // nothing. (codegen/host_checks.cpp)
 std::optional<std::string> take_index_error(const HostKernel& kernel);
+// After a launch of a kernel compiled with debug=True: the first read of uninitialised shared memory or data race
+// on shared memory it made (naming the kernel, the array, the byte and the threads), or nothing; the checks'
+// records are cleared for the next launch. (codegen/host_shared_checks.cpp)
+std::optional<std::string> take_shared_report(const HostKernel& kernel);
 
 // The libdevice functions (and compiler runtime helpers) the CPU target implements (codegen/host_math.cpp).
 std::vector<std::string> host_math_names();

@@ -20,6 +20,9 @@ struct HostThreadContext {
   // ("cuda.shfl_sync at kernel.py:12"; null if unknown).
   uint64_t (*collective)(HostThreadContext*, uint32_t kind, uint32_t mask, uint64_t value, uint32_t operand,
                          const char* where);
+  // The block barriers (and grid syncs) this thread has passed: code compiled for the host counts them (zero at
+  // the thread's start), so debug checks tell which accesses lie between the same two barriers.
+  uint32_t barriers_passed;
 };
 
 // What HostThreadContext::collective does, by `kind`.
@@ -54,5 +57,11 @@ inline constexpr const char* kHostIndexErrorSymbol = "__cujit_index_error";
 // void (HostThreadContext*, HostIndexError*, const char* site, const void* data, uint32_t ndim,
 //       const int64_t* index, const int64_t* shape)
 inline constexpr const char* kHostIndexErrorFunction = "__cujit_host_index_error";
+
+// Debug checks of shared memory: the module's global holding its checks' state (a pointer the JIT's owner sets),
+// and the function every load and store calls (codegen/host_shared_checks.cpp):
+// void (HostThreadContext*, void* state, const void* address, uint32_t bytes, uint32_t write, const char* site)
+inline constexpr const char* kHostSharedChecksSymbol = "__cujit_shared_checks";
+inline constexpr const char* kHostSharedAccessFunction = "__cujit_host_shared_access";
 
 }  // namespace cujit::target

@@ -34,6 +34,9 @@ struct LoweringOptions {
   // The CPU target's checks: every array element access checks its indices (an index out of bounds is
   // reported through Target::index_error and the access goes to a scratch slot instead).
   bool bounds_check = false;
+  // Debug checks of shared memory (the CPU target with debug=True): every array element load and store goes
+  // through Target::memory_access.
+  bool shared_checks = false;
 };
 
 // Lowers `fn` and, transitively, the device functions it calls (as internal

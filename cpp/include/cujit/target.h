@@ -88,6 +88,11 @@ class Target {
   virtual void index_error(llvm::IRBuilder<>&, llvm::Value* /*context*/, const std::string& /*site*/,
                            llvm::Value* /*data*/, const std::vector<llvm::Value*>& /*indices*/,
                            const std::vector<llvm::Value*>& /*shape*/) const {}
+  // A load (write false) or store of `bytes` bytes at `address` (debug checks of shared memory: the target
+  // records accesses to shared memory, reporting reads of bytes no thread has written and races between two
+  // barriers). `site` names the access ("array 'buf' at kernel.py:12").
+  virtual void memory_access(llvm::IRBuilder<>&, llvm::Value* /*context*/, llvm::Value* /*address*/,
+                             uint64_t /*bytes*/, bool /*write*/, const std::string& /*site*/) const {}
 };
 
 // The two targets (stateless singletons; implemented in codegen/).

@@ -1,6 +1,7 @@
 // The host target's compile (cujit/host_codegen.h): lowering with the host
 // target's hooks, an entry that unpacks a kernelParams array, LLVM's O3 pipeline
 // tuned for this CPU, then ORC's LLJIT, in process.
+#include <cstddef>
 #include <mutex>
 #include <set>
 
@@ -40,6 +41,11 @@ void add_entry(llvm::Module& module, llvm::Function* kernel) {
   auto* entry = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, kHostEntrySymbol, module);
   entry->addFnAttr(llvm::Attribute::NoUnwind);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  // The thread starts before its first barrier.
+  b.CreateAlignedStore(b.getInt32(0),
+                       b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), entry->getArg(0),
+                                                    offsetof(target::HostThreadContext, barriers_passed)),
+                       llvm::Align(4));
   std::vector<llvm::Value*> args{entry->getArg(0)};
   for (unsigned i = 1; i < kernel->arg_size(); ++i) {
     llvm::Value* slot = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(1), i - 1));
@@ -56,7 +62,7 @@ std::set<std::string> unresolved_calls(const llvm::Module& module) {
   for (const llvm::Function& f : module)
     if (f.isDeclaration() && !f.use_empty() &&
         (!f.isIntrinsic() || f.getName().starts_with("llvm.nvvm.")) && !is_host_math(f.getName()) &&
-        f.getName() != target::kHostIndexErrorFunction)
+        f.getName() != target::kHostIndexErrorFunction && f.getName() != target::kHostSharedAccessFunction)
       names.insert(f.getName().str());
   return names;
 }
@@ -99,6 +105,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   lo.target = &target::host();
   lo.fastmath = options.fastmath;
   lo.bounds_check = bounds_check;
+  lo.shared_checks = options.debug;  // debug=True: shared memory's uninitialised reads and races
   auto lowered = lowering::lower_module(fn, *module, lo);
   if (!lowered) return lowered.error();
   std::set<std::string> missing = unresolved_calls(*module);
@@ -112,7 +119,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   bool uses_barrier = module->getNamedMetadata(target::kHostBarrierMetadata) != nullptr;
   llvm::internalizeModule(*module, [](const llvm::GlobalValue& gv) {
     return gv.getName() == kHostEntrySymbol || gv.getName() == target::kHostSharedBytesSymbol ||
-           gv.getName() == target::kHostIndexErrorSymbol;
+           gv.getName() == target::kHostIndexErrorSymbol || gv.getName() == target::kHostSharedChecksSymbol;
   });
   optimise(*module, **tm, options.opt);
 
@@ -127,6 +134,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   if (!jit) return llvm_error("creating the JIT", jit.takeError());
   if (auto e = add_host_math(**jit)) return llvm_error("defining the host's libdevice", std::move(e));
   if (auto e = add_host_checks(**jit)) return llvm_error("defining the checks' recorder", std::move(e));
+  if (auto e = add_shared_checks(**jit)) return llvm_error("defining the debug checks' recorder", std::move(e));
   if (auto e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
     return llvm_error("adding the module", std::move(e));
   auto entry = (*jit)->lookup(kHostEntrySymbol);
@@ -138,6 +146,12 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
     kernel->index_error = record->toPtr<target::HostIndexError*>();
   else llvm::consumeError(record.takeError());
   kernel->qualname = fn.fn->qualname;
+  if (auto state = (*jit)->lookup(target::kHostSharedChecksSymbol)) {
+    kernel->shared_checks = make_shared_checks();
+    *state->toPtr<HostSharedChecks**>() = kernel->shared_checks.get();
+  } else {
+    llvm::consumeError(state.takeError());
+  }
   kernel->jit = std::move(*jit);
   return kernel;
 }

@@ -71,6 +71,7 @@ class HostTarget final : public Target {
     llvm::Value* hook = load_pointer(b, context, offsetof(HostThreadContext, barrier));
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy()}, false);
     b.CreateCall(fty, hook, {context});  // not nounwind-free of effects: memory is ordered around it
+    count_barrier(b, context);
   }
 
   llvm::Value* static_shared(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Module& module,
@@ -187,6 +188,26 @@ class HostTarget final : public Target {
                             b.getInt32(static_cast<uint32_t>(indices.size())), index_array, shape_array});
   }
 
+  // Debug checks: every access calls the host's recorder (codegen/host_shared_checks.cpp), which keeps those
+  // that touch the block's shared memory; the module's state pointer is set once it is compiled.
+  void memory_access(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Value* address, uint64_t bytes, bool write,
+                     const std::string& site) const override {
+    llvm::Module& module = *b.GetInsertBlock()->getModule();
+    auto* ptr = b.getPtrTy();
+    llvm::GlobalVariable* state = module.getNamedGlobal(kHostSharedChecksSymbol);
+    if (state == nullptr)
+      state = new llvm::GlobalVariable(module, ptr, false, llvm::GlobalValue::ExternalLinkage,
+                                       llvm::ConstantPointerNull::get(ptr), kHostSharedChecksSymbol);
+    auto* i32 = b.getInt32Ty();
+    auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, i32, i32, ptr}, false);
+    llvm::FunctionCallee recorder = module.getOrInsertFunction(kHostSharedAccessFunction, fty);
+    llvm::Value* site_text = site.empty() ? llvm::ConstantPointerNull::get(ptr)
+                                          : static_cast<llvm::Value*>(b.CreateGlobalString(site, "access.site"));
+    b.CreateCall(recorder, {context, b.CreateAlignedLoad(ptr, state, llvm::Align(8)),
+                            b.CreateAddrSpaceCast(address, ptr), b.getInt32(static_cast<uint32_t>(bytes)),
+                            b.getInt32(write ? 1 : 0), site_text});
+  }
+
  private:
   // context->collective(context, kind, mask, value, operand, where): an i64.
   static llvm::Value* collective(llvm::IRBuilder<>& b, llvm::Value* context, HostCollective kind, llvm::Value* mask,
@@ -197,9 +218,18 @@ class HostTarget final : public Target {
     auto* i32 = b.getInt32Ty();
     auto* fty = llvm::FunctionType::get(b.getInt64Ty(), {b.getPtrTy(), i32, i32, b.getInt64Ty(), i32, b.getPtrTy()},
                                         false);
-    return b.CreateCall(fty, hook,
-                        {context, b.getInt32(static_cast<uint32_t>(kind)), mask, value, operand,
-                         site_string(module, where)});
+    llvm::Value* result = b.CreateCall(fty, hook,
+                                       {context, b.getInt32(static_cast<uint32_t>(kind)), mask, value, operand,
+                                        site_string(module, where)});
+    if (kind <= HostCollective::BarrierOr || kind == HostCollective::GridSync) count_barrier(b, context);
+    return result;
+  }
+
+  // ++context->barriers_passed (debug checks of shared memory tell barrier intervals apart by it).
+  static void count_barrier(llvm::IRBuilder<>& b, llvm::Value* context) {
+    llvm::Value* field = field_address(b, context, offsetof(HostThreadContext, barriers_passed));
+    llvm::Value* passed = b.CreateAlignedLoad(b.getInt32Ty(), field, llvm::Align(4));
+    b.CreateAlignedStore(b.CreateAdd(passed, b.getInt32(1)), field, llvm::Align(4));
   }
 
   // The call's position as a C string of its own (not merged with an equal one: activemask() tells calls apart

@@ -1,6 +1,8 @@
-// cuda.atomic.*: add, sub, max, min, exch, and_, or_, xor, inc, dec, cas and
-// compare_and_swap on array elements. Relaxed ordering, returning the old
-// value, like numba.
+// cuda.atomic.*: add, sub, max, min, nanmax, nanmin, exch, and_, or_, xor, inc,
+// dec, cas and compare_and_swap on array elements. Relaxed ordering, returning
+// the old value, like numba. Float max/min are LLVM's fmax/fmin (maxnum: a NaN
+// operand is ignored), which are numba-cuda's nanmax/nanmin rules: nanmax and
+// nanmin lower as max and min.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "intrinsic_families.h"
@@ -102,6 +104,8 @@ void add_atomics(Table& t) {
   const std::vector<std::string> params{"ary", "idx", "val"};
   for (const char* op : {"add", "sub", "max", "min"})
     add(t, std::string("cuda.atomic.") + op, atomic_typer(false, false, 1), rmw(op), params);
+  add(t, "cuda.atomic.nanmax", atomic_typer(false, false, 1), rmw("max"), params);
+  add(t, "cuda.atomic.nanmin", atomic_typer(false, false, 1), rmw("min"), params);
   for (const char* op : {"and_", "or_", "xor", "exch"})
     add(t, std::string("cuda.atomic.") + op, atomic_typer(true, false, 1), rmw(op), params);
   for (const char* op : {"inc", "dec"})

@@ -122,6 +122,8 @@ std::string FunctionLowering::index_site(const Expr& array) const {
 
 Value* FunctionLowering::load_element(Value* ptr, TypeRef dtype, int64_t align) {
   if (dtype->kind() == TypeKind::Record) return ptr;
+  if (state_.options.shared_checks)
+    target().memory_access(b_, context_, ptr, types::itemsize(dtype), /*write=*/false, index_site_);
   llvm::Type* t = state_.model.data_type(dtype);
   auto* load = b_.CreateAlignedLoad(t, ptr, llvm::Align(align ? align : types::alignment(dtype)));
   return state_.model.data_to_value(b_, load, dtype);
@@ -145,6 +147,8 @@ static Value* as_integer_bits(llvm::IRBuilder<>& b, Value* data) {
 
 void FunctionLowering::store_element(Value* ptr, Value* value, TypeRef dtype, int64_t align) {
   llvm::Align a(align ? align : types::alignment(dtype));
+  if (state_.options.shared_checks)
+    target().memory_access(b_, context_, ptr, types::itemsize(dtype), /*write=*/true, index_site_);
   if (dtype->kind() == TypeKind::Record) {
     b_.CreateMemCpy(ptr, a, value, a, types::itemsize(dtype));
     return;
@@ -201,10 +205,10 @@ Value* FunctionLowering::array_getitem(const Expr& e) {
   Value* ary = lower_expr(*e.operands[0]);
   std::vector<IndexItem> items = lower_index(*e.operands[1], aty->ndim());
   if (e.type->kind() != TypeKind::Array) {
-    if (state_.options.bounds_check) index_site_ = index_site(*e.operands[0]);
-    Value* ptr = item_pointer(ary, aty, items);
+    if (state_.options.bounds_check || state_.options.shared_checks) index_site_ = index_site(*e.operands[0]);
+    Value* loaded = load_element(item_pointer(ary, aty, items), aty->element(0), aty->aligned() ? 0 : 1);
     index_site_.clear();
-    return load_element(ptr, aty->element(0), aty->aligned() ? 0 : 1);
+    return loaded;
   }
   return array_view(ary, aty, items, e.type);
 }
@@ -237,11 +241,11 @@ void FunctionLowering::array_setitem(const Expr& target, Value* value, TypeRef t
   }
   Value* ary = lower_expr(*target.operands[0]);
   std::vector<IndexItem> items = lower_index(*target.operands[1], aty->ndim());
-  if (state_.options.bounds_check) index_site_ = index_site(*target.operands[0]);
+  if (state_.options.bounds_check || state_.options.shared_checks) index_site_ = index_site(*target.operands[0]);
   Value* ptr = item_pointer(ary, aty, items);
-  index_site_.clear();
   TypeRef dtype = aty->element(0);
   store_element(ptr, cast(value, type, dtype), dtype, aty->aligned() ? 0 : 1);
+  index_site_.clear();
 }
 
 // A view: integer indices drop a dimension, slices keep it with Python's
