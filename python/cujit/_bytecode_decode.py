@@ -4,6 +4,7 @@ records (opcode names normalised by the version's table, arguments read by its r
 indices, each with its `_Position` from co_positions); `_normalised` and `_imported_names` read instructions for
 the recompile check."""
 
+import ast
 import dis
 import sys
 import types
@@ -22,71 +23,227 @@ class _Ins:
 def _decode(code, table):
     """The instructions that mean something (no NOP, RESUME, caches), each with its jump target as an index.
     Read from co_code directly (dis builds much more than this needs), with the argument rules of the
-    version's table."""
-    rules = ops.ARGUMENTS[sys.version_info[:2]]
+    version's table; an instruction that stands for several (3.10's rotations, 3.13's superinstructions) is
+    several, and a version's spellings of one shape (a call with keywords, the end of a for loop, ...) are the
+    spelling the reader knows (_reshaped)."""
+    version = sys.version_info[:2]
+    rules = ops.ARGUMENTS[version]
     name_shift, compare_shift = rules["name_shift"], rules["compare_shift"]
-    raw = code.co_code
-    positions = list(code.co_positions())
-    caches = dis._inline_cache_entries
-    opnames = dis.opname
-    jumps = set(dis.hasjrel) | set(dis.hasjabs)
-    extended = dis.opmap["EXTENDED_ARG"]
+    operators = ops.OPERATORS.get(version, {})
+    split, supers = ops.SPLIT.get(version, {}), ops.SUPERINSTRUCTIONS.get(version, {})
+    positions = _positions(code)
+    cells = code.co_cellvars + code.co_freevars
     kept, index_of, pending = [], {}, []
-    arg_high = 0
-    offset = 0
-    n = len(raw)
-    while offset < n:
-        opcode, arg = raw[offset], raw[offset + 1] | arg_high
-        after = offset + 2 + 2 * caches[opcode]
-        pending.append(offset)
-        if opcode == extended:
-            arg_high = arg << 8
-            offset = after
-            continue
-        arg_high = 0
-        name = opnames[opcode]
+
+    def add(offset, op, arg, argval, argrepr, name):
+        x = _Ins()
+        x.index, x.offset, x.op, x.arg, x.name, x.target = None, offset, op, arg, name, None
+        x.argval, x.argrepr, x.pos = argval, argrepr, positions[offset // 2]
+        kept.append(x)
+        return x
+
+    for start, offset, opcode, arg, after in _instructions(code):
+        pending.append(start)
+        name = dis.opname[opcode]
         op = table.get(name, name)
         if op is None:
-            offset = after
             continue
-        x = _Ins()
-        x.index, x.offset, x.op, x.arg, x.name, x.target = len(kept), offset, op, arg, name, None
-        x.pos = _Position(*positions[offset // 2])
-        x.argrepr = ""
-        if opcode in jumps:
-            x.argval = after - 2 * arg if name in ops.BACKWARD else after + 2 * arg
-        elif name in ("LOAD_CONST", "RETURN_CONST"):
-            x.argval = code.co_consts[arg]
-        elif name in ops.NAMES:
-            x.argval = code.co_names[arg >> name_shift.get(name, 0)]
-        elif name in ops.LOCALS:
-            x.argval = code._varname_from_oparg(arg)
-        elif name == "COMPARE_OP":
-            x.argval = dis.cmp_op[arg >> compare_shift]
-        elif name == "BINARY_OP":
-            x.argval = arg
-            x.argrepr = dis._nb_ops[arg][1]
-        elif name == "CALL_INTRINSIC_1":
-            x.argval = arg
-            x.argrepr = dis._intrinsic_1_descs[arg]
-        else:
-            x.argval = arg
         for off in pending:
-            index_of[off] = x.index
+            index_of[off] = len(kept)
         pending = []
-        kept.append(x)
-        offset = after
+        if name in split:
+            for sub, sub_arg in split[name]:
+                add(offset, sub, sub_arg, sub_arg, "", name)
+        elif name in supers:
+            for sub, sub_arg in zip(supers[name], (arg >> 4, arg & 15)):
+                add(offset, sub, sub_arg, code._varname_from_oparg(sub_arg), "", name)
+        elif opcode in dis.hasjrel or opcode in dis.hasjabs:
+            if rules["absolute_jumps"] and opcode in dis.hasjabs:
+                target = 2 * arg
+                if op == "JUMP_ABSOLUTE":
+                    op = "JUMP_BACKWARD" if target <= offset else "JUMP_FORWARD"
+            else:
+                target = after - 2 * arg if name in ops.BACKWARD else after + 2 * arg
+            add(offset, op, arg, target, "", name)
+        elif name in ("LOAD_CONST", "RETURN_CONST"):
+            add(offset, op, arg, code.co_consts[arg], "", name)
+        elif name in ops.NAMES:
+            x = add(offset, op, arg, code.co_names[arg >> name_shift.get(name, 0)], "", name)
+            if name == "LOAD_GLOBAL" and not name_shift:
+                x.arg = arg << 1  # no NULL to push (3.10): the flag bit of 3.11 on, clear
+        elif name in ops.LOCALS:
+            local = cells[arg] if version < (3, 11) and name in ops.CELLS else \
+                code.co_varnames[arg] if version < (3, 11) else code._varname_from_oparg(arg)
+            add(offset, op, arg, local, "", name)
+        elif name == "COMPARE_OP":
+            add(offset, op, arg, dis.cmp_op[arg >> compare_shift], "", name)
+        elif name in operators:
+            add(offset, op, arg, operators[name], operators[name], name)
+        elif name == "BINARY_OP":
+            add(offset, op, arg, arg, dis._nb_ops[arg][1], name)
+        elif name == "CALL_INTRINSIC_1":
+            add(offset, op, arg, arg, dis._intrinsic_1_descs[arg], name)
+        else:
+            add(offset, op, arg, arg, "", name)
+    for off in pending:
+        index_of[off] = len(kept)
+    _reshape(kept)
+    moved, count = [], 0  # an old index's new one: a dropped instruction's is the next kept
+    for x in kept:
+        moved.append(count)
+        count += x.op is not None
+    moved.append(count)
+    kept = [x for x in kept if x.op is not None]
+    for i, x in enumerate(kept):
+        x.index = i
     end = _Ins()
     end.index, end.offset, end.op, end.arg, end.argval, end.argrepr, end.target, end.name = \
         len(kept), -1, "<end>", None, None, "", None, "<end>"
     end.pos = None
-    for off in pending:
-        index_of[off] = end.index
+    index_of = {off: moved[k] for off, k in index_of.items()}
     for x in kept:
         if x.op in ops.JUMPS:
             x.target = index_of[x.argval]
     _merge_return_copies(kept)
     return kept + [end]
+
+
+def _instructions(code):
+    """(offset of its first EXTENDED_ARG or its own, offset, opcode, argument, offset after its caches) of each
+    instruction but EXTENDED_ARG."""
+    raw = code.co_code
+    caches = dis._inline_cache_entries if sys.version_info >= (3, 11) else None
+    if isinstance(caches, dict):  # 3.13: by name
+        caches = [caches.get(name, 0) for name in dis.opname]
+    extended = dis.opmap["EXTENDED_ARG"]
+    arg_high, start = 0, None
+    offset, n = 0, len(raw)
+    while offset < n:
+        opcode, arg = raw[offset], raw[offset + 1] | arg_high
+        after = offset + 2 + (2 * caches[opcode] if caches else 0)
+        if opcode == extended:
+            arg_high = arg << 8
+            start = offset if start is None else start
+        else:
+            yield (start if start is not None else offset), offset, opcode, arg, after
+            arg_high, start = 0, None
+        offset = after
+
+
+def _code_positions(code):
+    """(line, end line, column, end column) of each code unit, as co_positions gives them (3.11 on); on 3.10,
+    which has no columns, the lines of co_lines and None for the columns."""
+    if hasattr(code, "co_positions"):
+        return list(code.co_positions())
+    out = [(None, None, None, None)] * (len(code.co_code) // 2)
+    for start, end, line in code.co_lines():
+        for unit in range(start // 2, end // 2):
+            out[unit] = (line, line, None, None)
+    return out
+
+
+def _positions(code):
+    """The _Position of each code unit (_code_positions)."""
+    return [_Position(*p) for p in _code_positions(code)]
+
+
+def _reshape(kept):
+    """A version's spellings of one shape turned into the spelling the reader knows, 3.11's or 3.12's (in place;
+    an instruction dropped gets the op None): a call with keywords (the names' tuple pushed last: KW_NAMES
+    before CALL), a function's qualified name (3.10: 3.11 takes it from the code) and attributes (3.13:
+    MAKE_FUNCTION's flags), a comprehension's call (3.10: CALL 1 after GET_ITER; 3.11: CALL 0), a chained
+    comparison's DUP_TOP, ROT_THREE (3.10; SWAP 2, COPY 2), and the POP_TOP after END_FOR (3.13)."""
+    old = sys.version_info < (3, 11)
+    prev = prev2 = prev3 = None
+    for x in kept:
+        if x.op == "CALL_KW" and prev is not None and prev.op == "LOAD_CONST" and isinstance(prev.argval, tuple):
+            prev.op, x.op = "KW_NAMES", "CALL"
+        elif x.op == "MAKE_FUNCTION" and old and prev is not None and prev.op == "LOAD_CONST" and \
+                isinstance(prev.argval, str):
+            prev.op = None
+        elif x.op == "SET_FUNCTION_ATTRIBUTE" and prev is not None and prev.op == "MAKE_FUNCTION":
+            prev.argval |= x.argval
+            x.op = None
+        elif x.op == "CALL" and x.argval == 1 and old and prev is not None and prev.op == "GET_ITER":
+            x.argval = 0
+        elif x.op == "COMPARE_OP" and prev3 is not None and [(y.name, y.op) for y in (prev3, prev2, prev)] == [
+                ("DUP_TOP", "COPY"), ("ROT_THREE", "SWAP"), ("ROT_THREE", "SWAP")]:
+            prev3.op, prev3.argval, prev3.arg = "SWAP", 2, 2
+            prev2.op, prev2.argval, prev2.arg = "COPY", 2, 2
+            prev.op = None
+        elif x.op == "POP_TOP" and prev is not None and prev.name == "END_FOR" and sys.version_info >= (3, 13):
+            x.op = None
+        if x.op is not None:
+            prev3, prev2, prev = prev2, prev, x
+
+
+def _has_handlers(code, instructions):
+    """Whether the code has exception handlers (try, with, 3.12's inlined comprehensions): an exception table
+    (3.11 on), or 3.10's SETUP_FINALLY / SETUP_WITH."""
+    if sys.version_info >= (3, 11):
+        return bool(code.co_exceptiontable)
+    return any(x.name in ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH") for x in instructions)
+
+
+def _added_by_lines(instructions, x):
+    """Whether the jump or return `x` is one CPython added (the end of a loop's body, a function's implicit
+    return), told by lines alone (3.10 has no columns): it has the line of an instruction leading to it, unless
+    that is a condition falling into it on the same line (`if c: continue`, whose body it is), or no line."""
+    head = x
+    before = instructions[x.index - 1] if x.index > 0 else None
+    if x.op == "RETURN_VALUE" and before is not None and before.op == "LOAD_CONST" and before.argval is None and \
+            before.pos.lineno == x.pos.lineno:
+        head = before
+    line = head.pos.lineno
+    if line is None:  # no line at all: CPython's own
+        return True
+    prev = instructions[head.index - 1] if head.index > 0 else None
+    falls = prev is not None and prev.op not in ops.TERMINAL and prev.op not in ("JUMP_FORWARD", "JUMP_BACKWARD")
+    if falls and prev.pos.lineno == line:
+        return prev.op not in ops.CONDITIONAL_JUMPS
+    return any(y.target == head.index and y.pos.lineno == line for y in instructions[:-1])
+
+
+def _place_paired_names(tree):
+    """3.13 loads two locals with one instruction, located where the first is: the second's Name, located there
+    too, gets its place from the expression it is the start or end of (`a.x`, `a[i]`, `x + y`, `f(x, y)`), where
+    that expression is on one line."""
+    if not ops.SUPERINSTRUCTIONS.get(sys.version_info[:2]):
+        return
+    first, paired = {}, set()
+    names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and hasattr(n, "_serial")]
+    for n in sorted(names, key=lambda n: n._serial):
+        where = (n.lineno, n.col_offset, n.end_lineno, n.end_col_offset)
+        if first.setdefault(where, n) is not n:
+            paired.add(id(n))
+    if not paired:
+        return
+    for parent in ast.walk(tree):
+        if not isinstance(parent, ast.expr) or getattr(parent, "lineno", None) is None or \
+                parent.lineno != parent.end_lineno:
+            continue
+        starts, ends = [], []
+        if isinstance(parent, (ast.Attribute, ast.Subscript)):
+            starts.append(parent.value)
+        if isinstance(parent, ast.Subscript):
+            ends.append((parent.slice, 1))  # a[i]: i ends before the bracket
+        if isinstance(parent, ast.BinOp):
+            starts.append(parent.left)
+            ends.append((parent.right, 0))
+        if isinstance(parent, ast.Compare):
+            starts.append(parent.left)
+            ends.append((parent.comparators[-1], 0))
+        if isinstance(parent, ast.Call) and parent.args and not parent.keywords:
+            ends.append((parent.args[-1], 1))
+        for n in starts:
+            if id(n) in paired and isinstance(n, ast.Name) and n.lineno == parent.lineno:
+                n.col_offset, n.end_col_offset = parent.col_offset, parent.col_offset + len(n.id)
+                paired.discard(id(n))
+        for n, closing in ends:
+            if id(n) in paired and isinstance(n, ast.Name) and n.lineno == parent.lineno:
+                end = parent.end_col_offset - closing
+                n.col_offset, n.end_col_offset = max(0, end - len(n.id)), end
+                paired.discard(id(n))
 
 
 class _Position:
@@ -131,10 +288,16 @@ def _merge_return_copies(kept):
 def _normalised(code):
     """The instructions of `code` as comparable tuples: names, values and jump targets, no locations."""
     raw = [i for i in dis.get_instructions(code) if i.opname not in ("NOP", "RESUME", "EXTENDED_ARG", "CACHE")]
-    index = {i.offset: k for k, i in enumerate(raw)}
+    supers = ops.SUPERINSTRUCTIONS.get(sys.version_info[:2], {})
+    index, k = {}, 0
+    for i in raw:
+        index[i.offset] = k
+        k += 2 if i.opname in supers else 1
     out = []
     for i in raw:
-        if i.opname == "KW_NAMES":
+        if i.opname in supers:  # which two locals 3.13 pairs follows their numbering: compared one by one
+            out += [(op, name) for op, name in zip(supers[i.opname], i.argval)]
+        elif i.opname == "KW_NAMES":
             out.append((i.opname, code.co_consts[i.arg]))
         elif i.opcode in dis.hasjrel or i.opcode in dis.hasjabs:
             target = i.argval
@@ -153,6 +316,10 @@ def _normalised(code):
 def _imported_names(instructions):
     """Globals the code calls a function of as of an imported module (CPython compiles `m.f()` differently
     where `m` comes from an import statement): the recompiled module imports them too."""
+    if sys.version_info >= (3, 13):  # `m.f()` loads f without the method flag only where m is imported
+        pairs = [(i.argval, n.arg & 1) for i, n in zip(instructions, instructions[1:])
+                 if i.op == "LOAD_GLOBAL" and n.op == "LOAD_ATTR"]
+        return sorted({name for name, method in pairs if not method} - {name for name, method in pairs if method})
     return sorted({i.argval for i, n in zip(instructions, instructions[1:])
                    if i.op == "LOAD_GLOBAL" and i.arg & 1 and n.op == "LOAD_ATTR"
                    and not (sys.version_info >= (3, 12) and n.arg & 1)})

@@ -1,6 +1,8 @@
 """How each CPython minor version's bytecode reads, in one table per version: the opcode names `dis` gives mapped
-onto the names the bytecode frontend (_bytecode.py) understands. A version without a table here has no bytecode
-frontend: its functions compile only from source."""
+onto the names the bytecode frontend (_bytecode.py) understands, and the rules of each version's arguments.
+_bytecode_decode.py applies them (and turns the instructions that stand for several, 3.10's stack rotations and
+3.13's superinstructions, into the several). A version without a table here has no bytecode frontend: its
+functions compile only from source."""
 
 # Names absent from a table keep their own meaning; None marks an instruction that does nothing for the frontend.
 _COMMON = {
@@ -9,7 +11,30 @@ _COMMON = {
     "LOAD_CLOSURE": "LOAD_FAST", "LOAD_DEREF": "LOAD_FAST", "STORE_DEREF": "STORE_FAST",
 }
 
+# 3.10's binary and in-place operators, one opcode each, as 3.11's BINARY_OP spells them.
+_OPERATORS_310 = {"ADD": "+", "SUBTRACT": "-", "MULTIPLY": "*", "TRUE_DIVIDE": "/", "FLOOR_DIVIDE": "//",
+                  "MODULO": "%", "POWER": "**", "LSHIFT": "<<", "RSHIFT": ">>", "AND": "&", "OR": "|", "XOR": "^",
+                  "MATRIX_MULTIPLY": "@"}
+OPERATORS = {(3, 10): dict([(f"BINARY_{k}", v) for k, v in _OPERATORS_310.items()]
+                           + [(f"INPLACE_{k}", v + "=") for k, v in _OPERATORS_310.items()])}
+
+# Instructions that stand for several of the frontend's: 3.10's stack rotations as 3.11's COPY and SWAP (name,
+# argument), and 3.13's superinstructions, two locals in one argument (the first in its high four bits).
+SPLIT = {
+    (3, 10): {"DUP_TOP": (("COPY", 1),), "DUP_TOP_TWO": (("COPY", 2), ("COPY", 2)), "ROT_TWO": (("SWAP", 2),),
+              "ROT_THREE": (("SWAP", 3), ("SWAP", 2)), "ROT_FOUR": (("SWAP", 4), ("SWAP", 3), ("SWAP", 2))},
+}
+SUPERINSTRUCTIONS = {
+    (3, 13): {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"), "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
+              "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST")},
+}
+
 TABLES = {
+    (3, 10): dict(_COMMON, **{
+        "JUMP_ABSOLUTE": "JUMP_ABSOLUTE",  # JUMP_FORWARD or JUMP_BACKWARD, by where it goes
+        "CALL_FUNCTION": "CALL", "CALL_METHOD": "CALL", "CALL_FUNCTION_KW": "CALL_KW", "LOAD_METHOD": "LOAD_METHOD",
+        "SETUP_WITH": "BEFORE_WITH", "SETUP_ASYNC_WITH": "BEFORE_WITH", "GEN_START": None,
+    }, **{name: "BINARY_OP" for name in OPERATORS[(3, 10)]}),
     (3, 11): dict(_COMMON, **{
         "POP_JUMP_FORWARD_IF_FALSE": "POP_JUMP_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
         "POP_JUMP_FORWARD_IF_TRUE": "POP_JUMP_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
@@ -21,13 +46,22 @@ TABLES = {
     (3, 12): dict(_COMMON, **{
         "END_FOR": "END_FOR",
     }),
+    (3, 13): dict(_COMMON, **{
+        "END_FOR": "END_FOR", "TO_BOOL": None, "CALL_KW": "CALL_KW",
+        "PUSH_NULL": None,  # pushed after the callable, where 3.12 pushed it before: CALL needs no NULL to find it
+    }),
 }
 
 # How each version's arguments read, beside its names: the shift of the name index in LOAD_GLOBAL/LOAD_ATTR (a flag
-# sits in the low bit) and of the comparison in COMPARE_OP.
+# sits in the low bit) and of the comparison in COMPARE_OP; whether its jumps' arguments are instruction indices
+# (3.10) or distances; whether its positions have columns (3.11 on) or only lines (3.10: co_lines).
 ARGUMENTS = {
-    (3, 11): {"name_shift": {"LOAD_GLOBAL": 1}, "compare_shift": 0},
-    (3, 12): {"name_shift": {"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, "compare_shift": 4},
+    (3, 10): {"name_shift": {}, "compare_shift": 0, "absolute_jumps": True, "columns": False},
+    (3, 11): {"name_shift": {"LOAD_GLOBAL": 1}, "compare_shift": 0, "absolute_jumps": False, "columns": True},
+    (3, 12): {"name_shift": {"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, "compare_shift": 4, "absolute_jumps": False,
+              "columns": True},
+    (3, 13): {"name_shift": {"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, "compare_shift": 5, "absolute_jumps": False,
+              "columns": True},
 }
 BACKWARD = {"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
             "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"}
@@ -35,6 +69,7 @@ NAMES = {"LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "STORE_GLOBAL"
          "DELETE_ATTR", "DELETE_GLOBAL", "DELETE_NAME", "IMPORT_NAME", "IMPORT_FROM"}
 LOCALS = {"LOAD_FAST", "STORE_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF", "STORE_DEREF",
           "LOAD_CLOSURE", "DELETE_FAST", "DELETE_DEREF", "MAKE_CELL"}
+CELLS = {"LOAD_DEREF", "STORE_DEREF", "LOAD_CLOSURE", "DELETE_DEREF", "LOAD_CLASSDEREF"}  # 3.10: cell and free
 
 CONDITIONAL_JUMPS = {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"}
 VALUE_JUMPS = {"JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"}  # 3.11: and/or keeping the value

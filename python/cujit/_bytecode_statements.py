@@ -3,11 +3,18 @@ statements), if/elif/else and asserts, while and for loops with break/continue/e
 with the join of each branch found by post-dominators (_bytecode_graph.py)."""
 
 import ast
+import dis
+import sys
 
 from cujit import _bytecode_ops as ops
+from cujit._bytecode_decode import _added_by_lines
 from cujit._bytecode_expressions import (_STATEMENT_ENDS, _STORES, _GUESS_FAILED, _Aug, _ExpressionReader,
                                          _ForItem, _Group, _Slot, _end_after_start)
 from cujit._bytecode_graph import _Loop
+
+# Whether positions have columns (3.11 on); 3.10's have lines only, and tell a statement from what CPython added
+# by lines (_added_by_lines).
+_COLUMNS = ops.ARGUMENTS.get(sys.version_info[:2], {}).get("columns", True)
 
 
 class _Reader(_ExpressionReader):
@@ -75,6 +82,8 @@ class _Reader(_ExpressionReader):
     def explicit_continue(self, x):
         """Whether a jump back to a loop's start is a `continue` statement (located on the keyword), not the end
         of the loop's body that CPython sent straight there."""
+        if not _COLUMNS:
+            return not _added_by_lines(self.ins, x)
         pos = x.pos
         return pos is not None and pos.lineno is not None and pos.lineno == pos.end_lineno and \
             (pos.end_col_offset or 0) - (pos.col_offset or 0) == len("continue") and not self.implicit(x)
@@ -106,6 +115,8 @@ class _Reader(_ExpressionReader):
                     self.fail(x, "a return")
                 if isinstance(value, ast.Constant) and value.value is None and self.implicit_return(x):
                     return pc + 1, "implicit_return"
+                if op == "RETURN_VALUE" and "RETURN_CONST" in dis.opmap and not self.bare_return(x, value):
+                    value = self.unfolded(value)  # 3.12 returns a constant with RETURN_CONST unless folding left it
                 node = self.stmt_at(ast.Return(value=None if self.bare_return(x, value) else value), x)
                 node.lineno, node.col_offset = self.line_of(x), x.pos.col_offset or 0
                 _end_after_start(node)
@@ -153,12 +164,16 @@ class _Reader(_ExpressionReader):
         prev = self.ins[x.index - 1] if x.index > 0 else None
         if x.pos is None or x.pos.lineno is None:
             return True
+        if not _COLUMNS:
+            return _added_by_lines(self.ins, x)
         width = (x.pos.end_col_offset or 0) - (x.pos.col_offset or 0)
         if prev is not None and prev.op == "LOAD_CONST" and prev.argval is None and prev.pos == x.pos:
             prev = self.ins[x.index - 2] if x.index > 1 else None
         return (prev is not None and prev.pos == x.pos) or width not in (6, 11)
 
     def bare_return(self, x, value):
+        if not _COLUMNS:  # `return` and `return None` read the same: the former, more often written
+            return isinstance(value, ast.Constant) and value.value is None
         return isinstance(value, ast.Constant) and value.value is None and x.pos is not None and \
             (x.pos.end_col_offset or 0) - (x.pos.col_offset or 0) == 6
 
@@ -259,6 +274,11 @@ class _Reader(_ExpressionReader):
         node = self.stmt_at(ast.If(test=test, body=[], orelse=[]), atoms[0][2])
         node.lineno, node.col_offset = test.lineno, test.col_offset
         _end_after_start(node)
+        if after == false:  # it always holds (`if x or 2:`): the code after it is its body, as the compiler reads
+            node.body, how = self.region(after, stop, loop)  # it so (x tested, then the body)
+            node.body = node.body or [self.stmt_at(ast.Pass(), ins[after])]
+            out.append(node)
+            return stop, how
         g = self.graph
         follow_block = g.ipdom(g.block_of[atoms[0][2].index], loop)
         follow = g.starts[follow_block] if follow_block is not None else None
@@ -269,6 +289,10 @@ class _Reader(_ExpressionReader):
                     loop is not None and (skip.index in loop.brks or skip.target in loop.brks or
                                           skip.target in loop.cont)):
                 follow = skip.target
+            elif skip.target is None and skip.op not in ops.TERMINAL and loop is not None and \
+                    false not in loop.brks and g.block_of[false] in loop.body:
+                follow = false  # the true arm runs into the false target: an if with no else (in a loop that
+                #                 a break in the arm leaves, so the paths meet nowhere inside it)
         if stop is not None and follow is not None and follow > stop:
             follow = stop
         node.body, how = self.region(after, follow, loop)
@@ -372,8 +396,23 @@ class _Reader(_ExpressionReader):
         header = get_iter + 1
         exhausted = ins[header].target
         normal = exhausted + 1 if ins[exhausted].op == "END_FOR" else exhausted
-        blocks = g.natural_loop(g.block_of[header])
+        latches = [i for i in range(header, exhausted) if ins[i].target == header]
+        if latches:
+            blocks = g.natural_loop(g.block_of[header])
+        else:  # every pass ends in a break (or return): no jump back, the body is all up to the exhausted exit
+            blocks = set(range(g.block_of[header], g.block_of[exhausted]))
         entries, follow = self.exits(blocks, exhausted, is_for=True)
+        if not latches:  # its breaks: dropping the iterator, then a jump past the else clause (if any)
+            past = [i for i in range(header + 1, exhausted) if ins[i].op == "JUMP_FORWARD" and
+                    ins[i].target > exhausted and ins[i - 1].op == "POP_TOP"]
+            entries |= {i - 1 for i in past}
+            follow = min((ins[i].target for i in past), default=follow)
+            for i in range(header + 1, exhausted):  # 3.12: a break runs a copy of the code after the loop
+                copy = self.tail_copy(i + 1, normal) if ins[i].op == "POP_TOP" and ins[i - 1].op != "SWAP" \
+                    else None
+                if copy is not None:
+                    entries.add(i)
+                    follow = copy if follow is None else min(follow, copy)
         loop = _Loop({header}, entries, blocks)
         loop.is_for = True
         stack = [_ForItem()]
@@ -385,7 +424,7 @@ class _Reader(_ExpressionReader):
                 self.fail(ins[pc], "a for loop target")
             pc = self.store(pc, stack, pending)
         target = pending[0][1]
-        latch = max(i for i in range(header, exhausted) if ins[i].target == header)
+        latch = max(latches) if latches else exhausted
         loop.start = pc
         body, _ = self.region(pc, latch, loop)
         node = ast.For(target=target, iter=iterable, body=body or [self.stmt_at(ast.Pass(), ins[pc])],
@@ -395,6 +434,19 @@ class _Reader(_ExpressionReader):
         _end_after_start(node)
         self.after_for = self.finish_loop(node, normal, follow, outer)
         return node
+
+    def tail_copy(self, pc, start):
+        """Where (from `start` on) the code from `pc` to its return is repeated: the code CPython copied to `pc`
+        (a small block that returns), or None."""
+        end = pc
+        while end < len(self.ins) - 1 and self.ins[end].target is None and self.ins[end].op not in ops.TERMINAL:
+            end += 1
+        if end >= len(self.ins) - 1 or self.ins[end].op not in ("RETURN_VALUE", "RETURN_CONST"):
+            return None
+        for k in range(start, len(self.ins) - 1 - (end - pc)):
+            if self.same_code(pc, end + 1, k):
+                return k
+        return None
 
     def loop_at(self, pc, outer):
         """A while loop starting at `pc`: (statement, next pc), or None."""

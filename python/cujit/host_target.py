@@ -27,15 +27,20 @@ def host_driver_active():
 
 
 def _host_array(value, ndim, index, keep, stream):
-    """(data pointer, nitems, itemsize, shape, strides) of an array argument in host memory."""
+    """(data pointer, nitems, itemsize, shape, strides) of an array argument in host memory.
+
+    On the host driver (the process-wide CPU target) every array is read as the GPU launch reads it: device arrays,
+    CAI objects and DLPack producers in place (host memory there), numpy arrays copied to a device array and back
+    (through the memory manager, with the GPU's warning), so that a program behaves as it does on a GPU. A kernel
+    of ``jit(target="cpu")`` in a GPU process takes host arrays in place."""
+    if host_driver_active():
+        from cujit.cudadrv import launch
+        return launch.array_value(value, ndim, index, keep, stream)
     np = sys.modules.get("numpy")
     if np is None or not isinstance(value, np.ndarray):
         from cujit.arg_hints import ArgHint
         if isinstance(value, ArgHint):  # In/Out/InOut: host memory is the device's, nothing to copy
             return _host_array(value.value, ndim, index, keep, stream)
-        if host_driver_active():  # device arrays, CAI objects and DLPack producers: host memory here
-            from cujit.cudadrv import launch
-            return launch.array_value(value, ndim, index, keep, stream)
         if hasattr(value, "__array_interface__"):
             import numpy as np
             value = np.asarray(value)
@@ -135,10 +140,13 @@ class HostKernel:
         if len(args) != len(self.argtypes):
             raise TypeError(f"the kernel takes {len(self.argtypes)} argument"
                             f"{'' if len(self.argtypes) == 1 else 's'}, got {len(args)}")
+        # The GPU launch's checks and errors (LaunchConfigError), with this kernel's static shared memory.
+        _core.driver.validate_launch_config(griddim, blockdim, int(sharedmem),
+                                            {"static_shared": self.native.static_shared_bytes})
         params, keep = self.plan.pack(args, stream)
         self.native.launch(list(griddim), list(blockdim), int(sharedmem), params, self.plan.offsets,
                            cooperative=self.cooperative, name=self.name)
-        for item in keep:  # In/Out hints' copies back (none today: host memory is passed in place)
+        for item in keep:  # host arrays' copies back (on the host driver)
             if callable(item):
                 item()
 

@@ -13,7 +13,7 @@ from cujit import cuda
 
 import programs
 
-pytestmark = gpu_support.gpu
+pytestmark = gpu_support.gpu + [gpu_support.needs_device("cubins in the disk cache and in ahead-of-time bundles, with linked CUDA C++")]
 
 PROGRAM = r'''
 import json, os, sys

@@ -1019,6 +1019,7 @@ def test_host_arrays_are_copied_in_and_back(check):
     assert list(kernel.overloads) == [(typeof(out), typeof(a))] and typeof(a) != typeof(out)  # readonly input
 
 
+@gpu_support.needs_device("the PTX of noalias kernels (ld.global.nc) and the driver-loaded overlap variant")
 def test_overlapping_arrays_run_the_variant_without_noalias(check):
     """Kernels compile with noalias array data (read-only arrays load with ld.global.nc); a launch whose arrays
     share bytes runs a variant compiled without it, on first need."""
@@ -1060,6 +1061,7 @@ def test_specialize(check):
     assert kernel.specialize(d_out, d_a) is spec
 
 
+@gpu_support.needs_device("PTX inspection")
 def test_inspect_asm_and_llvm():
     kernel = cuda.jit(K.copy_kernel)
     out = cuda.device_array(64, F4)

@@ -85,6 +85,7 @@ def test_dim3_values_of_every_thread():
     np.testing.assert_array_equal(out, expected)
 
 
+@gpu_support.needs_device("links CUDA C++")
 @pytest.mark.parametrize("lto", [False, True], ids=["ptx", "lto"])
 def test_vectors_by_value_to_and_from_cuda_cpp(rng, lto):
     n = 300

@@ -15,6 +15,7 @@ from cujit.cudadrv import devices
 import link_hooks_src as src
 
 pytestmark = gpu_support.gpu + [
+    gpu_support.needs_device("__numba_cuda_link__ hooks supply GPU code (CUDA C++, LTO-IR) to link"),
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
 

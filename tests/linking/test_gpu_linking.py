@@ -18,6 +18,7 @@ import gpu_linking_src as K
 from linking_fixtures import build_inputs
 
 pytestmark = gpu_support.gpu + [
+    gpu_support.needs_device("linked PTX, cubin, fatbin, objects, archives, LTO-IR and CUDA C++ are GPU code"),
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
 

@@ -6,6 +6,8 @@ rendered page do not see it) says how it runs; without one it is a complete prog
     <!-- test: gpu -->               needs a GPU (a `gpu` test); a plain block must run with no driver at all
     <!-- test: continue -->          runs after the document's previous python block, in the same program
     <!-- test: continue, gpu -->     both
+    <!-- test: gpu, device -->       needs a GPU itself (linked GPU code, the driver's modules): skipped on the CPU
+                                     target (CUJIT_TARGET=cpu), where the other gpu blocks run
     <!-- test: skip (reason) -->     not run; the reason is required (a shell-only or deliberately partial fragment)
     <!-- test: file NAME -->         on a block of any language: its text is written to NAME in the directory the
                                      document's python blocks run in (e.g. the `functions.cu` a block links)
@@ -24,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]   # the repository (this file is test
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)[^`]*$")
 _MARKER = re.compile(r"^\s*<!--\s*test:\s*(?P<body>.*?)\s*-->\s*$")
 _WORDS = re.compile(r"\s*(?:(?P<skip>skip)\s*(?:\((?P<reason>[^)]*)\))?|(?P<file>file)\s+(?P<name>[\w.-]+)|"
-                    r"(?P<word>gpu|continue))\s*(?:,|$)")
+                    r"(?P<word>gpu|continue|device))\s*(?:,|$)")
 
 
 @dataclass
@@ -34,6 +36,7 @@ class Block:
     language: str             # the fence's info string: "python", "cuda", "sh", ""
     code: str
     gpu: bool = False
+    device: bool = False      # needs a GPU itself, not the CPU target (implies gpu)
     continues: bool = False
     skip: str | None = None   # the reason, when the block is not run
     file: str | None = None   # the name its text is written to, for a `file NAME` block
@@ -52,7 +55,10 @@ class Block:
         return blocks[::-1]
 
     def needs_gpu(self):
-        return any(b.gpu for b in self.chain())
+        return any(b.gpu or b.device for b in self.chain())
+
+    def needs_device(self):
+        return any(b.device for b in self.chain())
 
     def program(self):
         """The chain's code, each line at its line number in the document, so that a traceback's line numbers
@@ -83,13 +89,13 @@ def documents():
 
 
 def _parse_marker(body, where):
-    attrs = {"gpu": False, "continues": False, "skip": None, "file": None}
+    attrs = {"gpu": False, "device": False, "continues": False, "skip": None, "file": None}
     pos = 0
     while pos < len(body):
         m = _WORDS.match(body, pos)
         if m is None or m.end() == pos:
             raise ValueError(f"{where}: cannot read the test marker '<!-- test: {body} -->' from "
-                             f"{body[pos:]!r}: expected gpu, continue, skip (reason) or file NAME")
+                             f"{body[pos:]!r}: expected gpu, device, continue, skip (reason) or file NAME")
         if m.group("skip"):
             reason = (m.group("reason") or "").strip()
             if not reason:
@@ -99,6 +105,8 @@ def _parse_marker(body, where):
             attrs["file"] = m.group("name")
         elif m.group("word") == "gpu":
             attrs["gpu"] = True
+        elif m.group("word") == "device":
+            attrs["device"] = True
         else:
             attrs["continues"] = True
         pos = m.end()
@@ -147,7 +155,7 @@ def parse(path, name=None):
                     raise ValueError(f"{block.id}: 'continue' needs a python block before it that runs")
                 block.previous = previous_python
             previous_python = block
-        elif block.gpu or block.continues or block.skip:
+        elif block.gpu or block.device or block.continues or block.skip:
             raise ValueError(f"{block.id}: gpu, continue and skip are for python blocks (this one is "
                              f"{block.language or 'untagged'})")
         doc.blocks.append(block)

@@ -32,6 +32,8 @@ def _param(block):
         marks.append(pytest.mark.skip(reason=block.skip))
     elif block.needs_gpu():
         marks += gpu_support.gpu
+        if block.needs_device():
+            marks.append(gpu_support.needs_device("links GPU code or loads modules with the driver"))
     return pytest.param(block, id=block.id, marks=marks)
 
 

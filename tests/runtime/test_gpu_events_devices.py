@@ -79,6 +79,7 @@ def test_an_event_orders_one_stream_after_another(rng):
                                atol=1e-6)
 
 
+@gpu_support.needs_device("spins long enough to be seen running (minutes on the CPU target, where launches are synchronous)")
 def test_query_sees_running_work(rng):
     x = rng.standard_normal(1 << 16).astype(np.float32)
     d_x, d_out = cuda.to_device(x), cuda.device_array_like(x)
@@ -92,6 +93,7 @@ def test_query_sees_running_work(rng):
     assert e.query() is True, seen_running
 
 
+@gpu_support.needs_device("counts the modules the driver loaded")
 def test_every_gpu_runs_its_own_module(rng):
     @cuda.jit
     def affine(out, x, a, b):                              # a kernel of this test alone: its modules are counted
@@ -117,6 +119,7 @@ def test_every_gpu_runs_its_own_module(rng):
     assert len(affine.overloads) == 1                      # compiled once
 
 
+@gpu_support.needs_device("two GPUs")
 @pytest.mark.skipif(cuda.is_available() and len(cuda.gpus) < 2, reason="needs two GPUs")
 def test_two_gpus_from_two_threads(rng):
     x = rng.standard_normal(1 << 16).astype(np.float32)
@@ -134,6 +137,7 @@ def test_two_gpus_from_two_threads(rng):
         np.testing.assert_allclose(got, np.float32(i) * x + 1.0, rtol=1e-6, atol=1e-6)  # an fma where it cancels
 
 
+@gpu_support.needs_device("two GPUs")
 @pytest.mark.skipif(cuda.is_available() and len(cuda.gpus) < 2, reason="needs two GPUs")
 def test_arrays_of_one_gpu_read_from_another(rng):
     x = rng.standard_normal(1000)
@@ -172,6 +176,7 @@ def test_from_cuda_array_interface(rng):
     np.testing.assert_allclose(out.copy_to_host(), 2.0 * x.ravel())
 
 
+@gpu_support.needs_device("the CUDA driver's version")
 def test_versions():
     assert cuda.runtime.get_version() >= (12, 0)
     assert cuda.is_supported_version() == (cuda.runtime.get_version()[0] in (12, 13))

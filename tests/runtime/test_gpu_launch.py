@@ -50,6 +50,7 @@ class _DLPackOnly:
         return self._tensor.__dlpack_device__()
 
 
+@gpu_support.needs_device("CuPy and PyTorch arrays on a GPU")
 def test_every_argument_kind_in_one_kernel(rng):
     n = 1000
     data = [rng.random(n).astype(np.float32) for _ in range(5)]
@@ -64,6 +65,7 @@ def test_every_argument_kind_in_one_kernel(rng):
     np.testing.assert_allclose(cp.asnumpy(out), expected, rtol=1e-6)
 
 
+@gpu_support.needs_device("CuPy and PyTorch arrays on a GPU")
 def test_cupy_and_torch_arrays_without_copies(rng):
     host = rng.random(1 << 16).astype(np.float32)
     x = cp.asarray(host)
@@ -91,6 +93,7 @@ def total(out, x):
     out[()] = x[()] * 2
 
 
+@gpu_support.needs_device("CuPy and PyTorch arrays on a GPU")
 @pytest.mark.parametrize("library", ["cupy", "torch"])
 def test_strided_f_order_zero_size_and_0d(rng, library):
     host = rng.random((48, 40))
@@ -121,6 +124,7 @@ class _ReadOnly:
         self._keep = array
 
 
+@gpu_support.needs_device("CuPy and PyTorch arrays on a GPU")
 def test_readonly_cai_arrays(rng):
     host = rng.random(300)
     out = cp.zeros(300)
@@ -137,6 +141,7 @@ def add_one(out, x):
         out[i] = x[i] + 1
 
 
+@gpu_support.needs_device("CuPy and PyTorch arrays on a GPU")
 def test_producer_stream_ordering(rng):
     """CuPy names its current stream in the CAI (v3); the launch waits for its work before reading."""
     n = 1 << 20
@@ -206,6 +211,7 @@ def add_into(acc, x):
         acc[i] += x[i]
 
 
+@gpu_support.needs_device("CuPy and PyTorch arrays on a GPU")
 def test_errors_name_the_argument():
     x = cp.zeros(10, cp.float32)
     with pytest.raises(TypeError, match="kernel argument 1: unsupported DLPack dtype"):
@@ -227,6 +233,7 @@ class _Protocol:
         self.__cuda_array_interface__ = obj.__cuda_array_interface__
 
 
+@gpu_support.needs_device("CuPy and PyTorch arrays on a GPU")
 def test_cupy_and_torch_readers_agree_with_their_protocol():
     from cujit import _core
     objects = [cp.zeros((6, 8), cp.float32)[:, ::2], cp.asfortranarray(cp.zeros((3, 4), cp.int16)),
@@ -246,6 +253,7 @@ def test_cupy_and_torch_readers_agree_with_their_protocol():
     assert _core.launch.reader_of(cp.ndarray) == "cupy (in place)"
 
 
+@gpu_support.needs_device("CuPy and PyTorch arrays on a GPU")
 def test_tensors_that_need_grad_are_refused_as_their_protocol_does():
     t = torch.zeros(8, device="cuda", requires_grad=True)
     with pytest.raises(RuntimeError, match="requires grad"):

@@ -223,6 +223,7 @@ def _in_child(target, *args):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="CUDA IPC is Linux only")
+@gpu_support.needs_device("CUDA IPC between processes")
 def test_ipc_array_across_processes(rng):
     host = rng.standard_normal((64, 33))
     dev = cuda.to_device(host)
@@ -235,6 +236,7 @@ def test_ipc_array_across_processes(rng):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="CUDA IPC is Linux only")
+@gpu_support.needs_device("CUDA IPC between processes")
 def test_open_ipc_array_with_a_raw_handle(rng):
     host = rng.integers(0, 1 << 30, 1000).astype(np.int32)
     dev = cuda.to_device(host)

@@ -22,6 +22,7 @@ from threads import run_threads
 
 pytestmark = gpu_support.gpu + [
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
+    gpu_support.needs_device("modules loaded by the driver, with linked CUDA C++ and their setup/teardown"),
 ]
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -132,6 +132,7 @@ def module(image):
 
 # ---- devices and contexts --------------------------------------------------------------------------------------
 
+@gpu_support.needs_device("the CUDA driver's version")
 def test_devices_and_contexts(capsys):
     dev = devices.get_current_device()
     assert isinstance(dev.name, str) and dev.name
@@ -218,6 +219,7 @@ def test_cuda_array_interface_interop():
     assert devicearray.to_device(view) is view
 
 
+@gpu_support.needs_device("reads libcuda's memory info through ctypes")
 def test_memory_is_freed_when_the_last_view_goes():
     import ctypes
     ctx = devices.current_context()
@@ -272,6 +274,7 @@ def test_streams_order_copies():
 
 # ---- kernels ---------------------------------------------------------------------------------------------------
 
+@gpu_support.needs_device("loads a PTX module with the driver")
 def test_saxpy_device_arrays_and_host_arrays(module):
     fn = module.get_function("saxpy")
     assert fn.attributes["num_regs"] > 0 and fn.attributes["max_threads_per_block"] >= 256
@@ -302,6 +305,7 @@ def test_saxpy_device_arrays_and_host_arrays(module):
     np.testing.assert_allclose(out.copy_to_host(), -x[::2] + y[::2], rtol=1e-6)
 
 
+@gpu_support.needs_device("loads a PTX module with the driver")
 def test_in_out_hints(module):
     fn = module.get_function("saxpy")
     n = 1000
@@ -312,6 +316,7 @@ def test_in_out_hints(module):
     np.testing.assert_array_equal(r, x + y)
 
 
+@gpu_support.needs_device("loads a PTX module with the driver")
 def test_two_d_strided(module):
     fn = module.get_function("affine2d")
     host = np.random.default_rng(3).standard_normal((37, 53))
@@ -328,6 +333,7 @@ def test_two_d_strided(module):
     np.testing.assert_allclose(res.copy_to_host(), 2 * host[::2, ::-3] + 1000 * i + j)
 
 
+@gpu_support.needs_device("loads a PTX module with the driver")
 def test_scalar_packing_on_device(module):
     fn = module.get_function("scalars")
     out = devicearray.device_array(18, np.float64)
@@ -343,6 +349,7 @@ def test_scalar_packing_on_device(module):
     assert fn.name == "scalars"
 
 
+@gpu_support.needs_device("loads a PTX module with the driver")
 def test_dynamic_shared_memory(module):
     fn = module.get_function("reverse_shared")
     dev = devices.get_current_device()
@@ -357,6 +364,7 @@ def test_dynamic_shared_memory(module):
         launch.launch(fn, plan, 1, 256, 0, limit + 4, (out, out))
 
 
+@gpu_support.needs_device("loads a PTX module with the driver")
 def test_launch_config_errors_on_device(module):
     out = devicearray.device_array(256, np.int32)
     plan = launch.plan_for(("int32[::1]",))
@@ -374,6 +382,7 @@ def test_launch_config_errors_on_device(module):
         launch.launch(bounded, plan, 1, 32, 0, 0, (out, out))
 
 
+@gpu_support.needs_device("loads a PTX module with the driver")
 def test_launch_on_a_stream(module):
     fn = module.get_function("slow_add")
     s = streams.stream()
@@ -386,6 +395,7 @@ def test_launch_on_a_stream(module):
     np.testing.assert_allclose(out, 2.0, rtol=1e-3)
 
 
+@gpu_support.needs_device("loads a PTX module with the driver")
 def test_module_hooks_globals_unload_and_reload(image):
     calls = []
 

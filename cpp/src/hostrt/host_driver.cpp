@@ -152,11 +152,11 @@ int attribute_value(int attr) {
     case 41: return 1;                                       // UNIFIED_ADDRESSING
     case 75: return 9;                                       // COMPUTE_CAPABILITY_MAJOR
     case 76: return 0;                                       // COMPUTE_CAPABILITY_MINOR
-    case 81: return 49152;                                   // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+    case 81: return 233472;                                  // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
     case 82: return 65536;                                   // MAX_REGISTERS_PER_MULTIPROCESSOR
     case 83: case 88: case 89: return 1;                     // MANAGED_MEMORY, PAGEABLE_, CONCURRENT_MANAGED_ACCESS
     case 95: return 1;                                       // COOPERATIVE_LAUNCH
-    case 97: return 49152;                                   // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+    case 97: return 232448;                                  // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN (as an H100)
     default: return 0;
   }
 }

@@ -3,9 +3,14 @@
 // are one `ld.global.<op>` / `st.global.<op>` each (inline PTX: LLVM has no
 // intrinsic for these cache operators). They take arrays (an integer index for
 // 1-D, a tuple of ndim integers otherwise; negative indices wrap) or pointers
-// (an integer index), of integers and floats of 8, 16, 32 or 64 bits.
+// (an integer index), of integers and floats of 8, 16, 32 or 64 bits. On the
+// CPU target (no PTX, one level of cache that needs no hints) they are plain
+// loads and stores.
 #include <llvm/IR/InlineAsm.h>
 
+#include <string_view>
+
+#include "cujit/target.h"
 #include "intrinsic_families.h"
 
 namespace cujit::intrinsics {
@@ -86,10 +91,17 @@ llvm::Type* operand_type(Builder& b, int bits) { return b.getIntNTy(bits == 8 ? 
 
 const char* constraint(int bits) { return bits == 16 ? "h" : bits == 64 ? "l" : "r"; }
 
+// The CPU target has no PTX to hint with: the element's plain address (address space 0).
+Value* host_address(Emitter& em, Value* ptr) {
+  if (std::string_view(em.target().name()) == "nvptx") return nullptr;
+  return em.builder().CreateAddrSpaceCast(ptr, llvm::PointerType::get(em.builder().getContext(), 0));
+}
+
 Lowerer load(const std::string& op) {
   return [op](Emitter& em, std::vector<Value*> args, const CallTypes& types) -> Value* {
     auto& b = em.builder();
     Value* ptr = element_pointer(em, args[0], args[1], types);
+    if (Value* plain = host_address(em, ptr)) return b.CreateLoad(em.value_type(types.result), plain);
     int bits = types.result->bitwidth();
     llvm::Type* reg = operand_type(b, bits);
     auto* fty = llvm::FunctionType::get(reg, {ptr->getType()}, false);
@@ -106,6 +118,10 @@ Lowerer store(const std::string& op) {
   return [op](Emitter& em, std::vector<Value*> args, const CallTypes& types) -> Value* {
     auto& b = em.builder();
     Value* ptr = element_pointer(em, args[0], args[1], types);
+    if (Value* plain = host_address(em, ptr)) {
+      b.CreateStore(args[2], plain);
+      return em.none_value();
+    }
     int bits = types.params[2]->bitwidth();
     Value* v = args[2];
     if (!v->getType()->isIntegerTy()) v = b.CreateBitCast(v, b.getIntNTy(bits));

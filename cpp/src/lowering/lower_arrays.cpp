@@ -3,6 +3,7 @@
 // the index math is what nvcc would emit, strides for A), views from slices
 // with Python's slice semantics, and shared, local and constant arrays.
 #include <algorithm>
+#include <string_view>
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/InlineAsm.h>
@@ -155,7 +156,8 @@ void FunctionLowering::store_element(Value* ptr, Value* value, TypeRef dtype, in
   }
   Value* data = state_.model.value_to_data(b_, value, dtype);
   llvm::Type* t = data->getType();
-  if (align != 0 && align < types::alignment(dtype) && (t->isDoubleTy() || t->isFloatTy() || t->isHalfTy()))
+  const bool ptx = std::string_view(state_.options.target->name()) == "nvptx";  // the workaround is for ptxas
+  if (ptx && align != 0 && align < types::alignment(dtype) && (t->isDoubleTy() || t->isFloatTy() || t->isHalfTy()))
     data = as_integer_bits(b_, data);
   b_.CreateAlignedStore(data, ptr, a);
 }
