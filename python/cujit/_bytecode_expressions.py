@@ -294,7 +294,7 @@ class _ExpressionReader:
             stack[-1], stack[-x.argval] = stack[-x.argval], stack[-1]
         elif op == "MAKE_FUNCTION":
             code = stack.pop()
-            if sys.version_info < (3, 11) or not isinstance(code, types.CodeType):
+            if not isinstance(code, types.CodeType):
                 self.fail(x, "a function definition")
             flags = x.argval if isinstance(x.argval, int) else 0
             for bit in (8, 4, 2, 1):
