@@ -18,7 +18,7 @@ import sys
 import types
 
 from cujit import _bytecode_ops as ops
-from cujit._bytecode_decode import _has_handlers, _imported_names, _normalised, _place_paired_names
+from cujit._bytecode_decode import _code_positions, _has_handlers, _imported_names, _normalised, _place_paired_names
 from cujit._bytecode_excerpt import Excerpt as _Excerpt
 from cujit._bytecode_expressions import _Comprehension, _Construct
 from cujit._bytecode_statements import _Reader
@@ -189,7 +189,7 @@ def _try_keyword(code):
     from cujit._bytecode_decode import _Position
     import dis
     nop = dis.opmap["NOP"]
-    for (line, end_line, col, end_col), k in zip(code.co_positions(), range(0, len(code.co_code), 2)):
+    for (line, end_line, col, end_col), k in zip(_code_positions(code), range(0, len(code.co_code), 2)):
         if code.co_code[k] == nop and line is not None and end_line is not None and end_line > line:
             return types.SimpleNamespace(pos=_Position(line, end_line, col, end_col))
     return None

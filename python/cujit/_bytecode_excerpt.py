@@ -8,6 +8,7 @@ import ast
 import linecache
 import textwrap
 
+from cujit._bytecode_decode import _code_positions  # co_positions, or 3.10's lines
 
 REBUILT = "(rebuilt from bytecode: the function has no source)"
 _HEADERS = (ast.If, ast.While, ast.For)
@@ -23,7 +24,7 @@ class Excerpt:
         self._file = self._proven = None
         # The columns the reader gave count from the body's indentation less one level, as in the dedented
         # source (_bytecode_expressions.py's reader).
-        cols = [c for line, _, c, _ in code.co_positions() if line is not None and c is not None
+        cols = [c for line, _, c, _ in _code_positions(code) if line is not None and c is not None
                 and line > code.co_firstlineno]
         self.indent = max(0, min(cols) - 4) if cols else 0
 
@@ -50,7 +51,7 @@ class Excerpt:
     def _matching_lines(self):
         code = self.code
         lines = linecache.getlines(code.co_filename)
-        last = max((end for _, end, _, _ in code.co_positions() if end is not None), default=code.co_firstlineno)
+        last = max((end for _, end, _, _ in _code_positions(code) if end is not None), default=code.co_firstlineno)
         if not lines or len(lines) < last or code.co_name == "<lambda>":
             return None
         block = textwrap.dedent("".join(lines[code.co_firstlineno - 1:last]))
