@@ -1,5 +1,5 @@
 // Internal to hostrt/: runs a set of resident blocks on one OS thread, every
-// thread of them a ucontext fiber. A fiber runs until it returns or reaches a
+// thread of them a fiber (fiber_switch.h). A fiber runs until it returns or reaches a
 // collective operation (a barrier, a warp function, a grid sync: the context's
 // collective hook); when no fiber can run, the waits that can complete do
 // (collectives.cpp computes their results), and when none can, the blocks have
@@ -7,14 +7,13 @@
 // (deadlock_report.cpp) instead of hanging.
 #pragma once
 
-#include <ucontext.h>
-
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cujit/hostrt.h"
+#include "fiber_switch.h"
 
 namespace cujit::hostrt::detail {
 
@@ -34,7 +33,7 @@ class FiberScheduler;
 struct Fiber {
   enum class State : uint8_t { Ready, Waiting, Done };
   target::HostThreadContext context{};
-  ucontext_t uc{};
+  FiberContext fiber_context{};
   State state = State::Ready;
   Wait wait{};
   uint64_t result = 0;
@@ -47,6 +46,9 @@ struct ResidentBlock {
   uint64_t linear = 0;    // the block's linear id in the grid
   uint32_t first = 0;     // its first fiber
   uint32_t live = 0;      // its threads that have not returned
+  // Its threads waiting at a block barrier, at a warp function or activemask(), at a grid sync (so that a round
+  // looks only where something may complete).
+  uint32_t at_barrier = 0, at_warp = 0, at_grid = 0;
 };
 
 // Grow-only stacks for one OS thread's fibers, kept between launches.
@@ -72,7 +74,7 @@ class FiberScheduler {
 
   // The collective hook's work: records the wait and switches to the scheduler.
   uint64_t wait(Fiber& fiber, const Wait& w);
-  void finished(Fiber& fiber);
+  [[noreturn]] void finished(Fiber& fiber);  // switches to the scheduler for good
   void run_entry(Fiber& fiber) { entry_(&fiber.context, params_); }
 
  private:
@@ -81,13 +83,15 @@ class FiberScheduler {
   bool resolve_block_barrier(ResidentBlock& block);
   bool resolve_warp(ResidentBlock& block, uint32_t warp);
   bool resolve_grid_sync();
+  // A call that cannot be made: a lane outside its warp function's mask, a grid sync outside a cooperative launch.
+  __attribute__((noinline, cold)) void refuse(const Fiber& fiber);
   void fail(const std::string& why);  // a deadlock report of every block still running, with `why` in front
   uint32_t threads_per_block() const { return static_cast<uint32_t>(config_.block.count()); }
 
   KernelEntry entry_;
   void** params_;
   const HostLaunch& config_;
-  ucontext_t scheduler_{};
+  FiberContext scheduler_{};
   std::vector<Fiber> fibers_;
   std::vector<ResidentBlock> blocks_;
   std::vector<uint64_t> shared_;  // each block's static then dynamic shared memory
