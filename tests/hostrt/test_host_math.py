@@ -483,3 +483,25 @@ def test_bit_casts_and_half_conversions(rng):
     np.testing.assert_array_equal(run(cuda.libdevice.float2half_rn, np.int16, h), h.astype(np.float16).view(np.int16))
     halves = h.astype(np.float16)
     np.testing.assert_array_equal(run(cuda.libdevice.half2float, F4, halves.view(np.int16)), halves.astype(F4))
+
+
+def test_bfloat16_functions(rng):
+    from cujit.cuda import bf16
+
+    @cuda.jit(target="cpu")
+    def bf(out, x):
+        i = cuda.grid(1)
+        if i < x.size:
+            a = bf16.bfloat16(x[i])
+            out[i, 0] = F4(bf16.hsin(a))
+            out[i, 1] = F4(bf16.hexp(a))
+            out[i, 2] = F4(bf16.hsqrt(a))
+            out[i, 3] = F4(a * a + a)
+
+    x = floats(rng, F4, 0.1, 4)
+    out = np.zeros((N, 4), F4)
+    bf[(N + 63) // 64, 64](out, x)
+    a = x.view(np.uint32) + 0x7FFF + ((x.view(np.uint32) >> 16) & 1)  # x rounded to bfloat16 (nearest even)
+    a = (a & 0xFFFF0000).view(F4).astype(F8)
+    for column, want in enumerate([np.sin(a), np.exp(a), np.sqrt(a), a * a + a]):
+        np.testing.assert_allclose(out[:, column], want, rtol=2 ** -7, err_msg=f"bfloat16 column {column}")

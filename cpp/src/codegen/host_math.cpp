@@ -92,28 +92,38 @@ using F1 = float (*)(float);
 using D2 = double (*)(double, double);
 using F2 = float (*)(float, float);
 
-#define CUJIT_LIBM1(name) {"__nv_" #name, fp(static_cast<D1>(&::name))}, {"__nv_" #name "f", fp(static_cast<F1>(&::name##f))}
-#define CUJIT_LIBM2(name) {"__nv_" #name, fp(static_cast<D2>(&::name))}, {"__nv_" #name "f", fp(static_cast<F2>(&::name##f))}
+#define CUJIT_LIBM1(name) \
+  {"__nv_" #name, fp(static_cast<D1>(&::name))}, {"__nv_" #name "f", fp(static_cast<F1>(&::name##f))}
+#define CUJIT_LIBM2(name) \
+  {"__nv_" #name, fp(static_cast<D2>(&::name))}, {"__nv_" #name "f", fp(static_cast<F2>(&::name##f))}
+// Where the C library's float64 or float32 function is more than an ulp off (sinh, tanh, cbrt, erfc, tgamma...):
+// the next wider one (long double, double), rounded once.
+#define CUJIT_WIDE1(name)                                                                  \
+  {"__nv_" #name, fp(+[](double x) { return static_cast<double>(::name##l(x)); })},       \
+  {"__nv_" #name "f", fp(+[](float x) { return static_cast<float>(::name(static_cast<double>(x))); })}
+#define CUJIT_WIDE2(name)                                                                              \
+  {"__nv_" #name, fp(+[](double x, double y) { return static_cast<double>(::name##l(x, y)); })},      \
+  {"__nv_" #name "f", fp(+[](float x, float y) { return static_cast<float>(::name(double{x}, double{y})); })}
 
 std::vector<HostMathFunction> own_entries() {
   return {
       // The C library's functions, float64 and float32.
-      CUJIT_LIBM1(acos), CUJIT_LIBM1(acosh), CUJIT_LIBM1(asin), CUJIT_LIBM1(asinh), CUJIT_LIBM1(atan),
-      CUJIT_LIBM1(atanh), CUJIT_LIBM1(cbrt), CUJIT_LIBM1(ceil), CUJIT_LIBM1(cos), CUJIT_LIBM1(cosh),
-      CUJIT_LIBM1(erf), CUJIT_LIBM1(erfc), CUJIT_LIBM1(exp), CUJIT_LIBM1(exp10), CUJIT_LIBM1(exp2),
-      CUJIT_LIBM1(expm1), CUJIT_LIBM1(fabs), CUJIT_LIBM1(floor), CUJIT_LIBM1(j0), CUJIT_LIBM1(j1),
+      CUJIT_LIBM1(acos), CUJIT_LIBM1(acosh), CUJIT_LIBM1(asin), CUJIT_WIDE1(asinh), CUJIT_LIBM1(atan),
+      CUJIT_WIDE1(atanh), CUJIT_WIDE1(cbrt), CUJIT_LIBM1(ceil), CUJIT_LIBM1(cos), CUJIT_WIDE1(cosh),
+      CUJIT_WIDE1(erf), CUJIT_WIDE1(erfc), CUJIT_LIBM1(exp), CUJIT_WIDE1(exp10), CUJIT_LIBM1(exp2),
+      CUJIT_LIBM1(expm1), CUJIT_LIBM1(fabs), CUJIT_LIBM1(floor), CUJIT_WIDE1(j0), CUJIT_WIDE1(j1),
       CUJIT_LIBM1(log), CUJIT_LIBM1(log10), CUJIT_LIBM1(log1p), CUJIT_LIBM1(log2), CUJIT_LIBM1(logb),
-      CUJIT_LIBM1(nearbyint), CUJIT_LIBM1(rint), CUJIT_LIBM1(round), CUJIT_LIBM1(sin), CUJIT_LIBM1(sinh),
-      CUJIT_LIBM1(sqrt), CUJIT_LIBM1(tan), CUJIT_LIBM1(tanh), CUJIT_LIBM1(tgamma), CUJIT_LIBM1(trunc),
-      CUJIT_LIBM1(y0), CUJIT_LIBM1(y1),
-      CUJIT_LIBM2(atan2), CUJIT_LIBM2(copysign), CUJIT_LIBM2(fdim), CUJIT_LIBM2(fmod), CUJIT_LIBM2(hypot),
+      CUJIT_LIBM1(nearbyint), CUJIT_LIBM1(rint), CUJIT_LIBM1(round), CUJIT_LIBM1(sin), CUJIT_WIDE1(sinh),
+      CUJIT_LIBM1(sqrt), CUJIT_LIBM1(tan), CUJIT_WIDE1(tanh), CUJIT_WIDE1(tgamma), CUJIT_LIBM1(trunc),
+      CUJIT_WIDE1(y0), CUJIT_WIDE1(y1),
+      CUJIT_WIDE2(atan2), CUJIT_LIBM2(copysign), CUJIT_LIBM2(fdim), CUJIT_LIBM2(fmod), CUJIT_LIBM2(hypot),
       CUJIT_LIBM2(nextafter), CUJIT_LIBM2(pow), CUJIT_LIBM2(remainder),
       {"__nv_fma", fp(static_cast<double (*)(double, double, double)>(&::fma))},
       {"__nv_fmaf", fp(static_cast<float (*)(float, float, float)>(&::fmaf))},
       {"__nv_fmax", fp(&maximum<double>)}, {"__nv_fmaxf", fp(&maximum<float>)},
       {"__nv_fmin", fp(&minimum<double>)}, {"__nv_fminf", fp(&minimum<float>)},
-      {"__nv_lgamma", fp(+[](double x) { int sign; return ::lgamma_r(x, &sign); })},
-      {"__nv_lgammaf", fp(+[](float x) { int sign; return ::lgammaf_r(x, &sign); })},
+      {"__nv_lgamma", fp(+[](double x) { int sign; return static_cast<double>(::lgammal_r(x, &sign)); })},
+      {"__nv_lgammaf", fp(+[](float x) { int sign; return static_cast<float>(::lgamma_r(x, &sign)); })},
       {"__nv_frexp", fp(static_cast<double (*)(double, int*)>(&::frexp))},
       {"__nv_frexpf", fp(static_cast<float (*)(float, int*)>(&::frexpf))},
       {"__nv_modf", fp(static_cast<double (*)(double, double*)>(&::modf))},
@@ -126,10 +136,10 @@ std::vector<HostMathFunction> own_entries() {
       {"__nv_scalbnf", fp(static_cast<float (*)(float, int)>(&::scalbnf))},
       {"__nv_ilogb", fp(static_cast<int (*)(double)>(&::ilogb))},
       {"__nv_ilogbf", fp(static_cast<int (*)(float)>(&::ilogbf))},
-      {"__nv_jn", fp(static_cast<double (*)(int, double)>(&::jn))},
-      {"__nv_jnf", fp(static_cast<float (*)(int, float)>(&::jnf))},
-      {"__nv_yn", fp(static_cast<double (*)(int, double)>(&::yn))},
-      {"__nv_ynf", fp(static_cast<float (*)(int, float)>(&::ynf))},
+      {"__nv_jn", fp(+[](int n, double x) { return static_cast<double>(::jnl(n, x)); })},
+      {"__nv_jnf", fp(+[](int n, float x) { return static_cast<float>(::jn(n, x)); })},
+      {"__nv_yn", fp(+[](int n, double x) { return static_cast<double>(::ynl(n, x)); })},
+      {"__nv_ynf", fp(+[](int n, float x) { return static_cast<float>(::yn(n, x)); })},
       {"__nv_sincos", fp(static_cast<void (*)(double, double*, double*)>(&::sincos))},
       {"__nv_sincosf", fp(static_cast<void (*)(float, float*, float*)>(&::sincosf))},
       {"__nv_llrint", fp(+[](double x) { return saturate_ll(std::nearbyint(x)); })},
@@ -187,7 +197,9 @@ std::vector<HostMathFunction> own_entries() {
       {"__nv_umulhi", fp(+[](uint32_t x, uint32_t y) { return static_cast<uint32_t>((uint64_t{x} * y) >> 32); })},
       {"__nv_mul64hi", fp(+[](int64_t x, int64_t y) { return static_cast<int64_t>((__int128{x} * y) >> 64); })},
       {"__nv_umul64hi",
-       fp(+[](uint64_t x, uint64_t y) { return static_cast<uint64_t>((static_cast<unsigned __int128>(x) * y) >> 64); })},
+       fp(+[](uint64_t x, uint64_t y) {
+         return static_cast<uint64_t>((static_cast<unsigned __int128>(x) * y) >> 64);
+       })},
       {"__nv_sad", fp(+[](int32_t x, int32_t y, uint32_t z) {
          return static_cast<uint32_t>(x > y ? int64_t{x} - y : int64_t{y} - x) + z;
        })},
@@ -211,6 +223,8 @@ std::vector<HostMathFunction> own_entries() {
 
 #undef CUJIT_LIBM1
 #undef CUJIT_LIBM2
+#undef CUJIT_WIDE1
+#undef CUJIT_WIDE2
 
 const std::vector<HostMathFunction>& table() {
   static const std::vector<HostMathFunction> all = [] {

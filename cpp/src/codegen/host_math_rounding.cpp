@@ -69,8 +69,10 @@ To convert(From x) {
 template <class I, class F, int Mode>
 I to_integer(F x) {
   if (std::isnan(x)) return 0;
-  F r = Mode == FE_DOWNWARD ? std::floor(x) : Mode == FE_UPWARD ? std::ceil(x) : Mode == FE_TOWARDZERO ? std::trunc(x)
-                                                                                                        : std::nearbyint(x);
+  F r = Mode == FE_DOWNWARD    ? std::floor(x)
+        : Mode == FE_UPWARD    ? std::ceil(x)
+        : Mode == FE_TOWARDZERO ? std::trunc(x)
+                                : std::nearbyint(x);
   // The integer's bounds as F: the lowest is exact (0 or -2^k); the highest + 1 is 2^k.
   const F lo = static_cast<F>(std::numeric_limits<I>::min());
   const F hi_plus_one = static_cast<F>(std::numeric_limits<I>::max() / 2 + 1) * F(2);
