@@ -13,7 +13,7 @@
 
 namespace cujit::hostrt::detail {
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(CUJIT_FIBER_UCONTEXT)
 
 extern "C" void cujit_fiber_switch(void** from_sp, void* to_sp);
 extern "C" void cujit_fiber_trampoline();

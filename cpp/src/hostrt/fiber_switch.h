@@ -1,13 +1,13 @@
 // Internal to hostrt/: switching between fibers. On x86-64 a switch saves the
 // callee-saved registers on the running stack and loads the other fiber's (a few nanoseconds, no system call); elsewhere it is
 // ucontext's swapcontext, which also saves the signal mask (a system call each
-// way). A block's threads switch at every barrier, so this is the runtime's
-// hottest path.
+// way; -DCUJIT_FIBER_UCONTEXT picks it on x86-64 too, to test it). A block's
+// threads switch at every barrier, so this is the runtime's hottest path.
 #pragma once
 
 #include <cstddef>
 
-#if !defined(__x86_64__)
+#if !defined(__x86_64__) || defined(CUJIT_FIBER_UCONTEXT)
 #include <ucontext.h>
 #endif
 
@@ -16,7 +16,7 @@ namespace cujit::hostrt::detail {
 using FiberFunction = void (*)(void* arg);
 
 struct FiberContext {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(CUJIT_FIBER_UCONTEXT)
   void* sp = nullptr;  // the saved stack pointer (the registers lie above it)
 #else
   ucontext_t uc{};
