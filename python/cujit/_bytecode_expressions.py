@@ -219,9 +219,13 @@ class _ExpressionReader:
             else:
                 if sym not in _BINARY:
                     self.fail(x, "an unknown operator")
+                if _is_constant(left) and _is_constant(right):
+                    right = self.unfolded(right)
                 stack.append(self.at(ast.BinOp(left=left, op=_BINARY[sym](), right=right), x))
         elif op == "BINARY_SUBSCR":
             index, container = stack.pop(), stack.pop()
+            if _is_constant(index) and _is_constant(container):
+                index = self.unfolded(index)
             stack.append(self.at(ast.Subscript(value=container, slice=index, ctx=ast.Load()), x))
         elif op == "BINARY_SLICE":
             hi, lo, container = stack.pop(), stack.pop(), stack.pop()
@@ -240,6 +244,8 @@ class _ExpressionReader:
             cls = {"BUILD_TUPLE": ast.Tuple, "BUILD_LIST": ast.List, "BUILD_SET": ast.Set}[op]
             if cls is not ast.Tuple:
                 self.unsupported = cls is ast.Set or self.unsupported
+            if cls is ast.Tuple and elts and all(_is_constant(e) for e in elts):
+                elts[-1] = self.unfolded(elts[-1])
             node = ast.Set(elts=elts) if cls is ast.Set else cls(elts=elts, ctx=ast.Load())
             stack.append(self.at(node, x))
         elif op in ("LIST_EXTEND", "SET_UPDATE"):
@@ -255,9 +261,9 @@ class _ExpressionReader:
             self.unsupported = True
             stack.append(self.at(ast.Dict(keys=[], values=[]), x))
         elif op in _UNARY:
-            stack.append(self.at(ast.UnaryOp(op=_UNARY[op](), operand=stack.pop()), x))
+            stack.append(self.at(ast.UnaryOp(op=_UNARY[op](), operand=self.unfolded(stack.pop())), x))
         elif op == "CALL_INTRINSIC_1" and x.argrepr == "INTRINSIC_UNARY_POSITIVE":
-            stack.append(self.at(ast.UnaryOp(op=ast.UAdd(), operand=stack.pop()), x))
+            stack.append(self.at(ast.UnaryOp(op=ast.UAdd(), operand=self.unfolded(stack.pop())), x))
         elif op == "COMPARE_OP":
             right, left = stack.pop(), stack.pop()
             sym = x.argval if isinstance(x.argval, str) else x.argrepr
@@ -336,6 +342,20 @@ class _ExpressionReader:
             return False
         return True
 
+    def unfolded(self, node):
+        """`node` as the operand of an operation CPython would fold if it were a constant: such an operation
+        in the bytecode has a constant that CPython's own folding of code it dropped left there (`63 + (16.5
+        if 7 else b)`). `(True and c)` compiles to the same instructions without being folded, and the
+        compiler reads it as `c`."""
+        if not _is_constant(node):
+            return node
+        out = ast.BoolOp(op=ast.And(), values=[ast.Constant(value=True), node])
+        for n in (out, out.values[0]):
+            for f in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+                setattr(n, f, getattr(node, f))
+        out._serial = node._serial
+        return out
+
     @staticmethod
     def bound(node):
         """A slice bound: None where the source leaves it out."""
@@ -381,7 +401,7 @@ class _ExpressionReader:
         """``a and b`` / ``a or b`` as a value: the left value stays on the stack when the jump is taken."""
         j = self.ins[jump_pc]
         join = j.target if join is None else join
-        left = stack.pop()
+        left = self.unfolded(stack.pop())  # a constant here is what CPython's folding of `9 and 60` left
         is_and = "FALSE" in j.op
         base = len(stack)
         pc = self.value(right_pc, stack, base, join)
@@ -503,10 +523,18 @@ class _ExpressionReader:
             if j - i == 1:
                 start, node, jump = atoms[i][:3]
                 got = exits(i)
-                if got == (t, f):
+                if got == (t, f) and t != f:
                     return self.test_of(node, jump)
-                if got == (f, t):
+                if got == (f, t) and t != f:
                     return self.negate(self.test_of(node, jump), jump)
+                if got in ((t, t), (f, f)):  # `x or 2`, `x and 0`: CPython dropped the constant that decides
+                    test = self.test_of(node, jump)
+                    decided = self.at(ast.Constant(value=got == (t, t)), jump)
+                    decided.lineno, decided.col_offset = test.end_lineno, test.end_col_offset
+                    decided.end_lineno, decided.end_col_offset = test.end_lineno, test.end_col_offset
+                    out = ast.BoolOp(op=ast.Or() if got == (t, t) else ast.And(), values=[test, decided])
+                    out._serial = test._serial
+                    return _spanning(out, [test])
                 return None
             for cls in (ast.Or, ast.And):
                 for k in range(i + 1, j):
@@ -610,9 +638,20 @@ class _ExpressionReader:
         (true stack, false stack, the index where the code goes on)."""
         # The true arm: its value, then a jump over the false arm (or a copy of the code after both).
         s = list(stack)
-        end = self.value(pc, s, base, false)
-        x = self.ins[end]
-        if x.op == "JUMP_FORWARD":
+        try:
+            end = self.value(pc, s, base, false)
+        except _GUESS_FAILED:
+            # 3.12: each arm runs into its own copy of the code after the expression, up to a return (its
+            # values may be consumed there, with what is under them: `return f(a if c else b)`)
+            end, fend = self.returns_after(pc, false), self.returns_after(false, None)
+            if end is None or fend is None or not self.same_code(end - 1, end, fend - 1):
+                raise
+            x = None
+        else:
+            x = self.ins[end]
+        if x is None:
+            pass
+        elif x.op == "JUMP_FORWARD":
             join = x.target
             f = list(stack)
             fend = self.value(false, f, base, join)
@@ -625,7 +664,8 @@ class _ExpressionReader:
             fend = self.value(false, f, base, None)
             if not self.same_code(end, false, fend):
                 self.fail(x, "a conditional expression")
-            join = end
+        if x is None or x.op != "JUMP_FORWARD":
+            join = None if x is None else end
             # CPython copied the code after the expression into both arms: the arms end where their code starts
             # to be the same (`(a if c else b) + 1` has `+ 1` in each arm).
             same = 0
@@ -641,7 +681,21 @@ class _ExpressionReader:
                         break
                 except _GUESS_FAILED:
                     continue
+            if join is None:
+                self.fail(self.ins[pc], "a conditional expression")
         return s, f, join
+
+    def returns_after(self, pc, stop):
+        """The index after the return that straight-line code from `pc` runs into (before `stop`), or None."""
+        for i in range(pc, len(self.ins) - 1):
+            x = self.ins[i]
+            if i == stop or x.target is not None:
+                return None
+            if x.op in ("RETURN_VALUE", "RETURN_CONST"):
+                return i + 1
+            if x.op in ops.TERMINAL:
+                return None
+        return None
 
     def same_code(self, a, a_end, b):
         """Whether the instructions from `a` up to `a_end` repeat from `b` (a tail CPython copied)."""
@@ -657,6 +711,8 @@ class _ExpressionReader:
         leave an artificial jump to the false arm after the condition."""
         after = atoms[-1][3]
         jumps = self.atom_exits(atoms) - {after}
+        if not jumps:  # every jump goes where the condition falls through: it always holds (`if x or 2:`)
+            return after, after
         if len(jumps) != 1:
             return None
         other = jumps.pop()
@@ -699,6 +755,11 @@ class _ExpressionReader:
             pass
         return False
 
+
+
+def _is_constant(node):
+    """A literal CPython's compiler folds operations of."""
+    return isinstance(node, ast.Constant) or (isinstance(node, ast.Tuple) and all(_is_constant(e) for e in node.elts))
 
 
 def _spanning(node, parts):

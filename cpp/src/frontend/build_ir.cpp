@@ -8,6 +8,7 @@
 
 #include "cujit/frontend.h"
 #include "fold_constants.h"
+#include "one_ir.h"
 
 namespace cujit::frontend {
 
@@ -157,23 +158,32 @@ class IrBuilder {
 
   std::vector<StmtPtr> build_block(const std::vector<SyntaxNodePtr>& nodes) {
     std::vector<StmtPtr> out;
-    for (auto& n : nodes) build_stmt(*n, out);
+    for (auto& n : nodes) {
+      build_stmt(*n, out);
+      if (!out.empty() && ends_control(*out.back())) break;  // code after it never runs: CPython drops it
+    }
     return out;
   }
 
-  StmtPtr stmt(StmtKind k, const SyntaxNode& n) { return std::make_unique<Stmt>(k, n.loc); }
-
-  // A statement after which its block never goes on.
-  static bool ends_control(const Stmt& s) {
-    return s.kind == StmtKind::Return || s.kind == StmtKind::Raise || s.kind == StmtKind::Break ||
-           s.kind == StmtKind::Continue;
+  // `v = a if x or 2 else b` tests x, then assigns a: its bytecode is that of `if x or 2: v = a` (the else is
+  // dead), so both readers give this IR: the test as an if of its own, then the value that it always takes.
+  ExprPtr decided_value(ExprPtr value, const SyntaxNode& n, std::vector<StmtPtr>& out) {
+    if (value->kind != ExprKind::IfExp) return value;
+    std::optional<bool> taken = decided_condition(value->operands[0]);
+    if (!taken) return value;
+    auto test = stmt(StmtKind::If, n);
+    test->value = std::move(value->operands[0]);
+    out.push_back(std::move(test));
+    return std::move(value->operands[*taken ? 1 : 2]);
   }
+
+  StmtPtr stmt(StmtKind k, const SyntaxNode& n) { return std::make_unique<Stmt>(k, n.loc); }
 
   void build_stmt(const SyntaxNode& n, std::vector<StmtPtr>& out) {
     const std::string& t = n.type;
     if (t == "Assign") {
       const auto& targets = n.list("targets");
-      ExprPtr value = build_expr(*n.node("value"));
+      ExprPtr value = decided_value(build_expr(*n.node("value")), n, out);
       if (targets.size() == 1) {
         auto s = stmt(StmtKind::Assign, n);
         s->target = build_target(*targets[0]);
@@ -215,7 +225,7 @@ class IrBuilder {
       // Docstrings and other bare constants are no-ops.
       if (v->type == "Constant") return;
       auto s = stmt(StmtKind::ExprStmt, n);
-      s->value = build_expr(*v);
+      s->value = decided_value(build_expr(*v), n, out);
       out.push_back(std::move(s));
     } else if (t == "If") {
       auto s = stmt(StmtKind::If, n);
@@ -226,17 +236,14 @@ class IrBuilder {
         for (StmtPtr& kept : build_block(n.list(*taken ? "body" : "orelse"))) out.push_back(std::move(kept));
         return;
       }
+      if (std::optional<bool> taken = decided_condition(s->value)) {  // `if x or 2:` tests x, then the body runs
+        out.push_back(std::move(s));
+        for (StmtPtr& kept : build_block(n.list(*taken ? "body" : "orelse"))) out.push_back(std::move(kept));
+        return;
+      }
       s->body = build_block(n.list("body"));
       s->orelse = build_block(n.list("orelse"));
-      // `if c: ...; return` then `else: rest` is `if c: ...; return` then `rest`: the bytecode cannot tell
-      // them apart, so both readers (source and bytecode) give this one IR.
-      std::vector<StmtPtr> rest;
-      if (!s->body.empty() && ends_control(*s->body.back())) {
-        rest = std::move(s->orelse);
-        s->orelse.clear();
-      }
-      out.push_back(std::move(s));
-      for (StmtPtr& r : rest) out.push_back(std::move(r));
+      push_if(std::move(s), out);  // one_ir.h: an else after a return is the code after the if
     } else if (t == "While") {
       auto s = stmt(StmtKind::While, n);
       s->value = as_condition(build_expr(*n.node("test")));
@@ -255,7 +262,7 @@ class IrBuilder {
       out.push_back(stmt(StmtKind::Continue, n));
     } else if (t == "Return") {
       auto s = stmt(StmtKind::Return, n);
-      if (auto v = n.node("value")) s->value = build_expr(*v);
+      if (auto v = n.node("value")) s->value = decided_value(build_expr(*v), n, out);
       out.push_back(std::move(s));
     } else if (t == "Pass") {
       out.push_back(stmt(StmtKind::Pass, n));
@@ -316,28 +323,6 @@ class IrBuilder {
     s->body = build_block(n.list("body"));
     s->orelse = build_block(n.list("orelse"));  // runs when the loop ends without a break
     push_loop(std::move(s), out);
-  }
-
-  // A loop's else runs whenever the loop ends, unless a break leaves it: with no break in the body it is the
-  // code after the loop (CPython's bytecode cannot tell the two apart, so both readers give this one IR).
-  static void push_loop(StmtPtr loop, std::vector<StmtPtr>& out) {
-    std::vector<StmtPtr> rest;
-    if (!breaks(loop->body)) {
-      rest = std::move(loop->orelse);
-      loop->orelse.clear();
-    }
-    out.push_back(std::move(loop));
-    for (StmtPtr& r : rest) out.push_back(std::move(r));
-  }
-
-  static bool breaks(const std::vector<StmtPtr>& body) {
-    for (const StmtPtr& s : body) {
-      if (s->kind == StmtKind::Break) return true;
-      if (s->kind == StmtKind::If && (breaks(s->body) || breaks(s->orelse))) return true;
-      // a nested loop's breaks are its own; its else clause runs in this loop
-      if ((s->kind == StmtKind::While || s->kind == StmtKind::ForRange) && breaks(s->orelse)) return true;
-    }
-    return false;
   }
 
   ExprPtr builtin(const char* name, SourceLoc loc) {

@@ -124,11 +124,38 @@ ExprPtr as_condition(ExprPtr e) {
   } else if (e->kind == ExprKind::IfExp) {  // its test is a condition already; its arms are parts of this one
     e->operands[1] = as_condition(std::move(e->operands[1]));
     e->operands[2] = as_condition(std::move(e->operands[2]));
+    // A constant arm is a jump straight out: `x if c else 4` is `not c or x`, `x if c else 0` is `c and x`,
+    // `4 if c else x` is `c or x`, `0 if c else x` is `not c and x` (CPython's jumps are the same).
+    for (int arm : {1, 2}) {
+      std::optional<bool> truth =
+          e->operands[arm]->kind == ExprKind::Const ? constant_truth(*e->operands[arm]) : std::nullopt;
+      if (!truth) continue;
+      ExprPtr test = std::move(e->operands[0]);
+      if ((arm == 2) == *truth) {  // the test is negated: `not c or x`, `not c and x`
+        auto negated = std::make_unique<Expr>(ExprKind::Unary, test->loc);
+        negated->op = Op::Not;
+        negated->operands.push_back(std::move(test));
+        test = std::move(negated);
+      }
+      auto out = std::make_unique<Expr>(ExprKind::BoolOp, e->loc);
+      out->op = *truth ? Op::Or : Op::And;
+      out->operands.push_back(std::move(test));
+      out->operands.push_back(std::move(e->operands[3 - arm]));
+      return as_condition(std::move(out));
+    }
   } else if (e->kind == ExprKind::BoolOp) {
     std::vector<ExprPtr> kept;
     for (ExprPtr& v : e->operands) {
       std::optional<bool> truth = v->kind == ExprKind::Const ? constant_truth(*v) : std::nullopt;
       if (truth && *truth != (e->op == Op::Or)) continue;  // `x and 8`, `x or 0`: x
+      if (truth && !kept.empty()) {  // `x or 2`: x, then true whatever x is (as `x or True`; what follows is dead)
+        auto decided = std::make_unique<Expr>(ExprKind::Const, v->loc);
+        decided->global.kind = ir::GlobalValue::Kind::Bool;
+        decided->global.repr = *truth ? "True" : "False";
+        decided->global.int_value = *truth;
+        kept.push_back(std::move(decided));
+        break;
+      }
       ExprPtr part = as_condition(std::move(v));
       if (part->kind == ExprKind::BoolOp && part->op == e->op) {  // (a and b) or 0 inside an and: a and b
         for (ExprPtr& inner : part->operands) kept.push_back(std::move(inner));
@@ -141,6 +168,17 @@ ExprPtr as_condition(ExprPtr e) {
     e->operands = std::move(kept);
   }
   return e;
+}
+
+std::optional<bool> decided_condition(ExprPtr& e) {
+  if (e->kind != ExprKind::BoolOp || e->operands.size() < 2) return std::nullopt;
+  const Expr& last = *e->operands.back();
+  if (last.kind != ExprKind::Const || last.global.kind != ir::GlobalValue::Kind::Bool) return std::nullopt;
+  bool truth = last.global.int_value != 0;
+  if (truth != (e->op == Op::Or)) return std::nullopt;
+  e->operands.pop_back();
+  if (e->operands.size() == 1) e = std::move(e->operands[0]);
+  return truth;
 }
 
 // CPython folds constant arithmetic (2 ** 40, -1) before numba sees the

@@ -19,6 +19,10 @@ std::optional<bool> constant_truth(const ir::Expr& e);
 // through `not`, nested and/or and conditional expressions, as CPython's jumps for a condition drop them.
 ir::ExprPtr as_condition(ir::ExprPtr e);
 
+// A condition (as_condition's) whose value its last operand decides, whatever the others give (`x or True`):
+// that truth, with `e` left as the rest (`x`), to be run for what it does. nullopt for other conditions.
+std::optional<bool> decided_condition(ir::ExprPtr& e);
+
 // `e` with its constant operation folded (its operands are folded already), or `e` itself. An int result no
 // integer type holds is numba's "Int value is too large" (a CompileError at `e`).
 ir::ExprPtr fold_constants(ir::ExprPtr e);
