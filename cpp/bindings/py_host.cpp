@@ -57,6 +57,8 @@ void register_host(py::module_& m) {
       .def_readonly("llvm_ir", &codegen::HostKernel::llvm_ir)
       .def_readonly("static_shared_bytes", &codegen::HostKernel::static_shared_bytes)
       .def_readonly("uses_barrier", &codegen::HostKernel::uses_barrier)
+      .def("global_address", &codegen::host_global_address, py::arg("name"),
+           "the address of a global the module keeps (a debug kernel's exception records), or 0")
       .def("launch", &launch, py::arg("grid"), py::arg("block"), py::arg("sharedmem"), py::arg("params"),
            py::arg("offsets"), py::arg("cooperative") = false, py::arg("name") = "",
            "Runs the grid: params is KernelLauncher.pack's buffer, offsets its param_offsets; cooperative: every "

@@ -6,7 +6,6 @@ into each caller's module. Kernels compile eagerly for given signatures and
 lazily otherwise; launching them comes with the runtime."""
 
 import functools
-import os
 import time
 import weakref
 
@@ -14,7 +13,7 @@ from cujit import _core, _target, aot_bundles, linking, telemetry, toolkit
 from cujit.compiler import compile_typed, for_cc, make_options, normalize_inline, parse_signature, type_function
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
-from cujit.errors import TypingError
+from cujit.errors import TypingError, raised_in_kernel
 from cujit._typeof import typeof
 
 
@@ -130,18 +129,7 @@ class _Kernel:
             value = bytearray(4)
             _core.driver.copy_dtoh(value, ptr, None, None)
             return int.from_bytes(value, "little")
-
-        code = load("errcode")
-        if code == 0:
-            return None
-        if not 1 <= code <= len(self.exceptions):
-            return SystemError(f"unknown error {code} in native function")
-        cls, args, function, filename, line = self.exceptions[code - 1]
-        tid = [load("tid" + axis) for axis in "zyx"]
-        ctaid = [load("ctaid" + axis) for axis in "zyx"]
-        prefix = f"In function {function!r}, file {os.path.abspath(filename)}, line {line}, tid={tid} ctaid={ctaid}"
-        args = (f"{prefix}: {args[0]}",) + tuple(args[1:]) if args else (prefix,)
-        return cls(*args)
+        return raised_in_kernel(self.exceptions, load)
 
     def _image(self, cc):
         return self.link(tuple(cc))

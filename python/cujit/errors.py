@@ -80,3 +80,22 @@ class KernelRuntimeError(RuntimeError):
         self.ctaid = ctaid
         self.msg = msg
         super().__init__(f"An exception was raised in thread={tid} block={ctaid}\n\t{msg}")
+
+
+def raised_in_kernel(exceptions, load):
+    """The exception a debug kernel's first failing thread raised, as numba-cuda reports it (its class, the message
+    prefixed with the function, file, line and thread), or None when no thread raised. ``exceptions``: the kernel's
+    raise sites (code i + 1 is site i); ``load(name)``: the int32 of its global ``<symbol>__<name>__`` (errcode, tidx,
+    ctaidx, ...), read from the GPU or, on the CPU target, from the host JIT's module."""
+    import os
+    code = load("errcode")
+    if code == 0:
+        return None
+    if not 1 <= code <= len(exceptions):
+        return SystemError(f"unknown error {code} in native function")
+    cls, args, function, filename, line = exceptions[code - 1]
+    tid = [load("tid" + axis) for axis in "zyx"]
+    ctaid = [load("ctaid" + axis) for axis in "zyx"]
+    prefix = f"In function {function!r}, file {os.path.abspath(filename)}, line {line}, tid={tid} ctaid={ctaid}"
+    args = (f"{prefix}: {args[0]}",) + tuple(args[1:]) if args else (prefix,)
+    return cls(*args)

@@ -120,6 +120,8 @@ class HostKernel:
         self.entry = typed.symbol
         self.plan = _HostPlan(self.argtypes)
         self.if_overlap = None  # host kernels compile without noalias arrays: overlapping arrays are fine
+        # debug=True: the raise sites its status codes stand for, reported after each launch as on the GPU.
+        self.exceptions = tuple(typed.exceptions) if options.debug else ()
         self.name = typed.symbol  # the Python function's qualified name once compile_kernel sets it (reports)
         self.cooperative = bool(typed.cooperative)  # a grid sync: every block runs at once
 
@@ -144,11 +146,26 @@ class HostKernel:
         _core.driver.validate_launch_config(griddim, blockdim, int(sharedmem),
                                             {"static_shared": self.native.static_shared_bytes})
         params, keep = self.plan.pack(args, stream)
+        if self.exceptions:
+            self._exception_record("errcode").value = 0
         self.native.launch(list(griddim), list(blockdim), int(sharedmem), params, self.plan.offsets,
                            cooperative=self.cooperative, name=self.name)
         for item in keep:  # host arrays' copies back (on the host driver)
             if callable(item):
                 item()
+        if self.exceptions:
+            from cujit.errors import raised_in_kernel
+            error = raised_in_kernel(self.exceptions, lambda name: self._exception_record(name).value)
+            if error is not None:
+                raise error
+
+    def _exception_record(self, name):
+        """A debug kernel's int32 global ``<symbol>__<name>__`` in its JIT-compiled module."""
+        import ctypes
+        address = self.native.global_address(f"{self.entry}__{name}__")
+        if not address:
+            raise RuntimeError(f"the CPU target's module of {self.name} has no exception record {name!r}")
+        return ctypes.c_int32.from_address(address)
 
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):

@@ -20,7 +20,6 @@ pytestmark = gpu_support.gpu + [
 ]
 
 
-@gpu_support.cpu_target_xfail("exceptions raised by debug=True kernels")
 def test_debug_raise_reports_class_message_and_thread(rng):
     n = 1000
     bad = int(rng.integers(0, n))
@@ -42,7 +41,6 @@ def test_debug_raise_reports_class_message_and_thread(rng):
     np.testing.assert_array_equal(d.copy_to_host()[others], a[others] * 4)
 
 
-@gpu_support.cpu_target_xfail("exceptions raised by debug=True kernels")
 def test_debug_assert_raises_assertion_error(rng):
     a = rng.uniform(0.5, 2, 500)
     kernel = cuda.jit(debug=True, opt=False)(X.assert_positive)
@@ -58,7 +56,6 @@ def test_debug_assert_raises_assertion_error(rng):
                         r"ctaid=\[0, 0, \d\]", str(info.value)), str(info.value)
 
 
-@gpu_support.cpu_target_xfail("exceptions raised by debug=True kernels")
 def test_debug_raise_in_a_device_function_reaches_the_host(rng):
     a = rng.uniform(0, 10, (40, 24))
     x, y = (int(v) for v in rng.integers(0, (40, 24)))

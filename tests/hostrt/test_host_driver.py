@@ -214,3 +214,20 @@ def test_what_needs_a_gpu_says_so(tmp_path):
 
     with pytest.raises(Exception, match="CPU target"):  # the host driver loads no GPU modules
         on_gpu[1, 1](cuda.to_device(np.zeros(1)))
+
+
+def test_debug_kernels_raise_on_the_host_as_on_the_gpu():
+    @cuda.jit(debug=True, opt=False)
+    def check_positive(x):
+        i = cuda.grid(1)
+        if i < x.size and x[i] <= 0:
+            raise ValueError("not positive")
+
+    x = np.random.default_rng().random(300) + 0.5
+    check_positive[3, 128](x)  # no thread raises
+    x[257] = -1.0
+    with pytest.raises(ValueError, match=r"In function 'check_positive'.*tid=\[0, 0, 1\] ctaid=\[0, 0, 2\]: "
+                                         r"not positive"):
+        check_positive[3, 128](x)
+    x[257] = 1.0
+    check_positive[3, 128](x)  # the record is cleared for each launch

@@ -54,6 +54,10 @@ std::optional<std::string> take_index_error(const HostKernel& kernel);
 // records are cleared for the next launch. (codegen/host_shared_checks.cpp)
 std::optional<std::string> take_shared_report(const HostKernel& kernel);
 
+// The address of a global the kernel's module defines and keeps (a debug kernel's exception records,
+// <symbol>__errcode__ and the thread's ids, which the host reads after a launch as it does on the GPU), or 0.
+uint64_t host_global_address(const HostKernel& kernel, const std::string& name);
+
 // The libdevice functions (and compiler runtime helpers) the CPU target implements (codegen/host_math.cpp).
 std::vector<std::string> host_math_names();
 

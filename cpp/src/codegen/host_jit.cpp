@@ -106,6 +106,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   lo.fastmath = options.fastmath;
   lo.bounds_check = bounds_check;
   lo.shared_checks = options.debug;  // debug=True: shared memory's uninitialised reads and races
+  lo.exception_channel = options.debug && options.kernel;  // debug=True: raises reported after the launch
   auto lowered = lowering::lower_module(fn, *module, lo);
   if (!lowered) return lowered.error();
   std::set<std::string> missing = unresolved_calls(*module);
@@ -117,9 +118,11 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   }
   add_entry(*module, *lowered);
   bool uses_barrier = module->getNamedMetadata(target::kHostBarrierMetadata) != nullptr;
-  llvm::internalizeModule(*module, [](const llvm::GlobalValue& gv) {
+  const std::string exception_prefix = fn.symbol + "__";  // a debug kernel's <symbol>__errcode__, __tidx__...
+  llvm::internalizeModule(*module, [&](const llvm::GlobalValue& gv) {
     return gv.getName() == kHostEntrySymbol || gv.getName() == target::kHostSharedBytesSymbol ||
-           gv.getName() == target::kHostIndexErrorSymbol || gv.getName() == target::kHostSharedChecksSymbol;
+           gv.getName() == target::kHostIndexErrorSymbol || gv.getName() == target::kHostSharedChecksSymbol ||
+           (llvm::isa<llvm::GlobalVariable>(gv) && gv.getName().starts_with(exception_prefix));
   });
   optimise(*module, **tm, options.opt);
 
@@ -157,6 +160,16 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
 }
 
 }  // namespace
+
+uint64_t host_global_address(const HostKernel& kernel, const std::string& name) {
+  if (!kernel.jit) return 0;
+  auto found = kernel.jit->lookup(name);
+  if (!found) {
+    llvm::consumeError(found.takeError());
+    return 0;
+  }
+  return found->getValue();
+}
 
 Expected<std::shared_ptr<HostKernel>> compile_for_host(const ir::TypedFunction& fn, const CompileOptions& options,
                                                        bool bounds_check) {
