@@ -86,6 +86,27 @@ def test_two_dimensional_index_names_its_axis():
     assert "index (" in message and ", 6)" in message
 
 
+def test_a_view_taken_with_a_bad_index_is_reported_and_empty():
+    @cuda.jit(target="cpu")
+    def row_sums(a, out, k):
+        i = cuda.grid(1)
+        if i < out.size:
+            row = a[i + k]          # a view: the row's index is checked
+            s = 0.0
+            for j in range(row.size):  # an empty view for the bad row: nothing read
+                s += row[j]
+            out[i] = s
+
+    a = np.arange(12.0).reshape(4, 3)
+    out = np.zeros(4)
+    row_sums[1, 4](a, out, 0)
+    np.testing.assert_array_equal(out, a.sum(axis=1))
+    with pytest.raises(IndexError, match=r"index 4 is out of bounds for axis 0 with size 4 of array 'a'.*"
+                                         r"thread \(2, 0, 0\)"):  # the block's threads run in order here
+        row_sums[1, 4](a, out, 2)
+    np.testing.assert_array_equal(out, [a[2].sum(), a[3].sum(), 0, 0])
+
+
 def test_shared_and_local_arrays_are_named_as_such():
     @cuda.jit(target="cpu")
     def shared_overrun(out, k):
@@ -121,7 +142,7 @@ def test_atomics_check_their_index():
             cuda.atomic.add(bins, values[i], 1)
 
     bins = np.zeros(4, np.int32)
-    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4 of array 'bins'"):
         histogram[1, 8](np.array([0, 1, 2, 3, 4, 1, 1, 0], np.int64), bins)
     assert list(bins) == [2, 3, 1, 1]
 

@@ -92,26 +92,25 @@ Value* FunctionLowering::bounds_checked(Value* ptr, Value* ary, TypeRef aty, con
     shape.push_back(array_field(ary, kShape, d));
     inside = b_.CreateAnd(inside, b_.CreateICmpULT(wrapped[d], shape.back()));
   }
-  llvm::BasicBlock* from = b_.GetInsertBlock();
-  llvm::BasicBlock* bad = llvm::BasicBlock::Create(ctx_, "index.out", llfn_);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "index.in", llfn_);
-  b_.CreateCondBr(inside, done, bad, llvm::MDBuilder(ctx_).createLikelyBranchWeights());
-  b_.SetInsertPoint(bad);
-  // (an access made by an intrinsic, an atomic's, has no subscript to name)
-  target().index_error(b_, context_, index_site_.empty() ? "an array" : index_site_, array_field(ary, kData),
-                       indices, shape);
+  report_outside(inside, array_field(ary, kData), indices, shape);
   // The bad access reads or writes a scratch slot of the element's size instead (one per check).
   auto* slot_ty = llvm::ArrayType::get(b_.getInt8Ty(), std::max<int64_t>(16, types::itemsize(aty->element(0))));
   auto* scratch = new llvm::GlobalVariable(state_.module, slot_ty, false, llvm::GlobalValue::InternalLinkage,
                                            llvm::ConstantAggregateZero::get(slot_ty), "index.scratch");
   scratch->setAlignment(llvm::Align(16));
-  llvm::BasicBlock* bad_end = b_.GetInsertBlock();
+  return b_.CreateSelect(inside, ptr, scratch);
+}
+
+void FunctionLowering::report_outside(Value* inside, Value* data, const std::vector<Value*>& indices,
+                                      const std::vector<Value*>& shape) {
+  llvm::BasicBlock* bad = llvm::BasicBlock::Create(ctx_, "index.out", llfn_);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "index.in", llfn_);
+  b_.CreateCondBr(inside, done, bad, llvm::MDBuilder(ctx_).createLikelyBranchWeights());
+  b_.SetInsertPoint(bad);
+  // (an access made by an intrinsic has its array argument's name; "an array" if that is no variable)
+  target().index_error(b_, context_, index_site_.empty() ? "an array" : index_site_, data, indices, shape);
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
-  llvm::PHINode* phi = b_.CreatePHI(ptr->getType(), 2);
-  phi->addIncoming(ptr, from);
-  phi->addIncoming(scratch, bad_end);
-  return phi;
 }
 
 std::string FunctionLowering::index_site(const Expr& array) const {
@@ -206,13 +205,12 @@ Value* FunctionLowering::array_getitem(const Expr& e) {
   TypeRef aty = e.operands[0]->type;
   Value* ary = lower_expr(*e.operands[0]);
   std::vector<IndexItem> items = lower_index(*e.operands[1], aty->ndim());
-  if (e.type->kind() != TypeKind::Array) {
-    if (state_.options.bounds_check || state_.options.shared_checks) index_site_ = index_site(*e.operands[0]);
-    Value* loaded = load_element(item_pointer(ary, aty, items), aty->element(0), aty->aligned() ? 0 : 1);
-    index_site_.clear();
-    return loaded;
-  }
-  return array_view(ary, aty, items, e.type);
+  if (state_.options.bounds_check || state_.options.shared_checks) index_site_ = index_site(*e.operands[0]);
+  Value* out = e.type->kind() != TypeKind::Array
+                   ? load_element(item_pointer(ary, aty, items), aty->element(0), aty->aligned() ? 0 : 1)
+                   : array_view(ary, aty, items, e.type);
+  index_site_.clear();
+  return out;
 }
 
 // The address of the element selected by integer index items.
@@ -258,6 +256,9 @@ Value* FunctionLowering::array_view(Value* ary, TypeRef aty, const std::vector<I
   std::vector<Value*> shape, strides;
   Value* zero = b_.getInt64(0);
   Value* one = b_.getInt64(1);
+  // Bounds checks: the integer indices (a view's out-of-bounds one is reported, and the view made empty).
+  std::vector<Value*> checked_index, checked_shape;
+  Value* inside = b_.getTrue();
   for (int d = 0; d < aty->ndim(); ++d) {
     Value* extent = array_field(ary, kShape, d);
     Value* stride = array_field(ary, kStrides, d);
@@ -268,7 +269,13 @@ Value* FunctionLowering::array_view(Value* ary, TypeRef aty, const std::vector<I
     }
     const IndexItem& it = items[d];
     if (!it.is_slice) {
-      offset = b_.CreateAdd(offset, b_.CreateMul(wrap_index(it.index, extent), stride));
+      Value* wrapped = wrap_index(it.index, extent);
+      offset = b_.CreateAdd(offset, b_.CreateMul(wrapped, stride));
+      if (state_.options.bounds_check) {
+        checked_index.push_back(it.index);
+        checked_shape.push_back(extent);
+        inside = b_.CreateAnd(inside, b_.CreateICmpULT(wrapped, extent));
+      }
       continue;
     }
     Value* step = it.step ? it.step : one;
@@ -294,6 +301,11 @@ Value* FunctionLowering::array_view(Value* ary, TypeRef aty, const std::vector<I
     offset = b_.CreateAdd(offset, b_.CreateMul(start, stride));
     shape.push_back(len);
     strides.push_back(b_.CreateMul(stride, step));
+  }
+  if (!checked_index.empty()) {
+    report_outside(inside, data, checked_index, checked_shape);
+    offset = b_.CreateSelect(inside, offset, zero);
+    for (Value*& s : shape) s = b_.CreateSelect(inside, s, zero);
   }
   Value* new_data = b_.CreateInBoundsGEP(b_.getInt8Ty(), data, offset);
   return make_array(result, new_data, shape, strides);

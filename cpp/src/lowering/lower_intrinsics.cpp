@@ -17,7 +17,14 @@ Value* FunctionLowering::intrinsic_value(const std::string& name) {
 
 Value* FunctionLowering::intrinsic_call(const intrinsics::Intrinsic& in, std::vector<Value*> args, const ir::Expr& e) {
   call_loc_ = e.loc;
-  return in.lower(*this, std::move(args), intrinsics::CallTypes{e.operand_types, e.type});
+  // Checks (the CPU target's): an intrinsic's access of its array argument (an atomic's) names the array.
+  const bool checks = state_.options.bounds_check || state_.options.shared_checks;
+  if (checks && e.kind == ir::ExprKind::Call && e.operands.size() > 1 &&
+      e.operands[1]->type->kind() == TypeKind::Array)
+    index_site_ = index_site(*e.operands[1]);
+  Value* result = in.lower(*this, std::move(args), intrinsics::CallTypes{e.operand_types, e.type});
+  index_site_.clear();
+  return result;
 }
 
 std::string FunctionLowering::call_site() {
