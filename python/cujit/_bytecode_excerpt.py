@@ -6,11 +6,13 @@ error is reported (the C++ core calls the Excerpt with the error's location)."""
 
 import ast
 import linecache
+import sys
 import textwrap
 
 from cujit._bytecode_decode import _code_positions  # co_positions, or 3.10's lines
 
 REBUILT = "(rebuilt from bytecode: the function has no source)"
+_COLUMNS = sys.version_info >= (3, 11)  # 3.10's code objects have lines only: the line is shown with no caret
 _HEADERS = (ast.If, ast.While, ast.For)
 
 
@@ -32,7 +34,7 @@ class Excerpt:
         end = end_col if end_line == line and end_col > col else col + 1
         text = self.file_line(line)
         if text is not None:
-            return f"{text}\n{_caret(col, end, len(text))}"
+            return f"{text}\n{_caret(col, end, len(text))}" if _COLUMNS else text
         return self.rebuilt(line - self.code.co_firstlineno + 1, col, end_line - self.code.co_firstlineno + 1,
                             end_col)
 
@@ -82,7 +84,8 @@ class Excerpt:
                 span = _span(text, node)
                 break
         start, end = span if span is not None else (0, len(text))
-        return f"{pad}{text}\n{pad}{_caret(start, end, len(text))}\n{REBUILT}"
+        caret = f"{pad}{_caret(start, end, len(text))}\n" if _COLUMNS else ""
+        return f"{pad}{text}\n{caret}{REBUILT}"
 
 
 def _compiles_to(fdef, code):
