@@ -124,3 +124,25 @@ def test_kernels_without_grid_sync_do_not_launch_cooperatively():
     plain[a.size // 100, 100](a)  # far more blocks than a cooperative launch may have
     np.testing.assert_array_equal(a, np.arange(a.size) // 100)
     assert not next(iter(plain.overloads.values())).cooperative
+
+
+def test_the_largest_cooperative_grid_runs():
+    @cuda.jit(target="cpu")
+    def rotate(x, tmp, out):
+        g = cuda.cg.this_grid()
+        i = cuda.grid(1)
+        tmp[i] = x[i] + 1
+        g.sync()
+        out[i] = tmp[(i + cuda.blockDim.x) % tmp.size]  # the next block's first write
+
+    blocks = _core_max_blocks(256)
+    rng = np.random.default_rng()
+    x = rng.integers(0, 1000, blocks * 256).astype(np.int64)
+    tmp, out = np.zeros_like(x), np.zeros_like(x)
+    rotate[blocks, 256](x, tmp, out)
+    np.testing.assert_array_equal(out, np.roll(x + 1, -256))
+
+
+def _core_max_blocks(threads):
+    from cujit import _core
+    return _core.host.max_cooperative_blocks(threads)

@@ -40,6 +40,12 @@ FiberStacks::~FiberStacks() {
   if (base_ != nullptr) munmap(base_, bytes_);
 }
 
+void FiberStacks::release() {
+  if (base_ != nullptr) munmap(base_, bytes_);
+  base_ = nullptr;
+  bytes_ = 0;
+}
+
 char* FiberStacks::get(std::size_t count) {
   std::size_t bytes = count * kFiberStackBytes;
   if (bytes <= bytes_) return base_;
@@ -138,6 +144,12 @@ std::optional<Error> FiberScheduler::run(const std::vector<uint64_t>& linear_ids
     fiber_prepare(fibers_[i].fiber_context, stack + i * kFiberStackBytes, kFiberStackBytes - stagger, fiber_main,
                   &fibers_[i]);
   }
+  std::optional<Error> result = run_rounds();
+  if (fibers_.size() > kMaxThreadsPerBlock) stacks.release();  // a cooperative grid's: back to the system
+  return result;
+}
+
+std::optional<Error> FiberScheduler::run_rounds() {
   for (;;) {
     for (Fiber& f : fibers_) {
       if (f.state != Fiber::State::Ready) continue;

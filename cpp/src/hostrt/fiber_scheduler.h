@@ -57,6 +57,7 @@ class FiberStacks {
   ~FiberStacks();
   // `count` stacks of kFiberStackBytes (mapped on first touch), or null if they cannot be mapped.
   char* get(std::size_t count);
+  void release();  // unmaps them (after a cooperative launch's many)
 
  private:
   char* base_ = nullptr;
@@ -79,6 +80,7 @@ class FiberScheduler {
 
  private:
   void set_up(const std::vector<uint64_t>& linear_ids);
+  std::optional<Error> run_rounds();  // runs the ready fibers, then completes waits, until all return or none can
   bool resolve();  // completes every wait that can complete; false if none could
   bool resolve_block_barrier(ResidentBlock& block);
   bool resolve_warp(ResidentBlock& block, uint32_t warp);
