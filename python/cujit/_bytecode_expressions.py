@@ -454,10 +454,15 @@ class _ExpressionReader:
             if cleanup is not None and self.ins[nxt].op == "JUMP_FORWARD" and cleanup == nxt + 1:
                 nxt = self.ins[nxt].target
             if self.arm_ends(found, x, nxt):  # the true arm of a conditional expression inside the condition
-                found.append((pc, node, x, nxt + 1, self.ins[nxt].target))
+                found.append((pc, node, x, nxt + 1, self.ins[nxt].target, True))
                 pc = nxt + 1
                 continue
-            found.append((pc, node, x, nxt, nxt))
+            found.append((pc, node, x, nxt, nxt, False))
+            if self.constant_arm(found, x, nxt):  # `4 if c else x`: c's true arm jumps out, a constant
+                jump = self.ins[nxt]
+                found.append((nxt, None, jump, nxt + 1, jump.target, True))
+                pc = nxt + 1
+                continue
             if not self.more_atoms(found, nxt):
                 break
             pc = nxt
@@ -476,6 +481,17 @@ class _ExpressionReader:
         x = self.ins[nxt]
         return x.op == "JUMP_FORWARD" and jump.target != nxt + 1 and \
             any(a[2].target == nxt + 1 for a in found)
+
+    def constant_arm(self, found, jump, nxt):
+        """Whether the JUMP_FORWARD at `nxt`, right after the conditional jump `jump` that goes past it, is a
+        constant true arm of a conditional expression in the condition (`if (4 if c else x):`): it jumps out
+        of the condition and the next atom, on the condition's line, follows."""
+        x = self.ins[nxt]
+        if x.op != "JUMP_FORWARD" or jump.target != nxt + 1 or x.target <= nxt + 1:
+            return False
+        after = self.ins[nxt + 1]
+        line = after.pos.lineno - self.first_line + 1 if after.pos is not None and after.pos.lineno else None
+        return line == found[0][1].lineno
 
     @staticmethod
     def atom_exits(atoms):
@@ -506,9 +522,11 @@ class _ExpressionReader:
         starts = [a[0] for a in atoms]
         memo = {}
 
-        def exits(k):  # (where atom k goes when true, when false)
+        def exits(k):  # (where atom k goes when true, when false); a constant arm goes one way
             jump = atoms[k][2]
             fall = atoms[k][4]
+            if atoms[k][1] is None:
+                return jump.target, jump.target
             on_true = jump.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE")
             return (jump.target, fall) if on_true else (fall, jump.target)
 
@@ -520,6 +538,9 @@ class _ExpressionReader:
             return memo[key]
 
         def part(i, j, t, f):
+            if j - i == 1 and atoms[i][1] is None:  # a constant arm: the way it goes
+                way = exits(i)[0]
+                return self.at(ast.Constant(value=way == t), atoms[i][2]) if way in (t, f) and t != f else None
             if j - i == 1:
                 start, node, jump = atoms[i][:3]
                 got = exits(i)
@@ -536,6 +557,16 @@ class _ExpressionReader:
                     out._serial = test._serial
                     return _spanning(out, [test])
                 return None
+            last = atoms[j - 1]
+            if last[5] and last[3] in (t, f) and t != f:  # `x if c else 4`: the false arm, a constant, jumps out
+                for k in range(i + 1, j):
+                    test = build(i, k, starts[k], last[3])
+                    body = build(k, j, t, f) if test is not None else None
+                    if body is not None:
+                        orelse = self.at(ast.Constant(value=last[3] == t), last[2])
+                        node = ast.IfExp(test=test, body=body, orelse=orelse)
+                        node._serial = test._serial
+                        return _spanning(node, [test, body])
             for cls in (ast.Or, ast.And):
                 for k in range(i + 1, j):
                     left = build(i, k, t, starts[k]) if cls is ast.Or else build(i, k, starts[k], f)
@@ -588,22 +619,27 @@ class _ExpressionReader:
         first = self.ins[jump_pc]
         node = stack.pop()
         base = len(stack)
-        found = [(None, node, first, jump_pc + 1, jump_pc + 1)]
+        found = [(None, node, first, jump_pc + 1, jump_pc + 1, False)]
         pc = jump_pc + 1
         cleanup = getattr(node, "_cleanup", None)
         if cleanup is not None and self.ins[pc].op == "JUMP_FORWARD" and cleanup == pc + 1:
             pc = self.ins[pc].target
-            found[0] = (None, node, first, pc, pc)
+            found[0] = (None, node, first, pc, pc, False)
         while True:
+            last = found[-1]
+            if last[1] is not None and not last[5] and self.constant_arm(found, last[2], pc):
+                jump = self.ins[pc]  # `(4 if c else x)` in the test: a constant arm jumps out
+                found.append((pc, None, jump, pc + 1, jump.target, True))
+                pc += 1
             s = list(stack)
             end = self.expr(pc, s, base, raw=True)
             x = self.ins[end]
             if x.op in ops.CONDITIONAL_JUMPS and len(s) == base + 1 and x.target > x.index:
                 if self.arm_ends(found, x, end + 1):
-                    found.append((pc, s[-1], x, end + 2, self.ins[end + 1].target))
+                    found.append((pc, s[-1], x, end + 2, self.ins[end + 1].target, True))
                     pc = end + 2
                 else:
-                    found.append((pc, s[-1], x, end + 1, end + 1))
+                    found.append((pc, s[-1], x, end + 1, end + 1, False))
                     pc = end + 1
                 continue
             break
