@@ -89,7 +89,6 @@ def test_math_constants():
     np.testing.assert_array_equal(run_single(L.math_constants, out)[0], host(L.math_constants, out)[0])
 
 
-@gpu_support.cpu_target_xfail("print() in kernels (vprintf)")
 def test_print_output_appears_after_synchronize(rng):
     x, y = (float(np.float32(v)) for v in rng.uniform(-200, 200, 2))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))

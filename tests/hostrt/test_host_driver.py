@@ -231,3 +231,15 @@ def test_debug_kernels_raise_on_the_host_as_on_the_gpu():
         check_positive[3, 128](x)
     x[257] = 1.0
     check_positive[3, 128](x)  # the record is cleared for each launch
+
+
+def test_print_in_kernels(capfd):
+    @cuda.jit
+    def show(a):
+        print("thread", cuda.threadIdx.x, a[cuda.threadIdx.x], a[0] > 1.0, np.uint32(7))
+
+    a = np.array([0.5, 2.25, -3.0])
+    show[1, 3](a)
+    cuda.synchronize()
+    lines = sorted(capfd.readouterr().out.splitlines())
+    assert lines == [f"thread {i} {v:f} False 7" for i, v in enumerate(a)]

@@ -20,6 +20,7 @@
 #include "cujit/target.h"
 #include "host_checks.h"
 #include "host_math.h"
+#include "host_print.h"
 
 namespace cujit::codegen {
 
@@ -62,7 +63,8 @@ std::set<std::string> unresolved_calls(const llvm::Module& module) {
   for (const llvm::Function& f : module)
     if (f.isDeclaration() && !f.use_empty() &&
         (!f.isIntrinsic() || f.getName().starts_with("llvm.nvvm.")) && !is_host_math(f.getName()) &&
-        f.getName() != target::kHostIndexErrorFunction && f.getName() != target::kHostSharedAccessFunction)
+        f.getName() != target::kHostIndexErrorFunction && f.getName() != target::kHostSharedAccessFunction &&
+        f.getName() != kHostPrintFunction)
       names.insert(f.getName().str());
   return names;
 }
@@ -136,6 +138,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
   if (!jit) return llvm_error("creating the JIT", jit.takeError());
   if (auto e = add_host_math(**jit)) return llvm_error("defining the host's libdevice", std::move(e));
+  if (auto e = add_host_print(**jit)) return llvm_error("defining the host's vprintf", std::move(e));
   if (auto e = add_host_checks(**jit)) return llvm_error("defining the checks' recorder", std::move(e));
   if (auto e = add_shared_checks(**jit)) return llvm_error("defining the debug checks' recorder", std::move(e));
   if (auto e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
