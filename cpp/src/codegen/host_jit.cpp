@@ -119,6 +119,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
                  "kernel '" + fn.fn->qualname + "' calls functions the CPU target does not have yet: " + names, {}};
   }
   add_entry(*module, *lowered);
+  define_inline_math(*module);
   bool uses_barrier = module->getNamedMetadata(target::kHostBarrierMetadata) != nullptr;
   const std::string exception_prefix = fn.symbol + "__";  // a debug kernel's <symbol>__errcode__, __tidx__...
   llvm::internalizeModule(*module, [&](const llvm::GlobalValue& gv) {

@@ -12,6 +12,7 @@
 
 namespace llvm {
 class Error;
+class Module;
 namespace orc {
 class LLJIT;
 }  // namespace orc
@@ -30,6 +31,9 @@ const HostMathFunction* host_math_functions(std::size_t* count);
 bool is_host_math(std::string_view name);
 // Defines every entry as an absolute symbol in the JIT's main library.
 llvm::Error add_host_math(llvm::orc::LLJIT& jit);
+// Gives the module's declarations of the functions that are one LLVM instruction or intrinsic (sqrt, fma, popc,
+// min, bit casts...) internal always-inline bodies (host_math_inline.cpp); the others stay calls of the table's.
+void define_inline_math(llvm::Module& module);
 
 // The table's parts, each beside its implementations: what libm lacks (host_math_special.cpp) and the
 // rounding-mode variants and conversions (host_math_rounding.cpp). host_math.cpp joins them to its own.
