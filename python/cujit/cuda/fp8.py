@@ -90,7 +90,7 @@ e8m0_to_bfloat16_raw = cvt_e8m0_to_bf16raw
 def is_fp8_supported():
     """numba-cuda's check: the current device has compute capability 8.9 or higher."""
     from cujit.cudadrv import devices
-    return devices.is_available() and devices.get_current_device().compute_capability >= (8, 9)
+    return devices.runtime_usable() and devices.get_current_device().compute_capability >= (8, 9)
 
 
 __all__ = ["saturation_t", "fp8_interpretation_t", "cudaRoundMode", "SaturationMode", "FP8Format", "fp8_e4m3",

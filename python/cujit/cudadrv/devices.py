@@ -53,7 +53,7 @@ def on_host_driver():
     return bool(_core.host.host_driver_active())
 
 
-def _runtime_usable():
+def runtime_usable():
     """A GPU, or the CPU target's host driver: devices, contexts and memory work."""
     return on_host_driver() or is_available()
 
@@ -65,7 +65,7 @@ def is_float16_supported():
 
 def is_bfloat16_supported():
     """numba-cuda's check for cuda.bf16: the current device has compute capability 8.0 or higher."""
-    return is_available() and get_current_device().compute_capability >= (8, 0)
+    return runtime_usable() and get_current_device().compute_capability >= (8, 0)
 
 
 def cuda_error():
@@ -285,7 +285,7 @@ def close():
     unloads every module cujit loaded (teardown hooks first) and frees the memory waiting to be freed, in
     every context. Unlike numba, the primary contexts stay retained and live device arrays stay valid; the
     next CUDA call makes device 0's primary context current again."""
-    if not _runtime_usable():
+    if not runtime_usable():
         return
     _drv.pop_all_contexts()
     if threading.current_thread() is not threading.main_thread():
@@ -314,7 +314,7 @@ class _DeviceList:
     indices and slices as a list has them), iteration, ``cuda.gpus.current``."""
 
     def __len__(self):
-        return _drv.device_count() if _runtime_usable() else 0
+        return _drv.device_count() if runtime_usable() else 0
 
     def __getitem__(self, index):
         count = len(self)
@@ -330,12 +330,12 @@ class _DeviceList:
         return get_device(n % count)
 
     def __iter__(self):
-        return iter(list_devices() if _runtime_usable() else [])
+        return iter(list_devices() if runtime_usable() else [])
 
     @property
     def current(self):
         """The Device of the calling thread's current context, or None when it has none (numba's)."""
-        if not _runtime_usable():
+        if not runtime_usable():
             return None
         ctx = _drv.current_context_or_none()
         return None if ctx is None else get_device(ctx.device_id)
