@@ -42,23 +42,23 @@ def test_every_libdevice_function_has_a_host_implementation():
 
 # ---- kernels: out[i] = f(a[i], ...) with f from the closure (a cuda.libdevice function or a math one) --------
 
-def map_kernel(fn, nargs):
+def map_kernel(fn, nargs, target="cpu"):
     if nargs == 1:
-        @cuda.jit(target="cpu")
+        @cuda.jit(target=target)
         def k1(out, a):
             i = cuda.grid(1)
             if i < out.size:
                 out[i] = fn(a[i])
         return k1
     if nargs == 2:
-        @cuda.jit(target="cpu")
+        @cuda.jit(target=target)
         def k2(out, a, b):
             i = cuda.grid(1)
             if i < out.size:
                 out[i] = fn(a[i], b[i])
         return k2
 
-    @cuda.jit(target="cpu")
+    @cuda.jit(target=target)
     def k3(out, a, b, c):
         i = cuda.grid(1)
         if i < out.size:
@@ -505,3 +505,25 @@ def test_bfloat16_functions(rng):
     a = (a & 0xFFFF0000).view(F4).astype(F8)
     for column, want in enumerate([np.sin(a), np.exp(a), np.sqrt(a), a * a + a]):
         np.testing.assert_allclose(out[:, column], want, rtol=2 ** -7, err_msg=f"bfloat16 column {column}")
+
+
+FP16_UNARY = {"hsqrt": np.sqrt, "hceil": np.ceil, "hfloor": np.floor, "hrint": np.rint, "htrunc": np.trunc,
+              "hexp2": np.exp2, "hlog2": np.log2, "hexp": np.exp, "hexp10": lambda x: 10.0 ** x, "hlog": np.log,
+              "hlog10": np.log10, "hsin": np.sin, "hcos": np.cos, "hrsqrt": lambda x: 1 / np.sqrt(x),
+              "hrcp": lambda x: 1 / x, "hneg": np.negative, "habs": np.abs}
+FP16_BINARY = {"hadd": np.add, "hsub": np.subtract, "hmul": np.multiply, "hdiv": np.divide, "hmax": np.fmax,
+               "hmin": np.fmin}
+
+
+@pytest.mark.parametrize("name", list(FP16_UNARY) + list(FP16_BINARY))
+def test_every_fp16_function(rng, name):
+    fn = getattr(cuda.fp16, name)
+    a = floats(rng, np.float16, 0.1, 4)
+    b = floats(rng, np.float16, 0.1, 4)
+    if name in FP16_UNARY:
+        got, want = run(fn, np.float16, a), FP16_UNARY[name](a.astype(F8))
+    else:
+        got, want = run(fn, np.float16, a, b), FP16_BINARY[name](a.astype(F8), b.astype(F8))
+    assert_ulp(got, want.astype(np.float16), 1, f"cuda.fp16.{name}")
+    if name == "hmax":
+        assert run(fn, np.float16, np.array([np.nan], np.float16), np.array([2], np.float16))[0] == 2
