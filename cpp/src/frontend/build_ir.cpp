@@ -165,6 +165,22 @@ class IrBuilder {
     return out;
   }
 
+  // `return a if c else b` is `if c: return a` then `return b`: CPython 3.12 copies the return into each arm,
+  // so its bytecode cannot tell the two apart.
+  void push_return(ExprPtr value, const SyntaxNode& n, std::vector<StmtPtr>& out) {
+    if (value->kind == ExprKind::IfExp) {
+      auto branch = stmt(StmtKind::If, n);
+      branch->value = std::move(value->operands[0]);
+      push_return(std::move(value->operands[1]), n, branch->body);
+      out.push_back(std::move(branch));
+      push_return(std::move(value->operands[2]), n, out);
+      return;
+    }
+    auto s = stmt(StmtKind::Return, n);
+    s->value = std::move(value);
+    out.push_back(std::move(s));
+  }
+
   // `v = a if x or 2 else b` tests x, then assigns a: its bytecode is that of `if x or 2: v = a` (the else is
   // dead), so both readers give this IR: the test as an if of its own, then the value that it always takes.
   ExprPtr decided_value(ExprPtr value, const SyntaxNode& n, std::vector<StmtPtr>& out) {
@@ -261,9 +277,11 @@ class IrBuilder {
     } else if (t == "Continue") {
       out.push_back(stmt(StmtKind::Continue, n));
     } else if (t == "Return") {
-      auto s = stmt(StmtKind::Return, n);
-      if (auto v = n.node("value")) s->value = decided_value(build_expr(*v), n, out);
-      out.push_back(std::move(s));
+      if (auto v = n.node("value")) {
+        push_return(decided_value(build_expr(*v), n, out), n, out);
+      } else {
+        out.push_back(stmt(StmtKind::Return, n));
+      }
     } else if (t == "Pass") {
       out.push_back(stmt(StmtKind::Pass, n));
     } else if (t == "Raise") {
