@@ -256,3 +256,21 @@ def test_kernels_that_return_early_still_meet_at_barriers():
     tail[2, 64](x, out)
     expected = np.array([x[i ^ 1] if (i ^ 1) < n else x[i] for i in range(n)])
     np.testing.assert_array_equal(out, expected)
+
+
+def test_nanosleep_lets_the_blocks_other_threads_run():
+    """A thread spinning on another thread's write with nanosleep in its loop sees it (the sleep yields)."""
+    @cuda.jit(target="cpu")
+    def handoff(flags, out):
+        t = cuda.threadIdx.x
+        b = cuda.blockIdx.x
+        if t == 0:
+            while cuda.atomic.add(flags, b, 0) == 0:
+                cuda.nanosleep(100)
+            out[b] = flags[b]
+        elif t == cuda.blockDim.x - 1:
+            cuda.atomic.add(flags, b, b + 1)
+
+    flags, out = np.zeros(8, np.int32), np.zeros(8, np.int32)
+    handoff[8, 64](flags, out)
+    np.testing.assert_array_equal(out, np.arange(1, 9))

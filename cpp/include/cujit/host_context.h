@@ -35,6 +35,7 @@ enum class HostCollective : uint32_t {
   SyncWarp,                                         // cuda.syncwarp(mask)
   ActiveMask,                                       // cuda.activemask(): the warp's lanes that reached this call
   GridSync,                                         // a grid group's sync() (cooperative launches)
+  Yield,                                            // cuda.nanosleep(): the block's other threads run first
 };
 
 // The global a host module records its static shared memory per block in (bytes; an i64 constant).

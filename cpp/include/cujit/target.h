@@ -93,6 +93,10 @@ class Target {
   // barriers). `site` names the access ("array 'buf' at kernel.py:12").
   virtual void memory_access(llvm::IRBuilder<>&, llvm::Value* /*context*/, llvm::Value* /*address*/,
                              uint64_t /*bytes*/, bool /*write*/, const std::string& /*site*/) const {}
+
+  // cuda.nanosleep(ns) (an i32): the thread sleeps for about `ns` nanoseconds (on the host: the block's other
+  // threads run, so a thread spinning on another's write with nanosleep in its loop sees it).
+  virtual void sleep(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Value* ns, const std::string& where) const = 0;
 };
 
 // The two targets (stateless singletons; implemented in codegen/).

@@ -208,6 +208,11 @@ class HostTarget final : public Target {
                             b.getInt32(write ? 1 : 0), site_text});
   }
 
+  // A yield: the block's other fibers run before this one goes on.
+  void sleep(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Value*, const std::string& where) const override {
+    collective(b, context, HostCollective::Yield, b.getInt32(0), b.getInt64(0), b.getInt32(0), where);
+  }
+
  private:
   // context->collective(context, kind, mask, value, operand, where): an i64.
   static llvm::Value* collective(llvm::IRBuilder<>& b, llvm::Value* context, HostCollective kind, llvm::Value* mask,

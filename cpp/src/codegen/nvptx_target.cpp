@@ -141,6 +141,10 @@ class NvptxTarget final : public Target {
     return b.CreateCall(callee, {b.getInt32(1)});
   }
 
+  void sleep(llvm::IRBuilder<>& b, llvm::Value*, llvm::Value* ns, const std::string&) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_nanosleep, {}, {ns});
+  }
+
   llvm::Value* grid_sync(llvm::IRBuilder<>& b, llvm::Value*, llvm::Value* group, const std::string&) const override {
     auto callee = b.GetInsertBlock()->getModule()->getOrInsertFunction(
         "cudaCGSynchronize", llvm::FunctionType::get(b.getInt32Ty(), {b.getInt64Ty(), b.getInt32Ty()}, false));

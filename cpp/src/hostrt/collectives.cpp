@@ -53,6 +53,7 @@ const char* collective_name(HostCollective kind) {
     case HostCollective::SyncWarp: return "cuda.syncwarp()";
     case HostCollective::ActiveMask: return "cuda.activemask()";
     case HostCollective::GridSync: return "grid.sync()";
+    case HostCollective::Yield: return "cuda.nanosleep()";
   }
   return "a collective";
 }

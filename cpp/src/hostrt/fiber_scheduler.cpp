@@ -70,7 +70,10 @@ uint64_t FiberScheduler::wait(Fiber& fiber, const Wait& w) {
       (w.kind == HostCollective::GridSync && !config_.cooperative))
     refuse(fiber);
   ResidentBlock& block = blocks_[fiber.block];
-  if (is_block_barrier(w.kind)) ++block.at_barrier;
+  if (w.kind == HostCollective::Yield) {
+    fiber.state = Fiber::State::Ready;  // runs again in the next round, after the others
+    yielded_ = true;
+  } else if (is_block_barrier(w.kind)) ++block.at_barrier;
   else if (w.kind == HostCollective::GridSync) ++block.at_grid;
   else ++block.at_warp;
   fiber_switch(fiber.fiber_context, scheduler_);
@@ -151,13 +154,14 @@ std::optional<Error> FiberScheduler::run(const std::vector<uint64_t>& linear_ids
 
 std::optional<Error> FiberScheduler::run_rounds() {
   for (;;) {
+    yielded_ = false;
     for (Fiber& f : fibers_) {
       if (f.state != Fiber::State::Ready) continue;
       fiber_switch(scheduler_, f.fiber_context);
       if (error_) return error_;  // the fibers left waiting are dropped: their stacks are reused
     }
     if (done_ == fibers_.size()) return std::nullopt;
-    if (!resolve() && !error_) fail("no thread can go on");
+    if (!resolve() && !yielded_ && !error_) fail("no thread can go on");
     if (error_) return error_;
   }
 }

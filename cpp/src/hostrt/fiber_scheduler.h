@@ -99,6 +99,7 @@ class FiberScheduler {
   std::vector<uint64_t> shared_;  // each block's static then dynamic shared memory
   std::size_t shared_words_ = 0;  // per block
   std::size_t done_ = 0;
+  bool yielded_ = false;  // a fiber yielded this round (cuda.nanosleep): it is ready again
   std::optional<Error> error_;
 };
 

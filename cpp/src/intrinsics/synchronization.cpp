@@ -1,14 +1,11 @@
 // Barriers, fences and sleeps: cuda.syncthreads (and its _count/_and/_or
 // reductions), syncwarp, threadfence(_block/_system), nanosleep.
-#include <llvm/IR/IntrinsicsNVPTX.h>
-
 #include "cujit/target.h"
 #include "intrinsic_families.h"
 
 namespace cujit::intrinsics {
 
 void add_synchronization(Table& t) {
-  using namespace llvm::Intrinsic;
   // bar.sync 0 and its reductions on the NVPTX target (the target's barrier_at and barrier_reduce).
   add(t, "cuda.syncthreads", fixed_typer({}, types::none()),
       [](Emitter& em, std::vector<llvm::Value*>, const CallTypes&) {
@@ -46,7 +43,12 @@ void add_synchronization(Table& t) {
   add(t, "cuda.threadfence", fixed_typer({}, types::none()), fence(target::FenceScope::Device));
   add(t, "cuda.threadfence_block", fixed_typer({}, types::none()), fence(target::FenceScope::Block));
   add(t, "cuda.threadfence_system", fixed_typer({}, types::none()), fence(target::FenceScope::System));
-  add(t, "cuda.nanosleep", fixed_typer({types::uint32()}, types::none()), statement(nvvm_nanosleep), {"ns"});
+  add(t, "cuda.nanosleep", fixed_typer({types::uint32()}, types::none()),
+      [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
+        em.target().sleep(em.builder(), em.target_context(), a[0], em.call_site());
+        return em.none_value();
+      },
+      {"ns"});
 }
 
 }  // namespace cujit::intrinsics
