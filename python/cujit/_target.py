@@ -1,5 +1,6 @@
 """Which target kernels compile for (issue 30): the one rule, read by the dispatcher (``cuda.jit``'s default) and by
-the runtime (``cujit.cudadrv`` installs the CPU target's host driver when the process-wide target is the CPU).
+the runtime: the process-wide target is the rule's answer when cujit's runtime (``cujit.cudadrv``) is first imported,
+and when it is the CPU the runtime runs on the host driver for the whole process (installed before any driver call).
 
 A leaf module: the standard library only, so that both may import it."""
 
@@ -28,3 +29,15 @@ def resolve_target(target):
     if not isinstance(target, str) or target.lower() not in TARGETS:
         raise ValueError(f"jit(target={target!r}): the targets are {', '.join(map(repr, TARGETS))}")
     return target.lower()
+
+
+_process_target = None
+
+
+def process_target():
+    """The process-wide target: ``default_target()`` as it was the first time this was asked (the runtime's first
+    import asks), so that the runtime's driver stays one for the whole process even if the environment changes."""
+    global _process_target
+    if _process_target is None:
+        _process_target = default_target()
+    return _process_target
