@@ -6,12 +6,13 @@ import os
 
 import pytest
 
+import gpu_support
 import target_differential
-from cujit import cuda
 
 SEEDS = range(int(os.environ.get("CUJIT_TARGET_DIFF_SEEDS", "1000")))
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cuda.is_available(), reason="needs a GPU and the CPU target")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_support.GPU_AVAILABLE, reason="needs a GPU and the CPU target"),
+              gpu_support.needs_device("runs the same kernels on the GPU, beside the CPU target")]
 
 
 def test_random_kernels_agree_on_cpu_and_gpu(tmp_path):
