@@ -43,9 +43,12 @@ void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid
     py::gil_scoped_release nogil;
     error = hostrt::launch(kernel.entry, pointers.data(), config);
   }
+  // (the checks' records are taken whatever happened, so that a failed launch leaves none for the next)
+  std::optional<std::string> bad_index = codegen::take_index_error(kernel);
+  std::optional<std::string> bad_shared = codegen::take_shared_report(kernel);
   if (error) raise_error(*error);
-  if (auto bad = codegen::take_index_error(kernel)) throw py::index_error(*bad);
-  if (auto bad = codegen::take_shared_report(kernel)) throw std::runtime_error(*bad);
+  if (bad_index) throw py::index_error(*bad_index);
+  if (bad_shared) throw std::runtime_error(*bad_shared);
 }
 
 }  // namespace

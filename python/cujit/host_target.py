@@ -182,16 +182,29 @@ class HostKernel:
         return _core.host.max_cooperative_blocks(threads)
 
 
+def _boundscheck(option):
+    """Whether a kernel checks its array indices: NUMBA_BOUNDSCHECK ("0" or "1") if set, else jit's option (on
+    unless it is False)."""
+    import os
+    forced = os.environ.get("NUMBA_BOUNDSCHECK", "").strip()
+    if forced in ("0", "1"):
+        return forced == "1"
+    if forced:
+        raise ValueError(f"NUMBA_BOUNDSCHECK={forced!r}: use 0 or 1 (or leave it unset)")
+    return option is not False
+
+
 def compile_kernel(py_func, signature, options, links, describe, boundscheck=None):
     """A kernel specialisation for the CPU: typed as for the GPU (without noalias arrays: a launch does not check
-    overlaps here), lowered with the host target's hooks and compiled by ORC JIT. ``boundscheck`` (jit's option):
+    overlaps here), lowered with the host target's hooks and compiled by ORC JIT. ``boundscheck`` (jit's option;
+    ``NUMBA_BOUNDSCHECK=0`` or ``1`` overrides it for every kernel, as in numba):
     array accesses check their indices unless it is False; a launch raises IndexError for the first bad one."""
     options = options.copy()
     options.noalias_arrays = False
     typed = type_function(py_func, signature, options, links)
     _check_links(typed, describe)
     _core.check_static_shared_memory(typed)
-    native = _core.host.compile(typed, options, boundscheck=boundscheck is not False)
+    native = _core.host.compile(typed, options, boundscheck=_boundscheck(boundscheck))
     kernel = HostKernel(typed, native, signature.args, options)
     kernel.name = py_func.__qualname__
     return kernel

@@ -247,3 +247,20 @@ def test_debug_accepts_a_correct_reduction_and_atomics():
     block_sum[4, 128](x, out)
     np.testing.assert_allclose(out[:, 0], x.reshape(4, 128).sum(axis=1), rtol=1e-12)
     assert (out[:, 1] == 128).all()
+
+
+def test_numba_boundscheck_environment_variable(monkeypatch):
+    def fill(a, n):
+        for i in range(n):
+            a[i] = 3
+
+    backing = np.zeros(20, np.int64)
+    monkeypatch.setenv("NUMBA_BOUNDSCHECK", "0")
+    cuda.jit(fill, target="cpu")[1, 1](backing[:10], 12)  # checks off for every kernel
+    assert (backing[:12] == 3).all()
+    monkeypatch.setenv("NUMBA_BOUNDSCHECK", "1")
+    with pytest.raises(IndexError, match="index 10 is out of bounds"):
+        cuda.jit(fill, target="cpu", boundscheck=False)[1, 1](backing[:10], 12)
+    monkeypatch.setenv("NUMBA_BOUNDSCHECK", "yes")
+    with pytest.raises(ValueError, match="NUMBA_BOUNDSCHECK='yes'"):
+        cuda.jit(fill, target="cpu")[1, 1](backing[:10], 1)
