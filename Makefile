@@ -84,6 +84,7 @@ test-cpp:
 	@$(BUILD_DIR)/cujit_runtime_tests --gtest_brief=1
 	@$(BUILD_DIR)/cujit_cache_tests --gtest_brief=1
 	@$(BUILD_DIR)/cujit_hostrt_tests --gtest_brief=1
+	@$(BUILD_DIR)/cujit_host_driver_tests --gtest_brief=1
 
 test-py:
 	@$(VPY) -m pytest -q tests
