@@ -234,7 +234,7 @@ def f(out, a, n):
 def f(out, a, n):
     i = cuda.grid(1)
     v = max(a[i], 0.0) ** 2 // 3 % 5
-    out[i] = helper(v, scale=2.0) if n else -v
+    out[i] = helper(v, scale=2.0) - helper(x=n) * v
 """,
 }
 
