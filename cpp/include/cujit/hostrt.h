@@ -48,7 +48,7 @@ inline constexpr std::size_t kFiberStackBytes = 256 * 1024;
 // nor a hang).
 std::optional<Error> launch(KernelEntry entry, void** params, const HostLaunch& config);
 
-// The number of worker threads launches use (the machine's cores; CUJIT_HOST_THREADS overrides). The workers are
+// The number of worker threads launches use (the cores this process may run on; CUJIT_HOST_THREADS overrides). The workers are
 // created once per process, on first use, and shared by every launch (several threads may launch at once).
 unsigned worker_count();
 

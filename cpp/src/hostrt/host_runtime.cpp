@@ -4,6 +4,8 @@
 // fibers (fiber_scheduler.h), a block at a time per worker, or, for a
 // cooperative launch, every block of the grid at once on the launching thread,
 // so that a grid sync can complete.
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -73,6 +75,11 @@ unsigned worker_count() {
     int n = std::atoi(env);
     if (n > 0) return static_cast<unsigned>(n);
   }
+#if defined(__linux__)
+  cpu_set_t cpus;  // the cores this process may run on (a container's or taskset's), not the machine's all
+  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) > 0)
+    return static_cast<unsigned>(CPU_COUNT(&cpus));
+#endif
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
