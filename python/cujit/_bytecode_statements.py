@@ -286,13 +286,14 @@ class _Reader(_ExpressionReader):
             # Paths that meet only at a return: an arm that jumps over the other shows where the if ends.
             skip = ins[false - 1]
             if skip.op == "JUMP_FORWARD" and skip.target > false and not (
-                    loop is not None and (skip.index in loop.brks or skip.target in loop.brks or
-                                          skip.target in loop.cont)):
+                    loop is not None and (skip.index in loop.brks or skip.index - 1 in loop.brks or
+                                          skip.target in loop.brks or skip.target in loop.cont)):
                 follow = skip.target
-            elif skip.target is None and skip.op not in ops.TERMINAL and loop is not None and \
-                    false not in loop.brks and g.block_of[false] in loop.body:
-                follow = false  # the true arm runs into the false target: an if with no else (in a loop that
-                #                 a break in the arm leaves, so the paths meet nowhere inside it)
+            elif loop is not None and false not in loop.brks and g.block_of[false] in loop.body and (
+                    (skip.target is None and skip.op not in ops.TERMINAL) or
+                    (skip.op == "JUMP_FORWARD" and (skip.index in loop.brks or skip.index - 1 in loop.brks))):
+                follow = false  # the true arm runs into the false target, or ends in a break: the if ends there
+                #                 (an else after a break is the code after the if to the compiler)
         if stop is not None and follow is not None and follow > stop:
             follow = stop
         node.body, how = self.region(after, follow, loop)
