@@ -85,6 +85,9 @@ def test_streams_run_in_order_and_events_time_them():
     np.testing.assert_array_equal(out, x + 3)
     assert end.query() and s.query() if hasattr(s, "query") else end.query()
     assert cuda.event_elapsed_time(start, end) >= 0.0
+    other = cuda.external_stream(0x7F00_1234)  # a handle the host driver did not make: used, never read
+    add_one[40, 128, other](d)
+    np.testing.assert_array_equal(d.copy_to_host(stream=other), x + 4)
     cuda.synchronize()
 
 

@@ -305,23 +305,36 @@ CUresult memset8_async(CUdeviceptr d, unsigned char v, std::size_t n, CUstream) 
 
 // ---- streams: work runs when it is issued, so every stream is always idle ---------
 
-struct HostStream {
-  unsigned flags;
+// The streams this driver made, by handle, with their flags: a handle it did not make (an external stream's) is
+// never dereferenced.
+struct Streams {
+  std::mutex mutex;
+  std::map<CUstream, unsigned> flags;
+  std::uintptr_t next = 0x1000;  // handles are numbers, not addresses
 };
-bool builtin_stream(CUstream s) { return reinterpret_cast<std::uintptr_t>(s) <= 2; }  // 0, legacy, per-thread
+Streams& streams() {
+  static Streams* s = new Streams;  // leaked: streams destroyed at interpreter exit still find it
+  return *s;
+}
 
 CUresult stream_create(CUstream* s, unsigned flags) {
-  *s = reinterpret_cast<CUstream>(new HostStream{flags});
+  Streams& all = streams();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  *s = reinterpret_cast<CUstream>(all.next += 16);
+  all.flags[*s] = flags;
   return kSuccess;
 }
 CUresult stream_destroy(CUstream s) {
-  if (builtin_stream(s)) return kInvalidHandle;
-  delete reinterpret_cast<HostStream*>(s);
-  return kSuccess;
+  Streams& all = streams();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  return all.flags.erase(s) == 1 ? kSuccess : kInvalidHandle;
 }
 CUresult stream_idle(CUstream) { return kSuccess; }
 CUresult stream_flags(CUstream s, unsigned* flags) {
-  *flags = builtin_stream(s) ? 0 : reinterpret_cast<HostStream*>(s)->flags;
+  Streams& all = streams();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  auto it = all.flags.find(s);
+  *flags = it == all.flags.end() ? 0 : it->second;  // the default streams and external ones: blocking
   return kSuccess;
 }
 CUresult stream_wait_event(CUstream, void* event, unsigned) { return event == nullptr ? kInvalidHandle : kSuccess; }
