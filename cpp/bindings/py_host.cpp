@@ -38,6 +38,7 @@ void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid
   }
   hostrt::HostLaunch config{dim3_of(grid), dim3_of(block), kernel.static_shared_bytes, sharedmem,
                             kernel.uses_barrier, cooperative, name};
+  config.strict_barriers = kernel.shared_checks != nullptr;  // debug=True: divergent barriers are errors too
   std::optional<Error> error;
   {
     py::gil_scoped_release nogil;

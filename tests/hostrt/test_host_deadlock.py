@@ -165,3 +165,26 @@ def test_the_runtime_goes_on_after_a_deadlock_and_from_several_threads():
     for t in threads:
         t.join()
     assert not failures, failures
+
+
+def test_barriers_in_divergent_branches_are_reported_under_debug():
+    def balanced(x, out):
+        t = cuda.threadIdx.x
+        if x[t] > 0.5:
+            cuda.syncthreads()
+        else:
+            cuda.syncthreads()
+        out[t] = x[t]
+
+    rng = np.random.default_rng()
+    x = rng.random(64)
+    x[0], x[1] = 0.9, 0.1  # both branches taken
+    out = np.zeros(64)
+    cuda.jit(target="cpu")(balanced)[1, 64](x, out)  # without debug: every call of the barrier counts (as bar.sync)
+    np.testing.assert_array_equal(out, x)
+    with pytest.raises(RuntimeError, match="reached a barrier in divergent code") as info:
+        cuda.jit(target="cpu", debug=True, opt=False)(balanced)[1, 64](x, out)
+    message = str(info.value)
+    high, low = int((x > 0.5).sum()), int((x <= 0.5).sum())
+    assert f"{high} threads" in message and f"{low} threads" in message
+    assert message.count("wait at cuda.syncthreads()") == 2

@@ -35,6 +35,9 @@ struct HostLaunch {
   // (all its threads as fibers of one worker), at most max_cooperative_blocks(...) of them.
   bool cooperative = false;
   std::string kernel_name{};  // for error reports ("": "the kernel")
+  // (debug=True kernels) the threads of a block must meet at one syncthreads call: a block whose threads wait at
+  // different calls of the same barrier (divergent code, which CUDA leaves undefined) is an error.
+  bool strict_barriers = false;
 };
 
 // The most threads per block (as on every CUDA device) and the stack each thread's fiber gets.

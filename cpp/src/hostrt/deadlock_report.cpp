@@ -79,9 +79,9 @@ std::string block_lines(const HostLaunch& config, const std::vector<Fiber>& fibe
 }  // namespace
 
 std::string deadlock_report(const HostLaunch& config, const std::vector<Fiber>& fibers,
-                            const std::vector<ResidentBlock>& blocks, const std::string& why) {
+                            const std::vector<ResidentBlock>& blocks, const std::string& why, const char* what) {
   std::string kernel = config.kernel_name.empty() ? "the kernel" : "kernel '" + config.kernel_name + "'";
-  std::string out = kernel + " deadlocked (it would hang on a GPU): " + why + ".\n";
+  std::string out = kernel + " " + what + ": " + why + ".\n";
   std::size_t listed = 0, running = 0, whole = 0;
   std::string returned_blocks;
   for (const ResidentBlock& block : blocks) {

@@ -182,6 +182,7 @@ bool FiberScheduler::resolve_block_barrier(ResidentBlock& block) {
   if (block.at_barrier != block.live) return false;
   const uint32_t n = threads_per_block();
   std::optional<HostCollective> kind;
+  const char* where = nullptr;
   uint32_t true_count = 0;
   for (uint32_t t = 0; t < n; ++t) {
     const Fiber& f = fibers_[block.first + t];
@@ -191,7 +192,14 @@ bool FiberScheduler::resolve_block_barrier(ResidentBlock& block) {
       fail("the threads of a block wait at different kinds of barrier");
       return false;
     }
+    if (config_.strict_barriers && kind && f.wait.where != where) {
+      fail("the threads of a block wait at different calls of the barrier (divergent code: on a GPU this hangs "
+           "before Volta and is undefined after; reported under debug=True)",
+           "reached a barrier in divergent code");
+      return false;
+    }
     kind = f.wait.kind;
+    where = f.wait.where;
     true_count += f.wait.value != 0;
   }
   uint64_t result = block_reduction(*kind, true_count, block.live);
@@ -260,9 +268,9 @@ bool FiberScheduler::resolve_grid_sync() {
   return true;
 }
 
-void FiberScheduler::fail(const std::string& why) {
+void FiberScheduler::fail(const std::string& why, const char* what) {
   if (error_) return;
-  error_ = Error{ErrorKind::Runtime, deadlock_report(config_, fibers_, blocks_, why), {}};
+  error_ = Error{ErrorKind::Runtime, deadlock_report(config_, fibers_, blocks_, why, what), {}};
 }
 
 }  // namespace cujit::hostrt::detail

@@ -87,7 +87,8 @@ class FiberScheduler {
   bool resolve_grid_sync();
   // A call that cannot be made: a lane outside its warp function's mask, a grid sync outside a cooperative launch.
   __attribute__((noinline, cold)) void refuse(const Fiber& fiber);
-  void fail(const std::string& why);  // a deadlock report of every block still running, with `why` in front
+  // A report of every block still running, with `what` ("deadlocked ...") and `why` in front.
+  void fail(const std::string& why, const char* what = "deadlocked (it would hang on a GPU)");
   uint32_t threads_per_block() const { return static_cast<uint32_t>(config_.block.count()); }
 
   KernelEntry entry_;
@@ -114,9 +115,9 @@ bool is_warp_function(HostCollective kind);
 // "cuda.shfl_sync", "cuda.syncthreads", "grid.sync()" ...
 const char* collective_name(HostCollective kind);
 
-// A deadlock report (deadlock_report.cpp): the kernel, `why`, and for each block still running, the threads
+// A deadlock report (deadlock_report.cpp): the kernel, `what`, `why`, and for each block still running, the threads
 // waiting at each call (kind, mask, where) and those that have returned.
 std::string deadlock_report(const HostLaunch& config, const std::vector<Fiber>& fibers,
-                            const std::vector<ResidentBlock>& blocks, const std::string& why);
+                            const std::vector<ResidentBlock>& blocks, const std::string& why, const char* what);
 
 }  // namespace cujit::hostrt::detail
