@@ -264,3 +264,35 @@ def test_numba_boundscheck_environment_variable(monkeypatch):
     monkeypatch.setenv("NUMBA_BOUNDSCHECK", "yes")
     with pytest.raises(ValueError, match="NUMBA_BOUNDSCHECK='yes'"):
         cuda.jit(fill, target="cpu")[1, 1](backing[:10], 1)
+
+
+def test_debug_takes_syncwarp_as_ordering_a_warps_lanes():
+    @cuda.jit(target="cpu", debug=True, opt=False)
+    def warp_sum(x, out, sync):
+        buf = cuda.shared.array(32, np.float64)
+        t = cuda.threadIdx.x
+        buf[t] = x[t]
+        cuda.syncwarp()
+        step = 16
+        while step > 0:
+            v = 0.0
+            if t < step:
+                v = buf[t + step]
+            if sync:
+                cuda.syncwarp()
+            if t < step:
+                buf[t] += v
+            if sync:
+                cuda.syncwarp()
+            step //= 2
+        if t == 0:
+            out[0] = buf[0]
+
+    x = np.arange(32.0)
+    out = np.zeros(1)
+    warp_sum[1, 32](x, out, True)
+    assert out[0] == x.sum()
+    # Without the syncwarps: lane 0 runs its rounds first and reads buf[1] before lane 1 writes it, in one interval.
+    with pytest.raises(RuntimeError, match=r"a data race on shared memory: thread \(0, 0, 0\) reads and thread "
+                                           r"\(1, 0, 0\) writes array 'buf'"):
+        warp_sum[1, 32](x, out, False)

@@ -23,6 +23,9 @@ struct HostThreadContext {
   // The block barriers (and grid syncs) this thread has passed: code compiled for the host counts them (zero at
   // the thread's start), so debug checks tell which accesses lie between the same two barriers.
   uint32_t barriers_passed;
+  // The cuda.syncwarp calls this thread has passed (counted likewise: debug checks take the accesses of two lanes
+  // of a warp on either side of a syncwarp as ordered).
+  uint32_t warp_syncs_passed;
 };
 
 // What HostThreadContext::collective does, by `kind`.

@@ -42,11 +42,11 @@ void add_entry(llvm::Module& module, llvm::Function* kernel) {
   auto* entry = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, kHostEntrySymbol, module);
   entry->addFnAttr(llvm::Attribute::NoUnwind);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
-  // The thread starts before its first barrier.
-  b.CreateAlignedStore(b.getInt32(0),
-                       b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), entry->getArg(0),
-                                                    offsetof(target::HostThreadContext, barriers_passed)),
-                       llvm::Align(4));
+  // The thread starts before its first barrier and syncwarp.
+  for (size_t offset : {offsetof(target::HostThreadContext, barriers_passed),
+                        offsetof(target::HostThreadContext, warp_syncs_passed)})
+    b.CreateAlignedStore(b.getInt32(0), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), entry->getArg(0), offset),
+                         llvm::Align(4));
   std::vector<llvm::Value*> args{entry->getArg(0)};
   for (unsigned i = 1; i < kernel->arg_size(); ++i) {
     llvm::Value* slot = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(1), i - 1));

@@ -5,7 +5,8 @@
 // (HostThreadContext::barriers_passed tells intervals apart). A read of a byte no
 // thread of the block has written, and two threads touching the same byte
 // between the same two barriers with at least one writing (atomics are not
-// recorded: they do not race), are problems; the first of a launch is kept and
+// recorded: they do not race; two lanes of a warp with a syncwarp between their
+// accesses are ordered), are problems; the first of a launch is kept and
 // reported after it (take_shared_report). The threads of a block run on one
 // worker, so a block's shadow needs no lock; the map from blocks to shadows does.
 #include <atomic>
@@ -30,12 +31,21 @@ using target::HostThreadContext;
 namespace {
 
 struct ShadowByte {
-  uint32_t written = 0;  // 1 + the barrier interval of the last write; 0: never written in this block
-  uint32_t writer = 0;   // its thread (linear id in the block)
-  uint32_t read = 0;     // 1 + the barrier interval of the reads recorded below
-  uint32_t reader = 0;   // the first thread that read in that interval
-  bool many = false;     // another thread read it in that interval too
+  uint32_t written = 0;       // 1 + the barrier interval of the last write; 0: never written in this block
+  uint32_t writer = 0;        // its thread (linear id in the block)
+  uint32_t writer_syncs = 0;  // the syncwarps its thread had passed
+  uint32_t read = 0;          // 1 + the barrier interval of the reads recorded below
+  uint32_t reader = 0;        // the first thread that read in that interval
+  uint32_t reader_syncs = 0;  // the most syncwarps a reader had passed
+  bool many = false;          // another thread read it in that interval too
+  bool warps = false;         // ... one of another warp than the first reader's
 };
+
+// Two accesses of one barrier interval are ordered if their threads are lanes of one warp and the later one had
+// passed more syncwarps (a syncwarp of both lanes lies between them).
+bool warp_ordered(uint32_t earlier, uint32_t earlier_syncs, uint32_t later, uint32_t later_syncs) {
+  return earlier / 32 == later / 32 && earlier_syncs < later_syncs;
+}
 
 struct BlockShadow {
   uint64_t block = ~uint64_t{0};  // the block (linear id) the shadow describes
@@ -104,6 +114,7 @@ void record_access(HostThreadContext* ctx, HostSharedChecks* checks, const void*
   const auto& r = ctx->registers;
   const uint32_t tid = linear(r[0], r[2]);
   const uint32_t interval = ctx->barriers_passed + 1;
+  const uint32_t syncs = ctx->warp_syncs_passed;
   const uint64_t offset = static_cast<uint64_t>(p - ctx->shared);
   auto where = [&] {
     return std::string(site ? site : "shared memory") + " (byte " + std::to_string(offset) +
@@ -117,27 +128,33 @@ void record_access(HostThreadContext* ctx, HostSharedChecks* checks, const void*
                         "written: " + where());
         return;
       }
-      if (s.written == interval && s.writer != tid) {
+      if (s.written == interval && s.writer != tid && !warp_ordered(s.writer, s.writer_syncs, tid, syncs)) {
         report(*checks, "a data race on shared memory: thread " + thread_ids(s.writer, r[2]) + " writes and thread " +
                             thread_ids(tid, r[2]) + " reads " + where() + ", with no barrier between them");
         return;
       }
-      if (s.read != interval) s.read = interval, s.reader = tid, s.many = false;
-      else if (s.reader != tid) s.many = true;
+      if (s.read != interval) {
+        s.read = interval, s.reader = tid, s.reader_syncs = syncs, s.many = false, s.warps = false;
+      } else if (s.reader != tid) {
+        s.many = true;
+        s.warps = s.warps || tid / 32 != s.reader / 32;
+        if (syncs > s.reader_syncs) s.reader_syncs = syncs;
+      }
       continue;
     }
-    if (s.written == interval && s.writer != tid) {
+    if (s.written == interval && s.writer != tid && !warp_ordered(s.writer, s.writer_syncs, tid, syncs)) {
       report(*checks, "a data race on shared memory: threads " + thread_ids(s.writer, r[2]) + " and " +
                           thread_ids(tid, r[2]) + " both write " + where() + ", with no barrier between them");
       return;
     }
-    if (s.read == interval && (s.reader != tid || s.many)) {
+    if (s.read == interval && (s.reader != tid || s.many) &&
+        (s.warps || !warp_ordered(s.reader, s.reader_syncs, tid, syncs))) {
       std::string reader = s.reader != tid ? "thread " + thread_ids(s.reader, r[2]) : std::string("another thread");
       report(*checks, "a data race on shared memory: " + reader + " reads and thread " + thread_ids(tid, r[2]) +
                           " writes " + where() + ", with no barrier between them");
       return;
     }
-    s.written = interval, s.writer = tid;
+    s.written = interval, s.writer = tid, s.writer_syncs = syncs;
   }
 }
 

@@ -227,12 +227,15 @@ class HostTarget final : public Target {
                                        {context, b.getInt32(static_cast<uint32_t>(kind)), mask, value, operand,
                                         site_string(module, where)});
     if (kind <= HostCollective::BarrierOr || kind == HostCollective::GridSync) count_barrier(b, context);
+    if (kind == HostCollective::SyncWarp) count_barrier(b, context, offsetof(HostThreadContext, warp_syncs_passed));
     return result;
   }
 
-  // ++context->barriers_passed (debug checks of shared memory tell barrier intervals apart by it).
-  static void count_barrier(llvm::IRBuilder<>& b, llvm::Value* context) {
-    llvm::Value* field = field_address(b, context, offsetof(HostThreadContext, barriers_passed));
+  // ++context->barriers_passed, or the counter at `offset` (debug checks of shared memory tell the intervals
+  // between barriers apart by them).
+  static void count_barrier(llvm::IRBuilder<>& b, llvm::Value* context,
+                            size_t offset = offsetof(HostThreadContext, barriers_passed)) {
+    llvm::Value* field = field_address(b, context, offset);
     llvm::Value* passed = b.CreateAlignedLoad(b.getInt32Ty(), field, llvm::Align(4));
     b.CreateAlignedStore(b.CreateAdd(passed, b.getInt32(1)), field, llvm::Align(4));
   }
