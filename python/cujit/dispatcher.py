@@ -575,6 +575,10 @@ class CUDADispatcher(_core.Dispatcher):
         grid, block, stream, sharedmem = launch.configure(*config)
         configured = _core.launch.ConfiguredLaunch(self, self._launch_table, grid, block, stream,
                                                    native_stream(stream), sharedmem)
+        return self._remember(config, configured)
+
+    def _remember(self, config, configured):
+        """Memoises a configured kernel (unhashable configurations, lists, are not)."""
         try:
             if len(self._configs) >= 128:
                 self._configs.clear()
@@ -653,14 +657,7 @@ class HostDispatcher(CUDADispatcher):
         from cujit.cudadrv.stream import native_stream
         grid, block, stream, sharedmem = launch.configure(*config)
         native_stream(stream)  # a bad stream is the GPU launch's error
-        configured = self._host.HostLaunch(self, grid, block, stream, sharedmem)
-        try:
-            if len(self._configs) >= 128:
-                self._configs.clear()
-            self._configs[config] = configured
-        except TypeError:
-            pass
-        return configured
+        return self._remember(config, self._host.HostLaunch(self, grid, block, stream, sharedmem))
 
     def inspect_asm(self, signature=None):
         raise NotImplementedError("kernels compiled for the CPU target have no PTX; inspect_llvm() gives their "
