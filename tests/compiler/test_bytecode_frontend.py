@@ -440,10 +440,12 @@ def test_rebuilt_tree_is_checked_against_the_bytecode(monkeypatch):
 # -- the differential tests -------------------------------------------------------------------------
 
 
-FUZZ_SEEDS = int(os.environ.get("CUJIT_BYTECODE_SEEDS", "200"))
+# 1000 programs: about a minute on a loaded 2-core machine. Measured there (identical / refused / differing PTX):
+# CPython 3.11 981 / 19 / 0, 3.12 961 / 39 / 0, 3.13 963 / 37 / 0.
+FUZZ_SEEDS = int(os.environ.get("CUJIT_BYTECODE_SEEDS", "1000"))
 # The share of the fuzzer's programs the reader may still refuse (it recovers no tree that compiles back to
-# their bytecode): conditional expressions used as conditions, some nestings of and/or inside conditions.
-REFUSED_AT_MOST = 0.25
+# their bytecode; docs/bytecode.md says which): under 4% on every version read.
+REFUSED_AT_MOST = 0.05
 
 
 @needs_reader
