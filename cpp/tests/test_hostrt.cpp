@@ -169,6 +169,19 @@ TEST(HostRuntime, ACooperativeLaunchRunsEveryBlockAtOnce) {
   EXPECT_NE(not_cooperative->message.find("cooperative launch"), std::string::npos);
 }
 
+TEST(HostRuntime, MemoryTheRuntimeCannotAllocateIsAnError) {
+  HostLaunch config{{4, 1, 1}, {32, 1, 1}, 0, uint64_t{1} << 52};  // 4 PiB of dynamic shared memory per block
+  std::vector<int> out(4 * 32);
+  int* p = out.data();
+  void* params[] = {&p};
+  for (bool cooperative : {false, true}) {
+    config.cooperative = cooperative;
+    auto error = launch(reverse_in_shared, params, config);
+    ASSERT_TRUE(error.has_value());
+    EXPECT_NE(error->message.find("ran out of memory"), std::string::npos) << error->message;
+  }
+}
+
 TEST(HostRuntime, SeveralThreadsLaunchAtOnce) {
   std::vector<std::thread> launchers;
   std::atomic<int> failures{0};

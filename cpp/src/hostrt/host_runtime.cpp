@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -91,6 +93,18 @@ uint64_t max_cooperative_blocks(uint64_t threads_per_block) {
 
 namespace {
 
+// run(), with the memory it could not allocate (fibers, shared memory) as an Error: never an abort on a worker.
+template <typename Run>
+std::optional<Error> guarded(Run run) {
+  try {
+    return run();
+  } catch (const std::bad_alloc&) {
+    return Error{ErrorKind::Runtime, "the host runtime ran out of memory for the grid's fibers and shared memory", {}};
+  } catch (const std::length_error&) {
+    return Error{ErrorKind::Runtime, "the host runtime ran out of memory for the grid's fibers and shared memory", {}};
+  }
+}
+
 std::optional<Error> launch_cooperative(KernelEntry entry, void** params, const HostLaunch& config) {
   const uint64_t blocks = config.grid.count(), most = max_cooperative_blocks(config.block.count());
   if (blocks > most)
@@ -99,10 +113,12 @@ std::optional<Error> launch_cooperative(KernelEntry entry, void** params, const 
                      " blocks of " + std::to_string(config.block.count()) + " threads is more than the CPU target's " +
                      std::to_string(most) + " (kernel.max_cooperative_grid_blocks(blockdim))",
                  {}};
-  std::vector<uint64_t> all(blocks);
-  for (uint64_t b = 0; b < blocks; ++b) all[b] = b;
-  detail::FiberScheduler scheduler(entry, params, config);
-  return scheduler.run(all);
+  return guarded([&]() -> std::optional<Error> {
+    std::vector<uint64_t> all(blocks);
+    for (uint64_t b = 0; b < blocks; ++b) all[b] = b;
+    detail::FiberScheduler scheduler(entry, params, config);
+    return scheduler.run(all);
+  });
 }
 
 }  // namespace
@@ -116,21 +132,20 @@ std::optional<Error> launch(KernelEntry entry, void** params, const HostLaunch& 
   std::mutex error_lock;
   std::optional<Error> first_error;
   auto work = [&] {
-    std::vector<uint64_t> shared;
-    std::optional<detail::FiberScheduler> scheduler;
-    if (config.barriers) scheduler.emplace(entry, params, config);
-    for (uint64_t b; (b = next.fetch_add(1)) < blocks;) {
-      if (!config.barriers) {
-        run_block_without_fibers(entry, params, config, b, shared);
-        continue;
+    std::optional<Error> error = guarded([&]() -> std::optional<Error> {
+      std::vector<uint64_t> shared;
+      std::optional<detail::FiberScheduler> scheduler;
+      if (config.barriers) scheduler.emplace(entry, params, config);
+      for (uint64_t b; (b = next.fetch_add(1)) < blocks;) {
+        if (!config.barriers) run_block_without_fibers(entry, params, config, b, shared);
+        else if (auto e = scheduler->run({b})) return e;
       }
-      if (auto error = scheduler->run({b})) {
-        std::lock_guard<std::mutex> lock(error_lock);
-        if (!first_error) first_error = std::move(error);
-        next = blocks;  // no more blocks start
-        return;
-      }
-    }
+      return std::nullopt;
+    });
+    if (!error) return;
+    std::lock_guard<std::mutex> lock(error_lock);
+    if (!first_error) first_error = std::move(error);
+    next = blocks;  // no more blocks start
   };
   detail::run_on_workers(participants - 1, work);
   return first_error;
