@@ -29,18 +29,18 @@ def host_driver_active():
 def _host_array(value, ndim, index, keep, stream):
     """(data pointer, nitems, itemsize, shape, strides) of an array argument in host memory.
 
-    On the host driver (the process-wide CPU target) every array is read as the GPU launch reads it: device arrays,
-    CAI objects and DLPack producers in place (host memory there), numpy arrays copied to a device array and back
-    (through the memory manager, with the GPU's warning), so that a program behaves as it does on a GPU. A kernel
-    of ``jit(target="cpu")`` in a GPU process takes host arrays in place."""
-    if host_driver_active():
-        from cujit.cudadrv import launch
-        return launch.array_value(value, ndim, index, keep, stream)
+    numpy arrays (pinned and mapped ones too) and ``In``/``Out``/``InOut`` of them are passed in place: host memory
+    is the device's here (numba-cuda's simulator passes them in place too). On the host driver (the process-wide
+    CPU target) device arrays, CAI objects and DLPack producers are read as the GPU launch reads them, in place
+    (their memory is host memory there); in a GPU process they are GPU memory, which a CPU kernel cannot read."""
     np = sys.modules.get("numpy")
     if np is None or not isinstance(value, np.ndarray):
         from cujit.arg_hints import ArgHint
         if isinstance(value, ArgHint):  # In/Out/InOut: host memory is the device's, nothing to copy
             return _host_array(value.value, ndim, index, keep, stream)
+        if host_driver_active():
+            from cujit.cudadrv import launch
+            return launch.array_value(value, ndim, index, keep, stream)
         if hasattr(value, "__array_interface__"):
             import numpy as np
             value = np.asarray(value)
@@ -148,11 +148,13 @@ class HostKernel:
         params, keep = self.plan.pack(args, stream)
         if self.exceptions:
             self._exception_record("errcode").value = 0
-        self.native.launch(list(griddim), list(blockdim), int(sharedmem), params, self.plan.offsets,
-                           cooperative=self.cooperative, name=self.name)
-        for item in keep:  # host arrays' copies back (on the host driver)
-            if callable(item):
-                item()
+        try:
+            self.native.launch(list(griddim), list(blockdim), int(sharedmem), params, self.plan.offsets,
+                               cooperative=self.cooperative, name=self.name)
+        finally:  # what array readers left to do after the launch (copies back), also when a check raised
+            for item in keep:
+                if callable(item):
+                    item()
         if self.exceptions:
             from cujit.errors import raised_in_kernel
             error = raised_in_kernel(self.exceptions, lambda name: self._exception_record(name).value)

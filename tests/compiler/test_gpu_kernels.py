@@ -1008,6 +1008,7 @@ def test_launch_configurations(griddim, blockdim):
                                   err_msg=f"every thread of [{griddim}, {blockdim}] ran exactly once")
 
 
+@gpu_support.needs_device("host arrays copied to device memory and back (the CPU target passes them in place)")
 def test_host_arrays_are_copied_in_and_back(check):
     kernel = cuda.jit(K.copy_kernel)
     a = check.floats(F8)

@@ -135,6 +135,7 @@ def test_defer_cleanup_waits_with_frees():
     assert ctx.deallocations_pending() <= 10
 
 
+@gpu_support.needs_device("host arrays copied to device memory and back (the CPU target passes them in place)")
 def test_a_counting_manager_sees_every_allocation_on_the_gpu():
     body = textwrap.dedent('''
         import gc
