@@ -6,11 +6,13 @@ warp's mask). Needs a GPU."""
 import numpy as np
 import pytest
 
+import gpu_support
 from cujit import cuda
 
 FULL = 0xFFFFFFFF
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cuda.is_available(), reason="needs a GPU and the CPU target")]
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_support.GPU_AVAILABLE, reason="needs a GPU and the CPU target"),
+              gpu_support.needs_device("runs the same kernels on the GPU, beside the CPU target")]
 
 
 def both(fn):
