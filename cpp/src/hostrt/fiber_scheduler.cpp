@@ -36,9 +36,7 @@ void fiber_main(void* arg) {
 
 }  // namespace
 
-FiberStacks::~FiberStacks() {
-  if (base_ != nullptr) munmap(base_, bytes_);
-}
+FiberStacks::~FiberStacks() { release(); }
 
 void FiberStacks::release() {
   if (base_ != nullptr) munmap(base_, bytes_);
@@ -49,7 +47,7 @@ void FiberStacks::release() {
 char* FiberStacks::get(std::size_t count) {
   std::size_t bytes = count * kFiberStackBytes;
   if (bytes <= bytes_) return base_;
-  if (base_ != nullptr) munmap(base_, bytes_);
+  release();
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   base_ = mem == MAP_FAILED ? nullptr : static_cast<char*>(mem);
   bytes_ = base_ == nullptr ? 0 : bytes;
