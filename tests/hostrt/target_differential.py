@@ -14,6 +14,8 @@ or within ULPS units in the last place (the CPU target's math functions are with
 gives, and a program's arithmetic carries a difference on).
 
     python tests/hostrt/target_differential.py [N]     # on the GPU machine: a summary and the differing programs
+
+Programs run in child processes, several at once, so that a crash names its program and the rest go on.
 """
 
 import os
@@ -108,6 +110,8 @@ def differ(gpu, cpu):
 
 def compare(seeds, workdir=None, rng=None):
     """{seed: outcome} with outcomes "same", "skipped: <why>", or "differ: <detail>"."""
+    import warnings
+    warnings.simplefilter("ignore")  # grids of 2 blocks are deliberate here (numba's low-occupancy warning)
     rng = rng or np.random.default_rng()
     workdir = workdir or tempfile.mkdtemp(prefix="cujit_targets_")
     outcomes = {}
@@ -139,9 +143,65 @@ def compare(seeds, workdir=None, rng=None):
     return outcomes
 
 
+def _child(seeds):
+    """A child process's loop: "start <seed>" before each program, then its outcome as one JSON line."""
+    import json
+    workdir = tempfile.mkdtemp(prefix="cujit_targets_")
+    for seed in seeds:
+        print(json.dumps({"start": seed}), flush=True)
+        print(json.dumps({"seed": seed, "outcome": compare([seed], workdir).get(seed)}), flush=True)
+
+
+def _run_shard(seeds):
+    """Runs the seeds in child processes; a child that dies (a crash in a kernel or the compiler) is reported as
+    that program's outcome and a new child goes on after it."""
+    import json
+    import subprocess
+    outcomes, pending = {}, list(seeds)
+    while pending:
+        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", *map(str, pending)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        current = None
+        for line in proc.stdout:
+            if not line.startswith("{"):
+                continue
+            event = json.loads(line)
+            if "start" in event:
+                current = event["start"]
+            else:
+                if event["outcome"] is not None:
+                    outcomes[event["seed"]] = event["outcome"]
+                pending.remove(event["seed"])
+                current = None
+        stderr = proc.stderr.read()
+        proc.wait()
+        if current is None:
+            if proc.returncode != 0 and pending:
+                raise RuntimeError(f"a differential child failed outside a program:\n{stderr[-2000:]}")
+            break
+        outcomes[current] = f"differ: the process died (exit {proc.returncode}): {stderr.strip()[-300:]}"
+        pending.remove(current)
+    return outcomes
+
+
+def compare_in_processes(seeds, workers=None):
+    """compare() over the seeds in `workers` child processes at once (each compiles its share and uses the GPU)."""
+    import concurrent.futures
+    seeds = list(seeds)
+    workers = workers or max(1, min(8, (os.cpu_count() or 2) // 2))
+    shards = [seeds[i::workers] for i in range(workers)]
+    outcomes = {}
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        for part in pool.map(_run_shard, shards):
+            outcomes.update(part)
+    return dict(sorted(outcomes.items()))
+
+
 def main():
+    if sys.argv[1:2] == ["--child"]:
+        return _child([int(a) for a in sys.argv[2:]])
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
-    outcomes = compare(range(n))
+    outcomes = compare_in_processes(range(n))
     counts = {}
     for seed, outcome in outcomes.items():
         counts[outcome.split(":")[0]] = counts.get(outcome.split(":")[0], 0) + 1

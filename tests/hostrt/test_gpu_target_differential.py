@@ -1,5 +1,5 @@
 """The CPU target against the GPU on 1000 random kernels (target_differential.py): both targets in one process,
-the same inputs; integer results equal, floating results within the ulps allowed. Needs a GPU (the CPU target
+the same inputs (the seeds shared among processes); integer results equal, floating results within the ulps allowed. Needs a GPU (the CPU target
 alone cannot be compared with anything here)."""
 
 import os
@@ -15,8 +15,8 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_support.GPU_AVAILABLE,
               gpu_support.needs_device("runs the same kernels on the GPU, beside the CPU target")]
 
 
-def test_random_kernels_agree_on_cpu_and_gpu(tmp_path):
-    outcomes = target_differential.compare(SEEDS, str(tmp_path))
+def test_random_kernels_agree_on_cpu_and_gpu():
+    outcomes = target_differential.compare_in_processes(SEEDS)
     ran = [s for s, o in outcomes.items() if not o.startswith("skipped")]
     differing = {s: o for s, o in outcomes.items() if o.startswith("differ")}
     print(f"{len(outcomes)} valid programs, {len(ran)} run on both targets, {len(differing)} differ")
