@@ -427,7 +427,9 @@ class _Reader(_ExpressionReader):
         target = pending[0][1]
         latch = max(latches) if latches else exhausted
         loop.start = pc
-        body, _ = self.region(pc, latch, loop)
+        body, how = self.region(pc, latch, loop)
+        if latches and how == "stop" and self.explicit_continue(ins[latch]):
+            body.append(self.stmt_at(ast.Continue(), ins[latch]))  # a continue that ends the body
         node = ast.For(target=target, iter=iterable, body=body or [self.stmt_at(ast.Pass(), ins[pc])],
                        orelse=[], type_comment=None)
         self.stmt_at(node, ins[start])
