@@ -208,7 +208,10 @@ const DriverApi* table_override() { return override_table.load(std::memory_order
 const DriverApi& api() {
   if (const DriverApi* table = table_override()) return *table;
   LoadedDriver& d = loaded();
-  if (!d.status.available) throw DriverError(DriverErrorKind::Support, "CUDA is not available: " + d.status.reason);
+  if (!d.status.available)
+    throw DriverError(DriverErrorKind::Support, "CUDA is not available: " + d.status.reason +
+                                                    " (CUJIT_TARGET=cpu runs kernels and the runtime on this "
+                                                    "machine's CPU instead: docs/cpu_target.md)");
   return d.api;
 }
 
