@@ -14,9 +14,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace cujit::hostrt::detail {
 namespace {
+
+// Written at the lowest address of each fiber's stack; a thread whose stack ran over it has overflowed.
+constexpr uint64_t kStackCanary = 0x6375'6a69'745f'7374;  // "cujit_st"
 
 uint64_t collective_hook(target::HostThreadContext* context, uint32_t kind, uint32_t mask, uint64_t value,
                          uint32_t operand, const char* where) {
@@ -45,13 +49,13 @@ void FiberStacks::release() {
 }
 
 char* FiberStacks::get(std::size_t count) {
-  std::size_t bytes = count * kFiberStackBytes;
-  if (bytes <= bytes_) return base_;
+  std::size_t bytes = (count + 1) * kFiberStackBytes;
+  if (bytes <= bytes_) return base_ + kFiberStackBytes;
   release();
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   base_ = mem == MAP_FAILED ? nullptr : static_cast<char*>(mem);
   bytes_ = base_ == nullptr ? 0 : bytes;
-  return base_;
+  return base_ == nullptr ? nullptr : base_ + kFiberStackBytes;
 }
 
 FiberScheduler::FiberScheduler(KernelEntry entry, void** params, const HostLaunch& config)
@@ -63,6 +67,7 @@ FiberScheduler::FiberScheduler(KernelEntry entry, void** params, const HostLaunc
 uint64_t FiberScheduler::wait(Fiber& fiber, const Wait& w) {
   fiber.wait = w;
   fiber.state = Fiber::State::Waiting;
+  if (static_cast<char*>(__builtin_frame_address(0)) < fiber.stack_limit + 1024) overflowed(fiber);
   const uint32_t lane = fiber.thread % 32;
   if ((is_warp_function(w.kind) && (w.mask >> lane & 1) == 0) ||
       (w.kind == HostCollective::GridSync && !config_.cooperative))
@@ -78,6 +83,24 @@ uint64_t FiberScheduler::wait(Fiber& fiber, const Wait& w) {
   return fiber.result;
 }
 
+void FiberScheduler::overflowed(const Fiber& fiber) {
+  if (error_) return;
+  const Dim3& blk = config_.block;
+  const ResidentBlock& block = blocks_[fiber.block];
+  auto triple = [](uint64_t linear, const Dim3& d) {
+    return "(" + std::to_string(linear % d.x) + ", " + std::to_string(linear / d.x % d.y) + ", " +
+           std::to_string(linear / (uint64_t{d.x} * d.y)) + ")";
+  };
+  std::string kernel = config_.kernel_name.empty() ? "the kernel" : "kernel '" + config_.kernel_name + "'";
+  error_ = Error{ErrorKind::Runtime,
+                 kernel + ": thread " + triple(fiber.thread, blk) + " of block " + triple(block.linear, config_.grid) +
+                     " overflowed its stack (the CPU target gives each thread " +
+                     std::to_string(kFiberStackBytes / 1024) +
+                     " KiB: a large cuda.local.array or deep recursion); its writes may have reached other threads' "
+                     "stacks",
+                 {}};
+}
+
 void FiberScheduler::refuse(const Fiber& fiber) {
   const Wait& w = fiber.wait;
   if (w.kind == HostCollective::GridSync) return fail("grid.sync() needs a cooperative launch");
@@ -88,6 +111,7 @@ void FiberScheduler::refuse(const Fiber& fiber) {
 }
 
 void FiberScheduler::finished(Fiber& fiber) {
+  if (std::memcmp(fiber.stack_limit, &kStackCanary, sizeof kStackCanary) != 0) overflowed(fiber);
   fiber.state = Fiber::State::Done;
   ++done_;
   --blocks_[fiber.block].live;
@@ -142,6 +166,8 @@ std::optional<Error> FiberScheduler::run(const std::vector<uint64_t>& linear_ids
     // Stack tops 256 KiB apart would all fall in the same cache sets: each starts a little lower (by 4 KiB + 64 B
     // steps, within 64 KiB), so the fibers' hot frames spread over the L1 and L2 sets.
     std::size_t stagger = i * 4160 % 65536;
+    fibers_[i].stack_limit = stack + i * kFiberStackBytes;
+    std::memcpy(fibers_[i].stack_limit, &kStackCanary, sizeof kStackCanary);
     fiber_prepare(fibers_[i].fiber_context, stack + i * kFiberStackBytes, kFiberStackBytes - stagger, fiber_main,
                   &fibers_[i]);
   }

@@ -40,6 +40,7 @@ struct Fiber {
   uint32_t thread = 0;  // linear id in its block
   uint32_t block = 0;   // index of its block in the resident set
   FiberScheduler* scheduler = nullptr;
+  char* stack_limit = nullptr;  // the lowest address of its stack (a canary word lies there)
 };
 
 struct ResidentBlock {
@@ -55,7 +56,8 @@ struct ResidentBlock {
 class FiberStacks {
  public:
   ~FiberStacks();
-  // `count` stacks of kFiberStackBytes (mapped on first touch), or null if they cannot be mapped.
+  // `count` stacks of kFiberStackBytes (mapped on first touch) above one more of slack (where the lowest stack
+  // overflows into instead of unmapped memory), or null if they cannot be mapped.
   char* get(std::size_t count);
   void release();  // unmaps them (after a cooperative launch's many)
 
@@ -87,6 +89,8 @@ class FiberScheduler {
   bool resolve_grid_sync();
   // A call that cannot be made: a lane outside its warp function's mask, a grid sync outside a cooperative launch.
   __attribute__((noinline, cold)) void refuse(const Fiber& fiber);
+  // A thread that has run below its stack: an error naming it (its writes may have reached another's stack).
+  __attribute__((noinline, cold)) void overflowed(const Fiber& fiber);
   // A report of every block still running, with `what` ("deadlocked ...") and `why` in front.
   void fail(const std::string& why, const char* what = "deadlocked (it would hang on a GPU)");
   uint32_t threads_per_block() const { return static_cast<uint32_t>(config_.block.count()); }
