@@ -136,3 +136,24 @@ def test_a_thread_that_overflows_its_stack_is_an_error():
         big_local[1, 4](idx, out)
     fitting_local[1, 4](idx, out)
     np.testing.assert_array_equal(out, idx * 0.5 + np.arange(4))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_launches_with_workers_of_its_own():
+    import warnings
+
+    rng = np.random.default_rng()
+    x = rng.random(64 * 128)
+    out = np.zeros(64)
+    block_max[64, 128](x, out)  # the parent's workers exist
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork() of a process with threads
+        pid = os.fork()
+    if pid == 0:
+        child = np.zeros(64)
+        block_max[64, 128](x, child)
+        os._exit(0 if np.array_equal(child, x.reshape(64, 128).max(axis=1)) else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    block_max[64, 128](x, out)
+    np.testing.assert_array_equal(out, x.reshape(64, 128).max(axis=1))
