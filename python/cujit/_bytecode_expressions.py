@@ -722,13 +722,15 @@ class _ExpressionReader:
         return s, f, join
 
     def returns_after(self, pc, stop):
-        """The index after the return that straight-line code from `pc` runs into (before `stop`), or None."""
+        """The index after the return that the code from `pc` runs into (before `stop`; its jumps, of and/or
+        values, stay before the return), or None."""
         for i in range(pc, len(self.ins) - 1):
             x = self.ins[i]
-            if i == stop or x.target is not None:
+            if i == stop or (x.target is not None and x.target <= x.index):
                 return None
             if x.op in ("RETURN_VALUE", "RETURN_CONST"):
-                return i + 1
+                inner = (self.ins[k].target for k in range(pc, i) if self.ins[k].target is not None)
+                return i + 1 if all(t <= i for t in inner) else None
             if x.op in ops.TERMINAL:
                 return None
         return None
