@@ -43,7 +43,8 @@ enum class HostCollective : uint32_t {
 
 // The global a host module records its static shared memory per block in (bytes; an i64 constant).
 inline constexpr const char* kHostSharedBytesSymbol = "__cujit_static_shared_bytes";
-// The named metadata a host module has when its code reaches a barrier (its threads then need fibers).
+// The named metadata a host module has when its code reaches a collective (a barrier, a warp function, a grid
+// sync, nanosleep): its threads then run as fibers.
 inline constexpr const char* kHostBarrierMetadata = "cujit.host.barrier";
 
 // Bounds checks: the first out-of-bounds array access of a launch, as code compiled for the host records it
