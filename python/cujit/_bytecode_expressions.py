@@ -757,10 +757,9 @@ class _ExpressionReader:
         x = self.ins[after]
         last = atoms[-1][2]
         if x.op in ("JUMP_FORWARD", "JUMP_BACKWARD") and other > after and last.target == other and \
-                last.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_NOT_NONE") and self.implicit(x):
+                self.implicit(x):
             return other, after
         return after, other
-
 
     def starts_ternary(self, start, stack):
         """Whether the condition starting at `start` is the test of a conditional expression (`x = a if c else
