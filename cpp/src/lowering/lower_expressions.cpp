@@ -217,8 +217,15 @@ Value* FunctionLowering::binary(Op op, Value* a, Value* b, TypeRef lhs_t, TypeRe
     if (op == Op::LShift || op == Op::RShift) {
       a = cast(a, lhs_t, result);
       b = b_.CreateIntCast(b, a->getType(), rhs_t->is_signed());
-      if (op == Op::LShift) return b_.CreateShl(a, b);
-      return lhs_t->is_signed() ? b_.CreateAShr(a, b) : b_.CreateLShr(a, b);
+      // An amount outside [0, width) gives what the GPU's shift instructions give (shl/shr clamp it to the
+      // width: 0, or the sign for an arithmetic shift), never LLVM's poison, on every target.
+      unsigned width = a->getType()->getIntegerBitWidth();
+      Value* last = llvm::ConstantInt::get(a->getType(), width - 1);
+      if (op == Op::RShift && lhs_t->is_signed())
+        return b_.CreateAShr(a, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b, last));
+      Value* in_range = b_.CreateICmpULE(b, last);
+      Value* shifted = op == Op::LShift ? b_.CreateShl(a, b) : b_.CreateLShr(a, b);
+      return b_.CreateSelect(in_range, shifted, llvm::Constant::getNullValue(a->getType()));
     }
     return int_binary(op, a, b, lhs_t);
   }
