@@ -15,9 +15,10 @@ int64_t shuffle_source(HostCollective kind, uint32_t lane, uint32_t operand) {
   int64_t j = -1;
   switch (kind) {
     case HostCollective::ShuffleIdx: j = operand & 31; break;  // c = 0x1f: lane[4:0] = b[4:0]
-    case HostCollective::ShuffleUp: j = int64_t{lane} - int64_t{operand}; break;
-    case HostCollective::ShuffleDown: j = int64_t{lane} + int64_t{operand}; break;
-    case HostCollective::ShuffleXor: j = int64_t{lane ^ operand}; break;
+    // The GPU reads the lane offset's low 5 bits (an H100 shuffles down by 40 as by 8).
+    case HostCollective::ShuffleUp: j = int64_t{lane} - int64_t{operand & 31}; break;
+    case HostCollective::ShuffleDown: j = int64_t{lane} + int64_t{operand & 31}; break;
+    case HostCollective::ShuffleXor: j = int64_t{lane ^ (operand & 31)}; break;
     default: break;
   }
   return j >= 0 && j <= 31 ? j : -1;
