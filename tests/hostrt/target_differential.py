@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compiler"))
 from random_programs import generate, load_program  # noqa: E402
 
 N_ELEMENTS, BLOCK = 64, 32
+HANG_SECONDS = 60
 ULPS = {np.dtype(np.float16): 2, np.dtype(np.float32): 8, np.dtype(np.float64): 8}
 NUMPY_TYPES = {"int32": np.int32, "int64": np.int64, "uint32": np.uint32, "uint64": np.uint64,
                "float16": np.float16, "float32": np.float32, "float64": np.float64, "boolean": np.bool_,
@@ -108,7 +109,7 @@ def differ(gpu, cpu):
     return np.flatnonzero(~(same | close))
 
 
-def compare(seeds, workdir=None, rng=None):
+def compare(seeds, workdir=None, rng=None, announce=lambda target: None):
     """{seed: outcome} with outcomes "same", "skipped: <why>", or "differ: <detail>"."""
     import warnings
     warnings.simplefilter("ignore")  # grids of 2 blocks are deliberate here (numba's low-occupancy warning)
@@ -128,7 +129,9 @@ def compare(seeds, workdir=None, rng=None):
             outcomes[seed] = f"skipped: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
             continue
         try:
+            announce("cuda")
             gpu = case.run("cuda")
+            announce("cpu")
             cpu = case.run("cpu")
         except Exception as exc:
             outcomes[seed] = f"differ: raised {type(exc).__name__}: {exc}"
@@ -149,37 +152,68 @@ def _child(seeds):
     workdir = tempfile.mkdtemp(prefix="cujit_targets_")
     for seed in seeds:
         print(json.dumps({"start": seed}), flush=True)
-        print(json.dumps({"seed": seed, "outcome": compare([seed], workdir).get(seed)}), flush=True)
+        outcome = compare([seed], workdir, announce=lambda t: print(json.dumps({"running": t}), flush=True))
+        print(json.dumps({"seed": seed, "outcome": outcome.get(seed)}), flush=True)
+
+
+def _lines(proc):
+    """The child's stdout lines as they come (None at its end), read on a thread so the parent can time out."""
+    import queue
+    import threading
+    lines = queue.Queue()
+
+    def read():
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+    threading.Thread(target=read, daemon=True).start()
+    return lines
 
 
 def _run_shard(seeds):
-    """Runs the seeds in child processes; a child that dies (a crash in a kernel or the compiler) is reported as
-    that program's outcome and a new child goes on after it."""
+    """Runs the seeds in child processes; a child that dies (a crash in a kernel or the compiler), or spends
+    HANG_SECONDS in one program (the fuzzer's loops can run forever: `while w < 4: w *= 0`), is reported as that
+    program's outcome, and a new child goes on after it."""
     import json
+    import queue
     import subprocess
     outcomes, pending = {}, list(seeds)
     while pending:
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", *map(str, pending)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        current = None
-        for line in proc.stdout:
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        lines, current, hung, running = _lines(proc), None, False, None
+        while True:
+            try:
+                line = lines.get(timeout=HANG_SECONDS)
+            except queue.Empty:
+                hung = True
+                proc.kill()
+                break
+            if line is None:
+                break
             if not line.startswith("{"):
                 continue
             event = json.loads(line)
             if "start" in event:
-                current = event["start"]
+                current, running = event["start"], None
+            elif "running" in event:
+                running = event["running"]
             else:
                 if event["outcome"] is not None:
                     outcomes[event["seed"]] = event["outcome"]
                 pending.remove(event["seed"])
                 current = None
-        stderr = proc.stderr.read()
         proc.wait()
         if current is None:
             if proc.returncode != 0 and pending:
-                raise RuntimeError(f"a differential child failed outside a program:\n{stderr[-2000:]}")
+                raise RuntimeError(f"a differential child failed outside a program (exit {proc.returncode})")
             break
-        outcomes[current] = f"differ: the process died (exit {proc.returncode}): {stderr.strip()[-300:]}"
+        if hung and running == "cpu":  # the GPU finished it
+            outcomes[current] = f"differ: the CPU target gave no result after {HANG_SECONDS} s where the GPU did"
+        elif hung:
+            outcomes[current] = f"skipped: no result after {HANG_SECONDS} s ({running or 'compiling'}: a loop that never ends)"
+        else:
+            outcomes[current] = f"differ: the process died (exit {proc.returncode}) running on {running or 'neither'}"
         pending.remove(current)
     return outcomes
 
