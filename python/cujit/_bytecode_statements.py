@@ -90,6 +90,8 @@ class _Reader(_ExpressionReader):
 
     def implicit(self, x):
         """A jump or return CPython added (it has the location of the instruction before it)."""
+        if not _COLUMNS:
+            return _added_by_lines(self.ins, x)
         prev = self.ins[x.index - 1] if x.index > 0 else None
         return prev is not None and prev.pos == x.pos
 
