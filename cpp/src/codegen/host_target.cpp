@@ -38,6 +38,10 @@ uint64_t reserve_shared(llvm::Module& module, uint64_t bytes) {
 
 class HostTarget final : public Target {
  public:
+  llvm::Value* float_to_int(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Type* to, bool is_signed) const override {
+    return b.CreateIntrinsic(is_signed ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat, {to, v->getType()},
+                             {v});
+  }
   const char* name() const override { return "host"; }
   bool has_context() const override { return true; }
 

@@ -93,8 +93,7 @@ Value* FunctionLowering::cast(Value* v, TypeRef from, TypeRef to) {
   if (from->is_integer() && to->is_integer()) return b_.CreateIntCast(v, dst, from->is_signed());
   if (from->is_integer() && to->is_float())
     return from->is_signed() ? b_.CreateSIToFP(v, dst) : b_.CreateUIToFP(v, dst);
-  if (from->is_float() && to->is_integer())
-    return to->is_signed() ? b_.CreateFPToSI(v, dst) : b_.CreateFPToUI(v, dst);
+  if (from->is_float() && to->is_integer()) return target().float_to_int(b_, v, dst, to->is_signed());
   if (from->is_float() && to->is_float()) return b_.CreateFPCast(v, dst);
   if (from->kind() == TypeKind::None) return zero_value(to);
   fail(ErrorKind::TypingError, "cannot convert " + from->name() + " to " + to->name());

@@ -135,7 +135,11 @@ llvm::Function* FunctionLowering::lower() {
   std::vector<bool> single = single_assignment_variables(fn_);
   for (size_t v = 0; v < fn_.vars.size(); ++v) {
     if (fn_.vars[v].type == nullptr || single[v]) continue;
-    var_slots_[v] = b_.CreateAlloca(state_.model.value_type(fn_.vars[v].type), nullptr, fn_.vars[v].name);
+    llvm::Type* t = state_.model.value_type(fn_.vars[v].type);
+    var_slots_[v] = b_.CreateAlloca(t, nullptr, fn_.vars[v].name);
+    // Zero first, as numba's variable slots are: a variable some path leaves unassigned reads as zero on every
+    // target, not as LLVM's undef (which the CPU target and the GPU resolve differently).
+    b_.CreateStore(llvm::Constant::getNullValue(t), var_slots_[v]);
   }
   if (!fn_.body.empty()) set_location(fn_.body.front()->loc);
   bind_parameters();
