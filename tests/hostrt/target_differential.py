@@ -75,6 +75,10 @@ class Case:
             argtypes = program.signature.strip("()").split(", ")
             _, resty = cuda.compile_ptx(f, tuple(getattr(types, t) for t in argtypes), device=True, cc=(7, 5))
             name = str(resty)
+            if name.startswith("Literal[int]"):  # a function returning a constant: numba's int64
+                name = "int64"
+            elif name.startswith("Literal[bool]"):
+                name = "boolean"
             if name not in NUMPY_TYPES:
                 raise NotImplementedError(f"result type {name}")
             device_f = cuda.jit(device=True, **opts)(f)
@@ -87,6 +91,8 @@ class Case:
 
     def run(self, target):
         from cujit import cuda
+        if target == "cuda" and os.environ.get("CUJIT_TARGET_DIFF_CPU_ONLY"):
+            target = "cpu"  # no GPU here: only crashes and hangs of the CPU target are looked for
         out = np.zeros(N_ELEMENTS, self.out_dtype)
         grid = (N_ELEMENTS // BLOCK, BLOCK)
         if target == "cpu":
