@@ -18,34 +18,14 @@ import sys
 import types
 
 from cujit import _bytecode_ops as ops
-from cujit._bytecode_decode import _code_positions, _has_handlers, _imported_names, _normalised, _place_paired_names
+from cujit._bytecode_decode import (_arguments, _code_positions, _has_handlers, _imported_names, _normalised,
+                                    _place_paired_names, _recompiled)
 from cujit._bytecode_excerpt import Excerpt as _Excerpt
 from cujit._bytecode_expressions import _Comprehension, _Construct
 from cujit._bytecode_statements import _Reader
 from cujit.errors import UnsupportedError
 
 __all__ = ["decompile", "function_source"]
-
-
-def _arguments(code):
-    names = code.co_varnames
-    pos = code.co_argcount
-    posonly = code.co_posonlyargcount
-    kwonly = code.co_kwonlyargcount
-    a = ast.arguments(posonlyargs=[ast.arg(arg=n) for n in names[:posonly]],
-                      args=[ast.arg(arg=n) for n in names[posonly:pos]],
-                      kwonlyargs=[ast.arg(arg=n) for n in names[pos:pos + kwonly]],
-                      kw_defaults=[None] * kwonly, defaults=[])
-    i = pos + kwonly
-    if code.co_flags & 4:
-        a.vararg = ast.arg(arg=names[i])
-        i += 1
-    if code.co_flags & 8:
-        a.kwarg = ast.arg(arg=names[i])
-    for arg in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]:
-        if arg is not None:
-            arg.lineno, arg.col_offset, arg.end_lineno, arg.end_col_offset = 1, 0, 1, 0
-    return a
 
 
 def _fdef(name, code, body):
@@ -57,38 +37,6 @@ def _fdef(name, code, body):
         fdef.type_params = []
     fdef.lineno, fdef.col_offset, fdef.end_lineno, fdef.end_col_offset = 1, 0, 1, 0
     return fdef
-
-
-def _recompiled(fdef, code, imported=()):
-    """The code object `fdef` compiles to, with the same free variables as `code`."""
-    inner = fdef
-    if code.co_freevars:
-        outer = ast.FunctionDef(name="_outer", args=_arguments(code.replace(co_argcount=0, co_posonlyargcount=0,
-                                                                             co_kwonlyargcount=0,
-                                                                             co_flags=code.co_flags & ~12)),
-                                body=[ast.Assign(targets=[ast.Name(id=v, ctx=ast.Store()) for v in code.co_freevars],
-                                                 value=ast.Constant(value=None)), inner,
-                                      ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))],
-                                decorator_list=[], returns=None, type_comment=None)
-        if sys.version_info >= (3, 12):
-            outer.type_params = []
-        module = ast.Module(body=[outer], type_ignores=[])
-    else:
-        module = ast.Module(body=[inner], type_ignores=[])
-    module.body[:0] = [ast.Import(names=[ast.alias(name=name)]) for name in imported]
-    for node in module.body:
-        if node is not fdef:
-            ast.fix_missing_locations(node)
-    top = compile(module, code.co_filename, "exec")
-    work = [top]
-    while work:
-        c = work.pop()
-        for k in c.co_consts:
-            if isinstance(k, types.CodeType):
-                if k.co_name == fdef.name and k is not top:
-                    return k
-                work.append(k)
-    return None
 
 
 def function_source(pyfunc):

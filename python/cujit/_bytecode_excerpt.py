@@ -93,8 +93,7 @@ def _compiles_to(fdef, code):
     import sys
 
     from cujit import _bytecode_ops
-    from cujit._bytecode import _recompiled
-    from cujit._bytecode_decode import _decode, _imported_names, _normalised
+    from cujit._bytecode_decode import _decode, _imported_names, _normalised, _recompiled
     try:
         imported = _imported_names(_decode(code, _bytecode_ops.table(sys.version_info)))
         again = _recompiled(fdef, code, imported)
