@@ -178,7 +178,7 @@ class _ExpressionReader:
                 # 3.11: `a and b or c` jumps from a straight to c: the and ends at the or's jump
                 pc = self.value_boolop(pc, pc + 1, stack, x.target - 1)
             elif op in ops.CONDITIONAL_JUMPS:
-                if len(stack) - 1 <= base:
+                if len(stack) - 1 <= base and not self.lone_test(pc):
                     decided = self.ternary_tests.get(pc)
                     if decided is None and not raw:
                         self.ternary_tests[pc] = False  # while deciding, this jump reads as a condition
@@ -452,6 +452,10 @@ class _ExpressionReader:
             nxt = end + 1
             cleanup = getattr(node, "_cleanup", None)
             if cleanup is not None and self.ins[nxt].op == "JUMP_FORWARD" and cleanup == nxt + 1:
+                if self.chain_arm_ends(found, x, cleanup):  # a chained comparison ends the true arm
+                    found.append((pc, node, x, cleanup + 2, self.ins[nxt].target, True))
+                    pc = cleanup + 2
+                    continue
                 nxt = self.ins[nxt].target
             if self.arm_ends(found, x, nxt):  # the true arm of a conditional expression inside the condition
                 found.append((pc, node, x, nxt + 1, self.ins[nxt].target, True))
@@ -481,6 +485,13 @@ class _ExpressionReader:
         x = self.ins[nxt]
         return x.op == "JUMP_FORWARD" and jump.target != nxt + 1 and \
             any(a[2].target == nxt + 1 for a in found)
+
+    def chain_arm_ends(self, found, jump, cleanup):
+        """Whether a chained comparison whose cleanup (POP_TOP, a jump on) is at `cleanup` ends the true arm of
+        a conditional expression in a condition: an earlier atom (its test) jumps to the code after the
+        cleanup (the false arm), where the comparison's own jump does not."""
+        return self.ins[cleanup + 1].op == "JUMP_FORWARD" and jump.target != cleanup + 2 and \
+            self.ins[cleanup - 1].target != cleanup + 2 and any(a[2].target == cleanup + 2 for a in found)
 
     def constant_arm(self, found, jump, nxt):
         """Whether the JUMP_FORWARD at `nxt`, right after the conditional jump `jump` that goes past it, is a
@@ -558,12 +569,15 @@ class _ExpressionReader:
                     return _spanning(out, [test])
                 return None
             last = atoms[j - 1]
-            if last[5] and last[3] in (t, f) and t != f:  # `x if c else 4`: the false arm, a constant, jumps out
+            if last[5] and last[1] is not None and last[3] in (t, f) and t != f:
+                # `x if c else 4`: the false arm, a constant, jumps out (a last constant part is `c or 0`)
                 for k in range(i + 1, j):
                     test = build(i, k, starts[k], last[3])
                     body = build(k, j, t, f) if test is not None else None
                     if body is not None:
                         orelse = self.at(ast.Constant(value=last[3] == t), last[2])
+                        if last[3] == last[4] and last[3] == t:  # the true arm's jump to the next instruction
+                            orelse = self.dead_tail(orelse)  # stays where the constant was `3 or v`
                         node = ast.IfExp(test=test, body=body, orelse=orelse)
                         node._serial = test._serial
                         return _spanning(node, [test, body])
@@ -595,6 +609,18 @@ class _ExpressionReader:
             self.fail(atoms[0][2], "a condition")
         return node
 
+    def dead_tail(self, constant):
+        """`True or True` for the constant true arm `constant` of a conditional expression in a condition, where
+        the jump over it stays in the bytecode though it goes to the next instruction: CPython leaves that jump
+        when the arm is an `or` whose first value decides it (`3 or v`, its dead rest dropped), and removes it
+        after a lone constant. The compiler reads both as the constant."""
+        node = ast.BoolOp(op=ast.Or(), values=[constant, self.at(ast.Constant(value=True), None)])
+        for n in node.values[1:] + [node]:
+            for f in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+                setattr(n, f, getattr(constant, f))
+        node._serial = constant._serial
+        return node
+
     def test_of(self, node, jump):
         if jump.op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
             none = self.at(ast.Constant(value=None), jump)
@@ -617,6 +643,9 @@ class _ExpressionReader:
         """``a if c else b`` where the jump of `c` (or of its first part) is at `jump_pc`; the condition's
         value is on top of `stack`. Pushes the IfExp and returns where the code goes on."""
         first = self.ins[jump_pc]
+        if first.target == jump_pc + 1 or (first.target == jump_pc + 2 and self.ins[jump_pc + 1].op ==
+                                           "JUMP_FORWARD" and self.ins[jump_pc + 1].target == first.target):
+            return self.lone_arm(jump_pc, stack)
         node = stack.pop()
         base = len(stack)
         found = [(None, node, first, jump_pc + 1, jump_pc + 1, False)]
@@ -635,12 +664,20 @@ class _ExpressionReader:
             end = self.expr(pc, s, base, raw=True)
             x = self.ins[end]
             if x.op in ops.CONDITIONAL_JUMPS and len(s) == base + 1 and x.target > x.index:
-                if self.arm_ends(found, x, end + 1):
-                    found.append((pc, s[-1], x, end + 2, self.ins[end + 1].target, True))
-                    pc = end + 2
+                nxt = end + 1
+                cleanup = getattr(s[-1], "_cleanup", None)  # a chained comparison jumps over its cleanup
+                if cleanup is not None and self.ins[nxt].op == "JUMP_FORWARD" and cleanup == nxt + 1:
+                    if self.chain_arm_ends(found, x, cleanup):
+                        found.append((pc, s[-1], x, cleanup + 2, self.ins[nxt].target, True))
+                        pc = cleanup + 2
+                        continue
+                    nxt = self.ins[nxt].target
+                if self.arm_ends(found, x, nxt):
+                    found.append((pc, s[-1], x, nxt + 1, self.ins[nxt].target, True))
+                    pc = nxt + 1
                 else:
-                    found.append((pc, s[-1], x, end + 1, end + 1, False))
-                    pc = end + 1
+                    found.append((pc, s[-1], x, nxt, nxt, False))
+                    pc = nxt
                 continue
             break
         found[0] = (-1,) + found[0][1:]
@@ -651,7 +688,8 @@ class _ExpressionReader:
             cut = found[:k]
             pc = cut[-1][3]
             other = self.atom_exits(cut) - {pc}
-            if cut[-1][4] != pc or len(other) != 1 or min(other) < pc:
+            # the last part falls into the true arm, or is a constant that jumps to the false arm (`n or 0`)
+            if (cut[-1][4] != pc and cut[-1][1] is not None) or len(other) != 1 or min(other) < pc:
                 continue
             try:
                 s, f, join = self.ternary_arms(pc, other.pop(), stack, base)
@@ -668,6 +706,59 @@ class _ExpressionReader:
         out.end_lineno, out.end_col_offset = f[-1].end_lineno, f[-1].end_col_offset
         stack.append(out)
         return join
+
+    def lone_test(self, pc):
+        """Whether the conditional jump at `pc` is the test of a conditional expression with one arm left
+        (lone_arm): it goes where it falls through, on the same line."""
+        x = self.ins[pc]
+        lone = x.target == pc + 1 or (x.target == pc + 2 and self.ins[pc + 1].op == "JUMP_FORWARD" and
+                                       self.ins[pc + 1].target == x.target)
+        return lone and self.line_of(self.ins[x.target]) == self.line_of(x) and \
+            not any(y.target == x.target for y in self.ins[:pc])  # (not the last part of `c or x or 1`)
+
+    def lone_arm(self, jump_pc, stack):
+        """``a if c or 1 else b`` (``b if c and 0 else a``): the test's jump goes to the next instruction, the arm
+        it never takes is dropped, and the code from there is the other arm's value, as long as the longest
+        value it reads (the same bytecode for `-(a if c or 1 else b)` and `-a if c or 1 else b`). The dropped
+        arm is rebuilt as a copy of the other (CPython and the compiler leave it out)."""
+        import copy
+        jump = self.ins[jump_pc]
+        test = self.test_of(stack.pop(), jump)
+        base = len(stack)
+        best = None
+        start = jump.target
+        for end in range(start + 1, len(self.ins)):
+            if self.ins[end - 1].op in _STATEMENT_ENDS or self.ins[end - 1].target is not None and \
+                    self.ins[end - 1].target < end:
+                break
+            s = list(stack)
+            try:
+                if self.value(start, s, base, end) == end and len(s) == base + 1 and \
+                        all(x is y for x, y in zip(s, stack)):  # what is under it stays
+                    best = (end, s[-1])
+            except _GUESS_FAILED:
+                continue
+        if best is None:
+            self.fail(jump, "a conditional expression")
+        end, arm = best
+        holds = jump.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_NOT_NONE")
+        if start == jump_pc + 2:  # `(False if c else 0)`: each way of the test jumps to the false arm
+            serial = test._serial
+            if holds:
+                test = self.negate(test, jump)
+            arms = [self.at(ast.Constant(value=False), jump) for _ in range(2)]
+            test = _spanning(ast.IfExp(test=test, body=arms[0], orelse=arms[1]), [test])
+            test._serial = serial
+            holds = False
+        else:
+            decided = self.at(ast.Constant(value=holds), jump)
+            test = _spanning(ast.BoolOp(op=ast.Or() if holds else ast.And(), values=[test, decided]), [test])
+            test._serial = test.values[0]._serial
+        dropped = copy.deepcopy(arm)
+        out = ast.IfExp(test=test, body=arm if holds else dropped, orelse=dropped if holds else arm)
+        out._serial = test._serial
+        stack.append(_spanning(out, [test, arm]))
+        return end
 
     def ternary_arms(self, pc, false, stack, base):
         """The two arms of a conditional expression whose true arm starts at `pc` and false arm at `false`:

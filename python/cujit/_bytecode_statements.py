@@ -23,7 +23,7 @@ class _Reader(_ExpressionReader):
     # -- statements --------------------------------------------------------------------------
     def function(self):
         body, how = self.region(0, None, None)
-        return body
+        return _conditional_stores(body)
 
     def stmt_at(self, node, ins):
         return self.at(node, ins)
@@ -46,7 +46,9 @@ class _Reader(_ExpressionReader):
             if pc == stop:
                 return out, "stop"
             if loop is not None and pc in loop.brks:
-                out.append(self.stmt_at(ast.Break(), ins[pc - 1] if pc > 0 else None))
+                # located on its own jump (or the for loop's iterator drop), else on the code before it
+                own = ins[pc].op in ("JUMP_FORWARD", "POP_TOP") or pc == 0
+                out.append(self.stmt_at(ast.Break(), ins[pc] if own else ins[pc - 1]))
                 return out, "break"
             x = ins[pc]
             if x.op == "<end>":
@@ -55,6 +57,10 @@ class _Reader(_ExpressionReader):
                 t = x.target
                 if loop is not None and t in loop.cont:
                     if not self.explicit_continue(x):
+                        nxt = ins[x.index + 1]
+                        if out and nxt.op == x.op and nxt.target == t and self.implicit(x) and \
+                                ins[x.index - 1].target is None:  # (not the false arm 3.12 left after a jump)
+                            self.constant_if(out, x)
                         return out, "loop_end"
                     out.append(self.stmt_at(ast.Continue(), x))
                     return out, "continue"
@@ -86,7 +92,21 @@ class _Reader(_ExpressionReader):
             return not _added_by_lines(self.ins, x)
         pos = x.pos
         return pos is not None and pos.lineno is not None and pos.lineno == pos.end_lineno and \
-            (pos.end_col_offset or 0) - (pos.col_offset or 0) == len("continue") and not self.implicit(x)
+            (pos.end_col_offset or 0) - (pos.col_offset or 0) == len("continue") and not self.implicit(x) and \
+            not any(y.pos == pos and y.target is None for y in self.ins[:-1])  # (an 8-column test: `a[k] > 0`)
+
+    def constant_if(self, out, x):
+        """The last statement of `out` as `if True: ... else: pass`: the jump `x` back to the loop's start right
+        before another (where the code falls through to) is the end of the body of an if whose test always
+        holds and whose else CPython dropped (`if 71: v = b else: ...`); the compiler reads both as the
+        statement."""
+        body = [out.pop()]
+        first = body[0]
+        node = ast.If(test=ast.Constant(value=True), body=body, orelse=[ast.Pass()])
+        for n in (node, node.test, node.orelse[0]):
+            for f in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+                setattr(n, f, getattr(first, f))
+        out.append(node)
 
     def implicit(self, x):
         """A jump or return CPython added (it has the location of the instruction before it)."""
@@ -293,6 +313,9 @@ class _Reader(_ExpressionReader):
                 follow = skip.target
             elif loop is not None and false not in loop.brks and g.block_of[false] in loop.body and (
                     (skip.target is None and skip.op not in ops.TERMINAL) or
+                    # code in the true arm goes on at the false target: a for loop that ends it (3.11), an
+                    # if that ends it in a continue (an if/else's true arm never goes to its else)
+                    any(ins[i].target == false for i in range(after, false - 1)) or
                     (skip.op == "JUMP_FORWARD" and (skip.index in loop.brks or skip.index - 1 in loop.brks))):
                 follow = false  # the true arm runs into the false target, or ends in a break: the if ends there
                 #                 (an else after a break is the code after the if to the compiler)
@@ -528,3 +551,50 @@ class _Reader(_ExpressionReader):
                     self.ins[bottom + i].argval:
                 return None
         return atoms, after, false, bottom
+
+
+def _conditional_stores(body):
+    """`body` with each if/else whose arms are one store to the same target at the same place read back as the
+    assignment of a conditional expression, as its source was: CPython 3.12 copies the store and the code
+    after it (up to a return) into each arm of `x[i] = a if c else b`, where an if/else's arms are on lines of
+    their own. The code copied into both arms (the same statements at the same places) follows the
+    assignment."""
+    out = []
+    for s in body:
+        for field in ("body", "orelse"):
+            if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                setattr(s, field, _conditional_stores(getattr(s, field)))
+        if isinstance(s, ast.If) and s.body and s.orelse:
+            k = 0
+            while k < min(len(s.body), len(s.orelse)) - 1 and _same_place(s.body[-1 - k], s.orelse[-1 - k]):
+                k += 1
+            if len(s.body) == len(s.orelse) == k + 1:
+                merged = _merged_store(s.test, s.body[0], s.orelse[0])
+                if merged is not None:
+                    out.append(merged)
+                    out.extend(s.orelse[1:])
+                    continue
+        out.append(s)
+    return out
+
+
+def _same_place(a, b):
+    return ast.dump(a, include_attributes=True) == ast.dump(b, include_attributes=True)
+
+
+def _merged_store(test, a, b):
+    """`t = x if test else y` from the arms `t = x` and `t = y` (one target, at one place), or None."""
+    if not (isinstance(a, ast.Assign) and isinstance(b, ast.Assign) and len(a.targets) == len(b.targets) == 1
+            and _same_place(a.targets[0], b.targets[0])):
+        return None
+    value = ast.IfExp(test=test, body=a.value, orelse=b.value)
+    value.lineno, value.col_offset = a.value.lineno, a.value.col_offset
+    value.end_lineno, value.end_col_offset = b.value.end_lineno, b.value.end_col_offset
+    value._serial = getattr(test, "_serial", 0)
+    node = ast.Assign(targets=a.targets, value=value)
+    for f in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+        setattr(node, f, getattr(a, f))
+    _end_after_start(node)
+    if (node.end_lineno, node.end_col_offset) < (value.end_lineno, value.end_col_offset):
+        node.end_lineno, node.end_col_offset = value.end_lineno, value.end_col_offset
+    return node

@@ -252,8 +252,9 @@ class IrBuilder {
         for (StmtPtr& kept : build_block(n.list(*taken ? "body" : "orelse"))) out.push_back(std::move(kept));
         return;
       }
+      bool pure = pure_decided(*s->value);  // one_ir.h: nothing to test
       if (std::optional<bool> taken = decided_condition(s->value)) {  // `if x or 2:` tests x, then the body runs
-        out.push_back(std::move(s));
+        if (!pure) out.push_back(std::move(s));
         for (StmtPtr& kept : build_block(n.list(*taken ? "body" : "orelse"))) out.push_back(std::move(kept));
         return;
       }
@@ -625,6 +626,9 @@ class IrBuilder {
       auto e = std::make_unique<Expr>(ExprKind::IfExp, n.loc);
       e->operands.push_back(as_condition(build_expr(*n.node("test"))));
       if (std::optional<bool> taken = constant_truth(*e->operands[0])) return build_expr(*n.node(*taken ? "body" : "orelse"));
+      if (pure_decided(*e->operands[0])) {  // one_ir.h: `a if x or 2 else b` is a
+        return build_expr(*n.node(decided_condition(e->operands[0]).value() ? "body" : "orelse"));
+      }
       e->operands.push_back(build_expr(*n.node("body")));
       e->operands.push_back(build_expr(*n.node("orelse")));
       return e;

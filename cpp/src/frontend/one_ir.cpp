@@ -67,4 +67,26 @@ void push_loop(StmtPtr loop, std::vector<StmtPtr>& out) {
   for (StmtPtr& r : rest) out.push_back(std::move(r));
 }
 
+namespace {
+
+bool reads_only(const ir::Expr& e) {
+  using ir::ExprKind;
+  if (e.kind == ExprKind::Const || e.kind == ExprKind::Var || e.kind == ExprKind::Global) return true;
+  if (e.kind != ExprKind::BoolOp && !(e.kind == ExprKind::Unary && e.op == ir::Op::Not)) return false;
+  for (const ir::ExprPtr& o : e.operands) {
+    if (!reads_only(*o)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool pure_decided(const ir::Expr& cond) {
+  if (cond.kind != ir::ExprKind::BoolOp || cond.operands.size() < 2) return false;
+  const ir::Expr& last = *cond.operands.back();
+  if (last.kind != ir::ExprKind::Const || last.global.kind != ir::GlobalValue::Kind::Bool) return false;
+  if ((last.global.int_value != 0) != (cond.op == ir::Op::Or)) return false;
+  return reads_only(cond);
+}
+
 }  // namespace cujit::frontend

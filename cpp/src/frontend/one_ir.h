@@ -24,4 +24,9 @@ void push_if(ir::StmtPtr s, std::vector<ir::StmtPtr>& out);
 // clause as the if's else), or the body alone under a constant true test.
 void push_loop(ir::StmtPtr loop, std::vector<ir::StmtPtr>& out);
 
+// Whether `cond` is a condition a constant decides after parts that only read values (`x or 2`, `x and y and 0`):
+// CPython leaves the arm it never takes out of the bytecode and the bytecode reader cannot rebuild it, so both
+// readers build neither those parts nor that arm (a conditional expression is its arm, an if its branch).
+bool pure_decided(const ir::Expr& cond);
+
 }  // namespace cujit::frontend
