@@ -114,16 +114,18 @@ INEXACT_MATH = re.compile(r"math\.(sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|ta
 RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-9}
 
 
-def differ(gpu, cpu, inexact_math=False):
-    """The indices where the two results differ beyond what is allowed."""
+def differ(gpu, cpu, inexact_math=()):
+    """The indices where the two results differ beyond what is allowed; `inexact_math`: the float types of a program
+    calling a math function the targets implement differently (its results get their relative tolerance)."""
     if gpu.dtype.kind not in "f":
         return np.flatnonzero(gpu != cpu)
     g, c = gpu.astype(np.float64), cpu.astype(np.float64)
     same = (g == c) | (np.isnan(g) & np.isnan(c))
     spacing = np.abs(np.spacing(np.maximum(np.abs(gpu), np.abs(cpu)).astype(gpu.dtype))).astype(np.float64)
     allowed = ULPS[gpu.dtype] * spacing
-    if inexact_math:
-        allowed = np.maximum(allowed, RTOL[gpu.dtype] * np.maximum(np.abs(g), np.abs(c)))
+    if inexact_math:  # the narrowest float type the program computes in sets the tolerance
+        rtol = RTOL[min((np.dtype(t) for t in inexact_math), key=lambda t: t.itemsize)]
+        allowed = np.maximum(allowed, rtol * np.maximum(np.abs(g), np.abs(c)))
     close = np.isfinite(g) & np.isfinite(c) & (np.abs(g - c) <= allowed)
     return np.flatnonzero(~(same | close))
 
@@ -155,7 +157,9 @@ def compare(seeds, workdir=None, rng=None, announce=lambda target: None):
         except Exception as exc:
             outcomes[seed] = f"differ: raised {type(exc).__name__}: {exc}"
             continue
-        bad = differ(gpu, cpu, bool(INEXACT_MATH.search(case.source)))
+        floats = {t for t in ("float16", "float32", "float64") if t in program.source + program.signature}
+        floats |= {gpu.dtype.name} if gpu.dtype.kind == "f" else set()
+        bad = differ(gpu, cpu, floats if INEXACT_MATH.search(case.source) else ())
         if len(bad):
             i = bad[0]
             outcomes[seed] = (f"differ: {len(bad)} of {N_ELEMENTS} elements, first at {i}: GPU {gpu[i]!r}, "
