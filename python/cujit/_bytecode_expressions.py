@@ -404,7 +404,16 @@ class _ExpressionReader:
         left = self.unfolded(stack.pop())  # a constant here is what CPython's folding of `9 and 60` left
         is_and = "FALSE" in j.op
         base = len(stack)
+        saved = list(stack)
         pc = self.value(right_pc, stack, base, join)
+        if pc != join and self.ins[pc].op in ("RETURN_VALUE", "RETURN_CONST"):
+            # 3.12 copied the code after the value (up to its return) into the right operand's path: the operand
+            # ends where that copy starts (`return +(x and y)`)
+            tail = self.returns_after(join, None)
+            n = tail - join if tail is not None else 0
+            if 0 < n <= pc + 1 - right_pc and self.same_code(pc + 1 - n, pc + 1, join):
+                stack[:] = saved
+                pc = self.value(right_pc, stack, base, pc + 1 - n)
         right = stack.pop()
         cls = ast.And if is_and else ast.Or
         values = [left] + (right.values if isinstance(right, ast.BoolOp) and isinstance(right.op, cls)
@@ -814,14 +823,15 @@ class _ExpressionReader:
 
     def returns_after(self, pc, stop):
         """The index after the return that the code from `pc` runs into (before `stop`; its jumps, of and/or
-        values, stay before the return), or None."""
+        values or the conditional expressions in it, go forward), or None."""
         for i in range(pc, len(self.ins) - 1):
             x = self.ins[i]
             if i == stop or (x.target is not None and x.target <= x.index):
                 return None
             if x.op in ("RETURN_VALUE", "RETURN_CONST"):
-                inner = (self.ins[k].target for k in range(pc, i) if self.ins[k].target is not None)
-                return i + 1 if all(t <= i for t in inner) else None
+                # (a jump past it goes to another copy: a chained comparison's cleanup, SWAP 2 and POP_TOP, or a
+                # conditional expression's other arm, each with its own copy of the code)
+                return i + 1
             if x.op in ops.TERMINAL:
                 return None
         return None
