@@ -98,9 +98,8 @@ class Target {
   // threads run, so a thread spinning on another's write with nanosleep in its loop sees it).
   virtual void sleep(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Value* ns, const std::string& where) const = 0;
 
-  // A float converted to an integer type (int(x), casts): the GPU's cvt.rzi saturates out-of-range values at run
-  // time, so NVPTX keeps LLVM's plain conversion; the host, whose instructions do not saturate (and where LLVM's
-  // poison for such values can make a loop never end), gives the GPU's results explicitly.
+  // A float converted to an integer type (int(x), casts), with the GPU's results for NaN and out-of-range values
+  // on every target (LLVM's plain conversion makes them poison: folded to anything, or a loop that never ends).
   virtual llvm::Value* float_to_int(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Type* to, bool is_signed) const {
     return is_signed ? b.CreateFPToSI(v, to) : b.CreateFPToUI(v, to);
   }

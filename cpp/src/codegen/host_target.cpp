@@ -38,13 +38,14 @@ uint64_t reserve_shared(llvm::Module& module, uint64_t bytes) {
 
 class HostTarget final : public Target {
  public:
-  // The GPU's conversion, as an H100 gives it: out-of-range values saturate; NaN gives 0 from a float32 to a
-  // 32-bit integer, and the integer with only its top bit set otherwise (INT_MIN, 2^31 or 2^63).
+  // The GPU's conversion (NVPTX's cvt.rzi, as an H100 gives it and LLVM folds it): out-of-range values saturate;
+  // NaN gives 0 from a float32 (or narrower) to a 32-bit integer, and the integer with only its top bit set
+  // otherwise (INT_MIN, 2^31 or 2^63).
   llvm::Value* float_to_int(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Type* to, bool is_signed) const override {
     llvm::Value* saturated = b.CreateIntrinsic(is_signed ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
                                                {to, v->getType()}, {v});
     unsigned bits = to->getIntegerBitWidth();
-    bool zero_for_nan = v->getType()->isFloatTy() && bits == 32;
+    bool zero_for_nan = v->getType()->getScalarSizeInBits() <= 32 && bits == 32;  // float, half, bfloat16
     llvm::APInt top = zero_for_nan ? llvm::APInt(bits, 0) : llvm::APInt::getSignedMinValue(bits);
     return b.CreateSelect(b.CreateFCmpUNO(v, v), llvm::ConstantInt::get(to, top), saturated);
   }

@@ -33,6 +33,25 @@ class NvptxTarget final : public Target {
   const char* name() const override { return "nvptx"; }
   bool has_context() const override { return false; }
 
+  // cvt.rzi through NVVM's conversion intrinsics, whose results LLVM knows (it folds a constant as the GPU
+  // converts it: saturated, NaN as the hardware gives it), where a plain fptosi of NaN or an out-of-range constant
+  // is poison, which LLVM may fold to anything. Narrow integers and other float types keep LLVM's conversion.
+  llvm::Value* float_to_int(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Type* to, bool is_signed) const override {
+    unsigned bits = to->getIntegerBitWidth();
+    llvm::Type* from = v->getType();
+    if ((bits != 32 && bits != 64) || !(from->isHalfTy() || from->isBFloatTy() || from->isFloatTy() ||
+                                        from->isDoubleTy()))
+      return Target::float_to_int(b, v, to, is_signed);
+    if (!from->isFloatTy() && !from->isDoubleTy()) v = b.CreateFPExt(v, b.getFloatTy());
+    bool wide = v->getType()->isDoubleTy();
+    static const llvm::Intrinsic::ID ids[2][2][2] = {  // [double][64-bit][signed]
+        {{llvm::Intrinsic::nvvm_f2ui_rz, llvm::Intrinsic::nvvm_f2i_rz},
+         {llvm::Intrinsic::nvvm_f2ull_rz, llvm::Intrinsic::nvvm_f2ll_rz}},
+        {{llvm::Intrinsic::nvvm_d2ui_rz, llvm::Intrinsic::nvvm_d2i_rz},
+         {llvm::Intrinsic::nvvm_d2ull_rz, llvm::Intrinsic::nvvm_d2ll_rz}}};
+    return b.CreateIntrinsic(ids[wide][bits == 64][is_signed], {}, {v});
+  }
+
   llvm::Value* special_register(llvm::IRBuilder<>& b, llvm::Value*, SpecialRegister reg, int axis) const override {
     return b.CreateIntrinsic(register_id(reg, axis), {}, std::vector<llvm::Value*>{});
   }
