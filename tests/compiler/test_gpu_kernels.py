@@ -1119,6 +1119,7 @@ def _run_interop(out, x, y, alpha):
     cuda.synchronize()
 
 
+@gpu_support.needs_device("CuPy arrays live on a GPU (CuPy and the host driver in one process crashed a worker)")
 def test_cupy_arrays(check):
     cp = pytest.importorskip("cupy")
     x, y, alpha = _interop_case(check)
@@ -1131,6 +1132,7 @@ def test_cupy_arrays(check):
     check.close(cp.asnumpy(out2), alpha * x[:, ::2] + y[:, ::2], "CuPy views", rtol=1e-6, atol=1e-6)
 
 
+@gpu_support.needs_device("PyTorch CUDA tensors live on a GPU (torch and the host driver in one process crashed a worker)")
 def test_torch_tensors(check):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
