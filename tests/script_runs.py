@@ -2,9 +2,11 @@
 files, and each process picks its libcuda (the fake driver or the real one) before cujit opens one."""
 
 import os
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 
 
 def run_script(text, suffix, env=None, expect_exit=0, timeout=600):
@@ -19,3 +21,16 @@ def run_script(text, suffix, env=None, expect_exit=0, timeout=600):
         proc = subprocess.run([sys.executable, path], env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == expect_exit, proc.stdout[-4000:] + proc.stderr[-4000:]
     return proc
+
+
+def output_lines(proc):
+    """A child process's stdout lines as they come (None at its end), read on a thread so the parent can wait
+    for the next one with a timeout (``.get(timeout=...)``) and kill a child that hangs."""
+    lines = queue.Queue()
+
+    def read():
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+    threading.Thread(target=read, daemon=True).start()
+    return lines

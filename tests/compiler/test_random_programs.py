@@ -19,11 +19,11 @@ import queue
 import subprocess
 import sys
 import tempfile
-import threading
 
 import pytest
 
 from random_programs import generate
+from script_runs import output_lines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEEDS = range(int(os.environ.get("CUJIT_FUZZ_SEEDS", "1000")))
@@ -36,18 +36,6 @@ EXPECTED = {"cujit.errors.TypingError", "cujit.errors.UnsupportedError", "cujit.
 ABOUT_CODE = {"cujit.errors.TypingError", "cujit.errors.UnsupportedError", "cujit.errors.NotDefinedError"}
 
 
-def child_events(proc):
-    """The child's report lines as they come (None at its end), read on a thread so the parent can time out."""
-    lines = queue.Queue()
-
-    def read():
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-    threading.Thread(target=read, daemon=True).start()
-    return lines
-
-
 def run_children(seeds, workdir):
     """Runs the seeds in child processes; a child that dies, or stays HANG_SECONDS in one program, is (killed
     and) restarted after the program that stopped it. Returns ({seed: report}, {seed: how the child died})."""
@@ -57,7 +45,7 @@ def run_children(seeds, workdir):
         with tempfile.TemporaryFile("w+") as stderr:
             proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fuzz_child.py"), workdir,
                                      *map(str, pending)], stdout=subprocess.PIPE, stderr=stderr, text=True)
-            lines = child_events(proc)
+            lines = output_lines(proc)
             started, hung = None, False
             while True:
                 try:

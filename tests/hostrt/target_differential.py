@@ -28,8 +28,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compiler"))
+sys.path.insert(0, os.path.dirname(HERE))  # tests/: script_runs
 
 from random_programs import generate, load_program  # noqa: E402
+from script_runs import output_lines  # noqa: E402
 
 N_ELEMENTS, BLOCK = 64, 32
 HANG_SECONDS = 60
@@ -183,20 +185,6 @@ def _child(seeds):
         print(json.dumps({"seed": seed, "outcome": outcome.get(seed)}), flush=True)
 
 
-def _lines(proc):
-    """The child's stdout lines as they come (None at its end), read on a thread so the parent can time out."""
-    import queue
-    import threading
-    lines = queue.Queue()
-
-    def read():
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-    threading.Thread(target=read, daemon=True).start()
-    return lines
-
-
 def _run_shard(seeds):
     """Runs the seeds in child processes; a child that dies (a crash in a kernel or the compiler), or spends
     HANG_SECONDS in one program (the fuzzer's loops can run forever: `while w < 4: w *= 0`), is reported as that
@@ -208,7 +196,7 @@ def _run_shard(seeds):
     while pending:
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", *map(str, pending)],
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        lines, current, hung, running = _lines(proc), None, False, None
+        lines, current, hung, running = output_lines(proc), None, False, None
         while True:
             try:
                 line = lines.get(timeout=HANG_SECONDS)
