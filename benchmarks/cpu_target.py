@@ -100,7 +100,6 @@ rng = np.random.default_rng(7)
 A = rng.random((n, n), dtype=np.float32)
 B = rng.random((n, n), dtype=np.float32)
 x = rng.random(rn)
-TPB, RTPB = 16, 256
 grid2 = ((n + TPB - 1) // TPB, (n + TPB - 1) // TPB)
 rgrid = (rn + RTPB - 1) // RTPB
 result = {"side": side}
