@@ -80,6 +80,8 @@ void register_host(py::module_& m) {
       "boundscheck: array accesses check their indices (the launch raises IndexError for the first bad one).");
   h.def("math_functions", &codegen::host_math_names,
         "the libdevice functions (and compiler runtime helpers) the CPU target implements");
+  h.def("_nudge_math", &codegen::set_host_math_nudge, py::arg("ulps"),
+        "Tests only: the next compiles move each transcendental function's result by `ulps` ulps (0 stops).");
   h.def("worker_count", &hostrt::worker_count, "the worker threads a launch runs blocks on");
   h.def("max_cooperative_blocks", &hostrt::max_cooperative_blocks, py::arg("threads_per_block"),
         "the most blocks of that many threads a cooperative launch may have on the CPU target");

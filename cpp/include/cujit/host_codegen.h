@@ -61,6 +61,10 @@ uint64_t host_global_address(const HostKernel& kernel, const std::string& name);
 // The libdevice functions (and compiler runtime helpers) the CPU target implements (codegen/host_math.cpp).
 std::vector<std::string> host_math_names();
 
+// Tests only: the next CPU-target compiles move every transcendental libdevice function's result (sin, exp, pow,
+// ...) by `ulps` units in the last place, away from zero (toward it for a negative count); 0 stops.
+void set_host_math_nudge(int ulps);
+
 // The kernel `fn` (typed as a kernel) compiled for this machine's CPU. Errors: what lowering reports, and
 // NotImplemented for what the host target does not have (a call of GPU-only code, naming the functions).
 // `bounds_check`: every array access checks its indices (take_index_error reports the first bad one).

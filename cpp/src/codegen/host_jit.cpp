@@ -120,6 +120,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   }
   add_entry(*module, *lowered);
   define_inline_math(*module);
+  describe_host_math_calls(*module);
   bool uses_barrier = module->getNamedMetadata(target::kHostBarrierMetadata) != nullptr;
   const std::string exception_prefix = fn.symbol + "__";  // a debug kernel's <symbol>__errcode__, __tidx__...
   llvm::internalizeModule(*module, [&](const llvm::GlobalValue& gv) {

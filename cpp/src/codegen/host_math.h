@@ -34,6 +34,10 @@ llvm::Error add_host_math(llvm::orc::LLJIT& jit);
 // Gives the module's declarations of the functions that are one LLVM instruction or intrinsic (sqrt, fma, popc,
 // min, bit casts...) internal always-inline bodies (host_math_inline.cpp); the others stay calls of the table's.
 void define_inline_math(llvm::Module& module);
+// Marks the module's functions `mustprogress` and its remaining calls of the table as pure (or touching only their
+// pointer arguments), returning and not throwing, so O3 treats them as the GPU's toolchain treats libdevice; moves
+// the transcendental ones' results by set_host_math_nudge's ulps (host_math_calls.cpp).
+void describe_host_math_calls(llvm::Module& module);
 
 // The table's parts, each beside its implementations: what libm lacks (host_math_special.cpp) and the
 // rounding-mode variants and conversions (host_math_rounding.cpp). host_math.cpp joins them to its own.
