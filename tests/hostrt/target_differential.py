@@ -12,7 +12,10 @@ GPU's approximate instructions, which the host does not have). Inputs are fresh 
 types, the same for both targets. Integer and boolean results must be equal; floating results equal, both NaN,
 or within ULPS units in the last place; a program calling a math function the two targets implement differently
 (each within the ulps docs/cpu_target.md gives) is held to a relative tolerance instead, as its arithmetic can
-carry an ulp's difference far (sin(x ** 5)).
+carry an ulp's difference far (sin(x ** 5)). Where even that does not hold, the program runs twice more on the
+CPU target with every transcendental function's result moved NUDGE_ULPS either way (_core.host._nudge_math): an
+element whose CPU result moves beyond the tolerance then is ill-conditioned (exp(a) % 5 in float32: exp's last bits
+become the result's first), on any implementation, and is left out; the outcome says how many were.
 
     python tests/hostrt/target_differential.py [N]     # on the GPU machine: a summary and the differing programs
 
@@ -282,7 +285,7 @@ def compare_in_processes(seeds, workers=None):
 def main():
     if sys.argv[1:2] == ["--child"]:
         return _child([int(a) for a in sys.argv[2:]])
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1400
     outcomes = compare_in_processes(range(n))
     counts = {}
     for seed, outcome in outcomes.items():
