@@ -26,7 +26,15 @@ struct HostThreadContext {
   // The cuda.syncwarp calls this thread has passed (counted likewise: debug checks take the accesses of two lanes
   // of a warp on either side of a syncwarp as ordered).
   uint32_t warp_syncs_passed;
+  // Spin points (after each atomic and memory fence): code compiled for the host counts them here and calls `spin`
+  // (when not null) at every kHostSpinInterval-th, where the runtime lets other threads run, so a thread spinning
+  // on another's write (`while cuda.atomic.add(flag, 0, 0) == 0: pass`) sees it, as GPU threads run independently.
+  uint32_t spins;
+  void (*spin)(HostThreadContext*);
 };
+
+// How many spin points a thread passes between two calls of HostThreadContext::spin (a power of two).
+inline constexpr uint32_t kHostSpinInterval = 64;
 
 // What HostThreadContext::collective does, by `kind`.
 enum class HostCollective : uint32_t {
@@ -39,6 +47,7 @@ enum class HostCollective : uint32_t {
   ActiveMask,                                       // cuda.activemask(): the warp's lanes that reached this call
   GridSync,                                         // a grid group's sync() (cooperative launches)
   Yield,                                            // cuda.nanosleep(): the block's other threads run first
+  Spin,  // (the runtime's own, from HostThreadContext::spin) a yield at a spin point: an atomic or a fence
 };
 
 // The global a host module records its static shared memory per block in (bytes; an i64 constant).

@@ -103,6 +103,11 @@ class Target {
   virtual llvm::Value* float_to_int(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Type* to, bool is_signed) const {
     return is_signed ? b.CreateFPToSI(v, to) : b.CreateFPToUI(v, to);
   }
+
+  // A spin point, after an atomic (and, on the host, a memory fence): a thread spinning on another's write
+  // passes one each time around its loop. GPU threads run independently (nothing to emit); the host target
+  // lets other threads run there every kHostSpinInterval-th time (hostrt/: a plain yield, not a barrier).
+  virtual void spin_point(llvm::IRBuilder<>&, llvm::Value* /*context*/) const {}
 };
 
 // The two targets (stateless singletons; implemented in codegen/).

@@ -6,6 +6,7 @@
 // block's shared memory; their total is the module's __cujit_static_shared_bytes.
 #include <cstddef>
 
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
 #include "cujit/target.h"
@@ -73,8 +74,10 @@ class HostTarget final : public Target {
 
   // Every scope is a sequentially consistent fence: the threads of a block share one OS thread, and blocks
   // run on threads of one process.
-  void fence(llvm::IRBuilder<>& b, llvm::Value*, FenceScope) const override {
+  // A fence is a spin point too (`while flag[0] == 0: cuda.threadfence()`).
+  void fence(llvm::IRBuilder<>& b, llvm::Value* context, FenceScope) const override {
     b.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+    spin_point(b, context);
   }
 
   void barrier(llvm::IRBuilder<>& b, llvm::Value* context) const override {
@@ -219,6 +222,13 @@ class HostTarget final : public Target {
                             b.getInt32(write ? 1 : 0), site_text});
   }
 
+  // A call of the module's spin-point function (defined once, always inlined): it counts the thread's spin points
+  // and calls the runtime's spin hook at every kHostSpinInterval-th. Not a collective: a kernel whose only
+  // synchronisation is atomics keeps running its threads one after another until one spins (hostrt/).
+  void spin_point(llvm::IRBuilder<>& b, llvm::Value* context) const override {
+    b.CreateCall(spin_function(*b.GetInsertBlock()->getModule()), {context});
+  }
+
   // A yield: the block's other fibers run before this one goes on.
   void sleep(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Value*, const std::string& where) const override {
     collective(b, context, HostCollective::Yield, b.getInt32(0), b.getInt64(0), b.getInt32(0), where);
@@ -240,6 +250,41 @@ class HostTarget final : public Target {
     if (kind <= HostCollective::BarrierOr || kind == HostCollective::GridSync) count_barrier(b, context);
     if (kind == HostCollective::SyncWarp) count_barrier(b, context, offsetof(HostThreadContext, warp_syncs_passed));
     return result;
+  }
+
+  // void cujit.spin_point(ptr context): if (++context->spins % kHostSpinInterval == 0 && context->spin)
+  // context->spin(context). The hook's call is an opaque call: memory is read again after it.
+  static llvm::Function* spin_function(llvm::Module& module) {
+    constexpr const char* kName = "cujit.spin_point";
+    if (llvm::Function* f = module.getFunction(kName)) return f;
+    llvm::LLVMContext& ctx = module.getContext();
+    auto* ptr = llvm::PointerType::get(ctx, 0);
+    auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+    auto* f = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, kName, module);
+    f->addFnAttr(llvm::Attribute::AlwaysInline);
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    auto* entry = llvm::BasicBlock::Create(ctx, "entry", f);
+    auto* check = llvm::BasicBlock::Create(ctx, "due", f);
+    auto* call = llvm::BasicBlock::Create(ctx, "spin", f);
+    auto* done = llvm::BasicBlock::Create(ctx, "done", f);
+    llvm::IRBuilder<> b(entry);
+    llvm::Value* context = f->getArg(0);
+    llvm::Value* field = field_address(b, context, offsetof(HostThreadContext, spins));
+    llvm::Value* count = b.CreateAdd(b.CreateAlignedLoad(b.getInt32Ty(), field, llvm::Align(4)), b.getInt32(1));
+    b.CreateAlignedStore(count, field, llvm::Align(4));
+    llvm::Value* due = b.CreateICmpEQ(b.CreateAnd(count, b.getInt32(kHostSpinInterval - 1)), b.getInt32(0));
+    llvm::MDBuilder weights(ctx);
+    b.CreateCondBr(due, check, done, weights.createBranchWeights(1, kHostSpinInterval - 1));
+    b.SetInsertPoint(check);
+    llvm::Value* hook = b.CreateAlignedLoad(ptr, field_address(b, context, offsetof(HostThreadContext, spin)),
+                                            llvm::Align(8));
+    b.CreateCondBr(b.CreateICmpNE(hook, llvm::ConstantPointerNull::get(ptr)), call, done);
+    b.SetInsertPoint(call);
+    b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {ptr}, false), hook, {context});
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    b.CreateRetVoid();
+    return f;
   }
 
   // ++context->barriers_passed, or the counter at `offset` (debug checks of shared memory tell the intervals

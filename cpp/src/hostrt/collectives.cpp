@@ -55,6 +55,7 @@ const char* collective_name(HostCollective kind) {
     case HostCollective::ActiveMask: return "cuda.activemask()";
     case HostCollective::GridSync: return "grid.sync()";
     case HostCollective::Yield: return "cuda.nanosleep()";
+    case HostCollective::Spin: return "an atomic or fence (spinning)";
   }
   return "a collective";
 }

@@ -7,12 +7,16 @@
 // waits at the same function with the same mask, activemask() with the lanes of
 // the warp at the same call, a grid sync when every thread of the grid still
 // running waits at one and no block has returned whole. A round in which nothing
-// can complete is a deadlock: the scheduler stops and reports it.
+// can complete is a deadlock: the scheduler stops and reports it. A fiber also
+// yields (and is ready again in the next round) at cuda.nanosleep and at every
+// kHostSpinInterval-th spin point (atomics, fences): a plain yield, so that a
+// thread spinning on another's write lets it run; barriers do not count yields.
 #include "fiber_scheduler.h"
 
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <memory>
 #include <cstdio>
 #include <cstring>
 
@@ -32,6 +36,14 @@ void barrier_hook(target::HostThreadContext* context) {
   collective_hook(context, static_cast<uint32_t>(HostCollective::Barrier), 0, 0, 0, nullptr);
 }
 
+void spin_hook(target::HostThreadContext* context) {
+  collective_hook(context, static_cast<uint32_t>(HostCollective::Spin), 0, 0, 0, nullptr);
+}
+
+// A lane spinning at activemask()'s side (yielding this many times in a row) no longer keeps the lanes waiting at
+// it from completing without it.
+constexpr uint32_t kActiveMaskPatience = 64;
+
 void fiber_main(void* arg) {
   auto* fiber = static_cast<Fiber*>(arg);
   fiber->scheduler->run_entry(*fiber);
@@ -46,6 +58,12 @@ void FiberStacks::release() {
   if (base_ != nullptr) munmap(base_, bytes_);
   base_ = nullptr;
   bytes_ = 0;
+}
+
+FiberStacks& thread_stacks(std::size_t slot) {
+  static thread_local std::vector<std::unique_ptr<FiberStacks>> stacks;
+  while (stacks.size() <= slot) stacks.push_back(std::make_unique<FiberStacks>());
+  return *stacks[slot];
 }
 
 char* FiberStacks::get(std::size_t count) {
@@ -73,12 +91,17 @@ uint64_t FiberScheduler::wait(Fiber& fiber, const Wait& w) {
       (w.kind == HostCollective::GridSync && !config_.cooperative))
     refuse(fiber);
   ResidentBlock& block = blocks_[fiber.block];
-  if (w.kind == HostCollective::Yield) {
+  if (w.kind == HostCollective::Yield || w.kind == HostCollective::Spin) {
     fiber.state = Fiber::State::Ready;  // runs again in the next round, after the others
     yielded_ = true;
-  } else if (is_block_barrier(w.kind)) ++block.at_barrier;
-  else if (w.kind == HostCollective::GridSync) ++block.at_grid;
-  else ++block.at_warp;
+    if (fiber.yields < kActiveMaskPatience) ++fiber.yields;
+  } else {
+    progress_ = true;
+    fiber.yields = 0;
+    if (is_block_barrier(w.kind)) ++block.at_barrier;
+    else if (w.kind == HostCollective::GridSync) ++block.at_grid;
+    else ++block.at_warp;
+  }
   fiber_switch(fiber.fiber_context, scheduler_);
   return fiber.result;
 }
@@ -113,18 +136,21 @@ void FiberScheduler::refuse(const Fiber& fiber) {
 void FiberScheduler::finished(Fiber& fiber) {
   if (std::memcmp(fiber.stack_limit, &kStackCanary, sizeof kStackCanary) != 0) overflowed(fiber);
   fiber.state = Fiber::State::Done;
+  progress_ = true;
   ++done_;
   --blocks_[fiber.block].live;
   fiber_switch(fiber.fiber_context, scheduler_);
   __builtin_unreachable();  // a finished fiber is never resumed
 }
 
-void FiberScheduler::set_up(const std::vector<uint64_t>& linear_ids) {
+void FiberScheduler::set_up(const std::vector<uint64_t>& linear_ids, uint32_t first_thread,
+                            std::vector<uint64_t>* shared) {
   const Dim3 g = config_.grid, blk = config_.block;
   const uint32_t n = threads_per_block();
   fibers_.assign(linear_ids.size() * n, Fiber{});
   blocks_.assign(linear_ids.size(), ResidentBlock{});
-  shared_.assign(linear_ids.size() * shared_words_ + 2, 0);
+  if (shared != nullptr) shared_ = std::move(*shared);  // the same size: one block's, laid out as here
+  else shared_.assign(linear_ids.size() * shared_words_ + 2, 0);
   done_ = 0;
   error_.reset();
   char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(shared_.data()) + 15) & ~uintptr_t{15});
@@ -147,22 +173,34 @@ void FiberScheduler::set_up(const std::vector<uint64_t>& linear_ids) {
       f.context.dynamic_shared_bytes = config_.dynamic_shared;
       f.context.barrier = barrier_hook;
       f.context.collective = collective_hook;
+      f.context.spin = spin_hook;
       f.context.runtime = &f;
       f.thread = t;
       f.block = i;
       f.scheduler = this;
+      if (t < first_thread) f.state = Fiber::State::Done, ++done_, --blocks_[i].live;
     }
   }
 }
 
 std::optional<Error> FiberScheduler::run(const std::vector<uint64_t>& linear_ids) {
-  set_up(linear_ids);
-  static thread_local FiberStacks stacks;
+  FiberStacks& stacks = thread_stacks(0);
+  if (auto e = start(linear_ids, stacks)) return e;
+  while (!all_returned() && !error_) round();
+  if (fibers_.size() > kMaxThreadsPerBlock) stacks.release();  // a cooperative grid's: back to the system
+  return error_;
+}
+
+std::optional<Error> FiberScheduler::start(const std::vector<uint64_t>& linear_ids, FiberStacks& stacks,
+                                           uint32_t first_thread, std::vector<uint64_t>* shared) {
+  set_up(linear_ids, first_thread, shared);
   char* stack = stacks.get(fibers_.size());
   if (stack == nullptr)
-    return Error{ErrorKind::Runtime,
-                 "the host runtime could not map stacks for " + std::to_string(fibers_.size()) + " fibers", {}};
+    return error_ = Error{ErrorKind::Runtime,
+                          "the host runtime could not map stacks for " + std::to_string(fibers_.size()) + " fibers",
+                          {}};
   for (std::size_t i = 0; i < fibers_.size(); ++i) {
+    if (fibers_[i].state == Fiber::State::Done) continue;  // ran without a fiber
     // Stack tops 256 KiB apart would all fall in the same cache sets: each starts a little lower (by 4 KiB + 64 B
     // steps, within 64 KiB), so the fibers' hot frames spread over the L1 and L2 sets.
     std::size_t stagger = i * 4160 % 65536;
@@ -171,23 +209,28 @@ std::optional<Error> FiberScheduler::run(const std::vector<uint64_t>& linear_ids
     fiber_prepare(fibers_[i].fiber_context, stack + i * kFiberStackBytes, kFiberStackBytes - stagger, fiber_main,
                   &fibers_[i]);
   }
-  std::optional<Error> result = run_rounds();
-  if (fibers_.size() > kMaxThreadsPerBlock) stacks.release();  // a cooperative grid's: back to the system
-  return result;
+  return std::nullopt;
 }
 
-std::optional<Error> FiberScheduler::run_rounds() {
-  for (;;) {
-    yielded_ = false;
-    for (Fiber& f : fibers_) {
-      if (f.state != Fiber::State::Ready) continue;
-      fiber_switch(scheduler_, f.fiber_context);
-      if (error_) return error_;  // the fibers left waiting are dropped: their stacks are reused
-    }
-    if (done_ == fibers_.size()) return std::nullopt;
-    if (!resolve() && !yielded_ && !error_) fail("no thread can go on");
-    if (error_) return error_;
+bool FiberScheduler::round() {
+  yielded_ = progress_ = false;
+  for (Fiber& f : fibers_) {
+    if (f.state != Fiber::State::Ready) continue;
+    fiber_switch(scheduler_, f.fiber_context);
+    if (error_) return false;  // the fibers left waiting are dropped: their stacks are reused
   }
+  if (done_ == fibers_.size()) return true;
+  const bool released = resolve();
+  if (!released && !yielded_ && !error_) fail("no thread can go on");
+  return released || progress_;
+}
+
+bool FiberScheduler::run_until_quiet(uint32_t quiet_rounds) {
+  for (uint32_t quiet = 0; !all_returned() && !error_;) {
+    quiet = round() ? 0 : quiet + 1;
+    if (quiet >= quiet_rounds) return false;
+  }
+  return all_returned();
 }
 
 bool FiberScheduler::resolve() {
@@ -267,7 +310,11 @@ bool FiberScheduler::resolve_warp(ResidentBlock& block, uint32_t warp) {
   }
   block.at_warp -= static_cast<uint32_t>(__builtin_popcount(handled));
   if (handled != 0) return true;
-  // activemask(): the lanes waiting at the same call are the lanes running together (no other lane can move).
+  // activemask(): the lanes waiting at the same call are the lanes running together (no other lane can move:
+  // a lane that yielded at a spin point or nanosleep may still come, unless it has spun for long).
+  for (uint32_t l = 0; l < lanes; ++l)
+    if (fibers_[first + l].state == Fiber::State::Ready && fibers_[first + l].yields < kActiveMaskPatience)
+      return false;
   for (uint32_t l = 0; l < lanes; ++l) {
     if ((handled >> l & 1) || !waits_at(l, HostCollective::ActiveMask)) continue;
     const char* where = fibers_[first + l].wait.where;

@@ -35,6 +35,7 @@ struct Fiber {
   target::HostThreadContext context{};
   FiberContext fiber_context{};
   State state = State::Ready;
+  uint16_t yields = 0;  // its yields (nanosleep, spin points) in a row since its last collective (up to 64)
   Wait wait{};
   uint64_t result = 0;
   uint32_t thread = 0;  // linear id in its block
@@ -66,6 +67,10 @@ class FiberStacks {
   std::size_t bytes_ = 0;
 };
 
+// This OS thread's stacks number `slot` (kept between launches; slot 0 serves a worker's first resident block and
+// cooperative launches, the others blocks it takes in beside a block that spins: block_rotation.h).
+FiberStacks& thread_stacks(std::size_t slot);
+
 class FiberScheduler {
  public:
   FiberScheduler(KernelEntry entry, void** params, const HostLaunch& config);
@@ -75,14 +80,28 @@ class FiberScheduler {
   // Runs the blocks `linear_ids` together to their end on this OS thread. A deadlock is a Runtime error.
   std::optional<Error> run(const std::vector<uint64_t>& linear_ids);
 
+  // Sets the blocks `linear_ids` up on `stacks` without running them. Threads of the (one) block below
+  // `first_thread` count as returned (they ran without fibers) and `shared`, if given, is moved in as its shared
+  // memory (which they have written).
+  std::optional<Error> start(const std::vector<uint64_t>& linear_ids, FiberStacks& stacks, uint32_t first_thread = 0,
+                             std::vector<uint64_t>* shared = nullptr);
+  // One round: every ready fiber runs until it returns, waits or yields; then the waits that can complete do.
+  // Returns whether the blocks progressed (a thread returned or reached a collective, a wait completed): a round
+  // of yields only is not progress.
+  bool round();
+  // Runs rounds until every thread has returned (true), an error, or `quiet_rounds` rounds in a row without
+  // progress (false: the blocks spin, waiting on something else).
+  bool run_until_quiet(uint32_t quiet_rounds);
+  bool all_returned() const { return done_ == fibers_.size(); }
+  const std::optional<Error>& error() const { return error_; }
+
   // The collective hook's work: records the wait and switches to the scheduler.
   uint64_t wait(Fiber& fiber, const Wait& w);
   [[noreturn]] void finished(Fiber& fiber);  // switches to the scheduler for good
   void run_entry(Fiber& fiber) { entry_(&fiber.context, params_); }
 
  private:
-  void set_up(const std::vector<uint64_t>& linear_ids);
-  std::optional<Error> run_rounds();  // runs the ready fibers, then completes waits, until all return or none can
+  void set_up(const std::vector<uint64_t>& linear_ids, uint32_t first_thread, std::vector<uint64_t>* shared);
   bool resolve();  // completes every wait that can complete; false if none could
   bool resolve_block_barrier(ResidentBlock& block);
   bool resolve_warp(ResidentBlock& block, uint32_t warp);
@@ -104,7 +123,8 @@ class FiberScheduler {
   std::vector<uint64_t> shared_;  // each block's static then dynamic shared memory
   std::size_t shared_words_ = 0;  // per block
   std::size_t done_ = 0;
-  bool yielded_ = false;  // a fiber yielded this round (cuda.nanosleep): it is ready again
+  bool yielded_ = false;  // a fiber yielded this round (cuda.nanosleep, a spin point): it is ready again
+  bool progress_ = false;  // a fiber returned or reached a collective this round
   std::optional<Error> error_;
 };
 

@@ -1,9 +1,10 @@
 // The host runtime (cujit/hostrt.h): a grid's blocks on the process's worker
-// threads (worker_pool.h). A kernel that reaches no collective runs each block's
-// threads one after another on the worker's stack; one that does runs them as
-// fibers (fiber_scheduler.h), a block at a time per worker, or, for a
-// cooperative launch, every block of the grid at once on the launching thread,
-// so that a grid sync can complete.
+// threads (worker_pool.h), each worker's as block_rotation.h runs them. A kernel
+// that reaches no collective runs each block's threads one after another on the
+// worker's stack (until one spins); one that does runs them as fibers
+// (fiber_scheduler.h), a block at a time per worker (more while blocks spin), or,
+// for a cooperative launch, every block of the grid at once on the launching
+// thread, so that a grid sync can complete.
 #include <sched.h>
 
 #include <algorithm>
@@ -16,44 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "block_rotation.h"
 #include "cujit/hostrt.h"
 #include "fiber_scheduler.h"
 #include "worker_pool.h"
 
 namespace cujit::hostrt {
 namespace {
-
-// The hooks of threads run without fibers: their kernel reaches no collective, so nothing calls them.
-void no_barrier_hook(target::HostThreadContext*) {}
-uint64_t no_collective_hook(target::HostThreadContext*, uint32_t, uint32_t, uint64_t, uint32_t, const char*) {
-  return 0;
-}
-
-// Runs block `linear`'s threads one after another on this thread's stack (a kernel without collectives).
-void run_block_without_fibers(KernelEntry entry, void** params, const HostLaunch& config, uint64_t linear,
-                              std::vector<uint64_t>& shared) {
-  const Dim3 g = config.grid, blk = config.block;
-  const uint64_t static_part = (config.static_shared + 15) / 16 * 16;
-  shared.assign((static_part + config.dynamic_shared + 15) / 16 * 2 + 2, 0);
-  char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(shared.data()) + 15) & ~uintptr_t{15});
-  target::HostThreadContext context{};
-  auto& r = context.registers;
-  r[1][0] = static_cast<uint32_t>(linear % g.x), r[1][1] = static_cast<uint32_t>(linear / g.x % g.y);
-  r[1][2] = static_cast<uint32_t>(linear / (uint64_t{g.x} * g.y));
-  r[2][0] = blk.x, r[2][1] = blk.y, r[2][2] = blk.z;
-  r[3][0] = g.x, r[3][1] = g.y, r[3][2] = g.z;
-  context.shared = base;
-  context.dynamic_shared = base + static_part;
-  context.dynamic_shared_bytes = config.dynamic_shared;
-  context.barrier = no_barrier_hook;
-  context.collective = no_collective_hook;
-  const uint64_t n = blk.count();
-  for (uint64_t t = 0; t < n; ++t) {
-    r[0][0] = static_cast<uint32_t>(t % blk.x), r[0][1] = static_cast<uint32_t>(t / blk.x % blk.y);
-    r[0][2] = static_cast<uint32_t>(t / (uint64_t{blk.x} * blk.y));
-    entry(&context, params);
-  }
-}
 
 std::optional<Error> check(const HostLaunch& c) {
   auto bad = [](const std::string& what) { return Error{ErrorKind::ValueError, what, {}}; };
@@ -129,23 +99,19 @@ std::optional<Error> launch(KernelEntry entry, void** params, const HostLaunch& 
   const uint64_t blocks = config.grid.count();
   const unsigned participants = static_cast<unsigned>(std::min<uint64_t>(worker_count(), blocks));
   std::atomic<uint64_t> next{0};
+  std::atomic<bool> failed{false};
   std::mutex error_lock;
   std::optional<Error> first_error;
   auto work = [&] {
     std::optional<Error> error = guarded([&]() -> std::optional<Error> {
-      std::vector<uint64_t> shared;
-      std::optional<detail::FiberScheduler> scheduler;
-      if (config.barriers) scheduler.emplace(entry, params, config);
-      for (uint64_t b; (b = next.fetch_add(1)) < blocks;) {
-        if (!config.barriers) run_block_without_fibers(entry, params, config, b, shared);
-        else if (auto e = scheduler->run({b})) return e;
-      }
-      return std::nullopt;
+      detail::WorkerBlocks worker(entry, params, config, next, failed);
+      return worker.run();
     });
     if (!error) return;
     std::lock_guard<std::mutex> lock(error_lock);
     if (!first_error) first_error = std::move(error);
     next = blocks;  // no more blocks start
+    failed = true;  // and blocks that spin (on this worker's, perhaps) stop
   };
   detail::run_on_workers(participants - 1, work);
   return first_error;

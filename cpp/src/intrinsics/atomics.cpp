@@ -5,6 +5,7 @@
 // nanmin lower as max and min.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include "cujit/target.h"
 #include "intrinsic_families.h"
 
 namespace cujit::intrinsics {
@@ -87,7 +88,9 @@ Lowerer rmw(const std::string& op) {
     else if (op == "xor") bin = Bin::Xor;
     else if (op == "inc" || op == "dec")  // PTX atom.inc/dec.u32 for 32 bits, a CAS loop for 64
       bin = op == "inc" ? Bin::UIncWrap : Bin::UDecWrap;
-    return b.CreateAtomicRMW(bin, ptr, v, align, order, device_scope(em));
+    llvm::Value* old = b.CreateAtomicRMW(bin, ptr, v, align, order, device_scope(em));
+    em.target().spin_point(b, em.target_context());  // the host lets other threads run (a spin-wait's loop)
+    return old;
   };
 }
 
@@ -95,6 +98,7 @@ llvm::Value* compare_exchange(Emitter& em, llvm::Value* ptr, llvm::Value* old, l
   auto order = llvm::AtomicOrdering::Monotonic;
   auto* cx = em.builder().CreateAtomicCmpXchg(ptr, old, val, llvm::MaybeAlign(dtype->bitwidth() / 8), order, order,
                                               device_scope(em));
+  em.target().spin_point(em.builder(), em.target_context());
   return em.builder().CreateExtractValue(cx, 0);
 }
 
