@@ -5,15 +5,17 @@ frontend, typing, lowering) is shared with the source path and the PTX is the sa
 
 How it reads the code, one module a step: _bytecode_decode.py decodes the instructions (the only version-dependent
 part, with the tables of _bytecode_ops.py); _bytecode_graph.py finds basic blocks, loops and post-dominators;
-_bytecode_expressions.py turns straight-line code into expressions on a symbolic stack and recovers conditions,
-conditional expressions, ``and``/``or`` values and chained comparisons from the jumps; _bytecode_statements.py
-rebuilds statements, ``if``/``elif``/``else`` and loops with ``break``/``continue``/``else``. This module holds
-the entry points and the check.
+_bytecode_expressions.py turns straight-line code into expressions on a symbolic stack and recovers conditional
+expressions, ``and``/``or`` values and chained comparisons from the jumps, and _bytecode_conditions.py the
+conditions they test; _bytecode_statements.py rebuilds statements, ``if``/``elif``/``else`` and loops with
+``break``/``continue``/``else``; _bytecode_readings.py gives the other spellings of the same bytecode the first
+reading may miss. This module holds the entry points and the check.
 Every rebuilt tree is checked: it is compiled again with ``compile()`` and its instructions must equal the
-original's, so a function is never compiled from a tree that does not do what its bytecode does; one that fails
-the check is refused with an UnsupportedError that says so."""
+original's, so a function is never compiled from a tree that does not do what its bytecode does; where no
+reading passes the check, the function is refused with an UnsupportedError that says so."""
 
 import ast
+import copy
 import sys
 import types
 
@@ -21,7 +23,8 @@ from cujit import _bytecode_ops as ops
 from cujit._bytecode_decode import (_arguments, _code_positions, _has_handlers, _imported_names, _normalised,
                                     _place_paired_names, _recompiled)
 from cujit._bytecode_excerpt import Excerpt as _Excerpt
-from cujit._bytecode_expressions import _Comprehension, _Construct
+from cujit._bytecode_readings import readings
+from cujit._bytecode_conditions import _Comprehension, _Construct
 from cujit._bytecode_statements import _Reader
 from cujit.errors import UnsupportedError
 
@@ -86,40 +89,102 @@ def decompile(pyfunc):
         raise UnsupportedError(
             f"cannot compile {qualname!r}: its source code is not available and its bytecode has a shape "
             f"cujit's bytecode reader does not recover ({exc}). Define the function in a module file.") from None
-    body = _dead_locals(code, reader.stored) + body
+    first = []
     doc = pyfunc.__doc__
     if isinstance(doc, str) and code.co_consts and code.co_consts[0] == doc and name != "<lambda>":
         docstring = ast.Expr(value=ast.Constant(value=doc))  # the first statement, as in the source
         docstring.lineno, docstring.end_lineno, docstring.col_offset, docstring.end_col_offset = 2, 2, 4, 4
         docstring.value.lineno, docstring.value.end_lineno = 2, 2
         docstring.value.col_offset, docstring.value.end_col_offset = 4, 4
-        body = [docstring] + body
-    fdef = _fdef(name, code, body)
-    _place_paired_names(fdef)
-    if reader.unsupported:  # nodes made only to be rejected (a lambda's body...) may have no location
-        ast.fix_missing_locations(fdef)
-    if not reader.unsupported:
-        _check(fdef, code, qualname, _imported_names(reader.ins))
-    return fdef
+        first = [docstring]
+    dead = _dead_locals(code, reader.stored)
+    failed = None
+    for k, reading in enumerate(readings(body)):  # the reader's reading, then other spellings of the same bytecode
+        # the dead locals where their assignments were, else first (where CPython's blocks then differ)
+        tries = [_placed(dead, code, reading), _top(dead) + reading] if dead and k == 0 else [_top(dead) + reading]
+        for statements in tries:
+            fdef = _fdef(name, code, first + statements)
+            _place_paired_names(fdef)
+            if reader.unsupported:  # nodes made only to be rejected (a lambda's body...) may have no location
+                return ast.fix_missing_locations(fdef)
+            try:
+                _check(fdef, code, qualname, _imported_names(reader.ins))
+            except UnsupportedError as exc:
+                failed = failed or exc
+                continue
+            return fdef
+    raise failed
 
 
-def _dead_locals(code, stored_names):
-    """`if False: name = None` (first in the body) for each local the compiler dropped every assignment of (they
-    were in code that never runs): the name stays a local, as in the source, whose builder saw the assignment
-    before pruning the branch."""
-    stored = stored_names
+def _dead_locals(code, stored):
+    """The locals the compiler dropped every assignment of (they were in code that never runs), in the code's
+    order of its locals."""
     params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4)
                                   + bool(code.co_flags & 8)])
-    dead = [v for v in code.co_varnames if v not in stored and v not in params]
-    if not dead:
-        return []
-    line = 1
-    assigns = [ast.Assign(targets=[ast.Name(id=v, ctx=ast.Store())], value=ast.Constant(value=None)) for v in dead]
+    return [v for v in code.co_varnames if v not in stored and v not in params]
+
+
+def _never(names, at=None):
+    """`if False: name = None` for each of `names`: the names stay locals, as in the source, whose builder
+    collects a function's locals before it leaves out the branches that never run. Located at `at`'s start
+    (the first line where there is none)."""
+    line, col = (at.lineno, at.col_offset) if at is not None else (1, 0)
+    assigns = [ast.Assign(targets=[ast.Name(id=v, ctx=ast.Store())], value=ast.Constant(value=None)) for v in names]
     node = ast.If(test=ast.Constant(value=False), body=assigns, orelse=[])
     for n in ast.walk(node):
         if isinstance(n, (ast.stmt, ast.expr)):
-            n.lineno, n.end_lineno, n.col_offset, n.end_col_offset = line, line, 0, 0
-    return [node]
+            n.lineno, n.end_lineno, n.col_offset, n.end_col_offset = line, line, col, col
+    return node
+
+
+def _top(dead):
+    return [_never(dead)] if dead else []
+
+
+def _placed(dead, code, body):
+    """A copy of `body` with the assignments of the `dead` locals where the source had them among the others,
+    so the compiler numbers the function's locals as from the source: before the first assignment (in the
+    order the compiler collects them: each statement's targets, then its blocks) of a local CPython numbers
+    after it (co_varnames follows the source), or last."""
+    body = copy.deepcopy(body)
+    number = {v: k for k, v in enumerate(code.co_varnames)}
+    places = [(stmts, i, s) for stmts, i, s in _assignments(body)]
+    before = {}
+    for v in dead:
+        at = next(((stmts, s) for stmts, i, s in places if any(number.get(t, -1) > number[v] for t in _targets(s))),
+                  None)
+        before.setdefault(id(at[1]) if at else None, (at, []))[1].append(v)
+    for at, names in before.values():
+        if at is None:
+            body.append(_never(names, body[-1] if body else None))
+        else:
+            stmts, s = at
+            stmts.insert(next(i for i, x in enumerate(stmts) if x is s), _never(names, s))
+    return body
+
+
+def _assignments(stmts):
+    """(block, index, statement) of each statement of `stmts` and of its blocks, in the compiler's order."""
+    for i, s in enumerate(stmts):
+        yield stmts, i, s
+        for field in ("body", "orelse"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list):
+                yield from _assignments(inner)
+
+
+def _targets(s):
+    """The names statement `s` itself assigns."""
+    targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, (ast.AugAssign, ast.For)) \
+        else []
+    names, work = [], list(targets)
+    while work:  # names, and the names in tuples and lists of them (not a subscript's or attribute's)
+        t = work.pop(0)
+        if isinstance(t, ast.Name):
+            names.append(t.id)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            work[:0] = t.elts
+    return names
 
 
 def _rejected(reader, name, code, node, ins, statement):

@@ -13,7 +13,7 @@ from cujit import _bytecode_ops as ops
 
 
 class _Ins:
-    __slots__ = ("index", "offset", "op", "arg", "argval", "argrepr", "target", "pos", "name")
+    __slots__ = ("index", "offset", "op", "arg", "argval", "argrepr", "target", "pos", "name", "back")
 
     def __repr__(self):
         return f"{self.index}:{self.op}({self.argrepr or self.argval})"
@@ -266,7 +266,7 @@ def _merge_return_copies(kept):
     the first one, so that a condition's jumps meet where the source's did."""
     first = {}
     for x in kept:
-        if x.target is None or x.op == "FOR_ITER":
+        if x.target is None or x.op in ("FOR_ITER", "JUMP_FORWARD"):
             continue
         key = []
         i = x.target

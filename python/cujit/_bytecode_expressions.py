@@ -1,7 +1,7 @@
 """The bytecode frontend's expression reader: a symbolic stack turns straight-line instructions into expressions;
-conditions (their conditional jumps, nested and/or recovered from where the jumps go), conditional expressions,
-and/or values and chained comparisons are recovered from the jumps. Also the placeholders the stack holds on the
-way to a statement (call NULLs, unpacked slots, augmented assignments) and the reader's exceptions."""
+conditional expressions, and/or values and chained comparisons are recovered from the jumps (the conditions they
+test from _bytecode_conditions.py). Also the placeholders the stack holds on the way to a statement (call NULLs,
+unpacked slots, augmented assignments)."""
 
 import ast
 import math
@@ -9,28 +9,10 @@ import sys
 import types
 
 from cujit import _bytecode_ops as ops
+from cujit._bytecode_conditions import (_GUESS_FAILED, _Comprehension, _ConditionReader, _Construct, _Unreadable,
+                                        _spanning)
 from cujit._bytecode_decode import _decode
 from cujit._bytecode_graph import _Graph
-
-
-class _Unreadable(Exception):
-    """The bytecode has a shape this reader does not recover (a message says which)."""
-
-
-class _Construct(Exception):
-    """An instruction of a construct the source path rejects: the tree gets that construct's node."""
-
-    def __init__(self, node, ins, statement=False):
-        self.node, self.ins, self.statement = node, ins, statement
-
-
-class _Comprehension(Exception):
-    def __init__(self, ins):
-        self.ins = ins
-
-
-# What a guess (is this a loop's test? a conditional expression?) may end in: the guess is then wrong.
-_GUESS_FAILED = (_Unreadable, _Construct, _Comprehension, IndexError, KeyError, AttributeError, TypeError)
 
 
 class _Null:
@@ -78,7 +60,7 @@ _CODE_NAMES = {"<lambda>": ast.Lambda, "<genexpr>": ast.GeneratorExp, "<listcomp
                "<setcomp>": ast.SetComp, "<dictcomp>": ast.DictComp}
 
 
-class _ExpressionReader:
+class _ExpressionReader(_ConditionReader):
     """Expressions, conditions and conditional expressions rebuilt from the instructions (the statement reader,
     _bytecode_statements.py, builds on it)."""
 
@@ -441,213 +423,6 @@ class _ExpressionReader:
             self.fail(self.ins[pc], "an expression")
         return pc
 
-    # -- conditions --------------------------------------------------------------------------
-    def atoms(self, pc, stack, first_jump=None):
-        """The conditional jumps of one condition from `pc`: [(start, expr, jump)], the index where the code
-        after the condition starts (its fall-through), or None where `pc` starts no condition."""
-        found = []
-        while True:
-            s = list(stack)
-            try:
-                end = self.expr(pc, s, len(stack), raw=True)
-            except _GUESS_FAILED:
-                if found:
-                    break
-                raise
-            x = self.ins[end]
-            if x.op not in ops.CONDITIONAL_JUMPS or len(s) != len(stack) + 1 or x.target <= x.index:
-                break
-            node = s.pop()
-            nxt = end + 1
-            cleanup = getattr(node, "_cleanup", None)
-            if cleanup is not None and self.ins[nxt].op == "JUMP_FORWARD" and cleanup == nxt + 1:
-                if self.chain_arm_ends(found, x, cleanup):  # a chained comparison ends the true arm
-                    found.append((pc, node, x, cleanup + 2, self.ins[nxt].target, True))
-                    pc = cleanup + 2
-                    continue
-                nxt = self.ins[nxt].target
-            if self.arm_ends(found, x, nxt):  # the true arm of a conditional expression inside the condition
-                found.append((pc, node, x, nxt + 1, self.ins[nxt].target, True))
-                pc = nxt + 1
-                continue
-            found.append((pc, node, x, nxt, nxt, False))
-            if self.constant_arm(found, x, nxt):  # `4 if c else x`: c's true arm jumps out, a constant
-                jump = self.ins[nxt]
-                found.append((nxt, None, jump, nxt + 1, jump.target, True))
-                pc = nxt + 1
-                continue
-            if not self.more_atoms(found, nxt):
-                break
-            pc = nxt
-        if not found:
-            return None
-        # The longest valid cut: after it, every jump goes to a later atom, the fall-through or one target.
-        for k in range(len(found), 0, -1):
-            if self.valid_cut(found[:k]):
-                return found[:k]
-        return found[:1]
-
-    def arm_ends(self, found, jump, nxt):
-        """Whether the JUMP_FORWARD at `nxt`, after the atom whose jump is `jump`, ends the true arm of a
-        conditional expression used as a condition (`if (a if c else b):`): an earlier atom (its test) jumps
-        to the code after it (the false arm), where the atom's own jump does not."""
-        x = self.ins[nxt]
-        return x.op == "JUMP_FORWARD" and jump.target != nxt + 1 and \
-            any(a[2].target == nxt + 1 for a in found)
-
-    def chain_arm_ends(self, found, jump, cleanup):
-        """Whether a chained comparison whose cleanup (POP_TOP, a jump on) is at `cleanup` ends the true arm of
-        a conditional expression in a condition: an earlier atom (its test) jumps to the code after the
-        cleanup (the false arm), where the comparison's own jump does not."""
-        return self.ins[cleanup + 1].op == "JUMP_FORWARD" and jump.target != cleanup + 2 and \
-            self.ins[cleanup - 1].target != cleanup + 2 and any(a[2].target == cleanup + 2 for a in found)
-
-    def constant_arm(self, found, jump, nxt):
-        """Whether the JUMP_FORWARD at `nxt`, right after the conditional jump `jump` that goes past it, is a
-        constant true arm of a conditional expression in the condition (`if (4 if c else x):`): it jumps out
-        of the condition and the next atom, on the condition's line, follows."""
-        x = self.ins[nxt]
-        if x.op != "JUMP_FORWARD" or jump.target != nxt + 1 or x.target <= nxt + 1:
-            return False
-        after = self.ins[nxt + 1]
-        line = after.pos.lineno - self.first_line + 1 if after.pos is not None and after.pos.lineno else None
-        return line == found[0][1].lineno
-
-    @staticmethod
-    def atom_exits(atoms):
-        """Where the atoms' jumps and fall-throughs go, but to the atoms themselves."""
-        starts = {a[0] for a in atoms[1:]}
-        return ({a[2].target for a in atoms} | {a[4] for a in atoms[:-1]}) - starts
-
-    def valid_cut(self, atoms):
-        after = atoms[-1][3]
-        if atoms[-1][4] != after:
-            return False
-        return len(self.atom_exits(atoms) - {after}) <= 1
-
-    def more_atoms(self, found, nxt):
-        """Whether the condition goes on after `nxt`: it must where a jump so far lands beyond the next
-        atom and before the other exit; otherwise only while the next atom is on the same line."""
-        if not self.valid_cut(found):
-            return True
-        first_line = found[0][1].lineno
-        x = self.ins[nxt]
-        line = x.pos.lineno - self.first_line + 1 if x.pos is not None and x.pos.lineno else None
-        return line == first_line
-
-    def structure(self, atoms, true, false):
-        """The expression of `atoms` that is true where control reaches `true` and false at `false`: and/or,
-        `not` and conditional expressions nested as CPython compiles them in a condition (each part jumps
-        where its value decides; a conditional expression's test goes to its arms)."""
-        starts = [a[0] for a in atoms]
-        memo = {}
-
-        def exits(k):  # (where atom k goes when true, when false); a constant arm goes one way
-            jump = atoms[k][2]
-            fall = atoms[k][4]
-            if atoms[k][1] is None:
-                return jump.target, jump.target
-            on_true = jump.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE")
-            return (jump.target, fall) if on_true else (fall, jump.target)
-
-        def build(i, j, t, f):
-            key = (i, j, t, f)
-            if key not in memo:
-                memo[key] = None
-                memo[key] = part(i, j, t, f)
-            return memo[key]
-
-        def part(i, j, t, f):
-            if j - i == 1 and atoms[i][1] is None:  # a constant arm: the way it goes
-                way = exits(i)[0]
-                return self.at(ast.Constant(value=way == t), atoms[i][2]) if way in (t, f) and t != f else None
-            if j - i == 1:
-                start, node, jump = atoms[i][:3]
-                got = exits(i)
-                if got == (t, f) and t != f:
-                    return self.test_of(node, jump)
-                if got == (f, t) and t != f:
-                    return self.negate(self.test_of(node, jump), jump)
-                if got in ((t, t), (f, f)):  # `x or 2`, `x and 0`: CPython dropped the constant that decides
-                    test = self.test_of(node, jump)
-                    decided = self.at(ast.Constant(value=got == (t, t)), jump)
-                    decided.lineno, decided.col_offset = test.end_lineno, test.end_col_offset
-                    decided.end_lineno, decided.end_col_offset = test.end_lineno, test.end_col_offset
-                    out = ast.BoolOp(op=ast.Or() if got == (t, t) else ast.And(), values=[test, decided])
-                    out._serial = test._serial
-                    return _spanning(out, [test])
-                return None
-            last = atoms[j - 1]
-            if last[5] and last[1] is not None and last[3] in (t, f) and t != f:
-                # `x if c else 4`: the false arm, a constant, jumps out (a last constant part is `c or 0`)
-                for k in range(i + 1, j):
-                    test = build(i, k, starts[k], last[3])
-                    body = build(k, j, t, f) if test is not None else None
-                    if body is not None:
-                        orelse = self.at(ast.Constant(value=last[3] == t), last[2])
-                        if last[3] == last[4] and last[3] == t:  # the true arm's jump to the next instruction
-                            orelse = self.dead_tail(orelse)  # stays where the constant was `3 or v`
-                        node = ast.IfExp(test=test, body=body, orelse=orelse)
-                        node._serial = test._serial
-                        return _spanning(node, [test, body])
-            for cls in (ast.Or, ast.And):
-                for k in range(i + 1, j):
-                    left = build(i, k, t, starts[k]) if cls is ast.Or else build(i, k, starts[k], f)
-                    right = build(k, j, t, f) if left is not None else None
-                    if right is None:
-                        continue
-                    values = []
-                    for v in (left, right):
-                        values += v.values if isinstance(v, ast.BoolOp) and isinstance(v.op, cls) else [v]
-                    node = ast.BoolOp(op=cls(), values=values)
-                    node._serial = values[0]._serial
-                    return _spanning(node, values)
-            for k in range(i + 1, j - 1):  # test [i, k), true arm [k, m), false arm [m, j)
-                for m in range(k + 1, j):
-                    test = build(i, k, starts[k], starts[m])
-                    body = build(k, m, t, f) if test is not None else None
-                    orelse = build(m, j, t, f) if body is not None else None
-                    if orelse is not None:
-                        node = ast.IfExp(test=test, body=body, orelse=orelse)
-                        node._serial = test._serial
-                        return _spanning(node, [test, body, orelse])
-            return None
-
-        node = build(0, len(atoms), true, false)
-        if node is None:
-            self.fail(atoms[0][2], "a condition")
-        return node
-
-    def dead_tail(self, constant):
-        """`True or True` for the constant true arm `constant` of a conditional expression in a condition, where
-        the jump over it stays in the bytecode though it goes to the next instruction: CPython leaves that jump
-        when the arm is an `or` whose first value decides it (`3 or v`, its dead rest dropped), and removes it
-        after a lone constant. The compiler reads both as the constant."""
-        node = ast.BoolOp(op=ast.Or(), values=[constant, self.at(ast.Constant(value=True), None)])
-        for n in node.values[1:] + [node]:
-            for f in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
-                setattr(n, f, getattr(constant, f))
-        node._serial = constant._serial
-        return node
-
-    def test_of(self, node, jump):
-        if jump.op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
-            none = self.at(ast.Constant(value=None), jump)
-            return self.at(ast.Compare(left=node, ops=[ast.Is()], comparators=[none]), jump)
-        return node
-
-    def negate(self, node, jump):
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Is) and \
-                jump.op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
-            out = ast.Compare(left=node.left, ops=[ast.IsNot()], comparators=node.comparators)
-            for f in ("lineno", "col_offset", "end_lineno", "end_col_offset", "_serial"):
-                setattr(out, f, getattr(node, f))
-            return out
-        out = ast.UnaryOp(op=ast.Not(), operand=node)
-        for f in ("lineno", "col_offset", "end_lineno", "end_col_offset", "_serial"):
-            setattr(out, f, getattr(node, f))
-        return out
-
     def ternary(self, jump_pc, stack):
         """``a if c else b`` where the jump of `c` (or of its first part) is at `jump_pc`; the condition's
         value is on top of `stack`. Pushes the IfExp and returns where the code goes on."""
@@ -844,24 +619,6 @@ class _ExpressionReader:
         return all(self.ins[a + i].op == self.ins[b + i].op and self.ins[a + i].argval == self.ins[b + i].argval
                    for i in range(n))
 
-    def arms(self, atoms):
-        """(true arm, false arm) of a condition: where control goes when it holds and when it does not, or None.
-        The true arm usually follows the last jump; CPython 3.12 may put it at the jump's target instead and
-        leave an artificial jump to the false arm after the condition."""
-        after = atoms[-1][3]
-        jumps = self.atom_exits(atoms) - {after}
-        if not jumps:  # every jump goes where the condition falls through: it always holds (`if x or 2:`)
-            return after, after
-        if len(jumps) != 1:
-            return None
-        other = jumps.pop()
-        x = self.ins[after]
-        last = atoms[-1][2]
-        if x.op in ("JUMP_FORWARD", "JUMP_BACKWARD") and other > after and last.target == other and \
-                self.implicit(x):
-            return other, after
-        return after, other
-
     def starts_ternary(self, start, stack):
         """Whether the condition starting at `start` is the test of a conditional expression (`x = a if c else
         b`) rather than of an if statement: its true arm is one value that jumps over the false arm (or, in
@@ -898,16 +655,6 @@ class _ExpressionReader:
 def _is_constant(node):
     """A literal CPython's compiler folds operations of."""
     return isinstance(node, ast.Constant) or (isinstance(node, ast.Tuple) and all(_is_constant(e) for e in node.elts))
-
-
-def _spanning(node, parts):
-    """`node` located from the first start to the last end of `parts` (a condition's parts need not come in
-    the source's order)."""
-    start = min((p.lineno, p.col_offset) for p in parts)
-    end = max((p.end_lineno, p.end_col_offset) for p in parts)
-    node.lineno, node.col_offset = start
-    node.end_lineno, node.end_col_offset = end
-    return node
 
 
 def _end_after_start(node):

@@ -9,6 +9,7 @@ class _Loop:
     def __init__(self, cont, brks, body):
         self.cont, self.brks, self.body = cont, brks, body
         self.start = None  # where the body starts: not a new loop there
+        self.after = None  # where a while loop's breaks go
 
 
 

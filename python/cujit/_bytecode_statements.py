@@ -8,8 +8,9 @@ import sys
 
 from cujit import _bytecode_ops as ops
 from cujit._bytecode_decode import _added_by_lines
-from cujit._bytecode_expressions import (_STATEMENT_ENDS, _STORES, _GUESS_FAILED, _Aug, _ExpressionReader,
-                                         _ForItem, _Group, _Slot, _end_after_start)
+from cujit._bytecode_conditions import _GUESS_FAILED
+from cujit._bytecode_expressions import (_STATEMENT_ENDS, _STORES, _Aug, _ExpressionReader, _ForItem, _Group, _Slot,
+                                         _end_after_start)
 from cujit._bytecode_graph import _Loop
 
 # Whether positions have columns (3.11 on); 3.10's have lines only, and tell a statement from what CPython added
@@ -45,6 +46,11 @@ class _Reader(_ExpressionReader):
         while True:
             if pc == stop:
                 return out, "stop"
+            if loop is not None and pc == loop.after and self.graph.block_of[pc] not in loop.body:
+                # where a while loop's breaks go, reached from its body: a break CPython sent there straight
+                # (the jump of a chained comparison's test to its if's body, a break)
+                out.append(self.stmt_at(ast.Break(), ins[pc - 1]))
+                return out, "break"
             if loop is not None and pc in loop.brks:
                 # located on its own jump (or the for loop's iterator drop), else on the code before it
                 own = ins[pc].op in ("JUMP_FORWARD", "POP_TOP") or pc == 0
@@ -319,6 +325,13 @@ class _Reader(_ExpressionReader):
                     (skip.op == "JUMP_FORWARD" and (skip.index in loop.brks or skip.index - 1 in loop.brks))):
                 follow = false  # the true arm runs into the false target, or ends in a break: the if ends there
                 #                 (an else after a break is the code after the if to the compiler)
+            elif loop is not None and skip.op in ("JUMP_BACKWARD", "JUMP") and skip.target in loop.cont:
+                # the true arm ends in a continue: a jump from it past the false arm, to code of the loop, goes
+                # to the code after the if (`if x: continue` ending the arm, whose false jump goes there)
+                past = [ins[i].target for i in range(after, false) if ins[i].target is not None and
+                        ins[i].target > false and g.block_of[ins[i].target] in loop.body and
+                        ins[i].target not in loop.brks]
+                follow = min(past, default=None)
         if stop is not None and follow is not None and follow > stop:
             follow = stop
         node.body, how = self.region(after, follow, loop)
@@ -396,13 +409,20 @@ class _Reader(_ExpressionReader):
                 start = g.starts[s]
                 end = g.starts[s + 1] if s + 1 < len(g.starts) else len(self.ins) - 1
                 last = self.ins[end - 1]
+                while last.op == "JUMP_FORWARD" and end - 1 == start and self.ins[last.target].op == "JUMP_FORWARD" \
+                        and g.block_of[last.target] not in blocks and not is_for:
+                    # a condition's jump to the break, a jump on its own line CPython does not jump past
+                    start = last.target
+                    end, last = start + 1, self.ins[start]
                 if last.op == "JUMP_FORWARD":  # [code before the break] [POP_TOP] JUMP_FORWARD follow
                     point = end - 2 if is_for and self.ins[end - 2].op == "POP_TOP" else end - 1
                     follows.add(last.target)
                 else:  # the code after the loop, put by CPython right after the break
                     point = start
                     if is_for:
-                        point = next(i for i in range(start, end) if self.ins[i].op == "POP_TOP")
+                        point = next((i for i in range(start, end) if self.ins[i].op == "POP_TOP"), None)
+                        if point is None:  # (the code after a for loop every pass of which breaks)
+                            continue
                     follows.add(point + 1 if is_for else point)
                 entries.add(point)
         if len(follows) > 1:
@@ -489,7 +509,7 @@ class _Reader(_ExpressionReader):
             latch = max(i for i in range(pc, len(self.ins) - 1)
                         if self.ins[i].target == pc and g.block_of[i] in blocks)
             loop = _Loop({pc}, entries, blocks)
-            loop.is_for = False
+            loop.is_for, loop.after = False, follow
             loop.start = pc
             body, _ = self.region(pc, latch, loop)
             test = self.at(ast.Constant(value=True), self.ins[pc])
@@ -505,7 +525,7 @@ class _Reader(_ExpressionReader):
             blocks |= g.natural_loop(b)
         entries, follow = self.exits(blocks, false)
         loop = _Loop({pc}, entries, blocks)
-        loop.is_for = False
+        loop.is_for, loop.after = False, follow
         loop.start = body_start
         body, _ = self.region(body_start, bottom, loop)
         node = self.stmt_at(ast.While(test=test, body=body, orelse=[]), atoms[0][2])
