@@ -70,7 +70,7 @@ def test_many_blocks_each_waiting_on_the_next(workers):
 
 
 def test_a_thread_doing_many_atomics_without_spinning_keeps_its_results():
-    """Atomics yield every 64th time; a kernel whose threads do thousands of them (no spin) gives the same results
+    """Atomics yield every 256th time; a kernel whose threads do thousands of them (no spin) gives the same results
     with a barrier (fibers) and without (threads one after another, the rest of a block turned into fibers)."""
     def histogram(x, hist, out):
         i = cuda.grid(1)

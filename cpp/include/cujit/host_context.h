@@ -34,7 +34,7 @@ struct HostThreadContext {
 };
 
 // How many spin points a thread passes between two calls of HostThreadContext::spin (a power of two).
-inline constexpr uint32_t kHostSpinInterval = 64;
+inline constexpr uint32_t kHostSpinInterval = 256;
 
 // What HostThreadContext::collective does, by `kind`.
 enum class HostCollective : uint32_t {

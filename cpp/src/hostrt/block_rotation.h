@@ -30,9 +30,9 @@ namespace cujit::hostrt::detail {
 inline constexpr std::size_t kMaxResidentBlocks = 32;
 // Rounds of nothing but yields after which a resident block counts as spinning on something outside it.
 inline constexpr uint32_t kQuietRounds = 16;
-// Spin hooks (every kHostSpinInterval-th spin point) a thread running without a fiber passes before the rest of
-// its block becomes fibers (a thread that merely does many atomics costs nothing until then).
-inline constexpr uint32_t kPromoteAfter = 16;
+// Spin hooks (every kHostSpinInterval-th spin point: 1024 spin points) a thread running without a fiber passes
+// before the rest of its block becomes fibers (a thread that merely does many atomics costs nothing until then).
+inline constexpr uint32_t kPromoteAfter = 4;
 
 class WorkerBlocks {
  public:
