@@ -121,7 +121,7 @@ def block_waits_for_the_last_block(flags, data, out):
             while cuda.atomic.add(flags, 0, 0) == 0:
                 pass
             cuda.threadfence()
-            out[0] = data[last] + 1
+            out[0] = cuda.atomic.add(data, last, 0) + 1  # read at the device's level (another block wrote it)
         elif b == last:
             data[last] = data[last] * 3
             cuda.threadfence()
@@ -165,7 +165,7 @@ def queue_between_blocks(values, queue, counters, out):
             while cuda.atomic.add(counters, 0, 0) <= i:
                 pass
             cuda.threadfence()
-            out[i] = queue[i % 4]
+            out[i] = cuda.atomic.add(queue, i % 4, 0)  # read at the device's level (the other block wrote it)
             cuda.threadfence()
             cuda.atomic.add(counters, 1, 1)
 
