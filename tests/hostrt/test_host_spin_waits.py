@@ -107,3 +107,28 @@ def test_activemask_after_a_loop_of_atomics_names_the_whole_warp():
     masks[1, 32](counts, out)
     np.testing.assert_array_equal(out, np.full(32, 0xFFFFFFFF, np.uint32))
     np.testing.assert_array_equal(counts, np.arange(32) * 10)
+
+
+def test_a_deadlock_in_the_block_a_spinning_block_waits_for_is_still_reported():
+    """Block 0 spins on a flag block 1 would set after a barrier its threads can never complete (a GPU hangs): the
+    launch raises the deadlock report naming block 1, with one worker holding both blocks, instead of hanging."""
+    def stuck(flags, out):
+        t = cuda.threadIdx.x
+        if cuda.blockIdx.x == 0:
+            if t == 0:
+                while cuda.atomic.add(flags, 0, 0) == 0:
+                    pass
+        else:
+            if t < 16:
+                cuda.syncthreads()
+            else:
+                out[t] = cuda.shfl_sync(0xFFFFFFFF, t, 0)
+            cuda.atomic.exch(flags, 0, 1)
+        cuda.syncthreads()
+
+    kernel = cuda.jit(target="cpu")(stuck)
+    with pytest.raises(AssertionError) as failed:
+        run_guarded(kernel, (2, 32), [np.zeros(1, np.int32), np.zeros(32, np.int32)], workers=1)
+    report = str(failed.value)
+    assert "RuntimeError: kernel " in report and "stuck' deadlocked" in report, report
+    assert "block (1, 0, 0)" in report, report
