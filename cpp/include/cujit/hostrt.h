@@ -2,7 +2,9 @@
 // over a grid. Blocks run in parallel on worker threads (as many as the machine
 // has cores, fewer for small grids); the threads of a block run as fibers on one
 // worker, each with its own stack, switching at a barrier (cuda.syncthreads),
-// so a barrier has CUDA's semantics. Each block gets its own shared memory.
+// so a barrier has CUDA's semantics, and yielding at spin points (atomics,
+// fences) so that threads and blocks spinning on each other's writes finish
+// (hostrt/block_rotation.h). Each block gets its own shared memory.
 #pragma once
 
 #include <cstdint>

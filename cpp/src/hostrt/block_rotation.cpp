@@ -141,7 +141,8 @@ void WorkerBlocks::spun() {
   try {
     spin_turn();
   } catch (const std::exception&) {
-    if (!error_) error_ = Error{ErrorKind::Runtime, "the host runtime ran out of memory for a spinning block's fibers", {}};
+    if (!error_)
+      error_ = Error{ErrorKind::Runtime, "the host runtime ran out of memory for a spinning block's fibers", {}};
   }
 }
 

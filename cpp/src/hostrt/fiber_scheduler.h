@@ -1,7 +1,7 @@
 // Internal to hostrt/: runs a set of resident blocks on one OS thread, every
-// thread of them a fiber (fiber_switch.h). A fiber runs until it returns or reaches a
+// thread of them a fiber (fiber_switch.h). A fiber runs until it returns, reaches a
 // collective operation (a barrier, a warp function, a grid sync: the context's
-// collective hook); when no fiber can run, the waits that can complete do
+// collective hook) or yields (cuda.nanosleep, a spin point); when no fiber can run, the waits that can complete do
 // (collectives.cpp computes their results), and when none can, the blocks have
 // deadlocked and the scheduler returns a report of who waits where
 // (deadlock_report.cpp) instead of hanging.
