@@ -149,7 +149,9 @@ class _ConditionReader:
 
     def valid_cut(self, atoms):
         after = atoms[-1][3]
-        if atoms[-1][4] != after:
+        # the condition falls through to its end; where it ends in a constant false arm that jumps out (`(a if
+        # c else 0)`), its true arm jumps there
+        if atoms[-1][4] != after and not (atoms[-1][1] is None and any(a[4] == after for a in atoms[:-1])):
             return False
         return len(self.atom_exits(atoms) - {after}) <= 1
 

@@ -77,6 +77,7 @@ class _ExpressionReader(_ConditionReader):
         self.unsupported = False
         self.serial = 0
         self.ternary_tests = {}  # conditional jump -> whether it is the test of a conditional expression
+        self.stops = []  # where the values being read end (value)
         self.stored = set()  # the names the rebuilt statements assign
         self.back_targets = {x.target for x in self.ins[:-1] if x.target is not None and x.target <= x.index}
 
@@ -377,6 +378,12 @@ class _ExpressionReader(_ConditionReader):
         # on (the chain ends an arm of a conditional expression), the jump stays: it ends that arm.
         if ins[pc].op == "JUMP_FORWARD" and cleanup == pc + 1 and ins[cleanup + 2].op != "JUMP_FORWARD":
             pc = ins[pc].target
+        elif cleanup > pc and cleanup + 2 in self.stops and ins[cleanup].op == "SWAP" and \
+                ins[cleanup + 1].op == "POP_TOP" and self.returns_after(pc, cleanup) == cleanup and \
+                self.same_code(pc, cleanup, cleanup + 2):
+            # the chain ends a value (`x and a < b < c`) that ends after its cleanup, where the code after the value
+            # goes on: CPython 3.12 copied that code, up to its return, before the cleanup
+            pc = cleanup + 2
         return pc
 
     def value_boolop(self, jump_pc, right_pc, stack, join=None):
@@ -410,15 +417,19 @@ class _ExpressionReader(_ConditionReader):
 
     def value(self, pc, stack, base, stop):
         """One value pushed by the code from `pc` to `stop` (ternaries included)."""
-        while True:
-            pc = self.expr(pc, stack, base, stop=stop)
-            if pc == stop:
+        self.stops.append(stop)
+        try:
+            while True:
+                pc = self.expr(pc, stack, base, stop=stop)
+                if pc == stop:
+                    break
+                x = self.ins[pc]
+                if x.op in ops.CONDITIONAL_JUMPS and len(stack) == base + 1:
+                    pc = self.ternary(pc, stack)
+                    continue
                 break
-            x = self.ins[pc]
-            if x.op in ops.CONDITIONAL_JUMPS and len(stack) == base + 1:
-                pc = self.ternary(pc, stack)
-                continue
-            break
+        finally:
+            self.stops.pop()
         if len(stack) != base + 1:
             self.fail(self.ins[pc], "an expression")
         return pc
@@ -588,7 +599,11 @@ class _ExpressionReader(_ConditionReader):
                     s2, f2 = list(stack), list(stack)
                     if self.value(pc, s2, base, end - back) == end - back and \
                             self.value(false, f2, base, fend - back) == fend - back:
-                        s, f, join = s2, f2, end - back
+                        # (the same code goes on from either; the false arm's may be an enclosing value's join,
+                        # where the true arm runs into a copy of the code after that value)
+                        # (the same code goes on from either, but the false arm's may be where an enclosing
+                        # value ends, `x or (10 if c else y)`, whose code after it the true arm has a copy of)
+                        s, f, join = s2, f2, fend - back if fend - back in self.stops else end - back
                         break
                 except _GUESS_FAILED:
                     continue
