@@ -57,7 +57,9 @@ def spin_lock(locks, counts, work, out):
     cuda.threadfence()
     cuda.atomic.exch(locks, b, 0)
     cuda.syncthreads()
-    out[b, t] = counts[b]
+    # An atomic read: on an H100 a plain read here gave each thread the count it had written itself (a weak load
+    # served from the SM's L1), though the PTX orders it after bar.sync.
+    out[b, t] = cuda.atomic.add(counts, b, 0)
 
 
 def bounded_queue(values, queue, counters, out):

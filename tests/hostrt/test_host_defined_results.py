@@ -4,7 +4,9 @@ by amounts outside [0, width), and variables some path leaves unassigned. The ex
 H100 gave for the same kernel (tests/hostrt/test_gpu_target_differential.py compares the targets directly)."""
 
 import numpy as np
+import pytest
 
+import gpu_support
 from cujit import cuda, float32, int32, int64, uint32, uint64
 
 NAN = float("nan")
@@ -51,13 +53,29 @@ def shifts(a, k, out):
         out[i, 1] = a[i] >> k[i]
 
 
+SHIFTED = np.array([5, -5, 5, -5, 1, -1, 5, -5, 5, 7], np.int64)
+# Amounts whose low 32 bits alone are in range (2^32, 2^32 + 1, I64_MIN, -2^32 + 3) are out of range all the same.
+AMOUNTS = np.array([70, 70, -1, -1, 63, 64, 2 ** 32, I64_MIN, 2 ** 32 + 1, -2 ** 32 + 3], np.int64)
+LEFT = [0, 0, 0, 0, I64_MIN, 0, 0, 0, 0, 0]
+RIGHT = [0, -1, 0, -1, 0, -1, 0, -1, 0, 0]
+
+
 def test_shifts_outside_the_width_give_zero_or_the_sign():
-    a = np.array([5, -5, 5, -5, 1, -1], np.int64)
-    k = np.array([70, 70, -1, -1, 63, 64], np.int64)
-    out = np.zeros((6, 2), np.int64)
-    shifts[1, 8](a, k, out)
-    assert out[:, 0].tolist() == [0, 0, 0, 0, I64_MIN, 0]
-    assert out[:, 1].tolist() == [0, -1, 0, -1, 0, -1]
+    out = np.zeros((SHIFTED.size, 2), np.int64)
+    shifts[1, 16](SHIFTED, AMOUNTS, out)
+    assert out[:, 0].tolist() == LEFT
+    assert out[:, 1].tolist() == RIGHT
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.GPU_AVAILABLE, reason="needs a GPU")
+@gpu_support.needs_device("the GPU's shift instructions")
+def test_the_gpu_gives_the_same_shifts():
+    gpu_shifts = cuda.jit(shifts.py_func)
+    out = cuda.to_device(np.zeros((SHIFTED.size, 2), np.int64))
+    gpu_shifts[1, 16](cuda.to_device(SHIFTED), cuda.to_device(AMOUNTS), out)
+    assert out.copy_to_host()[:, 0].tolist() == LEFT
+    assert out.copy_to_host()[:, 1].tolist() == RIGHT
 
 
 @cuda.jit(target="cpu")

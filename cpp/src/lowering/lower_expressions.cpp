@@ -220,6 +220,9 @@ Value* FunctionLowering::binary(Op op, Value* a, Value* b, TypeRef lhs_t, TypeRe
       // width: 0, or the sign for an arithmetic shift), never LLVM's poison, on every target.
       unsigned width = a->getType()->getIntegerBitWidth();
       Value* last = llvm::ConstantInt::get(a->getType(), width - 1);
+      // PTX's shift instructions read a 32-bit amount, and NVPTX folds the range check below into them: a 64-bit
+      // amount is first brought into [0, 64], so that its high bits (2^32, a negative amount) are not dropped.
+      if (width > 32) b = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b, llvm::ConstantInt::get(a->getType(), width));
       if (op == Op::RShift && lhs_t->is_signed())
         return b_.CreateAShr(a, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b, last));
       Value* in_range = b_.CreateICmpULE(b, last);
