@@ -279,8 +279,8 @@ def _merge_return_copies(kept):
                 key = None
                 break
             i += 1
-        if not key or key[-1][0] not in ("RETURN_VALUE", "RETURN_CONST"):
-            continue
+        if not key or key[-1][0] not in ("RETURN_VALUE", "RETURN_CONST") or key[0][0] == "POP_TOP":
+            continue  # (a block that drops a value first is a chained comparison's cleanup: each has its own)
         x.target = first.setdefault(tuple(key), x.target)
 
 

@@ -298,7 +298,17 @@ class _Reader(_ExpressionReader):
         ins = self.ins
         if ins[after].op == "LOAD_ASSERTION_ERROR":
             return self.assertion(atoms, after, false, out)
-        test = self.structure(atoms, after, false)
+        test = None
+        for true, other in ((after, false), (false, after)):
+            if true != other and other == atoms[-1][3] and ins[other].op == "JUMP_FORWARD" and \
+                    ins[other].target == true and self.line_of(ins[other]) == self.line_of(atoms[-1][2]):
+                # each way goes to `true`, one through the jump a conditional expression's true arm left when
+                # CPython folded both arms away, constants that hold (`if (44 if c else 62):`): it always holds
+                test = self.holds_either_way(self.structure(atoms, other, true), atoms[-1][2])
+                after = false = true
+                break
+        if test is None:
+            test = self.structure(atoms, after, false)
         node = self.stmt_at(ast.If(test=test, body=[], orelse=[]), atoms[0][2])
         node.lineno, node.col_offset = test.lineno, test.col_offset
         _end_after_start(node)
@@ -358,6 +368,16 @@ class _Reader(_ExpressionReader):
                 out.append(tail)
                 return None, how2
         return false, None
+
+    def holds_either_way(self, test, jump):
+        """`True if test else True`, located at `test`."""
+        arms = [self.at(ast.Constant(value=True), jump) for _ in range(2)]
+        node = ast.IfExp(test=test, body=arms[0], orelse=arms[1])
+        for n in [node] + arms:
+            for f in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+                setattr(n, f, getattr(test, f))
+        node._serial = test._serial
+        return node
 
     def assertion(self, atoms, raise_pc, skip, out):
         ins = self.ins

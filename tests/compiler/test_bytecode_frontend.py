@@ -202,7 +202,8 @@ def test_python_c_program_compiles(register_ptx):
 
 # Shapes each CPython version spells its own way (_bytecode_decode.py): 3.10's per-operator opcodes, absolute jumps,
 # stack rotations and lines without columns (a one-line `if c: continue` / `if c: return`), 3.13's paired loads
-# and stores of locals, CALL_KW and TO_BOOL.
+# and stores of locals, CALL_KW and TO_BOOL; 3.11 on: each chained comparison's cleanup with its own copy of the
+# return after it (a bounds test of a stencil).
 VERSION_SHAPES = {
     "one_line_arms": """
 def f(out, a, n):
@@ -229,6 +230,13 @@ def f(out, a, n):
         j += 2
         k = j % 7
     out[i] *= j + k
+""",
+    "chained_bounds": """
+def f(out, a, n):
+    i = cuda.grid(1)
+    m = out.size
+    if 0 < i < m - 1 and 0 < n < m:
+        out[i] = a[i - 1] + a[i + 1] - 2.0 * a[i]
 """,
     "calls_with_keywords": """
 def f(out, a, n):
@@ -512,6 +520,18 @@ def f(a, b, n):
     else:
         w -= n
     return w
+""",
+    "constant_arms_that_hold": """
+def f(a, b, n):
+    v = 0.0
+    for k in range(n):
+        v += a
+        if (44 if (a >= (b * -1) != 20) else 62):
+            continue
+    for k in range(n):
+        if (44 if a > b else 62):
+            continue
+    return v
 """,
     "constant_return_after_a_break": """
 def f(a, b, n):
