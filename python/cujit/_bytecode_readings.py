@@ -13,8 +13,8 @@ __all__ = ["readings"]
 def readings(body):
     """The statements `body` (the reader's reading) with the returns CPython copied merged (_merge_returns) and
     the other readings of that first, where that differs from `body`, then `body` and its other readings."""
-    merged = copy.deepcopy(body)
-    for base in ([merged, body] if _merge_returns(merged) else [body]):
+    merged = copy.deepcopy(body) if _merge_returns(body, dry=True) else None  # (copies only where needed)
+    for base in ([merged, body] if merged is not None and _merge_returns(merged) else [body]):
         yield base
         for rewrite in _REWRITES:
             yield from rewrite(base)
@@ -55,12 +55,13 @@ def _located(node, at):
     return node
 
 
-def _merge_returns(body):
+def _merge_returns(body, dry=False):
     """A return CPython copied to the end of a block whose code runs into the original, read as a statement of
     that block, left out: the block runs into the original (`if c: ...` then `return v`, whose return CPython
     copies into the end of the if's arm, a while loop's exit or an else). A copy is where the original is (no
     return written in the source is where another is), and the original is the return the block's end runs
-    into (the next statement, or its enclosing block's). Returns whether it left any out."""
+    into (the next statement, or its enclosing block's). Returns whether it left any out (`dry`: whether it
+    would, leaving `body` as it is)."""
     changed = False
 
     def walk(stmts, tail):
@@ -75,11 +76,13 @@ def _merge_returns(body):
                 walk(s.orelse, after)
         if stmts and tail is not None and isinstance(stmts[-1], ast.Return) and stmts[-1] is not tail and \
                 _same(stmts[-1], tail):
-            stmts.pop()
+            if not dry:
+                stmts.pop()
             changed = True
 
     walk(body, None)
-    _fill(body)
+    if not dry:
+        _fill(body)
     return changed
 
 
