@@ -180,4 +180,20 @@ def _unfolded_returns(body):
                       isinstance(stmts[i].value, ast.Constant), change)
 
 
-_REWRITES = [_lone_constants, _ended_blocks, _broken_loops, _unfolded_returns]
+def _arm_continues(body):
+    """A `continue` after an if/else, last in its block, read as the end of one of the if's arms (first the
+    else's, then the if's): where the if/else ends a loop's body, the other arm runs into the loop's jump back
+    either way, but CPython jumps from it to a `continue` written after the if/else (a statement of its own
+    line) where it only jumps back from the arm's own."""
+    def select(stmts, i):
+        return i == len(stmts) - 2 and isinstance(stmts[i], ast.If) and stmts[i].orelse and \
+            isinstance(stmts[-1], ast.Continue)
+
+    for field in ("orelse", "body"):
+        def change(stmts, i, field=field):
+            getattr(stmts[i], field).append(stmts.pop())
+
+        yield from _rewritten(body, select, change)
+
+
+_REWRITES = [_lone_constants, _ended_blocks, _broken_loops, _unfolded_returns, _arm_continues]

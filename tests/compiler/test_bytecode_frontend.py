@@ -533,6 +533,18 @@ def f(a, b, n):
             continue
     return v
 """,
+    "continue_ending_an_else": """
+def f(a, b, n):
+    v = 0.0
+    for k in range(n):
+        if max(67, k):
+            v = a
+        else:
+            v += b
+            if -3:
+                continue
+    return v
+""",
     "constant_return_after_a_break": """
 def f(a, b, n):
     for k in range(5, 0, -1):
