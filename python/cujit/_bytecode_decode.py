@@ -67,6 +67,11 @@ def _decode(code, table):
             add(offset, op, arg, target, "", name)
         elif name in ("LOAD_CONST", "RETURN_CONST"):
             add(offset, op, arg, code.co_consts[arg], "", name)
+        elif name in ops.IMMEDIATE_CONSTANTS:
+            add(offset, op, arg, arg, "", name)
+        elif name == "LOAD_COMMON_CONSTANT":
+            common = ops.COMMON_CONSTANTS[version]
+            add(offset, (common[arg] if arg < len(common) else None) or name, arg, arg, "", name)
         elif name in ops.NAMES:
             x = add(offset, op, arg, code.co_names[arg >> name_shift.get(name, 0)], "", name)
             if name == "LOAD_GLOBAL" and not name_shift:
@@ -80,7 +85,8 @@ def _decode(code, table):
         elif name in operators:
             add(offset, op, arg, operators[name], operators[name], name)
         elif name == "BINARY_OP":
-            add(offset, op, arg, arg, dis._nb_ops[arg][1], name)
+            operator = dis._nb_ops[arg][1]
+            add(offset, ops.OPERATOR_INSTRUCTIONS.get(operator, op), arg, arg, operator, name)
         elif name == "CALL_INTRINSIC_1":
             add(offset, op, arg, arg, dis._intrinsic_1_descs[arg], name)
         else:

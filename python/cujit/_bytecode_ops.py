@@ -24,10 +24,20 @@ SPLIT = {
     (3, 10): {"DUP_TOP": (("COPY", 1),), "DUP_TOP_TWO": (("COPY", 2), ("COPY", 2)), "ROT_TWO": (("SWAP", 2),),
               "ROT_THREE": (("SWAP", 3), ("SWAP", 2)), "ROT_FOUR": (("SWAP", 4), ("SWAP", 3), ("SWAP", 2))},
 }
+_SUPERINSTRUCTIONS_313 = {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
+                           "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
+                           "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST")}
 SUPERINSTRUCTIONS = {
-    (3, 13): {"LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"), "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
-              "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST")},
+    (3, 13): _SUPERINSTRUCTIONS_313,
+    (3, 14): dict(_SUPERINSTRUCTIONS_313, LOAD_FAST_BORROW_LOAD_FAST_BORROW=("LOAD_FAST", "LOAD_FAST")),
 }
+
+# Instructions whose argument is the constant itself (3.14's small ints), and the constants of 3.14's
+# LOAD_COMMON_CONSTANT by argument, as the instruction that loaded each before (None: the frontend has none).
+IMMEDIATE_CONSTANTS = {"LOAD_SMALL_INT"}
+COMMON_CONSTANTS = {(3, 14): ("LOAD_ASSERTION_ERROR", None, None, None, None)}
+# BINARY_OP's operators that were instructions of their own before (3.14's subscript: BINARY_SUBSCR).
+OPERATOR_INSTRUCTIONS = {"[]": "BINARY_SUBSCR"}
 
 TABLES = {
     (3, 10): dict(_COMMON, **{
@@ -50,6 +60,12 @@ TABLES = {
         "END_FOR": "END_FOR", "TO_BOOL": None, "CALL_KW": "CALL_KW",
         "PUSH_NULL": None,  # pushed after the callable, where 3.12 pushed it before: CALL needs no NULL to find it
     }),
+    (3, 14): dict(_COMMON, **{
+        "END_FOR": "END_FOR", "TO_BOOL": None, "CALL_KW": "CALL_KW", "PUSH_NULL": None,
+        "LOAD_FAST_BORROW": "LOAD_FAST", "LOAD_SMALL_INT": "LOAD_CONST", "NOT_TAKEN": None,
+        "POP_ITER": "POP_TOP",  # after END_FOR, as 3.13's POP_TOP
+        "LOAD_COMMON_CONSTANT": "LOAD_COMMON_CONSTANT",  # by its argument (COMMON_CONSTANTS)
+    }),
 }
 
 # How each version's arguments read, beside its names: the shift of the name index in LOAD_GLOBAL/LOAD_ATTR (a flag
@@ -62,12 +78,14 @@ ARGUMENTS = {
               "columns": True},
     (3, 13): {"name_shift": {"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, "compare_shift": 5, "absolute_jumps": False,
               "columns": True},
+    (3, 14): {"name_shift": {"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, "compare_shift": 5, "absolute_jumps": False,
+              "columns": True},
 }
 BACKWARD = {"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
             "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"}
 NAMES = {"LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "STORE_GLOBAL", "LOAD_NAME", "STORE_NAME",
          "DELETE_ATTR", "DELETE_GLOBAL", "DELETE_NAME", "IMPORT_NAME", "IMPORT_FROM"}
-LOCALS = {"LOAD_FAST", "STORE_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF", "STORE_DEREF",
+LOCALS = {"LOAD_FAST", "LOAD_FAST_BORROW", "STORE_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF", "STORE_DEREF",
           "LOAD_CLOSURE", "DELETE_FAST", "DELETE_DEREF", "MAKE_CELL"}
 CELLS = {"LOAD_DEREF", "STORE_DEREF", "LOAD_CLOSURE", "DELETE_DEREF", "LOAD_CLASSDEREF"}  # 3.10: cell and free
 

@@ -523,6 +523,8 @@ class _Reader(_ExpressionReader):
         if self.ins[pc].op == "FOR_ITER":
             return None
         rot = self.rotated(pc, outer) if self.may_test_a_loop(pc) else None
+        if rot is None and b in g.latches and g.starts[b] == pc:
+            rot = self.top_tested(pc)
         if rot is None and b in g.latches and g.starts[b] == pc:  # while True: the body starts here and jumps back here
             blocks = g.natural_loop(b)
             entries, follow = self.exits(blocks, None)
@@ -562,6 +564,24 @@ class _Reader(_ExpressionReader):
             if self.ins[i].op in _STATEMENT_ENDS:
                 return False
         return False
+
+    def top_tested(self, pc):
+        """A while loop with its test only at the top (CPython 3.14): the test at `pc`, whose false arm leaves the
+        loop, the body after it, jumping back to the test. (atoms, body start, exit, the last jump back) or None."""
+        try:
+            atoms = self.atoms(pc, [])
+        except _GUESS_FAILED:
+            return None
+        found = self.arms(atoms) if atoms else None
+        if found is None:
+            return None
+        after, false = found
+        g = self.graph
+        blocks = g.natural_loop(g.block_of[pc])
+        if after == false or g.block_of.get(after) not in blocks or g.block_of.get(false) in blocks:
+            return None
+        latch = max(i for i in range(pc, len(self.ins) - 1) if self.ins[i].target == pc and g.block_of[i] in blocks)
+        return (atoms, after, false, latch) if latch >= after else None
 
     def rotated(self, pc, outer):
         """A while loop with a test: the test at `pc`, the body, and a copy of the test at the bottom that
