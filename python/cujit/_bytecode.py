@@ -24,7 +24,7 @@ from cujit._bytecode_decode import (_arguments, _code_positions, _has_handlers, 
                                     _place_paired_names, _recompiled)
 from cujit._bytecode_excerpt import Excerpt as _Excerpt
 from cujit._bytecode_readings import readings
-from cujit._bytecode_conditions import _Comprehension, _Construct
+from cujit._bytecode_conditions import _Comprehension, _Construct, folded_tests
 from cujit._bytecode_statements import _Reader
 from cujit.errors import UnsupportedError
 
@@ -81,6 +81,8 @@ def decompile(pyfunc):
                                  statement=True)
             raise _Construct(ast.Try(body=[], handlers=[], orelse=[], finalbody=[]), reader.ins[0], statement=True)
         body = reader.function()
+        if ops.ARGUMENTS[version].get("late_folding"):
+            folded_tests(body)
     except _Comprehension as e:
         return _rejected(reader, name, code, ast.ListComp(elt=None, generators=[]), e.ins, False)
     except _Construct as e:

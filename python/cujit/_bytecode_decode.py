@@ -110,8 +110,25 @@ def _decode(code, table):
     for x in kept:
         if x.op in ops.JUMPS:
             x.target = index_of[x.argval]
+    if rules.get("late_folding"):
+        _unthread_value_jumps(kept)
     _merge_return_copies(kept)
     return kept + [end]
+
+
+def _unthread_value_jumps(kept):
+    """CPython 3.14 threads the jump of an and/or value into the next one's fall-through where that one tests
+    the same value the other way (`(v and 75) or 86`: v false goes straight to the cleanup before 86); such a
+    jump goes to the next one's test again, as before 3.14, where the reader looks for it."""
+    for x in kept:
+        if x.op not in ops.CONDITIONAL_JUMPS or x.index == 0 or kept[x.index - 1].op != "COPY" or \
+                kept[x.index - 1].argval != 1:
+            continue
+        t = x.target
+        if t is not None and x.index + 2 < t < len(kept) and kept[t].op == "POP_TOP" and \
+                kept[t - 1].op in ops.CONDITIONAL_JUMPS and kept[t - 1].op != x.op and \
+                kept[t - 2].op == "COPY" and kept[t - 2].argval == 1:
+            x.target = t - 2
 
 
 def _instructions(code):
@@ -315,7 +332,7 @@ def _normalised(code):
         elif i.opname in ("LOAD_CONST", "RETURN_CONST"):
             out.append((i.opname, type(i.argval).__name__, repr(i.argval)))
         else:
-            out.append((i.opname, i.argrepr))
+            out.append((ops.SAME_EFFECT.get(i.opname, i.opname), i.argrepr))
     return out
 
 

@@ -112,7 +112,9 @@ class _ExpressionReader(_ConditionReader):
             return self.at(ast.Constant(value=...), ins)
         if isinstance(value, complex) and (value.real != 0 or math.copysign(1.0, value.real) < 0):
             return self.complex_const(value, ins)
-        return self.at(ast.Constant(value=value), ins)
+        node = self.at(ast.Constant(value=value), ins)
+        node._loaded = True  # a constant the code loads (not one the reader decided)
+        return node
 
     def complex_const(self, value, ins):
         """A complex constant CPython folded (`2 + 1j`, `-1j`) as the source spells it: the frontend's complex

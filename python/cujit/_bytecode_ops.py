@@ -36,6 +36,10 @@ SUPERINSTRUCTIONS = {
 # LOAD_COMMON_CONSTANT by argument, as the instruction that loaded each before (None: the frontend has none).
 IMMEDIATE_CONSTANTS = {"LOAD_SMALL_INT"}
 COMMON_CONSTANTS = {(3, 14): ("LOAD_ASSERTION_ERROR", None, None, None, None)}
+# Instructions that differ from another only in how the interpreter counts references (3.14 borrows a local's
+# reference where the value does not outlive its basic block, so where CPython's constant folding left a block
+# boundary inside an expression, the same load is not borrowed): the same instruction for the recompile check.
+SAME_EFFECT = {"LOAD_FAST_BORROW": "LOAD_FAST"}
 # BINARY_OP's operators that were instructions of their own before (3.14's subscript: BINARY_SUBSCR).
 OPERATOR_INSTRUCTIONS = {"[]": "BINARY_SUBSCR"}
 
@@ -70,7 +74,8 @@ TABLES = {
 
 # How each version's arguments read, beside its names: the shift of the name index in LOAD_GLOBAL/LOAD_ATTR (a flag
 # sits in the low bit) and of the comparison in COMPARE_OP; whether its jumps' arguments are instruction indices
-# (3.10) or distances; whether its positions have columns (3.11 on) or only lines (3.10: co_lines).
+# (3.10) or distances; whether its positions have columns (3.11 on) or only lines (3.10: co_lines); whether it
+# folds constant expressions only after compiling away constant tests (3.14: late_folding).
 ARGUMENTS = {
     (3, 10): {"name_shift": {}, "compare_shift": 0, "absolute_jumps": True, "columns": False},
     (3, 11): {"name_shift": {"LOAD_GLOBAL": 1}, "compare_shift": 0, "absolute_jumps": False, "columns": True},
@@ -79,7 +84,7 @@ ARGUMENTS = {
     (3, 13): {"name_shift": {"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, "compare_shift": 5, "absolute_jumps": False,
               "columns": True},
     (3, 14): {"name_shift": {"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, "compare_shift": 5, "absolute_jumps": False,
-              "columns": True},
+              "columns": True, "late_folding": True},
 }
 BACKWARD = {"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
             "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"}
