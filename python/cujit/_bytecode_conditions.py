@@ -324,28 +324,34 @@ def _spanning(node, parts):
     return node
 
 
+def folds_to(node):
+    """The number `node` (a constant the code loads) as an expression CPython 3.14 folds to it only after its
+    code generator has used the constants of the tree (`+c`, `-c`): None where `node` is no such number."""
+    if not (isinstance(node, ast.Constant) and getattr(node, "_loaded", False) and type(node.value) in (int, float)):
+        return None
+    negative = math.copysign(1.0, node.value) < 0
+    operand = ast.Constant(value=-node.value if negative else node.value)
+    out = ast.UnaryOp(op=ast.USub() if negative else ast.UAdd(), operand=operand)
+    for n in (out, operand):
+        for f in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+            setattr(n, f, getattr(node, f, None))
+    return out
+
+
 def folded_tests(body):
     """CPython 3.14 folds constant expressions (`3 ** 20`, `+8`) after it has compiled away the tests that are
     constants in the tree, so a constant such an expression folds to stays a test in the bytecode: each number
     the code loads and tests (an if's, a while's, a conditional expression's, an assert's, through and, or and
-    not) is written as an expression that folds to it (`+c`, `-c`), not as the constant CPython would compile
+    not) is written as an expression that folds to it (folds_to), not as the constant CPython would compile
     away (in place)."""
     def fold(e):
-        if isinstance(e, ast.Constant) and getattr(e, "_loaded", False) and type(e.value) in (int, float):
-            negative = math.copysign(1.0, e.value) < 0
-            operand = ast.Constant(value=-e.value if negative else e.value)
-            node = ast.UnaryOp(op=ast.USub() if negative else ast.UAdd(), operand=operand)
-            for n in (node, operand):
-                for f in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
-                    setattr(n, f, getattr(e, f, None))
-            return node
         if isinstance(e, ast.BoolOp):
             e.values = [fold(v) for v in e.values]
         elif isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
             e.operand = fold(e.operand)
         elif isinstance(e, ast.IfExp):
             e.body, e.orelse = fold(e.body), fold(e.orelse)
-        return e
+        return folds_to(e) or e
 
     for s in body:
         for node in ast.walk(s):

@@ -10,7 +10,7 @@ import types
 
 from cujit import _bytecode_ops as ops
 from cujit._bytecode_conditions import (_GUESS_FAILED, _Comprehension, _ConditionReader, _Construct, _Unreadable,
-                                        _spanning)
+                                        _spanning, folds_to)
 from cujit._bytecode_decode import _decode
 from cujit._bytecode_graph import _Graph
 
@@ -51,6 +51,7 @@ _BINARY = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.Fl
 _COMPARE = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq, "!=": ast.NotEq}
 _UNARY = {"UNARY_NEGATIVE": ast.USub, "UNARY_INVERT": ast.Invert, "UNARY_NOT": ast.Not,
           "UNARY_POSITIVE": ast.UAdd}
+_LATE_FOLDING = ops.ARGUMENTS.get(sys.version_info[:2], {}).get("late_folding", False)
 _STATEMENT_ENDS = {"STORE_FAST", "STORE_GLOBAL", "STORE_NAME", "STORE_SUBSCR", "STORE_ATTR", "STORE_SLICE",
                    "UNPACK_SEQUENCE", "POP_TOP", "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "GET_ITER",
                    "FOR_ITER"}
@@ -110,6 +111,9 @@ class _ExpressionReader(_ConditionReader):
             return value
         if value is Ellipsis:
             return self.at(ast.Constant(value=...), ins)
+        if isinstance(value, slice):  # 3.14 folds a slice of constants (`a[1:]`, `a[::2]`): the slice it was
+            bounds = [None if v is None else self.const(v, ins) for v in (value.start, value.stop, value.step)]
+            return self.at(ast.Slice(lower=bounds[0], upper=bounds[1], step=bounds[2]), ins)
         if isinstance(value, complex) and (value.real != 0 or math.copysign(1.0, value.real) < 0):
             return self.complex_const(value, ins)
         node = self.at(ast.Constant(value=value), ins)
@@ -214,14 +218,13 @@ class _ExpressionReader(_ConditionReader):
             stack.append(self.at(ast.Subscript(value=container, slice=index, ctx=ast.Load()), x))
         elif op == "BINARY_SLICE":
             hi, lo, container = stack.pop(), stack.pop(), stack.pop()
-            s = self.at(ast.Slice(lower=self.bound(lo), upper=self.bound(hi), step=None), x)
+            s = self.slice(x, lo, hi)
             stack.append(self.at(ast.Subscript(value=container, slice=s, ctx=ast.Load()), x))
         elif op == "BUILD_SLICE":
             parts = [stack.pop() for _ in range(x.argval)][::-1]
             while len(parts) < 3:
                 parts.append(None)
-            stack.append(self.at(ast.Slice(lower=self.bound(parts[0]), upper=self.bound(parts[1]),
-                                           step=self.bound(parts[2])), x))
+            stack.append(self.slice(x, *parts))
         elif op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET"):
             n = x.argval
             elts = stack[len(stack) - n:] if n else []
@@ -340,6 +343,19 @@ class _ExpressionReader(_ConditionReader):
                 setattr(n, f, getattr(node, f))
         out._serial = node._serial
         return out
+
+    def slice(self, ins, lower, upper, step=None):
+        """The slice an instruction builds of its bounds. CPython 3.14 builds a slice of constants as one constant
+        (`a[1:]`): one built at run time from constants had a bound that is no constant in the tree (`a[-1:]`),
+        written as one (folds_to)."""
+        bounds = [self.bound(b) for b in (lower, upper, step)]
+        present = [k for k, b in enumerate(bounds) if b is not None]
+        if _LATE_FOLDING and present and all(_is_constant(bounds[k]) for k in present):
+            k = next((k for k in present if folds_to(bounds[k]) is not None and bounds[k].value < 0), None)
+            k = next((k for k in present if folds_to(bounds[k]) is not None), None) if k is None else k
+            if k is not None:
+                bounds[k] = folds_to(bounds[k])
+        return self.at(ast.Slice(lower=bounds[0], upper=bounds[1], step=bounds[2]), ins)
 
     @staticmethod
     def bound(node):

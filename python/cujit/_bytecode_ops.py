@@ -74,24 +74,25 @@ TABLES = {
 
 # How each version's arguments read, beside its names: the shift of the name index in LOAD_GLOBAL/LOAD_ATTR (a flag
 # sits in the low bit) and of the comparison in COMPARE_OP; whether its jumps' arguments are instruction indices
-# (3.10) or distances; whether its positions have columns (3.11 on) or only lines (3.10: co_lines); whether it
-# folds constant expressions only after compiling away constant tests (3.14: late_folding).
+# (3.10) or distances; whether its positions have columns (3.11 on) or only lines (3.10: co_lines). And how its
+# compiler shapes code: whether it folds constant expressions only after compiling away the tests that are
+# constants in the tree (late_folding: 3.14), and whether a while loop tests only at its top (3.14) or also at
+# its bottom, jumping back to the body (rotated: 3.10 to 3.13).
+_UP_TO_313 = {"absolute_jumps": False, "columns": True, "late_folding": False, "rotated_loops": True}
 ARGUMENTS = {
-    (3, 10): {"name_shift": {}, "compare_shift": 0, "absolute_jumps": True, "columns": False},
-    (3, 11): {"name_shift": {"LOAD_GLOBAL": 1}, "compare_shift": 0, "absolute_jumps": False, "columns": True},
-    (3, 12): {"name_shift": {"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, "compare_shift": 4, "absolute_jumps": False,
-              "columns": True},
-    (3, 13): {"name_shift": {"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, "compare_shift": 5, "absolute_jumps": False,
-              "columns": True},
-    (3, 14): {"name_shift": {"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, "compare_shift": 5, "absolute_jumps": False,
-              "columns": True, "late_folding": True},
+    (3, 10): dict(_UP_TO_313, name_shift={}, compare_shift=0, absolute_jumps=True, columns=False),
+    (3, 11): dict(_UP_TO_313, name_shift={"LOAD_GLOBAL": 1}, compare_shift=0),
+    (3, 12): dict(_UP_TO_313, name_shift={"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, compare_shift=4),
+    (3, 13): dict(_UP_TO_313, name_shift={"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, compare_shift=5),
+    (3, 14): dict(_UP_TO_313, name_shift={"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, compare_shift=5, late_folding=True,
+                  rotated_loops=False),
 }
 BACKWARD = {"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
             "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"}
 NAMES = {"LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "STORE_GLOBAL", "LOAD_NAME", "STORE_NAME",
          "DELETE_ATTR", "DELETE_GLOBAL", "DELETE_NAME", "IMPORT_NAME", "IMPORT_FROM"}
-LOCALS = {"LOAD_FAST", "LOAD_FAST_BORROW", "STORE_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF", "STORE_DEREF",
-          "LOAD_CLOSURE", "DELETE_FAST", "DELETE_DEREF", "MAKE_CELL"}
+LOCALS = {"LOAD_FAST", "LOAD_FAST_BORROW", "STORE_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF",
+          "STORE_DEREF", "LOAD_CLOSURE", "DELETE_FAST", "DELETE_DEREF", "MAKE_CELL"}
 CELLS = {"LOAD_DEREF", "STORE_DEREF", "LOAD_CLOSURE", "DELETE_DEREF", "LOAD_CLASSDEREF"}  # 3.10: cell and free
 
 CONDITIONAL_JUMPS = {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"}

@@ -16,6 +16,7 @@ from cujit._bytecode_graph import _Loop
 # Whether positions have columns (3.11 on); 3.10's have lines only, and tell a statement from what CPython added
 # by lines (_added_by_lines).
 _COLUMNS = ops.ARGUMENTS.get(sys.version_info[:2], {}).get("columns", True)
+_ROTATED_LOOPS = ops.ARGUMENTS.get(sys.version_info[:2], {}).get("rotated_loops", True)
 
 
 class _Reader(_ExpressionReader):
@@ -224,7 +225,7 @@ class _Reader(_ExpressionReader):
             target = self.at(ast.Subscript(value=container, slice=index, ctx=ast.Store()), x)
         elif op == "STORE_SLICE":
             hi, lo, container, value = stack.pop(), stack.pop(), stack.pop(), stack.pop()
-            s = self.at(ast.Slice(lower=self.bound(lo), upper=self.bound(hi), step=None), x)
+            s = self.slice(x, lo, hi)
             target = self.at(ast.Subscript(value=container, slice=s, ctx=ast.Store()), x)
         else:  # STORE_ATTR
             obj, value = stack.pop(), stack.pop()
@@ -522,9 +523,10 @@ class _Reader(_ExpressionReader):
         b = g.block_of[pc]
         if self.ins[pc].op == "FOR_ITER":
             return None
-        rot = self.rotated(pc, outer) if self.may_test_a_loop(pc) else None
-        if rot is None and b in g.latches and g.starts[b] == pc:
-            rot = self.top_tested(pc)
+        if _ROTATED_LOOPS:
+            rot = self.rotated(pc, outer) if self.may_test_a_loop(pc) else None
+        else:
+            rot = self.top_tested(pc) if b in g.latches and g.starts[b] == pc else None
         if rot is None and b in g.latches and g.starts[b] == pc:  # while True: the body starts here and jumps back here
             blocks = g.natural_loop(b)
             entries, follow = self.exits(blocks, None)
@@ -547,7 +549,8 @@ class _Reader(_ExpressionReader):
             blocks |= g.natural_loop(b)
         entries, follow = self.exits(blocks, false)
         loop = _Loop({pc}, entries, blocks)
-        loop.is_for, loop.after = False, follow
+        # where breaks go: past an else, or (CPython 3.14, whose loops leave from their test only) the test's exit
+        loop.is_for, loop.after = False, follow if follow is not None or _ROTATED_LOOPS else false
         loop.start = body_start
         body, _ = self.region(body_start, bottom, loop)
         node = self.stmt_at(ast.While(test=test, body=body, orelse=[]), atoms[0][2])

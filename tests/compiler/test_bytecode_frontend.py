@@ -522,12 +522,13 @@ def test_python_c_typing_error_shows_line_and_caret():
 
 
 def test_covered_versions():
-    """Every CPython the project supports but 3.14 (no interpreter to test against): make test runs this file
-    under 3.10, 3.12 and 3.13 too (Makefile: test-bytecode-versions)."""
-    assert _bytecode_ops.covered() == "3.10, 3.11, 3.12, 3.13"
+    """Every CPython the project supports: make test runs this file under 3.10, 3.12, 3.13 and 3.14 too
+    (Makefile: test-bytecode-versions; 3.14 from Debian's packages, .ci/python-from-debian)."""
+    assert _bytecode_ops.covered() == "3.10, 3.11, 3.12, 3.13, 3.14"
     for version in _bytecode_ops.TABLES:
-        assert set(_bytecode_ops.ARGUMENTS[version]) == {"name_shift", "compare_shift", "absolute_jumps", "columns"}
-    assert _bytecode_ops.table((3, 14)) is None
+        assert set(_bytecode_ops.ARGUMENTS[version]) == {"name_shift", "compare_shift", "absolute_jumps", "columns",
+                                                         "late_folding", "rotated_loops"}
+    assert _bytecode_ops.table((3, 15)) is None
 
 
 def test_uncovered_python_version_is_named(monkeypatch):
