@@ -468,6 +468,11 @@ class _ExpressionReader(_ConditionReader):
             pc = self.ins[pc].target
             found[0] = (None, node, first, pc, pc, False)
         while True:
+            if self.constant_else(found, pc):  # `(a if c else 0)` in the test: the constant false arm jumps out
+                jump = self.ins[pc]
+                found.append((pc, None, jump, pc + 1, jump.target, True))
+                pc += 1
+                continue
             last = found[-1]
             if last[1] is not None and not last[5] and self.constant_arm(found, last[2], pc):
                 jump = self.ins[pc]  # `(4 if c else x)` in the test: a constant arm jumps out
