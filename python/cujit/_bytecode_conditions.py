@@ -8,7 +8,7 @@ import ast
 import math
 
 from cujit import _bytecode_ops as ops
-from cujit._bytecode_decode import _Ins
+from cujit._bytecode_decode import _Ins, _nodes
 
 
 class _Unreadable(Exception):
@@ -353,7 +353,6 @@ def folded_tests(body):
             e.body, e.orelse = fold(e.body), fold(e.orelse)
         return folds_to(e) or e
 
-    for s in body:
-        for node in ast.walk(s):
-            if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp)):
-                node.test = fold(node.test)
+    for node in _nodes(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp)):
+            node.test = fold(node.test)

@@ -234,16 +234,17 @@ def _place_paired_names(tree):
     if not ops.SUPERINSTRUCTIONS.get(sys.version_info[:2]):
         return
     first, paired = {}, set()
-    names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and hasattr(n, "_serial")]
+    nodes = _nodes(tree)
+    names = [n for n in nodes if type(n) is ast.Name and hasattr(n, "_serial")]
     for n in sorted(names, key=lambda n: n._serial):
         where = (n.lineno, n.col_offset, n.end_lineno, n.end_col_offset)
         if first.setdefault(where, n) is not n:
             paired.add(id(n))
     if not paired:
         return
-    for parent in ast.walk(tree):
-        if not isinstance(parent, ast.expr) or getattr(parent, "lineno", None) is None or \
-                parent.lineno != parent.end_lineno:
+    for parent in nodes:
+        if not isinstance(parent, (ast.Attribute, ast.Subscript, ast.BinOp, ast.Compare, ast.Call)) or \
+                getattr(parent, "lineno", None) is None or parent.lineno != parent.end_lineno:
             continue
         starts, ends = [], []
         if isinstance(parent, (ast.Attribute, ast.Subscript)):
@@ -267,6 +268,21 @@ def _place_paired_names(tree):
                 end = parent.end_col_offset - closing
                 n.col_offset, n.end_col_offset = max(0, end - len(n.id)), end
                 paired.discard(id(n))
+
+
+def _nodes(tree):
+    """Every node of `tree`, as ast.walk gives them (in another order), in a list built without its generators."""
+    out, k = [tree], 0
+    while k < len(out):
+        node = out[k]
+        k += 1
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                out += [v for v in value if isinstance(v, ast.AST)]
+            elif isinstance(value, ast.AST):
+                out.append(value)
+    return out
 
 
 class _Position:
@@ -309,30 +325,46 @@ def _merge_return_copies(kept):
 
 
 def _normalised(code):
-    """The instructions of `code` as comparable tuples: names, values and jump targets, no locations."""
-    raw = [i for i in dis.get_instructions(code) if i.opname not in ("NOP", "RESUME", "EXTENDED_ARG", "CACHE")]
-    supers = ops.SUPERINSTRUCTIONS.get(sys.version_info[:2], {})
+    """The instructions of `code` as comparable tuples: names, values and jump targets, no locations. Read from
+    co_code as _decode reads it (dis.get_instructions, which builds much more, took most of the check's time)."""
+    version = sys.version_info[:2]
+    rules = ops.ARGUMENTS.get(version, ops.ARGUMENTS[max(ops.ARGUMENTS)])
+    name_shift = rules["name_shift"]
+    supers = ops.SUPERINSTRUCTIONS.get(version, {})
+    cells = code.co_cellvars + code.co_freevars
+    skipped = {dis.opmap[n] for n in ("NOP", "RESUME") if n in dis.opmap}
+    raw = [r for r in _instructions(code) if r[2] not in skipped]
     index, k = {}, 0
-    for i in raw:
-        index[i.offset] = k
-        k += 2 if i.opname in supers else 1
+    for start, offset, opcode, _, _ in raw:
+        index[start] = index[offset] = k
+        k += 2 if dis.opname[opcode] in supers else 1
     out = []
-    for i in raw:
-        if i.opname in supers:  # which two locals 3.13 pairs follows their numbering: compared one by one
-            out += [(op, name) for op, name in zip(supers[i.opname], i.argval)]
-        elif i.opname == "KW_NAMES":
-            out.append((i.opname, code.co_consts[i.arg]))
-        elif i.opcode in dis.hasjrel or i.opcode in dis.hasjabs:
-            target = i.argval
-            while target not in index and target < code.co_code.__len__():
+    for start, offset, opcode, arg, after in raw:
+        name = dis.opname[opcode]
+        if name in supers:  # which two locals 3.13 pairs follows their numbering: compared one by one
+            out += [(op, code._varname_from_oparg(a)) for op, a in zip(supers[name], (arg >> 4, arg & 15))]
+        elif opcode in dis.hasjrel or opcode in dis.hasjabs:
+            if rules["absolute_jumps"] and opcode in dis.hasjabs:
+                target = 2 * arg
+            else:
+                target = after - 2 * arg if name in ops.BACKWARD else after + 2 * arg
+            while target not in index and target < len(code.co_code):
                 target += 2
-            out.append((i.opname, index.get(target, -1)))
-        elif isinstance(i.argval, types.CodeType):
-            out.append((i.opname, i.argval.co_name))
-        elif i.opname in ("LOAD_CONST", "RETURN_CONST"):
-            out.append((i.opname, type(i.argval).__name__, repr(i.argval)))
+            out.append((name, index.get(target, -1)))
+        elif opcode in dis.hasconst:
+            value = code.co_consts[arg]
+            out.append((name, value.co_name) if isinstance(value, types.CodeType) else
+                       (name, type(value).__name__, repr(value)))
+        elif opcode in dis.hasname:
+            shift = name_shift.get(name, 0)
+            names = code.co_names
+            out.append((name, names[arg >> shift] if arg >> shift < len(names) else arg, arg & ((1 << shift) - 1)))
+        elif opcode in dis.haslocal or opcode in dis.hasfree:
+            local = cells[arg] if version < (3, 11) and opcode in dis.hasfree else \
+                code.co_varnames[arg] if version < (3, 11) else code._varname_from_oparg(arg)
+            out.append((ops.SAME_EFFECT.get(name, name), local))
         else:
-            out.append((ops.SAME_EFFECT.get(i.opname, i.opname), i.argrepr))
+            out.append((ops.SAME_EFFECT.get(name, name), arg))
     return out
 
 

@@ -203,7 +203,10 @@ def test_python_c_program_compiles(register_ptx):
 # Shapes each CPython version spells its own way (_bytecode_decode.py): 3.10's per-operator opcodes, absolute jumps,
 # stack rotations and lines without columns (a one-line `if c: continue` / `if c: return`), 3.13's paired loads
 # and stores of locals, CALL_KW and TO_BOOL; 3.11 on: each chained comparison's cleanup with its own copy of the
-# return after it (a bounds test of a stencil).
+# return after it (a bounds test of a stencil); 3.14's borrowed loads, small ints, subscripts as BINARY_OP, slices
+# of constants as one constant, while loops tested at the top only (a break goes to the test's exit, where the
+# code after the loop is), constants folded after constant tests are compiled away (`if 2 ** 3:` stays a test) and
+# an and/or value's jump threaded into the next one's cleanup.
 VERSION_SHAPES = {
     "one_line_arms": """
 def f(out, a, n):
@@ -243,6 +246,27 @@ def f(out, a, n):
     i = cuda.grid(1)
     v = max(a[i], 0.0) ** 2 // 3 % 5
     out[i] = helper(v, scale=2.0) - helper(x=n) * v
+""",
+    "slices_and_loop_breaks": """
+def f(out, a, n):
+    i = cuda.grid(1)
+    head, tail, every, last = a[:4], a[1:], a[::2], a[-1:]
+    w = 0
+    while w < n:
+        w += 1
+        if a[w] - a[0] > 2.0:
+            break
+    out[i] = head[0] + tail[0] + every[0] + last[0] + int(int(abs(w))) * (0.5 if w else 1.5)
+""",
+    "constants_folded_late": """
+def f(out, a, n):
+    i = cuda.grid(1)
+    x = a[i] if 2 ** 3 else -a[i]
+    y = (n and 75) or 86
+    z = a[i] if (n if i else 0) else a[0]
+    if -0.0:
+        x = 1.0
+    out[i] = x + y + z
 """,
 }
 
@@ -576,7 +600,7 @@ def test_rebuilt_tree_is_checked_against_the_bytecode(monkeypatch):
 
 
 # 1000 programs: about a minute on a loaded 2-core machine. Measured there (identical / refused / differing PTX):
-# CPython 3.10, 3.11, 3.12 and 3.13 1000 / 0 / 0.
+# CPython 3.10, 3.11, 3.12, 3.13 and 3.14 1000 / 0 / 0.
 FUZZ_SEEDS = int(os.environ.get("CUJIT_BYTECODE_SEEDS", "1000"))
 # The share of the fuzzer's programs the reader may refuse (it recovers no tree that compiles back to their
 # bytecode): none, on every version read.
