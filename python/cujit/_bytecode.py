@@ -20,8 +20,8 @@ import sys
 import types
 
 from cujit import _bytecode_ops as ops
-from cujit._bytecode_decode import (_arguments, _code_positions, _has_handlers, _imported_names, _normalised,
-                                    _place_paired_names, _recompiled)
+from cujit._bytecode_decode import (_arguments, _code_positions, _has_handlers, _imported_names, _nodes,
+                                    _normalised, _place_paired_names, _recompiled)
 from cujit._bytecode_excerpt import Excerpt as _Excerpt
 from cujit._bytecode_readings import readings
 from cujit._bytecode_conditions import _Comprehension, _Construct, folded_tests
@@ -81,8 +81,10 @@ def decompile(pyfunc):
                                  statement=True)
             raise _Construct(ast.Try(body=[], handlers=[], orelse=[], finalbody=[]), reader.ins[0], statement=True)
         body = reader.function()
-        if ops.ARGUMENTS[version].get("late_folding"):
-            folded_tests(body)
+        nodes = _nodes(ast.Module(body=body, type_ignores=[]))  # (every reading copies these)
+        _place_paired_names(nodes)
+        if ops.ARGUMENTS[version]["late_folding"]:
+            folded_tests(nodes)
     except _Comprehension as e:
         return _rejected(reader, name, code, ast.ListComp(elt=None, generators=[]), e.ins, False)
     except _Construct as e:
@@ -106,7 +108,6 @@ def decompile(pyfunc):
         tries = [_placed(dead, code, reading), _top(dead) + reading] if dead and k == 0 else [_top(dead) + reading]
         for statements in tries:
             fdef = _fdef(name, code, first + statements)
-            _place_paired_names(fdef)
             if reader.unsupported:  # nodes made only to be rejected (a lambda's body...) may have no location
                 return ast.fix_missing_locations(fdef)
             try:

@@ -8,7 +8,7 @@ import ast
 import math
 
 from cujit import _bytecode_ops as ops
-from cujit._bytecode_decode import _Ins, _nodes
+from cujit._bytecode_decode import _Ins
 
 
 class _Unreadable(Exception):
@@ -338,12 +338,12 @@ def folds_to(node):
     return out
 
 
-def folded_tests(body):
+def folded_tests(nodes):
     """CPython 3.14 folds constant expressions (`3 ** 20`, `+8`) after it has compiled away the tests that are
     constants in the tree, so a constant such an expression folds to stays a test in the bytecode: each number
     the code loads and tests (an if's, a while's, a conditional expression's, an assert's, through and, or and
     not) is written as an expression that folds to it (folds_to), not as the constant CPython would compile
-    away (in place)."""
+    away (in place; `nodes`: a tree's, _nodes)."""
     def fold(e):
         if isinstance(e, ast.BoolOp):
             e.values = [fold(v) for v in e.values]
@@ -353,6 +353,6 @@ def folded_tests(body):
             e.body, e.orelse = fold(e.body), fold(e.orelse)
         return folds_to(e) or e
 
-    for node in _nodes(ast.Module(body=body, type_ignores=[])):
+    for node in nodes:
         if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp)):
             node.test = fold(node.test)

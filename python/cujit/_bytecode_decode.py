@@ -31,14 +31,14 @@ def _decode(code, table):
     name_shift, compare_shift = rules["name_shift"], rules["compare_shift"]
     operators = ops.OPERATORS.get(version, {})
     split, supers = ops.SPLIT.get(version, {}), ops.SUPERINSTRUCTIONS.get(version, {})
-    positions = _positions(code)
+    positions = _code_positions(code)
     cells = code.co_cellvars + code.co_freevars
     kept, index_of, pending = [], {}, []
 
     def add(offset, op, arg, argval, argrepr, name):
         x = _Ins()
         x.index, x.offset, x.op, x.arg, x.name, x.target = None, offset, op, arg, name, None
-        x.argval, x.argrepr, x.pos = argval, argrepr, positions[offset // 2]
+        x.argval, x.argrepr, x.pos = argval, argrepr, _Position(*positions[offset // 2])
         kept.append(x)
         return x
 
@@ -165,11 +165,6 @@ def _code_positions(code):
     return out
 
 
-def _positions(code):
-    """The _Position of each code unit (_code_positions)."""
-    return [_Position(*p) for p in _code_positions(code)]
-
-
 def _reshape(kept):
     """A version's spellings of one shape turned into the spelling the reader knows, 3.11's or 3.12's (in place;
     an instruction dropped gets the op None): a call with keywords (the names' tuple pushed last: KW_NAMES
@@ -227,14 +222,13 @@ def _added_by_lines(instructions, x):
     return any(y.target == head.index and y.pos.lineno == line for y in instructions[:-1])
 
 
-def _place_paired_names(tree):
+def _place_paired_names(nodes):
     """3.13 loads two locals with one instruction, located where the first is: the second's Name, located there
     too, gets its place from the expression it is the start or end of (`a.x`, `a[i]`, `x + y`, `f(x, y)`), where
-    that expression is on one line."""
+    that expression is on one line (`nodes`: a tree's, _nodes)."""
     if not ops.SUPERINSTRUCTIONS.get(sys.version_info[:2]):
         return
     first, paired = {}, set()
-    nodes = _nodes(tree)
     names = [n for n in nodes if type(n) is ast.Name and hasattr(n, "_serial")]
     for n in sorted(names, key=lambda n: n._serial):
         where = (n.lineno, n.col_offset, n.end_lineno, n.end_col_offset)
