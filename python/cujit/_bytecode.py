@@ -81,9 +81,14 @@ def decompile(pyfunc):
                                  statement=True)
             raise _Construct(ast.Try(body=[], handlers=[], orelse=[], finalbody=[]), reader.ins[0], statement=True)
         body = reader.function()
-        nodes = _nodes(ast.Module(body=body, type_ignores=[]))  # (every reading copies these)
-        _place_paired_names(nodes)
-        if ops.ARGUMENTS[version]["late_folding"]:
+        # (on the first reading, which every other copies)
+        paired = any(x.name in ops.SUPERINSTRUCTIONS.get(version, ()) for x in reader.ins)
+        tested = ops.ARGUMENTS[version]["late_folding"] and any(
+            x.op == "LOAD_CONST" and y.op in ops.CONDITIONAL_JUMPS for x, y in zip(reader.ins, reader.ins[1:]))
+        nodes = _nodes(ast.Module(body=body, type_ignores=[])) if paired or tested else []
+        if paired:
+            _place_paired_names(nodes)
+        if tested:
             folded_tests(nodes)
     except _Comprehension as e:
         return _rejected(reader, name, code, ast.ListComp(elt=None, generators=[]), e.ins, False)

@@ -226,8 +226,6 @@ def _place_paired_names(nodes):
     """3.13 loads two locals with one instruction, located where the first is: the second's Name, located there
     too, gets its place from the expression it is the start or end of (`a.x`, `a[i]`, `x + y`, `f(x, y)`), where
     that expression is on one line (`nodes`: a tree's, _nodes)."""
-    if not ops.SUPERINSTRUCTIONS.get(sys.version_info[:2]):
-        return
     first, paired = {}, set()
     names = [n for n in nodes if type(n) is ast.Name and hasattr(n, "_serial")]
     for n in sorted(names, key=lambda n: n._serial):
