@@ -32,7 +32,6 @@ def _decode(code, table):
     operators = ops.OPERATORS.get(version, {})
     split, supers = ops.SPLIT.get(version, {}), ops.SUPERINSTRUCTIONS.get(version, {})
     positions = _code_positions(code)
-    cells = code.co_cellvars + code.co_freevars
     kept, index_of, pending = [], {}, []
 
     def add(offset, op, arg, argval, argrepr, name):
@@ -58,12 +57,9 @@ def _decode(code, table):
             for sub, sub_arg in zip(supers[name], (arg >> 4, arg & 15)):
                 add(offset, sub, sub_arg, code._varname_from_oparg(sub_arg), "", name)
         elif opcode in dis.hasjrel or opcode in dis.hasjabs:
-            if rules["absolute_jumps"] and opcode in dis.hasjabs:
-                target = 2 * arg
-                if op == "JUMP_ABSOLUTE":
-                    op = "JUMP_BACKWARD" if target <= offset else "JUMP_FORWARD"
-            else:
-                target = after - 2 * arg if name in ops.BACKWARD else after + 2 * arg
+            target = _jump_target(rules, name, opcode, arg, after)
+            if op == "JUMP_ABSOLUTE":
+                op = "JUMP_BACKWARD" if target <= offset else "JUMP_FORWARD"
             add(offset, op, arg, target, "", name)
         elif name in ("LOAD_CONST", "RETURN_CONST"):
             add(offset, op, arg, code.co_consts[arg], "", name)
@@ -77,9 +73,7 @@ def _decode(code, table):
             if name == "LOAD_GLOBAL" and not name_shift:
                 x.arg = arg << 1  # no NULL to push (3.10): the flag bit of 3.11 on, clear
         elif name in ops.LOCALS:
-            local = cells[arg] if version < (3, 11) and name in ops.CELLS else \
-                code.co_varnames[arg] if version < (3, 11) else code._varname_from_oparg(arg)
-            add(offset, op, arg, local, "", name)
+            add(offset, op, arg, _local(code, name, arg), "", name)
         elif name == "COMPARE_OP":
             add(offset, op, arg, dis.cmp_op[arg >> compare_shift], "", name)
         elif name in operators:
@@ -110,7 +104,7 @@ def _decode(code, table):
     for x in kept:
         if x.op in ops.JUMPS:
             x.target = index_of[x.argval]
-    if rules.get("late_folding"):
+    if rules["threaded_value_jumps"]:
         _unthread_value_jumps(kept)
     _merge_return_copies(kept)
     return kept + [end]
@@ -129,6 +123,20 @@ def _unthread_value_jumps(kept):
                 kept[t - 1].op in ops.CONDITIONAL_JUMPS and kept[t - 1].op != x.op and \
                 kept[t - 2].op == "COPY" and kept[t - 2].argval == 1:
             x.target = t - 2
+
+
+def _jump_target(rules, name, opcode, arg, after):
+    """The offset a jump goes to, by the version's argument `rules` (`after`: the offset after its caches)."""
+    if rules["absolute_jumps"] and opcode in dis.hasjabs:
+        return 2 * arg
+    return after - 2 * arg if name in ops.BACKWARD else after + 2 * arg
+
+
+def _local(code, name, arg):
+    """The local (or cell, or free variable) instruction `name` with argument `arg` reads or writes."""
+    if sys.version_info < (3, 11):
+        return (code.co_cellvars + code.co_freevars)[arg] if name in ops.CELLS else code.co_varnames[arg]
+    return code._varname_from_oparg(arg)
 
 
 def _instructions(code):
@@ -320,10 +328,9 @@ def _normalised(code):
     """The instructions of `code` as comparable tuples: names, values and jump targets, no locations. Read from
     co_code as _decode reads it (dis.get_instructions, which builds much more, took most of the check's time)."""
     version = sys.version_info[:2]
-    rules = ops.ARGUMENTS.get(version, ops.ARGUMENTS[max(ops.ARGUMENTS)])
+    rules = ops.ARGUMENTS[version]
     name_shift = rules["name_shift"]
     supers = ops.SUPERINSTRUCTIONS.get(version, {})
-    cells = code.co_cellvars + code.co_freevars
     skipped = {dis.opmap[n] for n in ("NOP", "RESUME") if n in dis.opmap}
     raw = [r for r in _instructions(code) if r[2] not in skipped]
     index, k = {}, 0
@@ -336,10 +343,7 @@ def _normalised(code):
         if name in supers:  # which two locals 3.13 pairs follows their numbering: compared one by one
             out += [(op, code._varname_from_oparg(a)) for op, a in zip(supers[name], (arg >> 4, arg & 15))]
         elif opcode in dis.hasjrel or opcode in dis.hasjabs:
-            if rules["absolute_jumps"] and opcode in dis.hasjabs:
-                target = 2 * arg
-            else:
-                target = after - 2 * arg if name in ops.BACKWARD else after + 2 * arg
+            target = _jump_target(rules, name, opcode, arg, after)
             while target not in index and target < len(code.co_code):
                 target += 2
             out.append((name, index.get(target, -1)))
@@ -351,10 +355,8 @@ def _normalised(code):
             shift = name_shift.get(name, 0)
             names = code.co_names
             out.append((name, names[arg >> shift] if arg >> shift < len(names) else arg, arg & ((1 << shift) - 1)))
-        elif opcode in dis.haslocal or opcode in dis.hasfree:
-            local = cells[arg] if version < (3, 11) and opcode in dis.hasfree else \
-                code.co_varnames[arg] if version < (3, 11) else code._varname_from_oparg(arg)
-            out.append((ops.SAME_EFFECT.get(name, name), local))
+        elif name in ops.LOCALS:
+            out.append((ops.SAME_EFFECT.get(name, name), _local(code, name, arg)))
         else:
             out.append((ops.SAME_EFFECT.get(name, name), arg))
     return out

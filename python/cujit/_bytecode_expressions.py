@@ -51,7 +51,7 @@ _BINARY = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.Fl
 _COMPARE = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq, "!=": ast.NotEq}
 _UNARY = {"UNARY_NEGATIVE": ast.USub, "UNARY_INVERT": ast.Invert, "UNARY_NOT": ast.Not,
           "UNARY_POSITIVE": ast.UAdd}
-_LATE_FOLDING = ops.ARGUMENTS.get(sys.version_info[:2], {}).get("late_folding", False)
+_LATE_FOLDING = ops.rule("late_folding", False)
 _STATEMENT_ENDS = {"STORE_FAST", "STORE_GLOBAL", "STORE_NAME", "STORE_SUBSCR", "STORE_ATTR", "STORE_SLICE",
                    "UNPACK_SEQUENCE", "POP_TOP", "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "GET_ITER",
                    "FOR_ITER"}
@@ -350,11 +350,10 @@ class _ExpressionReader(_ConditionReader):
         written as one (folds_to)."""
         bounds = [self.bound(b) for b in (lower, upper, step)]
         present = [k for k, b in enumerate(bounds) if b is not None]
-        if _LATE_FOLDING and present and all(_is_constant(bounds[k]) for k in present):
-            k = next((k for k in present if folds_to(bounds[k]) is not None and bounds[k].value < 0), None)
-            k = next((k for k in present if folds_to(bounds[k]) is not None), None) if k is None else k
-            if k is not None:
-                bounds[k] = folds_to(bounds[k])
+        foldable = [k for k in present if folds_to(bounds[k]) is not None]
+        if _LATE_FOLDING and foldable and all(_is_constant(bounds[k]) for k in present):
+            k = min(foldable, key=lambda k: bounds[k].value >= 0)  # a negative bound first, as a source spells it
+            bounds[k] = folds_to(bounds[k])
         return self.at(ast.Slice(lower=bounds[0], upper=bounds[1], step=bounds[2]), ins)
 
     @staticmethod

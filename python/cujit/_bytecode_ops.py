@@ -4,6 +4,8 @@ _bytecode_decode.py applies them (and turns the instructions that stand for seve
 3.13's superinstructions, into the several). A version without a table here has no bytecode frontend: its
 functions compile only from source."""
 
+import sys
+
 # Names absent from a table keep their own meaning; None marks an instruction that does nothing for the frontend.
 _COMMON = {
     "RESUME": None, "NOP": None, "CACHE": None, "EXTENDED_ARG": None, "PRECALL": None, "COPY_FREE_VARS": None,
@@ -76,16 +78,18 @@ TABLES = {
 # sits in the low bit) and of the comparison in COMPARE_OP; whether its jumps' arguments are instruction indices
 # (3.10) or distances; whether its positions have columns (3.11 on) or only lines (3.10: co_lines). And how its
 # compiler shapes code: whether it folds constant expressions only after compiling away the tests that are
-# constants in the tree (late_folding: 3.14), and whether a while loop tests only at its top (3.14) or also at
-# its bottom, jumping back to the body (rotated: 3.10 to 3.13).
-_UP_TO_313 = {"absolute_jumps": False, "columns": True, "late_folding": False, "rotated_loops": True}
+# constants in the tree (late_folding: 3.14), whether a while loop tests only at its top (3.14) or also at its
+# bottom, jumping back to the body (rotated_loops: 3.10 to 3.13), and whether it threads an and/or value's jump
+# into the next one's cleanup where that one tests the same value the other way (threaded_value_jumps: 3.14).
+_UP_TO_313 = {"absolute_jumps": False, "columns": True, "late_folding": False, "rotated_loops": True,
+              "threaded_value_jumps": False}
 ARGUMENTS = {
     (3, 10): dict(_UP_TO_313, name_shift={}, compare_shift=0, absolute_jumps=True, columns=False),
     (3, 11): dict(_UP_TO_313, name_shift={"LOAD_GLOBAL": 1}, compare_shift=0),
     (3, 12): dict(_UP_TO_313, name_shift={"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, compare_shift=4),
     (3, 13): dict(_UP_TO_313, name_shift={"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, compare_shift=5),
     (3, 14): dict(_UP_TO_313, name_shift={"LOAD_GLOBAL": 1, "LOAD_ATTR": 1}, compare_shift=5, late_folding=True,
-                  rotated_loops=False),
+                  rotated_loops=False, threaded_value_jumps=True),
 }
 BACKWARD = {"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "POP_JUMP_BACKWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
             "POP_JUMP_BACKWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NOT_NONE"}
@@ -99,6 +103,11 @@ CONDITIONAL_JUMPS = {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE"
 VALUE_JUMPS = {"JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"}  # 3.11: and/or keeping the value
 JUMPS = CONDITIONAL_JUMPS | VALUE_JUMPS | {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP", "FOR_ITER"}
 TERMINAL = {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"}
+
+
+def rule(name, default):
+    """The running interpreter's rule `name` of ARGUMENTS, or `default` where the reader does not read it."""
+    return ARGUMENTS.get(sys.version_info[:2], {}).get(name, default)
 
 
 def table(version):

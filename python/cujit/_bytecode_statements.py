@@ -4,7 +4,6 @@ with the join of each branch found by post-dominators (_bytecode_graph.py)."""
 
 import ast
 import dis
-import sys
 
 from cujit import _bytecode_ops as ops
 from cujit._bytecode_decode import _added_by_lines
@@ -15,8 +14,8 @@ from cujit._bytecode_graph import _Loop
 
 # Whether positions have columns (3.11 on); 3.10's have lines only, and tell a statement from what CPython added
 # by lines (_added_by_lines).
-_COLUMNS = ops.ARGUMENTS.get(sys.version_info[:2], {}).get("columns", True)
-_ROTATED_LOOPS = ops.ARGUMENTS.get(sys.version_info[:2], {}).get("rotated_loops", True)
+_COLUMNS = ops.rule("columns", True)
+_ROTATED_LOOPS = ops.rule("rotated_loops", True)
 
 
 class _Reader(_ExpressionReader):

@@ -551,7 +551,7 @@ def test_covered_versions():
     assert _bytecode_ops.covered() == "3.10, 3.11, 3.12, 3.13, 3.14"
     for version in _bytecode_ops.TABLES:
         assert set(_bytecode_ops.ARGUMENTS[version]) == {"name_shift", "compare_shift", "absolute_jumps", "columns",
-                                                         "late_folding", "rotated_loops"}
+                                                         "late_folding", "rotated_loops", "threaded_value_jumps"}
     assert _bytecode_ops.table((3, 15)) is None
 
 
