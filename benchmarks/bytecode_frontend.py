@@ -65,31 +65,36 @@ def compiles(fn, sig, options, reader):
         return False
 
 
-def median_ms(call, repeat):
-    call()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
+def medians_ms(calls, repeat):
+    """The median time of each of `calls` (reader name -> callable), run in turn (interleaved, so that a drift of
+    the machine's speed falls on both readers alike), after one run each."""
+    times = {reader: [] for reader in calls}
+    for reader, call in calls.items():
+        os.environ["CUJIT_FRONTEND"] = reader
         call()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+    for _ in range(repeat):
+        for reader, call in calls.items():
+            os.environ["CUJIT_FRONTEND"] = reader
+            start = time.perf_counter()
+            call()
+            times[reader].append(time.perf_counter() - start)
+    return {reader: 1000 * statistics.median(t) for reader, t in times.items()}
 
 
 def measure(case, repeat):
     name, fn, sig, options = case
+
+    def read():
+        _source._cache.clear()
+        _source.function_source(fn)
+
+    def whole():
+        _source._cache.clear()
+        cuda.compile_ptx(fn, sig, cc=(7, 5), **options)
     row = {"function": name}
-    for reader in ("source", "bytecode"):
-        os.environ["CUJIT_FRONTEND"] = reader
-
-        def read():
-            _source._cache.clear()
-            _source.function_source(fn)
-
-        def whole():
-            _source._cache.clear()
-            cuda.compile_ptx(fn, sig, cc=(7, 5), **options)
-        row[f"{reader}_reader_ms"] = median_ms(read, repeat)
-        row[f"{reader}_compile_ms"] = median_ms(whole, max(3, repeat // 4))
+    for what, call in (("reader", read), ("compile", whole)):
+        for reader, ms in medians_ms({"source": call, "bytecode": call}, repeat).items():
+            row[f"{reader}_{what}_ms"] = ms
     row["reader_ratio"] = row["bytecode_reader_ms"] / row["source_reader_ms"]
     row["compile_ratio"] = row["bytecode_compile_ms"] / row["source_compile_ms"]
     return row

@@ -82,7 +82,8 @@ def decompile(pyfunc):
             raise _Construct(ast.Try(body=[], handlers=[], orelse=[], finalbody=[]), reader.ins[0], statement=True)
         body = reader.function()
         # (on the first reading, which every other copies)
-        paired = any(x.name in ops.SUPERINSTRUCTIONS.get(version, ()) for x in reader.ins)
+        supers = ops.SUPERINSTRUCTIONS.get(version)
+        paired = bool(supers) and any(x.name in supers for x in reader.ins)
         tested = ops.ARGUMENTS[version]["late_folding"] and any(
             x.op == "LOAD_CONST" and y.op in ops.CONDITIONAL_JUMPS for x, y in zip(reader.ins, reader.ins[1:]))
         nodes = _nodes(ast.Module(body=body, type_ignores=[])) if paired or tested else []

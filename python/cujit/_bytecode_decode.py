@@ -5,7 +5,9 @@ indices, each with its `_Position` from co_positions); `_normalised` and `_impor
 the recompile check."""
 
 import ast
+import collections
 import dis
+import functools
 import sys
 import types
 
@@ -13,7 +15,9 @@ from cujit import _bytecode_ops as ops
 
 
 class _Ins:
-    __slots__ = ("index", "offset", "op", "arg", "argval", "argrepr", "target", "pos", "name", "back")
+    # (`loc`: the location the reader gives nodes, set on first use; `back`: set on a jump the condition reader
+    # rewrites, never by the decoder)
+    __slots__ = ("index", "offset", "op", "arg", "argval", "argrepr", "target", "pos", "name", "loc", "back")
 
     def __repr__(self):
         return f"{self.index}:{self.op}({self.argrepr or self.argval})"
@@ -29,62 +33,67 @@ def _decode(code, table):
     version = sys.version_info[:2]
     rules = ops.ARGUMENTS[version]
     name_shift, compare_shift = rules["name_shift"], rules["compare_shift"]
-    operators = ops.OPERATORS.get(version, {})
-    split, supers = ops.SPLIT.get(version, {}), ops.SUPERINSTRUCTIONS.get(version, {})
+    kinds = _opcode_kinds(version, table)
     positions = _code_positions(code)
+    consts = code.co_consts
     kept, index_of, pending = [], {}, []
-
-    def add(offset, op, arg, argval, argrepr, name):
-        x = _Ins()
-        x.index, x.offset, x.op, x.arg, x.name, x.target = None, offset, op, arg, name, None
-        x.argval, x.argrepr, x.pos = argval, argrepr, _Position(*positions[offset // 2])
-        kept.append(x)
-        return x
+    new, position = _Ins.__new__, functools.partial(tuple.__new__, _Position)
 
     for start, offset, opcode, arg, after in _instructions(code):
-        pending.append(start)
-        name = dis.opname[opcode]
-        op = table.get(name, name)
+        name, op, kind = kinds[opcode]
         if op is None:
+            pending.append(start)
             continue
-        for off in pending:
-            index_of[off] = len(kept)
-        pending = []
-        if name in split:
-            for sub, sub_arg in split[name]:
-                add(offset, sub, sub_arg, sub_arg, "", name)
-        elif name in supers:
-            for sub, sub_arg in zip(supers[name], (arg >> 4, arg & 15)):
-                add(offset, sub, sub_arg, code._varname_from_oparg(sub_arg), "", name)
-        elif opcode in dis.hasjrel or opcode in dis.hasjabs:
-            target = _jump_target(rules, name, opcode, arg, after)
-            if op == "JUMP_ABSOLUTE":
-                op = "JUMP_BACKWARD" if target <= offset else "JUMP_FORWARD"
-            add(offset, op, arg, target, "", name)
-        elif name in ("LOAD_CONST", "RETURN_CONST"):
-            add(offset, op, arg, code.co_consts[arg], "", name)
-        elif name in ops.IMMEDIATE_CONSTANTS:
-            add(offset, op, arg, arg, "", name)
-        elif name == "LOAD_COMMON_CONSTANT":
-            common = ops.COMMON_CONSTANTS[version]
-            add(offset, (common[arg] if arg < len(common) else None) or name, arg, arg, "", name)
-        elif name in ops.NAMES:
-            x = add(offset, op, arg, code.co_names[arg >> name_shift.get(name, 0)], "", name)
+        n = len(kept)
+        if pending:
+            for off in pending:
+                index_of[off] = n
+            pending = []
+        index_of[start] = n
+        argval, argrepr = arg, ""
+        if kind is _PLAIN:
+            pass
+        elif kind is _LOCAL:
+            argval = _local(code, name, arg)
+        elif kind is _CONST:
+            argval = consts[arg]
+        elif kind is _NAME:
+            argval = code.co_names[arg >> name_shift.get(name, 0)]
             if name == "LOAD_GLOBAL" and not name_shift:
-                x.arg = arg << 1  # no NULL to push (3.10): the flag bit of 3.11 on, clear
-        elif name in ops.LOCALS:
-            add(offset, op, arg, _local(code, name, arg), "", name)
-        elif name == "COMPARE_OP":
-            add(offset, op, arg, dis.cmp_op[arg >> compare_shift], "", name)
-        elif name in operators:
-            add(offset, op, arg, operators[name], operators[name], name)
-        elif name == "BINARY_OP":
-            operator = dis._nb_ops[arg][1]
-            add(offset, ops.OPERATOR_INSTRUCTIONS.get(operator, op), arg, arg, operator, name)
-        elif name == "CALL_INTRINSIC_1":
-            add(offset, op, arg, arg, dis._intrinsic_1_descs[arg], name)
-        else:
-            add(offset, op, arg, arg, "", name)
+                arg <<= 1  # no NULL to push (3.10): the flag bit of 3.11 on, clear
+        elif kind is _JUMP:
+            argval = _jump_target(rules, name, opcode, arg, after)
+            if op == "JUMP_ABSOLUTE":
+                op = "JUMP_BACKWARD" if argval <= offset else "JUMP_FORWARD"
+        elif kind is _BINARY:
+            argrepr = dis._nb_ops[arg][1]
+            op = ops.OPERATOR_INSTRUCTIONS.get(argrepr, op)
+        elif kind is _COMPARE:
+            argval = dis.cmp_op[arg >> compare_shift]
+        elif kind is _OPERATOR:
+            argval = argrepr = ops.OPERATORS[version][name]
+        elif kind is _COMMON_CONSTANT:
+            common = ops.COMMON_CONSTANTS[version]
+            op = (common[arg] if arg < len(common) else None) or name
+        elif kind is _INTRINSIC:
+            argrepr = dis._intrinsic_1_descs[arg]
+        pos = position(positions[offset >> 1])
+        if kind is _SPLIT or kind is _SUPER:  # several instructions, one argument each
+            if kind is _SPLIT:
+                parts = [(sub, sub_arg, sub_arg) for sub, sub_arg in ops.SPLIT[version][name]]
+            else:
+                parts = [(sub, sub_arg, code._varname_from_oparg(sub_arg))
+                         for sub, sub_arg in zip(ops.SUPERINSTRUCTIONS[version][name], (arg >> 4, arg & 15))]
+            for sub, sub_arg, sub_argval in parts:
+                x = new(_Ins)
+                x.index, x.offset, x.op, x.arg, x.argval, x.argrepr, x.target, x.pos, x.name, x.loc = \
+                    None, offset, sub, sub_arg, sub_argval, argrepr, None, pos, name, None
+                kept.append(x)
+            continue
+        x = new(_Ins)
+        x.index, x.offset, x.op, x.arg, x.argval, x.argrepr, x.target, x.pos, x.name, x.loc = \
+            None, offset, op, arg, argval, argrepr, None, pos, name, None
+        kept.append(x)
     for off in pending:
         index_of[off] = len(kept)
     _reshape(kept)
@@ -94,20 +103,48 @@ def _decode(code, table):
         count += x.op is not None
     moved.append(count)
     kept = [x for x in kept if x.op is not None]
+    jumps = ops.JUMPS
     for i, x in enumerate(kept):
         x.index = i
+        if x.op in jumps:
+            x.target = moved[index_of[x.argval]]
     end = _Ins()
     end.index, end.offset, end.op, end.arg, end.argval, end.argrepr, end.target, end.name = \
         len(kept), -1, "<end>", None, None, "", None, "<end>"
-    end.pos = None
-    index_of = {off: moved[k] for off, k in index_of.items()}
-    for x in kept:
-        if x.op in ops.JUMPS:
-            x.target = index_of[x.argval]
+    end.pos = end.loc = None
     if rules["threaded_value_jumps"]:
         _unthread_value_jumps(kept)
     _merge_return_copies(kept)
     return kept + [end]
+
+
+# How _decode reads each opcode's argument (_opcode_kinds).
+_PLAIN, _LOCAL, _CONST, _NAME, _JUMP, _BINARY, _COMPARE, _OPERATOR, _COMMON_CONSTANT, _INTRINSIC, _SPLIT, _SUPER = \
+    "plain", "local", "const", "name", "jump", "binary", "compare", "operator", "common", "intrinsic", "split", \
+    "super"
+_JUMP_OPCODES = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+_KINDS = {}
+
+
+def _opcode_kinds(version, table):
+    """(name, the reader's name or None, how its argument reads) of each opcode, by the version's `table`, built
+    once per table."""
+    found = _KINDS.get(id(table))
+    if found is not None and found[0] is table:
+        return found[1]
+    split, supers = ops.SPLIT.get(version, {}), ops.SUPERINSTRUCTIONS.get(version, {})
+    operators = ops.OPERATORS.get(version, {})
+    kinds = []
+    for opcode, name in enumerate(dis.opname):
+        kind = (_SPLIT if name in split else _SUPER if name in supers else _JUMP if opcode in _JUMP_OPCODES
+                else _CONST if name in ("LOAD_CONST", "RETURN_CONST") else _PLAIN if name in ops.IMMEDIATE_CONSTANTS
+                else _COMMON_CONSTANT if name == "LOAD_COMMON_CONSTANT" else _NAME if name in ops.NAMES
+                else _LOCAL if name in ops.LOCALS else _COMPARE if name == "COMPARE_OP"
+                else _OPERATOR if name in operators else _BINARY if name == "BINARY_OP"
+                else _INTRINSIC if name == "CALL_INTRINSIC_1" else _PLAIN)
+        kinds.append((name, table.get(name, name), kind))
+    _KINDS[id(table)] = (table, kinds)
+    return kinds
 
 
 def _unthread_value_jumps(kept):
@@ -270,6 +307,19 @@ def _place_paired_names(nodes):
                 paired.discard(id(n))
 
 
+def same_tree(a, b):
+    """Whether trees (or lists of them, or values) `a` and `b` are alike, locations included: what comparing their
+    ``ast.dump(include_attributes=True)`` tells, without writing them out."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ast.AST):
+        return all(same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields) and \
+            all(getattr(a, f, None) == getattr(b, f, None) for f in a._attributes)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_tree(x, y) for x, y in zip(a, b))
+    return a is b or repr(a) == repr(b)
+
+
 def _nodes(tree):
     """Every node of `tree`, as ast.walk gives them (in another order), in a list built without its generators."""
     out, k = [tree], 0
@@ -285,19 +335,9 @@ def _nodes(tree):
     return out
 
 
-class _Position:
-    __slots__ = ("lineno", "end_lineno", "col_offset", "end_col_offset")
-
-    def __init__(self, lineno, end_lineno, col_offset, end_col_offset):
-        self.lineno, self.end_lineno = lineno, end_lineno
-        self.col_offset, self.end_col_offset = col_offset, end_col_offset
-
-    def __eq__(self, other):
-        return isinstance(other, _Position) and (self.lineno, self.end_lineno, self.col_offset,
-                                                 self.end_col_offset) == (other.lineno, other.end_lineno,
-                                                                          other.col_offset, other.end_col_offset)
-
-    __hash__ = None
+class _Position(collections.namedtuple("_Position", "lineno end_lineno col_offset end_col_offset")):
+    """An instruction's location, as co_positions gives it."""
+    __slots__ = ()
 
 
 def _merge_return_copies(kept):

@@ -23,12 +23,18 @@ class Excerpt:
 
     def __init__(self, code, fdef):
         self.code, self.fdef = code, fdef
-        self._file = self._proven = None
-        # The columns the reader gave count from the body's indentation less one level, as in the dedented
-        # source (_bytecode_expressions.py's reader).
-        cols = [c for line, _, c, _ in _code_positions(code) if line is not None and c is not None
-                and line > code.co_firstlineno]
-        self.indent = max(0, min(cols) - 4) if cols else 0
+        self._file = self._proven = self._indent = None
+
+    @property
+    def indent(self):
+        """The columns the reader gave count from the body's indentation less one level, as in the dedented
+        source (_bytecode_expressions.py's reader). Found at the first error, not with every function."""
+        if self._indent is None:
+            code = self.code
+            cols = [c for line, _, c, _ in _code_positions(code) if line is not None and c is not None
+                    and line > code.co_firstlineno]
+            self._indent = max(0, min(cols) - 4) if cols else 0
+        return self._indent
 
     def __call__(self, line, col, end_line, end_col):
         end = end_col if end_line == line and end_col > col else col + 1

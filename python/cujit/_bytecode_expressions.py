@@ -11,7 +11,7 @@ import types
 from cujit import _bytecode_ops as ops
 from cujit._bytecode_conditions import (_GUESS_FAILED, _Comprehension, _ConditionReader, _Construct, _Unreadable,
                                         _spanning, folds_to)
-from cujit._bytecode_decode import _decode
+from cujit._bytecode_decode import _Ins, _decode
 from cujit._bytecode_graph import _Graph
 
 
@@ -20,6 +20,7 @@ class _Null:
 
 
 _NULL = _Null()
+_LOAD = ast.Load()  # (one for every node that loads, as ast.parse shares it)
 
 
 class _Slot:
@@ -57,6 +58,24 @@ _STATEMENT_ENDS = {"STORE_FAST", "STORE_GLOBAL", "STORE_NAME", "STORE_SUBSCR", "
                    "FOR_ITER"}
 _STORES = {"STORE_FAST", "STORE_GLOBAL", "STORE_NAME", "STORE_SUBSCR", "STORE_ATTR", "STORE_SLICE",
            "UNPACK_SEQUENCE"}
+# The instructions `expr` looks at before `pure` (stack shuffles and jumps that may be part of a value), and the
+# ones `pure` may run.
+_EXPR_SPECIAL = frozenset({"SWAP", "COPY"} | ops.VALUE_JUMPS | ops.CONDITIONAL_JUMPS)
+_PURE = frozenset({
+    "LOAD_CONST", "LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD", "PUSH_NULL", "BINARY_OP",
+    "BINARY_SUBSCR", "BINARY_SLICE", "BUILD_SLICE", "BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "LIST_EXTEND",
+    "SET_UPDATE", "BUILD_MAP", "BUILD_CONST_KEY_MAP", "CALL_INTRINSIC_1", "COMPARE_OP", "IS_OP", "CONTAINS_OP",
+    "KW_NAMES", "CALL", "COPY", "SWAP", "MAKE_FUNCTION", "GET_ITER", "LOAD_FAST_AND_CLEAR", "FORMAT_VALUE",
+    "BUILD_STRING", "CONVERT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "YIELD_VALUE", "RETURN_GENERATOR",
+    "IMPORT_NAME", "BEFORE_WITH", "DELETE_FAST", "DELETE_SUBSCR", "DELETE_ATTR", "DELETE_GLOBAL", "DELETE_NAME",
+} | set(_UNARY))
+# Instructions `pure` runs without a jump or a side effect on the reader, and ones that end a statement.
+_STRAIGHT = frozenset({"LOAD_CONST", "LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD", "PUSH_NULL",
+                       "BINARY_OP", "BINARY_SUBSCR", "COMPARE_OP", "BUILD_TUPLE", "CALL"})
+_ENDS_STATEMENT = frozenset({"STORE_FAST", "STORE_SUBSCR", "STORE_ATTR", "STORE_GLOBAL", "STORE_NAME", "POP_TOP",
+                             "RETURN_VALUE", "RETURN_CONST"})
+# Constants that are one ast.Constant as loaded.
+_PLAIN_CONSTANTS = frozenset({int, float, bool, str, bytes, type(None)})
 _CODE_NAMES = {"<lambda>": ast.Lambda, "<genexpr>": ast.GeneratorExp, "<listcomp>": ast.ListComp,
                "<setcomp>": ast.SetComp, "<dictcomp>": ast.DictComp}
 
@@ -75,35 +94,53 @@ class _ExpressionReader(_ConditionReader):
         cols = [x.pos.col_offset for x in self.ins[:-1] if x.pos.lineno is not None and x.pos.col_offset is not None
                 and x.pos.lineno > self.first_line]
         self.indent = max(0, min(cols) - 4) if cols else 0
+        for x in self.ins:
+            x.loc = self.location(x)
         self.unsupported = False
         self.serial = 0
         self.ternary_tests = {}  # conditional jump -> whether it is the test of a conditional expression
         self.stops = []  # where the values being read end (value)
         self.stored = set()  # the names the rebuilt statements assign
+        # a statement's condition read while deciding it is no conditional expression: (atoms, how many jumps were
+        # decided then); the if statement's reader takes it where no other jump has been decided since
+        self.statement_atoms = {}
         self.back_targets = {x.target for x in self.ins[:-1] if x.target is not None and x.target <= x.index}
 
     # -- locations ---------------------------------------------------------------------------
     def at(self, node, ins):
-        pos = ins.pos if ins is not None else None
-        line = pos.lineno if pos is not None and pos.lineno is not None else self.first_line
-        node.lineno = line - self.first_line + 1
-        node.end_lineno = (pos.end_lineno if pos is not None and pos.end_lineno is not None else line) \
-            - self.first_line + 1
-        indent = self.indent
-        node.col_offset = max(0, pos.col_offset - indent) if pos is not None and pos.col_offset is not None else 0
-        node.end_col_offset = max(0, pos.end_col_offset - indent) \
-            if pos is not None and pos.end_col_offset is not None else 0
+        node.lineno, node.end_lineno, node.col_offset, node.end_col_offset = \
+            ins.loc if type(ins) is _Ins else self.location(ins)
         self.serial += 1
         node._serial = self.serial
         return node
+
+    def location(self, ins):
+        """(line, end line, column, end column) of the nodes made of instruction `ins`: lines count from the
+        def's, columns from the body's indentation less one level."""
+        first, indent = self.first_line, self.indent
+        pos = ins.pos if ins is not None else None
+        if pos is None:
+            return 1, 1, 0, 0
+        line, end_line, col, end_col = pos
+        if line is None:
+            line = first
+        if end_line is None:
+            end_line = line
+        col = 0 if col is None or col < indent else col - indent
+        end_col = 0 if end_col is None or end_col < indent else end_col - indent
+        return line - first + 1, end_line - first + 1, col, end_col
 
     def fail(self, ins, what):
         raise _Unreadable(f"{what} at instruction {ins!r}" if ins is not None else what)
 
     # -- constants ---------------------------------------------------------------------------
     def const(self, value, ins):
+        if type(value) in _PLAIN_CONSTANTS:
+            node = self.at(ast.Constant(value=value), ins)
+            node._loaded = True  # a constant the code loads (not one the reader decided)
+            return node
         if isinstance(value, tuple):
-            return self.at(ast.Tuple(elts=[self.const(v, ins) for v in value], ctx=ast.Load()), ins)
+            return self.at(ast.Tuple(elts=[self.const(v, ins) for v in value], ctx=_LOAD), ins)
         if isinstance(value, frozenset):
             self.unsupported = True
             return self.at(ast.Set(elts=[]), ins)
@@ -140,7 +177,7 @@ class _ExpressionReader(_ConditionReader):
         returns as soon as the item there is consumed. A conditional jump at depth `base` + 1 may be the test of
         a conditional expression whose value starts at `value_start`: that is decided once per jump (`raw`:
         not decided here, the caller is collecting a condition's jumps)."""
-        ins = self.ins
+        ins, pure = self.ins, self.pure
         watched = stack[watch] if watch is not None else None
         if value_start is None:
             value_start = pc
@@ -151,9 +188,13 @@ class _ExpressionReader(_ConditionReader):
                 value_start = pc
             x = ins[pc]
             op = x.op
-            if op == "SWAP" and len(stack) < x.argval:  # a value swapped under a loop's iterator (a return)
+            if op not in _EXPR_SPECIAL:  # (most instructions: straight to pure)
+                if not pure(x, stack):
+                    return pc
+                pc += 1
+            elif op == "SWAP" and len(stack) < x.argval:  # a value swapped under a loop's iterator (a return)
                 return pc
-            if op == "SWAP" and x.argval == 2 and ins[pc + 1].op == "COPY" and ins[pc + 1].argval == 2 and \
+            elif op == "SWAP" and x.argval == 2 and ins[pc + 1].op == "COPY" and ins[pc + 1].argval == 2 and \
                     ins[pc + 2].op == "COMPARE_OP":
                 pc = self.chain(pc, stack)
             elif op == "COPY" and x.argval == 1 and ins[pc + 1].op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE") \
@@ -175,7 +216,7 @@ class _ExpressionReader(_ConditionReader):
                     if not decided:
                         return pc
                 pc = self.ternary(pc, stack)
-            elif not self.pure(x, stack):
+            elif not pure(x, stack):
                 return pc
             else:
                 pc += 1
@@ -183,18 +224,21 @@ class _ExpressionReader(_ConditionReader):
                 return pc
 
     def pure(self, x, stack):
+        """Runs instruction `x` on `stack` where it is part of an expression; False where it is not."""
         op = x.op
+        if op not in _PURE:
+            return False
         if op == "LOAD_CONST":
             stack.append(self.const(x.argval, x))
         elif op in ("LOAD_FAST", "LOAD_NAME"):
-            stack.append(self.at(ast.Name(id=x.argval, ctx=ast.Load()), x))
+            stack.append(self.at(ast.Name(id=x.argval, ctx=_LOAD), x))
         elif op == "LOAD_GLOBAL":
             if x.arg & 1:
                 stack.append(_NULL)
-            stack.append(self.at(ast.Name(id=x.argval, ctx=ast.Load()), x))
+            stack.append(self.at(ast.Name(id=x.argval, ctx=_LOAD), x))
         elif op in ("LOAD_ATTR", "LOAD_METHOD"):
             obj = stack.pop()
-            node = self.at(ast.Attribute(value=obj, attr=x.argval, ctx=ast.Load()), x)
+            node = self.at(ast.Attribute(value=obj, attr=x.argval, ctx=_LOAD), x)
             if op == "LOAD_METHOD" or (sys.version_info >= (3, 12) and x.arg & 1):
                 stack.append(_NULL)
             stack.append(node)
@@ -215,11 +259,11 @@ class _ExpressionReader(_ConditionReader):
             index, container = stack.pop(), stack.pop()
             if _is_constant(index) and _is_constant(container):
                 index = self.unfolded(index)
-            stack.append(self.at(ast.Subscript(value=container, slice=index, ctx=ast.Load()), x))
+            stack.append(self.at(ast.Subscript(value=container, slice=index, ctx=_LOAD), x))
         elif op == "BINARY_SLICE":
             hi, lo, container = stack.pop(), stack.pop(), stack.pop()
             s = self.slice(x, lo, hi)
-            stack.append(self.at(ast.Subscript(value=container, slice=s, ctx=ast.Load()), x))
+            stack.append(self.at(ast.Subscript(value=container, slice=s, ctx=_LOAD), x))
         elif op == "BUILD_SLICE":
             parts = [stack.pop() for _ in range(x.argval)][::-1]
             while len(parts) < 3:
@@ -234,7 +278,7 @@ class _ExpressionReader(_ConditionReader):
                 self.unsupported = cls is ast.Set or self.unsupported
             if cls is ast.Tuple and elts and all(_is_constant(e) for e in elts):
                 elts[-1] = self.unfolded(elts[-1])
-            node = ast.Set(elts=elts) if cls is ast.Set else cls(elts=elts, ctx=ast.Load())
+            node = ast.Set(elts=elts) if cls is ast.Set else cls(elts=elts, ctx=_LOAD)
             stack.append(self.at(node, x))
         elif op in ("LIST_EXTEND", "SET_UPDATE"):
             items = stack.pop()
@@ -302,7 +346,7 @@ class _ExpressionReader(_ConditionReader):
             elif cls is not None:
                 node = cls()
             else:
-                node = ast.Name(id="<function>", ctx=ast.Load())
+                node = ast.Name(id="<function>", ctx=_LOAD)
                 node._nested_def = code.co_name
             stack.append(self.at(node, x))
         elif op == "GET_ITER" and len(stack) > 1 and isinstance(stack[-2], (ast.GeneratorExp, ast.ListComp,
@@ -662,6 +706,7 @@ class _ExpressionReader(_ConditionReader):
         3.12, is followed by a copy of the code after the false arm)."""
         ins = self.ins
         base = len(stack)
+        decided = len(self.ternary_tests)  # (the atoms are the if statement's only while no other jump is decided)
         try:
             atoms = self.atoms(start, stack)
         except _GUESS_FAILED:
@@ -672,6 +717,14 @@ class _ExpressionReader(_ConditionReader):
         if found is None:
             return False
         after, false = found
+        k = after  # (a true arm whose straight code ends in a statement off the test's line is none: not read)
+        while k < false and ins[k].op in _STRAIGHT:
+            k += 1
+        if k < false and ins[k].op in _ENDS_STATEMENT and \
+                self.line_of(ins[k]) != getattr(atoms[0][1], "lineno", None):
+            if not stack and len(self.ternary_tests) == decided:
+                self.statement_atoms[start] = (atoms, decided)
+            return False
         s = list(stack)
         try:
             end = self.value(after, s, base, false)
@@ -682,9 +735,12 @@ class _ExpressionReader(_ConditionReader):
                 # 3.12 copies the code after a conditional expression into both arms
                 f = list(stack)
                 fend = self.value(false, f, base, None)
-                return self.same_code(end, false, fend)
+                if self.same_code(end, false, fend):
+                    return True
         except _GUESS_FAILED:
             pass
+        if not stack and len(self.ternary_tests) == decided:  # a statement's test: the if's reader reads it next
+            self.statement_atoms[start] = (atoms, decided)
         return False
 
 

@@ -83,23 +83,19 @@ class _Graph:
         inside = set(nodes)
         cont = {self.block_of[i] for i in loop.cont} if loop else set()
 
-        def succ(b):
-            out = []
-            for s in self.succ[b]:
-                out.append(-1 if (s in cont or s not in inside) else s)
-            return out or [-1]
-
+        succ = {b: [-1 if (s in cont or s not in inside) else s for s in self.succ[b]] or [-1] for b in nodes}
         full = frozenset(nodes) | {-1}
         pd = {b: full for b in nodes}
         pd[-1] = frozenset({-1})
+        order = nodes[::-1]
         changed = True
         while changed:
             changed = False
-            for b in reversed(nodes):
+            for b in order:
                 meet = None
-                for s in succ(b):
+                for s in succ[b]:
                     meet = pd[s] if meet is None else meet & pd[s]
-                new = frozenset({b}) | meet
+                new = meet | {b}
                 if new != pd[b]:
                     pd[b] = new
                     changed = True

@@ -7,6 +7,8 @@ that does not give the function's own instructions is never compiled."""
 import ast
 import copy
 
+from cujit._bytecode_decode import same_tree
+
 __all__ = ["readings"]
 
 
@@ -18,10 +20,6 @@ def readings(body):
         yield base
         for rewrite in _REWRITES:
             yield from rewrite(base)
-
-
-def _same(a, b):
-    return ast.dump(a, include_attributes=True) == ast.dump(b, include_attributes=True)
 
 
 def _places(stmts):
@@ -75,7 +73,7 @@ def _merge_returns(body, dry=False):
                 walk(s.body, None)  # (its end goes back to the loop's start)
                 walk(s.orelse, after)
         if stmts and tail is not None and isinstance(stmts[-1], ast.Return) and stmts[-1] is not tail and \
-                _same(stmts[-1], tail):
+                same_tree(stmts[-1], tail):
             if not dry:
                 stmts.pop()
             changed = True

@@ -6,7 +6,7 @@ import ast
 import dis
 
 from cujit import _bytecode_ops as ops
-from cujit._bytecode_decode import _added_by_lines
+from cujit._bytecode_decode import _added_by_lines, same_tree
 from cujit._bytecode_conditions import _GUESS_FAILED
 from cujit._bytecode_expressions import (_STATEMENT_ENDS, _STORES, _Aug, _ExpressionReader, _ForItem, _Group, _Slot,
                                          _end_after_start)
@@ -288,7 +288,8 @@ class _Reader(_ExpressionReader):
 
     def conditional(self, start, stop, loop, out):
         """An if statement (or an assert) whose condition starts at `start`."""
-        atoms = self.atoms(start, [])
+        read = self.statement_atoms.pop(start, None)
+        atoms = read[0] if read is not None and read[1] == len(self.ternary_tests) else self.atoms(start, [])
         if not atoms:
             self.fail(self.ins[start], "a condition")
         found = self.arms(atoms)
@@ -628,7 +629,7 @@ def _conditional_stores(body):
                 setattr(s, field, _conditional_stores(getattr(s, field)))
         if isinstance(s, ast.If) and s.body and s.orelse:
             k = 0
-            while k < min(len(s.body), len(s.orelse)) - 1 and _same_place(s.body[-1 - k], s.orelse[-1 - k]):
+            while k < min(len(s.body), len(s.orelse)) - 1 and same_tree(s.body[-1 - k], s.orelse[-1 - k]):
                 k += 1
             if len(s.body) == len(s.orelse) == k + 1:
                 merged = _merged_store(s.test, s.body[0], s.orelse[0])
@@ -640,14 +641,10 @@ def _conditional_stores(body):
     return out
 
 
-def _same_place(a, b):
-    return ast.dump(a, include_attributes=True) == ast.dump(b, include_attributes=True)
-
-
 def _merged_store(test, a, b):
     """`t = x if test else y` from the arms `t = x` and `t = y` (one target, at one place), or None."""
     if not (isinstance(a, ast.Assign) and isinstance(b, ast.Assign) and len(a.targets) == len(b.targets) == 1
-            and _same_place(a.targets[0], b.targets[0])):
+            and same_tree(a.targets[0], b.targets[0])):
         return None
     value = ast.IfExp(test=test, body=a.value, orelse=b.value)
     value.lineno, value.col_offset = a.value.lineno, a.value.col_offset
