@@ -8,6 +8,7 @@ import ast
 import collections
 import dis
 import functools
+import operator
 import sys
 import types
 
@@ -273,14 +274,15 @@ def _place_paired_names(nodes):
     that expression is on one line (`nodes`: a tree's, _nodes)."""
     first, paired = {}, set()
     names = [n for n in nodes if type(n) is ast.Name and hasattr(n, "_serial")]
-    for n in sorted(names, key=lambda n: n._serial):
-        where = (n.lineno, n.col_offset, n.end_lineno, n.end_col_offset)
-        if first.setdefault(where, n) is not n:
+    parents = (ast.Attribute, ast.Subscript, ast.BinOp, ast.Compare, ast.Call)
+    place = operator.attrgetter("lineno", "col_offset", "end_lineno", "end_col_offset")
+    for n in sorted(names, key=operator.attrgetter("_serial")):
+        if first.setdefault(place(n), n) is not n:
             paired.add(id(n))
     if not paired:
         return
     for parent in nodes:
-        if not isinstance(parent, (ast.Attribute, ast.Subscript, ast.BinOp, ast.Compare, ast.Call)) or \
+        if type(parent) not in parents or \
                 getattr(parent, "lineno", None) is None or parent.lineno != parent.end_lineno:
             continue
         starts, ends = [], []
@@ -321,18 +323,32 @@ def same_tree(a, b):
 
 
 def _nodes(tree):
-    """Every node of `tree`, as ast.walk gives them (in another order), in a list built without its generators."""
+    """Every expression and statement of `tree` (and its other nodes that hold some: arguments, keywords...), as
+    ast.walk gives them (in another order, without contexts and operators), in a list built without generators."""
     out, k = [tree], 0
+    fields = _CHILD_FIELDS
     while k < len(out):
         node = out[k]
         k += 1
-        for field in node._fields:
+        cls = type(node)
+        names = fields.get(cls)
+        if names is None:
+            names = fields[cls] = tuple(f for f in cls._fields if f not in _NO_NODES
+                                        and not (cls is ast.Constant and f == "value"))
+        for field in names:
             value = getattr(node, field, None)
-            if isinstance(value, list):
+            if type(value) is list:
                 out += [v for v in value if isinstance(v, ast.AST)]
             elif isinstance(value, ast.AST):
                 out.append(value)
     return out
+
+
+# The fields of a node class that never hold an expression or a statement (names, contexts, operators: the
+# operators' own nodes hold nothing), and per node class those that may (_nodes).
+_NO_NODES = {"ctx", "op", "ops", "id", "attr", "kind", "type_comment", "arg", "name", "conversion", "is_async",
+             "level", "module", "simple"}
+_CHILD_FIELDS = {}
 
 
 class _Position(collections.namedtuple("_Position", "lineno end_lineno col_offset end_col_offset")):
@@ -341,14 +357,17 @@ class _Position(collections.namedtuple("_Position", "lineno end_lineno col_offse
 
 
 def _merge_return_copies(kept):
-    """CPython copies a small block that returns into each place that jumps to it: jumps to such copies go to
-    the first one, so that a condition's jumps meet where the source's did."""
-    first = {}
+    """CPython copies a small block that returns into each place that jumps to it: a forward jump to such a copy
+    goes to the first copy jumped to (in the order of the jumps) that is after it, so that a condition's jumps meet
+    where the source's did (never to one before it: a jump back to a return reads as a loop)."""
+    copies = {}  # a copied block's instructions -> the indices of its copies
+    key_of = {}
     for x in kept:
-        if x.target is None or x.op in ("FOR_ITER", "JUMP_FORWARD"):
+        t = x.target
+        if t is None or x.op in ("FOR_ITER", "JUMP_FORWARD") or t <= x.index or t in key_of:
             continue
         key = []
-        i = x.target
+        i = t
         while i < len(kept) and len(key) < 5:
             y = kept[i]
             key.append((y.op, repr(y.argval)))
@@ -359,8 +378,14 @@ def _merge_return_copies(kept):
                 break
             i += 1
         if not key or key[-1][0] not in ("RETURN_VALUE", "RETURN_CONST") or key[0][0] == "POP_TOP":
-            continue  # (a block that drops a value first is a chained comparison's cleanup: each has its own)
-        x.target = first.setdefault(tuple(key), x.target)
+            key_of[t] = None  # (a block that drops a value first is a chained comparison's cleanup: each has its own)
+            continue
+        key_of[t] = key = tuple(key)
+        copies.setdefault(key, []).append(t)
+    for x in kept:
+        key = key_of.get(x.target) if x.target is not None and x.op not in ("FOR_ITER", "JUMP_FORWARD") else None
+        if key is not None and x.target > x.index:
+            x.target = next(t for t in copies[key] if t > x.index)
 
 
 

@@ -82,14 +82,17 @@ class _Reader(_ExpressionReader):
             looped = None if (loop is not None and pc == loop.start and entry) else self.loop_at(pc, loop)
             entry = False
             if looped is not None:
-                stmt, pc = looped
+                stmt, nxt = looped
                 out.append(stmt)
-                if pc is None:
+                if nxt is None:
                     return out, "return"
-                continue
-            pc, how = self.statement(pc, stop, loop, out)
-            if how is not None:
-                return out, how
+            else:
+                nxt, how = self.statement(pc, stop, loop, out)
+                if how is not None:
+                    return out, how
+            if nxt is not None and nxt <= pc:  # (never read the same code twice: a shape misread, not a hang)
+                self.fail(ins[pc], "code the statements after it lead back to")
+            pc = nxt
 
     def explicit_continue(self, x):
         """Whether a jump back to a loop's start is a `continue` statement (located on the keyword), not the end
@@ -299,6 +302,16 @@ class _Reader(_ExpressionReader):
         ins = self.ins
         if ins[after].op == "LOAD_ASSERTION_ERROR":
             return self.assertion(atoms, after, false, out)
+        node, jump = atoms[0][1], atoms[0][2]
+        if after == false and len(atoms) == 1 and node is not None and jump.target == after and \
+                jump.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_NOT_NONE"):
+            # `if c: pass`: the test jumps past a body that left no code, to where it falls through
+            test = self.test_of(node, jump)
+            stmt = self.stmt_at(ast.If(test=test, body=[self.stmt_at(ast.Pass(), jump)], orelse=[]), jump)
+            stmt.lineno, stmt.col_offset = test.lineno, test.col_offset
+            _end_after_start(stmt)
+            out.append(stmt)
+            return after, None
         test = None
         for true, other in ((after, false), (false, after)):
             if true != other and other == atoms[-1][3] and ins[other].op == "JUMP_FORWARD" and \
