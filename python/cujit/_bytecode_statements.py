@@ -144,6 +144,9 @@ class _Reader(_ExpressionReader):
                     value = stack.pop()
                 if stack:
                     self.fail(x, "a return")
+                if isinstance(value, ast.Constant) and value.value is None and self.copied_break(x, loop):
+                    out.append(self.stmt_at(ast.Break(), x))
+                    return pc + 1, "break"
                 if isinstance(value, ast.Constant) and value.value is None and self.implicit_return(x):
                     return pc + 1, "implicit_return"
                 if op == "RETURN_VALUE" and "RETURN_CONST" in dis.opmap and not self.bare_return(x, value):
@@ -201,6 +204,14 @@ class _Reader(_ExpressionReader):
         if prev is not None and prev.op == "LOAD_CONST" and prev.argval is None and prev.pos == x.pos:
             prev = self.ins[x.index - 2] if x.index > 1 else None
         return (prev is not None and prev.pos == x.pos) or width not in (6, 11)
+
+    def copied_break(self, x, loop):
+        """Whether the `return None` `x` is a `break` out of a while loop that CPython sent straight to the
+        function's implicit return (a copy of it, located on the `break`: `while True: ... if c: break` at the end
+        of a kernel). Told by columns: 3.10 has none."""
+        pos = x.pos
+        return _COLUMNS and loop is not None and not loop.is_for and pos is not None and pos.lineno is not None \
+            and pos.lineno == pos.end_lineno and (pos.end_col_offset or 0) - (pos.col_offset or 0) == len("break")
 
     def bare_return(self, x, value):
         if not _COLUMNS:  # `return` and `return None` read the same: the former, more often written

@@ -407,7 +407,8 @@ def test_copied_tails_before_a_return_compile_like_their_source(tmp_path, name):
 
 # One return after an if whose first arm is a while loop and whose elif jumps to the return: CPython copies the
 # return into each arm, and a jump to a later copy must not be read as a jump back to the first (a loop that never
-# ends: the reader hung on these before). And ifs whose body is `pass` alone (they were refused).
+# ends: the reader hung on these before). And ifs whose body is `pass` alone, and a `break` CPython turned into a
+# return (they were refused).
 RETURN_COPIES = {
     "loop_then_elif": "def f(a, b, n):\n    if not a:\n        while n < 4:\n            n = n + 1\n"
                       "    elif b:\n        n = 1\n    return n\n",
@@ -416,6 +417,9 @@ RETURN_COPIES = {
     # (an if whose body is `pass` alone: its test jumps to where it falls through, past no code)
     "if_pass": "def f(a, b, n):\n    if b:\n        pass\n    if n is None:\n        pass\n    return n\n",
     "if_not_pass": "def f(a, b, n):\n    if not b:\n        pass\n    return n\n",
+    # (a CAS loop's `break` at the end of a function: CPython puts a copy of the implicit return in its place)
+    "break_at_the_end": "def f(a, b, n):\n    if a < n:\n        while True:\n            a = a + 1\n"
+                        "            if a == b:\n                break\n            n = n + 1\n",
 }
 
 
