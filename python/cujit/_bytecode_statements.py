@@ -203,6 +203,9 @@ class _Reader(_ExpressionReader):
         width = (x.pos.end_col_offset or 0) - (x.pos.col_offset or 0)
         if prev is not None and prev.op == "LOAD_CONST" and prev.argval is None and prev.pos == x.pos:
             prev = self.ins[x.index - 2] if x.index > 1 else None
+        if width in (6, 11) and any(y.pos == x.pos and y.op not in ("RETURN_VALUE", "RETURN_CONST", "LOAD_CONST")
+                                    for y in self.ins[:-1]):
+            return True  # a copy located on an expression six columns wide (`k < n2`) that other code has too
         return (prev is not None and prev.pos == x.pos) or width not in (6, 11)
 
     def copied_break(self, x, loop):

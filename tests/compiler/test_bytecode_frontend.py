@@ -420,6 +420,9 @@ RETURN_COPIES = {
     # (a CAS loop's `break` at the end of a function: CPython puts a copy of the implicit return in its place)
     "break_at_the_end": "def f(a, b, n):\n    if a < n:\n        while True:\n            a = a + 1\n"
                         "            if a == b:\n                break\n            n = n + 1\n",
+    # (the implicit return CPython copies to each part's jump is located on that part, here six columns wide,
+    # as an explicit `return` is: a 3D kernel's bounds check)
+    "and_of_three_at_the_end": "def f(i, j, k):\n    if i < 10 and j < 20 and k < 30:\n        i = j + k\n",
 }
 
 
