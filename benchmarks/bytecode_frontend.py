@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "compiler"))
 from cujit import _source, cuda, float32, int32  # noqa: E402
 
 TARGET = 1.2
+READERS = ("source", "bytecode")
 
 
 def kernel_cases():
@@ -51,7 +52,7 @@ def program_cases(count, workdir):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         options = dict(program.options, lineinfo=False, debug=False, device=not program.kernel)
-        if all(compiles(module.f, program.signature, options, reader) for reader in ("source", "bytecode")):
+        if all(compiles(module.f, program.signature, options, reader) for reader in READERS):
             cases.append((f"program {program.seed}", module.f, program.signature, options))
     return cases
 
@@ -65,15 +66,15 @@ def compiles(fn, sig, options, reader):
         return False
 
 
-def medians_ms(calls, repeat):
-    """The median time of each of `calls` (reader name -> callable), run in turn (interleaved, so that a drift of
-    the machine's speed falls on both readers alike), after one run each."""
-    times = {reader: [] for reader in calls}
-    for reader, call in calls.items():
+def medians_ms(call, repeat):
+    """The median time of `call` through each reader, the readers in turn (interleaved, so that a drift of the
+    machine's speed falls on both alike), after one run each."""
+    times = {reader: [] for reader in READERS}
+    for reader in READERS:
         os.environ["CUJIT_FRONTEND"] = reader
         call()
     for _ in range(repeat):
-        for reader, call in calls.items():
+        for reader in READERS:
             os.environ["CUJIT_FRONTEND"] = reader
             start = time.perf_counter()
             call()
@@ -93,7 +94,7 @@ def measure(case, repeat):
         cuda.compile_ptx(fn, sig, cc=(7, 5), **options)
     row = {"function": name}
     for what, call in (("reader", read), ("compile", whole)):
-        for reader, ms in medians_ms({"source": call, "bytecode": call}, repeat).items():
+        for reader, ms in medians_ms(call, repeat).items():
             row[f"{reader}_{what}_ms"] = ms
     row["reader_ratio"] = row["bytecode_reader_ms"] / row["source_reader_ms"]
     row["compile_ratio"] = row["bytecode_compile_ms"] / row["source_compile_ms"]

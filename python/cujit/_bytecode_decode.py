@@ -16,8 +16,8 @@ from cujit import _bytecode_ops as ops
 
 
 class _Ins:
-    # (`loc`: the location the reader gives nodes, set on first use; `back`: set on a jump the condition reader
-    # rewrites, never by the decoder)
+    # (`loc`: the location the reader gives the nodes made of it, set by the reader; `back`: set on a jump the
+    # condition reader rewrites, never by the decoder)
     __slots__ = ("index", "offset", "op", "arg", "argval", "argrepr", "target", "pos", "name", "loc", "back")
 
     def __repr__(self):

@@ -720,25 +720,22 @@ class _ExpressionReader(_ConditionReader):
         k = after  # (a true arm whose straight code ends in a statement off the test's line is none: not read)
         while k < false and ins[k].op in _STRAIGHT:
             k += 1
-        if k < false and ins[k].op in _ENDS_STATEMENT and \
-                self.line_of(ins[k]) != getattr(atoms[0][1], "lineno", None):
-            if not stack and len(self.ternary_tests) == decided:
-                self.statement_atoms[start] = (atoms, decided)
-            return False
-        s = list(stack)
-        try:
-            end = self.value(after, s, base, false)
-            arm = ins[end]
-            if arm.op == "JUMP_FORWARD":
-                return True
-            if end != false and self.line_of(arm) == atoms[0][1].lineno:
-                # 3.12 copies the code after a conditional expression into both arms
-                f = list(stack)
-                fend = self.value(false, f, base, None)
-                if self.same_code(end, false, fend):
+        if not (k < false and ins[k].op in _ENDS_STATEMENT and
+                self.line_of(ins[k]) != getattr(atoms[0][1], "lineno", None)):
+            s = list(stack)
+            try:
+                end = self.value(after, s, base, false)
+                arm = ins[end]
+                if arm.op == "JUMP_FORWARD":
                     return True
-        except _GUESS_FAILED:
-            pass
+                if end != false and self.line_of(arm) == atoms[0][1].lineno:
+                    # 3.12 copies the code after a conditional expression into both arms
+                    f = list(stack)
+                    fend = self.value(false, f, base, None)
+                    if self.same_code(end, false, fend):
+                        return True
+            except _GUESS_FAILED:
+                pass
         if not stack and len(self.ternary_tests) == decided:  # a statement's test: the if's reader reads it next
             self.statement_atoms[start] = (atoms, decided)
         return False

@@ -50,22 +50,8 @@ class _Graph:
         self.latches = {}  # header block -> blocks jumping back to it
         for b, out in enumerate(self.succ):
             for s in out:
-                if s <= b and not self._returns(s):
+                if s <= b:
                     self.latches.setdefault(s, []).append(b)
-
-    def _returns(self, b):
-        """Whether block `b` runs straight into a return or raise: no loop starts there (a jump back to it is one to
-        a copy of a function's return, moved to the first copy by _merge_return_copies)."""
-        seen = set()
-        while b not in seen:
-            seen.add(b)
-            end = self.starts[b + 1] if b + 1 < len(self.starts) else len(self.ins) - 1
-            if self.ins[end - 1].op in ops.TERMINAL:
-                return True
-            if len(self.succ[b]) != 1:
-                return False
-            b = self.succ[b][0]
-        return False
 
     def natural_loop(self, header):
         body = {header}

@@ -99,10 +99,8 @@ class _Reader(_ExpressionReader):
         of the loop's body that CPython sent straight there."""
         if not _COLUMNS:
             return not _added_by_lines(self.ins, x)
-        pos = x.pos
-        return pos is not None and pos.lineno is not None and pos.lineno == pos.end_lineno and \
-            (pos.end_col_offset or 0) - (pos.col_offset or 0) == len("continue") and not self.implicit(x) and \
-            not any(y.pos == pos and y.target is None for y in self.ins[:-1])  # (an 8-column test: `a[k] > 0`)
+        return _spans(x, "continue") and not self.implicit(x) and \
+            not any(y.pos == x.pos and y.target is None for y in self.ins[:-1])  # (an 8-column test: `a[k] > 0`)
 
     def constant_if(self, out, x):
         """The last statement of `out` as `if True: ... else: pass`: the jump `x` back to the loop's start right
@@ -212,9 +210,7 @@ class _Reader(_ExpressionReader):
         """Whether the `return None` `x` is a `break` out of a while loop that CPython sent straight to the
         function's implicit return (a copy of it, located on the `break`: `while True: ... if c: break` at the end
         of a kernel). Told by columns: 3.10 has none."""
-        pos = x.pos
-        return _COLUMNS and loop is not None and not loop.is_for and pos is not None and pos.lineno is not None \
-            and pos.lineno == pos.end_lineno and (pos.end_col_offset or 0) - (pos.col_offset or 0) == len("break")
+        return _COLUMNS and loop is not None and not loop.is_for and _spans(x, "break")
 
     def bare_return(self, x, value):
         if not _COLUMNS:  # `return` and `return None` read the same: the former, more often written
@@ -641,6 +637,13 @@ class _Reader(_ExpressionReader):
                     self.ins[bottom + i].argval:
                 return None
         return atoms, after, false, bottom
+
+
+def _spans(x, keyword):
+    """Whether instruction `x` is located on one line, as wide as `keyword` (a statement of that keyword alone)."""
+    pos = x.pos
+    return pos is not None and pos.lineno is not None and pos.lineno == pos.end_lineno and \
+        (pos.end_col_offset or 0) - (pos.col_offset or 0) == len(keyword)
 
 
 def _conditional_stores(body):

@@ -51,6 +51,23 @@ def write_module(tmp_path, name, text):
     return path
 
 
+def read_both_ways(tmp_path, name, text, **namespace):
+    """`f` of `text` twice: from a module file (read from its source) and exec'd (read from its bytecode), each with
+    the globals `namespace` adds."""
+    module = import_path(name, write_module(tmp_path, name, text))
+    for key, value in namespace.items():
+        setattr(module, key, value)
+    return module.f, exec_function(text, "f", __name__=name, **namespace)
+
+
+def assert_same_ptx(from_file, from_text, sig, **options):
+    """Both compile to the same PTX (but for the numbers that follow the process's compile order); returns it."""
+    ptx_file, _ = cuda.compile_ptx(from_file, sig, **options)
+    ptx_text, _ = cuda.compile_ptx(from_text, sig, **options)
+    assert bytecode_differential.comparable(ptx_text) == bytecode_differential.comparable(ptx_file)
+    return ptx_text
+
+
 def import_path(name, path):
     import importlib.util
     spec = importlib.util.spec_from_file_location(name, path)
@@ -276,13 +293,8 @@ def f(out, a, n):
 def test_version_specific_shapes_compile_like_their_source(tmp_path, name):
     text = "from cujit import cuda\n" + VERSION_SHAPES[name]
     helper = cuda.jit(device=True)(exec_function("def helper(x, scale=1.0):\n    return x * scale\n", "helper"))
-    module = import_path(f"shapes_{name}", write_module(tmp_path, f"shapes_{name}", text))
-    module.helper = helper
-    from_text = exec_function(text, "f", helper=helper, __name__=f"shapes_{name}")
-    sig = (float64[::1], float64[::1], int64)
-    ptx_file, _ = cuda.compile_ptx(module.f, sig)
-    ptx_text, _ = cuda.compile_ptx(from_text, sig)
-    assert bytecode_differential.comparable(ptx_text) == bytecode_differential.comparable(ptx_file)
+    from_file, from_text = read_both_ways(tmp_path, f"shapes_{name}", text, helper=helper)
+    ptx_text = assert_same_ptx(from_file, from_text, (float64[::1], float64[::1], int64))
     assert ".entry" in ptx_text
 
 
@@ -325,14 +337,10 @@ def f(out, a, n):
 @pytest.mark.parametrize("name", sorted(CONDITIONAL_STORES))
 def test_conditional_stores_before_a_return_compile_like_their_source(tmp_path, name):
     text = "from cujit import cuda\n" + CONDITIONAL_STORES[name]
-    module = import_path(f"stores_{name}", write_module(tmp_path, f"stores_{name}", text))
-    from_text = exec_function(text, "f", __name__=f"stores_{name}")
+    from_file, from_text = read_both_ways(tmp_path, f"stores_{name}", text)
     rebuilt = __import__("ast").unparse(_bytecode.decompile(from_text))
     assert ("if i < n:" in rebuilt) == (name == "if_else_statement"), rebuilt
-    sig = (float64[::1], float64[::1], int64)
-    ptx_file, _ = cuda.compile_ptx(module.f, sig)
-    ptx_text, _ = cuda.compile_ptx(from_text, sig)
-    assert bytecode_differential.comparable(ptx_text) == bytecode_differential.comparable(ptx_file)
+    assert_same_ptx(from_file, from_text, (float64[::1], float64[::1], int64))
 
 
 # Conditions CPython decides or leaves odd traces of (the fuzzer writes them): a test a constant decides after a
@@ -378,12 +386,8 @@ def f(out, a, n):
 @pytest.mark.parametrize("name", sorted(DECIDED_CONDITIONS))
 def test_decided_conditions_compile_like_their_source(tmp_path, name):
     text = "from cujit import cuda\n" + DECIDED_CONDITIONS[name]
-    module = import_path(f"decided_{name}", write_module(tmp_path, f"decided_{name}", text))
-    from_text = exec_function(text, "f", __name__=f"decided_{name}")
-    sig = (float64[::1], float64[::1], int64)
-    ptx_file, _ = cuda.compile_ptx(module.f, sig)
-    ptx_text, _ = cuda.compile_ptx(from_text, sig)
-    assert bytecode_differential.comparable(ptx_text) == bytecode_differential.comparable(ptx_file)
+    from_file, from_text = read_both_ways(tmp_path, f"decided_{name}", text)
+    assert_same_ptx(from_file, from_text, (float64[::1], float64[::1], int64))
 
 
 # Values whose code after them (up to the return) CPython 3.12 copies into each of their paths.
@@ -397,12 +401,8 @@ RETURN_TAILS = {
 @needs_reader
 @pytest.mark.parametrize("name", sorted(RETURN_TAILS))
 def test_copied_tails_before_a_return_compile_like_their_source(tmp_path, name):
-    text = RETURN_TAILS[name]
-    module = import_path(f"tails_{name}", write_module(tmp_path, f"tails_{name}", text))
-    from_text = exec_function(text, "f", __name__=f"tails_{name}")
-    ptx_file, _ = cuda.compile_ptx(module.f, (float64, float64), device=True)
-    ptx_text, _ = cuda.compile_ptx(from_text, (float64, float64), device=True)
-    assert bytecode_differential.comparable(ptx_text) == bytecode_differential.comparable(ptx_file)
+    from_file, from_text = read_both_ways(tmp_path, f"tails_{name}", RETURN_TAILS[name])
+    assert_same_ptx(from_file, from_text, (float64, float64), device=True)
 
 
 # One return after an if whose first arm is a while loop and whose elif jumps to the return: CPython copies the
@@ -429,13 +429,9 @@ RETURN_COPIES = {
 @needs_reader
 @pytest.mark.parametrize("name", sorted(RETURN_COPIES))
 def test_copied_returns_and_empty_bodies_compile_like_their_source(tmp_path, name):
-    text = RETURN_COPIES[name]
-    module = import_path(f"copies_{name}", write_module(tmp_path, f"copies_{name}", text))
-    from_text = exec_function(text, "f", __name__=f"copies_{name}")
+    from_file, from_text = read_both_ways(tmp_path, f"copies_{name}", RETURN_COPIES[name])
     with within_seconds(20):
-        ptx_text, _ = cuda.compile_ptx(from_text, (int64, int64, int64), device=True)
-    ptx_file, _ = cuda.compile_ptx(module.f, (int64, int64, int64), device=True)
-    assert bytecode_differential.comparable(ptx_text) == bytecode_differential.comparable(ptx_file)
+        assert_same_ptx(from_file, from_text, (int64, int64, int64), device=True)
 
 
 @needs_reader
