@@ -69,5 +69,6 @@ void register_memory(py::module_& m);  // host, managed and IPC memory (py_memor
 void register_launch(py::module_& m);
 void register_cache(py::module_& m);
 void register_host(py::module_& m);  // the CPU target (py_host.cpp)
+void register_bytecode(py::module_& m);  // the bytecode frontend's decoder (py_bytecode.cpp)
 
 }  // namespace cujit::bindings

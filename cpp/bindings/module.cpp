@@ -108,6 +108,7 @@ PYBIND11_MODULE(_core, m) {
   });
   cujit::bindings::register_types(m);
   cujit::bindings::register_compile(m);
+  cujit::bindings::register_bytecode(m);
   cujit::bindings::register_interfaces(m);
   cujit::bindings::register_driver(m);
   cujit::bindings::register_events(m);

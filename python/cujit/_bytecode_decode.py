@@ -7,12 +7,12 @@ the recompile check."""
 import ast
 import collections
 import dis
-import functools
 import operator
 import sys
 import types
 
 from cujit import _bytecode_ops as ops
+from cujit import _core
 
 
 class _Ins:
@@ -27,76 +27,13 @@ class _Ins:
 
 def _decode(code, table):
     """The instructions that mean something (no NOP, RESUME, caches), each with its jump target as an index.
-    Read from co_code directly (dis builds much more than this needs), with the argument rules of the
-    version's table; an instruction that stands for several (3.10's rotations, 3.13's superinstructions) is
-    several, and a version's spellings of one shape (a call with keywords, the end of a for loop, ...) are the
-    spelling the reader knows (_reshaped)."""
+    Read from co_code directly by the C++ decoder (dis builds much more than this needs) with the version's plan
+    (_plan); an instruction that stands for several (3.10's rotations, 3.13's superinstructions) is several, and a
+    version's spellings of one shape (a call with keywords, the end of a for loop, ...) are the spelling the reader
+    knows (_reshaped)."""
     version = sys.version_info[:2]
     rules = ops.ARGUMENTS[version]
-    name_shift, compare_shift = rules["name_shift"], rules["compare_shift"]
-    kinds = _opcode_kinds(version, table)
-    positions = _code_positions(code)
-    consts = code.co_consts
-    kept, index_of, pending = [], {}, []
-    new, position = _Ins.__new__, functools.partial(tuple.__new__, _Position)
-
-    for start, offset, opcode, arg, after in _instructions(code):
-        name, op, kind = kinds[opcode]
-        if op is None:
-            pending.append(start)
-            continue
-        n = len(kept)
-        if pending:
-            for off in pending:
-                index_of[off] = n
-            pending = []
-        index_of[start] = n
-        argval, argrepr = arg, ""
-        if kind is _PLAIN:
-            pass
-        elif kind is _LOCAL:
-            argval = _local(code, name, arg)
-        elif kind is _CONST:
-            argval = consts[arg]
-        elif kind is _NAME:
-            argval = code.co_names[arg >> name_shift.get(name, 0)]
-            if name == "LOAD_GLOBAL" and not name_shift:
-                arg <<= 1  # no NULL to push (3.10): the flag bit of 3.11 on, clear
-        elif kind is _JUMP:
-            argval = _jump_target(rules, name, opcode, arg, after)
-            if op == "JUMP_ABSOLUTE":
-                op = "JUMP_BACKWARD" if argval <= offset else "JUMP_FORWARD"
-        elif kind is _BINARY:
-            argrepr = dis._nb_ops[arg][1]
-            op = ops.OPERATOR_INSTRUCTIONS.get(argrepr, op)
-        elif kind is _COMPARE:
-            argval = dis.cmp_op[arg >> compare_shift]
-        elif kind is _OPERATOR:
-            argval = argrepr = ops.OPERATORS[version][name]
-        elif kind is _COMMON_CONSTANT:
-            common = ops.COMMON_CONSTANTS[version]
-            op = (common[arg] if arg < len(common) else None) or name
-        elif kind is _INTRINSIC:
-            argrepr = dis._intrinsic_1_descs[arg]
-        pos = position(positions[offset >> 1])
-        if kind is _SPLIT or kind is _SUPER:  # several instructions, one argument each
-            if kind is _SPLIT:
-                parts = [(sub, sub_arg, sub_arg) for sub, sub_arg in ops.SPLIT[version][name]]
-            else:
-                parts = [(sub, sub_arg, code._varname_from_oparg(sub_arg))
-                         for sub, sub_arg in zip(ops.SUPERINSTRUCTIONS[version][name], (arg >> 4, arg & 15))]
-            for sub, sub_arg, sub_argval in parts:
-                x = new(_Ins)
-                x.index, x.offset, x.op, x.arg, x.argval, x.argrepr, x.target, x.pos, x.name, x.loc = \
-                    None, offset, sub, sub_arg, sub_argval, argrepr, None, pos, name, None
-                kept.append(x)
-            continue
-        x = new(_Ins)
-        x.index, x.offset, x.op, x.arg, x.argval, x.argrepr, x.target, x.pos, x.name, x.loc = \
-            None, offset, op, arg, argval, argrepr, None, pos, name, None
-        kept.append(x)
-    for off in pending:
-        index_of[off] = len(kept)
+    kept, index_of = _plan(version, table).decode(code)
     _reshape(kept)
     moved, count = [], 0  # an old index's new one: a dropped instruction's is the next kept
     for x in kept:
@@ -119,33 +56,65 @@ def _decode(code, table):
     return kept + [end]
 
 
-# How _decode reads each opcode's argument (_opcode_kinds).
+# How _decode reads each opcode's argument (_plan), by number (cpp/bindings/py_bytecode.cpp's ArgKind).
 _PLAIN, _LOCAL, _CONST, _NAME, _JUMP, _BINARY, _COMPARE, _OPERATOR, _COMMON_CONSTANT, _INTRINSIC, _SPLIT, _SUPER = \
-    "plain", "local", "const", "name", "jump", "binary", "compare", "operator", "common", "intrinsic", "split", \
-    "super"
+    range(12)
 _JUMP_OPCODES = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
-_KINDS = {}
+_PLANS = {}
 
 
-def _opcode_kinds(version, table):
-    """(name, the reader's name or None, how its argument reads) of each opcode, by the version's `table`, built
-    once per table."""
-    found = _KINDS.get(id(table))
+def _plan(version, table):
+    """The C++ decoder's plan of `version` by its `table`: for each opcode its name, the reader's name (None:
+    dropped), how its argument reads and what that needs (a name's shift, a jump's direction, 3.10's cells, an
+    operator, the parts of one that stands for several); the sizes of the inline caches; the names of BINARY_OP's
+    operators and comparisons. Built once per table."""
+    found = _PLANS.get(id(table))
     if found is not None and found[0] is table:
         return found[1]
+    rules = ops.ARGUMENTS[version]
+    name_shift = rules["name_shift"]
     split, supers = ops.SPLIT.get(version, {}), ops.SUPERINSTRUCTIONS.get(version, {})
     operators = ops.OPERATORS.get(version, {})
-    kinds = []
-    for opcode, name in enumerate(dis.opname):
-        kind = (_SPLIT if name in split else _SUPER if name in supers else _JUMP if opcode in _JUMP_OPCODES
-                else _CONST if name in ("LOAD_CONST", "RETURN_CONST") else _PLAIN if name in ops.IMMEDIATE_CONSTANTS
-                else _COMMON_CONSTANT if name == "LOAD_COMMON_CONSTANT" else _NAME if name in ops.NAMES
-                else _LOCAL if name in ops.LOCALS else _COMPARE if name == "COMPARE_OP"
-                else _OPERATOR if name in operators else _BINARY if name == "BINARY_OP"
-                else _INTRINSIC if name == "CALL_INTRINSIC_1" else _PLAIN)
-        kinds.append((name, table.get(name, name), kind))
-    _KINDS[id(table)] = (table, kinds)
-    return kinds
+    opcodes = []
+    for opcode, name in enumerate(dis.opname[:256]):
+        op = table.get(name, name)
+        kind, extra = _PLAIN, None
+        if name in split:
+            kind, extra = _SPLIT, split[name]
+        elif name in supers:
+            kind, extra = _SUPER, supers[name]
+        elif opcode in _JUMP_OPCODES:
+            kind, extra = _JUMP, (rules["absolute_jumps"] and opcode in dis.hasjabs, name in ops.BACKWARD,
+                                  op == "JUMP_ABSOLUTE")  # JUMP_FORWARD or JUMP_BACKWARD, by where it goes
+        elif name in ("LOAD_CONST", "RETURN_CONST"):
+            kind = _CONST
+        elif name in ops.IMMEDIATE_CONSTANTS:
+            kind = _PLAIN
+        elif name == "LOAD_COMMON_CONSTANT":
+            kind = _COMMON_CONSTANT
+        elif name in ops.NAMES:
+            # (3.10 has no NULL to push: its LOAD_GLOBAL's argument moves up past 3.11's flag bit, left clear)
+            kind, extra = _NAME, (name_shift.get(name, 0), name == "LOAD_GLOBAL" and not name_shift)
+        elif name in ops.LOCALS:
+            kind, extra = _LOCAL, name in ops.CELLS
+        elif name == "COMPARE_OP":
+            kind = _COMPARE
+        elif name in operators:
+            kind, extra = _OPERATOR, operators[name]
+        elif name == "BINARY_OP":
+            kind = _BINARY
+        elif name == "CALL_INTRINSIC_1":
+            kind = _INTRINSIC
+        opcodes.append((name, op, kind, extra))
+    caches = dis._inline_cache_entries if sys.version_info >= (3, 11) else [0] * 256
+    if isinstance(caches, dict):  # 3.13: by name
+        caches = [caches.get(name, 0) for name in dis.opname[:256]]
+    binary = [(text, ops.OPERATOR_INSTRUCTIONS.get(text)) for _, text in getattr(dis, "_nb_ops", ())]
+    plan = _core.BytecodePlan(opcodes, list(caches[:256]), dis.opmap["EXTENDED_ARG"], binary, tuple(dis.cmp_op),
+                              rules["compare_shift"], tuple(ops.COMMON_CONSTANTS.get(version, ())),
+                              tuple(getattr(dis, "_intrinsic_1_descs", ())), _Ins, _Position)
+    _PLANS[id(table)] = (table, plan)
+    return plan
 
 
 def _unthread_value_jumps(kept):
