@@ -16,6 +16,7 @@ reading passes the check, the function is refused with an UnsupportedError that 
 
 import ast
 import copy
+import functools
 import sys
 import types
 
@@ -51,7 +52,8 @@ def function_source(pyfunc):
     fdef = decompile(pyfunc)
     qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
     return _core.FunctionSource(fdef, pyfunc.__name__, qualname, pyfunc.__module__ or "<dynamic>",
-                                code.co_filename, [], code.co_firstlineno, _Excerpt(code, fdef))
+                                code.co_filename, [], code.co_firstlineno,
+                                _Excerpt(code, functools.partial(decompile, pyfunc)))
 
 
 def decompile(pyfunc):

@@ -258,7 +258,12 @@ class _ConditionReader:
             node._serial = test._serial
             return _spanning(node, [test, body, orelse])
 
-        node = build(0, len(atoms), true, false)
+        try:
+            node = build(0, len(atoms), true, false)
+        finally:
+            # The four call each other: a cycle (holding the reader, its instructions and its graph) that only the
+            # garbage collector would free, slowly and later, were the cells not emptied here.
+            del exits, build, part, if_exp
         if node is None:
             self.fail(atoms[0][2], "a condition")
         return node

@@ -18,12 +18,19 @@ _HEADERS = (ast.If, ast.While, ast.For)
 
 class Excerpt:
     """``excerpt(line, col, end_line, end_col)``: the text under an error's ``file:line`` for `code`, whose tree
-    the bytecode reader rebuilt as `fdef` (its lines count from the def's, its columns from the def's
-    indentation)."""
+    the bytecode reader rebuilds with `rebuild()` (its lines count from the def's, its columns from the def's
+    indentation). The tree is rebuilt at the first error that needs it: kept with every function compiled, it
+    would be hundreds of objects for the garbage collector to go through, for errors most functions never have."""
 
-    def __init__(self, code, fdef):
-        self.code, self.fdef = code, fdef
-        self._file = self._proven = self._indent = None
+    def __init__(self, code, rebuild):
+        self.code, self._rebuild = code, rebuild
+        self._file = self._proven = self._indent = self._fdef = None
+
+    @property
+    def fdef(self):
+        if self._fdef is None:
+            self._fdef = self._rebuild()
+        return self._fdef
 
     @property
     def indent(self):

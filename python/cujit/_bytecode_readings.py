@@ -79,6 +79,7 @@ def _merge_returns(body, dry=False):
             changed = True
 
     walk(body, None)
+    del walk  # (it calls itself: a cycle only the garbage collector would free, were its cell not emptied)
     if not dry:
         _fill(body)
     return changed
