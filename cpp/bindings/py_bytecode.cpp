@@ -27,10 +27,11 @@ struct OpcodeRule {
   py::object op;    // the reader's name; None: the instruction means nothing to the reader
   ArgKind kind = ArgKind::Plain;
   // by kind: Name: the name index's shift, and whether the argument moves up a bit (3.10's LOAD_GLOBAL);
-  // Jump: absolute (3.10), backward, and whether its name follows its direction (JUMP_ABSOLUTE); Local: a cell
+  // Jump: absolute (3.10), backward, whether its name follows its direction (JUMP_ABSOLUTE), and whether the
+  // reader follows it (`targets`: its `target` is the index of the instruction it goes to); Local: a cell
   // or free variable by 3.10's numbering; Operator: its operator (`text`); Split, Super: the parts.
   int shift = 0;
-  bool flag_a = false, flag_b = false, flag_c = false;
+  bool flag_a = false, flag_b = false, flag_c = false, targets = false;
   py::object text;
   std::vector<std::pair<py::object, int>> parts;  // Split: (name, argument); Super: (name, -1)
 };
@@ -38,6 +39,7 @@ struct OpcodeRule {
 // The `_Ins` slots the decoder sets, in this order.
 constexpr const char* kSlots[] = {"index", "offset", "op", "arg", "argval", "argrepr", "target", "pos", "name", "loc"};
 constexpr size_t kSlotCount = sizeof(kSlots) / sizeof(kSlots[0]);
+constexpr size_t kTarget = 6;
 
 class BytecodePlan {
  public:
@@ -69,6 +71,7 @@ class BytecodePlan {
           rule.flag_a = t[0].cast<bool>();
           rule.flag_b = t[1].cast<bool>();
           rule.flag_c = t[2].cast<bool>();
+          rule.targets = t[3].cast<bool>();
           break;
         }
         case ArgKind::Local: rule.flag_a = extra.cast<bool>(); break;
@@ -96,8 +99,9 @@ class BytecodePlan {
       throw py::type_error("BytecodePlan: the position class is a tuple's");
   }
 
-  // (the instructions that mean something to the reader, {offset: index of the instruction there or after})
-  py::tuple decode(py::handle code) const {
+  // The instructions that mean something to the reader, each with its index in the list and, on a jump the
+  // reader follows, the index of the instruction it goes to (of the first kept one from there on).
+  py::list decode(py::handle code) const {
     py::bytes raw = code.attr("co_code");
     std::string_view bytes(PyBytes_AS_STRING(raw.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(raw.ptr())));
     std::vector<bc::CodeUnit> units = bc::code_units(bytes, caches_, extended_arg_);
@@ -106,21 +110,26 @@ class BytecodePlan {
     py::tuple names = code.attr("co_names");
     py::object varname, varnames, cells;  // code._varname_from_oparg (3.11 on), or 3.10's two lists (when used)
     py::list kept;
-    py::dict index_of;
+    std::vector<int> index_of(bytes.size() / 2 + 1, -1);  // by code unit: the instruction there or after
+    std::vector<std::pair<py::object, uint32_t>> jumps;     // (instruction, the offset it goes to)
     std::vector<uint32_t> pending;
     py::object none = py::none(), empty = py::str("");
+    auto place = [&](uint32_t offset, int n) {
+      if (offset / 2 < index_of.size()) index_of[offset / 2] = n;
+    };
     for (const bc::CodeUnit& unit : units) {
       const OpcodeRule& rule = rules_[unit.opcode];
       if (rule.op.is_none()) {
         pending.push_back(unit.start);
         continue;
       }
-      py::int_ n(PyList_GET_SIZE(kept.ptr()));
-      for (uint32_t off : pending) index_of[py::int_(off)] = n;
+      int n = static_cast<int>(PyList_GET_SIZE(kept.ptr()));
+      for (uint32_t off : pending) place(off, n);
       pending.clear();
-      index_of[py::int_(unit.start)] = n;
+      place(unit.start, n);
       uint32_t arg = unit.arg;
       py::object op = rule.op, argval, argrepr = empty;
+      uint32_t target = 0;
       switch (rule.kind) {
         case ArgKind::Local:
           argval = local_name(code, rule, arg, varname, varnames, cells);
@@ -131,7 +140,7 @@ class BytecodePlan {
           if (rule.flag_a) arg <<= 1;
           break;
         case ArgKind::Jump: {
-          uint32_t target = bc::jump_target(unit, rule.flag_a, rule.flag_b);
+          target = bc::jump_target(unit, rule.flag_a, rule.flag_b);
           argval = py::int_(target);
           if (rule.flag_c) op = py::str(target <= unit.offset ? "JUMP_BACKWARD" : "JUMP_FORWARD");
           break;
@@ -161,15 +170,22 @@ class BytecodePlan {
                                                          : (k == 0 ? unit.arg >> 4 : unit.arg & 15);
           py::object sub_argval = rule.kind == ArgKind::Split ? py::int_(sub_arg)
                                                                : local_name(code, rule, sub_arg, varname, varnames, cells);
-          append(kept, {none, offset, sub, py::int_(sub_arg), sub_argval, argrepr, none, pos, rule.name, none});
+          append(kept, {py::int_(PyList_GET_SIZE(kept.ptr())), offset, sub, py::int_(sub_arg), sub_argval, argrepr,
+                        none, pos, rule.name, none});
         }
         continue;
       }
-      append(kept, {none, offset, op, py::int_(arg), argval, argrepr, none, pos, rule.name, none});
+      py::object x = append(kept, {py::int_(n), offset, op, py::int_(arg), argval, argrepr, none, pos, rule.name, none});
+      if (rule.targets) jumps.emplace_back(std::move(x), target);
     }
-    py::int_ end(PyList_GET_SIZE(kept.ptr()));
-    for (uint32_t off : pending) index_of[py::int_(off)] = end;
-    return py::make_tuple(kept, index_of);
+    int end = static_cast<int>(PyList_GET_SIZE(kept.ptr()));
+    for (uint32_t off : pending) place(off, end);
+    for (auto& [x, target] : jumps) {
+      int to = target / 2 < index_of.size() ? index_of[target / 2] : -1;
+      if (to < 0) throw py::value_error("bytecode: a jump to offset " + std::to_string(target) + ", where no instruction is");
+      set_slot(x, kTarget, py::int_(to));
+    }
+    return kept;
   }
 
  private:
@@ -236,15 +252,19 @@ class BytecodePlan {
     return p;
   }
 
-  // Appends a new `_Ins` with the slots' values, in kSlots's order.
-  void append(py::list& kept, std::initializer_list<py::handle> values) const {
+  // Appends a new `_Ins` with the slots' values, in kSlots's order; returns it.
+  py::object append(py::list& kept, std::initializer_list<py::handle> values) const {
     auto* type = reinterpret_cast<PyTypeObject*>(ins_type_.ptr());
     py::object x = py::reinterpret_steal<py::object>(type->tp_alloc(type, 0));
     if (!x) throw py::error_already_set();
     size_t k = 0;
-    for (py::handle v : values)
-      if (PyMember_SetOne(reinterpret_cast<char*>(x.ptr()), slots_[k++], v.ptr()) < 0) throw py::error_already_set();
+    for (py::handle v : values) set_slot(x, k++, v);
     kept.append(x);
+    return x;
+  }
+
+  void set_slot(const py::object& x, size_t slot, py::handle value) const {
+    if (PyMember_SetOne(reinterpret_cast<char*>(x.ptr()), slots_[slot], value.ptr()) < 0) throw py::error_already_set();
   }
 
   OpcodeRule rules_[256];
@@ -268,8 +288,7 @@ void register_bytecode(py::module_& m) {
            py::arg("opcodes"), py::arg("caches"), py::arg("extended_arg"), py::arg("binary"), py::arg("compare"),
            py::arg("compare_shift"), py::arg("common"), py::arg("intrinsic"), py::arg("ins_type"),
            py::arg("position_type"))
-      .def("decode", &BytecodePlan::decode, py::arg("code"),
-           "(the instructions, {offset: index}) of code object `code`.");
+      .def("decode", &BytecodePlan::decode, py::arg("code"), "The instructions of code object `code`.");
 }
 
 }  // namespace cujit::bindings

@@ -33,19 +33,18 @@ def _decode(code, table):
     knows (_reshaped)."""
     version = sys.version_info[:2]
     rules = ops.ARGUMENTS[version]
-    kept, index_of = _plan(version, table).decode(code)
-    _reshape(kept)
-    moved, count = [], 0  # an old index's new one: a dropped instruction's is the next kept
-    for x in kept:
+    kept = _plan(version, table).decode(code)  # indices and jump targets set, in this list
+    if _reshape(kept):  # instructions dropped: an old index's new one (a dropped instruction's is the next kept)
+        moved, count = [], 0
+        for x in kept:
+            moved.append(count)
+            count += x.op is not None
         moved.append(count)
-        count += x.op is not None
-    moved.append(count)
-    kept = [x for x in kept if x.op is not None]
-    jumps = ops.JUMPS
-    for i, x in enumerate(kept):
-        x.index = i
-        if x.op in jumps:
-            x.target = moved[index_of[x.argval]]
+        kept = [x for x in kept if x.op is not None]
+        for i, x in enumerate(kept):
+            x.index = i
+            if x.target is not None:
+                x.target = moved[x.target]
     end = _Ins()
     end.index, end.offset, end.op, end.arg, end.argval, end.argrepr, end.target, end.name = \
         len(kept), -1, "<end>", None, None, "", None, "<end>"
@@ -84,8 +83,9 @@ def _plan(version, table):
         elif name in supers:
             kind, extra = _SUPER, supers[name]
         elif opcode in _JUMP_OPCODES:
+            # (JUMP_ABSOLUTE: JUMP_FORWARD or JUMP_BACKWARD, by where it goes; the reader follows those of JUMPS)
             kind, extra = _JUMP, (rules["absolute_jumps"] and opcode in dis.hasjabs, name in ops.BACKWARD,
-                                  op == "JUMP_ABSOLUTE")  # JUMP_FORWARD or JUMP_BACKWARD, by where it goes
+                                  op == "JUMP_ABSOLUTE", op == "JUMP_ABSOLUTE" or op in ops.JUMPS)
         elif name in ("LOAD_CONST", "RETURN_CONST"):
             kind = _CONST
         elif name in ops.IMMEDIATE_CONSTANTS:
@@ -185,29 +185,32 @@ def _reshape(kept):
     an instruction dropped gets the op None): a call with keywords (the names' tuple pushed last: KW_NAMES
     before CALL), a function's qualified name (3.10: 3.11 takes it from the code) and attributes (3.13:
     MAKE_FUNCTION's flags), a comprehension's call (3.10: CALL 1 after GET_ITER; 3.11: CALL 0), a chained
-    comparison's DUP_TOP, ROT_THREE (3.10; SWAP 2, COPY 2), and the POP_TOP after END_FOR (3.13)."""
+    comparison's DUP_TOP, ROT_THREE (3.10; SWAP 2, COPY 2), and the POP_TOP after END_FOR (3.13). Returns
+    whether it dropped any."""
     old = sys.version_info < (3, 11)
     prev = prev2 = prev3 = None
+    dropped = False
     for x in kept:
         if x.op == "CALL_KW" and prev is not None and prev.op == "LOAD_CONST" and isinstance(prev.argval, tuple):
             prev.op, x.op = "KW_NAMES", "CALL"
         elif x.op == "MAKE_FUNCTION" and old and prev is not None and prev.op == "LOAD_CONST" and \
                 isinstance(prev.argval, str):
-            prev.op = None
+            prev.op, dropped = None, True
         elif x.op == "SET_FUNCTION_ATTRIBUTE" and prev is not None and prev.op == "MAKE_FUNCTION":
             prev.argval |= x.argval
-            x.op = None
+            x.op, dropped = None, True
         elif x.op == "CALL" and x.argval == 1 and old and prev is not None and prev.op == "GET_ITER":
             x.argval = 0
         elif x.op == "COMPARE_OP" and prev3 is not None and [(y.name, y.op) for y in (prev3, prev2, prev)] == [
                 ("DUP_TOP", "COPY"), ("ROT_THREE", "SWAP"), ("ROT_THREE", "SWAP")]:
             prev3.op, prev3.argval, prev3.arg = "SWAP", 2, 2
             prev2.op, prev2.argval, prev2.arg = "COPY", 2, 2
-            prev.op = None
+            prev.op, dropped = None, True
         elif x.op == "POP_TOP" and prev is not None and prev.name == "END_FOR" and sys.version_info >= (3, 13):
-            x.op = None
+            x.op, dropped = None, True
         if x.op is not None:
             prev3, prev2, prev = prev2, prev, x
+    return dropped
 
 
 def _has_handlers(code, instructions):
@@ -242,17 +245,23 @@ def _place_paired_names(nodes):
     too, gets its place from the expression it is the start or end of (`a.x`, `a[i]`, `x + y`, `f(x, y)`), where
     that expression is on one line (`nodes`: a tree's, _nodes)."""
     first, paired = {}, set()
-    names = [n for n in nodes if type(n) is ast.Name and hasattr(n, "_serial")]
-    parents = (ast.Attribute, ast.Subscript, ast.BinOp, ast.Compare, ast.Call)
+    names, parents = [], []
+    kinds = _PAIRED_PARENTS
+    for n in nodes:
+        cls = type(n)
+        if cls is ast.Name:
+            if hasattr(n, "_serial"):
+                names.append(n)
+        elif cls in kinds:
+            parents.append(n)
     place = operator.attrgetter("lineno", "col_offset", "end_lineno", "end_col_offset")
     for n in sorted(names, key=operator.attrgetter("_serial")):
         if first.setdefault(place(n), n) is not n:
             paired.add(id(n))
     if not paired:
         return
-    for parent in nodes:
-        if type(parent) not in parents or \
-                getattr(parent, "lineno", None) is None or parent.lineno != parent.end_lineno:
+    for parent in parents:
+        if getattr(parent, "lineno", None) is None or parent.lineno != parent.end_lineno:
             continue
         starts, ends = [], []
         if isinstance(parent, (ast.Attribute, ast.Subscript)):
@@ -276,6 +285,9 @@ def _place_paired_names(nodes):
                 end = parent.end_col_offset - closing
                 n.col_offset, n.end_col_offset = max(0, end - len(n.id)), end
                 paired.discard(id(n))
+
+
+_PAIRED_PARENTS = frozenset({ast.Attribute, ast.Subscript, ast.BinOp, ast.Compare, ast.Call})
 
 
 def same_tree(a, b):
