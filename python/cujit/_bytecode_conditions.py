@@ -170,100 +170,7 @@ class _ConditionReader:
         """The expression of `atoms` that is true where control reaches `true` and false at `false`: and/or,
         `not` and conditional expressions nested as CPython compiles them in a condition (each part jumps
         where its value decides; a conditional expression's test goes to its arms)."""
-        starts = [a[0] for a in atoms]
-        memo = {}
-
-        def exits(k):  # (where atom k goes when true, when false); a constant arm goes one way
-            jump = atoms[k][2]
-            fall = atoms[k][4]
-            if atoms[k][1] is None:
-                return jump.target, jump.target
-            on_true = jump.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE")
-            return (jump.target, fall) if on_true else (fall, jump.target)
-
-        def build(i, j, t, f, tail=True):
-            # (`tail`: the jump a constant false arm leaves after atom j - 1, `x if c else 4`, is still free: an
-            # enclosing conditional expression did not take it)
-            key = (i, j, t, f, tail)
-            if key not in memo:
-                memo[key] = None
-                memo[key] = part(i, j, t, f, tail)
-            return memo[key]
-
-        def part(i, j, t, f, tail):
-            if j - i == 1 and atoms[i][1] is None:  # a constant arm: the way it goes
-                way = exits(i)[0]
-                return self.at(ast.Constant(value=way == t), atoms[i][2]) if way in (t, f) and t != f else None
-            if j - i == 1 and tail and atoms[i][5] and atoms[i][1] is not None and atoms[i][3] == atoms[i][4]:
-                return None  # its jump to the next instruction is the trace of a constant false arm (`x if c else 4`)
-            if j - i == 1:
-                start, node, jump = atoms[i][:3]
-                got = exits(i)
-                if got == (t, f) and t != f:
-                    return self.test_of(node, jump)
-                if got == (f, t) and t != f:
-                    return self.negate(self.test_of(node, jump), jump)
-                if got in ((t, t), (f, f)):  # `x or 2`, `x and 0`: CPython dropped the constant that decides
-                    test = self.test_of(node, jump)
-                    decided = self.at(ast.Constant(value=got == (t, t)), jump)
-                    decided.lineno, decided.col_offset = test.end_lineno, test.end_col_offset
-                    decided.end_lineno, decided.end_col_offset = test.end_lineno, test.end_col_offset
-                    out = ast.BoolOp(op=ast.Or() if got == (t, t) else ast.And(), values=[test, decided])
-                    out._serial = test._serial
-                    return _spanning(out, [test])
-                return None
-            last = atoms[j - 1]
-            if j - i >= 3 and last[1] is None and atoms[j - 2][1] is None:  # `4 if c else 0`: both arms jump out
-                node = if_exp(i, j - 2, j - 1, j, t, f, tail)
-                if node is not None:
-                    return node
-            for cls in (ast.Or, ast.And):
-                for k in range(i + 1, j):
-                    left = build(i, k, t, starts[k]) if cls is ast.Or else build(i, k, starts[k], f)
-                    right = build(k, j, t, f, tail) if left is not None else None
-                    if right is None:
-                        continue
-                    values = []
-                    for v in (left, right):
-                        values += v.values if isinstance(v, ast.BoolOp) and isinstance(v.op, cls) else [v]
-                    node = ast.BoolOp(op=cls(), values=values)
-                    node._serial = values[0]._serial
-                    return _spanning(node, values)
-            if last[5] and last[1] is not None and last[3] in (t, f) and t != f and tail:
-                # `x if c else 4`: the false arm, a constant, jumps out (a last constant part is `c or 0`)
-                for k in range(i + 1, j):
-                    test = build(i, k, starts[k], last[3])
-                    body = build(k, j, t, f, False) if test is not None else None
-                    if body is not None:
-                        orelse = self.at(ast.Constant(value=last[3] == t), last[2])
-                        if last[3] == last[4] and last[3] == t:  # the true arm's jump to the next instruction
-                            orelse = self.dead_tail(orelse)  # stays where the constant was `3 or v`
-                        node = ast.IfExp(test=test, body=body, orelse=orelse)
-                        node._serial = test._serial
-                        return _spanning(node, [test, body])
-            for k in range(i + 1, j - 1):  # test [i, k), true arm [k, m), false arm [m, j)
-                for m in range(k + 1, j):
-                    node = if_exp(i, k, m, j, t, f, tail)
-                    if node is not None:
-                        return node
-            return None
-
-        def if_exp(i, k, m, j, t, f, tail):
-            test = build(i, k, starts[k], starts[m])
-            body = build(k, m, t, f) if test is not None else None
-            orelse = build(m, j, t, f, tail) if body is not None else None
-            if orelse is None:
-                return None
-            node = ast.IfExp(test=test, body=body, orelse=orelse)
-            node._serial = test._serial
-            return _spanning(node, [test, body, orelse])
-
-        try:
-            node = build(0, len(atoms), true, false)
-        finally:
-            # The four call each other: a cycle (holding the reader, its instructions and its graph) that only the
-            # garbage collector would free, slowly and later, were the cells not emptied here.
-            del exits, build, part, if_exp
+        node = _Structure(self, atoms).build(0, len(atoms), true, false)
         if node is None:
             self.fail(atoms[0][2], "a condition")
         return node
@@ -361,3 +268,99 @@ def folded_tests(nodes):
     for node in nodes:
         if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp)):
             node.test = fold(node.test)
+
+
+class _Structure:
+    """_ConditionReader.structure's search over how `atoms` nest, for `reader` (an object, not closures calling
+    each other: those would be a reference cycle holding the reader until the garbage collector ran)."""
+
+    def __init__(self, reader, atoms):
+        self.reader, self.atoms = reader, atoms
+        self.starts = [a[0] for a in atoms]
+        self.memo = {}
+
+    def exits(self, k):  # (where atom k goes when true, when false); a constant arm goes one way
+        atom = self.atoms[k]
+        jump, fall = atom[2], atom[4]
+        if atom[1] is None:
+            return jump.target, jump.target
+        on_true = jump.op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE")
+        return (jump.target, fall) if on_true else (fall, jump.target)
+
+    def build(self, i, j, t, f, tail=True):
+        # (`tail`: the jump a constant false arm leaves after atom j - 1, `x if c else 4`, is still free: an
+        # enclosing conditional expression did not take it)
+        key = (i, j, t, f, tail)
+        if key not in self.memo:
+            self.memo[key] = None
+            self.memo[key] = self.part(i, j, t, f, tail)
+        return self.memo[key]
+
+    def part(self, i, j, t, f, tail):
+        atoms, starts, reader = self.atoms, self.starts, self.reader
+        if j - i == 1 and atoms[i][1] is None:  # a constant arm: the way it goes
+            way = self.exits(i)[0]
+            return reader.at(ast.Constant(value=way == t), atoms[i][2]) if way in (t, f) and t != f else None
+        if j - i == 1 and tail and atoms[i][5] and atoms[i][1] is not None and atoms[i][3] == atoms[i][4]:
+            return None  # its jump to the next instruction is the trace of a constant false arm (`x if c else 4`)
+        if j - i == 1:
+            start, node, jump = atoms[i][:3]
+            got = self.exits(i)
+            if got == (t, f) and t != f:
+                return reader.test_of(node, jump)
+            if got == (f, t) and t != f:
+                return reader.negate(reader.test_of(node, jump), jump)
+            if got in ((t, t), (f, f)):  # `x or 2`, `x and 0`: CPython dropped the constant that decides
+                test = reader.test_of(node, jump)
+                decided = reader.at(ast.Constant(value=got == (t, t)), jump)
+                decided.lineno, decided.col_offset = test.end_lineno, test.end_col_offset
+                decided.end_lineno, decided.end_col_offset = test.end_lineno, test.end_col_offset
+                out = ast.BoolOp(op=ast.Or() if got == (t, t) else ast.And(), values=[test, decided])
+                out._serial = test._serial
+                return _spanning(out, [test])
+            return None
+        last = atoms[j - 1]
+        if j - i >= 3 and last[1] is None and atoms[j - 2][1] is None:  # `4 if c else 0`: both arms jump out
+            node = self.if_exp(i, j - 2, j - 1, j, t, f, tail)
+            if node is not None:
+                return node
+        for cls in (ast.Or, ast.And):
+            for k in range(i + 1, j):
+                left = self.build(i, k, t, starts[k]) if cls is ast.Or else self.build(i, k, starts[k], f)
+                right = self.build(k, j, t, f, tail) if left is not None else None
+                if right is None:
+                    continue
+                values = []
+                for v in (left, right):
+                    values += v.values if isinstance(v, ast.BoolOp) and isinstance(v.op, cls) else [v]
+                node = ast.BoolOp(op=cls(), values=values)
+                node._serial = values[0]._serial
+                return _spanning(node, values)
+        if last[5] and last[1] is not None and last[3] in (t, f) and t != f and tail:
+            # `x if c else 4`: the false arm, a constant, jumps out (a last constant part is `c or 0`)
+            for k in range(i + 1, j):
+                test = self.build(i, k, starts[k], last[3])
+                body = self.build(k, j, t, f, False) if test is not None else None
+                if body is not None:
+                    orelse = reader.at(ast.Constant(value=last[3] == t), last[2])
+                    if last[3] == last[4] and last[3] == t:  # the true arm's jump to the next instruction
+                        orelse = reader.dead_tail(orelse)  # stays where the constant was `3 or v`
+                    node = ast.IfExp(test=test, body=body, orelse=orelse)
+                    node._serial = test._serial
+                    return _spanning(node, [test, body])
+        for k in range(i + 1, j - 1):  # test [i, k), true arm [k, m), false arm [m, j)
+            for m in range(k + 1, j):
+                node = self.if_exp(i, k, m, j, t, f, tail)
+                if node is not None:
+                    return node
+        return None
+
+    def if_exp(self, i, k, m, j, t, f, tail):
+        test = self.build(i, k, self.starts[k], self.starts[m])
+        body = self.build(k, m, t, f) if test is not None else None
+        orelse = self.build(m, j, t, f, tail) if body is not None else None
+        if orelse is None:
+            return None
+        node = ast.IfExp(test=test, body=body, orelse=orelse)
+        node._serial = test._serial
+        return _spanning(node, [test, body, orelse])

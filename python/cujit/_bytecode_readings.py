@@ -60,28 +60,29 @@ def _merge_returns(body, dry=False):
     return written in the source is where another is), and the original is the return the block's end runs
     into (the next statement, or its enclosing block's). Returns whether it left any out (`dry`: whether it
     would, leaving `body` as it is)."""
-    changed = False
-
-    def walk(stmts, tail):
-        nonlocal changed
-        for i, s in enumerate(stmts):
-            after = tail if i == len(stmts) - 1 else stmts[i + 1] if isinstance(stmts[i + 1], ast.Return) else None
-            if isinstance(s, ast.If):
-                walk(s.body, after)
-                walk(s.orelse, after)
-            elif isinstance(s, (ast.While, ast.For)):
-                walk(s.body, None)  # (its end goes back to the loop's start)
-                walk(s.orelse, after)
-        if stmts and tail is not None and isinstance(stmts[-1], ast.Return) and stmts[-1] is not tail and \
-                same_tree(stmts[-1], tail):
-            if not dry:
-                stmts.pop()
-            changed = True
-
-    walk(body, None)
-    del walk  # (it calls itself: a cycle only the garbage collector would free, were its cell not emptied)
+    changed = _merge_walk(body, None, dry)
     if not dry:
         _fill(body)
+    return changed
+
+
+def _merge_walk(stmts, tail, dry):
+    """_merge_returns in `stmts`, whose end runs into return `tail` (None: into no return). Whether it left any
+    out."""
+    changed = False
+    for i, s in enumerate(stmts):
+        after = tail if i == len(stmts) - 1 else stmts[i + 1] if isinstance(stmts[i + 1], ast.Return) else None
+        if isinstance(s, ast.If):
+            changed |= _merge_walk(s.body, after, dry)
+            changed |= _merge_walk(s.orelse, after, dry)
+        elif isinstance(s, (ast.While, ast.For)):
+            changed |= _merge_walk(s.body, None, dry)  # (its end goes back to the loop's start)
+            changed |= _merge_walk(s.orelse, after, dry)
+    if stmts and tail is not None and isinstance(stmts[-1], ast.Return) and stmts[-1] is not tail and \
+            same_tree(stmts[-1], tail):
+        if not dry:
+            stmts.pop()
+        changed = True
     return changed
 
 
