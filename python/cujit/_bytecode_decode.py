@@ -1,8 +1,9 @@
 """Decoding of a code object's instructions for the bytecode frontend (_bytecode.py): everything that depends on
-the CPython minor version sits here and in the tables of _bytecode_ops.py. `_decode` reads co_code into `_Ins`
-records (opcode names normalised by the version's table, arguments read by its rules, jump targets as instruction
-indices, each with its `_Position` from co_positions); `_normalised` and `_imported_names` read instructions for
-the recompile check."""
+the CPython minor version sits here and in the tables of _bytecode_ops.py. `_decode` has co_code read into `_Ins`
+records by the C++ decoder (cpp/bindings/py_bytecode.cpp), with the plan `_plan` makes of the version's table:
+opcode names normalised by the table, arguments read by its rules, jump targets as instruction indices, each with
+its `_Position` from co_positions. `_normalised` and `_imported_names` read instructions for the recompile check,
+on their own (the check does not lean on the decoder it checks)."""
 
 import ast
 import collections
