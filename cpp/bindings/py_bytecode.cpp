@@ -89,7 +89,7 @@ class BytecodePlan {
       }
     }
     for (size_t k = 0; k < kSlotCount; ++k) {
-      py::object descr = ins_type_.attr(kSlots[k]);
+      py::object descr = py::getattr(ins_type_, kSlots[k], py::none());
       if (!Py_IS_TYPE(descr.ptr(), &PyMemberDescr_Type))
         throw py::type_error(std::string("BytecodePlan: the instruction class has no slot ") + kSlots[k]);
       slots_[k] = reinterpret_cast<PyMemberDescrObject*>(descr.ptr())->d_member;

@@ -19,6 +19,7 @@ import pytest
 
 import bytecode_differential
 from cujit import _bytecode, _bytecode_ops, _source, cuda, errors, float32, float64, int32, int64, void
+from math import floor as math_floor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -622,6 +623,53 @@ def test_covered_versions():
         assert set(_bytecode_ops.ARGUMENTS[version]) == {"name_shift", "compare_shift", "absolute_jumps", "columns",
                                                          "late_folding", "rotated_loops", "threaded_value_jumps"}
     assert _bytecode_ops.table((3, 15)) is None
+
+
+def _decoded_sample(a, n):
+    s = 0.0
+    for i in range(n):
+        if a[i] > 2 and i % 3:
+            s += a[i] * 2.5
+        else:
+            continue
+    while s > 100.0:
+        s -= math_floor(s) - 99
+    return s
+
+
+def test_the_decoder_reads_what_dis_reads():
+    """The C++ decoder (cpp/bindings/py_bytecode.cpp) against dis, on this interpreter: every kept instruction is
+    one dis lists at its offset, names, locals and constants are dis's, and a jump the reader follows goes to the
+    first kept instruction at or after dis's target."""
+    import dis
+    from cujit._bytecode_decode import _decode
+    ins = _decode(_decoded_sample.__code__, _bytecode_ops.table(sys.version_info[:2]))
+    assert ins[-1].op == "<end>" and [x.index for x in ins] == list(range(len(ins)))
+    listed = {d.offset: d for d in dis.get_instructions(_decoded_sample)}
+    kept_offsets = [x.offset for x in ins[:-1]]
+    compared = jumps = 0
+    for x in ins[:-1]:
+        d = listed[x.offset]
+        assert x.name == d.opname
+        if d.opname in ("LOAD_FAST", "STORE_FAST", "LOAD_GLOBAL", "LOAD_CONST", "LOAD_FAST_BORROW", "LOAD_ATTR"):
+            assert x.argval == d.argval, (x, d)
+            compared += 1
+        if x.target is not None:
+            assert x.op in _bytecode_ops.JUMPS
+            assert ins[x.target].offset == min((o for o in kept_offsets if o >= d.argval), default=-1) or \
+                ins[x.target].op == "<end>", (x, d)
+            jumps += 1
+    assert compared >= 10 and jumps >= 3
+
+
+def test_the_decoders_plan_is_checked():
+    from cujit import _core
+    from cujit._bytecode_decode import _Ins, _Position
+    with pytest.raises(ValueError, match="256 opcodes"):
+        _core.BytecodePlan([], [], 144, [], (), 0, (), (), _Ins, _Position)
+    rules = [("NOP", None, 0, None)] * 256
+    with pytest.raises(TypeError, match="no slot"):
+        _core.BytecodePlan(rules, [0] * 256, 144, [], (), 0, (), (), object, _Position)
 
 
 def test_uncovered_python_version_is_named(monkeypatch):
