@@ -17,7 +17,7 @@ namespace {
 
 namespace bc = frontend::bytecode;
 
-// How an opcode's argument reads: the numbers of _bytecode_decode.py's _KIND_NUMBERS.
+// How an opcode's argument reads: the numbers of _bytecode_decode.py's _PLAIN ... _SUPER.
 enum class ArgKind : int {
   Plain = 0, Local, Const, Name, Jump, Binary, Compare, Operator, CommonConstant, Intrinsic, Split, Super
 };
@@ -26,12 +26,13 @@ struct OpcodeRule {
   py::object name;  // dis's name
   py::object op;    // the reader's name; None: the instruction means nothing to the reader
   ArgKind kind = ArgKind::Plain;
-  // by kind: Name: the name index's shift, and whether the argument moves up a bit (3.10's LOAD_GLOBAL);
-  // Jump: absolute (3.10), backward, whether its name follows its direction (JUMP_ABSOLUTE), and whether the
-  // reader follows it (`targets`: its `target` is the index of the instruction it goes to); Local: a cell
-  // or free variable by 3.10's numbering; Operator: its operator (`text`); Split, Super: the parts.
+  // by kind. Name: the name index's `shift`, and whether the argument moves up a bit (`widened`: 3.10's
+  // LOAD_GLOBAL, which has no NULL flag). Jump: `absolute` (3.10) or relative, `backward`, whether its name
+  // follows its direction (`directional`: JUMP_ABSOLUTE), and whether the reader follows it (`targets`: its
+  // `target` is the index of the instruction it goes to). Local: a `cell` or free variable by 3.10's numbering.
+  // Operator: its operator (`text`). Split, Super: the `parts`.
   int shift = 0;
-  bool flag_a = false, flag_b = false, flag_c = false, targets = false;
+  bool widened = false, absolute = false, backward = false, directional = false, targets = false, cell = false;
   py::object text;
   std::vector<std::pair<py::object, int>> parts;  // Split: (name, argument); Super: (name, -1)
 };
@@ -57,24 +58,28 @@ class BytecodePlan {
       OpcodeRule& rule = rules_[i];
       rule.name = entry[0];
       rule.op = entry[1];
-      rule.kind = static_cast<ArgKind>(entry[2].cast<int>());
+      int kind = entry[2].cast<int>();
+      if (kind < 0 || kind > static_cast<int>(ArgKind::Super))
+        throw py::value_error("BytecodePlan: opcode " + std::to_string(i) + " has no argument kind " +
+                              std::to_string(kind));
+      rule.kind = static_cast<ArgKind>(kind);
       py::object extra = entry[3];
       switch (rule.kind) {
         case ArgKind::Name: {
           auto t = extra.cast<py::tuple>();
           rule.shift = t[0].cast<int>();
-          rule.flag_a = t[1].cast<bool>();
+          rule.widened = t[1].cast<bool>();
           break;
         }
         case ArgKind::Jump: {
           auto t = extra.cast<py::tuple>();
-          rule.flag_a = t[0].cast<bool>();
-          rule.flag_b = t[1].cast<bool>();
-          rule.flag_c = t[2].cast<bool>();
+          rule.absolute = t[0].cast<bool>();
+          rule.backward = t[1].cast<bool>();
+          rule.directional = t[2].cast<bool>();
           rule.targets = t[3].cast<bool>();
           break;
         }
-        case ArgKind::Local: rule.flag_a = extra.cast<bool>(); break;
+        case ArgKind::Local: rule.cell = extra.cast<bool>(); break;
         case ArgKind::Operator: rule.text = extra; break;
         case ArgKind::Split:
           for (py::handle part : extra) {
@@ -137,12 +142,12 @@ class BytecodePlan {
         case ArgKind::Const: argval = item(consts, arg, "constant"); break;
         case ArgKind::Name:
           argval = item(names, arg >> rule.shift, "name");
-          if (rule.flag_a) arg <<= 1;
+          if (rule.widened) arg <<= 1;
           break;
         case ArgKind::Jump: {
-          target = bc::jump_target(unit, rule.flag_a, rule.flag_b);
+          target = bc::jump_target(unit, rule.absolute, rule.backward);
           argval = py::int_(target);
-          if (rule.flag_c) op = py::str(target <= unit.offset ? "JUMP_BACKWARD" : "JUMP_FORWARD");
+          if (rule.directional) op = py::str(target <= unit.offset ? "JUMP_BACKWARD" : "JUMP_FORWARD");
           break;
         }
         case ArgKind::Binary: {
@@ -202,7 +207,7 @@ class BytecodePlan {
       if (!varname) varname = code.attr("_varname_from_oparg");
       return varname(arg);
     }
-    if (rule.flag_a) {
+    if (rule.cell) {
       if (!cells) {
         py::object both = py::reinterpret_steal<py::object>(
             PySequence_Concat(code.attr("co_cellvars").ptr(), code.attr("co_freevars").ptr()));
