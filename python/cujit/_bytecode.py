@@ -53,7 +53,14 @@ def function_source(pyfunc):
     qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
     return _core.FunctionSource(fdef, pyfunc.__name__, qualname, pyfunc.__module__ or "<dynamic>",
                                 code.co_filename, [], code.co_firstlineno,
-                                _Excerpt(code, functools.partial(decompile, pyfunc)))
+                                _Excerpt(code, functools.partial(decompile, _bare(pyfunc))))
+
+
+def _bare(pyfunc):
+    """What decompile reads of `pyfunc`: its code, names and docstring. An error excerpt keeps it to rebuild the
+    tree, which keeps neither the function's globals alive nor follows a later change of its __code__."""
+    return types.SimpleNamespace(__code__=pyfunc.__code__, __name__=pyfunc.__name__, __doc__=pyfunc.__doc__,
+                                 __qualname__=getattr(pyfunc, "__qualname__", pyfunc.__name__))
 
 
 def decompile(pyfunc):
@@ -121,10 +128,13 @@ def decompile(pyfunc):
             try:
                 _check(fdef, code, qualname, _imported_names(reader.ins))
             except UnsupportedError as exc:
-                failed = failed or exc
+                failed = failed or exc.with_traceback(None)  # (kept with its traceback: a cycle through this frame)
                 continue
             return fdef
-    raise failed
+    try:
+        raise failed
+    finally:
+        failed = None  # (an exception this frame held as it raised it: a cycle through the frame)
 
 
 def _dead_locals(code, stored):

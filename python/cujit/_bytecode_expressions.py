@@ -557,9 +557,12 @@ class _ExpressionReader(_ConditionReader):
                 test = self.structure(cut, pc, max(a[2].target for a in cut))
                 break
             except _GUESS_FAILED as exc:
-                failure = failure or exc
+                failure = failure or exc.with_traceback(None)  # (kept with its traceback: a cycle through this frame)
         else:
-            raise failure or _Unreadable(f"a conditional expression at instruction {first!r}")
+            try:
+                raise failure or _Unreadable(f"a conditional expression at instruction {first!r}")
+            finally:
+                failure = None  # (an exception this frame held as it raised it: a cycle through the frame)
         out = ast.IfExp(test=test, body=s[-1], orelse=f[-1])
         for k in ("lineno", "col_offset", "_serial"):
             setattr(out, k, getattr(s[-1], k))
