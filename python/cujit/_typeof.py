@@ -5,14 +5,41 @@ import sys
 
 from cujit import _core
 from cujit.arg_hints import ArgHint
-from cujit.errors import TypingError
+from cujit.errors import NumbaValueError, TypingError
 
 _lookup = _core.types.lookup
 _DTYPE_NAMES = {"bool": "boolean"}
 
 
+def check_dtype(dtype):
+    """Refuses, as numba does, a dtype whose bytes a kernel would misread: byte order other than the machine's
+    (anywhere inside it: a record's field, a subarray's base) and Python objects."""
+    problem = _dtype_problem(dtype)
+    if problem is not None:
+        raise NumbaValueError(f"Unsupported array dtype: {dtype} ({problem})")
+
+
+def _dtype_problem(dtype):
+    if dtype.fields is not None:
+        for name, info in dtype.fields.items():
+            inner = _dtype_problem(info[0])
+            if inner is not None:
+                return f"field '{name}': {inner}"
+        return None
+    if dtype.subdtype is not None:
+        return _dtype_problem(dtype.subdtype[0])
+    if dtype.hasobject:
+        return "Python objects cannot be read by a kernel"
+    if not dtype.isnative:
+        return ("its byte order is not this machine's, so a kernel would read its values wrong: convert it with "
+                "ary.astype(ary.dtype.newbyteorder('='))")
+    return None
+
+
 def dtype_type(dtype):
-    """numba's from_dtype: the cujit type of a numpy dtype, structured dtypes included."""
+    """numba's from_dtype: the cujit type of a numpy dtype, structured dtypes included (a dtype check_dtype
+    refuses is a NumbaValueError)."""
+    check_dtype(dtype)
     if dtype.fields is not None:
         return _record_type(dtype)
     if dtype.subdtype is not None:

@@ -13,6 +13,11 @@ class UnsupportedError(TypingError):
     """The function uses a Python construct that cujit does not compile for CUDA."""
 
 
+class NumbaValueError(NumbaError, ValueError):
+    """A value cujit cannot type or pass to a kernel (numba.core.errors.NumbaValueError): an array whose dtype is
+    not native-endian, or holds Python objects."""
+
+
 class NotDefinedError(NumbaError):
     """A variable is read before any assignment to it (numba.core.errors.NotDefinedError)."""
 

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from cujit import _core
-from cujit._typeof import array_type
+from cujit._typeof import array_type, check_dtype
 from cujit.cudadrv import ipc, memory_managers, memory_pointers
 from cujit.cudadrv.stream import native_stream
 from cujit.errors import NumbaPerformanceWarning
@@ -115,6 +115,7 @@ class DeviceNDArray:
     def __init__(self, shape, strides=None, dtype=np.float64, stream=0, gpu_data=None, *, ptr=None):
         self.shape = _normalize_shape(shape)
         self.dtype = np.dtype(dtype)
+        check_dtype(self.dtype)  # a big-endian or object array's bytes would reach kernels misread
         itemsize = self.dtype.itemsize
         self.strides = (contiguous_strides(self.shape, itemsize) if strides is None
                         else tuple(operator.index(s) for s in strides))
