@@ -1,8 +1,9 @@
-"""cujit demo: compile a UDF to PTX with both ABIs, show the prototypes, and
-(when a GPU is present and kernels can launch) run one."""
+"""cujit demo: compile a UDF to PTX with both ABIs, show the prototypes, then run a kernel: on the GPU when one
+is usable, else on the CPU target (the kernel compiled for this machine's CPU, docs/cpu_target.md)."""
 
 import math
 import re
+import sys
 
 from cujit import cuda, float32, float64, int32
 
@@ -38,7 +39,7 @@ def main():
         ptx, resty = cuda.compile_ptx(fn, sig, **kwargs)
         target = re.search(r"\.target\s+(\S+)", ptx).group(1)
         print(f"{label:18s} -> {resty}  [{target}]\n    {prototype(ptx)}")
-    run_kernel()
+    return 0 if run_kernel() else 1
 
 
 def saxpy(r, a, x, y):
@@ -48,20 +49,28 @@ def saxpy(r, a, x, y):
 
 
 def run_kernel():
-    """Launch saxpy when a GPU is present (compiling above needed none)."""
-    if not cuda.is_available():
-        print("\nno GPU here: skipping the kernel launch (cuda.is_available() is False)")
-        return
+    """Launch saxpy on the GPU when one is usable (compiling above needed none), else on the CPU target."""
     import numpy as np
-    kernel = cuda.jit(saxpy)
     rng = np.random.default_rng()
-    x = cuda.to_device(rng.random(1 << 20, dtype=np.float32))
-    y = cuda.to_device(rng.random(1 << 20, dtype=np.float32))
-    r = cuda.device_array_like(x)
-    kernel[4096, 256](r, np.float32(2.0), x, y)
-    ok = np.allclose(r.copy_to_host(), 2 * x.copy_to_host() + y.copy_to_host())
-    print(f"\nsaxpy on {cuda.get_current_device().name}: {'matches numpy' if ok else 'WRONG'}")
+    x = rng.random(1 << 20, dtype=np.float32)
+    y = rng.random(1 << 20, dtype=np.float32)
+    if cuda.is_available():
+        kernel = cuda.jit(saxpy)
+        d_x, d_y = cuda.to_device(x), cuda.to_device(y)
+        d_r = cuda.device_array_like(d_x)
+        kernel[4096, 256](d_r, np.float32(2.0), d_x, d_y)
+        r, where = d_r.copy_to_host(), cuda.get_current_device().name
+    else:
+        print("\nno GPU here (cuda.is_available() is False): running the kernel on the CPU target instead")
+        print("    (cuda.jit(target=\"cpu\"); CUJIT_TARGET=cpu does this for every kernel, docs/cpu_target.md)")
+        kernel = cuda.jit(saxpy, target="cpu")
+        r = np.empty_like(x)
+        kernel[4096, 256](r, np.float32(2.0), x, y)   # numpy arrays in place: host memory is device memory here
+        where = "the CPU target"
+    ok = np.allclose(r, 2 * x + y)
+    print(f"\nsaxpy on {where}: {'matches numpy' if ok else 'WRONG'}")
+    return ok
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
