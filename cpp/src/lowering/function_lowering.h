@@ -178,6 +178,9 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* array_getitem(const ir::Expr& e);
   llvm::Value* pointer_item(const ir::Expr& e);  // the address of p[i] for a CPointer p
   void array_setitem(const ir::Expr& target, llvm::Value* value, TypeRef type);
+  // lower_array_assign.cpp: `value` (a scalar, or an array broadcast by numpy's rules) stored into every element
+  // of the array view `view`.
+  void assign_to_view(llvm::Value* view, TypeRef vty, llvm::Value* value, TypeRef type);
   llvm::Value* array_view(llvm::Value* ary, TypeRef aty, const std::vector<IndexItem>& items, TypeRef result);
   llvm::Value* array_attribute(llvm::Value* ary, TypeRef aty, const std::string& attr);
   llvm::Value* memory_array(const ir::Expr& e, const std::string& name);

@@ -242,6 +242,11 @@ void FunctionLowering::array_setitem(const Expr& target, Value* value, TypeRef t
   Value* ary = lower_expr(*target.operands[0]);
   std::vector<IndexItem> items = lower_index(*target.operands[1], aty->ndim());
   if (state_.options.bounds_check || state_.options.shared_checks) index_site_ = index_site(*target.operands[0]);
+  if (target.type->kind() == TypeKind::Array) {  // a slice: every element of the view
+    assign_to_view(array_view(ary, aty, items, target.type), target.type, value, type);
+    index_site_.clear();
+    return;
+  }
   Value* ptr = item_pointer(ary, aty, items);
   TypeRef dtype = aty->element(0);
   store_element(ptr, cast(value, type, dtype), dtype, aty->aligned() ? 0 : 1);

@@ -191,6 +191,29 @@ class Inferer {
     return (value->is_number() || value->kind() == TypeKind::BFloat16) && can_convert(t, item) != Conversion::Impossible;
   }
 
+  // A store into an array view (numba's setitem with slices): a scalar is broadcast to every element, an array
+  // of at most the view's dimensions by numpy's rules (lowering/lower_array_assign.cpp).
+  void assign_to_view(TypeRef view, TypeRef t, const SourceLoc& loc) {
+    TypeRef dtype = view->element(0);
+    if (dtype->kind() == TypeKind::Record || dtype->kind() == TypeKind::NestedArray)
+      fail(ErrorKind::Unsupported,
+           "Unsupported: assignment to a slice of an array of " + dtype->name() + " (assign its items one by one)",
+           loc);
+    if (t->kind() == TypeKind::Array) {
+      if (t->ndim() > view->ndim())
+        typing_error("cannot assign a " + std::to_string(t->ndim()) + "-d array to a " +
+                         std::to_string(view->ndim()) + "-d array slice (numpy cannot broadcast it)",
+                     loc);
+      if (!storable(t->element(0), dtype))
+        typing_error("cannot store the items of an array of " + t->element(0)->name() + " into an array slice of " +
+                         dtype->name(),
+                     loc);
+      return;
+    }
+    if (!storable(t, dtype))
+      typing_error("cannot store a value of type " + t->name() + " into an array slice of " + dtype->name(), loc);
+  }
+
   void assign(Expr& target, TypeRef t, const SourceLoc& loc) {
     if (target.kind == ExprKind::Var) {
       set_var(target.var, t, loc);
@@ -235,9 +258,11 @@ class Inferer {
       std::string error;
       TypeRef item = array_getitem_type(ary, ts[1], error);
       if (item == nullptr) typing_error(error, target.operands[1]->loc);
-      if (item->kind() == TypeKind::Array)
-        fail(ErrorKind::Unsupported, "Unsupported: assignment to an array slice (assign elements one by one)",
-             target.loc);
+      if (item->kind() == TypeKind::Array) {  // a[1:3] = v, a[:] = b, r[()] = x: numpy's broadcasting store
+        assign_to_view(item, t, loc);
+        target.type = item;
+        return;
+      }
       bool same_record = item->kind() == TypeKind::Record && t == item;  // copied byte for byte
       if (!same_record && !storable(t, item))
         typing_error("cannot store a value of type " + t->name() + " into an array of " + item->name(), loc);
