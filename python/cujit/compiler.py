@@ -231,10 +231,14 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
     arch = linking.arch_for(cc if len(cc) > 2 else cc + ("",))  # the cc asked for, without numba's "a" default
     for item in typed.link_inputs:
         if item.kind == "cu":
-            compiled = linking.compile_cuda_source(item, arch, output == "ltoir", options)
-            codes.append(LinkableCode.class_for_kind(output)(compiled, name=item.name))
+            cls, data = LinkableCode.class_for_kind(output), linking.compile_cuda_source(item, arch, output == "ltoir",
+                                                                                         options)
         else:
-            codes.append(LinkableCode.class_for_kind(item.kind)(item.data, name=item.name))
+            cls, data = LinkableCode.class_for_kind(item.kind), item.data
+        # A LinkableCode's setup/teardown callbacks travel with its code: whoever links it elsewhere loads a module
+        # that needs them run (a global initialised, a table filled) as much as a cujit kernel's module does.
+        setup, teardown = item.origin or (None, None)
+        codes.append(cls(data, name=item.name, setup_callback=setup, teardown_callback=teardown))
     return codes, typed.return_type
 
 

@@ -64,6 +64,36 @@ def test_callbacks_must_be_callable():
         cuda.CUSource("", teardown_callback="no")
 
 
+def _setup(module):
+    pass
+
+
+def _teardown(module):
+    pass
+
+
+_PTX_HELPER = cuda.PTXSource("// a helper's PTX\n", name="helper_ptx", setup_callback=_setup,
+                             teardown_callback=_teardown)
+_CU_HELPER = cuda.CUSource('extern "C" __device__ int twice(int* r, int x) { *r = 2 * x; return 0; }',
+                           name="twice.cu", setup_callback=_setup)
+_ptx_helper = cuda.declare_device("ptx_helper", "int32(int32)", link=[_PTX_HELPER])
+_twice = cuda.declare_device("twice", "int32(int32)", link=[_CU_HELPER])
+
+
+def _calls_helpers(x):
+    return _ptx_helper(x) + _twice(x)
+
+
+@pytest.mark.parametrize("output", ["ptx", "ltoir"])
+def test_compile_all_keeps_the_callbacks(output):
+    codes, _ = cuda.compile_all(_calls_helpers, "int32(int32)", output=output, abi="numba")
+    by_name = {code.name: code for code in codes[1:]}
+    assert by_name["helper_ptx"].setup_callback is _setup and by_name["helper_ptx"].teardown_callback is _teardown
+    compiled = by_name["twice.cu"]  # CUDA C++ compiled by NVRTC: a new object, the same callbacks
+    assert type(compiled) is (cuda.LTOIR if output == "ltoir" else cuda.PTXSource)
+    assert compiled.setup_callback is _setup and compiled.teardown_callback is None
+
+
 def test_objects_hash_by_identity():
     a, b = cuda.PTXSource("x"), cuda.PTXSource("x")
     assert a != b and len({a, b, a}) == 2
