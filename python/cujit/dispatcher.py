@@ -655,7 +655,7 @@ class HostDispatcher(CUDADispatcher):
             raise ValueError("must specify at least the griddim and blockdim")
         from cujit.cudadrv import launch
         from cujit.cudadrv.stream import native_stream
-        grid, block, stream, sharedmem = launch.configure(*config)
+        grid, block, stream, sharedmem = launch.configure(*config, on_gpu=False)
         native_stream(stream)  # a bad stream is the GPU launch's error
         return self._remember(config, self._host.HostLaunch(self, grid, block, stream, sharedmem))
 

@@ -1,6 +1,8 @@
 """The CPU target (issue 30): kernels compiled for the host by the same lowering and run on cujit's host runtime
 (blocks on worker threads, a block's threads as fibers switching at syncthreads), against numpy. No GPU needed."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -178,6 +180,22 @@ def test_bad_inputs(monkeypatch):
         k[1, 2048](np.zeros(1))
     with pytest.raises(TypeError, match="1-d array"):
         k.compile("void(float64[::1])").launch((1, 1, 1), (1, 1, 1), 0, (np.zeros((2, 2)),))
+
+
+def test_small_grids_are_not_warned_about_gpu_occupancy(monkeypatch):
+    monkeypatch.delenv("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", raising=False)
+    monkeypatch.delenv("CUJIT_CUDA_LOW_OCCUPANCY_WARNINGS", raising=False)
+
+    @cuda.jit(target="cpu")
+    def one(x):
+        x[cuda.grid(1)] = 1
+
+    x = np.zeros(8, dtype=np.int8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numba's "Grid size 2 will likely result in GPU under-utilization" fails
+        one[2, 4](x)
+        one[(1, 1), (2, 4), 0, 0](x)
+    assert (x == 1).all()
 
 
 def test_laneid_and_threadfences():

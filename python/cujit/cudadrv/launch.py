@@ -66,15 +66,16 @@ def _env_flag(name, default):
     return value not in ("0", "", "false", "False")
 
 
-def configure(griddim, blockdim, stream=0, sharedmem=0):
-    """(grid 3-tuple, block 3-tuple, stream, sharedmem) for ``kernel[...]``; warns for grids under 128 blocks
-    as numba does (``NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0`` turns it off)."""
+def configure(griddim, blockdim, stream=0, sharedmem=0, *, on_gpu=True):
+    """(grid 3-tuple, block 3-tuple, stream, sharedmem) for ``kernel[...]``; for a GPU kernel (``on_gpu``), warns
+    for grids under 128 blocks as numba does (``NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0`` turns it off). A GPU's
+    occupancy means nothing to the CPU target's launches, where small grids are the rule (tests, examples)."""
     if griddim is None or blockdim is None:
         raise ValueError(MISSING_LAUNCH_CONFIG_MSG)
     grid = normalize_dims(griddim, "griddim")
     block = normalize_dims(blockdim, "blockdim")
     blocks = grid[0] * grid[1] * grid[2]
-    if blocks < 128 and _env_flag("CUDA_LOW_OCCUPANCY_WARNINGS", "1"):
+    if on_gpu and blocks < 128 and _env_flag("CUDA_LOW_OCCUPANCY_WARNINGS", "1"):
         warnings.warn(NumbaPerformanceWarning(f"Grid size {blocks} will likely result in GPU under-utilization due "
                                               "to low occupancy."), stacklevel=3)
     return grid, block, stream, int(sharedmem or 0)
