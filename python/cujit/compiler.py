@@ -5,7 +5,7 @@ import os
 import types
 import warnings
 
-from cujit import _core, config, linking
+from cujit import _core, _target, config, linking
 from cujit.linkable_code import LinkableCode
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaInvalidConfigWarning
@@ -244,6 +244,10 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
 
 def _current_device_cc():
     driver = _core.driver  # not cujit.cudadrv: the runtime's Python sits above the compiler
+    if _target.process_target() == "cpu":
+        # The runtime's rule (cujit.cudadrv installs the host driver on its first import): on the CPU target the
+        # current device is the host driver's, compute capability 9.0, also when no runtime call came first.
+        _core.host.use_host_driver()
     return tuple(driver.device_info(driver.current_context().device_id)["compute_capability"])
 
 

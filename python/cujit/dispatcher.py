@@ -13,7 +13,7 @@ from cujit import _core, _target, aot_bundles, linking, telemetry, toolkit
 from cujit.compiler import compile_typed, for_cc, make_options, normalize_inline, parse_signature, type_function
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
-from cujit.errors import TypingError, raised_in_kernel
+from cujit.errors import CudaSupportError, TypingError, raised_in_kernel
 from cujit._typeof import typeof
 
 
@@ -517,6 +517,7 @@ class CUDADispatcher(_core.Dispatcher):
         spec = self.specializations.get(key)
         if spec is None:
             spec = type(self)(self.py_func, self.device, self.targetoptions, self._compile_options)
+            spec._explicit_target = self._explicit_target
             spec.compile(argtypes)
             spec._can_compile = False
             spec.specialized = True
@@ -572,10 +573,31 @@ class CUDADispatcher(_core.Dispatcher):
             raise ValueError("must specify at least the griddim and blockdim")
         from cujit.cudadrv import launch
         from cujit.cudadrv.stream import native_stream
+        self._check_runtime_runs_gpu_code()
         grid, block, stream, sharedmem = launch.configure(*config)
         configured = _core.launch.ConfiguredLaunch(self, self._launch_table, grid, block, stream,
                                                    native_stream(stream), sharedmem)
         return self._remember(config, configured)
+
+    # Whether jit was given target="cuda" (jit sets it): else the target was CUJIT_TARGET's at decoration.
+    _explicit_target = False
+
+    def _check_runtime_runs_gpu_code(self):
+        """A GPU kernel cannot run where the process's runtime is the CPU target's host driver, which loads no GPU
+        code: the kernel's target was chosen when it was decorated, the process's when the runtime was first
+        used (most often, CUJIT_TARGET=cpu was set in between)."""
+        if not _core.host.host_driver_active():
+            return
+        if self._explicit_target:
+            why, fix = "jit(target='cuda')", "leave target= out (kernels then follow CUJIT_TARGET) or pass target='cpu'"
+        else:
+            why = "the target is chosen when a kernel is decorated, and CUJIT_TARGET was not 'cpu' then"
+            fix = ("set CUJIT_TARGET=cpu before the kernel is decorated (before the module that defines it is "
+                   "imported), or decorate it with cuda.jit(target='cpu')")
+        raise CudaSupportError(
+            f"{self._describe()} is a GPU kernel ({why}), but this process runs on the CPU target "
+            "(CUJIT_TARGET=cpu or NUMBA_ENABLE_CUDASIM=1, read when cujit's runtime was first used), whose runtime "
+            f"cannot load GPU code: {fix}")
 
     def _remember(self, config, configured):
         """Memoises a configured kernel (unhashable configurations, lists, are not)."""
@@ -731,7 +753,7 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     "MaxShared" or a percentage), set on each loaded kernel. ``target="cpu"`` (or ``CUJIT_TARGET=cpu``): kernels
     compile for this machine's CPU and run on cujit's host runtime (cujit.host_target). An option jit does not
     know is a TypeError."""
-    target = _target.resolve_target(target)
+    explicit_target, target = target is not None, _target.resolve_target(target)
     _check_extra_options(kws, device, forceinline, target)
     link = linking.normalize_items(link)
     options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto),
@@ -754,6 +776,7 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
         # Device functions are typed into their callers: one dispatcher serves kernels of either target.
         cls = HostDispatcher if target == "cpu" and not device else CUDADispatcher
         dispatcher = cls(pyfunc, device, options, compile_options)
+        dispatcher._explicit_target = explicit_target
         for sig in sigs:
             dispatcher.compile(sig)
         if sigs and not device:
