@@ -751,8 +751,9 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     ``forceinline=True``: a device function is inlined into its callers (LLVM's alwaysinline).
     ``shared_memory_carveout``: the kernel's preferred shared memory share of L1 ("default", "MaxL1",
     "MaxShared" or a percentage), set on each loaded kernel. ``target="cpu"`` (or ``CUJIT_TARGET=cpu``): kernels
-    compile for this machine's CPU and run on cujit's host runtime (cujit.host_target). An option jit does not
-    know is a TypeError."""
+    compile for this machine's CPU and run on cujit's host runtime (cujit.host_target), with array indices
+    bounds-checked; ``boundscheck=False`` turns the checks off, and a wild index then crashes the process with a
+    segmentation fault. An option jit does not know is a TypeError."""
     explicit_target, target = target is not None, _target.resolve_target(target)
     _check_extra_options(kws, device, forceinline, target)
     link = linking.normalize_items(link)
