@@ -238,14 +238,23 @@ class Resolver:
         if id(obj) in known.functions and callable(obj):
             return _R.builtin(known.functions[id(obj)])
         self.objects.append(obj)
-        return _R.object(len(self.objects) - 1, _describe(obj))
+        return _R.object(len(self.objects) - 1, _describe(obj, path))
 
 
-def _describe(obj):
-    """How errors name an object the code uses: a function or class by its qualified name, others by repr."""
-    if isinstance(obj, (type, _pytypes.FunctionType, _pytypes.BuiltinFunctionType, _pytypes.MethodType)):
-        return getattr(obj, "__qualname__", None) or obj.__name__
-    return repr(obj)
+def _describe(obj, path=None):
+    """How errors name an object the code uses: by the path it was reached through from a module the frontend
+    knows (``numpy.sum`` for ``np.sum``); a Python function or class by its qualified name (the user's own, as
+    written); another callable, a library's (numpy's functions are not Python functions), by its module's
+    dotted name (``numpy.sum`` for ``from numpy import sum``); anything else by repr."""
+    if path is not None:
+        return path
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if not isinstance(name, str) or not callable(obj):
+        return repr(obj)
+    module = getattr(obj, "__module__", None)
+    if isinstance(obj, (type, _pytypes.FunctionType)) or not isinstance(module, str) or module == "builtins":
+        return name
+    return f"{module}.{name}"
 
 
 def _is_ffi_from_buffer(obj):

@@ -6,6 +6,7 @@ into each caller's module. Kernels compile eagerly for given signatures and
 lazily otherwise; launching them comes with the runtime."""
 
 import functools
+import inspect
 import time
 import weakref
 
@@ -13,7 +14,7 @@ from cujit import _core, _target, aot_bundles, linking, telemetry, toolkit
 from cujit.compiler import compile_typed, for_cc, make_options, normalize_inline, parse_signature, type_function
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
-from cujit.errors import CudaSupportError, TypingError, raised_in_kernel
+from cujit.errors import CudaSupportError, NumbaError, TypingError, raised_in_kernel
 from cujit._typeof import typeof
 
 
@@ -479,7 +480,31 @@ class CUDADispatcher(_core.Dispatcher):
         return out
 
     def _kernel_for_args(self, args):
-        return self._kernel_for_types(tuple(typeof(a) for a in args))
+        self._check_argument_count(len(args))
+        return self._kernel_for_types(tuple(self._argument_type(i, a) for i, a in enumerate(args)))
+
+    def _parameter_names(self):
+        code = self.py_func.__code__
+        return code.co_varnames[:code.co_argcount]
+
+    def _argument_type(self, index, value):
+        """The type of a launch's argument ``index``; an error typing it (a list, an int no integer type holds)
+        names the argument and the kernel."""
+        try:
+            return typeof(value)
+        except (NumbaError, ValueError, TypeError) as e:
+            names = self._parameter_names()
+            name = f" ({names[index]!r})" if index < len(names) else ""
+            raise type(e)(f"kernel argument {index}{name} of {self._describe()}: {e}") from None
+
+    def _check_argument_count(self, given):
+        """A launch's arguments against the kernel's parameters, before typing: the error names the kernel and
+        where it is defined (a function with ``*args`` is left to typing, which locates what it cannot type)."""
+        code = self.py_func.__code__
+        names = self._parameter_names()
+        if given != len(names) and not code.co_flags & inspect.CO_VARARGS:
+            raise TypeError(f"{self._describe()} takes {len(names)} argument{'' if len(names) == 1 else 's'} "
+                            f"({', '.join(names)}) but {given} {'was' if given == 1 else 'were'} given")
 
     def _select_kernel(self, argtypes):
         """The launch fast path's miss (the Dispatcher interface): the specialisation for these types."""
@@ -492,6 +517,7 @@ class CUDADispatcher(_core.Dispatcher):
         kernel = overloads.get(argtypes)
         if kernel is not None:
             return kernel
+        self._check_argument_count(len(argtypes))
         if not self._can_compile:
             return self._best_overload(argtypes, overloads)
         return self._compile_signature(_core.Signature(None, list(argtypes)))
@@ -502,10 +528,14 @@ class CUDADispatcher(_core.Dispatcher):
         signatures = list(overloads)
         best = _core.best_overloads([list(sig) for sig in signatures], list(argtypes))
         if not best:
-            raise TypeError("No matching definition for argument type(s) " + ", ".join(map(str, argtypes)))
+            listed = "".join(f"\n    ({', '.join(map(str, sig))})" for sig in signatures)
+            raise TypeError(f"No matching definition for argument type(s) {', '.join(map(str, argtypes))}: "
+                            f"{self._describe()} launches only its compiled signature"
+                            f"{'' if len(signatures) == 1 else 's'} (it compiles no other at launch):{listed}")
         if len(best) > 1:
             lines = "\n".join(f"{', '.join(map(str, signatures[i]))} -> none" for i in best)
-            raise TypeError(f"Ambiguous overloading for {self.py_func} ({', '.join(map(str, argtypes))}):\n{lines}")
+            raise TypeError(f"Ambiguous overloading for {self._describe()} ({', '.join(map(str, argtypes))}):\n"
+                            f"{lines}")
         return overloads[signatures[best[0]]]
 
     def specialize(self, *args):

@@ -219,7 +219,10 @@ class HostLaunch:
         self.dispatcher = dispatcher
         self.griddim, self.blockdim, self.stream, self.sharedmem = griddim, blockdim, stream, sharedmem
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:  # as the GPU launch: the kernel's parameters are bound by position only
+            raise TypeError(f"{self.dispatcher._describe()}: kernel launches take positional arguments only, got "
+                            f"keyword argument{'' if len(kwargs) == 1 else 's'} {', '.join(map(repr, kwargs))}")
         kernel = self.dispatcher._kernel_for_args(args)
         kernel.launch(self.griddim, self.blockdim, self.sharedmem, args, self.stream)
 

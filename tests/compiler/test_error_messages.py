@@ -5,7 +5,9 @@ Mistakes in the user's function also carry file:line, the source line and a care
 
 import re
 
+import numpy as np
 import pytest
+from numpy import sum as numpy_sum
 
 from cujit import cuda, errors, int32, float64
 from cujit.linking import LinkFileNotFoundError
@@ -34,6 +36,14 @@ def kernel_calls_plain_function(a):
 
 def kernel_fills(a):
     a[0] = 1
+
+
+def kernel_sums(a, out):
+    out[0] = np.sum(a)
+
+
+def kernel_sums_imported(a, out):
+    out[0] = numpy_sum(a)
 
 
 external = cuda.declare_device("cujit_missing_ext", "int32(int32)", link=["/nonexistent/cujit_decl.cu"])
@@ -101,6 +111,10 @@ LOCATED = [
      lambda: cuda.compile_ptx(kernel_calls_plain_function, "void(float64[:])"),
      errors.TypingError, r"^Untyped global name 'plain_helper': cannot call it from CUDA code \(CUDA code calls "
                 r"@cuda.jit\(device=True\) functions", kernel_calls_plain_function, "plain_helper(a[0])"),
+    ("numpy function cujit does not compile", lambda: cuda.compile_ptx(kernel_sums, "void(float64[:], float64[:])"),
+     errors.TypingError, r"^Untyped global name 'numpy.sum': cannot call it from CUDA code", kernel_sums, "np.sum"),
+    ("numpy function imported by name", lambda: cuda.compile_ptx(kernel_sums_imported, "void(float64[:], float64[:])"),
+     errors.TypingError, r"^Untyped global name 'numpy.sum': cannot call it", kernel_sums_imported, "numpy_sum"),
 ]
 
 
@@ -118,3 +132,50 @@ def test_mistake_in_the_function_is_located(call, error, message, pyfunc, constr
 def test_valid_abi_name_is_the_symbol():
     ptx, _ = cuda.compile(add, float64(float64, float64), abi_info={"abi_name": "_add_f64"})
     assert ".visible .func  (.param .b64 func_retval0) _add_f64(" in ptx
+
+
+# ---- launches -------------------------------------------------------------------------------------------------
+# Run on the CPU target in this process (jit(target="cpu")); the GPU launch's are in runtime/test_launch_fast_path.py.
+
+def kernel_two_args(a, b):
+    a[0] = b
+
+
+DEFINED = f"@cuda.jit function 'kernel_two_args' at {THIS_FILE}:{kernel_two_args.__code__.co_firstlineno}"
+WHERE = re.escape(DEFINED)
+
+LAUNCH_MISTAKES = [
+    ("too few arguments", lambda k: k[1, 1](np.zeros(2)),
+     TypeError, rf"^{WHERE} takes 2 arguments \(a, b\) but 1 was given$"),
+    ("too many arguments", lambda k: k[1, 1](np.zeros(2), 1.0, 2.0),
+     TypeError, rf"^{WHERE} takes 2 arguments \(a, b\) but 3 were given$"),
+    ("a keyword argument", lambda k: k[1, 1](np.zeros(2), b=1.0),
+     TypeError, rf"^{WHERE}: kernel launches take positional arguments only, got keyword argument 'b'$"),
+    ("a list", lambda k: k[1, 1](np.zeros(2), [1.0, 2.0]),
+     errors.TypingError, rf"^kernel argument 1 \('b'\) of {WHERE}: cannot pass a value of type list to a CUDA kernel"),
+    ("an int over uint64", lambda k: k[1, 1](np.zeros(2), 2**64),
+     ValueError, rf"^kernel argument 1 \('b'\) of {WHERE}: Int value is too large"),
+    ("an int under int64", lambda k: k[1, 1](np.zeros(2), -2**63 - 1),
+     ValueError, rf"^kernel argument 1 \('b'\) of {WHERE}: Int value is too large"),
+]
+
+
+@pytest.mark.parametrize("launch, error, message", [m[1:] for m in LAUNCH_MISTAKES], ids=[m[0] for m in LAUNCH_MISTAKES])
+@pytest.mark.parametrize("eager", [False, True], ids=["lazy", "eager"])
+def test_launch_mistake_names_the_kernel_and_argument(launch, error, message, eager):
+    jit = cuda.jit("void(float64[:], float64)", target="cpu") if eager else cuda.jit(target="cpu")
+    with pytest.raises(error) as info:
+        launch(jit(kernel_two_args))
+    assert re.search(message, str(info.value)), str(info.value)
+    assert "HostLaunch" not in str(info.value)
+
+
+def test_launch_without_a_matching_signature_lists_the_signatures():
+    k = cuda.jit(["void(float64[:], float64)", "void(int32[:], int32)"], target="cpu")(kernel_two_args)
+    with pytest.raises(TypeError) as info:
+        k[1, 1](np.zeros(2, np.float32), 1.0)
+    assert str(info.value) == (
+        f"No matching definition for argument type(s) array(float32, 1d, C), float64: "
+        f"{DEFINED} launches only its compiled signatures (it compiles no other at launch):\n"
+        "    (array(float64, 1d, A), float64)\n"
+        "    (array(int32, 1d, A), int32)")

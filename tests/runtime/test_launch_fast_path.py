@@ -15,6 +15,7 @@ PRELUDE = textwrap.dedent('''
     import ctypes, os, struct, threading
     import numpy as np
     from cujit import cuda
+    from cujit.errors import TypingError
 
     fake = ctypes.CDLL(os.environ["CUJIT_CUDA_DRIVER"])
     fake.fake_param.restype = ctypes.c_ulonglong
@@ -121,7 +122,12 @@ def test_eager_signatures_convert_and_refuse(fake_driver):
         k[1, 1](dev, 3, 70000)                                   # int -> float64, int -> int16 (wraps)
         got = params(9)
         assert got[7] == int.from_bytes(struct.pack("<d", 3.0), "little") and got[8] == 70000 & 0xFFFF
-        raises(TypeError, "No matching definition", k[1, 1], cuda.to_device(np.zeros(4, np.int32)), 1.0, 1)
+        message = raises(TypeError, "No matching definition", k[1, 1], cuda.to_device(np.zeros(4, np.int32)), 1.0, 1)
+        assert "@cuda.jit function 'k' at " in message, message
+        assert message.endswith("launches only its compiled signature (it compiles no other at launch):\\n"
+                                "    (array(float64, 1d, A), float64, int16)"), message
+        assert "kernel argument 2 ('n') of @cuda.jit function 'k'" in raises(TypingError, "type list", k[1, 1], dev,
+                                                                              1.0, [1])
         print("OK")
     """)
 
@@ -144,6 +150,10 @@ def test_errors_name_the_argument(fake_driver):
         for bad, cls, text in cases:
             assert "kernel argument 1" in raises(cls, text, k[1, 1], dev, bad)
         raises(ValueError, "Int value is too large", k[1, 1], dev, 2**64)
+        where = f"@cuda.jit function 'k' at {__file__}:{k.py_func.__code__.co_firstlineno}"
+        raises(TypeError, f"{where} takes 2 arguments (a, b) but 1 was given", k[1, 1], dev)
+        raises(TypingError, f"kernel argument 1 ('b') of {where}: cannot pass a value of type list", k[1, 1], dev,
+               [1.0])
         print("OK")
     """)
 
