@@ -28,6 +28,7 @@ py::object exception_class(ErrorKind kind) {
     case ErrorKind::NameError: type = PyExc_NameError; break;
     case ErrorKind::SyntaxError: type = PyExc_SyntaxError; break;
     case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
+    case ErrorKind::Interrupted: type = PyExc_KeyboardInterrupt; break;
     default: type = PyExc_RuntimeError; break;
   }
   return py::reinterpret_borrow<py::object>(type);

@@ -2,6 +2,7 @@
 // machine (codegen/host_jit.cpp) and `HostKernel.launch(...)` runs its grid on the host runtime (hostrt/),
 // with parameters packed as KernelLauncher.pack packs them for a GPU launch.
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include <pybind11/stl.h>
@@ -16,6 +17,13 @@
 namespace cujit::bindings {
 
 namespace {
+
+// Whether this is the interpreter's main thread, where Python delivers SIGINT as KeyboardInterrupt.
+bool on_main_thread() {
+  static const unsigned long main_ident =
+      py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>();
+  return PyThread_get_thread_ident() == main_ident;
+}
 
 hostrt::Dim3 dim3_of(const std::vector<uint32_t>& d) {
   hostrt::Dim3 out;
@@ -39,14 +47,19 @@ void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid
   hostrt::HostLaunch config{dim3_of(grid), dim3_of(block), kernel.static_shared_bytes, sharedmem,
                             kernel.uses_barrier, cooperative, name};
   config.strict_barriers = kernel.shared_checks != nullptr;  // debug=True: divergent barriers are errors too
+  config.frame_bytes = kernel.frame_bytes;
   std::optional<Error> error;
   {
+    std::optional<hostrt::InterruptScope> ctrl_c;  // Ctrl-C stops the launch (KeyboardInterrupt, below)
+    if (on_main_thread()) ctrl_c.emplace();
     py::gil_scoped_release nogil;
     error = hostrt::launch(kernel.entry, pointers.data(), config);
   }
   // (the checks' records are taken whatever happened, so that a failed launch leaves none for the next)
   std::optional<std::string> bad_index = codegen::take_index_error(kernel);
   std::optional<std::string> bad_shared = codegen::take_shared_report(kernel);
+  // Interrupted: Python's own handler saw the SIGINT too, and raises what the user's handler asks for.
+  if (error && error->kind == ErrorKind::Interrupted && PyErr_CheckSignals() != 0) throw py::error_already_set();
   if (error) raise_error(*error);
   if (bad_index) throw py::index_error(*bad_index);
   if (bad_shared) throw std::runtime_error(*bad_shared);
@@ -61,6 +74,8 @@ void register_host(py::module_& m) {
       .def_readonly("llvm_ir", &codegen::HostKernel::llvm_ir)
       .def_readonly("static_shared_bytes", &codegen::HostKernel::static_shared_bytes)
       .def_readonly("uses_barrier", &codegen::HostKernel::uses_barrier)
+      .def_readonly("frame_bytes", &codegen::HostKernel::frame_bytes,
+                    "the stack its fixed-size locals need per thread (a launch refuses more than the limit)")
       .def("global_address", &codegen::host_global_address, py::arg("name"),
            "the address of a global the module keeps (a debug kernel's exception records), or 0")
       .def("launch", &launch, py::arg("grid"), py::arg("block"), py::arg("sharedmem"), py::arg("params"),
@@ -83,6 +98,9 @@ void register_host(py::module_& m) {
   h.def("_nudge_math", &codegen::set_host_math_nudge, py::arg("ulps"),
         "Tests only: the next compiles move each transcendental function's result by `ulps` ulps (0 stops).");
   h.def("worker_count", &hostrt::worker_count, "the worker threads a launch runs blocks on");
+  h.def(
+      "thread_stack_kib", [] { return (hostrt::thread_stack_bytes() - hostrt::kRuntimeStackBytes) / 1024; },
+      "the stack each thread's locals may use, in KiB (CUJIT_HOST_STACK_KIB, default 512)");
   h.def("max_cooperative_blocks", &hostrt::max_cooperative_blocks, py::arg("threads_per_block"),
         "the most blocks of that many threads a cooperative launch may have on the CPU target");
   h.def("use_host_driver", &hostrt::install_host_driver,

@@ -109,35 +109,6 @@ def test_launches_from_several_python_threads_at_once():
     assert not failures, failures
 
 
-def test_a_thread_that_overflows_its_stack_is_an_error():
-    @cuda.jit(target="cpu")
-    def big_local(idx, out):
-        arr = cuda.local.array(36000, dtype=np.float64)  # 288,000 bytes: more than a thread's 256 KiB
-        t = cuda.threadIdx.x
-        for k in range(36000):
-            arr[k] = k * 0.5 + t
-        cuda.syncthreads()
-        out[t] = arr[idx[t]]
-
-    @cuda.jit(target="cpu")
-    def fitting_local(idx, out):
-        arr = cuda.local.array(20000, dtype=np.float64)
-        t = cuda.threadIdx.x
-        for k in range(20000):
-            arr[k] = k * 0.5 + t
-        cuda.syncthreads()
-        out[t] = arr[idx[t]]
-
-    rng = np.random.default_rng()
-    idx = rng.integers(0, 20000, 4).astype(np.int64)
-    out = np.zeros(4)
-    with pytest.raises(RuntimeError, match=r"kernel '.*big_local': thread \(0, 0, 0\) of block \(0, 0, 0\) overflowed "
-                                           r"its stack \(the CPU target gives each thread 256 KiB"):
-        big_local[1, 4](idx, out)
-    fitting_local[1, 4](idx, out)
-    np.testing.assert_array_equal(out, idx * 0.5 + np.arange(4))
-
-
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_launches_with_workers_of_its_own():
     import warnings

@@ -25,6 +25,7 @@ enum class ErrorKind {
   NotDefined,        // cujit.errors.NotDefinedError: a variable read before any assignment
   Lowering,          // cujit.errors.LoweringError: compiling a typed function failed (a cujit bug)
   Internal,          // a bug in cujit: still a Python exception, never an abort
+  Interrupted,       // KeyboardInterrupt: the user stopped a CPU-target launch (Ctrl-C)
 };
 
 struct SourceLoc {

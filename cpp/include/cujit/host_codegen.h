@@ -35,6 +35,7 @@ class HostKernel {
   HostKernelEntry entry = nullptr;
   uint64_t static_shared_bytes = 0;  // per block
   bool uses_barrier = true;  // its code reaches a collective (a barrier, a warp function...): its threads are fibers
+  uint64_t frame_bytes = 0;  // the stack its fixed-size locals need per thread (cuda.local.array...), callees' too
   std::string symbol;    // the kernel's mangled name
   std::string llvm_ir;   // the optimised module (inspect_llvm)
   std::unique_ptr<llvm::orc::LLJIT> jit;

@@ -3,6 +3,7 @@
 // (codegen/host_target.cpp). No LLVM here: the runtime includes it alone.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace cujit::target {
@@ -32,6 +33,26 @@ struct HostThreadContext {
   uint32_t spins;
   void (*spin)(HostThreadContext*);
 };
+
+// Interrupts (Ctrl-C during a launch): the runtime sets host_interrupt_requested; code compiled for the host
+// reads it (relaxed) at every loop's header and, when set, calls host_interrupted(), which never returns: the
+// thread is abandoned through the handler the runtime installed for the running thread (its fiber is dropped, or
+// the worker jumps back to where it started the thread). Inline, so that codegen and the runtime share one of each
+// without depending on each other.
+inline std::atomic<uint32_t> host_interrupt_requested{0};
+struct HostInterruptHandler {
+  void (*abandon)(void* runtime) = nullptr;  // never returns
+  void* runtime = nullptr;
+};
+inline thread_local HostInterruptHandler host_interrupt_handler{};
+[[noreturn]] inline void host_interrupted() {
+  const HostInterruptHandler h = host_interrupt_handler;
+  if (h.abandon != nullptr) h.abandon(h.runtime);
+  __builtin_trap();  // compiled host code runs only under a handler
+}
+// The symbols compiled host code refers to them by (codegen/host_interrupts.cpp defines them in each JIT).
+inline constexpr const char* kHostInterruptFlagSymbol = "__cujit_host_interrupt_requested";
+inline constexpr const char* kHostInterruptedFunction = "__cujit_host_interrupted";
 
 // How many spin points a thread passes between two calls of HostThreadContext::spin (a power of two).
 inline constexpr uint32_t kHostSpinInterval = 256;

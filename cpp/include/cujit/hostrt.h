@@ -40,11 +40,37 @@ struct HostLaunch {
   // (debug=True kernels) the threads of a block must meet at one syncthreads call: a block whose threads wait at
   // different calls of the same barrier (divergent code, which CUDA leaves undefined) is an error.
   bool strict_barriers = false;
+  // The stack the kernel's fixed-size locals need per thread (codegen's static_frame_bytes): a launch whose
+  // threads cannot have it is refused before it runs; one that needs more than a worker's own stack gives runs
+  // its threads as fibers even without barriers.
+  uint64_t frame_bytes = 0;
 };
 
-// The most threads per block (as on every CUDA device) and the stack each thread's fiber gets.
+// The most threads per block (as on every CUDA device).
 inline constexpr uint32_t kMaxThreadsPerBlock = 1024;
-inline constexpr std::size_t kFiberStackBytes = 256 * 1024;
+// The stack each thread of a launch gets: what a kernel's own frames may use (by default 512 KiB, a GPU thread's
+// most local memory, so what fits on a GPU fits here; CUJIT_HOST_STACK_KIB sets it, read once per process) plus
+// kRuntimeStackBytes for the runtime's frames below the kernel's.
+std::size_t thread_stack_bytes();
+inline constexpr std::size_t kRuntimeStackBytes = 64 * 1024;
+inline constexpr std::size_t kDefaultThreadStackBytes = 512 * 1024;
+
+// Ctrl-C: while an InterruptScope lives on the thread that made it (the launching thread, holding no lock),
+// SIGINT raises target::host_interrupt_requested (then calls the handler that was installed before, Python's,
+// which records it as Python does); the threads of running launches stop at their next loop iteration, barrier or
+// block, and each launch returns an Interrupted error. The scope restores the previous handler and clears the flag.
+class InterruptScope {
+ public:
+  InterruptScope();
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+ private:
+  bool installed_ = false;
+};
+// The error an interrupted launch returns.
+Error interrupted_error(const std::string& kernel_name);
 
 // Runs every thread of the grid; returns when all have finished. A bad
 // configuration is a ValueError; a barrier, warp function or grid sync that can

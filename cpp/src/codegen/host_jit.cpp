@@ -19,6 +19,7 @@
 #include "cujit/lowering.h"
 #include "cujit/target.h"
 #include "host_checks.h"
+#include "host_interrupts.h"
 #include "host_math.h"
 #include "host_print.h"
 
@@ -129,10 +130,12 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
            (llvm::isa<llvm::GlobalVariable>(gv) && gv.getName().starts_with(exception_prefix));
   });
   optimise(*module, **tm, options.opt);
+  add_interrupt_polls(*module);
 
   auto kernel = std::make_shared<HostKernel>();
   kernel->symbol = fn.symbol;
   kernel->uses_barrier = uses_barrier;
+  kernel->frame_bytes = static_frame_bytes(*module, kHostEntrySymbol);
   {
     llvm::raw_string_ostream os(kernel->llvm_ir);
     module->print(os, nullptr);
@@ -143,6 +146,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   if (auto e = add_host_print(**jit)) return llvm_error("defining the host's vprintf", std::move(e));
   if (auto e = add_host_checks(**jit)) return llvm_error("defining the checks' recorder", std::move(e));
   if (auto e = add_shared_checks(**jit)) return llvm_error("defining the debug checks' recorder", std::move(e));
+  if (auto e = add_interrupt_symbols(**jit)) return llvm_error("defining the interrupt flag", std::move(e));
   if (auto e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
     return llvm_error("adding the module", std::move(e));
   auto entry = (*jit)->lookup(kHostEntrySymbol);

@@ -7,6 +7,8 @@
 
 #include <sched.h>
 
+#include <csetjmp>
+
 #include <exception>
 #include <utility>
 
@@ -90,6 +92,10 @@ void WorkerBlocks::make_room() {
 
 std::optional<Error> WorkerBlocks::run() {
   while (!error_ && !failed_.load(std::memory_order_relaxed)) {
+    if (target::host_interrupt_requested.load(std::memory_order_relaxed) != 0) {
+      error_ = interrupted_error(config_.kernel_name);
+      break;
+    }
     if (resident_.empty()) {
       std::optional<uint64_t> b = take();
       if (!b) break;
@@ -122,6 +128,16 @@ void WorkerBlocks::run_without_fibers(uint64_t linear) {
   context_.spin = native_spin_hook;
   context_.runtime = this;
   linear_ = linear;
+  // Ctrl-C: a thread stopped at a loop's poll jumps back here (compiled code has nothing to unwind).
+  struct Handler {
+    target::HostInterruptHandler outer = target::host_interrupt_handler;
+    ~Handler() { target::host_interrupt_handler = outer; }
+  } handler;
+  target::host_interrupt_handler = {&WorkerBlocks::abandon_thread, this};
+  if (setjmp(interrupted_at_) != 0) {
+    if (!error_) error_ = interrupted_error(config_.kernel_name);
+    return;
+  }
   const uint64_t n = blk.count();
   for (uint64_t t = 0; t < n; ++t) {
     r[0][0] = static_cast<uint32_t>(t % blk.x), r[0][1] = static_cast<uint32_t>(t / blk.x % blk.y);
@@ -133,6 +149,10 @@ void WorkerBlocks::run_without_fibers(uint64_t linear) {
       return;
     }
   }
+}
+
+void WorkerBlocks::abandon_thread(void* blocks) {
+  std::longjmp(static_cast<WorkerBlocks*>(blocks)->interrupted_at_, 1);
 }
 
 void WorkerBlocks::spun() {

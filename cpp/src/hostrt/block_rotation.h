@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <csetjmp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -61,6 +62,8 @@ class WorkerBlocks {
   void retire(std::size_t index);
   void make_room();                       // every resident block spins: take another in, or let other threads run
   void spin_turn();                       // spun()'s work
+  // The interrupt handler of the thread running without a fiber: back to run_without_fibers (interrupted_at_).
+  [[noreturn]] static void abandon_thread(void* blocks);
 
   KernelEntry entry_;
   void** params_;
@@ -78,6 +81,7 @@ class WorkerBlocks {
   uint64_t linear_ = 0, spinning_block_ = ~uint64_t{0};
   uint32_t thread_ = 0, spins_ = 0, quiet_ = 0;  // of the thread that last called spun()
   Resident rest_;
+  std::jmp_buf interrupted_at_{};
 };
 
 }  // namespace cujit::hostrt::detail

@@ -25,6 +25,11 @@ namespace {
 
 // Written at the lowest address of each fiber's stack; a thread whose stack ran over it has overflowed.
 constexpr uint64_t kStackCanary = 0x6375'6a69'745f'7374;  // "cujit_st"
+// Stack tops a fixed stride apart would all fall in the same cache sets: each fiber's starts up to this much
+// lower (4 KiB + 64 B steps), in room added to its stack for the purpose.
+constexpr std::size_t kStaggerBytes = 64 * 1024;
+
+std::size_t stack_stride() { return thread_stack_bytes() + kStaggerBytes; }
 
 uint64_t collective_hook(target::HostThreadContext* context, uint32_t kind, uint32_t mask, uint64_t value,
                          uint32_t operand, const char* where) {
@@ -67,13 +72,14 @@ FiberStacks& thread_stacks(std::size_t slot) {
 }
 
 char* FiberStacks::get(std::size_t count) {
-  std::size_t bytes = (count + 1) * kFiberStackBytes;
-  if (bytes <= bytes_) return base_ + kFiberStackBytes;
+  const std::size_t stride = stack_stride();
+  std::size_t bytes = (count + 1) * stride;
+  if (bytes <= bytes_) return base_ + stride;
   release();
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   base_ = mem == MAP_FAILED ? nullptr : static_cast<char*>(mem);
   bytes_ = base_ == nullptr ? 0 : bytes;
-  return base_ == nullptr ? nullptr : base_ + kFiberStackBytes;
+  return base_ == nullptr ? nullptr : base_ + stride;
 }
 
 FiberScheduler::FiberScheduler(KernelEntry entry, void** params, const HostLaunch& config)
@@ -118,8 +124,8 @@ void FiberScheduler::overflowed(const Fiber& fiber) {
   error_ = Error{ErrorKind::Runtime,
                  kernel + ": thread " + triple(fiber.thread, blk) + " of block " + triple(block.linear, config_.grid) +
                      " overflowed its stack (the CPU target gives each thread " +
-                     std::to_string(kFiberStackBytes / 1024) +
-                     " KiB: a large cuda.local.array or deep recursion); its writes may have reached other threads' "
+                     std::to_string((thread_stack_bytes() - kRuntimeStackBytes) / 1024) +
+                     " KiB, CUJIT_HOST_STACK_KIB; deep recursion?); its writes may have reached other threads' "
                      "stacks",
                  {}};
 }
@@ -201,24 +207,37 @@ std::optional<Error> FiberScheduler::start(const std::vector<uint64_t>& linear_i
                           {}};
   for (std::size_t i = 0; i < fibers_.size(); ++i) {
     if (fibers_[i].state == Fiber::State::Done) continue;  // ran without a fiber
-    // Stack tops 256 KiB apart would all fall in the same cache sets: each starts a little lower (by 4 KiB + 64 B
-    // steps, within 64 KiB), so the fibers' hot frames spread over the L1 and L2 sets.
-    std::size_t stagger = i * 4160 % 65536;
-    fibers_[i].stack_limit = stack + i * kFiberStackBytes;
+    // Each stack's top a little lower than the last's (within kStaggerBytes), so the fibers' hot frames spread
+    // over the L1 and L2 sets.
+    const std::size_t stride = stack_stride(), stagger = i * 4160 % kStaggerBytes;
+    fibers_[i].stack_limit = stack + i * stride;
     std::memcpy(fibers_[i].stack_limit, &kStackCanary, sizeof kStackCanary);
-    fiber_prepare(fibers_[i].fiber_context, stack + i * kFiberStackBytes, kFiberStackBytes - stagger, fiber_main,
-                  &fibers_[i]);
+    fiber_prepare(fibers_[i].fiber_context, stack + i * stride, stride - stagger, fiber_main, &fibers_[i]);
   }
   return std::nullopt;
 }
 
+void FiberScheduler::abandon_current(void* scheduler) {
+  auto* self = static_cast<FiberScheduler*>(scheduler);
+  if (!self->error_) self->error_ = interrupted_error(self->config_.kernel_name);
+  fiber_switch(self->current_->fiber_context, self->scheduler_);  // never resumed: the round sees the error
+  __builtin_unreachable();
+}
+
 bool FiberScheduler::round() {
   yielded_ = progress_ = false;
+  const target::HostInterruptHandler outer = target::host_interrupt_handler;  // a spinning native thread's
+  target::host_interrupt_handler = {&FiberScheduler::abandon_current, this};
   for (Fiber& f : fibers_) {
     if (f.state != Fiber::State::Ready) continue;
+    current_ = &f;
     fiber_switch(scheduler_, f.fiber_context);
-    if (error_) return false;  // the fibers left waiting are dropped: their stacks are reused
+    if (error_) break;  // the fibers left waiting are dropped: their stacks are reused
   }
+  target::host_interrupt_handler = outer;
+  if (!error_ && target::host_interrupt_requested.load(std::memory_order_relaxed) != 0)
+    error_ = interrupted_error(config_.kernel_name);  // threads at barriers or spinning there stop too
+  if (error_) return false;
   if (done_ == fibers_.size()) return true;
   const bool released = resolve();
   if (!released && !yielded_ && !error_) fail("no thread can go on");

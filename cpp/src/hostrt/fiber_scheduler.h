@@ -57,7 +57,7 @@ struct ResidentBlock {
 class FiberStacks {
  public:
   ~FiberStacks();
-  // `count` stacks of kFiberStackBytes (mapped on first touch) above one more of slack (where the lowest stack
+  // `count` stacks of thread_stack_bytes() and a stagger's room (mapped on first touch) above one more of slack (where the lowest stack
   // overflows into instead of unmapped memory), or null if they cannot be mapped.
   char* get(std::size_t count);
   void release();  // unmaps them (after a cooperative launch's many)
@@ -110,6 +110,9 @@ class FiberScheduler {
   __attribute__((noinline, cold)) void refuse(const Fiber& fiber);
   // A thread that has run below its stack: an error naming it (its writes may have reached another's stack).
   __attribute__((noinline, cold)) void overflowed(const Fiber& fiber);
+  // The interrupt handler of the running fiber (target::host_interrupted): the launch's error, and the fiber
+  // switched away from for good.
+  [[noreturn]] static void abandon_current(void* scheduler);
   // A report of every block still running, with `what` ("deadlocked ...") and `why` in front.
   void fail(const std::string& why, const char* what = "deadlocked (it would hang on a GPU)");
   uint32_t threads_per_block() const { return static_cast<uint32_t>(config_.block.count()); }
@@ -118,6 +121,7 @@ class FiberScheduler {
   void** params_;
   const HostLaunch& config_;
   FiberContext scheduler_{};
+  Fiber* current_ = nullptr;  // the fiber running (in a round)
   std::vector<Fiber> fibers_;
   std::vector<ResidentBlock> blocks_;
   std::vector<uint64_t> shared_;  // each block's static then dynamic shared memory

@@ -37,10 +37,38 @@ std::optional<Error> check(const HostLaunch& c) {
                std::to_string(kMaxThreadsPerBlock) + ")");
   if (c.grid.y > 65535 || c.grid.z > 65535 || c.block.z > 64)
     return bad("grid or block dimension out of CUDA's limits");
+  const std::size_t room = thread_stack_bytes() - kRuntimeStackBytes;
+  if (c.frame_bytes > room) {
+    const std::string kernel = c.kernel_name.empty() ? "the kernel" : "kernel '" + c.kernel_name + "'";
+    return Error{ErrorKind::Runtime,
+                 kernel + " needs " + std::to_string((c.frame_bytes + 1023) / 1024) +
+                     " KiB of stack per thread for its locals (cuda.local.array...), more than the " +
+                     std::to_string(room / 1024) +
+                     " KiB the CPU target gives each thread: make the local arrays smaller, or raise the limit "
+                     "with CUJIT_HOST_STACK_KIB=" + std::to_string((c.frame_bytes + 1023) / 1024 + 16) +
+                     " (or more) in the environment before the process's first launch",
+                 {}};
+  }
   return std::nullopt;
 }
 
+// A thread run without a fiber uses the worker's own stack (8 MiB on Linux): a kernel whose frames come near it
+// runs as fibers, whose stacks are as large as the limit.
+constexpr uint64_t kWorkerStackShare = 1024 * 1024;
+
 }  // namespace
+
+std::size_t thread_stack_bytes() {
+  static const std::size_t bytes = [] {
+    std::size_t kernel_part = kDefaultThreadStackBytes;
+    if (const char* env = std::getenv("CUJIT_HOST_STACK_KIB")) {
+      long long kib = std::atoll(env);
+      if (kib > 0) kernel_part = static_cast<std::size_t>(kib) * 1024;
+    }
+    return (kernel_part + 4095) / 4096 * 4096 + kRuntimeStackBytes;
+  }();
+  return bytes;
+}
 
 unsigned worker_count() {
   if (const char* env = std::getenv("CUJIT_HOST_THREADS")) {
@@ -93,8 +121,10 @@ std::optional<Error> launch_cooperative(KernelEntry entry, void** params, const 
 
 }  // namespace
 
-std::optional<Error> launch(KernelEntry entry, void** params, const HostLaunch& config) {
-  if (auto error = check(config)) return error;
+std::optional<Error> launch(KernelEntry entry, void** params, const HostLaunch& given) {
+  if (auto error = check(given)) return error;
+  HostLaunch config = given;
+  if (config.frame_bytes > kWorkerStackShare) config.barriers = true;
   if (config.cooperative) return launch_cooperative(entry, params, config);
   const uint64_t blocks = config.grid.count();
   const unsigned participants = static_cast<unsigned>(std::min<uint64_t>(worker_count(), blocks));
