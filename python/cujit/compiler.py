@@ -8,7 +8,7 @@ import warnings
 from cujit import _core, _target, config, linking
 from cujit.linkable_code import LinkableCode
 from cujit._source import Resolver, function_source
-from cujit.errors import NumbaInvalidConfigWarning
+from cujit.errors import NumbaInvalidConfigWarning, entry_point
 
 
 def warm_up(cc):
@@ -173,6 +173,7 @@ def _check_common(output, forceinline, device, abi, launch_bounds):
     normalize_launch_bounds(launch_bounds)
 
 
+@entry_point
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,
             abi="c", abi_info=None, output="ptx", forceinline=False, launch_bounds=None):
     """Compile a Python function to PTX for use from other languages.
@@ -212,6 +213,7 @@ def _compile_prepared(pyfunc, signature, options, output, links=()):
     return compile_typed(typed, options, output)[0], typed
 
 
+@entry_point
 def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,
                 abi="c", abi_info=None, output="ltoir", forceinline=False, launch_bounds=None):
     """The function's code and everything it needs linked with it, for linking elsewhere.
@@ -251,6 +253,7 @@ def _current_device_cc():
     return tuple(driver.device_info(driver.current_context().device_id)["compute_capability"])
 
 
+@entry_point
 def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, opt=None,
                                abi="c", abi_info=None, output="ptx", forceinline=False, launch_bounds=None):
     """``compile`` for the current device's compute capability."""
@@ -259,6 +262,7 @@ def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=T
                    forceinline=forceinline, launch_bounds=launch_bounds)
 
 
+@entry_point
 def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
                                    opt=None, abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
     """``compile_ptx`` for the current device's compute capability."""
@@ -267,6 +271,7 @@ def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, devi
                        launch_bounds=launch_bounds)
 
 
+@entry_point
 def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None, opt=None,
                 abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
     """Compile a Python function to PTX; defaults to a kernel with numba's ABI.

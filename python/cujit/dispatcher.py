@@ -14,7 +14,7 @@ from cujit import _core, _target, aot_bundles, linking, telemetry, toolkit
 from cujit.compiler import compile_typed, for_cc, make_options, normalize_inline, parse_signature, type_function
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
-from cujit.errors import CudaSupportError, NumbaError, TypingError, raised_in_kernel
+from cujit.errors import CudaSupportError, NumbaError, TypingError, entry_point, raised_in_kernel
 from cujit._typeof import typeof
 
 
@@ -449,6 +449,7 @@ class CUDADispatcher(_core.Dispatcher):
         code, llvm_ir = compile_typed(typed, options, output, keep_llvm_ir=True)
         return KernelCode(code if output == "ptx" else None, code if output == "ltoir" else None, llvm_ir), typed
 
+    @entry_point
     def compile(self, sig, cc=None):
         """Compile for `sig` (a signature or argument types); returns the kernel (numba returns its _Kernel)."""
         signature = parse_signature(sig)
@@ -506,6 +507,7 @@ class CUDADispatcher(_core.Dispatcher):
             raise TypeError(f"{self._describe()} takes {len(names)} argument{'' if len(names) == 1 else 's'} "
                             f"({', '.join(names)}) but {given} {'was' if given == 1 else 'were'} given")
 
+    @entry_point
     def _select_kernel(self, argtypes):
         """The launch fast path's miss (the Dispatcher interface): the specialisation for these types."""
         return self._kernel_for_types(tuple(argtypes)).native()
@@ -538,6 +540,7 @@ class CUDADispatcher(_core.Dispatcher):
                             f"{lines}")
         return overloads[signatures[best[0]]]
 
+    @entry_point
     def specialize(self, *args):
         """A dispatcher compiled for exactly the types of `args`, with compilation disabled."""
         if self.specialized:
@@ -639,6 +642,7 @@ class CUDADispatcher(_core.Dispatcher):
             pass
         return configured
 
+    @entry_point
     def _launch_slow(self, configured, args):
         """The Python path of ``kernel[...](*args)`` (the C++ fast path hands over arguments it does not pack
         itself: host arrays, In/Out/InOut, pointers, records; and debug kernels, which report exceptions)."""
@@ -803,6 +807,7 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     elif not device:
         _caching().prepare()
 
+    @entry_point  # a list of signatures compiles at decoration
     def wrap(pyfunc, sigs=()):
         # Device functions are typed into their callers: one dispatcher serves kernels of either target.
         cls = HostDispatcher if target == "cpu" and not device else CUDADispatcher
@@ -820,4 +825,4 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     if callable(func_or_sig) and not isinstance(func_or_sig, _core.Type):
         return wrap(func_or_sig)
     sigs = func_or_sig if isinstance(func_or_sig, list) else [func_or_sig]
-    return lambda pyfunc: wrap(pyfunc, sigs)
+    return functools.partial(wrap, sigs=sigs)  # (a lambda would be one more frame of cujit's in tracebacks)

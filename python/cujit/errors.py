@@ -1,4 +1,8 @@
-"""Exceptions raised by cujit, named as numba-cuda names them."""
+"""Exceptions raised by cujit, named as numba-cuda names them; and ``entry_point``, which raises the errors of a
+user's code from the user's call."""
+
+import functools
+import os
 
 
 class NumbaError(Exception):
@@ -104,3 +108,31 @@ def raised_in_kernel(exceptions, load):
     prefix = f"In function {function!r}, file {os.path.abspath(filename)}, line {line}, tid={tid} ctaid={ctaid}"
     args = (f"{prefix}: {args[0]}",) + tuple(args[1:]) if args else (prefix,)
     return cls(*args)
+
+
+def full_traceback():
+    """``CUJIT_FULL_TRACEBACK=1``: errors in the user's code keep cujit's own frames (read at each error)."""
+    return os.environ.get("CUJIT_FULL_TRACEBACK", "").strip() not in ("", "0")
+
+
+def entry_point(function):
+    """Marks a function users call (compile_ptx, a launch, a decorator that compiles): a compile error in their
+    code (a NumbaError: TypingError, UnsupportedError, NotDefinedError... located at its file:line with a caret)
+    leaves it with the user's frames and this one only, as if their call had raised it; the frames of cujit's
+    compiler in between say nothing about their mistake. A bug in cujit (InternalError, LoweringError) and every
+    other exception keep their traceback, as does everything under ``CUJIT_FULL_TRACEBACK=1``."""
+    @functools.wraps(function)
+    def entry(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except NumbaError as error:
+            if isinstance(error, InternalError) or full_traceback():
+                raise
+            raise error.with_traceback(None)  # cujit's frames left out: CUJIT_FULL_TRACEBACK=1 keeps them
+    # The one frame of cujit's left in a traceback is named after the function the user called ("in compile_ptx"),
+    # and so are the crossings from C++ (the launch fast path calls _select_kernel) a profiler sees.
+    renamed = {"co_name": function.__name__}
+    if hasattr(entry.__code__, "co_qualname"):  # CPython 3.11 on
+        renamed["co_qualname"] = function.__qualname__
+    entry.__code__ = entry.__code__.replace(**renamed)
+    return entry

@@ -22,6 +22,7 @@ from functools import reduce
 import numpy as np
 
 from cujit import _core
+from cujit.errors import entry_point
 from cujit.vectorizers import (as_device_array, check_identity, cujit_type, device_function, generated_function,
                                identifier, is_device_array, kernel_namespace, parse_signature, python_function,
                                scalar_dtype, type_chars, signature_list, check_target, synchronize_stream,
@@ -196,6 +197,7 @@ class CUDAGeneralizedUFunc:
     def __repr__(self):
         return f"<cujit CUDA gufunc {self.__qualname__} {self.signature} ({self.ntypes} types)>"
 
+    @entry_point
     def add(self, sig):
         """Compiles the gufunc for one type signature (``"void(float32[:], float32[:])"``)."""
         from cujit import cuda
@@ -250,6 +252,7 @@ class CUDAGeneralizedUFunc:
         self.add(_core.Signature(None, argtypes))
         return self.kernelmap[indtypes]
 
+    @entry_point
     def __call__(self, *args, **kws):
         return _GUFuncCall(self, args, kws).run()
 
@@ -420,6 +423,7 @@ def guvectorize(*args, target="cuda", identity=None, cache=False, writable_args=
         raise TypeError(f"The following target options are not supported: {', '.join(map(repr, kws))}")
     parse_layout(layout)
 
+    @entry_point
     def wrap(func):
         gufunc = CUDAGeneralizedUFunc(func, layout, identity, lazy=lazy)
         for sig in sigs:

@@ -18,6 +18,7 @@ import sys
 from cujit import _core
 from cujit._target import TARGETS, default_target, resolve_target  # noqa: F401  (the rule lives in _target)
 from cujit.compiler import type_function
+from cujit.errors import entry_point
 
 
 
@@ -219,6 +220,7 @@ class HostLaunch:
         self.dispatcher = dispatcher
         self.griddim, self.blockdim, self.stream, self.sharedmem = griddim, blockdim, stream, sharedmem
 
+    @entry_point
     def __call__(self, *args, **kwargs):
         if kwargs:  # as the GPU launch: the kernel's parameters are bound by position only
             raise TypeError(f"{self.dispatcher._describe()}: kernel launches take positional arguments only, got "

@@ -27,7 +27,7 @@ from collections import OrderedDict
 import numpy as np
 
 from cujit import _core
-from cujit.errors import TypingError
+from cujit.errors import TypingError, entry_point
 
 # ---- generated kernels -------------------------------------------------------------------------------------
 
@@ -261,6 +261,7 @@ class CUDAUFuncDispatcher:
                 kernel = self._kernels.setdefault(scalar_mask, kernel)
         return kernel
 
+    @entry_point
     def add(self, sig):
         """Compiles the ufunc for one type signature (``"float32(float32, float32)"``, or its argument types:
         the result type is then inferred)."""
@@ -289,6 +290,7 @@ class CUDAUFuncDispatcher:
         self._lazy = False
 
     # -- calling -------------------------------------------------------------------------------------------
+    @entry_point
     def __call__(self, *args, out=None, stream=0, **kws):
         if kws:
             raise TypeError(f"{self.__name__}() got unexpected keyword argument(s) {', '.join(map(repr, kws))} "
@@ -313,6 +315,7 @@ class CUDAUFuncDispatcher:
         key = _resolve_eager(self.functions, dtypes, scalars, args, self.__name__)
         return (key,) + self.functions[key]
 
+    @entry_point
     def reduce(self, arg, stream=0):
         """Folds a 1-D array with this binary ufunc (numba-cuda's pairwise halving on the GPU); returns the
         result as a numpy scalar."""
@@ -537,6 +540,7 @@ def vectorize(ftylist_or_function=(), target="cuda", **kws):
     sigs = signature_list(ftylist_or_function if ftylist_or_function is not None else (), "vectorize")
     identity = _vectorize_options(dict(kws))
 
+    @entry_point
     def wrap(func):
         ufunc = CUDAUFuncDispatcher(func, identity, lazy=not sigs)
         for sig in sigs:

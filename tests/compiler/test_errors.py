@@ -6,9 +6,12 @@ import re
 import subprocess
 import sys
 import textwrap
+import traceback
 
+import numpy as np
 import pytest
 
+import cujit
 from cujit import cuda, errors, types
 from cujit import int32
 
@@ -478,3 +481,71 @@ def test_compile_ptx_over_the_limit_behaves_as_numba_cuda(ptxas, tmp_path):
     path.write_text(proc.stdout)
     asm = subprocess.run([ptxas, "-arch=sm_75", "-o", os.devnull, str(path)], capture_output=True, text=True)
     assert asm.returncode != 0 and "shared data" in asm.stderr + asm.stdout
+
+
+# ---- where errors are raised from -------------------------------------------------------------------------------
+
+def reads_no_such_attribute(a):
+    a[0] = a.nosuch
+
+
+def scalar_reads_no_such_attribute(x):
+    return x.nosuch
+
+
+def copies_no_such_attribute(a, out):
+    out[0] = a.nosuch
+
+
+def calls_the_bad_device_function(a):
+    a[0] = bad_device_function(a[0])
+
+
+bad_device_function = cuda.jit(device=True)(scalar_reads_no_such_attribute)
+
+USER_CALLS = [
+    ("launch on the CPU target", lambda: cuda.jit(target="cpu")(reads_no_such_attribute)[1, 1](np.zeros(2))),
+    ("launch, error in a device function", lambda: cuda.jit(target="cpu")(calls_the_bad_device_function)[1, 1](
+        np.zeros(2))),
+    ("jit with a signature", lambda: cuda.jit("void(float64[:])")(reads_no_such_attribute)),
+    ("kernel.compile", lambda: cuda.jit(reads_no_such_attribute).compile("void(float64[:])")),
+    ("compile_ptx", lambda: cuda.compile_ptx(reads_no_such_attribute, "void(float64[:])")),
+    ("compile", lambda: cuda.compile(scalar_reads_no_such_attribute, "float64(float64)")),
+    ("vectorize with signatures", lambda: cuda.vectorize(["float64(float64)"])(scalar_reads_no_such_attribute)),
+    ("guvectorize with signatures", lambda: cuda.guvectorize(["void(float64[:], float64[:])"], "(n)->(n)")(
+        copies_no_such_attribute)),
+]
+
+
+def _cujit_frames(error):
+    package = os.path.dirname(os.path.abspath(cujit.__file__)) + os.sep
+    return [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename.startswith(package)]
+
+
+@pytest.mark.parametrize("call", [c[1] for c in USER_CALLS], ids=[c[0] for c in USER_CALLS])
+def test_a_typing_error_is_raised_from_the_users_call(call, monkeypatch):
+    monkeypatch.delenv("CUJIT_FULL_TRACEBACK", raising=False)
+    with pytest.raises(errors.TypingError, match="Unknown attribute 'nosuch'") as info:
+        call()
+    frames = traceback.extract_tb(info.value.__traceback__)
+    ours = _cujit_frames(info.value)
+    assert len(ours) == 1 and ours[0] == frames[-1], frames  # the entry point, after the user's call
+    assert os.path.basename(ours[0].filename) == "errors.py"
+    assert os.path.basename(frames[-2].filename) == "test_errors.py"
+    assert ".py:" in str(info.value) and "^^^" in str(info.value)  # still located
+
+    monkeypatch.setenv("CUJIT_FULL_TRACEBACK", "1")
+    with pytest.raises(errors.TypingError, match="Unknown attribute 'nosuch'") as info:
+        call()
+    files = {os.path.basename(f.filename) for f in _cujit_frames(info.value)}
+    assert "compiler.py" in files and len(_cujit_frames(info.value)) > 3, files
+
+
+def test_a_bug_in_cujit_keeps_its_traceback():
+    @errors.entry_point
+    def fails_inside():
+        raise errors.LoweringError("invalid LLVM IR")
+    with pytest.raises(errors.LoweringError) as info:
+        fails_inside()
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert [f.name for f in frames[-2:]] == ["fails_inside", "fails_inside"]  # the entry point's, and the raise

@@ -466,3 +466,26 @@ def test_scalar_typeof_is_the_fast_paths():
     with pytest.raises(ValueError, match="Int value is too large"):
         typeof(2**64)
     assert _core.launch.scalar_type("text") is None
+
+
+def test_a_typing_error_is_raised_from_the_launch(fake_driver):
+    run(fake_driver, """
+        import traceback
+        import cujit
+
+        @cuda.jit
+        def bad(a):
+            a[0] = a.nosuch
+
+        package = os.path.dirname(cujit.__file__) + os.sep
+        for arg in (cuda.to_device(np.zeros(4)), np.zeros(4)):   # the fast path's miss, the Python path
+            error = raises(TypingError, "Unknown attribute 'nosuch'", bad[1, 1], arg)
+            try:
+                bad[1, 1](arg)
+            except TypingError as e:
+                frames = traceback.extract_tb(e.__traceback__)
+            ours = [f for f in frames if f.filename.startswith(package)]
+            assert len(ours) == 1 and ours[0] == frames[-1] and frames[-2].filename == __file__, frames
+            assert f"{__file__}:" in error and "^^^" in error
+        print("OK")
+    """)
