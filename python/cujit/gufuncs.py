@@ -410,7 +410,7 @@ def _lazy_or_eager(args):
 
 def guvectorize(*args, target="cuda", identity=None, cache=False, writable_args=(), nopython=True, **kws):
     """``cuda.guvectorize(ftylist, layout)``: see the module docstring."""
-    check_target(target, "guvectorize")
+    check_target(target, "guvectorize", targets=("cuda",))
     sigs, layout, lazy = _lazy_or_eager(args)
     identity = check_identity(identity)
     if cache:

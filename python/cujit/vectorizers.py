@@ -5,7 +5,9 @@ built from a Python function of scalars; and the pieces ``cuda.guvectorize`` (gu
 The user's function becomes a ``cuda.jit(device=True)`` device function. A kernel that calls it once per
 element is generated as Python source (its text registered in ``linecache``, so cujit's source-based frontend
 reads it like any other function) and handed to ``cuda.jit``: the kernels are ordinary cujit kernels, compiled
-and launched through the same dispatch and cache.
+and launched through the same dispatch and cache. ``target="cpu"`` compiles them for the CPU target and calls
+them on host memory (numpy arrays in and out, in any process), as numba's ``vectorize(target="cpu")`` gives a ufunc
+on the host.
 
 numba-cuda 0.30.4's rules, which this module follows (see docs/vectorize.md):
 
@@ -134,10 +136,14 @@ def _is_function(obj):
     return hasattr(obj, "__code__") or is_dispatcher(obj)
 
 
-def check_target(target, api):
-    if target != "cuda":
-        raise ValueError(f"Unsupported target: {target} ({api}: cujit compiles for CUDA GPUs only; "
-                         "pass target='cuda' or leave it out)")
+def check_target(target, api, targets=("cuda", "cpu")):
+    """``target=``: "cuda" (kernels follow CUJIT_TARGET, as ``cuda.jit``'s do) or "cpu" (the CPU target's host
+    runtime, in any process), where ``api`` has it."""
+    if target not in targets:
+        cpu = ("; target='cpu' runs them on this machine's CPU" if "cpu" in targets else
+               "; with CUJIT_TARGET=cpu, target='cuda' runs them on the CPU target (docs/cpu_target.md)")
+        raise ValueError(f"Unsupported target: {target} ({api}: the targets are "
+                         f"{', '.join(map(repr, targets))}{cpu})")
 
 
 # ---- host and device arrays --------------------------------------------------------------------------------
@@ -208,15 +214,18 @@ def vectorize_source(name, scalar_mask):
 class CUDAUFuncDispatcher:
     """What ``cuda.vectorize`` returns: call it like a numpy ufunc on host or device arrays and scalars
     (``out=``, ``stream=``); ``reduce(array)`` folds a 1-D array with a binary ufunc. ``functions`` maps
-    input dtypes to (result dtype, kernel), in the order the signatures were added."""
+    input dtypes to (result dtype, kernel), in the order the signatures were added. ``target="cpu"``: its kernels
+    compile for the CPU target and run on host memory, numpy arrays in and out (no GPU, no stream)."""
 
-    def __init__(self, pyfunc, identity=None, lazy=False):
+    def __init__(self, pyfunc, identity=None, lazy=False, target="cuda"):
         self.py_func = python_function(pyfunc)
         self.__name__ = self.py_func.__name__
         self.__qualname__ = getattr(self.py_func, "__qualname__", self.__name__)
         self.__doc__ = self.py_func.__doc__
         self.__wrapped__ = self.py_func
         self.identity = identity
+        self.target = target
+        self._calls = _HostUFuncCall if target == "cpu" else _UFuncCall
         self.functions = OrderedDict()
         self._lazy = lazy
         self._lock = threading.Lock()
@@ -246,6 +255,8 @@ class CUDAUFuncDispatcher:
         return [type_chars(ins, (out,)) for ins, (out, _) in self.functions.items()]
 
     def __repr__(self):
+        if self.target == "cpu":
+            return f"<cujit ufunc {self.__qualname__} (target='cpu', {self.ntypes} types)>"
         return f"<cujit CUDA ufunc {self.__qualname__} ({self.ntypes} types)>"
 
     # -- compiling -----------------------------------------------------------------------------------------
@@ -256,7 +267,9 @@ class CUDAUFuncDispatcher:
             from cujit import cuda
             name = f"__vectorized_{identifier(self.__name__)}"
             source = vectorize_source(name, scalar_mask)
-            kernel = cuda.jit(generated_function(source, name, kernel_namespace(self.py_func, self._core)))
+            # target="cuda" leaves the kernels' target to CUJIT_TARGET, as cuda.jit does
+            kernel = cuda.jit(generated_function(source, name, kernel_namespace(self.py_func, self._core)),
+                              target="cpu" if self.target == "cpu" else None)
             with self._lock:
                 kernel = self._kernels.setdefault(scalar_mask, kernel)
         return kernel
@@ -300,7 +313,7 @@ class CUDAUFuncDispatcher:
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__}() takes {self.nin} input(s) (and an optional output), got "
                             f"{len(args)}")
-        return _UFuncCall(self, args, out, stream).run()
+        return self._calls(self, args, out, stream).run()
 
     def _kernel_for(self, dtypes, scalars, args):
         """(input dtypes, result dtype, kernel) for inputs of ``dtypes`` (None for the scalars)."""
@@ -352,8 +365,8 @@ def _resolve_eager(functions, dtypes, scalars, args, name):
         given = ", ".join("scalar" if d is None else str(d) for d in dtypes)
         have = "; ".join(", ".join(map(str, k)) for k in functions) or "none"
         raise TypeError(f"No matching version of {name}() for input dtypes ({given}); it was compiled for ({have}). "
-                        "A GPU ufunc requires array arguments to have the exact types (numpy's casting='no'): "
-                        "convert the arrays with astype, or add the signature.")
+                        "A cujit ufunc requires array arguments to have the exact types (numba-cuda's rule, numpy's "
+                        "casting='no'): convert the arrays with astype, or add the signature.")
     if len(matches) > 1:
         raise TypeError(f"Failed to resolve ufunc {name}() due to ambiguous signature: the scalar arguments fit "
                         f"{len(matches)} signatures. Use numpy scalars (np.float32(x)) to choose one.")
@@ -449,6 +462,37 @@ class _UFuncCall:
         return host
 
 
+class _HostUFuncCall(_UFuncCall):
+    """One call of a ufunc of ``target="cpu"``: the same steps on host memory. Its kernels run on the CPU target,
+    which reads numpy arrays in place, so inputs are flattened on the host (device arrays copied there) and the
+    result is a numpy array (``out=`` a numpy array): no runtime, GPU or stream is involved."""
+
+    def __init__(self, ufunc, args, out, stream):
+        if stream is not None and not (isinstance(stream, int) and stream == 0):
+            raise TypeError(f"{ufunc.__name__}(): a ufunc of target='cpu' runs on the host when it is called: "
+                            "stream= is for target='cuda'")
+        if out is not None and not isinstance(out, np.ndarray):
+            raise TypeError(f"{ufunc.__name__}(): out must be a numpy array for a ufunc of target='cpu', got "
+                            f"{type(out).__name__}")
+        super().__init__(ufunc, args, out, 0)
+
+    def _flat(self, a, shape):
+        if is_device_array(a):
+            a = a.copy_to_host()
+        flat = np.ascontiguousarray(a if tuple(a.shape) == tuple(shape) else np.broadcast_to(a, shape)).reshape(-1)
+        # A read-only array (a broadcast view) would be another argument type: another specialisation to compile.
+        return flat if flat.flags.writeable else flat.copy()
+
+    def _launch(self, kernel, values, shape, out, out_dtype, any_device):
+        result = out if out is not None else np.empty(shape, dtype=out_dtype)
+        n = result.size
+        flat = result.reshape(n) if result.flags.c_contiguous else np.empty(n, dtype=out_dtype)
+        launch_over(kernel, n, 0, values + [flat])
+        if not np.shares_memory(flat, result):  # a strided out: filled from the kernel's contiguous result
+            result[...] = flat.reshape(shape)
+        return result
+
+
 def configured(kernel, griddim, blockdim, stream):
     """``kernel[griddim, blockdim, stream]`` without the low-occupancy warning: the grid of these launches
     follows the data, not a choice the user made."""
@@ -479,6 +523,8 @@ def _ufunc_reduce(ufunc, arg, stream):
     from cujit import cuda
     if ufunc.nin != 2:
         raise TypeError(f"{ufunc.__name__}.reduce needs a binary ufunc; {ufunc.__name__} takes {ufunc.nin} inputs")
+    if ufunc.target == "cpu" and is_device_array(arg):
+        arg = as_device_array(arg).copy_to_host()
     if not is_device_array(arg):
         arg = np.asarray(arg)
     if arg.ndim != 1:
@@ -488,6 +534,8 @@ def _ufunc_reduce(ufunc, arg, stream):
         raise TypeError("Reduction on an empty array.")
     if n == 1:
         return arg[0]
+    if ufunc.target == "cpu":  # folded in place, on the host: a copy of the array
+        return _halve(ufunc, np.array(arg), 0)[0]
     own_stream = not stream
     stream = stream or cuda.stream()
     mem = as_device_array(arg) if is_device_array(arg) else cuda.to_device(arg, stream=stream)
@@ -517,32 +565,34 @@ def _halve(ufunc, mem, stream):
 
 # ---- the decorators ----------------------------------------------------------------------------------------
 
-def _vectorize_options(kws):
+def _vectorize_options(kws, target):
     identity = check_identity(kws.pop("identity", None))
     if kws.pop("cache", False):
-        raise TypeError("caching is not supported (vectorize(cache=True) for target='cuda')")
+        raise TypeError(f"caching is not supported (vectorize(cache=True) for target={target!r})")
     if "nopython" in kws:
         kws.pop("nopython")
-        warnings.warn("nopython kwarg for cuda target is redundant", RuntimeWarning, stacklevel=3)
+        warnings.warn(f"nopython kwarg for {target} target is redundant", RuntimeWarning, stacklevel=3)
     if kws:
-        raise KeyError(f"Unrecognized options. cuda vectorize target does not support option: {next(iter(kws))!r}")
+        raise KeyError(f"Unrecognized options. {target} vectorize target does not support option: "
+                       f"{next(iter(kws))!r}")
     return identity
 
 
 def vectorize(ftylist_or_function=(), target="cuda", **kws):
     """numba-cuda's ``cuda.vectorize``: ``@vectorize(["float32(float32, float32)", ...])`` compiles each
     signature now; ``@vectorize`` or ``@vectorize()`` compiles for the inputs' dtypes at each new call.
-    Options: ``target`` ("cuda"), ``identity`` (0, 1, None, "reorderable"), ``cache`` (False only)."""
+    Options: ``target`` ("cuda"; "cpu": a ufunc on the CPU target, numpy arrays in and out, as numba's
+    ``vectorize(target="cpu")`` gives one), ``identity`` (0, 1, None, "reorderable"), ``cache`` (False only)."""
     check_target(target, "vectorize")
     if _is_function(ftylist_or_function) and not isinstance(ftylist_or_function, (str, _core.Signature)):
-        identity = _vectorize_options(dict(kws))
-        return CUDAUFuncDispatcher(ftylist_or_function, identity, lazy=True)
+        identity = _vectorize_options(dict(kws), target)
+        return CUDAUFuncDispatcher(ftylist_or_function, identity, lazy=True, target=target)
     sigs = signature_list(ftylist_or_function if ftylist_or_function is not None else (), "vectorize")
-    identity = _vectorize_options(dict(kws))
+    identity = _vectorize_options(dict(kws), target)
 
     @entry_point
     def wrap(func):
-        ufunc = CUDAUFuncDispatcher(func, identity, lazy=not sigs)
+        ufunc = CUDAUFuncDispatcher(func, identity, lazy=not sigs, target=target)
         for sig in sigs:
             ufunc.add(sig)
         return ufunc
