@@ -6,7 +6,6 @@ into each caller's module. Kernels compile eagerly for given signatures and
 lazily otherwise; launching them comes with the runtime."""
 
 import functools
-import inspect
 import time
 import weakref
 
@@ -212,6 +211,8 @@ class _CachedKernel(_Kernel):
             return self._entry["cubin"]
         return super().link(cc)
 
+
+_CO_VARARGS = 0x04  # inspect.CO_VARARGS (inspect imports ast and tokenize: not at `import cujit`)
 
 _SCALAR_KINDS = frozenset({"boolean", "boolean_literal", "integer", "integer_literal", "float", "complex"})
 
@@ -503,7 +504,7 @@ class CUDADispatcher(_core.Dispatcher):
         where it is defined (a function with ``*args`` is left to typing, which locates what it cannot type)."""
         code = self.py_func.__code__
         names = self._parameter_names()
-        if given != len(names) and not code.co_flags & inspect.CO_VARARGS:
+        if given != len(names) and not code.co_flags & _CO_VARARGS:
             raise TypeError(f"{self._describe()} takes {len(names)} argument{'' if len(names) == 1 else 's'} "
                             f"({', '.join(names)}) but {given} {'was' if given == 1 else 'were'} given")
 
