@@ -1,16 +1,21 @@
-# The README's commands: `make demo` and `make test` (each installs what is
-# missing, builds, then runs). `make build PYTHON=python3.12` builds for another
-# interpreter in its own venv and build folder.
+# The README's commands: `make demo` and `make test` (each installs what is missing, builds, then runs), and
+# `make check` (everything CI runs). `make build PYTHON=python3.12` builds for another interpreter in its own venv
+# and build folder; the Python-free core (build/core) is built once and shared by every interpreter's extension.
 
 PYTHON ?= python3
 PYVER := $(shell $(PYTHON) -c 'import sys; print("%d%d" % sys.version_info[:2])' 2>/dev/null)
 VENV ?= $(if $(filter python3,$(PYTHON)),.venv,.venv-py$(PYVER))
 VPY := $(VENV)/bin/python
 BUILD_DIR := build/cpython-$(PYVER)
-APT_PACKAGES := llvm-22-dev libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build
+CORE_DIR := build/core
+APT_PACKAGES := llvm-22-dev libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build ccache
+# The venv's cmake and ninja (pip's), ahead of the system's.
+TOOLS_PATH := PATH=$(abspath $(VENV))/bin:$$PATH
+# make test's sizes of the fuzzers and differentials (make check runs them whole).
+SMOKE := CUJIT_FUZZ_SEEDS=100 CUJIT_BYTECODE_SEEDS=100 CUJIT_TARGET_DIFF_SEEDS=100
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build lint test test-cpp test-py test-bytecode-versions test-wheel wheel demo bench bench-setup gpu-build gpu-test clean
+.PHONY: setup core build lint format test check test-cpp test-py test-cpu-target test-bytecode-versions test-wheel wheel demo bench bench-setup gpu-build gpu-test clean
 
 setup: $(VENV)/.stamp
 
@@ -32,12 +37,36 @@ $(VENV)/.stamp: pyproject.toml
 	@$(VPY) -m pip install -q -r $(VENV)/requirements.txt
 	@touch $@
 
-# One build at a time in a checkout (the venv's editable install is shared): a second waits on the lock.
-build: setup
-	@mkdir -p build && flock build/.lock $(VPY) -m pip install -q --no-build-isolation --no-deps -e . \
-	  -Cbuild-dir=$(BUILD_DIR) -Ccmake.build-type=Release
+# The core's static libraries and the C++ tests, once for every interpreter (registered with CTest).
+core: setup
+	@mkdir -p build && flock build/.core.lock sh -c '$(TOOLS_PATH); \
+	  [ -f $(CORE_DIR)/build.ninja ] || cmake -S . -B $(CORE_DIR) -G Ninja -DCUJIT_PYTHON=OFF \
+	    -DCMAKE_BUILD_TYPE=Release >/dev/null; \
+	  cmake --build $(CORE_DIR)'
 
+# The extension for this interpreter, linking the core's libraries. The first build installs the package
+# (editable) with pip; later ones rebuild in its build folder and install the new library as a new file renamed
+# over the old (.ci/install-extension), so that processes running from the tree meanwhile neither die nor miss it.
+# One build at a time in a checkout (the venv's editable install is shared): a second waits on the lock.
+build: core
+	@flock build/.lock sh -c '$(TOOLS_PATH); \
+	  if [ -f $(BUILD_DIR)/build.ninja ] && [ $(VENV)/.editable -nt pyproject.toml ]; then \
+	    cmake --build $(BUILD_DIR) && .ci/install-extension $(BUILD_DIR) \
+	      "$$($(VPY) -c "import sysconfig; print(sysconfig.get_paths()[\"platlib\"])")/cujit"; \
+	  else \
+	    $(VPY) -m pip install -q --no-build-isolation --no-deps -e . -Cbuild-dir=$(BUILD_DIR) \
+	      -Ccmake.build-type=Release -Ccmake.define.CUJIT_CORE_DIR=$(abspath $(CORE_DIR)) && touch $(VENV)/.editable; \
+	  fi'
+
+# The developer loop (a few minutes once built): lint, the C++ tests, the whole pytest suite on this interpreter
+# in parallel, the fuzzers and differentials at a smoke size.
 test: build
+	@$(MAKE) --no-print-directory lint test-cpp
+	@$(SMOKE) $(VPY) -m pytest -q -n auto tests
+
+# Everything (what .ci/run runs): the suite with the fuzzers whole, the GPU tests on the CPU target, the bytecode
+# tests under every other CPython, the wheel.
+check: build
 	@$(MAKE) --no-print-directory lint test-cpp test-py test-cpu-target test-bytecode-versions test-wheel
 
 # The bytecode frontend decodes each CPython version on its own (python/cujit/_bytecode_ops.py): its tests and the
@@ -46,7 +75,9 @@ test: build
 # PATH; in CI (CI set) each must be there, elsewhere a missing one is skipped with a note. Those neither pyenv nor
 # Debian 12 has (3.14) come from Debian unstable's packages, unpacked into pyenv's versions (.ci/python-from-debian).
 BYTECODE_VERSIONS := 3.10 3.12 3.13 3.14
-DEBIAN_PYTHONS := 3.14
+# CUJIT_SKIP_EXTRA_PYTHONS=1 (environment or make's command line): fetch no CPython; a missing one is then skipped
+# with a note (in CI, a missing one still fails).
+DEBIAN_PYTHONS := $(if $(filter-out 0,$(CUJIT_SKIP_EXTRA_PYTHONS)),,3.14)
 test-bytecode-versions: setup
 	@for v in $(DEBIAN_PYTHONS); do \
 	  (PYENV_VERSION=$$v pyenv which python$$v || command -v python$$v) >/dev/null 2>&1 || \
@@ -84,21 +115,16 @@ test-wheel: wheel
 lint: setup
 	@$(VPY) -m ruff check --quiet python tests benchmarks examples
 
-test-cpp:
-	@$(BUILD_DIR)/cujit_cpp_tests --gtest_brief=1
-	@$(BUILD_DIR)/cujit_compiler_tests --gtest_brief=1
-	@$(BUILD_DIR)/cujit_runtime_tests --gtest_brief=1
-	@$(BUILD_DIR)/cujit_cache_tests --gtest_brief=1
-	@$(BUILD_DIR)/cujit_hostrt_tests --gtest_brief=1
-	@$(BUILD_DIR)/cujit_host_driver_tests --gtest_brief=1
+test-cpp: core
+	@$(TOOLS_PATH) ctest --test-dir $(CORE_DIR) --output-on-failure -j2 | tail -n 3
 
 test-py:
-	@$(VPY) -m pytest -q tests
+	@$(VPY) -m pytest -q -n auto tests
 
 # The project's GPU tests on the CPU target (issue 30): kernels compiled for this machine's CPU, the runtime on the
 # host driver; tests that need a GPU itself skip with their reason (tests/gpu_support.py).
 test-cpu-target:
-	@CUJIT_TARGET=cpu $(VPY) -m pytest -q -m gpu tests
+	@CUJIT_TARGET=cpu $(VPY) -m pytest -q -n auto -m gpu tests
 
 demo: build
 	@$(VPY) examples/demo.py
@@ -114,11 +140,11 @@ bench: build bench-setup
 PY312 ?= $(shell (PYENV_VERSION=3.12 pyenv which python3.12 || command -v python3.12) 2>/dev/null | head -1)
 gpu-build:
 	@$(MAKE) --no-print-directory build PYTHON=$(PY312)
-	@mkdir -p .gpu && cp build/cpython-312/_core*.so .gpu/
+	@mkdir -p .gpu && cp build/cpython-312/_core*.so .gpu/.core.tmp && mv -f .gpu/.core.tmp .gpu/$$(cd build/cpython-312 && ls _core*.so)
 
 # On a machine with a GPU and a prebuilt extension in .gpu/: every gpu test, against numpy.
 gpu-test:
-	@cp .gpu/_core*.so python/cujit/
+	@cp .gpu/_core*.so python/cujit/.core.tmp && mv -f python/cujit/.core.tmp python/cujit/$$(cd .gpu && ls _core*.so)
 	@PYTHONPATH=python $(PYTHON) -m pytest -q -m gpu tests
 
 clean:

@@ -4,7 +4,6 @@ or without a barrier; what fits on a GPU (512 KiB of local memory) fits; a kerne
 with KeyboardInterrupt at once and the next launch runs. No GPU needed."""
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
