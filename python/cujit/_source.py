@@ -254,7 +254,12 @@ def _describe(obj, path=None):
     module = getattr(obj, "__module__", None)
     if isinstance(obj, (type, _pytypes.FunctionType)) or not isinstance(module, str) or module == "builtins":
         return name
-    return f"{module}.{name}"
+    short = getattr(obj, "__name__", name)
+    try:  # a method its module offers as a function of its own (numpy.random.rand, not RandomState.rand)
+        offered = getattr(sys.modules.get(module), short, None) == obj
+    except Exception:  # noqa: BLE001  (whatever the module holds under that name compares as it likes)
+        offered = False
+    return f"{module}.{short if offered is True else name}"
 
 
 def _is_ffi_from_buffer(obj):

@@ -482,7 +482,6 @@ class CUDADispatcher(_core.Dispatcher):
         return out
 
     def _kernel_for_args(self, args):
-        self._check_argument_count(len(args))
         return self._kernel_for_types(tuple(self._argument_type(i, a) for i, a in enumerate(args)))
 
     def _parameter_names(self):

@@ -46,6 +46,10 @@ def kernel_sums_imported(a, out):
     out[0] = numpy_sum(a)
 
 
+def kernel_draws(out):
+    out[0] = np.random.rand()
+
+
 external = cuda.declare_device("cujit_missing_ext", "int32(int32)", link=["/nonexistent/cujit_decl.cu"])
 
 
@@ -115,6 +119,9 @@ LOCATED = [
      errors.TypingError, r"^Untyped global name 'numpy.sum': cannot call it from CUDA code", kernel_sums, "np.sum"),
     ("numpy function imported by name", lambda: cuda.compile_ptx(kernel_sums_imported, "void(float64[:], float64[:])"),
      errors.TypingError, r"^Untyped global name 'numpy.sum': cannot call it", kernel_sums_imported, "numpy_sum"),
+    ("numpy function of a submodule (a method of its module's object)",
+     lambda: cuda.compile_ptx(kernel_draws, "void(float64[:])"),
+     errors.TypingError, r"^Untyped global name 'numpy.random.rand': cannot call it", kernel_draws, "np.random.rand"),
 ]
 
 
