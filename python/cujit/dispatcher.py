@@ -496,11 +496,16 @@ class CUDADispatcher(_core.Dispatcher):
         except (NumbaError, ValueError, TypeError) as e:
             names = self._parameter_names()
             name = f" ({names[index]!r})" if index < len(names) else ""
-            raise type(e)(f"kernel argument {index}{name} of {self._describe()}: {e}") from None
+            try:
+                named = type(e)(f"kernel argument {index}{name} of {self._describe()}: {e}")
+            except Exception:  # noqa: BLE001  (a class that takes more than a message: raised as it came)
+                raise e from None
+            raise named from None
 
     def _check_argument_count(self, given):
-        """A launch's arguments against the kernel's parameters, before typing: the error names the kernel and
-        where it is defined (a function with ``*args`` is left to typing, which locates what it cannot type)."""
+        """A launch's argument count against the kernel's parameters, when its kernel is chosen: the error names
+        the kernel and where it is defined (a function with ``*args`` is left to typing, which locates what it
+        cannot type)."""
         code = self.py_func.__code__
         names = self._parameter_names()
         if given != len(names) and not code.co_flags & _CO_VARARGS:
