@@ -149,7 +149,7 @@ def _build_one(dispatcher, argtypes, noalias, ccs, output, number):
 
 def load(path):
     """Makes the bundle at ``path`` (a directory ``build`` wrote) serve its kernels in this process (the same as
-    naming it in ``CUJIT_AOT``); returns its index."""
+    naming it in ``CUJIT_AOT``); returns its index, or None when it is not trusted (``caching.load_bundle``)."""
     return caching.load_bundle(path)
 
 

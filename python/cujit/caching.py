@@ -16,7 +16,14 @@ A hit loads the cubin: no typing, LLVM, NVRTC or nvJitLink; the link inputs' set
 for a fresh load. Functions the walk cannot key (an object whose state it cannot read, ``__numba_cuda_declare__``
 objects) compile as usual; ``CUJIT_LOG=compile`` says why.
 
-This module is imported where a compile first uses it, not with ``cujit``: what it needs (pickle, hashlib, json,
+An entry is data only (``_core.cache.Record``, encoded and checked by the C++ store): code bytes, symbol, a return
+type by its name, launch facts, the link manifest, and a debug kernel's exceptions by their importable names and
+constant arguments. Reading one runs nothing it names: exception classes are looked up among the modules the
+process has already imported. The directory is trusted as ssh trusts ``~/.ssh`` (``open_root``): created 0700,
+refused with one warning (then no cache) when another user owns it or others may write it, and so is each entry,
+unless ``CUJIT_CACHE_SHARED=1`` opts in to a cache shared by several users.
+
+This module is imported where a compile first uses it, not with ``cujit``: what it needs (hashlib, json,
 fcntl) would more than double the package's import time for programs that never cache. Whether to use it is
 asked without it: ``config.cache_wanted`` and ``aot_bundles.in_use``.
 """
@@ -27,7 +34,6 @@ import hashlib
 import json
 import linecache
 import os
-import pickle
 import re
 import sys
 import threading
@@ -40,7 +46,9 @@ from cujit.errors import NumbaWarning
 from cujit.linkable_code import LinkableCode
 from cujit.link_hooks import call_link_hooks, link_hooks
 
-FORMAT = 1  # bump when what an entry holds changes
+FORMAT = 2  # bump when what an entry holds changes (2: typed records instead of pickles)
+Record = _core.cache.Record
+Constant = _core.cache.Constant
 
 
 class Uncacheable(Exception):
@@ -69,14 +77,37 @@ _stores_lock = threading.Lock()
 _warned = set()
 
 
+def shared():
+    """``CUJIT_CACHE_SHARED=1``: the directory and its entries may belong to other users (a fleet's cache)."""
+    return os.environ.get("CUJIT_CACHE_SHARED", "").strip() not in ("", "0")
+
+
 def store():
-    """The process's DiskCache for the current ``CUJIT_CACHE_DIR``, or None once it proved unusable."""
+    """The process's DiskCache for the current ``CUJIT_CACHE_DIR``, or None once it proved unusable or
+    untrusted (one warning says why)."""
     path = directory()
     with _stores_lock:
-        found = _stores.get(path)
-        if found is None and path not in _stores:
-            found = _stores[path] = _core.cache.DiskCache(path, max_bytes())
-        return found
+        if path in _stores:
+            return _stores[path]
+        disk = _core.cache.DiskCache(path, max_bytes(), shared())
+        unusable = disk.open_root()
+        untrusted = "" if unusable else disk.trust_problem()
+        _stores[path] = None if unusable or untrusted else disk
+    if unusable:
+        _warn_once(path, f"cujit: the disk cache at {path} cannot be written ({unusable}); compiling without it")
+    elif untrusted:
+        _warn_once(path, f"cujit: not using the disk cache at {path}: {untrusted.removeprefix('cujit cache: ')}; "
+                         "compiling without it (a cache directory must be yours and writable by you alone, as "
+                         "ssh asks of ~/.ssh; CUJIT_CACHE_SHARED=1 accepts a directory shared by several users)")
+    return _stores[path]
+
+
+def _warn_once(path, message):
+    with _stores_lock:
+        first = path not in _warned
+        _warned.add(path)
+    if first:
+        warnings.warn(message, NumbaWarning, stacklevel=4)
 
 
 def _disable(disk, why):
@@ -96,13 +127,45 @@ def get(section, key):
     if disk is None:
         return None
     with telemetry.stage("cache read"):
-        return disk.get(section, key)
+        return _checked(disk, disk.get, section, key)
 
 
 def put(section, key, data):
     disk = store()
     if disk is not None and not disk.put(section, key, data):
         _disable(disk, disk.last_error)
+
+
+def get_record(section, key):
+    """The entry's Record, or None (missing, damaged, untrusted, not a record of this format)."""
+    disk = store()
+    if disk is None:
+        return None
+    with telemetry.stage("cache read"):
+        return _checked(disk, disk.get_record, section, key)
+
+
+def put_record(section, key, record):
+    """Writes the entry; whether it was written (and counted as a cache write)."""
+    disk = store()
+    if disk is None:
+        return False
+    if not disk.put_record(section, key, record):
+        _disable(disk, disk.last_error)
+        return False
+    telemetry.count("cache writes")
+    return True
+
+
+def _checked(disk, read, section, key):
+    """read(section, key), warning once when the store refused an entry another user could have written."""
+    untrusted = disk.stats()["untrusted"]
+    found = read(section, key)
+    if found is None and disk.stats()["untrusted"] != untrusted:
+        _warn_once(("entry", disk.dir), f"cujit: {disk.last_error.removeprefix('cujit cache: ')}: not read (an "
+                                        "entry must be yours and writable by you alone; CUJIT_CACHE_SHARED=1 "
+                                        "accepts entries of other users); compiling instead")
+    return found
 
 
 @contextlib.contextmanager
@@ -458,31 +521,86 @@ def link_manifest(link_inputs):
 
 def put_kernel(key, kernel, cubin, arch):
     """Writes a kernel's entry: the cubin and what loading and launching need without typing. A kernel whose
-    exceptions cannot be pickled (a class defined in a function) is not written."""
+    exceptions a reader could not find by name (a class defined in a function) or whose arguments are not
+    constants of str, int, float, bool or None is not written."""
     try:
-        data = pickle.dumps({
-            "format": FORMAT, "arch": arch, "symbol": kernel.entry, "cooperative": bool(kernel.cooperative),
-            "exceptions": kernel.exceptions, "links": link_manifest(kernel.typed.link_inputs),
-            "cubin": bytes(cubin)}, protocol=4)
-    except (pickle.PicklingError, AttributeError, TypeError) as e:
+        raises = [_raise_record(site) for site in kernel.exceptions]
+    except TypeError as e:
         telemetry.count("uncacheable")
         telemetry.log("not cached", kernel.entry, kernel.argtypes, f"({e})", 0.0)
         return
-    put("kernel", key, data)
-    telemetry.count("cache writes")
+    put_record("kernel", key, Record(Record.Kind.kernel, bytes(cubin), symbol=kernel.entry, arch=str(arch),
+                                     cooperative=bool(kernel.cooperative),
+                                     links=link_manifest(kernel.typed.link_inputs), raises=raises))
 
 
-def unpack_kernel(data, walk):
-    """The entry's fields, with ``link_inputs``: the walk's inputs its link used, in the link's order (their
-    callbacks run at load); None when it cannot be read (then it is compiled again and overwritten)."""
+def get_kernel(key, walk):
+    """The kernel entry for ``key`` (symbol, cooperative, exceptions, arch, cubin) with ``link_inputs``: the walk's
+    inputs its link used, in the link's order (their callbacks run at load); None when there is none or it cannot
+    be used (then it is compiled again and overwritten)."""
+    record = get_record("kernel", key)
+    if record is None or record.kind != Record.Kind.kernel:
+        return None
     try:
-        entry = pickle.loads(data)
-    except Exception:  # noqa: BLE001  (a class its exceptions name is gone, another format...)
+        exceptions = tuple(_raise_site(r) for r in record.raises)
+    except LookupError:  # an exception class this process has not imported: compiled again
         return None
-    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+    inputs = walk.inputs_for([tuple(link) for link in record.links])
+    if inputs is None:
         return None
-    entry["link_inputs"] = walk.inputs_for(entry["links"])
-    return entry if entry["link_inputs"] is not None else None
+    return {"symbol": record.symbol, "cooperative": record.cooperative, "exceptions": exceptions,
+            "arch": record.arch, "cubin": record.code, "link_inputs": inputs}
+
+
+# A debug kernel's raise sites: (exception class, constant arguments, function, file, line), stored by names.
+
+def _raise_record(site):
+    cls, args, function, filename, line = site
+    name = f"{cls.__module__}:{cls.__qualname__}"
+    if _exception_class(name) is not cls:
+        raise TypeError(f"{cls.__qualname__} cannot be found by its name in another process")
+    return _core.cache.Raise(name, [_constant(a) for a in args], str(function), str(filename), int(line))
+
+
+def _raise_site(record):
+    cls = _exception_class(record.exception)
+    if cls is None:
+        raise LookupError(record.exception)
+    return cls, tuple(_value(c) for c in record.args), record.function, record.filename, record.line
+
+
+def _exception_class(name):
+    """The exception class ``module:qualname`` among the modules this process has imported (nothing is imported
+    and no attribute hook runs: the names come from a file others may have written), or None."""
+    module, _, qualname = name.partition(":")
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        namespace = getattr(found, "__dict__", None)
+        found = namespace.get(part) if isinstance(namespace, dict) or hasattr(namespace, "get") else None
+        if found is None:
+            return None
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
+
+
+_CONSTANT_WRITERS = {
+    str: (Constant.Kind.str, str), int: (Constant.Kind.int, str), float: (Constant.Kind.float, repr),
+    bool: (Constant.Kind.bool, str), type(None): (Constant.Kind.none, lambda v: ""),
+}
+_CONSTANT_READERS = {
+    Constant.Kind.str: str, Constant.Kind.int: int, Constant.Kind.float: float,
+    Constant.Kind.bool: lambda text: text == "True", Constant.Kind.none: lambda text: None,
+}
+
+
+def _constant(value):
+    writer = _CONSTANT_WRITERS.get(type(value))  # exact types: a subclass would not come back as itself
+    if writer is None:
+        raise TypeError(f"an exception argument of type {type(value).__name__} is not a constant a cache keeps")
+    return Constant(writer[0], writer[1](value))
+
+
+def _value(constant):
+    return _CONSTANT_READERS[constant.kind](constant.text)
 
 
 # ---- compile outputs (cuda.compile, compile_ptx, with CUJIT_CACHE=1) --------------------------------------------
@@ -501,18 +619,17 @@ def compile_key(pyfunc, signature, options, output):
                       str(signature.return_type), options.key(), output)
 
 
-def get_compiled(key):
-    """(code, return type) of a cached ``compile*`` output, or None."""
-    data = get("compile", key) if key is not None else None
-    if data is None:
+def get_compiled(key, text):
+    """(code, return type) of a cached ``compile*`` output (``text``: PTX, a str; else LTO-IR, bytes), or None."""
+    record = get_record("compile", key) if key is not None else None
+    if record is None or record.kind != Record.Kind.compiled:
         return None
     try:
-        entry = pickle.loads(data)
-        code, return_type = entry["code"], _core.parse_type(entry["return_type"])
-    except Exception:  # noqa: BLE001  (unreadable: compiled again and overwritten)
+        return_type = _core.parse_type(record.return_type)
+    except Exception:  # noqa: BLE001  (not a type name: compiled again and overwritten)
         return None
     telemetry.count("cache hits")
-    return code, return_type
+    return (record.code.decode() if text else record.code), return_type
 
 
 def put_compiled(key, code, return_type):
@@ -524,8 +641,8 @@ def put_compiled(key, code, return_type):
         readable = False
     if key is None or not readable:
         return
-    put("compile", key, pickle.dumps({"format": FORMAT, "code": code, "return_type": str(return_type)}, protocol=4))
-    telemetry.count("cache writes")
+    data = code.encode() if isinstance(code, str) else bytes(code)
+    put_record("compile", key, Record(Record.Kind.compiled, data, return_type=str(return_type)))
 
 
 # ---- bundles built ahead of time (cujit.aot) -----------------------------------------------------------------
@@ -545,8 +662,20 @@ def bundle_key(dispatcher, argtypes, options, noalias):
 
 
 def load_bundle(path):
-    with open(os.path.join(path, BUNDLE_INDEX)) as f:
+    """Serves the bundle at ``path``; returns its index, or None (with one warning) when the bundle could have
+    been written by someone else: the directory or a file in it owned by another user than this one or root, or
+    writable by others, unless ``CUJIT_CACHE_SHARED=1``. Bundles are data (JSON and fatbins) either way."""
+    index_path = os.path.join(path, BUNDLE_INDEX)
+    with open(index_path) as f:
         index = json.load(f)
+    if not shared():
+        files = [path, index_path] + [os.path.join(path, e["fatbin"]) for e in index["kernels"]]
+        problem = next(filter(None, map(_core.cache.path_trust_problem, files)), "")
+        if problem:
+            _warn_once(("bundle", os.path.abspath(path)),
+                       f"cujit: not using the AOT bundle at {path}: {problem.removeprefix('cujit cache: ')} (a bundle "
+                       "must be yours or root's and writable by nobody else; CUJIT_CACHE_SHARED=1 accepts it)")
+            return None
     aot_bundles.add(os.path.abspath(path), {e["key"]: e for e in index["kernels"]})
     return index
 

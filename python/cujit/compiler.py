@@ -187,7 +187,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
         return code, typed.return_type
     from cujit import caching  # imported on first use, for import time: see its docstring
     key = caching.compile_key(pyfunc, signature, options, output)
-    found = caching.get_compiled(key)
+    found = caching.get_compiled(key, text=output == "ptx")
     if found is not None:
         return found
     code, typed = _compile_prepared(pyfunc, signature, options, output)

@@ -398,8 +398,7 @@ class CUDADispatcher(_core.Dispatcher):
             return kernel
 
     def _load_cached(self, disk_key, walk, signature, options, start):
-        data = _caching().get("kernel", disk_key)
-        entry = _caching().unpack_kernel(data, walk) if data is not None else None
+        entry = _caching().get_kernel(disk_key, walk)
         if entry is None:
             return None
         telemetry.count("cache hits")

@@ -8,6 +8,10 @@
 // (a hit touches it), because that is the one clock all processes share.
 // No error is thrown or fatal: a cache that cannot write degrades to
 // compiling, so failures are counted and described, and reported as values.
+// Whoever can write the tree decides what every reader loads, so it is trusted
+// as ssh trusts ~/.ssh: the root must belong to this user (or root) and be
+// writable by nobody else, and so must each entry read, unless the user opted
+// in to a cache shared by several users (`shared`).
 #pragma once
 
 #include <cstdint>
@@ -25,18 +29,30 @@ struct DiskCacheStats {
   std::int64_t corrupt = 0;         // entries found damaged (and removed)
   std::int64_t evictions = 0;       // entries removed to stay under the bound
   std::int64_t write_failures = 0;
+  std::int64_t untrusted = 0;       // entries refused: owned by another user or writable by others
 };
+
+// "" when the file or directory `path` may be trusted with what it makes a process load (this user's or root's,
+// writable by nobody else: ssh's rule for ~/.ssh), else why not. (Cache roots, and AOT bundles.)
+std::string path_trust_problem(const std::string& path) noexcept;
 
 class DiskCache {
  public:
-  // `dir`: the root (created on first write, with parents); `max_bytes`: the size bound (0: unbounded).
-  DiskCache(std::string dir, std::uint64_t max_bytes);
+  // `dir`: the root (created by open_root() or the first write, with parents); `max_bytes`: the size bound
+  // (0: unbounded); `shared`: entries and the root may belong to other users (a fleet's cache).
+  DiskCache(std::string dir, std::uint64_t max_bytes, bool shared = false);
+  // Creates the root if missing (mode 0700; its parents 0755): "" or why it cannot be (not a directory...).
+  std::string open_root() noexcept;
+  // "" when the root may be trusted, else why not (another user's, writable by group or others); "" for a
+  // shared cache.
+  std::string trust_problem() const noexcept;
   DiskCache(const DiskCache&) = delete;
   DiskCache& operator=(const DiskCache&) = delete;
 
   // The payload stored under (section, key), or nullopt when missing. An entry that is torn, truncated, of
   // another format or whose checksum or key does not match is counted as corrupt, removed, and reported
-  // missing. A hit refreshes the entry's modification time (the LRU clock). Names: [A-Za-z0-9_.-]+, not
+  // missing. An entry owned by another user than this one or root, or writable by group or others, is refused
+  // (a miss counted as untrusted, left in place) unless the cache is shared. A hit refreshes the entry's modification time (the LRU clock). Names: [A-Za-z0-9_.-]+, not
   // starting with '.', at most 200 characters, keys at least 3; any other name is a miss.
   std::optional<std::string> get(const std::string& section, const std::string& key) noexcept;
   // Stores atomically (a uniquely named temp file beside the entry, written fully, then renamed over it):
@@ -64,6 +80,7 @@ class DiskCache {
 
   const std::string dir_;
   const std::uint64_t max_bytes_;
+  const bool shared_;
 
   mutable std::mutex mutex_;  // guards everything below
   DiskCacheStats stats_;

@@ -272,6 +272,21 @@ std::vector<TreeFile> scan_tree(const std::string& root) {
   return files;
 }
 
+// Why a file or directory of the tree cannot be trusted ("" when it can): another owner than this user or root,
+// or write permission for group or others.
+std::string untrusted_because(const struct stat& st, const std::string& path) {
+  const uid_t me = ::geteuid();
+  if (st.st_uid != me && st.st_uid != 0)
+    return "cujit cache: '" + path + "' belongs to another user (uid " + std::to_string(st.st_uid) + ")";
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return "cujit cache: '" + path + "' is writable by " + ((st.st_mode & S_IWOTH) ? "others" : "its group") +
+           " (mode " + mode + ")";
+  }
+  return {};
+}
+
 std::string without_trailing_slashes(std::string dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   return dir;
@@ -279,8 +294,38 @@ std::string without_trailing_slashes(std::string dir) {
 
 }  // namespace
 
-DiskCache::DiskCache(std::string dir, std::uint64_t max_bytes)
-    : dir_(without_trailing_slashes(std::move(dir))), max_bytes_(max_bytes) {}
+DiskCache::DiskCache(std::string dir, std::uint64_t max_bytes, bool shared)
+    : dir_(without_trailing_slashes(std::move(dir))), max_bytes_(max_bytes), shared_(shared) {}
+
+std::string DiskCache::open_root() noexcept {
+  try {
+    if (dir_.empty()) return "cujit cache: no cache directory given";
+    if (::mkdir(dir_.c_str(), 0700) != 0 && errno == ENOENT) {
+      std::string::size_type slash = dir_.rfind('/');
+      if (slash != std::string::npos && slash > 0)
+        if (std::string problem = make_dirs(dir_.substr(0, slash)); !problem.empty()) return problem;
+      ::mkdir(dir_.c_str(), 0700);
+    }
+    struct stat st;
+    if (::stat(dir_.c_str(), &st) != 0) return describe("cannot use the cache directory", dir_, errno);
+    if (!S_ISDIR(st.st_mode)) return "cujit cache: '" + dir_ + "' is not a directory";
+    return {};
+  } catch (...) {
+    return "cujit cache: cannot create the cache directory (out of memory)";
+  }
+}
+
+std::string path_trust_problem(const std::string& path) noexcept {
+  try {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return describe("cannot check", path, errno);
+    return untrusted_because(st, path);
+  } catch (...) {
+    return "cujit cache: cannot check '" + path + "' (out of memory)";
+  }
+}
+
+std::string DiskCache::trust_problem() const noexcept { return shared_ ? std::string() : path_trust_problem(dir_); }
 
 void DiskCache::record(std::int64_t DiskCacheStats::*counter, std::string message) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -304,6 +349,14 @@ std::optional<std::string> DiskCache::get(const std::string& section, const std:
     if (fd < 0) {
       record(&DiskCacheStats::misses);
       return std::nullopt;
+    }
+    if (!shared_) {
+      if (std::string problem = untrusted_because(st, path); !problem.empty()) {
+        ::close(fd);
+        record(&DiskCacheStats::untrusted, std::move(problem));
+        record(&DiskCacheStats::misses);
+        return std::nullopt;
+      }
     }
     std::string payload;
     const char* why = "";
