@@ -131,8 +131,22 @@ TypeRef scalar_type(PyObject* obj) {
 
 namespace {
 
+// Whether a Python int has an integer type as scalar_type types it (int64, or uint64 from 2**63).
+bool int_has_type(PyObject* obj) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+  if (overflow == 0) return v != LLONG_MIN;
+  if (overflow < 0) return false;
+  PyLong_AsUnsignedLongLong(obj);
+  const bool fits = !PyErr_Occurred();
+  PyErr_Clear();
+  return fits;
+}
+
 // Appends `obj`'s key words and leaves; false when it is a kind only the Python path passes.
 bool read_argument(PyObject* obj, std::size_t position, drv::CUstream consumer, Reading& in) {
+  // An int no integer type holds: the Python path's error names the argument.
+  if (PyLong_Check(obj) && !PyBool_Check(obj) && !int_has_type(obj)) return false;
   if (TypeRef t = scalar_type(obj)) {
     in.key.push_back(reinterpret_cast<KeyWord>(t));
     in.leaves.push_back({obj, -1});
@@ -439,7 +453,12 @@ PyObject* configured_subscript(PyObject* dispatcher, PyObject* config) {
 PyObject* configured_vectorcall(PyObject* callable, PyObject* const* args, std::size_t nargsf, PyObject* kwnames) {
   auto* self = reinterpret_cast<ConfiguredLaunch*>(callable);
   if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0) {
-    PyErr_SetString(PyExc_TypeError, "kernel launches take positional arguments only");
+    static PyObject* k_describe = interned("_describe");
+    PyObject* kernel = PyObject_CallMethodNoArgs(self->dispatcher, k_describe);
+    if (kernel == nullptr) return nullptr;
+    PyErr_Format(PyExc_TypeError, "%U is launched with positional arguments only, got keyword argument(s) %R", kernel,
+                 kwnames);
+    Py_DECREF(kernel);
     return nullptr;
   }
   try {

@@ -149,8 +149,11 @@ def test_errors_name_the_argument(fake_driver):
         ]
         for bad, cls, text in cases:
             assert "kernel argument 1" in raises(cls, text, k[1, 1], dev, bad)
-        raises(ValueError, "Int value is too large", k[1, 1], dev, 2**64)
         where = f"@cuda.jit function 'k' at {__file__}:{k.py_func.__code__.co_firstlineno}"
+        for big in (2**64, -2**63 - 1):
+            raises(ValueError, f"kernel argument 1 ('b') of {where}: Int value is too large", k[1, 1], dev, big)
+        raises(TypeError, f"{where} is launched with positional arguments only, got keyword argument(s) ('b',)",
+               lambda: k[1, 1](dev, b=dev))
         raises(TypeError, f"{where} takes 2 arguments (a, b) but 1 was given", k[1, 1], dev)
         raises(TypingError, f"kernel argument 1 ('b') of {where}: cannot pass a value of type list", k[1, 1], dev,
                [1.0])
