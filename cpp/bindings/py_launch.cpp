@@ -1,4 +1,4 @@
-// The launch fast path (design decision 9): `kernel[grid, block, stream, sharedmem](*args)` is one call into
+// The launch fast path (docs/architecture.md: A first launch): `kernel[grid, block, stream, sharedmem](*args)` is one call into
 // this file. The configured kernel (a ConfiguredLaunch, made once per configuration) reads each argument
 // without building Python objects where it can, forms a compact type key (the cujit types of scalars and
 // arrays, with markers around tuples), finds the specialisation in its dispatcher's LaunchTable (asking the

@@ -1,5 +1,5 @@
 // The type system (names as numba prints them, interning, aliases) and the
-// signature-string parser (spec §1.5, §1.5.1): every accepted form, and the
+// signature-string parser (docs/numba_abi.md: Signature strings): every accepted form, and the
 // errors numba raises for bad strings, with their kinds and messages.
 #include <gtest/gtest.h>
 

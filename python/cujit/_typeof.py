@@ -1,4 +1,4 @@
-"""numba's typeof for launch arguments (spec §12.2): the cujit type of a Python
+"""numba's typeof for launch arguments (docs/numba_abi.md: typeof of launch arguments): the cujit type of a Python
 value, used to pick (or compile) a kernel specialisation."""
 
 import sys

@@ -113,7 +113,7 @@ class _Kernel:
         return self.typed.link_inputs
 
     def reset_exception_channel(self, fn):
-        """Zeroes a debug kernel's error code before a launch (spec §3.5.3)."""
+        """Zeroes a debug kernel's error code before a launch (docs/numba_abi.md: Exceptions)."""
         ptr, _ = fn.module.get_global(self.entry + "__errcode__")
         _core.driver.copy_htod(ptr, bytes(4), None, None)
 

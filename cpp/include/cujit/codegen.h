@@ -20,7 +20,7 @@ struct ComputeCapability {
 };
 
 // The architecture PTX is generated for: the nearest supported one not above
-// the request (spec §5.3.2). Errors: CCSupport below the minimum, ValueError
+// the request (docs/numba_abi.md: Target architectures). Errors: CCSupport below the minimum, ValueError
 // for an arch-specific suffix that cannot be honoured or an unknown suffix.
 struct TargetArch {
   int arch = 75;        // 75, 80, ..., 90, 100, ...

@@ -18,7 +18,7 @@ namespace cujit::compiler {
 
 using codegen::CompileOptions;
 
-// numba's CUDAFlags summary string for these options (spec §4.5).
+// numba's CUDAFlags summary string for these options (docs/numba_abi.md: Mangled names).
 std::string flags_summary(const CompileOptions& options);
 
 // Frontend + typing for one function and signature; names the symbol. The

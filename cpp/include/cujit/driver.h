@@ -388,7 +388,7 @@ ModuleLoader& module_loader();
 
 enum class ScalarKind : std::uint8_t { Bool, Signed, Unsigned, Float };
 
-// One kernel argument as the kernel ABI (spec §3.5) sees it: a scalar passed
+// One kernel argument as the kernel ABI (docs/numba_abi.md: Kernel arguments) sees it: a scalar passed
 // as one parameter of 1, 2, 4 or 8 bytes, or an array of ndim N passed as
 // 5 + 2N 8-byte parameters: meminfo, parent, nitems, itemsize, data,
 // shape[N], strides[N] (bytes). Complex numbers and tuples are several slots.

@@ -180,7 +180,7 @@ struct TypedFunction {
 
 // The raise statements a kernel can reach (its own, then its callees' in call order, each function once):
 // status code i + 1 of a kernel's numba-ABI calls stands for site i, and the host maps a code back to the
-// exception to raise (spec §3.5.3).
+// exception to raise (docs/numba_abi.md: Exceptions).
 struct ExceptionSite {
   const Function* fn;
   const Stmt* stmt;

@@ -1,4 +1,4 @@
-// One dispatcher's specialisations and everything made of them (spec §6): the
+// One dispatcher's specialisations and everything made of them (docs/modules.md, docs/architecture.md): the
 // one owner of a kernel from its type key to its function in each context.
 //
 //   type key -> specialisation (compiled once, behind its own gate)

@@ -59,7 +59,7 @@ bool lto_available();
 // NVRTC prefetch follow.
 bool resolve_lto(std::optional<bool> lto, bool debug, const std::vector<InputKind>& kinds);
 
-// The options for `inputs`: -lto iff any LTO-IR input (spec §5.4).
+// The options for `inputs`: -lto iff any LTO-IR input (docs/linking.md: Link-time optimisation).
 std::vector<std::string> link_options(const std::vector<LinkInput>& inputs, const LinkOptions& options);
 
 // Throws LinkError: Unavailable (library missing, the message says where it

@@ -1,4 +1,4 @@
-// numba's Itanium-extended name mangling (spec §4): identifiers, type codes,
+// numba's Itanium-extended name mangling (docs/numba_abi.md: Mangled names): identifiers, type codes,
 // ABI tags, and the flags tag (raw DEFLATE with numba's preset dictionary).
 #pragma once
 

@@ -157,7 +157,7 @@ std::pair<CUdeviceptr, std::size_t> LoadedModule::global(const std::string& name
 
 void LoadedModule::unload() {
   if (unloading_.exchange(true, std::memory_order_acq_rel)) return;
-  // Teardown sees a still-loaded module (spec §6.3: teardown, then unload),
+  // Teardown sees a still-loaded module (docs/modules.md: teardown, then unload),
   // and the unload happens even when teardown fails.
   struct UnloadAtExit {
     LoadedModule* m;

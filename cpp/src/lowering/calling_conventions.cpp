@@ -1,4 +1,4 @@
-// numba's data model and the three calling conventions (spec §3): the numba
+// numba's data model and the three calling conventions (docs/numba_abi.md: Data model, Calling conventions): the numba
 // device ABI (i32 status, return value through the first pointer), the C ABI
 // (value returned directly) and the kernel ABI (void, PTX_Kernel).
 #include <llvm/IR/Constants.h>
@@ -278,7 +278,7 @@ void FunctionLowering::emit_return(Value* value, TypeRef type) {
   b_.CreateRet(b_.getInt32(0));
 }
 
-// A call lowered with the callee's ABI (spec §3.6): numba's return slot and
+// A call lowered with the callee's ABI (docs/numba_abi.md: Calling conventions): numba's return slot and
 // status, or a plain C call.
 Value* FunctionLowering::emit_device_call(const ir::Expr& call, std::vector<Value*> args) {
   const ir::TypedFunction& callee = *call.callee;

@@ -21,7 +21,7 @@ namespace cujit::lowering {
 // The fields of numba's array struct, in order: also the order an array argument flattens into.
 enum ArrayField { kMeminfo = 0, kParent = 1, kNitems = 2, kItemsize = 3, kData = 4, kShape = 5, kStrides = 6 };
 
-// numba's data model (spec §3.1): how a type is held in registers, in memory
+// numba's data model (docs/numba_abi.md: Data model): how a type is held in registers, in memory
 // and return slots, and as flattened parameters.
 class DataModel {
  public:
@@ -51,7 +51,7 @@ struct ModuleState {
   std::map<std::string, llvm::Function*> lowered;  // symbol -> function
   // Raise statements -> their status code (ir::exception_sites of the top function).
   std::map<const ir::Stmt*, int> exception_codes;
-  // Debug kernels: the globals the first error's code and thread are recorded in (spec §3.5.3);
+  // Debug kernels: the globals the first error's code and thread are recorded in (docs/numba_abi.md: Exceptions);
   // null otherwise. Order: errcode, tidx, ctaidx, tidy, ctaidy, tidz, ctaidz.
   std::vector<llvm::GlobalVariable*> exception_globals;
   ModuleState(llvm::Module& m, const LoweringOptions& o) : module(m), options(o), model(m.getContext()) {}

@@ -1,4 +1,4 @@
-// Exceptions (numba's status codes, spec §3.5.3): `raise` leaves the function
+// Exceptions (numba's status codes, docs/numba_abi.md: Exceptions): `raise` leaves the function
 // with the raise site's code, callers pass a non-zero code on, and a kernel
 // compiled with debug=True records the first code and the thread that raised it
 // in globals the host reads after the launch. Without debug a raise just ends

@@ -1,4 +1,4 @@
-// The flags ABI tag (spec §4.5): the summary of non-default compile flags,
+// The flags ABI tag (docs/numba_abi.md: Mangled names): the summary of non-default compile flags,
 // raw-DEFLATE compressed against numba's preset dictionary and base64
 // encoded, so that differently-compiled copies of a function get different
 // symbols. Byte-exact with numba-cuda 0.30.4 (zlib level 9, wbits -15).

@@ -1,4 +1,4 @@
-// numba's Itanium-extended mangling (spec §4.2-4.4): escaped, length-prefixed
+// numba's Itanium-extended mangling (docs/numba_abi.md: Mangled names): escaped, length-prefixed
 // identifiers, dotted names as nested N...E names, builtin codes for the
 // scalar types and "templated identifiers" for everything else.
 #include <charconv>
@@ -150,7 +150,7 @@ std::string mangle_type(TypeRef type) {
     }
     case TypeKind::Record: {
       // numba mangles a record by a process-local interning counter; a hash of its layout gives the same shape
-      // of name and the same name in every process (spec §4.6, B14).
+      // of name and the same name in every process (docs/numba_abi.md: Mangled names).
       uint64_t hash = 1469598103934665603ull;  // FNV-1a
       for (unsigned char c : type->name()) hash = (hash ^ c) * 1099511628211ull;
       return encode_name("Record", template_parameters({mangle_value(static_cast<int64_t>(hash >> 33))}));

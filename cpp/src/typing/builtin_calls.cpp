@@ -166,7 +166,7 @@ const std::unordered_map<std::string, Resolver>& registry() {
 }  // namespace
 
 // cffi's ffi.from_buffer(array) in a kernel: a CPointer to the array's
-// contiguous data (spec §3.7), with numba's messages for what it refuses.
+// contiguous data (docs/numba_abi.md: Kernel arguments), with numba's messages for what it refuses.
 OpSignature from_buffer_sig(const std::vector<TypeRef>& args, const SourceLoc& loc) {
   if (args.size() != 1) fail(ErrorKind::TypingError, "from_buffer() takes exactly one argument (an array)", loc);
   TypeRef a = args[0];

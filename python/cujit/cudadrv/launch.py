@@ -1,4 +1,4 @@
-"""Kernel launch: numba's argument marshalling (spec §2.13) on the C++ ``KernelLauncher``.
+"""Kernel launch: numba's argument marshalling (docs/numba_abi.md: Kernel arguments) on the C++ ``KernelLauncher``.
 
 A ``LaunchPlan`` is built once per tuple of kernel argument types (cujit ``Type`` objects or type strings):
 it flattens them into the launcher's slots exactly as the compiler flattens kernel parameters (arrays as
@@ -46,7 +46,7 @@ See https://numba.readthedocs.io/en/stable/cuda/kernels.html#kernel-invocation f
 # ---- launch configuration ----------------------------------------------------------------------------------
 
 def normalize_dims(dim, name):
-    """A grid or block dimension as a 3-tuple, with numba's errors (spec §1.4)."""
+    """A grid or block dimension as a 3-tuple, with numba's errors (docs/numba_abi.md: Launch configuration)."""
     if dim is None:
         raise ValueError(MISSING_LAUNCH_CONFIG_MSG)
     dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
