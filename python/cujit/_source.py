@@ -4,7 +4,7 @@ code object) and a resolver that freezes global and closure names.
 The tree comes from one of two readers, and the rule choosing between them lives here
 alone: the source text (_source_text.py) when the function has source that matches its
 code object (same first line, same last line), otherwise the code object itself
-(_bytecode.py) -- so a function built with exec() compiles, and one whose file was edited
+(the ``bytecode`` subpackage) -- so a function built with exec() compiles, and one whose file was edited
 after import compiles what runs, not what the file now says. CUJIT_FRONTEND=bytecode
 makes every function go through the code object (the differential test uses it);
 CUJIT_FRONTEND=source never reads the code object."""
@@ -57,8 +57,8 @@ def _read(pyfunc, chosen):
     # The readers (ast, textwrap, linecache, tokenize, dis: a few ms) load at the first compile, not with
     # `import cujit`.
     if chosen == "bytecode":
-        from cujit import _bytecode
-        return _bytecode.function_source(pyfunc)
+        from cujit import bytecode
+        return bytecode.function_source(pyfunc)
     from cujit import _source_text
     found = _source_text.source_lines(pyfunc)
     matching = found is not None and source_matches(pyfunc.__code__, *found)
@@ -69,8 +69,8 @@ def _read(pyfunc, chosen):
                 f"cannot compile {qualname!r}: its source code is not available, and CUJIT_FRONTEND=source "
                 "turns off reading functions from their bytecode")
         return _source_text.parse(pyfunc, found)
-    from cujit import _bytecode
-    return _bytecode.function_source(pyfunc)  # no lines to show: the file (if any) is not what runs
+    from cujit import bytecode
+    return bytecode.function_source(pyfunc)  # no lines to show: the file (if any) is not what runs
 
 
 def source_matches(code, lines, first_line):

@@ -207,8 +207,9 @@ def _file_identity(path):
 
 _TOOL_LIBRARIES = ("libnvrtc", "libnvJitLink", "libnvvm")
 # The package's modules whose changes can change a compiled kernel (the rest are the runtime).
-_COMPILER_MODULES = ("_bytecode.py", "_bytecode_decode.py", "_bytecode_expressions.py", "_bytecode_graph.py",
-                     "_bytecode_ops.py", "_bytecode_statements.py", "_source.py", "_source_text.py", "_version.py",
+_COMPILER_MODULES = ("bytecode/_reader.py", "bytecode/_conditions.py", "bytecode/_decode.py",
+                     "bytecode/_expressions.py", "bytecode/_graph.py", "bytecode/_ops.py", "bytecode/_readings.py",
+                     "bytecode/_statements.py", "_source.py", "_source_text.py", "_version.py",
                      "caching.py", "compiler.py", "declarations.py", "dispatcher.py", "intrinsics.py", "link_hooks.py",
                      "linkable_code.py", "linking.py", "types.py", "vector_types.py")
 

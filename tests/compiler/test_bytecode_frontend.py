@@ -1,4 +1,4 @@
-"""The bytecode frontend (_bytecode.py): functions with no source -- built with exec or compile(), a cuDF-style
+"""The bytecode frontend (the cujit.bytecode subpackage): functions with no source -- built with exec or compile(), a cuDF-style
 template, lambdas, a module whose file was deleted or edited after import, a .pyc-only module, ``python -c`` --
 compile from their code object into the same IR as from source, so the PTX is the same byte for byte.
 
@@ -19,7 +19,8 @@ import textwrap
 import pytest
 
 import bytecode_differential
-from cujit import _bytecode, _bytecode_ops, _source, cuda, errors, float32, float64, int32, int64, void
+from cujit import _source, bytecode, cuda, errors, float32, float64, int32, int64, void
+from cujit.bytecode import _ops as _bytecode_ops, _reader
 from math import floor as math_floor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -219,7 +220,7 @@ def test_python_c_program_compiles(register_ptx):
 # -- the same IR, the same names, the same errors ----------------------------------------------------------
 
 
-# Shapes each CPython version spells its own way (_bytecode_decode.py): 3.10's per-operator opcodes, absolute jumps,
+# Shapes each CPython version spells its own way (bytecode/_decode.py): 3.10's per-operator opcodes, absolute jumps,
 # stack rotations and lines without columns (a one-line `if c: continue` / `if c: return`), 3.13's paired loads
 # and stores of locals, CALL_KW and TO_BOOL; 3.11 on: each chained comparison's cleanup with its own copy of the
 # return after it (a bounds test of a stencil); 3.14's borrowed loads, small ints, subscripts as BINARY_OP, slices
@@ -340,7 +341,7 @@ def f(out, a, n):
 def test_conditional_stores_before_a_return_compile_like_their_source(tmp_path, name):
     text = "from cujit import cuda\n" + CONDITIONAL_STORES[name]
     from_file, from_text = read_both_ways(tmp_path, f"stores_{name}", text)
-    rebuilt = __import__("ast").unparse(_bytecode.decompile(from_text))
+    rebuilt = __import__("ast").unparse(bytecode.decompile(from_text))
     assert ("if i < n:" in rebuilt) == (name == "if_else_statement"), rebuilt
     assert_same_ptx(from_file, from_text, (float64[::1], float64[::1], int64))
 
@@ -444,7 +445,7 @@ def test_reader_never_reads_the_same_code_twice():
                        "    elif a if b else n:\n        pass\n", "f")
     with within_seconds(20):
         try:
-            tree = _bytecode.decompile(fn)
+            tree = bytecode.decompile(fn)
         except errors.UnsupportedError as exc:
             assert "source code is not available" in str(exc)
         else:
@@ -479,7 +480,7 @@ class within_seconds:
 @needs_reader
 def test_conditional_attribute_store_is_rebuilt_as_written():
     fn = exec_function("def f(p, a, c):\n    p.x = a if c else 0.0\n    return\n", "f")
-    assert __import__("ast").unparse(_bytecode.decompile(fn)).splitlines()[1:] == ["    p.x = a if c else 0.0",
+    assert __import__("ast").unparse(bytecode.decompile(fn)).splitlines()[1:] == ["    p.x = a if c else 0.0",
                                                                                  "    return"]
 
 
@@ -643,7 +644,7 @@ def test_the_decoder_reads_what_dis_reads():
     one dis lists at its offset, names, locals and constants are dis's, and a jump the reader follows goes to the
     first kept instruction at or after dis's target."""
     import dis
-    from cujit._bytecode_decode import _decode
+    from cujit.bytecode._decode import _decode
     ins = _decode(_decoded_sample.__code__, _bytecode_ops.table(sys.version_info[:2]))
     assert ins[-1].op == "<end>" and [x.index for x in ins] == list(range(len(ins)))
     listed = {d.offset: d for d in dis.get_instructions(_decoded_sample)}
@@ -671,9 +672,9 @@ def test_the_reader_leaves_nothing_for_the_garbage_collector():
     fn = exec_function("def f(a, b, n):\n    if a > 0 and b < n or a < -1:\n        return a\n"
                        "    while n > 0:\n        n -= 1\n        if a > n and b:\n            break\n"
                        "    return b\n", "f")
-    _bytecode.decompile(fn)
+    bytecode.decompile(fn)
     gc.collect()
-    _bytecode.decompile(fn)
+    bytecode.decompile(fn)
     assert gc.collect() < 10  # (the standard library's fix_missing_locations leaves 3)
 
     def rebuilt_ifs():  # (trees other tests' errors rebuilt stay with their excerpts)
@@ -686,7 +687,7 @@ def test_the_reader_leaves_nothing_for_the_garbage_collector():
 
 def test_the_decoders_plan_is_checked():
     from cujit import _core
-    from cujit._bytecode_decode import _Ins, _Position
+    from cujit.bytecode._decode import _Ins, _Position
     with pytest.raises(ValueError, match="256 opcodes"):
         _core.BytecodePlan([], [], 144, [], (), 0, (), (), _Ins, _Position)
     rules = [("NOP", None, 0, None)] * 256
@@ -724,15 +725,15 @@ def test_the_rule_prefers_matching_source():
 def test_rebuilt_tree_is_checked_against_the_bytecode(monkeypatch):
     """A tree the reader gets wrong never compiles: compiling it again must give the original instructions."""
     fn = exec_function("def f(x):\n    return x + 1\n", "f")
-    real = _bytecode._Reader.function
+    real = _reader._Reader.function
 
     def wrong(self):
         body = real(self)
         body[0].value.op = __import__("ast").Sub()
         return body
-    monkeypatch.setattr(_bytecode._Reader, "function", wrong)
+    monkeypatch.setattr(_reader._Reader, "function", wrong)
     with pytest.raises(errors.UnsupportedError, match="does not compile back to the same bytecode"):
-        _bytecode.decompile(fn)
+        bytecode.decompile(fn)
 
 
 # -- the differential tests -------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Machine-made shapes the bytecode reader (_bytecode.py) once refused, reduced from the fuzzer's programs
+"""Machine-made shapes the bytecode reader (cujit.bytecode) once refused, reduced from the fuzzer's programs
 (random_programs.py), compiled through both readers: the PTX must be the same byte for byte. And the order of a
 function's locals when CPython dropped every assignment of one of them."""
 
@@ -7,7 +7,7 @@ import ast
 import pytest
 
 import bytecode_differential
-from cujit import _bytecode, cuda, float64, int64
+from cujit import bytecode, cuda, float64, int64
 from test_bytecode_frontend import exec_function, import_path, needs_reader, write_module
 
 
@@ -200,7 +200,7 @@ def test_machine_made_shapes_compile_like_their_source(tmp_path, name):
     text = "import math\nfrom cujit import cuda\n" + MACHINE_SHAPES[name]
     module = import_path(f"machine_{name}", write_module(tmp_path, f"machine_{name}", text))
     from_text = exec_function(text, "f", __name__=f"machine_{name}")
-    _bytecode.decompile(from_text)  # not refused
+    bytecode.decompile(from_text)  # not refused
     ptx_file, _ = cuda.compile_ptx(module.f, (float64, float64, int64), device=True)
     ptx_text, _ = cuda.compile_ptx(from_text, (float64, float64, int64), device=True)
     assert bytecode_differential.comparable(ptx_text) == bytecode_differential.comparable(ptx_file)
@@ -248,6 +248,6 @@ def test_locals_only_assigned_in_dropped_code_keep_their_place():
     """CPython drops `if 0: y = 2`, but y stays a local (the reader assigns it in an `if False:`): where the source
     had it among the other locals, so the compiler numbers the function's locals alike from both readers."""
     fn = exec_function(DEAD_LOCAL, "f")
-    rebuilt = _bytecode.decompile(fn)
+    rebuilt = bytecode.decompile(fn)
     assert locals_in_order(rebuilt) == locals_in_order(ast.parse(DEAD_LOCAL).body[0]) == ["x", "y", "z", "k", "w"]
     assert "if False:" in ast.unparse(rebuilt)

@@ -94,6 +94,9 @@ SPIN = """
     def fill(out):
         out[cuda.grid(1)] = 3
 
+    # As in a terminal: Python's own SIGINT handler (a child of a process that ignores SIGINT, as pytest-xdist's
+    # workers do, starts with it ignored, and then Ctrl-C asks nothing of a launch).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     flag, out = np.zeros(1, np.int32), np.zeros(256)
     threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
     started = time.monotonic()

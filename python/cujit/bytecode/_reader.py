@@ -3,12 +3,12 @@ source (built with exec or compile(), run with ``python -c``, from .pyc-only ins
 import). The tree is the one ``ast.parse`` gives for the function's source, so everything after it (the C++
 frontend, typing, lowering) is shared with the source path and the PTX is the same.
 
-How it reads the code, one module a step: _bytecode_decode.py decodes the instructions (the only version-dependent
-part, with the tables of _bytecode_ops.py); _bytecode_graph.py finds basic blocks, loops and post-dominators;
-_bytecode_expressions.py turns straight-line code into expressions on a symbolic stack and recovers conditional
-expressions, ``and``/``or`` values and chained comparisons from the jumps, and _bytecode_conditions.py the
-conditions they test; _bytecode_statements.py rebuilds statements, ``if``/``elif``/``else`` and loops with
-``break``/``continue``/``else``; _bytecode_readings.py gives the other spellings of the same bytecode the first
+How it reads the code, one module a step: _decode.py decodes the instructions (the only version-dependent
+part, with the tables of _ops.py); _graph.py finds basic blocks, loops and post-dominators;
+_expressions.py turns straight-line code into expressions on a symbolic stack and recovers conditional
+expressions, ``and``/``or`` values and chained comparisons from the jumps, and _conditions.py the
+conditions they test; _statements.py rebuilds statements, ``if``/``elif``/``else`` and loops with
+``break``/``continue``/``else``; _readings.py gives the other spellings of the same bytecode the first
 reading may miss. This module holds the entry points and the check.
 Every rebuilt tree is checked: it is compiled again with ``compile()`` and its instructions must equal the
 original's, so a function is never compiled from a tree that does not do what its bytecode does; where no
@@ -20,13 +20,13 @@ import functools
 import sys
 import types
 
-from cujit import _bytecode_ops as ops
-from cujit._bytecode_decode import (_arguments, _code_positions, _has_handlers, _imported_names, _nodes,
+from cujit.bytecode import _ops as ops
+from cujit.bytecode._decode import (_arguments, _code_positions, _has_handlers, _imported_names, _nodes,
                                     _normalised, _place_paired_names, _recompiled)
-from cujit._bytecode_excerpt import Excerpt as _Excerpt
-from cujit._bytecode_readings import readings
-from cujit._bytecode_conditions import _Comprehension, _Construct, folded_tests
-from cujit._bytecode_statements import _Reader
+from cujit.bytecode._excerpt import Excerpt as _Excerpt
+from cujit.bytecode._readings import readings
+from cujit.bytecode._conditions import _Comprehension, _Construct, folded_tests
+from cujit.bytecode._statements import _Reader
 from cujit.errors import UnsupportedError
 
 __all__ = ["decompile", "function_source"]
@@ -46,7 +46,7 @@ def _fdef(name, code, body):
 def function_source(pyfunc):
     """The FunctionSource of `pyfunc` built from its code object. It has no source lines: errors name the file
     and line, and show the file's line where it still holds this code, else the statement rebuilt from the
-    bytecode (_bytecode_excerpt.py)."""
+    bytecode (_excerpt.py)."""
     from cujit import _core
     code = pyfunc.__code__
     fdef = decompile(pyfunc)
@@ -220,7 +220,7 @@ def _rejected(reader, name, code, node, ins, statement):
 def _try_keyword(code):
     """Where a try statement starts: the NOP CPython leaves on its keyword spans the whole statement (the
     reader drops NOPs). None where there is none."""
-    from cujit._bytecode_decode import _Position
+    from cujit.bytecode._decode import _Position
     import dis
     nop = dis.opmap["NOP"]
     for (line, end_line, col, end_col), k in zip(_code_positions(code), range(0, len(code.co_code), 2)):

@@ -1,16 +1,16 @@
 """The bytecode frontend's statement reader: simple statements (assignments, returns, raises, expression
 statements), if/elif/else and asserts, while and for loops with break/continue/else, recovered from the jumps
-with the join of each branch found by post-dominators (_bytecode_graph.py)."""
+with the join of each branch found by post-dominators (_graph.py)."""
 
 import ast
 import dis
 
-from cujit import _bytecode_ops as ops
-from cujit._bytecode_decode import _added_by_lines, same_tree
-from cujit._bytecode_conditions import _GUESS_FAILED
-from cujit._bytecode_expressions import (_STATEMENT_ENDS, _STORES, _Aug, _ExpressionReader, _ForItem, _Group, _Slot,
+from cujit.bytecode import _ops as ops
+from cujit.bytecode._decode import _added_by_lines, same_tree
+from cujit.bytecode._conditions import _GUESS_FAILED
+from cujit.bytecode._expressions import (_STATEMENT_ENDS, _STORES, _Aug, _ExpressionReader, _ForItem, _Group, _Slot,
                                          _end_after_start)
-from cujit._bytecode_graph import _Loop
+from cujit.bytecode._graph import _Loop
 
 # Whether positions have columns (3.11 on); 3.10's have lines only, and tell a statement from what CPython added
 # by lines (_added_by_lines).

@@ -1,6 +1,6 @@
 """How each CPython minor version's bytecode reads, in one table per version: the opcode names `dis` gives mapped
-onto the names the bytecode frontend (_bytecode.py) understands, and the rules of each version's arguments.
-_bytecode_decode.py applies them (and turns the instructions that stand for several, 3.10's stack rotations and
+onto the names the bytecode frontend (_reader.py) understands, and the rules of each version's arguments.
+_decode.py applies them (and turns the instructions that stand for several, 3.10's stack rotations and
 3.13's superinstructions, into the several). A version without a table here has no bytecode frontend: its
 functions compile only from source."""
 

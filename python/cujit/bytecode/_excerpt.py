@@ -1,4 +1,4 @@
-"""What an error message shows under ``file:line`` for a function read from its bytecode (_bytecode.py), as the
+"""What an error message shows under ``file:line`` for a function read from its bytecode (_reader.py), as the
 source path shows the source line and a caret: the file's line, where ``linecache`` has the file and the code in
 it compiles to the function's own bytecode; otherwise the statement rebuilt from the bytecode (``ast.unparse``),
 marked as such, with the caret under the rebuilt text of the sub-expression at fault. Computed only when an
@@ -9,7 +9,7 @@ import linecache
 import sys
 import textwrap
 
-from cujit._bytecode_decode import _code_positions  # co_positions, or 3.10's lines
+from cujit.bytecode._decode import _code_positions  # co_positions, or 3.10's lines
 
 REBUILT = "(rebuilt from bytecode: the function has no source)"
 _COLUMNS = sys.version_info >= (3, 11)  # 3.10's code objects have lines only: the line is shown with no caret
@@ -35,7 +35,7 @@ class Excerpt:
     @property
     def indent(self):
         """The columns the reader gave count from the body's indentation less one level, as in the dedented
-        source (_bytecode_expressions.py's reader). Found at the first error, not with every function."""
+        source (_expressions.py's reader). Found at the first error, not with every function."""
         if self._indent is None:
             code = self.code
             cols = [c for line, _, c, _ in _code_positions(code) if line is not None and c is not None
@@ -105,8 +105,8 @@ def _compiles_to(fdef, code):
     """Whether `fdef` compiles to the instructions of `code`."""
     import sys
 
-    from cujit import _bytecode_ops
-    from cujit._bytecode_decode import _decode, _imported_names, _normalised, _recompiled
+    from cujit.bytecode import _ops as _bytecode_ops
+    from cujit.bytecode._decode import _decode, _imported_names, _normalised, _recompiled
     try:
         imported = _imported_names(_decode(code, _bytecode_ops.table(sys.version_info)))
         again = _recompiled(fdef, code, imported)

@@ -2,7 +2,7 @@
 backward jumps and post-dominators (where the paths from a branch meet again), and `_Loop`, what the statement
 reader knows of the loop it is inside."""
 
-from cujit import _bytecode_ops as ops
+from cujit.bytecode import _ops as ops
 
 
 class _Loop:

@@ -1,5 +1,5 @@
-"""Decoding of a code object's instructions for the bytecode frontend (_bytecode.py): everything that depends on
-the CPython minor version sits here and in the tables of _bytecode_ops.py. `_decode` has co_code read into `_Ins`
+"""Decoding of a code object's instructions for the bytecode frontend (_reader.py): everything that depends on
+the CPython minor version sits here and in the tables of _ops.py. `_decode` has co_code read into `_Ins`
 records by the C++ decoder (cpp/bindings/py_bytecode.cpp), with the plan `_plan` makes of the version's table:
 opcode names normalised by the table, arguments read by its rules, jump targets as instruction indices, each with
 its `_Position` from co_positions. `_normalised` and `_imported_names` read instructions for the recompile check,
@@ -12,7 +12,7 @@ import operator
 import sys
 import types
 
-from cujit import _bytecode_ops as ops
+from cujit.bytecode import _ops as ops
 from cujit import _core
 
 

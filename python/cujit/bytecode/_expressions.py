@@ -1,6 +1,6 @@
 """The bytecode frontend's expression reader: a symbolic stack turns straight-line instructions into expressions;
 conditional expressions, and/or values and chained comparisons are recovered from the jumps (the conditions they
-test from _bytecode_conditions.py). Also the placeholders the stack holds on the way to a statement (call NULLs,
+test from _conditions.py). Also the placeholders the stack holds on the way to a statement (call NULLs,
 unpacked slots, augmented assignments)."""
 
 import ast
@@ -8,11 +8,11 @@ import math
 import sys
 import types
 
-from cujit import _bytecode_ops as ops
-from cujit._bytecode_conditions import (_GUESS_FAILED, _Comprehension, _ConditionReader, _Construct, _Unreadable,
+from cujit.bytecode import _ops as ops
+from cujit.bytecode._conditions import (_GUESS_FAILED, _Comprehension, _ConditionReader, _Construct, _Unreadable,
                                         _spanning, folds_to)
-from cujit._bytecode_decode import _Ins, _decode
-from cujit._bytecode_graph import _Graph
+from cujit.bytecode._decode import _Ins, _decode
+from cujit.bytecode._graph import _Graph
 
 
 class _Null:
@@ -82,7 +82,7 @@ _CODE_NAMES = {"<lambda>": ast.Lambda, "<genexpr>": ast.GeneratorExp, "<listcomp
 
 class _ExpressionReader(_ConditionReader):
     """Expressions, conditions and conditional expressions rebuilt from the instructions (the statement reader,
-    _bytecode_statements.py, builds on it)."""
+    _statements.py, builds on it)."""
 
     def __init__(self, fn, code, table):
         self.fn, self.code = fn, code

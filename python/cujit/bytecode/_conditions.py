@@ -1,14 +1,14 @@
 """The bytecode frontend's conditions: the conditional jumps of an if, while or assert test, or of a conditional
 expression's test (`atoms`), where each goes when its value holds and when not, and the expression of and/or,
 `not` and conditional expressions they make (`structure`), as CPython compiles a condition: each part jumps
-where its value decides. Also the reader's exceptions. The expression reader (_bytecode_expressions.py) builds on
+where its value decides. Also the reader's exceptions. The expression reader (_expressions.py) builds on
 it, and reads the values the parts test."""
 
 import ast
 import math
 
-from cujit import _bytecode_ops as ops
-from cujit._bytecode_decode import _Ins
+from cujit.bytecode import _ops as ops
+from cujit.bytecode._decode import _Ins
 
 
 class _Unreadable(Exception):
@@ -180,7 +180,7 @@ class _ConditionReader:
         the jump over it stays in the bytecode though it goes to the next instruction: CPython leaves that jump
         when the arm is an `or` whose first value decides it (`3 or v`, its dead rest dropped), and removes it
         after a lone constant, in some places; in others both leave it, and jump elsewhere: the lone constant is
-        another reading of it (_bytecode_readings.py). The compiler reads both as the constant."""
+        another reading of it (_readings.py). The compiler reads both as the constant."""
         node = ast.BoolOp(op=ast.Or(), values=[constant, self.at(ast.Constant(value=True), None)])
         for n in node.values[1:] + [node]:
             for f in ("lineno", "col_offset", "end_lineno", "end_col_offset"):

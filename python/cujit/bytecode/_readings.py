@@ -1,13 +1,13 @@
-"""Other readings of a tree the bytecode reader rebuilt (_bytecode.py), tried in turn where the first reading
+"""Other readings of a tree the bytecode reader rebuilt (_reader.py), tried in turn where the first reading
 does not compile back to the function's bytecode: spellings CPython compiles to the same instructions that the
-statement reader (_bytecode_statements.py), which reads the code once from the front, cannot tell apart where it
+statement reader (_statements.py), which reads the code once from the front, cannot tell apart where it
 reads them. Each reading is a rewrite of a copy of the tree; every one is checked as the first is, so a rewrite
 that does not give the function's own instructions is never compiled."""
 
 import ast
 import copy
 
-from cujit._bytecode_decode import same_tree
+from cujit.bytecode._decode import same_tree
 
 __all__ = ["readings"]
 
@@ -113,7 +113,7 @@ class _Lone(ast.NodeTransformer):
 
 def _lone_constants(body, most=3):
     """The constant false arms the reader read as `True or True` (a conditional expression's in a condition,
-    whose jump over it CPython left: _bytecode_expressions.py's dead_tail) as the lone constant, each choice
+    whose jump over it CPython left: _expressions.py's dead_tail) as the lone constant, each choice
     of them (all at once where there are more than `most`)."""
     marked = [n for s in body for n in ast.walk(s) if getattr(n, "_lone", None) is not None]
     if not marked:
