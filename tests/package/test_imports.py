@@ -206,3 +206,17 @@ def test_names_moved_down_a_layer_stay_where_users_find_them():
 
     assert (cuda.In, cuda.Out, cuda.InOut) == (In, Out, InOut) == (launch.In, launch.Out, launch.InOut)
     assert launch.ArgHint is ArgHint
+
+
+def test_the_bytecode_frontend_is_reached_through_its_entry_only():
+    """cujit.bytecode's modules are private to it: the rest of the package imports the subpackage's entry."""
+    import re
+
+    import cujit.bytecode
+
+    package = pathlib.Path(cujit.bytecode.__file__).parent.parent
+    reaching_in = [str(path.relative_to(package)) for path in package.rglob("*.py")
+                   if path.parent.name != "bytecode"
+                   and re.search(r"cujit\.bytecode\._|from cujit\.bytecode import _", path.read_text())]
+    assert not reaching_in, reaching_in
+    assert cujit.bytecode.__all__ == ["decompile", "function_source"]
