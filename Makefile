@@ -110,10 +110,21 @@ wheel: setup
 test-wheel: wheel
 	@CUJIT_WHEEL_REQUIRED=1 $(VPY) -m pytest -q tests/package/test_wheel.py
 
-# Static checks: pyflakes' rules over the Python (configured in pyproject.toml); the C++ is built with
+# Static checks: pyflakes' rules over the Python (configured in pyproject.toml), and the formatting of the Python
+# (ruff format) and of the C++ (clang-format, .clang-format); `make format` applies it. The C++ is built with
 # -Wall -Wextra -Werror (CMakeLists.txt).
+PY_SOURCES := python tests benchmarks examples
+CPP_SOURCES = $(shell git ls-files 'cpp/*.cpp' 'cpp/*.h' 'cpp/*.inc')
 lint: setup
-	@$(VPY) -m ruff check --quiet python tests benchmarks examples
+	@$(VPY) -m ruff check --quiet $(PY_SOURCES)
+	@$(VPY) -m ruff format --check --quiet $(PY_SOURCES) || \
+	  (echo "make lint: Python files above are not formatted: run make format"; exit 1)
+	@$(VENV)/bin/clang-format --dry-run -Werror $(CPP_SOURCES) || \
+	  (echo "make lint: C++ files above are not formatted: run make format"; exit 1)
+
+format: setup
+	@$(VPY) -m ruff format --quiet $(PY_SOURCES)
+	@$(VENV)/bin/clang-format -i $(CPP_SOURCES)
 
 test-cpp: core
 	@$(TOOLS_PATH) ctest --test-dir $(CORE_DIR) --output-on-failure -j2 | tail -n 3

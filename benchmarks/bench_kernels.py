@@ -21,7 +21,7 @@ def make_kernels(cuda, float32):
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         bpg = cuda.gridDim.x
-        tmp = float32(0.)
+        tmp = float32(0.0)
         for i in range(bpg):
             sA[ty, tx] = 0
             sB[ty, tx] = 0

@@ -30,14 +30,21 @@ READERS = ("source", "bytecode")
 
 def kernel_cases():
     import kernels_src as K
+
     f1, f2, i1 = float32[::1], float32[:, ::1], int32[::1]
-    return [("saxpy", K.saxpy, (f1, float32, f1, f1), {}), ("block_sum", K.block_sum, (f1, f1), {}),
-            ("stencil_2d", K.stencil_2d, (f2, f2), {}), ("fast_matmul", K.fast_matmul, (f2, f2, f2), {}),
-            ("histogram_shared", K.histogram_shared, (i1, i1), {}), ("warp_reduce", K.warp_reduce, (f1, f1), {})]
+    return [
+        ("saxpy", K.saxpy, (f1, float32, f1, f1), {}),
+        ("block_sum", K.block_sum, (f1, f1), {}),
+        ("stencil_2d", K.stencil_2d, (f2, f2), {}),
+        ("fast_matmul", K.fast_matmul, (f2, f2, f2), {}),
+        ("histogram_shared", K.histogram_shared, (i1, i1), {}),
+        ("warp_reduce", K.warp_reduce, (f1, f1), {}),
+    ]
 
 
 def program_cases(count, workdir):
     from random_programs import generate
+
     cases = []
     seed = 0
     while len(cases) < count and seed < 20 * count:
@@ -92,6 +99,7 @@ def measure(case, repeat):
     def whole():
         _source._cache.clear()
         cuda.compile_ptx(fn, sig, cc=(7, 5), **options)
+
     row = {"function": name}
     for what, call in (("reader", read), ("compile", whole)):
         for reader, ms in medians_ms(call, repeat).items():
@@ -112,23 +120,37 @@ def main():
         cases = kernel_cases() + program_cases(args.programs, workdir)
         rows = [measure(case, args.repeat) for case in cases]
     os.environ.pop("CUJIT_FRONTEND", None)
-    print(f"{'function':<20} {'reader src ms':>13} {'reader bc ms':>12} {'ratio':>6} {'compile src ms':>14} "
-          f"{'compile bc ms':>13} {'ratio':>6}")
+    print(
+        f"{'function':<20} {'reader src ms':>13} {'reader bc ms':>12} {'ratio':>6} {'compile src ms':>14} "
+        f"{'compile bc ms':>13} {'ratio':>6}"
+    )
     for r in rows:
-        print(f"{r['function']:<20} {r['source_reader_ms']:13.3f} {r['bytecode_reader_ms']:12.3f} "
-              f"{r['reader_ratio']:6.2f} {r['source_compile_ms']:14.2f} {r['bytecode_compile_ms']:13.2f} "
-              f"{r['compile_ratio']:6.2f}")
+        print(
+            f"{r['function']:<20} {r['source_reader_ms']:13.3f} {r['bytecode_reader_ms']:12.3f} "
+            f"{r['reader_ratio']:6.2f} {r['source_compile_ms']:14.2f} {r['bytecode_compile_ms']:13.2f} "
+            f"{r['compile_ratio']:6.2f}"
+        )
     reader = statistics.median(r["reader_ratio"] for r in rows)
     whole = statistics.median(r["compile_ratio"] for r in rows)
     worst = max(r["compile_ratio"] for r in rows)
     total = sum(r["bytecode_compile_ms"] for r in rows) / sum(r["source_compile_ms"] for r in rows)
-    print(f"\nratio bytecode/source: reader {reader:.2f} (median); whole compile {whole:.2f} (median), {total:.2f} "
-          f"(all functions' time), worst {worst:.2f}; target {TARGET}: {'PASS' if whole <= TARGET else 'MISS'}  "
-          f"(Python {sys.version.split()[0]})")
+    print(
+        f"\nratio bytecode/source: reader {reader:.2f} (median); whole compile {whole:.2f} (median), {total:.2f} "
+        f"(all functions' time), worst {worst:.2f}; target {TARGET}: {'PASS' if whole <= TARGET else 'MISS'}  "
+        f"(Python {sys.version.split()[0]})"
+    )
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"rows": rows, "median_reader_ratio": reader, "median_compile_ratio": whole,
-                       "total_compile_ratio": total}, fh, indent=1)
+            json.dump(
+                {
+                    "rows": rows,
+                    "median_reader_ratio": reader,
+                    "median_compile_ratio": whole,
+                    "total_compile_ratio": total,
+                },
+                fh,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-PROGRAM = r'''
+PROGRAM = r"""
 import json, os, sys, time, warnings
 import numpy as np
 side, case = sys.argv[1], sys.argv[2]
@@ -89,7 +89,7 @@ else:
 stats = cujit.stats() if side == "cujit" else {}
 print(json.dumps({"ms": ms, "ok": ok, "compiles": stats.get("compiles"), "hits": stats.get("cache hits"),
                   "stages": {k: round(v["seconds"] * 1e3, 3) for k, v in stats.get("stages", {}).items()}}))
-'''
+"""
 
 MUL_CU = 'extern "C" __device__ int mul_f32_f32(float* r, float x, float y) { *r = x * y; return 0; }\n'
 
@@ -97,8 +97,13 @@ MUL_CU = 'extern "C" __device__ int mul_f32_f32(float* r, float x, float y) { *r
 def start(workdir, side, case, cache_dir):
     env = dict(os.environ, CUJIT_CACHE_DIR=cache_dir, NUMBA_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
     env.pop("CUJIT_CACHE", None)
-    return subprocess.Popen([sys.executable, os.path.join(workdir, "prog.py"), side, case], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, os.path.join(workdir, "prog.py"), side, case],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def result(proc):
@@ -136,18 +141,22 @@ def main():
             each = " / ".join(f"{r['ms']:.2f}" for r in later)
             print(f"| {case} | {side} | {first['ms']:.2f} | {statistics.median(r['ms'] for r in later):.2f} | {each} |")
             if side == "cujit":
-                print(f"  cujit later process stages (ms): {later[0]['stages']}, hits {later[0]['hits']}, "
-                      f"compiles {later[0]['compiles']}")
+                print(
+                    f"  cujit later process stages (ms): {later[0]['stages']}, hits {later[0]['hits']}, "
+                    f"compiles {later[0]['compiles']}"
+                )
 
     cache_dir = tempfile.mkdtemp(prefix="cache-herd-")
     t = time.perf_counter()
     procs = [start(workdir, "cujit", "link", cache_dir) for _ in range(options.processes)]
     results = [result(p) for p in procs]
     wall = time.perf_counter() - t
-    print(f"{options.processes} processes at once on one cache directory: {sum(r['ok'] for r in results)} correct, "
-          f"{sum(r['compiles'] for r in results)} compile(s), {sum(r['hits'] for r in results)} cache hits, "
-          f"first calls median {statistics.median(r['ms'] for r in results):.1f} ms, max "
-          f"{max(r['ms'] for r in results):.1f} ms, all done in {wall:.1f} s")
+    print(
+        f"{options.processes} processes at once on one cache directory: {sum(r['ok'] for r in results)} correct, "
+        f"{sum(r['compiles'] for r in results)} compile(s), {sum(r['hits'] for r in results)} cache hits, "
+        f"first calls median {statistics.median(r['ms'] for r in results):.1f} ms, max "
+        f"{max(r['ms'] for r in results):.1f} ms, all done in {wall:.1f} s"
+    )
 
 
 if __name__ == "__main__":

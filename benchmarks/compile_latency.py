@@ -30,6 +30,7 @@ from typing import Callable
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_kernels import make_kernels  # noqa: E402
+
 BENCH_PYTHON = os.path.join(ROOT, ".bench-venv", "bin", "python")
 SETUP_SCRIPT = os.path.join(ROOT, "benchmarks", "setup_numba_venv.sh")
 DISTRIBUTIONS = {"cujit": "cujit", "numba": "numba-cuda"}
@@ -38,6 +39,7 @@ CC = (7, 5)
 
 # -- functions compiled by the cases (module level, so inspect.getsource finds them) --
 
+
 def add(x, y):
     return x + y
 
@@ -45,13 +47,45 @@ def add(x, y):
 def horner16(x):
     # 16 Horner steps, float64 multiply-adds only (no libdevice calls).
     return (
-        ((((((((((((((((0.5 * x + 1.0) * x - 2.0) * x + 3.0) * x - 4.0) * x + 5.0)
-        * x - 6.0) * x + 7.0) * x - 8.0) * x + 9.0) * x - 10.0) * x + 11.0) * x - 12.0)
-        * x + 13.0) * x - 14.0) * x + 15.0) * x - 16.0)
-    )
+        (
+            (
+                (
+                    (
+                        (
+                            (
+                                (
+                                    (
+                                        ((((((0.5 * x + 1.0) * x - 2.0) * x + 3.0) * x - 4.0) * x + 5.0) * x - 6.0) * x
+                                        + 7.0
+                                    )
+                                    * x
+                                    - 8.0
+                                )
+                                * x
+                                + 9.0
+                            )
+                            * x
+                            - 10.0
+                        )
+                        * x
+                        + 11.0
+                    )
+                    * x
+                    - 12.0
+                )
+                * x
+                + 13.0
+            )
+            * x
+            - 14.0
+        )
+        * x
+        + 15.0
+    ) * x - 16.0
 
 
 # -- the case registry ----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Case:
@@ -80,6 +114,7 @@ def case(name, min_speedup=None, max_ms=None, repeat=None):
     def register(make_call):
         CASES.append(Case(name, make_call, min_speedup, max_ms, repeat))
         return make_call
+
     return register
 
 
@@ -124,13 +159,16 @@ def fresh_process(pkg):
     with open(os.path.join(workdir, "bench_add.py"), "w") as f:
         f.write("def add(x, y):\n    return x + y\n")
     name = pkg.__name__
-    code = (f"import {name}; from {name} import cuda, int32; from bench_add import add; "
-            f"cuda.compile_ptx(add, int32(int32, int32), device=True, cc={CC})")
+    code = (
+        f"import {name}; from {name} import cuda, int32; from bench_add import add; "
+        f"cuda.compile_ptx(add, int32(int32, int32), device=True, cc={CC})"
+    )
     command = [sys.executable, "-c", code]
     return lambda: subprocess.run(command, cwd=workdir, check=True, capture_output=True)
 
 
 # -- measuring ------------------------------------------------------------------------
+
 
 def median_ms(call, repeat, warmup):
     for _ in range(warmup):
@@ -151,12 +189,10 @@ def measure(name, repeat):
     results = {}
     for c in CASES:
         try:
-            results[c.name] = median_ms(c.make_call(pkg), c.repeat or repeat,
-                                        warmup=1 if c.repeat else 3)
+            results[c.name] = median_ms(c.make_call(pkg), c.repeat or repeat, warmup=1 if c.repeat else 3)
         except Exception as e:
             stderr = getattr(e, "stderr", None) or b""  # a fresh process's traceback
-            print(f"{name}: {c.name} failed: {e!r}", stderr.decode(errors="replace")[-2000:],
-                  file=sys.stderr)
+            print(f"{name}: {c.name} failed: {e!r}", stderr.decode(errors="replace")[-2000:], file=sys.stderr)
             results[c.name] = None
     return {"python": platform.python_version(), "version": version(pkg), "ms": results}
 
@@ -171,12 +207,19 @@ def version(pkg):
 def measure_numba(repeat, setup):
     if not os.path.exists(BENCH_PYTHON):
         if not setup:
-            print("note: .bench-venv is missing, so numba-cuda is not measured; "
-                  "run benchmarks/setup_numba_venv.sh or pass --setup", file=sys.stderr)
+            print(
+                "note: .bench-venv is missing, so numba-cuda is not measured; "
+                "run benchmarks/setup_numba_venv.sh or pass --setup",
+                file=sys.stderr,
+            )
             return None
         subprocess.run(["bash", SETUP_SCRIPT], check=True)
-    out = subprocess.run([BENCH_PYTHON, os.path.abspath(__file__), "--worker", "numba",
-                          "--repeat", str(repeat)], check=True, stdout=subprocess.PIPE, text=True)
+    out = subprocess.run(
+        [BENCH_PYTHON, os.path.abspath(__file__), "--worker", "numba", "--repeat", str(repeat)],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -202,6 +245,7 @@ def measure_cujit(repeat):
 
 # -- report ---------------------------------------------------------------------------
 
+
 def machine():
     cpu = platform.processor()
     try:
@@ -209,18 +253,27 @@ def machine():
             cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return {"host": platform.node(), "cpu": cpu, "cores": os.cpu_count(),
-            "python": platform.python_version(),
-            "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}
+    return {
+        "host": platform.node(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+    }
 
 
 def rows(cujit, numba):
     for c in CASES:
         ours = cujit and cujit["ms"].get(c.name)
         theirs = numba and numba["ms"].get(c.name)
-        yield {"case": c.name, "cujit_ms": ours, "numba_cuda_ms": theirs,
-               "speedup": theirs / ours if ours and theirs else None,
-               "target": c.target, "result": c.verdict(ours, theirs)}
+        yield {
+            "case": c.name,
+            "cujit_ms": ours,
+            "numba_cuda_ms": theirs,
+            "speedup": theirs / ours if ours and theirs else None,
+            "target": c.target,
+            "result": c.verdict(ours, theirs),
+        }
 
 
 def print_report(info, cujit, numba, table):
@@ -232,18 +285,29 @@ def print_report(info, cujit, numba, table):
     print(fmt.format("case", "cujit ms", "numba-cuda ms", "speedup", "target", "result"))
     num = lambda v, spec: "-" if v is None else format(v, spec)
     for r in table:
-        print(fmt.format(r["case"], num(r["cujit_ms"], ".3f"), num(r["numba_cuda_ms"], ".3f"),
-                         num(r["speedup"], ".1f") + ("x" if r["speedup"] else ""),
-                         r["target"], r["result"]))
+        print(
+            fmt.format(
+                r["case"],
+                num(r["cujit_ms"], ".3f"),
+                num(r["numba_cuda_ms"], ".3f"),
+                num(r["speedup"], ".1f") + ("x" if r["speedup"] else ""),
+                r["target"],
+                r["result"],
+            )
+        )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=["cujit", "numba"], help="measure one side only")
     parser.add_argument("--repeat", type=int, default=20, help="timed calls per case (>= 20)")
-    parser.add_argument("--rounds", type=int, default=5,
-                        help="rounds of both sides, alternating; each case reports its median round "
-                             "(this VM's speed drifts over minutes: alternating keeps both sides in the same drift)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        help="rounds of both sides, alternating; each case reports its median round "
+        "(this VM's speed drifts over minutes: alternating keeps both sides in the same drift)",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--setup", action="store_true", help="create .bench-venv if missing")
     parser.add_argument("--worker", choices=["numba"], help=argparse.SUPPRESS)
@@ -263,8 +327,7 @@ def main():
     print_report(info, cujit, numba, table)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": info, "cujit": cujit, "numba_cuda": numba, "cases": table},
-                      f, indent=2)
+            json.dump({"machine": info, "cujit": cujit, "numba_cuda": numba, "cases": table}, f, indent=2)
     if not (cujit or numba):
         sys.exit("nothing was measured")
 

@@ -26,17 +26,20 @@ def make_kernel(cuda, c):
             for j in range(8):
                 acc = acc * v + c + j
             out[i] = acc / (1.0 + abs(v)) + (v * c if v > 0.5 else v - c)
+
     return cuda.jit(kernel)
 
 
 def worker(side, rounds):
     import numpy as np
+
     if side == "numba":
         np.row_stack = getattr(np, "row_stack", np.vstack)
         from numba import cuda
     else:
         from cujit import cuda
     import warnings
+
     warnings.simplefilter("ignore")
     x = cuda.to_device(np.random.default_rng(1).random(4096))
     outs = [cuda.device_array(4096) for _ in range(8)]
@@ -56,6 +59,7 @@ def worker(side, rounds):
             barrier.wait()
             kernels[8 + i][16, 256](outs[i], x)
             cuda.synchronize()
+
         threads = [threading.Thread(target=go, args=(i,)) for i in range(8)]
         for t in threads:
             t.start()
@@ -79,8 +83,10 @@ def main():
     for side in ("numba", "cujit"):
         r = run_worker(__file__, side, args.rounds)
         s, p = statistics.median(r["serial_ms"]), statistics.median(r["parallel_ms"])
-        print(f"{side:<12}{s:>14.1f}{p:>15.1f}{p / s:>8.3f}   (rounds: serial "
-              f"{', '.join(f'{v:.0f}' for v in r['serial_ms'])}; threads {', '.join(f'{v:.0f}' for v in r['parallel_ms'])})")
+        print(
+            f"{side:<12}{s:>14.1f}{p:>15.1f}{p / s:>8.3f}   (rounds: serial "
+            f"{', '.join(f'{v:.0f}' for v in r['serial_ms'])}; threads {', '.join(f'{v:.0f}' for v in r['parallel_ms'])})"
+        )
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import os
 import subprocess
 import sys
 
-KERNELS = r'''
+KERNELS = r"""
 import numpy as np
 
 TPB = 16
@@ -79,9 +79,9 @@ def make():
             out[cuda.blockIdx.x] = buf[0]
 
     return matmul, block_sums
-'''
+"""
 
-PROGRAM = r'''
+PROGRAM = r"""
 import json, os, sys, time, warnings
 warnings.simplefilter("ignore")
 import numpy as np
@@ -159,7 +159,7 @@ sums = dout.copy_to_host() if on_device else dout
 result["reduce_ok"] = bool(np.isclose(sums.sum(), x.sum()))
 result["reduce_s"] = sorted(timed(lambda: block_sums[rgrid, RTPB](dx, dout), repeat))[repeat // 2]
 print(json.dumps(result))
-'''
+"""
 
 
 def run_side(side, python, args):
@@ -170,8 +170,13 @@ def run_side(side, python, args):
     else:
         env.pop("NUMBA_ENABLE_CUDASIM", None)
     code = PROGRAM.replace("exec(KERNELS)", "exec(" + repr(KERNELS) + ")")
-    proc = subprocess.run([python, "-c", code, side, str(args.n), str(args.reduce_n), str(args.repeat),
-                           str(args.sim_blocks)], env=env, capture_output=True, text=True, timeout=args.timeout)
+    proc = subprocess.run(
+        [python, "-c", code, side, str(args.n), str(args.reduce_n), str(args.repeat), str(args.sim_blocks)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=args.timeout,
+    )
     if proc.returncode != 0:
         return {"side": side, "error": (proc.stderr or proc.stdout).strip().splitlines()[-1:]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -207,8 +212,10 @@ def main():
         print(f"{r['side']:10} {r['matmul_s'] * 1e3:12.2f} {r['reduce_s'] * 1e3:12.2f} {first}  {ok:8}{ratio}{scaled}")
     sim = next((r for r in rows if r["side"] == "sim" and "error" not in r), None)
     if sim is not None:
-        print(f"simulator: {sim['matmul_blocks_run']} matmul blocks and {sim['reduce_blocks_run']} reduce blocks "
-              "run, times scaled to the whole grid")
+        print(
+            f"simulator: {sim['matmul_blocks_run']} matmul blocks and {sim['reduce_blocks_run']} reduce blocks "
+            "run, times scaled to the whole grid"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"n": args.n, "reduce_n": args.reduce_n, "rows": rows}, fh, indent=1)

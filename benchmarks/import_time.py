@@ -38,16 +38,20 @@ NUMBA_PYTHON = ROOT / ".bench-venv" / "bin" / "python"
 
 # Run in the child before the statement: the editable install's finder (first on sys.meta_path) is set aside so
 # that cujit comes from the wheel-like copy on PYTHONPATH. It costs nothing: sys is loaded at startup.
-SET_ASIDE_EDITABLE = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path "
-                      "if type(f).__name__ != 'ScikitBuildRedirectingFinder']")
+SET_ASIDE_EDITABLE = (
+    "import sys; sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != 'ScikitBuildRedirectingFinder']"
+)
 
 
 def wheel_layout(python, source, site):
     """Copies the package in ``source`` as a wheel lays it out (the Python files and the extension in one
     directory)."""
-    extension = subprocess.run([str(python), "-c", "import importlib.util; "
-                                "print(importlib.util.find_spec('cujit._core').origin)"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+    extension = subprocess.run(
+        [str(python), "-c", "import importlib.util; print(importlib.util.find_spec('cujit._core').origin)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     package = site / "cujit"
     shutil.copytree(source, package, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
     shutil.copy2(extension, package)
@@ -68,7 +72,7 @@ def parse_importtime(stderr):
     for line in stderr.splitlines():
         if not line.startswith("import time:") or "imported package" in line:
             continue
-        self_us, cumulative_us, name = line[len("import time:"):].split("|")
+        self_us, cumulative_us, name = line[len("import time:") :].split("|")
         stripped = name.lstrip()
         entries.append(((len(name) - len(stripped) - 1) // 2, stripped.strip(), int(self_us), int(cumulative_us)))
     return entries
@@ -106,10 +110,12 @@ class Side:
             entries = parse_importtime(self.run(self.code, importtime=True)[1])
             totals.append(sum(c for name, c in top_level(entries).items() if name not in self.baseline))
             trees.append(entries)
-        return {"importtime_ms": statistics.median(totals) / 1000,
-                "wall_ms": (statistics.median(walls) - statistics.median(bare)) * 1000,
-                "bare_python_ms": statistics.median(bare) * 1000,
-                "modules": self.imported(trees)}
+        return {
+            "importtime_ms": statistics.median(totals) / 1000,
+            "wall_ms": (statistics.median(walls) - statistics.median(bare)) * 1000,
+            "bare_python_ms": statistics.median(bare) * 1000,
+            "modules": self.imported(trees),
+        }
 
     def imported(self, trees):
         """{module: median self ms} of what the statement imported."""
@@ -125,8 +131,10 @@ class Side:
 
 
 def report(label, result, runs):
-    print(f"{label}: {result['importtime_ms']:.1f} ms (-X importtime), {result['wall_ms']:.1f} ms wall over "
-          f"`python -c pass` ({result['bare_python_ms']:.1f} ms); medians of {runs} fresh processes")
+    print(
+        f"{label}: {result['importtime_ms']:.1f} ms (-X importtime), {result['wall_ms']:.1f} ms wall over "
+        f"`python -c pass` ({result['bare_python_ms']:.1f} ms); medians of {runs} fresh processes"
+    )
 
 
 def main():
@@ -134,17 +142,26 @@ def main():
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--no-numba", action="store_true", help="measure cujit only")
-    parser.add_argument("--package", default=ROOT / "python" / "cujit", type=pathlib.Path,
-                        help="the cujit package directory to measure (default: the working tree's; e.g. an older "
-                             "commit's, from git archive), with the built extension")
+    parser.add_argument(
+        "--package",
+        default=ROOT / "python" / "cujit",
+        type=pathlib.Path,
+        help="the cujit package directory to measure (default: the working tree's; e.g. an older "
+        "commit's, from git archive), with the built extension",
+    )
     args = parser.parse_args()
 
     results = {}
     with tempfile.TemporaryDirectory(prefix="cujit-import-time-") as tmp:
         tmp = pathlib.Path(tmp)
         wheel_layout(sys.executable, args.package, tmp / "site")
-        cujit = Side("from cujit import cuda", sys.executable, "from cujit import cuda",
-                     child_env(tmp, tmp / "site"), prelude=SET_ASIDE_EDITABLE)
+        cujit = Side(
+            "from cujit import cuda",
+            sys.executable,
+            "from cujit import cuda",
+            child_env(tmp, tmp / "site"),
+            prelude=SET_ASIDE_EDITABLE,
+        )
         results["cujit"] = cujit.measure(args.runs)
         report(cujit.label, results["cujit"], args.runs)
         if not args.no_numba:
@@ -162,8 +179,7 @@ def main():
     print(f"\ncujit modules imported by `from cujit import cuda` ({len(own)}), self time:")
     for name, ms in sorted(own.items(), key=lambda item: -item[1]):
         print(f"  {name:<28} {ms:6.2f} ms")
-    print(f"other modules it brings in ({len(others)}), self time {sum(others.values()):.1f} ms in all; "
-          "the largest:")
+    print(f"other modules it brings in ({len(others)}), self time {sum(others.values()):.1f} ms in all; the largest:")
     for name, ms in sorted(others.items(), key=lambda item: -item[1])[:15]:
         print(f"  {name:<28} {ms:6.2f} ms")
     if args.json:

@@ -26,7 +26,7 @@ N = 1 << 26
 SIZE = 2048
 RUNS = 100
 
-WORKER = textwrap.dedent(r'''
+WORKER = textwrap.dedent(r"""
     import json, sys, time
     import numpy as np
     np.row_stack = np.vstack
@@ -72,9 +72,9 @@ WORKER = textwrap.dedent(r'''
     ok_mm = bool(np.allclose(C.copy_to_host(), ref, rtol=1e-3, atol=1e-2))
     print(json.dumps(dict(saxpy_ms=saxpy_ms, grid_stride_ms=stride_ms, matmul_ms=mm_ms, ok_saxpy=ok_saxpy,
                           ok_matmul=ok_mm)))
-''')
+""")
 
-FIRST_CALL = textwrap.dedent(r'''
+FIRST_CALL = textwrap.dedent(r"""
     import sys, time
     t0 = time.perf_counter()
     import numpy as np
@@ -100,9 +100,9 @@ FIRST_CALL = textwrap.dedent(r'''
     t2 = time.perf_counter()
     assert float(r.copy_to_host()[0]) == 3.0
     print((t2 - t1) * 1e3)
-''')
+""")
 
-IMPORT_COMPILE = textwrap.dedent(r'''
+IMPORT_COMPILE = textwrap.dedent(r"""
     import sys, time
     t0 = time.perf_counter()
     if sys.argv[1] == "cujit":
@@ -114,7 +114,7 @@ IMPORT_COMPILE = textwrap.dedent(r'''
     from udf_add import add
     cuda.compile_ptx(add, int32(int32, int32), device=True, cc=(9, 0))
     print((time.perf_counter() - t0) * 1e3)
-''')
+""")
 
 
 def run_script(source, *args, cwd=None):
@@ -133,11 +133,13 @@ def run_script(source, *args, cwd=None):
 def nvcc_reference():
     nvcc = shutil.which("nvcc") or os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc")
     from cujit import cuda
+
     major, minor = cuda.get_current_device().compute_capability
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "reference")
-        subprocess.run([nvcc, "-O3", f"-arch=sm_{major}{minor}", os.path.join(HERE, "reference.cu"), "-o", exe],
-                       check=True)
+        subprocess.run(
+            [nvcc, "-O3", f"-arch=sm_{major}{minor}", os.path.join(HERE, "reference.cu"), "-o", exe], check=True
+        )
         out = subprocess.run([exe, str(N), str(SIZE), str(RUNS)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
@@ -152,6 +154,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     from cujit import cuda
+
     device = cuda.get_current_device()
     results = {"device": device.name, "date": time.strftime("%Y-%m-%d"), "n": N, "size": SIZE}
     results["nvcc"] = nvcc_reference()
@@ -170,7 +173,7 @@ def main():
 
 def report(res):
     gb = 12 * N / 1e9
-    flop = 2 * SIZE ** 3 / 1e12
+    flop = 2 * SIZE**3 / 1e12
     print(f"{res['device']}  {res['date']}")
     print(f"{'':28s}{'cujit':>12s}{'numba-cuda':>12s}{'nvcc -O3':>12s}{'cujit/nvcc':>12s}")
     nv = res["nvcc"]

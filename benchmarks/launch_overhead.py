@@ -26,7 +26,7 @@ import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-WORKER = textwrap.dedent('''
+WORKER = textwrap.dedent("""
     import json, os, sys, time
     import numpy as np
     np.row_stack = np.vstack
@@ -106,12 +106,17 @@ WORKER = textwrap.dedent('''
     print(json.dumps({"best": best, "paired": paired}))
     if which == "cujit" and os.environ.get("CUJIT_LAUNCH_PROFILE"):
         print("PROFILE", {k: round(v, 3) for k, v in _core.launch.profile().items()}, file=sys.stderr)
-''')
+""")
 
-CASES = [("none", "no arguments", "k0"), ("device4", "4: 3 device arrays + float32", "k4"),
-         ("cupy4", "4 with CuPy arrays", "k4"), ("torch4", "4 with PyTorch tensors", "k4"),
-         ("dlpack4", "4 with DLPack capsules", "k4"), ("arrays16", "16 device arrays", "k16"),
-         ("scalars8", "8 Python scalars (int, float)", "k8")]
+CASES = [
+    ("none", "no arguments", "k0"),
+    ("device4", "4: 3 device arrays + float32", "k4"),
+    ("cupy4", "4 with CuPy arrays", "k4"),
+    ("torch4", "4 with PyTorch tensors", "k4"),
+    ("dlpack4", "4 with DLPack capsules", "k4"),
+    ("arrays16", "16 device arrays", "k16"),
+    ("scalars8", "8 Python scalars (int, float)", "k8"),
+]
 
 
 def c_floor(workdir):
@@ -122,8 +127,10 @@ def c_floor(workdir):
         return {}, None
     exe, lib = os.path.join(workdir, "launch_floor"), os.path.join(workdir, "liblaunch_floor.so")
     source = os.path.join(HERE, "launch_floor.cu")
-    for cmd in ([nvcc, "-O2", "-o", exe, source, "-lcuda"],
-                [nvcc, "-O2", "-shared", "-Xcompiler", "-fPIC", "-DLAUNCH_FLOOR_LIBRARY", "-o", lib, source, "-lcuda"]):
+    for cmd in (
+        [nvcc, "-O2", "-o", exe, source, "-lcuda"],
+        [nvcc, "-O2", "-shared", "-Xcompiler", "-fPIC", "-DLAUNCH_FLOOR_LIBRARY", "-o", lib, source, "-lcuda"],
+    ):
         if not os.path.exists(cmd[cmd.index("-o") + 1]):
             build = subprocess.run(cmd, capture_output=True, text=True)
             if build.returncode != 0:
@@ -163,11 +170,19 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--cases", default=",".join(c[0] for c in CASES))
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="rounds of fresh processes (the C loop, then every case of each library), interleaved; "
-                             "the table shows each column's best round and the range of per-round ratios")
-    parser.add_argument("--pairs", type=int, default=10,
-                        help="pairs of 5 000-launch batches, C floor and library alternately, in each worker")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="rounds of fresh processes (the C loop, then every case of each library), interleaved; "
+        "the table shows each column's best round and the range of per-round ratios",
+    )
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=10,
+        help="pairs of 5 000-launch batches, C floor and library alternately, in each worker",
+    )
     options = parser.parse_args()
     workdir = tempfile.mkdtemp()
     script = os.path.join(workdir, "launch_worker.py")
@@ -182,10 +197,13 @@ def main():
         for case, _, _ in cases:
             for which in ("cujit", "numba"):
                 if not (which == "numba" and case == "dlpack4"):
-                    results[case, which].append(run_worker(script, which, case, options.profile, library,
-                                                           options.pairs))
-    print("| arguments | cujit | numba-cuda 0.30.4 | C loop, own process | cujit / C (best) "
-          "| cujit / C paired, per round | numba-cuda / C paired |")
+                    results[case, which].append(
+                        run_worker(script, which, case, options.profile, library, options.pairs)
+                    )
+    print(
+        "| arguments | cujit | numba-cuda 0.30.4 | C loop, own process | cujit / C (best) "
+        "| cujit / C paired, per round | numba-cuda / C paired |"
+    )
     print("|---|---|---|---|---|---|---|")
     best = lambda vs: min((v for v in vs if v is not None), default=None)  # noqa: E731
     fmt = lambda v: "—" if v is None else f"{v:.2f} µs"  # noqa: E731
@@ -195,8 +213,10 @@ def main():
         nb = [r and r["best"] for r in results[case, "numba"]]
         c = best([f.get(kname) for f in floors])
         ratio = f"{best(cu) / c:.2f}×" if c and best(cu) else "—"
-        print(f"| {label} | {fmt(best(cu))} | {fmt(best(nb))} | {fmt(c)} | {ratio} "
-              f"| {ratios(results[case, 'cujit'])} | {ratios(results[case, 'numba'])} |")
+        print(
+            f"| {label} | {fmt(best(cu))} | {fmt(best(nb))} | {fmt(c)} | {ratio} "
+            f"| {ratios(results[case, 'cujit'])} | {ratios(results[case, 'numba'])} |"
+        )
 
 
 if __name__ == "__main__":

@@ -43,11 +43,13 @@ def make_kernel(cuda, mul):
         i = cuda.grid(1)
         if i < len(r):
             r[i] = mul(x[i], y[i])
+
     return cuda.jit(multiply_vectors)
 
 
 def worker(side, rounds):
     import numpy as np
+
     if side == "numba":
         np.row_stack = getattr(np, "row_stack", np.vstack)
         from numba import cuda
@@ -55,6 +57,7 @@ def worker(side, rounds):
         import cujit
         from cujit import cuda
     import warnings
+
     warnings.simplefilter("ignore")  # the low-occupancy warning of a 1-block launch
     x = np.ones(32, np.float32)
     r = np.zeros(32, np.float32)
@@ -93,11 +96,18 @@ def cujit_stages(stats, total_ms):
     nvJitLink and the module load (after NVRTC), and what is left of the call beside NVRTC, nvJitLink and the
     load: cujit's own time on the critical path (the kernel's compile is off it while NVRTC runs)."""
     ms = {name: s["seconds"] * 1e3 for name, s in stats["stages"].items()}
-    compile_ms = sum(ms.get(k, 0.0) for k in ("frontend", "typing", "lowering", "libdevice", "LLVM optimisation",
-                                               "PTX emission"))
+    compile_ms = sum(
+        ms.get(k, 0.0) for k in ("frontend", "typing", "lowering", "libdevice", "LLVM optimisation", "PTX emission")
+    )
     tools = ms.get("NVRTC", 0.0) + ms.get("nvJitLink", 0.0) + ms.get("module load", 0.0)
-    return {"nvrtc": ms.get("NVRTC", 0.0), "compile": compile_ms, "ltoir": ms.get("libNVVM", 0.0),
-            "nvjitlink": ms.get("nvJitLink", 0.0), "load": ms.get("module load", 0.0), "rest": total_ms - tools}
+    return {
+        "nvrtc": ms.get("NVRTC", 0.0),
+        "compile": compile_ms,
+        "ltoir": ms.get("libNVVM", 0.0),
+        "nvjitlink": ms.get("nvJitLink", 0.0),
+        "load": ms.get("module load", 0.0),
+        "rest": total_ms - tools,
+    }
 
 
 def main():
@@ -105,10 +115,13 @@ def main():
     ap.add_argument("--worker")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=3, help="worker processes per side, alternated")
-    ap.add_argument("--cached", action="store_true",
-                    help="case 1 with one mul.cu for every round and cujit's disk cache on (CUJIT_CACHE=1, a fresh "
-                         "directory): every first call after the first one's is served by the cache; numba-cuda "
-                         "cannot cache a kernel that links files")
+    ap.add_argument(
+        "--cached",
+        action="store_true",
+        help="case 1 with one mul.cu for every round and cujit's disk cache on (CUJIT_CACHE=1, a fresh "
+        "directory): every first call after the first one's is served by the cache; numba-cuda "
+        "cannot cache a kernel that links files",
+    )
     args = ap.parse_args()
     if args.worker:
         worker(args.worker, args.rounds)
@@ -125,9 +138,12 @@ def main():
 
     def med(side, key, rounds=slice(None)):
         return statistics.median(v for run in results[side] for v in run[key][rounds])
+
     print(f"{'case (rounds)':<56}{'numba-cuda ms':>15}{'cujit ms':>10}{'ratio':>8}")
-    for key, label in (("first_call_ms", "first call, link=['mul.cu'] + declare_device"),
-                       ("ltoir_ms", "compile(udf, output='ltoir')")):
+    for key, label in (
+        ("first_call_ms", "first call, link=['mul.cu'] + declare_device"),
+        ("ltoir_ms", "compile(udf, output='ltoir')"),
+    ):
         # every round; the first of each worker (the first link in a process: the libraries load and
         # initialise then); the later ones
         for rounds, which in ((slice(None), "all"), (slice(0, 1), "first in process"), (slice(1, None), "later")):
@@ -138,8 +154,10 @@ def main():
     for rounds, which in ((slice(0, 1), "first in process"), (slice(1, None), "later")):
         stages = [s for run in results["cujit"] for s in run["stages"][rounds]]
         if stages:
-            print(f"cujit first call by stage ({which}, median ms): " +
-                  ", ".join(f"{k} {statistics.median(s[k] for s in stages):.2f}" for k in stages[0]))
+            print(
+                f"cujit first call by stage ({which}, median ms): "
+                + ", ".join(f"{k} {statistics.median(s[k] for s in stages):.2f}" for k in stages[0])
+            )
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ import tempfile
 
 N = 1 << 24
 
-PROGRAM = r'''
+PROGRAM = r"""
 import json, os, sys, time, warnings
 import numpy as np
 warnings.simplefilter("ignore")
@@ -113,7 +113,7 @@ elif side == "cupy":
 expect = x.astype(np.float64) * y + 1
 result["numpy"] = {"vectorize_sum": float(expect.sum()), "reduce": float(x.astype(np.float64).sum())}
 print(json.dumps(result))
-'''
+"""
 
 CASES = ("vectorize dev", "vectorize host", "Reduce")
 
@@ -127,8 +127,9 @@ def run_side(side, python, runs, warm_calls, n):
             with open(program, "w") as fh:
                 fh.write(PROGRAM)
             env = dict(os.environ, CUPY_CACHE_DIR=os.path.join(tmp, "cupy"), NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0")
-            proc = subprocess.run([python, program, side, str(warm_calls), str(n)], env=env,
-                                  capture_output=True, text=True, timeout=600)
+            proc = subprocess.run(
+                [python, program, side, str(warm_calls), str(n)], env=env, capture_output=True, text=True, timeout=600
+            )
         if proc.returncode != 0:
             lines = proc.stderr.strip().splitlines() or ["no output"]
             return {"absent": next((l for l in reversed(lines) if "Error" in l), lines[-1]).strip()}
@@ -178,15 +179,19 @@ def checks(results):
         v, ref = r["values"], r["numpy"]
         vec_ok = abs(v["vectorize_sum"] - ref["vectorize_sum"]) <= 1e-5 * abs(ref["vectorize_sum"])
         red_ok = abs(v["reduce"] - ref["reduce"]) <= 1e-4 * abs(ref["reduce"])
-        lines.append(f"{side}: vectorize {'matches' if vec_ok else 'DIFFERS FROM'} numpy, Reduce "
-                     f"{'matches' if red_ok else 'DIFFERS FROM'} numpy ({v['reduce']!r} vs {ref['reduce']!r})")
+        lines.append(
+            f"{side}: vectorize {'matches' if vec_ok else 'DIFFERS FROM'} numpy, Reduce "
+            f"{'matches' if red_ok else 'DIFFERS FROM'} numpy ({v['reduce']!r} vs {ref['reduce']!r})"
+        )
     numba = results.get("numba", {})
     if "values" in cujit and "values" in numba:
         same_vec = cujit["values"]["vectorize"] == numba["values"]["vectorize"]
         same_red = cujit["values"]["reduce"] == numba["values"]["reduce"]
-        lines.append(f"cujit vs numba-cuda: vectorize {'equal' if same_vec else 'DIFFERENT'}, Reduce "
-                     f"{'equal bit for bit' if same_red else 'DIFFERENT'} ({cujit['values']['reduce']!r} vs "
-                     f"{numba['values']['reduce']!r})")
+        lines.append(
+            f"cujit vs numba-cuda: vectorize {'equal' if same_vec else 'DIFFERENT'}, Reduce "
+            f"{'equal bit for bit' if same_red else 'DIFFERENT'} ({cujit['values']['reduce']!r} vs "
+            f"{numba['values']['reduce']!r})"
+        )
     return "\n".join(lines)
 
 
@@ -195,8 +200,11 @@ def main():
     parser.add_argument("--runs", type=int, default=3, help="fresh processes per side (default 3)")
     parser.add_argument("--warm", type=int, default=20, help="warm calls per process (default 20)")
     parser.add_argument("--n", type=int, default=N, help="elements (default 2^24)")
-    parser.add_argument("--numba-python", default=None,
-                        help="the Python with numba-cuda (default: this one, else .bench-venv/bin/python)")
+    parser.add_argument(
+        "--numba-python",
+        default=None,
+        help="the Python with numba-cuda (default: this one, else .bench-venv/bin/python)",
+    )
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -205,9 +213,11 @@ def main():
         has_numba = subprocess.run([sys.executable, "-c", "import numba.cuda"], capture_output=True).returncode == 0
         bench = os.path.join(root, ".bench-venv", "bin", "python")
         numba_python = sys.executable if has_numba or not os.path.exists(bench) else bench
-    results = {"cujit": run_side("cujit", sys.executable, args.runs, args.warm, args.n),
-               "numba": run_side("numba", numba_python, args.runs, args.warm, args.n),
-               "cupy": run_side("cupy", sys.executable, args.runs, args.warm, args.n)}
+    results = {
+        "cujit": run_side("cujit", sys.executable, args.runs, args.warm, args.n),
+        "numba": run_side("numba", numba_python, args.runs, args.warm, args.n),
+        "cupy": run_side("cupy", sys.executable, args.runs, args.warm, args.n),
+    }
     print(f"vectorize and Reduce on {args.n} float32 elements")
     print(table(results))
     print(checks(results))

@@ -30,8 +30,12 @@ def main():
     cases = [
         ("numba ABI", add, int32(int32, int32), dict(device=True)),
         ("C ABI", add, int32(int32, int32), dict(device=True, abi="c")),
-        ("C ABI, abi_name", add, float32(float32, float32), dict(device=True, abi="c",
-                                                                abi_info={"abi_name": "add_f32"})),
+        (
+            "C ABI, abi_name",
+            add,
+            float32(float32, float32),
+            dict(device=True, abi="c", abi_info={"abi_name": "add_f32"}),
+        ),
         ("numba ABI, sm_90", add, "float64(float64, float64)", dict(device=True, cc=(9, 0))),
         ("C ABI, libdevice", hypot_poly, float64(float64, float64), dict(device=True, abi="c")),
     ]
@@ -51,6 +55,7 @@ def saxpy(r, a, x, y):
 def run_kernel():
     """Launch saxpy on the GPU when one is usable (compiling above needed none), else on the CPU target."""
     import numpy as np
+
     rng = np.random.default_rng()
     x = rng.random(1 << 20, dtype=np.float32)
     y = rng.random(1 << 20, dtype=np.float32)
@@ -62,10 +67,10 @@ def run_kernel():
         r, where = d_r.copy_to_host(), cuda.get_current_device().name
     else:
         print("\nno GPU here (cuda.is_available() is False): running the kernel on the CPU target instead")
-        print("    (cuda.jit(target=\"cpu\"); CUJIT_TARGET=cpu does this for every kernel, docs/cpu_target.md)")
+        print('    (cuda.jit(target="cpu"); CUJIT_TARGET=cpu does this for every kernel, docs/cpu_target.md)')
         kernel = cuda.jit(saxpy, target="cpu")
         r = np.empty_like(x)
-        kernel[4096, 256](r, np.float32(2.0), x, y)   # numpy arrays in place: host memory is device memory here
+        kernel[4096, 256](r, np.float32(2.0), x, y)  # numpy arrays in place: host memory is device memory here
         where = "the CPU target"
     ok = np.allclose(r, 2 * x + y)
     print(f"\nsaxpy on {where}: {'matches numpy' if ok else 'WRONG'}")

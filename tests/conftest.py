@@ -58,8 +58,10 @@ def find_ptxas():
     return None
 
 
-PTXAS_MISSING = ("ptxas was not found: looked in $CUDA_HOME/bin, /usr/local/cuda/bin and PATH. Install the "
-                 "CUDA toolkit (>= 12) or set CUDA_HOME; every PTX produced by the tests is assembled with it.")
+PTXAS_MISSING = (
+    "ptxas was not found: looked in $CUDA_HOME/bin, /usr/local/cuda/bin and PATH. Install the "
+    "CUDA toolkit (>= 12) or set CUDA_HOME; every PTX produced by the tests is assembled with it."
+)
 
 
 @pytest.fixture(scope="session")
@@ -93,8 +95,9 @@ def _assemble_cached(digest, ptx):
     # PTX that calls declared (.extern) functions is relocatable code: assembled with -c, as a link does.
     relocatable = ["-c"] if re.search(r"^\.extern \.func", ptx, re.M) else []
     try:
-        proc = subprocess.run([path, f"-arch={arch}", *relocatable, "-o", os.devnull, name], capture_output=True,
-                              text=True, timeout=120)
+        proc = subprocess.run(
+            [path, f"-arch={arch}", *relocatable, "-o", os.devnull, name], capture_output=True, text=True, timeout=120
+        )
     finally:
         os.unlink(name)
     return proc.returncode == 0, f"ptxas -arch={arch} exited with {proc.returncode}:\n{proc.stdout}{proc.stderr}"
@@ -109,8 +112,8 @@ def assemble(ptx):
 # PTX capture
 # ----------------------------------------------------------------------------------------------
 
-_PENDING = []          # PTX produced since the last check
-CAPTURED_COUNT = [0]   # total number of PTX strings seen (for the capture self-test)
+_PENDING = []  # PTX produced since the last check
+CAPTURED_COUNT = [0]  # total number of PTX strings seen (for the capture self-test)
 
 _original_compile_ptx = _core.compile_ptx
 
@@ -124,6 +127,7 @@ SWEPT = [0]
 
 def _sweep_options(typed, options):
     import itertools
+
     for opt, debug, lineinfo, fastmath in itertools.product((False, True), repeat=4):
         if (opt, debug, lineinfo, fastmath) == (options.opt, options.debug, options.lineinfo, options.fastmath):
             continue
@@ -166,8 +170,9 @@ def _report(failures):
 
 def pytest_terminal_summary(terminalreporter):
     if _OPTION_SWEEP:
-        terminalreporter.write_line(f"CUJIT_OPTION_SWEEP: {SWEPT[0]} extra compiles under other option "
-                                    "combinations, each assembled with ptxas")
+        terminalreporter.write_line(
+            f"CUJIT_OPTION_SWEEP: {SWEPT[0]} extra compiles under other option combinations, each assembled with ptxas"
+        )
 
 
 @pytest.hookimpl(wrapper=True)
@@ -215,25 +220,27 @@ def captured_count():
 
 @dataclass
 class Prototype:
-    kind: str                 # "func" or "entry"
-    linkage: str              # "visible", "extern", "weak" or "" (internal)
+    kind: str  # "func" or "entry"
+    linkage: str  # "visible", "extern", "weak" or "" (internal)
     name: str
-    retval: str | None        # "b32", "b64", "align 8 b8[16]"... None when the function returns nothing
-    params: list = field(default_factory=list)   # parameter types in order: "b64", "u32", "f32"...
+    retval: str | None  # "b32", "b64", "align 8 b8[16]"... None when the function returns nothing
+    params: list = field(default_factory=list)  # parameter types in order: "b64", "u32", "f32"...
 
 
 _PROTO_RE = re.compile(
     r"^[ \t]*(?:\.(?P<linkage>visible|extern|weak)\s+)?\.(?P<kind>func|entry)\s*"
     r"(?:\(\s*\.param\s+(?P<ret>[^()]*?)\s*func_retval0(?P<retarr>\[\d+\])?\s*\))?\s*"
-    r"(?P<name>[\w$.]+)\s*\((?P<params>[^()]*)\)", re.M)
+    r"(?P<name>[\w$.]+)\s*\((?P<params>[^()]*)\)",
+    re.M,
+)
 
 
 def _param_type(decl):
     tokens = decl.split()
     assert tokens and tokens[0] == ".param", f"not a .param declaration: {decl!r}"
-    body = tokens[1:-1]   # drop ".param" and the parameter's name
-    if ".ptr" in body:    # LLVM 22 marks kernel pointer parameters `.u64 .ptr [.space] .align N`: hints, same ABI
-        body = body[:body.index(".ptr")]
+    body = tokens[1:-1]  # drop ".param" and the parameter's name
+    if ".ptr" in body:  # LLVM 22 marks kernel pointer parameters `.u64 .ptr [.space] .align N`: hints, same ABI
+        body = body[: body.index(".ptr")]
     suffix = re.search(r"\[\d+\]$", tokens[-1])
     return " ".join(t.lstrip(".") for t in body) + (suffix.group(0) if suffix else "")
 
@@ -274,12 +281,14 @@ FAKE_DRIVER_SRC = os.path.join(TESTS_DIR, "fake_cuda", "fake_libcuda.c")
 def fake_driver(tmp_path_factory):
     """The fake libcuda built for this session (a path for ``CUJIT_CUDA_DRIVER``)."""
     import shutil
+
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         pytest.skip("no C compiler for the fake driver")
     lib = tmp_path_factory.mktemp("fake_cuda") / "libfakecuda.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), FAKE_DRIVER_SRC, "-lpthread"], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-O1", "-o", str(lib), FAKE_DRIVER_SRC, "-lpthread"], check=True, capture_output=True
+    )
     return str(lib)
 
 
@@ -287,6 +296,7 @@ def fake_driver(tmp_path_factory):
 def rng():
     """A numpy Generator on a fresh seed (printed, so a failure can be replayed)."""
     import numpy as np
+
     seed = int.from_bytes(os.urandom(4), "little")
     print("seed", seed)
     return np.random.default_rng(seed)

@@ -1,4 +1,5 @@
 """Kernels that call functions defined by linked code (sources of test_link_program and the GPU tests)."""
+
 import os
 
 from cujit import cuda

@@ -7,8 +7,9 @@ import sys
 
 def start(argv, env=None, cwd=None):
     """A Python process running ``argv`` (a script and its arguments), its output captured."""
-    return subprocess.Popen([sys.executable, *map(str, argv)], env=env, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, *map(str, argv)], env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def result(proc, timeout=300):

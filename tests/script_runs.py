@@ -32,5 +32,6 @@ def output_lines(proc):
         for line in proc.stdout:
             lines.put(line)
         lines.put(None)
+
     threading.Thread(target=read, daemon=True).start()
     return lines

@@ -27,9 +27,9 @@ namespace {
 enum DtypeCode : int { kBool, kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64, kF16, kF32, kF64, kC64, kC128, kDtypes };
 
 TypeRef dtype_type(int code) {
-  static const TypeRef table[kDtypes] = {types::boolean(), types::int8(),   types::int16(),     types::int32(),
-                                         types::int64(),   types::uint8(),  types::uint16(),    types::uint32(),
-                                         types::uint64(),  types::float16(), types::float32(),  types::float64(),
+  static const TypeRef table[kDtypes] = {types::boolean(),   types::int8(),      types::int16(),   types::int32(),
+                                         types::int64(),     types::uint8(),     types::uint16(),  types::uint32(),
+                                         types::uint64(),    types::float16(),   types::float32(), types::float64(),
                                          types::complex64(), types::complex128()};
   return table[code];
 }
@@ -37,12 +37,18 @@ TypeRef dtype_type(int code) {
 // -1 when a numpy kind letter ('b', 'i', 'u', 'f', 'c') and size name no dtype of the fast path.
 int dtype_code(char kind, std::int64_t size) {
   switch (kind) {
-    case 'b': return size == 1 ? kBool : -1;
-    case 'i': return size == 1 ? kI8 : size == 2 ? kI16 : size == 4 ? kI32 : size == 8 ? kI64 : -1;
-    case 'u': return size == 1 ? kU8 : size == 2 ? kU16 : size == 4 ? kU32 : size == 8 ? kU64 : -1;
-    case 'f': return size == 2 ? kF16 : size == 4 ? kF32 : size == 8 ? kF64 : -1;
-    case 'c': return size == 8 ? kC64 : size == 16 ? kC128 : -1;
-    default: return -1;
+    case 'b':
+      return size == 1 ? kBool : -1;
+    case 'i':
+      return size == 1 ? kI8 : size == 2 ? kI16 : size == 4 ? kI32 : size == 8 ? kI64 : -1;
+    case 'u':
+      return size == 1 ? kU8 : size == 2 ? kU16 : size == 4 ? kU32 : size == 8 ? kU64 : -1;
+    case 'f':
+      return size == 2 ? kF16 : size == 4 ? kF32 : size == 8 ? kF64 : -1;
+    case 'c':
+      return size == 8 ? kC64 : size == 16 ? kC128 : -1;
+    default:
+      return -1;
   }
 }
 
@@ -177,7 +183,8 @@ ArrayRead read_cai(PyObject* desc, std::size_t position, ArrayValue& out) {
   const bool has_strides = strides != nullptr && strides != Py_None;
   if (has_strides) {
     if (read_dims(strides, out.strides, position, "strides") != out.ndim)
-      argument_error(PyExc_ValueError, position, "__cuda_array_interface__ has strides of another length than its shape");
+      argument_error(PyExc_ValueError, position,
+                     "__cuda_array_interface__ has strides of another length than its shape");
   }
   if (!PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2)
     argument_error(PyExc_TypeError, position, "__cuda_array_interface__ 'data' must be (pointer, readonly)");
@@ -190,8 +197,9 @@ ArrayRead read_cai(PyObject* desc, std::size_t position, ArrayValue& out) {
   if (stream != nullptr && stream != Py_None) {
     std::int64_t s = as_int64(stream, position, "__cuda_array_interface__ 'stream'");
     if (s == 0)
-      argument_error(PyExc_ValueError, position, "__cuda_array_interface__ 'stream' is 0, which the interface "
-                                                 "disallows (1 is the legacy default stream)");
+      argument_error(PyExc_ValueError, position,
+                     "__cuda_array_interface__ 'stream' is 0, which the interface "
+                     "disallows (1 is the legacy default stream)");
     if (cai_sync_enabled()) read.producer_stream = static_cast<std::uintptr_t>(s);
   }
   if (code < 0) return read;  // a dtype for the Python path
@@ -242,9 +250,9 @@ bool in_gpu_memory(std::int32_t device_type) {
 
 void check_device_type(std::int32_t type, std::size_t position) {
   if (!in_gpu_memory(type))
-    argument_error(PyExc_TypeError, position,
-                   "a DLPack tensor on device type " + std::to_string(type) +
-                       " is not in GPU memory (kDLCUDA or kDLCUDAManaged)");
+    argument_error(
+        PyExc_TypeError, position,
+        "a DLPack tensor on device type " + std::to_string(type) + " is not in GPU memory (kDLCUDA or kDLCUDAManaged)");
 }
 
 // A DLTensor into `out`; returns its dtype code. `strict`: a tensor outside GPU memory or of a dtype cujit

@@ -12,24 +12,51 @@ namespace {
 py::object exception_class(ErrorKind kind) {
   const char* cls = nullptr;
   switch (kind) {
-    case ErrorKind::TypingError: cls = "TypingError"; break;
-    case ErrorKind::Unsupported: cls = "UnsupportedError"; break;
-    case ErrorKind::CCSupport: cls = "CCSupportError"; break;
-    case ErrorKind::Internal: cls = "InternalError"; break;
-    case ErrorKind::NotDefined: cls = "NotDefinedError"; break;
-    case ErrorKind::Lowering: cls = "LoweringError"; break;
-    default: break;
+    case ErrorKind::TypingError:
+      cls = "TypingError";
+      break;
+    case ErrorKind::Unsupported:
+      cls = "UnsupportedError";
+      break;
+    case ErrorKind::CCSupport:
+      cls = "CCSupportError";
+      break;
+    case ErrorKind::Internal:
+      cls = "InternalError";
+      break;
+    case ErrorKind::NotDefined:
+      cls = "NotDefinedError";
+      break;
+    case ErrorKind::Lowering:
+      cls = "LoweringError";
+      break;
+    default:
+      break;
   }
   if (cls != nullptr) return py::module_::import("cujit.errors").attr(cls);
   PyObject* type = nullptr;
   switch (kind) {
-    case ErrorKind::TypeError: type = PyExc_TypeError; break;
-    case ErrorKind::ValueError: type = PyExc_ValueError; break;
-    case ErrorKind::NameError: type = PyExc_NameError; break;
-    case ErrorKind::SyntaxError: type = PyExc_SyntaxError; break;
-    case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
-    case ErrorKind::Interrupted: type = PyExc_KeyboardInterrupt; break;
-    default: type = PyExc_RuntimeError; break;
+    case ErrorKind::TypeError:
+      type = PyExc_TypeError;
+      break;
+    case ErrorKind::ValueError:
+      type = PyExc_ValueError;
+      break;
+    case ErrorKind::NameError:
+      type = PyExc_NameError;
+      break;
+    case ErrorKind::SyntaxError:
+      type = PyExc_SyntaxError;
+      break;
+    case ErrorKind::NotImplemented:
+      type = PyExc_NotImplementedError;
+      break;
+    case ErrorKind::Interrupted:
+      type = PyExc_KeyboardInterrupt;
+      break;
+    default:
+      type = PyExc_RuntimeError;
+      break;
   }
   return py::reinterpret_borrow<py::object>(type);
 }
@@ -77,7 +104,7 @@ void set_python_error(const Error& error, const frontend::FunctionSource* source
   bool located = source != nullptr && error.loc.known();
   if (located)
     message += "\n\n" + ir::format_source_excerpt(source->filename, source->source_lines, source->first_line, error.loc,
-                                                 source->excerpt);
+                                                  source->excerpt);
   py::object cls = exception_class(error.kind);
   py::object exc = cls(message);
   // Where in the user's code the error is (callers use it to decide whether to add the call site's).

@@ -19,7 +19,18 @@ namespace bc = frontend::bytecode;
 
 // How an opcode's argument reads: the numbers of _bytecode_decode.py's _PLAIN ... _SUPER.
 enum class ArgKind : int {
-  Plain = 0, Local, Const, Name, Jump, Binary, Compare, Operator, CommonConstant, Intrinsic, Split, Super
+  Plain = 0,
+  Local,
+  Const,
+  Name,
+  Jump,
+  Binary,
+  Compare,
+  Operator,
+  CommonConstant,
+  Intrinsic,
+  Split,
+  Super
 };
 
 struct OpcodeRule {
@@ -46,8 +57,12 @@ class BytecodePlan {
  public:
   BytecodePlan(py::list opcodes, py::list caches, int extended_arg, py::list binary, py::tuple compare,
                int compare_shift, py::tuple common, py::tuple intrinsic, py::object ins_type, py::object position_type)
-      : binary_(std::move(binary)), compare_(std::move(compare)), compare_shift_(compare_shift),
-        common_(std::move(common)), intrinsic_(std::move(intrinsic)), ins_type_(std::move(ins_type)),
+      : binary_(std::move(binary)),
+        compare_(std::move(compare)),
+        compare_shift_(compare_shift),
+        common_(std::move(common)),
+        intrinsic_(std::move(intrinsic)),
+        ins_type_(std::move(ins_type)),
         position_type_(std::move(position_type)) {
     if (opcodes.size() != 256 || caches.size() != 256)
       throw py::value_error("BytecodePlan: a rule and a cache size for each of the 256 opcodes");
@@ -79,8 +94,12 @@ class BytecodePlan {
           rule.targets = t[3].cast<bool>();
           break;
         }
-        case ArgKind::Local: rule.cell = extra.cast<bool>(); break;
-        case ArgKind::Operator: rule.text = extra; break;
+        case ArgKind::Local:
+          rule.cell = extra.cast<bool>();
+          break;
+        case ArgKind::Operator:
+          rule.text = extra;
+          break;
         case ArgKind::Split:
           for (py::handle part : extra) {
             auto t = part.cast<py::tuple>();
@@ -90,7 +109,8 @@ class BytecodePlan {
         case ArgKind::Super:
           for (py::handle part : extra) rule.parts.emplace_back(py::reinterpret_borrow<py::object>(part), -1);
           break;
-        default: break;
+        default:
+          break;
       }
     }
     for (size_t k = 0; k < kSlotCount; ++k) {
@@ -139,7 +159,9 @@ class BytecodePlan {
         case ArgKind::Local:
           argval = local_name(code, rule, arg, varname, varnames, cells);
           break;
-        case ArgKind::Const: argval = item(consts, arg, "constant"); break;
+        case ArgKind::Const:
+          argval = item(consts, arg, "constant");
+          break;
         case ArgKind::Name:
           argval = item(names, arg >> rule.shift, "name");
           if (rule.widened) arg <<= 1;
@@ -156,14 +178,21 @@ class BytecodePlan {
           if (!entry[1].is_none()) op = entry[1];
           break;
         }
-        case ArgKind::Compare: argval = item(compare_, arg >> compare_shift_, "comparison"); break;
-        case ArgKind::Operator: argval = argrepr = rule.text; break;
+        case ArgKind::Compare:
+          argval = item(compare_, arg >> compare_shift_, "comparison");
+          break;
+        case ArgKind::Operator:
+          argval = argrepr = rule.text;
+          break;
         case ArgKind::CommonConstant:
           op = arg < static_cast<size_t>(PyTuple_GET_SIZE(common_.ptr())) ? py::object(common_[arg]) : none;
           if (op.is_none()) op = rule.name;
           break;
-        case ArgKind::Intrinsic: argrepr = item(intrinsic_, arg, "intrinsic"); break;
-        default: break;
+        case ArgKind::Intrinsic:
+          argrepr = item(intrinsic_, arg, "intrinsic");
+          break;
+        default:
+          break;
       }
       if (!argval) argval = py::int_(arg);
       py::object pos = position(positions, unit.offset / 2);
@@ -171,23 +200,26 @@ class BytecodePlan {
       if (rule.kind == ArgKind::Split || rule.kind == ArgKind::Super) {  // several instructions, one argument each
         for (size_t k = 0; k < rule.parts.size(); ++k) {
           const auto& [sub, split_arg] = rule.parts[k];
-          uint32_t sub_arg = rule.kind == ArgKind::Split ? static_cast<uint32_t>(split_arg)
-                                                         : (k == 0 ? unit.arg >> 4 : unit.arg & 15);
-          py::object sub_argval = rule.kind == ArgKind::Split ? py::int_(sub_arg)
-                                                               : local_name(code, rule, sub_arg, varname, varnames, cells);
+          uint32_t sub_arg =
+              rule.kind == ArgKind::Split ? static_cast<uint32_t>(split_arg) : (k == 0 ? unit.arg >> 4 : unit.arg & 15);
+          py::object sub_argval = rule.kind == ArgKind::Split
+                                      ? py::int_(sub_arg)
+                                      : local_name(code, rule, sub_arg, varname, varnames, cells);
           append(kept, {py::int_(PyList_GET_SIZE(kept.ptr())), offset, sub, py::int_(sub_arg), sub_argval, argrepr,
                         none, pos, rule.name, none});
         }
         continue;
       }
-      py::object x = append(kept, {py::int_(n), offset, op, py::int_(arg), argval, argrepr, none, pos, rule.name, none});
+      py::object x =
+          append(kept, {py::int_(n), offset, op, py::int_(arg), argval, argrepr, none, pos, rule.name, none});
       if (rule.targets) jumps.emplace_back(std::move(x), target);
     }
     int end = static_cast<int>(PyList_GET_SIZE(kept.ptr()));
     for (uint32_t off : pending) place(off, end);
     for (auto& [x, target] : jumps) {
       int to = target / 2 < index_of.size() ? index_of[target / 2] : -1;
-      if (to < 0) throw py::value_error("bytecode: a jump to offset " + std::to_string(target) + ", where no instruction is");
+      if (to < 0)
+        throw py::value_error("bytecode: a jump to offset " + std::to_string(target) + ", where no instruction is");
       set_slot(x, kTarget, py::int_(to));
     }
     return kept;

@@ -20,8 +20,9 @@ void register_record(py::module_& c) {
       .value("float", RecordConstant::Kind::Float)
       .value("bool", RecordConstant::Kind::Bool)
       .value("none", RecordConstant::Kind::None);
-  constant.def(py::init([](RecordConstant::Kind kind, std::string text) { return RecordConstant{kind, std::move(text)}; }),
-               py::arg("kind"), py::arg("text"))
+  constant
+      .def(py::init([](RecordConstant::Kind kind, std::string text) { return RecordConstant{kind, std::move(text)}; }),
+           py::arg("kind"), py::arg("text"))
       .def_readonly("kind", &RecordConstant::kind)
       .def_readonly("text", &RecordConstant::text);
   py::class_<cache::RecordRaise>(c, "Raise", "a debug kernel's raise site: the exception by importable name")
@@ -36,9 +37,10 @@ void register_record(py::module_& c) {
       .def_readonly("function", &cache::RecordRaise::function)
       .def_readonly("filename", &cache::RecordRaise::filename)
       .def_readonly("line", &cache::RecordRaise::line);
-  py::class_<CacheRecord> record(c, "Record",
-                                 "What a cache entry holds, as data only: code, symbol, return type name, launch facts, "
-                                 "link manifest, raise sites");
+  py::class_<CacheRecord> record(
+      c, "Record",
+      "What a cache entry holds, as data only: code, symbol, return type name, launch facts, "
+      "link manifest, raise sites");
   py::enum_<CacheRecord::Kind>(record, "Kind")
       .value("kernel", CacheRecord::Kind::Kernel)
       .value("compiled", CacheRecord::Kind::Compiled);
@@ -46,8 +48,9 @@ void register_record(py::module_& c) {
       .def(py::init([](CacheRecord::Kind kind, const py::bytes& code, std::string symbol, std::string return_type,
                        std::string arch, bool cooperative, std::vector<std::pair<std::string, std::string>> links,
                        std::vector<cache::RecordRaise> raises) {
-             return CacheRecord{kind,       std::string(code), std::move(symbol), std::move(return_type),
-                                std::move(arch), cooperative, std::move(links), std::move(raises)};
+             return CacheRecord{
+                 kind,        std::string(code), std::move(symbol), std::move(return_type), std::move(arch),
+                 cooperative, std::move(links),  std::move(raises)};
            }),
            py::arg("kind"), py::arg("code"), py::arg("symbol") = "", py::arg("return_type") = "", py::arg("arch") = "",
            py::arg("cooperative") = false, py::arg("links") = std::vector<std::pair<std::string, std::string>>{},
@@ -73,8 +76,7 @@ void register_cache(py::module_& m) {
   using cache::DiskCache;
   py::module_ c = m.def_submodule("cache", "the compile cache's on-disk store");
   register_record(c);
-  c.def("path_trust_problem", &cache::path_trust_problem, py::arg("path"),
-        py::call_guard<py::gil_scoped_release>(),
+  c.def("path_trust_problem", &cache::path_trust_problem, py::arg("path"), py::call_guard<py::gil_scoped_release>(),
         "'' when the file or directory may be trusted (this user's or root's, writable by nobody else), else why "
         "not.");
   py::class_<DiskCache>(c, "DiskCache",

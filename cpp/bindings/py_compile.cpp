@@ -9,12 +9,12 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
-#include "py_interfaces.h"
 #include "cujit/background.h"
 #include "cujit/codegen.h"
 #include "cujit/compiler.h"
 #include "cujit/intrinsics.h"
 #include "cujit/telemetry.h"
+#include "py_interfaces.h"
 
 namespace cujit::bindings {
 namespace {
@@ -50,12 +50,18 @@ ir::ExcerptText excerpt_text(py::object fn) {
 // A constant's Python value (the arguments of a raised exception).
 py::object constant_value(const ir::GlobalValue& g) {
   switch (g.kind) {
-    case K::Int: return g.is_unsigned ? py::int_(static_cast<uint64_t>(g.int_value)) : py::int_(g.int_value);
-    case K::Bool: return py::bool_(g.int_value != 0);
-    case K::Float: return py::float_(g.float_value);
-    case K::Complex: return py::module_::import("builtins").attr("complex")(g.float_value, g.imag_value);
-    case K::Str: return py::str(g.name);
-    default: return py::none();
+    case K::Int:
+      return g.is_unsigned ? py::int_(static_cast<uint64_t>(g.int_value)) : py::int_(g.int_value);
+    case K::Bool:
+      return py::bool_(g.int_value != 0);
+    case K::Float:
+      return py::float_(g.float_value);
+    case K::Complex:
+      return py::module_::import("builtins").attr("complex")(g.float_value, g.imag_value);
+    case K::Str:
+      return py::str(g.name);
+    default:
+      return py::none();
   }
 }
 
@@ -81,95 +87,142 @@ void register_resolved(py::module_& m) {
   py::class_<ir::GlobalValue> r(m, "Resolved",
                                 "A resolver's answer for a name outside the function (cujit._source.Resolver): "
                                 "made by one of the static constructors");
-  r.def_static("int", [](py::int_ v) {
-     ir::GlobalValue g = resolved(K::Int, py::str(v));
-     if (v.cast<py::object>() >= py::int_(std::uint64_t{1} << 63)) {  // 2**63 <= v < 2**64: uint64, as numba
-       g.int_value = static_cast<int64_t>(v.cast<uint64_t>());
-       g.is_unsigned = true;
-     } else {
-       g.int_value = v.cast<int64_t>();
-     }
-     return g;
-   }, py::arg("value"), "An integer constant (int64, or uint64 from 2**63 up; larger ones overflow)");
-  r.def_static("float", [](double v) {
-     ir::GlobalValue g = resolved(K::Float, py::str(py::float_(v)));
-     g.float_value = v;
-     return g;
-   }, py::arg("value"));
-  r.def_static("bool", [](bool v) {
-     ir::GlobalValue g = resolved(K::Bool, v ? "True" : "False");
-     g.int_value = v;
-     return g;
-   }, py::arg("value"));
-  r.def_static("complex", [](double re, double im) {
-     ir::GlobalValue g = resolved(K::Complex, py::str(py::module_::import("builtins").attr("complex")(re, im)));
-     g.float_value = re;
-     g.imag_value = im;
-     return g;
-   }, py::arg("real"), py::arg("imag"));
+  r.def_static(
+      "int",
+      [](py::int_ v) {
+        ir::GlobalValue g = resolved(K::Int, py::str(v));
+        if (v.cast<py::object>() >= py::int_(std::uint64_t{1} << 63)) {  // 2**63 <= v < 2**64: uint64, as numba
+          g.int_value = static_cast<int64_t>(v.cast<uint64_t>());
+          g.is_unsigned = true;
+        } else {
+          g.int_value = v.cast<int64_t>();
+        }
+        return g;
+      },
+      py::arg("value"), "An integer constant (int64, or uint64 from 2**63 up; larger ones overflow)");
+  r.def_static(
+      "float",
+      [](double v) {
+        ir::GlobalValue g = resolved(K::Float, py::str(py::float_(v)));
+        g.float_value = v;
+        return g;
+      },
+      py::arg("value"));
+  r.def_static(
+      "bool",
+      [](bool v) {
+        ir::GlobalValue g = resolved(K::Bool, v ? "True" : "False");
+        g.int_value = v;
+        return g;
+      },
+      py::arg("value"));
+  r.def_static(
+      "complex",
+      [](double re, double im) {
+        ir::GlobalValue g = resolved(K::Complex, py::str(py::module_::import("builtins").attr("complex")(re, im)));
+        g.float_value = re;
+        g.imag_value = im;
+        return g;
+      },
+      py::arg("real"), py::arg("imag"));
   r.def_static("none", [] { return resolved(K::None, "None"); });
-  r.def_static("module", [](std::string name) {
-     ir::GlobalValue g = resolved(K::Module, name);
-     g.name = std::move(name);
-     return g;
-   }, py::arg("name"), "A module the frontend knows: math, cmath, numpy, cuda");
-  r.def_static("builtin", [](std::string path) {
-     ir::GlobalValue g = resolved(K::Builtin, path);
-     g.name = std::move(path);
-     return g;
-   }, py::arg("path"), "A function or intrinsic by its path: abs, math.sqrt, cuda.grid");
-  r.def_static("type", [](TypeRef t) {
-     ir::GlobalValue g = resolved(K::TypeObject, t->name());
-     g.type = t;
-     g.name = t->name();
-     return g;
-   }, py::arg("type"));
-  r.def_static("device", [](py::object callee, std::string name) {
-     if (!py::isinstance<Callee>(callee))
-       throw py::type_error("Resolved.device needs a cujit._core.Callee, not " +
-                            py::str(py::type::handle_of(callee).attr("__name__")).cast<std::string>());
-     ir::GlobalValue g = resolved(K::DeviceFunction, name);
-     g.function = hold(std::move(callee));
-     g.name = std::move(name);
-     return g;
-   }, py::arg("callee"), py::arg("name"), "A function CUDA code calls: typed through its Callee interface");
-  r.def_static("exception", [](py::object cls, std::string name) {
-     ir::GlobalValue g = resolved(K::ExceptionClass, name);
-     g.function = hold(std::move(cls));
-     g.name = std::move(name);
-     return g;
-   }, py::arg("cls"), py::arg("name"));
-  r.def_static("ndarray", [](TypeRef dtype, std::vector<int64_t> shape, py::bytes data, std::string repr) {
-     ir::GlobalValue g = resolved(K::NdArray, std::move(repr));
-     g.shape = std::move(shape);
-     g.type = types::array(dtype, static_cast<int>(g.shape.size()), 'C', /*readonly=*/true);
-     g.data = data;
-     return g;
-   }, py::arg("dtype"), py::arg("shape"), py::arg("data"), py::arg("repr"),
-     "A global array, frozen into constant memory: its C-order bytes");
-  r.def_static("object", [](int64_t handle, std::string repr) {
-     ir::GlobalValue g = resolved(K::Object, std::move(repr));
-     g.int_value = handle;
-     return g;
-   }, py::arg("handle"), py::arg("repr"), "Any other object, by the resolver's handle for it");
+  r.def_static(
+      "module",
+      [](std::string name) {
+        ir::GlobalValue g = resolved(K::Module, name);
+        g.name = std::move(name);
+        return g;
+      },
+      py::arg("name"), "A module the frontend knows: math, cmath, numpy, cuda");
+  r.def_static(
+      "builtin",
+      [](std::string path) {
+        ir::GlobalValue g = resolved(K::Builtin, path);
+        g.name = std::move(path);
+        return g;
+      },
+      py::arg("path"), "A function or intrinsic by its path: abs, math.sqrt, cuda.grid");
+  r.def_static(
+      "type",
+      [](TypeRef t) {
+        ir::GlobalValue g = resolved(K::TypeObject, t->name());
+        g.type = t;
+        g.name = t->name();
+        return g;
+      },
+      py::arg("type"));
+  r.def_static(
+      "device",
+      [](py::object callee, std::string name) {
+        if (!py::isinstance<Callee>(callee))
+          throw py::type_error("Resolved.device needs a cujit._core.Callee, not " +
+                               py::str(py::type::handle_of(callee).attr("__name__")).cast<std::string>());
+        ir::GlobalValue g = resolved(K::DeviceFunction, name);
+        g.function = hold(std::move(callee));
+        g.name = std::move(name);
+        return g;
+      },
+      py::arg("callee"), py::arg("name"), "A function CUDA code calls: typed through its Callee interface");
+  r.def_static(
+      "exception",
+      [](py::object cls, std::string name) {
+        ir::GlobalValue g = resolved(K::ExceptionClass, name);
+        g.function = hold(std::move(cls));
+        g.name = std::move(name);
+        return g;
+      },
+      py::arg("cls"), py::arg("name"));
+  r.def_static(
+      "ndarray",
+      [](TypeRef dtype, std::vector<int64_t> shape, py::bytes data, std::string repr) {
+        ir::GlobalValue g = resolved(K::NdArray, std::move(repr));
+        g.shape = std::move(shape);
+        g.type = types::array(dtype, static_cast<int>(g.shape.size()), 'C', /*readonly=*/true);
+        g.data = data;
+        return g;
+      },
+      py::arg("dtype"), py::arg("shape"), py::arg("data"), py::arg("repr"),
+      "A global array, frozen into constant memory: its C-order bytes");
+  r.def_static(
+      "object",
+      [](int64_t handle, std::string repr) {
+        ir::GlobalValue g = resolved(K::Object, std::move(repr));
+        g.int_value = handle;
+        return g;
+      },
+      py::arg("handle"), py::arg("repr"), "Any other object, by the resolver's handle for it");
   r.def_property_readonly("kind", [](const ir::GlobalValue& g) {
-     static const char* const names[] = {"int", "float", "bool", "none", "complex", "module", "builtin", "device",
-                                         "type", "object", "ndarray", "str", "ellipsis", "exception"};
-     return names[static_cast<int>(g.kind)];
-   });
-  r.def_property_readonly("value", [](const ir::GlobalValue& g) -> py::object {
-     switch (g.kind) {
-       case K::Int: case K::Bool: case K::Float: case K::Complex: return constant_value(g);
-       case K::Module: case K::Builtin: return py::str(g.name);
-       case K::TypeObject: return py::cast(g.type, py::return_value_policy::reference);
-       case K::DeviceFunction: case K::ExceptionClass: return held(g.function);
-       case K::Object: return py::int_(g.int_value);
-       case K::NdArray:
-         return py::make_tuple(py::cast(g.type, py::return_value_policy::reference), py::tuple(py::cast(g.shape)),
-                               py::bytes(g.data));
-       default: return py::none();
-     }
-   }, "The constant, path, type, callee or handle it holds; an ndarray's (array type, shape, bytes)");
+    static const char* const names[] = {"int",    "float", "bool",   "none",    "complex", "module",   "builtin",
+                                        "device", "type",  "object", "ndarray", "str",     "ellipsis", "exception"};
+    return names[static_cast<int>(g.kind)];
+  });
+  r.def_property_readonly(
+      "value",
+      [](const ir::GlobalValue& g) -> py::object {
+        switch (g.kind) {
+          case K::Int:
+          case K::Bool:
+          case K::Float:
+          case K::Complex:
+            return constant_value(g);
+          case K::Module:
+          case K::Builtin:
+            return py::str(g.name);
+          case K::TypeObject:
+            return py::cast(g.type, py::return_value_policy::reference);
+          case K::DeviceFunction:
+          case K::ExceptionClass:
+            return held(g.function);
+          case K::Object:
+            return py::int_(g.int_value);
+          case K::NdArray:
+            return py::make_tuple(py::cast(g.type, py::return_value_policy::reference), py::tuple(py::cast(g.shape)),
+                                  py::bytes(g.data));
+          default:
+            return py::none();
+        }
+      },
+      "The constant, path, type, callee or handle it holds; an ndarray's (array type, shape, bytes)");
   r.def("__repr__", [](const ir::GlobalValue& g) {
     return "<Resolved " + py::str(py::cast(g).attr("kind")).cast<std::string>() + " " + g.repr + ">";
   });
@@ -273,35 +326,34 @@ void register_compile(py::module_& m) {
   using codegen::CompileOptions;
   py::class_<CompileOptions>(m, "CompileOptions")
       .def(py::init<>())
-      .def_property("cc",
-                    [](const CompileOptions& o) { return py::make_tuple(o.cc.major, o.cc.minor, o.cc.suffix); },
-                    [](CompileOptions& o, py::tuple cc) {
-                      if (cc.size() < 2 || cc.size() > 3)
-                        throw py::value_error("cc must be a (major, minor) or (major, minor, suffix) tuple");
-                      o.cc.major = cc[0].cast<int>();
-                      o.cc.minor = cc[1].cast<int>();
-                      o.cc.suffix = cc.size() == 3 ? py::str(cc[2]).cast<std::string>() : "";
-                    })
+      .def_property(
+          "cc", [](const CompileOptions& o) { return py::make_tuple(o.cc.major, o.cc.minor, o.cc.suffix); },
+          [](CompileOptions& o, py::tuple cc) {
+            if (cc.size() < 2 || cc.size() > 3)
+              throw py::value_error("cc must be a (major, minor) or (major, minor, suffix) tuple");
+            o.cc.major = cc[0].cast<int>();
+            o.cc.minor = cc[1].cast<int>();
+            o.cc.suffix = cc.size() == 3 ? py::str(cc[2]).cast<std::string>() : "";
+          })
       .def_readwrite("fastmath", &CompileOptions::fastmath)
       .def_readwrite("opt", &CompileOptions::opt)
       .def_readwrite("lineinfo", &CompileOptions::lineinfo)
       .def_readwrite("debug", &CompileOptions::debug)
       .def_readwrite("kernel", &CompileOptions::kernel)
-      .def_property("abi",
-                    [](const CompileOptions& o) { return o.abi == codegen::Abi::C ? "c" : "numba"; },
-                    [](CompileOptions& o, const std::string& abi) {
-                      o.abi = abi == "c" ? codegen::Abi::C : codegen::Abi::Numba;
-                    })
+      .def_property(
+          "abi", [](const CompileOptions& o) { return o.abi == codegen::Abi::C ? "c" : "numba"; },
+          [](CompileOptions& o, const std::string& abi) { o.abi = abi == "c" ? codegen::Abi::C : codegen::Abi::Numba; })
       .def_readwrite("abi_name", &CompileOptions::abi_name)
       .def_readwrite("from_dispatcher", &CompileOptions::from_dispatcher)
       .def_readwrite("noalias_arrays", &CompileOptions::noalias_arrays)
-      .def_property("launch_bounds",
-                    [](const CompileOptions& o) { return py::make_tuple(o.max_threads, o.min_blocks, o.max_cluster); },
-                    [](CompileOptions& o, py::tuple b) {
-                      o.max_threads = b.size() > 0 ? b[0].cast<int>() : 0;
-                      o.min_blocks = b.size() > 1 ? b[1].cast<int>() : 0;
-                      o.max_cluster = b.size() > 2 ? b[2].cast<int>() : 0;
-                    })
+      .def_property(
+          "launch_bounds",
+          [](const CompileOptions& o) { return py::make_tuple(o.max_threads, o.min_blocks, o.max_cluster); },
+          [](CompileOptions& o, py::tuple b) {
+            o.max_threads = b.size() > 0 ? b[0].cast<int>() : 0;
+            o.min_blocks = b.size() > 1 ? b[1].cast<int>() : 0;
+            o.max_cluster = b.size() > 2 ? b[2].cast<int>() : 0;
+          })
       .def("copy", [](const CompileOptions& o) { return CompileOptions(o); })
       .def_readwrite("forceinline", &CompileOptions::forceinline)
       .def_readwrite("inline_always", &CompileOptions::inline_always)
@@ -335,71 +387,83 @@ void register_compile(py::module_& m) {
   });
   m.def("wait_for_background_work", &background::wait_idle, py::call_guard<py::gil_scoped_release>(),
         "Returns once no thread of cujit's own runs (NVRTC prefetches, the warm-up, loading nvJitLink).");
-  m.def("_inject_fault", [](const std::string& fault) {
-    if (fault == "invalid_ir") codegen::inject_fault(codegen::InjectedFault::kInvalidIr);
-    else if (fault == "unselectable") codegen::inject_fault(codegen::InjectedFault::kUnselectable);
-    else if (fault.empty()) codegen::inject_fault(codegen::InjectedFault::kNone);
-    else throw py::value_error("unknown fault '" + fault + "' (invalid_ir, unselectable or '')");
-  }, "Tests only: plant a defect in the next compiles' modules ('' stops).");
+  m.def(
+      "_inject_fault",
+      [](const std::string& fault) {
+        if (fault == "invalid_ir")
+          codegen::inject_fault(codegen::InjectedFault::kInvalidIr);
+        else if (fault == "unselectable")
+          codegen::inject_fault(codegen::InjectedFault::kUnselectable);
+        else if (fault.empty())
+          codegen::inject_fault(codegen::InjectedFault::kNone);
+        else
+          throw py::value_error("unknown fault '" + fault + "' (invalid_ir, unselectable or '')");
+      },
+      "Tests only: plant a defect in the next compiles' modules ('' stops).");
 
   py::class_<PyFunctionSource>(m, "FunctionSource")
-      .def(py::init([](py::handle def, std::string name, std::string qualname, std::string module,
-                       std::string filename, std::vector<std::string> lines, int first_line, py::object excerpt) {
-        PyFunctionSource s;
-        s.source.def = convert_ast(def, first_line - 1);
-        s.source.name = std::move(name);
-        s.source.qualname = std::move(qualname);
-        s.source.module = std::move(module);
-        s.source.filename = std::move(filename);
-        s.source.source_lines = std::move(lines);
-        s.source.first_line = first_line;
-        if (!excerpt.is_none()) s.source.excerpt = excerpt_text(std::move(excerpt));
-        return s;
-      }), py::arg("def"), py::arg("name"), py::arg("qualname"), py::arg("module"), py::arg("filename"),
-          py::arg("lines"), py::arg("first_line"), py::arg("excerpt") = py::none(),
-          "`excerpt(line, col, end_line, end_col)`: the text under an error's file:line where `lines` has none")
+      .def(py::init([](py::handle def, std::string name, std::string qualname, std::string module, std::string filename,
+                       std::vector<std::string> lines, int first_line, py::object excerpt) {
+             PyFunctionSource s;
+             s.source.def = convert_ast(def, first_line - 1);
+             s.source.name = std::move(name);
+             s.source.qualname = std::move(qualname);
+             s.source.module = std::move(module);
+             s.source.filename = std::move(filename);
+             s.source.source_lines = std::move(lines);
+             s.source.first_line = first_line;
+             if (!excerpt.is_none()) s.source.excerpt = excerpt_text(std::move(excerpt));
+             return s;
+           }),
+           py::arg("def"), py::arg("name"), py::arg("qualname"), py::arg("module"), py::arg("filename"),
+           py::arg("lines"), py::arg("first_line"), py::arg("excerpt") = py::none(),
+           "`excerpt(line, col, end_line, end_col)`: the text under an error's file:line where `lines` has none")
       .def_property_readonly("qualname", [](const PyFunctionSource& s) { return s.source.qualname; });
 
   py::class_<ir::TypedFunction, std::shared_ptr<ir::TypedFunction>>(m, "TypedFunction")
-      .def_property_readonly("return_type", [](const ir::TypedFunction& f) { return f.sig.return_type; },
-                             py::return_value_policy::reference)
-      .def_property_readonly("args", [](const ir::TypedFunction& f) { return f.sig.args; },
-                             py::return_value_policy::reference)
+      .def_property_readonly(
+          "return_type", [](const ir::TypedFunction& f) { return f.sig.return_type; },
+          py::return_value_policy::reference)
+      .def_property_readonly(
+          "args", [](const ir::TypedFunction& f) { return f.sig.args; }, py::return_value_policy::reference)
       .def_property_readonly("symbol", [](const ir::TypedFunction& f) { return f.symbol; })
       .def_property_readonly("env_symbol", [](const ir::TypedFunction& f) { return f.env_symbol; })
       .def_property_readonly("signature", [](const ir::TypedFunction& f) { return f.sig; })
       .def_property_readonly("external", [](const ir::TypedFunction& f) { return f.external; })
       .def_property_readonly("cooperative", [](const ir::TypedFunction& f) { return f.cooperative; })
       .def_property_readonly("link_inputs", [](const ir::TypedFunction& f) { return f.link_inputs; })
-      .def_property_readonly("externs", [](const ir::TypedFunction& f) {
-        // Declared functions it reaches through any depth of calls: (symbol, where declared).
-        std::vector<std::pair<std::string, std::string>> out;
-        std::vector<const ir::TypedFunction*> todo{&f};
-        std::set<const ir::TypedFunction*> seen;
-        while (!todo.empty()) {
-          const ir::TypedFunction* t = todo.back();
-          todo.pop_back();
-          if (!seen.insert(t).second) continue;
-          if (t->external) out.emplace_back(t->symbol, t->declared_at);
-          for (const auto& c : t->callees) todo.push_back(c.get());
-        }
-        return out;
-      })
-      .def_property_readonly("exceptions", [](const ir::TypedFunction& f) {
-        // The raise sites it reaches, in status-code order (code i + 1 is site i):
-        // (class, constant arguments, function name, file, line).
-        py::list out;
-        for (const ir::ExceptionSite& site : ir::exception_sites(f)) {
-          const ir::Expr& exc = *site.stmt->value;
-          const ir::Expr& cls = exc.kind == ir::ExprKind::Call ? *exc.operands[0] : exc;
-          py::list args;
-          if (exc.kind == ir::ExprKind::Call)
-            for (size_t i = 1; i < exc.operands.size(); ++i) args.append(constant_value(exc.operands[i]->global));
-          out.append(py::make_tuple(held(cls.global.function), py::tuple(args), site.fn->name, site.fn->filename,
-                                    site.stmt->loc.line));
-        }
-        return out;
-      })
+      .def_property_readonly("externs",
+                             [](const ir::TypedFunction& f) {
+                               // Declared functions it reaches through any depth of calls: (symbol, where declared).
+                               std::vector<std::pair<std::string, std::string>> out;
+                               std::vector<const ir::TypedFunction*> todo{&f};
+                               std::set<const ir::TypedFunction*> seen;
+                               while (!todo.empty()) {
+                                 const ir::TypedFunction* t = todo.back();
+                                 todo.pop_back();
+                                 if (!seen.insert(t).second) continue;
+                                 if (t->external) out.emplace_back(t->symbol, t->declared_at);
+                                 for (const auto& c : t->callees) todo.push_back(c.get());
+                               }
+                               return out;
+                             })
+      .def_property_readonly("exceptions",
+                             [](const ir::TypedFunction& f) {
+                               // The raise sites it reaches, in status-code order (code i + 1 is site i):
+                               // (class, constant arguments, function name, file, line).
+                               py::list out;
+                               for (const ir::ExceptionSite& site : ir::exception_sites(f)) {
+                                 const ir::Expr& exc = *site.stmt->value;
+                                 const ir::Expr& cls = exc.kind == ir::ExprKind::Call ? *exc.operands[0] : exc;
+                                 py::list args;
+                                 if (exc.kind == ir::ExprKind::Call)
+                                   for (size_t i = 1; i < exc.operands.size(); ++i)
+                                     args.append(constant_value(exc.operands[i]->global));
+                                 out.append(py::make_tuple(held(cls.global.function), py::tuple(args), site.fn->name,
+                                                           site.fn->filename, site.stmt->loc.line));
+                               }
+                               return out;
+                             })
       .def_property_readonly("variables", [](const ir::TypedFunction& f) {
         py::list out;
         for (const ir::Variable& v : f.fn->vars)
@@ -408,29 +472,30 @@ void register_compile(py::module_& m) {
         return out;
       });
 
-  m.def("type_function",
-        [](const PyFunctionSource& src, py::object resolver, std::vector<TypeRef> args, py::object return_type,
-           const CompileOptions& options, const CompileOptions& callee_options,
-           std::vector<std::shared_ptr<link::LinkInput>> links) {
-          PyNameResolver names(resolver);
-          PyCalleeProvider callees(callee_options);
-          Signature sig;
-          sig.args = std::move(args);
-          sig.return_type = return_type.is_none() ? nullptr : return_type.cast<TypeRef>();
-          return unwrap(compiler::type_function(src.source, names, callees, sig, options, links), &src.source);
-        },
-        py::arg("source"), py::arg("resolver"), py::arg("args"), py::arg("return_type"), py::arg("options"),
-        py::arg("callee_options"), py::arg("links") = std::vector<std::shared_ptr<link::LinkInput>>{});
+  m.def(
+      "type_function",
+      [](const PyFunctionSource& src, py::object resolver, std::vector<TypeRef> args, py::object return_type,
+         const CompileOptions& options, const CompileOptions& callee_options,
+         std::vector<std::shared_ptr<link::LinkInput>> links) {
+        PyNameResolver names(resolver);
+        PyCalleeProvider callees(callee_options);
+        Signature sig;
+        sig.args = std::move(args);
+        sig.return_type = return_type.is_none() ? nullptr : return_type.cast<TypeRef>();
+        return unwrap(compiler::type_function(src.source, names, callees, sig, options, links), &src.source);
+      },
+      py::arg("source"), py::arg("resolver"), py::arg("args"), py::arg("return_type"), py::arg("options"),
+      py::arg("callee_options"), py::arg("links") = std::vector<std::shared_ptr<link::LinkInput>>{});
 
-  m.def("declare_external",
-        [](const std::string& name, const Signature& sig, const std::string& abi,
-           std::vector<std::shared_ptr<link::LinkInput>> links, const std::string& declared_at, bool cooperative) {
-          return compiler::declare_external(name, sig, abi == "c" ? codegen::Abi::C : codegen::Abi::Numba,
-                                            std::move(links), declared_at, cooperative);
-        },
-        py::arg("name"), py::arg("signature"), py::arg("abi"), py::arg("links"), py::arg("declared_at"),
-        py::arg("cooperative") = false,
-        "A function defined by linked code, as a typed function callers can call.");
+  m.def(
+      "declare_external",
+      [](const std::string& name, const Signature& sig, const std::string& abi,
+         std::vector<std::shared_ptr<link::LinkInput>> links, const std::string& declared_at, bool cooperative) {
+        return compiler::declare_external(name, sig, abi == "c" ? codegen::Abi::C : codegen::Abi::Numba,
+                                          std::move(links), declared_at, cooperative);
+      },
+      py::arg("name"), py::arg("signature"), py::arg("abi"), py::arg("links"), py::arg("declared_at"),
+      py::arg("cooperative") = false, "A function defined by linked code, as a typed function callers can call.");
 
   m.def("check_static_shared_memory", [](const ir::TypedFunction& kernel) {
     if (std::optional<codegen::LocatedError> e = codegen::check_static_shared_memory(kernel)) {
@@ -439,17 +504,18 @@ void register_compile(py::module_& m) {
     }
   });
 
-  m.def("compile_ptx",
-        [](const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
-          Expected<codegen::CompiledPtx> out = [&] {
-            py::gil_scoped_release nogil;
-            return codegen::compile_to_ptx(fn, options, keep_llvm_ir);
-          }();
-          frontend::FunctionSource located = source_of(*fn.fn);
-          codegen::CompiledPtx ptx = unwrap(std::move(out), &located);
-          return py::make_tuple(ptx.ptx, ptx.llvm_ir, ptx.symbol);
-        },
-        py::arg("fn"), py::arg("options"), py::arg("keep_llvm_ir") = false);
+  m.def(
+      "compile_ptx",
+      [](const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
+        Expected<codegen::CompiledPtx> out = [&] {
+          py::gil_scoped_release nogil;
+          return codegen::compile_to_ptx(fn, options, keep_llvm_ir);
+        }();
+        frontend::FunctionSource located = source_of(*fn.fn);
+        codegen::CompiledPtx ptx = unwrap(std::move(out), &located);
+        return py::make_tuple(ptx.ptx, ptx.llvm_ir, ptx.symbol);
+      },
+      py::arg("fn"), py::arg("options"), py::arg("keep_llvm_ir") = false);
 
   py::module_ tm = m.def_submodule("telemetry", "compile stage totals (cpp/include/cujit/telemetry.h)");
   tm.def(
@@ -464,17 +530,18 @@ void register_compile(py::module_& m) {
       },
       py::arg("reset") = false, "{stage: (count, seconds)} since the process started or the last reset");
 
-  m.def("compile_ltoir",
-        [](const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
-          Expected<codegen::CompiledPtx> out = [&] {
-            py::gil_scoped_release nogil;
-            return codegen::compile_to_ltoir(fn, options, keep_llvm_ir);
-          }();
-          frontend::FunctionSource located = source_of(*fn.fn);
-          codegen::CompiledPtx code = unwrap(std::move(out), &located);
-          return py::make_tuple(py::bytes(code.ltoir), code.llvm_ir, code.symbol);
-        },
-        py::arg("fn"), py::arg("options"), py::arg("keep_llvm_ir") = false);
+  m.def(
+      "compile_ltoir",
+      [](const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
+        Expected<codegen::CompiledPtx> out = [&] {
+          py::gil_scoped_release nogil;
+          return codegen::compile_to_ltoir(fn, options, keep_llvm_ir);
+        }();
+        frontend::FunctionSource located = source_of(*fn.fn);
+        codegen::CompiledPtx code = unwrap(std::move(out), &located);
+        return py::make_tuple(py::bytes(code.ltoir), code.llvm_ir, code.symbol);
+      },
+      py::arg("fn"), py::arg("options"), py::arg("keep_llvm_ir") = false);
 }
 
 }  // namespace cujit::bindings

@@ -12,10 +12,10 @@
 
 #include "bindings.h"
 #include "cujit/driver.h"
-#include "py_interfaces.h"
 #include "cujit/link.h"
 #include "cujit/nvrtc.h"
 #include "cujit/nvvm.h"
+#include "py_interfaces.h"
 
 namespace cujit::bindings {
 namespace {
@@ -65,7 +65,6 @@ std::size_t copy_size(std::size_t available, const std::optional<std::size_t>& n
                           std::to_string(available));
   return *nbytes;
 }
-
 
 drv::Dim3 to_dim3(py::handle value, const char* what) {
   std::vector<std::int64_t> v;
@@ -183,9 +182,10 @@ std::optional<drv::ArgSlot> slot_for(TypeRef t) {
 
 py::tuple slot_spec(const drv::ArgSlot& s) {
   if (s.kind == drv::ArgSlot::Kind::Array) return py::make_tuple("array", s.ndim);
-  const char* k = s.scalar == drv::ScalarKind::Bool ? "b" : s.scalar == drv::ScalarKind::Signed ? "i"
-                  : s.scalar == drv::ScalarKind::Unsigned                                     ? "u"
-                                                                                               : "f";
+  const char* k = s.scalar == drv::ScalarKind::Bool       ? "b"
+                  : s.scalar == drv::ScalarKind::Signed   ? "i"
+                  : s.scalar == drv::ScalarKind::Unsigned ? "u"
+                                                          : "f";
   return py::make_tuple(k, s.size);
 }
 
@@ -234,10 +234,18 @@ void set_runtime_error(std::exception_ptr p) {
     std::vector<std::pair<const char*, py::object>> attrs{
         {"code", py::int_(e.code())}, {"code_name", py::str(e.code_name())}, {"call", py::str(e.call())}};
     switch (e.kind()) {
-      case drv::DriverErrorKind::Support: raise_as("CudaSupportError", nullptr, e.what()); break;
-      case drv::DriverErrorKind::Driver: raise_as("CudaDriverError", nullptr, e.what(), attrs); break;
-      case drv::DriverErrorKind::LaunchConfig: raise_as("LaunchConfigError", nullptr, e.what(), attrs); break;
-      case drv::DriverErrorKind::Argument: raise_as(nullptr, PyExc_ValueError, e.what()); break;
+      case drv::DriverErrorKind::Support:
+        raise_as("CudaSupportError", nullptr, e.what());
+        break;
+      case drv::DriverErrorKind::Driver:
+        raise_as("CudaDriverError", nullptr, e.what(), attrs);
+        break;
+      case drv::DriverErrorKind::LaunchConfig:
+        raise_as("LaunchConfigError", nullptr, e.what(), attrs);
+        break;
+      case drv::DriverErrorKind::Argument:
+        raise_as(nullptr, PyExc_ValueError, e.what());
+        break;
     }
   } catch (const lnk::LinkError& e) {
     if (e.kind() == lnk::LinkError::Kind::BadInput)
@@ -324,7 +332,8 @@ void register_driver(py::module_& m) {
 
   // Contexts live for the process: Python refers to them without owning.
   py::class_<drv::Context, std::unique_ptr<drv::Context, py::nodelete>>(d, "Context")
-      .def_property_readonly("handle", [](const drv::Context& c) { return reinterpret_cast<std::uintptr_t>(c.handle()); })
+      .def_property_readonly("handle",
+                             [](const drv::Context& c) { return reinterpret_cast<std::uintptr_t>(c.handle()); })
       .def_property_readonly("device_id", &drv::Context::device_id)
       .def_property_readonly("is_primary", &drv::Context::is_primary)
       .def("make_current", &drv::Context::make_current)
@@ -333,9 +342,10 @@ void register_driver(py::module_& m) {
       .def("reset", &drv::Context::reset, py::call_guard<py::gil_scoped_release>())
       .def("flush_deferred", &drv::Context::flush_deferred, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("pending_frees", &drv::Context::pending_frees)
-      .def("__eq__", [](const drv::Context& a, py::object b) {
-        return py::isinstance<drv::Context>(b) && a.handle() == b.cast<const drv::Context&>().handle();
-      })
+      .def("__eq__",
+           [](const drv::Context& a, py::object b) {
+             return py::isinstance<drv::Context>(b) && a.handle() == b.cast<const drv::Context&>().handle();
+           })
       .def("__hash__", [](const drv::Context& c) { return std::hash<const void*>()(c.handle()); });
   auto ref = py::return_value_policy::reference;
   d.def("primary_context", &drv::primary_context, ref);
@@ -357,7 +367,8 @@ void register_driver(py::module_& m) {
       py::arg("nbytes"), py::arg("context") = nullptr);
 
   py::class_<drv::Stream, std::shared_ptr<drv::Stream>>(d, "Stream")
-      .def_property_readonly("handle", [](const drv::Stream& s) { return reinterpret_cast<std::uintptr_t>(s.handle()); })
+      .def_property_readonly("handle",
+                             [](const drv::Stream& s) { return reinterpret_cast<std::uintptr_t>(s.handle()); })
       .def_property_readonly("context", &drv::Stream::context, ref)
       .def_property_readonly("owned", &drv::Stream::owned)
       .def("synchronize", &drv::Stream::synchronize, py::call_guard<py::gil_scoped_release>())
@@ -373,8 +384,7 @@ void register_driver(py::module_& m) {
   // Copies: `stream` None is synchronous; host sides go through the buffer protocol.
   d.def(
       "copy_htod",
-      [](std::uint64_t dst, py::handle src, std::optional<std::size_t> nbytes, drv::Stream* stream,
-         drv::Context* ctx) {
+      [](std::uint64_t dst, py::handle src, std::optional<std::size_t> nbytes, drv::Stream* stream, drv::Context* ctx) {
         HostBuffer buf(src, false);
         std::size_t n = copy_size(buf.size(), nbytes);
         drv::Context& c = context_or_current(ctx);
@@ -385,8 +395,7 @@ void register_driver(py::module_& m) {
       py::arg("context") = nullptr);
   d.def(
       "copy_dtoh",
-      [](py::handle dst, std::uint64_t src, std::optional<std::size_t> nbytes, drv::Stream* stream,
-         drv::Context* ctx) {
+      [](py::handle dst, std::uint64_t src, std::optional<std::size_t> nbytes, drv::Stream* stream, drv::Context* ctx) {
         HostBuffer buf(dst, true);
         std::size_t n = copy_size(buf.size(), nbytes);
         drv::Context& c = context_or_current(ctx);
@@ -414,7 +423,8 @@ void register_driver(py::module_& m) {
 
   // ---- modules ----
   py::class_<drv::Function, std::shared_ptr<drv::Function>>(d, "Function")
-      .def_property_readonly("handle", [](const drv::Function& f) { return reinterpret_cast<std::uintptr_t>(f.handle()); })
+      .def_property_readonly("handle",
+                             [](const drv::Function& f) { return reinterpret_cast<std::uintptr_t>(f.handle()); })
       .def_property_readonly("name", &drv::Function::name)
       .def_property_readonly("attributes", [](const drv::Function& f) { return attributes_dict(f.attributes()); })
       .def("max_active_blocks_per_multiprocessor", &drv::Function::max_active_blocks_per_multiprocessor,
@@ -423,21 +433,26 @@ void register_driver(py::module_& m) {
                     &drv::Function::set_preferred_shared_memory_carveout,
                     "CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: a percentage, or -1 for the default")
       .def_property_readonly("module", [](const drv::Function& f) { return f.module().shared_from_this(); })
-      .def_property_readonly("loaded", [](const drv::Function& f) { return f.module().loaded(); },
-                             "False once its module was unloaded (a context reset, an unload)")
+      .def_property_readonly(
+          "loaded", [](const drv::Function& f) { return f.module().loaded(); },
+          "False once its module was unloaded (a context reset, an unload)")
       .def("__repr__", [](const drv::Function& f) { return "<cujit CUDA function " + f.name() + ">"; });
 
   py::class_<drv::LoadedModule, std::shared_ptr<drv::LoadedModule>>(d, "LoadedModule")
       .def_property_readonly("key", &drv::LoadedModule::key)
       .def_property_readonly("handle", &drv::LoadedModule::handle, "the CUlibrary (or CUmodule) as an int")
-      .def_property_readonly("kind", [](const drv::LoadedModule& m) {
-        return m.kind() == drv::LoadedModule::Kind::Library ? "library" : "module";
-      })
+      .def_property_readonly("kind",
+                             [](const drv::LoadedModule& m) {
+                               return m.kind() == drv::LoadedModule::Kind::Library ? "library" : "module";
+                             })
       .def_property_readonly("loaded", &drv::LoadedModule::loaded)
       .def_property_readonly("context", &drv::LoadedModule::context, ref)
-      .def_property_readonly("device", [](const drv::LoadedModule& m) {
-        return py::module_::import("cujit.cudadrv.devices").attr("get_device")(m.context().device_id());
-      }, "the Device of the module's context")
+      .def_property_readonly(
+          "device",
+          [](const drv::LoadedModule& m) {
+            return py::module_::import("cujit.cudadrv.devices").attr("get_device")(m.context().device_id());
+          },
+          "the Device of the module's context")
       .def("get_function", &drv::LoadedModule::function, py::arg("name"))
       .def("get_global", &drv::LoadedModule::global, py::arg("name"), "(device pointer, size in bytes)")
       .def("__int__", &drv::LoadedModule::handle)
@@ -481,11 +496,10 @@ void register_driver(py::module_& m) {
       "unload_key", [](const std::string& key) { return drv::module_loader().unload_key(key); }, py::arg("key"),
       py::call_guard<py::gil_scoped_release>());
   d.def(
-      "unload_context", [](drv::Context& ctx) { return drv::module_loader().unload_context(ctx); },
-      py::arg("context"), py::call_guard<py::gil_scoped_release>());
-  d.def(
-      "unload_all_modules", [] { return drv::module_loader().unload_all(); },
+      "unload_context", [](drv::Context& ctx) { return drv::module_loader().unload_context(ctx); }, py::arg("context"),
       py::call_guard<py::gil_scoped_release>());
+  d.def(
+      "unload_all_modules", [] { return drv::module_loader().unload_all(); }, py::call_guard<py::gil_scoped_release>());
   d.def("loaded_module_count", [] { return drv::module_loader().size(); });
 
   // ---- launches ----
@@ -500,12 +514,18 @@ void register_driver(py::module_& m) {
         if (limits) {
           for (auto [k, v] : *limits) {
             std::string key = k.cast<std::string>();
-            if (key == "max_grid") l.max_grid = v.cast<std::array<std::int64_t, 3>>();
-            else if (key == "max_block") l.max_block = v.cast<std::array<std::int64_t, 3>>();
-            else if (key == "max_threads_per_block") l.max_threads_per_block = v.cast<std::int64_t>();
-            else if (key == "max_shared_per_block") l.max_shared_per_block = v.cast<std::int64_t>();
-            else if (key == "static_shared") l.static_shared = v.cast<std::int64_t>();
-            else throw py::value_error("unknown launch limit " + key);
+            if (key == "max_grid")
+              l.max_grid = v.cast<std::array<std::int64_t, 3>>();
+            else if (key == "max_block")
+              l.max_block = v.cast<std::array<std::int64_t, 3>>();
+            else if (key == "max_threads_per_block")
+              l.max_threads_per_block = v.cast<std::int64_t>();
+            else if (key == "max_shared_per_block")
+              l.max_shared_per_block = v.cast<std::int64_t>();
+            else if (key == "static_shared")
+              l.static_shared = v.cast<std::int64_t>();
+            else
+              throw py::value_error("unknown launch limit " + key);
           }
         }
         drv::validate_launch_config(c, l);
@@ -520,11 +540,12 @@ void register_driver(py::module_& m) {
              return drv::KernelLauncher(drv::ArgumentPlan(std::move(v)));
            }),
            py::arg("slots"))
-      .def_property_readonly("slots", [](const drv::KernelLauncher& k) {
-        py::list out;
-        for (const auto& s : k.plan().slots()) out.append(slot_spec(s));
-        return out;
-      })
+      .def_property_readonly("slots",
+                             [](const drv::KernelLauncher& k) {
+                               py::list out;
+                               for (const auto& s : k.plan().slots()) out.append(slot_spec(s));
+                               return out;
+                             })
       .def_property_readonly("param_count", [](const drv::KernelLauncher& k) { return k.plan().param_count(); })
       .def_property_readonly("param_offsets", [](const drv::KernelLauncher& k) { return k.plan().param_offsets(); })
       .def_property_readonly("param_sizes", [](const drv::KernelLauncher& k) { return k.plan().param_sizes(); })

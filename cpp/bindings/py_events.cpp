@@ -38,12 +38,14 @@ void register_events(py::module_& m) {
       .def_property_readonly("timing", &drv::Event::timing)
       .def_property_readonly("recorded", &drv::Event::recorded)
       .def_property_readonly("context", &drv::Event::context, ref)
-      .def("record", [](drv::Event& e, py::handle stream) { e.record(stream_arg(stream)); },
-           py::arg("stream") = py::none())
+      .def(
+          "record", [](drv::Event& e, py::handle stream) { e.record(stream_arg(stream)); },
+          py::arg("stream") = py::none())
       .def("synchronize", &drv::Event::synchronize, py::call_guard<py::gil_scoped_release>())
       .def("query", &drv::Event::query)
-      .def("wait", [](const drv::Event& e, py::handle stream) { e.wait(stream_arg(stream)); },
-           py::arg("stream") = py::none())
+      .def(
+          "wait", [](const drv::Event& e, py::handle stream) { e.wait(stream_arg(stream)); },
+          py::arg("stream") = py::none())
       .def_static("elapsed_ms", &drv::Event::elapsed_ms, py::arg("start"), py::arg("end"));
   d.def(
       "create_event",

@@ -44,8 +44,8 @@ void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid
     if (offset >= bytes.size()) throw py::value_error("a parameter offset lies outside the parameter buffer");
     pointers.push_back(reinterpret_cast<char*>(storage.data()) + offset);
   }
-  hostrt::HostLaunch config{dim3_of(grid), dim3_of(block), kernel.static_shared_bytes, sharedmem,
-                            kernel.uses_barrier, cooperative, name};
+  hostrt::HostLaunch config{
+      dim3_of(grid), dim3_of(block), kernel.static_shared_bytes, sharedmem, kernel.uses_barrier, cooperative, name};
   config.strict_barriers = kernel.shared_checks != nullptr;  // debug=True: divergent barriers are errors too
   config.frame_bytes = kernel.frame_bytes;
   std::optional<Error> error;

@@ -23,8 +23,8 @@ class PyDispatcher : public Dispatcher {
  public:
   std::shared_ptr<ir::TypedFunction> type_for_caller(const std::vector<TypeRef>& argtypes,
                                                      const codegen::CompileOptions& caller) override {
-    PYBIND11_OVERRIDE_PURE_NAME(std::shared_ptr<ir::TypedFunction>, Dispatcher, "_type_for_caller",
-                                type_for_caller, argtypes, caller);
+    PYBIND11_OVERRIDE_PURE_NAME(std::shared_ptr<ir::TypedFunction>, Dispatcher, "_type_for_caller", type_for_caller,
+                                argtypes, caller);
   }
   py::object call_parameters() override {
     PYBIND11_OVERRIDE_PURE_NAME(py::object, Dispatcher, "_call_parameters", call_parameters);
@@ -46,8 +46,8 @@ void require_methods(py::object cls, std::vector<std::string> methods) {
           py::object found = py::getattr(subclass, name.c_str(), py::none());
           if (found.is_none())
             throw py::type_error(py::str(subclass.attr("__qualname__")).cast<std::string>() + " implements " +
-                                 py::str(cls.attr("__name__")).cast<std::string>() + " without its method " +
-                                 name + " (the core calls it)");
+                                 py::str(cls.attr("__name__")).cast<std::string>() + " without its method " + name +
+                                 " (the core calls it)");
         }
       },
       py::arg("subclass"));

@@ -82,7 +82,8 @@ py::object specialise(drv::KernelCache& cache, const std::vector<TypeRef>& argty
     });
   } catch (const drv::KernelCache::Reentered& e) {
     throw py::value_error(std::string("a kernel specialisation was requested again while it compiles, on the "
-                                      "same thread (") + e.what() + ")");
+                                      "same thread (") +
+                          e.what() + ")");
   }
   return py_specialisation(*k).face;
 }
@@ -136,8 +137,7 @@ void register_kernel_cache(py::module_& d) {
                              "object for it), its entry symbol, build((major, minor)) -> cubin, hooks() -> "
                              "(setup, teardown) for each module loaded, and the launch facts")
       .def(py::init([](py::object face, std::string entry, py::object build, py::object hooks,
-                       std::optional<int> carveout, bool cooperative, bool raises, py::object if_overlap,
-                       bool listed) {
+                       std::optional<int> carveout, bool cooperative, bool raises, py::object if_overlap, bool listed) {
              Specialisation s;
              s.code.entry = std::move(entry);
              s.code.build = python_build(build);
@@ -195,8 +195,7 @@ void register_kernel_cache(py::module_& d) {
             for (const auto& [key, k] : cache.specialisations()) {
               if (listed_only && !k->code().listed) continue;
               const PySpecialisation& s = py_specialisation(*k);
-              out.append(py::make_tuple(py::tuple(py::cast(s.argtypes, py::return_value_policy::reference)),
-                                        s.face));
+              out.append(py::make_tuple(py::tuple(py::cast(s.argtypes, py::return_value_policy::reference)), s.face));
             }
             return out;
           },

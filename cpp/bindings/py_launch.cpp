@@ -1,5 +1,5 @@
-// The launch fast path (docs/architecture.md: A first launch): `kernel[grid, block, stream, sharedmem](*args)` is one call into
-// this file. The configured kernel (a ConfiguredLaunch, made once per configuration) reads each argument
+// The launch fast path (docs/architecture.md: A first launch): `kernel[grid, block, stream, sharedmem](*args)` is one
+// call into this file. The configured kernel (a ConfiguredLaunch, made once per configuration) reads each argument
 // without building Python objects where it can, forms a compact type key (the cujit types of scalars and
 // arrays, with markers around tuples), finds the specialisation in its dispatcher's LaunchTable (asking the
 // dispatcher to choose or compile one on a miss), packs the arguments into the parameter buffer by the
@@ -26,12 +26,12 @@
 #include <vector>
 
 #include "bindings.h"
-#include "launch_arrays.h"
-#include "launch_cupy.h"
-#include "py_interfaces.h"
 #include "cujit/driver.h"
 #include "cujit/kernel_cache.h"
 #include "cujit/types.h"
+#include "launch_arrays.h"
+#include "launch_cupy.h"
+#include "py_interfaces.h"
 
 namespace cujit::bindings {
 namespace {
@@ -220,7 +220,7 @@ bool build_program(const std::vector<TypeRef>& params, const std::vector<KeyWord
       if (k == TypeKind::Array && given->ndim() != leaf.type->ndim()) return false;
       const auto slot = static_cast<std::uint32_t>(slots.size());
       slots.push_back(*slot_for(leaf.type));
-      e.program.push_back({k == TypeKind::Array ? PackOp::Kind::Array
+      e.program.push_back({k == TypeKind::Array                                  ? PackOp::Kind::Array
                            : leaf.role == types::ArgumentLeaf::Role::ComplexReal ? PackOp::Kind::Complex
                                                                                  : PackOp::Kind::Scalar,
                            slot});
@@ -300,9 +300,9 @@ std::shared_ptr<drv::Function> function_here(Entry& e) {
 // An array whose producer names a GPU (DLPack, CuPy, PyTorch) must be on the kernel's.
 void check_array_device(const ArrayValue& a, int device) {
   if (a.device >= 0 && a.device != device)
-    argument_error(PyExc_ValueError, static_cast<std::size_t>(a.position),
-                   "the array is on GPU " + std::to_string(a.device) + ", the kernel launches on GPU " +
-                       std::to_string(device));
+    argument_error(
+        PyExc_ValueError, static_cast<std::size_t>(a.position),
+        "the array is on GPU " + std::to_string(a.device) + ", the kernel launches on GPU " + std::to_string(device));
 }
 
 bool arrays_overlap(Reading& in) {
@@ -588,8 +588,7 @@ PyType_Slot configured_slots[] = {
     {0, nullptr}};
 
 PyType_Spec configured_spec = {"cujit._core.launch.ConfiguredLaunch", sizeof(ConfiguredLaunch), 0,
-                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-                               configured_slots};
+                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL, configured_slots};
 
 }  // namespace
 
@@ -628,8 +627,8 @@ void register_launch(py::module_& m) {
                                "kernel[griddim, blockdim, stream, sharedmem]: the configured kernel, from the "
                                "dispatcher's _configs, or made by its _configure(config)."};
         if (!PyType_Check(cls.ptr())) throw py::type_error("install_subscript takes a class");
-        py::object method = py::reinterpret_steal<py::object>(
-            PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &def));
+        py::object method =
+            py::reinterpret_steal<py::object>(PyDescr_NewMethod(reinterpret_cast<PyTypeObject*>(cls.ptr()), &def));
         if (!method) throw py::error_already_set();
         py::setattr(cls, "__getitem__", method);
       },
@@ -661,8 +660,8 @@ void register_launch(py::module_& m) {
         const char* names[] = {"protocols", "cupy", "torch", "DLPack exchange"};
         return std::string(names[static_cast<int>(r.reader)]) +
                (r.reader == Reader::Torch && r.exchange != nullptr ? " (DLPack exchange)"
-                : r.reader == Reader::CuPy && cupy::direct()     ? " (in place)"
-                                                                 : "");
+                : r.reader == Reader::CuPy && cupy::direct()       ? " (in place)"
+                                                                   : "");
       },
       py::arg("cls"),
       "How the fast path reads arguments of class cls: 'cupy' (+ ' (in place)' once CuPy's field layout was "

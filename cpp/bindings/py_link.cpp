@@ -36,7 +36,7 @@ std::string text_or_bytes(py::handle data) {
 
 void register_link_inputs(py::module_& m) {
   py::class_<lnk::LinkInput, LinkInputPtr>(m, "LinkInput",
-                                            "A link input as data: kind, bytes, name (and the object it came from)")
+                                           "A link input as data: kind, bytes, name (and the object it came from)")
       .def(py::init([](const std::string& kind, py::handle data, std::string name, py::object origin) {
              auto in = std::make_shared<lnk::LinkInput>();
              if (!lnk::parse_input_kind(kind, in->kind))
@@ -51,10 +51,11 @@ void register_link_inputs(py::module_& m) {
       .def_property_readonly("kind", [](const lnk::LinkInput& in) { return lnk::input_kind_name(in.kind); })
       .def_property_readonly("name", [](const lnk::LinkInput& in) { return in.name; })
       .def_property_readonly("data", [](const lnk::LinkInput& in) { return py::bytes(in.data); })
-      .def_property_readonly("origin", [](const lnk::LinkInput& in) -> py::object {
-        if (!in.origin) return py::none();
-        return *static_cast<py::object*>(in.origin.get());
-      })
+      .def_property_readonly("origin",
+                             [](const lnk::LinkInput& in) -> py::object {
+                               if (!in.origin) return py::none();
+                               return *static_cast<py::object*>(in.origin.get());
+                             })
       .def("__repr__", [](const lnk::LinkInput& in) {
         return std::string("<LinkInput ") + lnk::input_kind_name(in.kind) + " '" + in.name + "'>";
       });
@@ -62,28 +63,27 @@ void register_link_inputs(py::module_& m) {
 
 void register_nvrtc(py::module_& m) {
   py::module_ n = m.def_submodule("nvrtc", "NVRTC: CUDA C++ to PTX or LTO-IR (cached per source and options)");
-  n.def("compile",
-        [](py::handle source, std::string name, std::string arch, bool lto, bool debug, bool lineinfo,
-           std::vector<std::string> include_dirs, bool report) {
-          std::string src = text_or_bytes(source);
-          lnk::NvrtcOutput out;
-          {
-            py::gil_scoped_release release;
-            out = lnk::compile_cuda(src, name, {std::move(arch), lto, debug, lineinfo, std::move(include_dirs)},
-                                    report);
-          }
-          py::object code = out.ltoir ? py::object(py::bytes(out.code)) : py::object(py::str(out.code));
-          return py::make_tuple(code, out.log, out.cached);
-        },
-        py::arg("source"), py::arg("name"), py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false,
-        py::arg("lineinfo") = false, py::arg("include_dirs") = std::vector<std::string>{},
-        py::arg("report") = true,
-        "Returns (PTX str or LTO-IR bytes, log, cached). cached: compiled before and its log already given to "
-        "a caller with report=True (report=False, a prefetch, leaves the log to the next such caller).");
+  n.def(
+      "compile",
+      [](py::handle source, std::string name, std::string arch, bool lto, bool debug, bool lineinfo,
+         std::vector<std::string> include_dirs, bool report) {
+        std::string src = text_or_bytes(source);
+        lnk::NvrtcOutput out;
+        {
+          py::gil_scoped_release release;
+          out = lnk::compile_cuda(src, name, {std::move(arch), lto, debug, lineinfo, std::move(include_dirs)}, report);
+        }
+        py::object code = out.ltoir ? py::object(py::bytes(out.code)) : py::object(py::str(out.code));
+        return py::make_tuple(code, out.log, out.cached);
+      },
+      py::arg("source"), py::arg("name"), py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false,
+      py::arg("lineinfo") = false, py::arg("include_dirs") = std::vector<std::string>{}, py::arg("report") = true,
+      "Returns (PTX str or LTO-IR bytes, log, cached). cached: compiled before and its log already given to "
+      "a caller with report=True (report=False, a prefetch, leaves the log to the next such caller).");
   n.def(
       "prefetch",
-      [](const std::vector<LinkInputPtr>& inputs, std::string arch, std::optional<bool> lto, bool debug,
-         bool lineinfo, std::vector<std::string> include_dirs) {
+      [](const std::vector<LinkInputPtr>& inputs, std::string arch, std::optional<bool> lto, bool debug, bool lineinfo,
+         std::vector<std::string> include_dirs) {
         std::vector<lnk::NvrtcSource> sources;
         for (const auto& in : inputs)
           if (in->kind == lnk::InputKind::Cu) sources.push_back({in->data, in->name});
@@ -94,8 +94,8 @@ void register_nvrtc(py::module_& m) {
           // prefetch's thread does.
           decide_lto = [debug] { return lnk::resolve_lto(std::nullopt, debug, {lnk::InputKind::Cu}); };
         }
-        lnk::prefetch_cuda(std::move(sources), {std::move(arch), lto.value_or(false), debug, lineinfo,
-                                                std::move(include_dirs)},
+        lnk::prefetch_cuda(std::move(sources),
+                           {std::move(arch), lto.value_or(false), debug, lineinfo, std::move(include_dirs)},
                            std::move(decide_lto));
       },
       py::arg("inputs"), py::arg("arch"), py::arg("lto") = py::none(), py::arg("debug") = false,
@@ -103,10 +103,13 @@ void register_nvrtc(py::module_& m) {
       "Starts NVRTC on the CUDA C++ among the link inputs on a native thread and returns at once; the link "
       "that needs one waits for its compile. lto=None: as linking.resolve_lto decides for CUDA C++. Errors "
       "are left to that link.");
-  n.def("options", [](std::string arch, bool lto, bool debug, bool lineinfo, std::vector<std::string> dirs) {
-    return lnk::nvrtc_option_list({std::move(arch), lto, debug, lineinfo, std::move(dirs)});
-  }, py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false, py::arg("lineinfo") = false,
-     py::arg("include_dirs") = std::vector<std::string>{});
+  n.def(
+      "options",
+      [](std::string arch, bool lto, bool debug, bool lineinfo, std::vector<std::string> dirs) {
+        return lnk::nvrtc_option_list({std::move(arch), lto, debug, lineinfo, std::move(dirs)});
+      },
+      py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false, py::arg("lineinfo") = false,
+      py::arg("include_dirs") = std::vector<std::string>{});
   n.def("compile_count", &lnk::nvrtc_compile_count, "compiles started in this process (not cache hits or waits)");
   n.def("version", &lnk::nvrtc_version);
   n.def("supported_archs", &lnk::nvrtc_supported_archs);
@@ -129,9 +132,10 @@ void register_toolkit(py::module_& m) {
   py::module_ t = m.def_submodule("toolkit", "where the CUDA toolkit's parts were found");
   t.def("set_wheel_roots", &tk::set_wheel_roots, py::arg("roots"));
   t.def("library", [](const std::string& which) {
-    static const std::pair<const char*, tk::Library> names[] = {
-        {"nvrtc", tk::Library::Nvrtc}, {"nvjitlink", tk::Library::NvJitLink}, {"nvvm", tk::Library::Nvvm},
-        {"driver", tk::Library::Driver}};
+    static const std::pair<const char*, tk::Library> names[] = {{"nvrtc", tk::Library::Nvrtc},
+                                                                {"nvjitlink", tk::Library::NvJitLink},
+                                                                {"nvvm", tk::Library::Nvvm},
+                                                                {"driver", tk::Library::Driver}};
     for (const auto& [name, lib] : names) {
       if (which != name) continue;
       const tk::Located& l = tk::library(lib);
@@ -248,7 +252,6 @@ void register_link_nvjitlink(py::module_& m) {
       "Links [(kind, data, name), ...] for arch ('sm_90a'); returns (image bytes, info log).");
 }
 
-
 void register_program_link(py::module_& m) {
   py::module_ l = m.attr("link");
   l.def(
@@ -256,8 +259,16 @@ void register_program_link(py::module_& m) {
       [](const lnk::LinkInput& own, std::vector<LinkInputPtr> inputs, std::string arch, bool lto, bool debug,
          bool lineinfo, int max_registers, std::vector<std::string> include_dirs, std::string entry,
          std::vector<std::pair<std::string, std::string>> externs) {
-        lnk::ProgramLink p{own,  std::move(inputs), std::move(arch), lto,   debug, lineinfo, max_registers,
-                           std::move(include_dirs), std::move(entry), std::move(externs)};
+        lnk::ProgramLink p{own,
+                           std::move(inputs),
+                           std::move(arch),
+                           lto,
+                           debug,
+                           lineinfo,
+                           max_registers,
+                           std::move(include_dirs),
+                           std::move(entry),
+                           std::move(externs)};
         lnk::ProgramLinkResult r;
         {
           py::gil_scoped_release release;
@@ -271,14 +282,12 @@ void register_program_link(py::module_& m) {
         return out;
       },
       py::arg("own"), py::arg("inputs"), py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false,
-      py::arg("lineinfo") = false, py::arg("max_registers") = 0,
-      py::arg("include_dirs") = std::vector<std::string>{}, py::arg("entry") = "",
-      py::arg("externs") = std::vector<std::pair<std::string, std::string>>{},
+      py::arg("lineinfo") = false, py::arg("max_registers") = 0, py::arg("include_dirs") = std::vector<std::string>{},
+      py::arg("entry") = "", py::arg("externs") = std::vector<std::pair<std::string, std::string>>{},
       "One kernel's link: .cu inputs through NVRTC, then nvJitLink; returns {cubin, info_log, options, "
       "nvrtc_logs}.");
-  l.def("cubin_has_symbol", [](py::bytes cubin, const std::string& symbol) {
-    return lnk::cubin_has_symbol(std::string(cubin), symbol);
-  });
+  l.def("cubin_has_symbol",
+        [](py::bytes cubin, const std::string& symbol) { return lnk::cubin_has_symbol(std::string(cubin), symbol); });
 }
 
 }  // namespace

@@ -13,27 +13,48 @@ namespace {
 
 const char* kind_name(TypeKind k) {
   switch (k) {
-    case TypeKind::None: return "none";
-    case TypeKind::Boolean: return "boolean";
-    case TypeKind::Integer: return "integer";
-    case TypeKind::Float: return "float";
-    case TypeKind::Complex: return "complex";
-    case TypeKind::IntegerLiteral: return "integer_literal";
-    case TypeKind::BooleanLiteral: return "boolean_literal";
-    case TypeKind::UniTuple: return "unituple";
-    case TypeKind::Tuple: return "tuple";
-    case TypeKind::CPointer: return "cpointer";
-    case TypeKind::VoidPtr: return "voidptr";
-    case TypeKind::Array: return "array";
-    case TypeKind::Range: return "range";
-    case TypeKind::Record: return "record";
-    case TypeKind::NestedArray: return "nestedarray";
-    case TypeKind::Optional: return "optional";
-    case TypeKind::BFloat16: return "bfloat16";
-    case TypeKind::FP8: return "fp8";
-    case TypeKind::FP8Packed: return "fp8packed";
-    case TypeKind::Vector: return "vector";
-    case TypeKind::Opaque: return "opaque";
+    case TypeKind::None:
+      return "none";
+    case TypeKind::Boolean:
+      return "boolean";
+    case TypeKind::Integer:
+      return "integer";
+    case TypeKind::Float:
+      return "float";
+    case TypeKind::Complex:
+      return "complex";
+    case TypeKind::IntegerLiteral:
+      return "integer_literal";
+    case TypeKind::BooleanLiteral:
+      return "boolean_literal";
+    case TypeKind::UniTuple:
+      return "unituple";
+    case TypeKind::Tuple:
+      return "tuple";
+    case TypeKind::CPointer:
+      return "cpointer";
+    case TypeKind::VoidPtr:
+      return "voidptr";
+    case TypeKind::Array:
+      return "array";
+    case TypeKind::Range:
+      return "range";
+    case TypeKind::Record:
+      return "record";
+    case TypeKind::NestedArray:
+      return "nestedarray";
+    case TypeKind::Optional:
+      return "optional";
+    case TypeKind::BFloat16:
+      return "bfloat16";
+    case TypeKind::FP8:
+      return "fp8";
+    case TypeKind::FP8Packed:
+      return "fp8packed";
+    case TypeKind::Vector:
+      return "vector";
+    case TypeKind::Opaque:
+      return "opaque";
   }
   return "?";
 }
@@ -59,8 +80,10 @@ TypeRef array_from_subscript(TypeRef dtype, py::object key) {
   std::vector<bool> contiguous;
   for (py::handle h : items) contiguous.push_back(is_contiguous_slice(h));
   char layout = 'A';
-  if (contiguous.back()) layout = 'C';
-  else if (ndim > 1 && contiguous.front()) layout = 'F';
+  if (contiguous.back())
+    layout = 'C';
+  else if (ndim > 1 && contiguous.front())
+    layout = 'F';
   return types::array(dtype, ndim, layout);
 }
 
@@ -75,70 +98,81 @@ void register_types(py::module_& m) {
       .def_property_readonly("literal_value", &Type::literal_value)
       .def_property_readonly("ndim", &Type::ndim)
       .def_property_readonly("layout", [](const Type& t) { return std::string(1, t.layout()); })
-      .def_property_readonly("dtype", [](const Type& t) { return t.element(0); }, py::return_value_policy::reference)
+      .def_property_readonly(
+          "dtype", [](const Type& t) { return t.element(0); }, py::return_value_policy::reference)
       .def_property_readonly("count", &Type::count)
       .def_property_readonly("size", [](const Type& t) { return types::itemsize(&t); })
       .def_property_readonly("aligned", &Type::aligned)
       .def_property_readonly("shape", [](const Type& t) { return t.shape(); })
-      .def_property_readonly("fields", [](const Type& t) {
-        py::list out;
-        for (size_t i = 0; i < t.field_names().size(); ++i)
-          out.append(py::make_tuple(t.field_names()[i], py::cast(t.element(i), py::return_value_policy::reference),
-                                    t.field_offsets()[i]));
-        return out;
-      })
-      .def_property_readonly("types", [](const Type& t) {
-        std::vector<TypeRef> out;
-        for (size_t i = 0; i < t.count(); ++i) out.push_back(t.element(i));
-        return out;
-      }, py::return_value_policy::reference)
+      .def_property_readonly(
+          "fields",
+          [](const Type& t) {
+            py::list out;
+            for (size_t i = 0; i < t.field_names().size(); ++i)
+              out.append(py::make_tuple(t.field_names()[i], py::cast(t.element(i), py::return_value_policy::reference),
+                                        t.field_offsets()[i]));
+            return out;
+          })
+      .def_property_readonly(
+          "types",
+          [](const Type& t) {
+            std::vector<TypeRef> out;
+            for (size_t i = 0; i < t.count(); ++i) out.push_back(t.element(i));
+            return out;
+          },
+          py::return_value_policy::reference)
       .def("__str__", &Type::name)
       .def("__repr__", &Type::name)
       .def("__hash__", [](const Type& t) { return std::hash<const Type*>()(&t); })
-      .def("__eq__", [](const Type& a, py::object b) {
-        return py::isinstance<Type>(b) && &a == b.cast<const Type*>();
-      })
-      .def("__ne__", [](const Type& a, py::object b) {
-        return !(py::isinstance<Type>(b) && &a == b.cast<const Type*>());
-      })
-      .def("__call__", [](const Type& ret, py::args args) {
-        Signature sig;
-        sig.return_type = &ret;
-        for (py::handle a : args) {
-          if (!py::isinstance<Type>(a))
-            throw py::type_error("invalid type in signature: expected a type instance, got " +
-                                 std::string(py::repr(a)));
-          sig.args.push_back(a.cast<const Type*>());
-        }
-        return sig;
-      })
-      .def("__getitem__", [](const Type& t, py::object key) {
-        if ((!t.is_number() && t.kind() != TypeKind::Record) || t.is_literal())
-          throw py::type_error("cannot make an array of " + t.name());
-        return array_from_subscript(&t, key);
-      }, py::return_value_policy::reference);
+      .def("__eq__", [](const Type& a, py::object b) { return py::isinstance<Type>(b) && &a == b.cast<const Type*>(); })
+      .def("__ne__",
+           [](const Type& a, py::object b) { return !(py::isinstance<Type>(b) && &a == b.cast<const Type*>()); })
+      .def("__call__",
+           [](const Type& ret, py::args args) {
+             Signature sig;
+             sig.return_type = &ret;
+             for (py::handle a : args) {
+               if (!py::isinstance<Type>(a))
+                 throw py::type_error("invalid type in signature: expected a type instance, got " +
+                                      std::string(py::repr(a)));
+               sig.args.push_back(a.cast<const Type*>());
+             }
+             return sig;
+           })
+      .def(
+          "__getitem__",
+          [](const Type& t, py::object key) {
+            if ((!t.is_number() && t.kind() != TypeKind::Record) || t.is_literal())
+              throw py::type_error("cannot make an array of " + t.name());
+            return array_from_subscript(&t, key);
+          },
+          py::return_value_policy::reference);
 
   py::class_<Signature>(m, "Signature")
       .def(py::init([](py::object ret, std::vector<TypeRef> args) {
-        Signature s;
-        s.return_type = ret.is_none() ? nullptr : ret.cast<TypeRef>();
-        s.args = std::move(args);
-        return s;
-      }), py::arg("return_type"), py::arg("args"))
-      .def_property_readonly("return_type", [](const Signature& s) { return s.return_type; },
-                             py::return_value_policy::reference)
-      .def_property_readonly("args", [](const Signature& s) {
-        py::tuple out(s.args.size());
-        for (size_t i = 0; i < s.args.size(); ++i) out[i] = py::cast(s.args[i], py::return_value_policy::reference);
-        return out;
-      })
+             Signature s;
+             s.return_type = ret.is_none() ? nullptr : ret.cast<TypeRef>();
+             s.args = std::move(args);
+             return s;
+           }),
+           py::arg("return_type"), py::arg("args"))
+      .def_property_readonly(
+          "return_type", [](const Signature& s) { return s.return_type; }, py::return_value_policy::reference)
+      .def_property_readonly("args",
+                             [](const Signature& s) {
+                               py::tuple out(s.args.size());
+                               for (size_t i = 0; i < s.args.size(); ++i)
+                                 out[i] = py::cast(s.args[i], py::return_value_policy::reference);
+                               return out;
+                             })
       .def("__str__", &Signature::str)
       .def("__repr__", &Signature::str)
-      .def("__eq__", [](const Signature& a, py::object b) {
-        if (!py::isinstance<Signature>(b)) return false;
-        const Signature& o = b.cast<const Signature&>();
-        return a.return_type == o.return_type && a.args == o.args;
-      })
+      .def("__eq__",
+           [](const Signature& a, py::object b) {
+             if (!py::isinstance<Signature>(b)) return false;
+             const Signature& o = b.cast<const Signature&>();
+             return a.return_type == o.return_type && a.args == o.args;
+           })
       .def("__hash__", [](const Signature& s) { return std::hash<std::string>()(s.str()); });
 
   py::module_ t = m.def_submodule("types", "interned type objects");
@@ -151,14 +185,16 @@ void register_types(py::module_& m) {
   t.def("uni_tuple", &types::uni_tuple, py::return_value_policy::reference);
   t.def("tuple", &types::tuple, py::return_value_policy::reference);
   t.def("cpointer", &types::cpointer, py::return_value_policy::reference);
-  t.def("record", [](const std::vector<std::tuple<std::string, TypeRef, int64_t, std::string>>& fields,
-                     int64_t size, bool aligned) {
-    std::vector<types::RecordField> fs;
-    for (const auto& [name, type, offset, title] : fields) fs.push_back({name, type, offset, title});
-    return types::record(fs, size, aligned);
-  }, py::arg("fields"), py::arg("size"), py::arg("aligned"), py::return_value_policy::reference);
-  t.def("nested_array", &types::nested_array, py::arg("dtype"), py::arg("shape"),
-        py::return_value_policy::reference);
+  t.def(
+      "record",
+      [](const std::vector<std::tuple<std::string, TypeRef, int64_t, std::string>>& fields, int64_t size,
+         bool aligned) {
+        std::vector<types::RecordField> fs;
+        for (const auto& [name, type, offset, title] : fields) fs.push_back({name, type, offset, title});
+        return types::record(fs, size, aligned);
+      },
+      py::arg("fields"), py::arg("size"), py::arg("aligned"), py::return_value_policy::reference);
+  t.def("nested_array", &types::nested_array, py::arg("dtype"), py::arg("shape"), py::return_value_policy::reference);
   t.def("array", &types::array, py::arg("dtype"), py::arg("ndim"), py::arg("layout"), py::arg("readonly") = false,
         py::arg("aligned") = true, py::return_value_policy::reference);
   t.def(
@@ -191,8 +227,9 @@ void register_types(py::module_& m) {
     return py::int_(static_cast<int>(c));
   });
   m.def("parse_signature", [](const std::string& text) { return unwrap(parse_signature(text)); });
-  m.def("parse_type", [](const std::string& text) { return unwrap(parse_type(text)); },
-        py::return_value_policy::reference);
+  m.def(
+      "parse_type", [](const std::string& text) { return unwrap(parse_type(text)); },
+      py::return_value_policy::reference);
 
   py::module_ mg = m.def_submodule("mangle", "numba's Itanium-extended name mangling");
   mg.def("escape_string", &mangle::escape_string);

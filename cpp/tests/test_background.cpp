@@ -30,10 +30,26 @@ TEST(Background, WaitIdleReturnsWhenTheWorkIsDone) {
 TEST(Background, ForkWaitsForTheWorkAndRunsTheHooksInOrder) {
   static std::string order;  // the hooks are process-wide: they stay for the tests after this one
   static bool armed = false;
-  background::add_fork_hooks([] { if (armed) order += "p1"; }, [] { if (armed) order += "P1"; },
-                             [] { if (armed) order += "C1"; });
-  background::add_fork_hooks([] { if (armed) order += "p2"; }, [] { if (armed) order += "P2"; },
-                             [] { if (armed) order += "C2"; });
+  background::add_fork_hooks(
+      [] {
+        if (armed) order += "p1";
+      },
+      [] {
+        if (armed) order += "P1";
+      },
+      [] {
+        if (armed) order += "C1";
+      });
+  background::add_fork_hooks(
+      [] {
+        if (armed) order += "p2";
+      },
+      [] {
+        if (armed) order += "P2";
+      },
+      [] {
+        if (armed) order += "C2";
+      });
   std::atomic<bool> finished{false};
   ASSERT_TRUE(background::start([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -80,13 +80,16 @@ TEST_F(CacheTrustTest, AnotherUsersEntryIsRefused) {
 CacheRecord sample() {
   CacheRecord r;
   r.kind = CacheRecord::Kind::Kernel;
-  r.code = std::string("\x7f" "ELF\0with nul", 13);
+  r.code = std::string(
+      "\x7f"
+      "ELF\0with nul",
+      13);
   r.symbol = "_Z1k";
   r.arch = "sm_90";
   r.cooperative = true;
   r.links = {{"cu", "0123"}, {"ptx", "4567"}};
-  r.raises = {{"builtins:ValueError", {{RecordConstant::Kind::Str, "bad"}, {RecordConstant::Kind::None, ""}},
-               "k", "k.py", 12}};
+  r.raises = {
+      {"builtins:ValueError", {{RecordConstant::Kind::Str, "bad"}, {RecordConstant::Kind::None, ""}}, "k", "k.py", 12}};
   return r;
 }
 

@@ -181,11 +181,22 @@ TEST_F(DiskCacheTest, GarbageFilesAreCorrupt) {
 TEST_F(DiskCacheTest, InvalidNamesNeverBecomePaths) {
   DiskCache cache(root_, 0);
   const std::pair<std::string, std::string> bad[] = {
-      {"", "abcdef"},         {"..", "abcdef"},      {".", "abcdef"},     {"a/b", "abcdef"},
-      {"cubin", "ab"},        {"cubin", ""},         {"cubin", "../../x"}, {"cubin", "ab/cdef"},
-      {"cubin", "..abc"},     {"cubin", ".tmpabc"},  {"cu bin", "abcdef"}, {"cubin", "abc\ndef"},
-      {"cubin", std::string("abc\0def", 7)},          {"cubin", std::string(201, 'k')},
-      {std::string(201, 's'), "abcdef"},              {"/etc", "abcdef"},
+      {"", "abcdef"},
+      {"..", "abcdef"},
+      {".", "abcdef"},
+      {"a/b", "abcdef"},
+      {"cubin", "ab"},
+      {"cubin", ""},
+      {"cubin", "../../x"},
+      {"cubin", "ab/cdef"},
+      {"cubin", "..abc"},
+      {"cubin", ".tmpabc"},
+      {"cu bin", "abcdef"},
+      {"cubin", "abc\ndef"},
+      {"cubin", std::string("abc\0def", 7)},
+      {"cubin", std::string(201, 'k')},
+      {std::string(201, 's'), "abcdef"},
+      {"/etc", "abcdef"},
   };
   for (const auto& [section, key] : bad) {
     EXPECT_FALSE(cache.put(section, key, "payload")) << section << " / " << key;

@@ -113,8 +113,10 @@ TEST(HostRuntime, WarpShufflesAndBarrierReductionsExchangeValues) {
 
 // Thread 0 waits at a barrier while the rest of its warp waits at a full-mask syncwarp.
 void split_warp(HostThreadContext* c, void**) {
-  if (linear_thread(c) == 0) collective(c, target::HostCollective::Barrier, 0, 0, 0, "k.py:7");
-  else collective(c, target::HostCollective::SyncWarp, ~0u, 0, 0, "k.py:9");
+  if (linear_thread(c) == 0)
+    collective(c, target::HostCollective::Barrier, 0, 0, 0, "k.py:7");
+  else
+    collective(c, target::HostCollective::SyncWarp, ~0u, 0, 0, "k.py:9");
 }
 
 TEST(HostRuntime, ADeadlockIsAnErrorNamingTheCallsAndThreads) {

@@ -68,8 +68,10 @@ class OneWorker {
     setenv("CUJIT_HOST_THREADS", "1", 1);
   }
   ~OneWorker() {
-    if (had_) setenv("CUJIT_HOST_THREADS", old_.c_str(), 1);
-    else unsetenv("CUJIT_HOST_THREADS");
+    if (had_)
+      setenv("CUJIT_HOST_THREADS", old_.c_str(), 1);
+    else
+      unsetenv("CUJIT_HOST_THREADS");
   }
 
  private:

@@ -60,13 +60,22 @@ TEST(MangleIdentifier, DottedNameIsNested) {
 
 // §8.3 item 49: every code of §4.4.
 TEST(MangleType, BuiltinCodes) {
-  const std::vector<std::pair<TypeRef, std::string>> codes = {
-      {types::none(), "v"},     {types::boolean(), "b"},  {types::uint8(), "h"},
-      {types::int8(), "a"},     {types::uint16(), "t"},   {types::int16(), "s"},
-      {types::uint32(), "j"},   {types::int32(), "i"},    {types::uint64(), "y"},
-      {types::int64(), "x"},    {types::float16(), "Dh"}, {types::float32(), "f"},
-      {types::float64(), "d"},  {types::lookup_scalar("intp"), "x"},
-      {types::lookup_scalar("uintp"), "y"}, {types::lookup_scalar("void"), "v"}};
+  const std::vector<std::pair<TypeRef, std::string>> codes = {{types::none(), "v"},
+                                                              {types::boolean(), "b"},
+                                                              {types::uint8(), "h"},
+                                                              {types::int8(), "a"},
+                                                              {types::uint16(), "t"},
+                                                              {types::int16(), "s"},
+                                                              {types::uint32(), "j"},
+                                                              {types::int32(), "i"},
+                                                              {types::uint64(), "y"},
+                                                              {types::int64(), "x"},
+                                                              {types::float16(), "Dh"},
+                                                              {types::float32(), "f"},
+                                                              {types::float64(), "d"},
+                                                              {types::lookup_scalar("intp"), "x"},
+                                                              {types::lookup_scalar("uintp"), "y"},
+                                                              {types::lookup_scalar("void"), "v"}};
   for (const auto& [type, code] : codes) EXPECT_EQ(mangle_type(type), code) << type->name();
 }
 
@@ -133,10 +142,16 @@ TEST(MangleType, PlainNames) {
 
 // §8.3 item 54: the §4.6 vector, Record argument left out.
 TEST(Mangle, FullWorkedExample) {
-  const std::vector<TypeRef> args = {
-      types::int32(), types::array(types::float32(), 1, 'C'), types::uni_tuple(types::int8(), 3),
-      types::tuple({types::int32(), types::float64()}), types::cpointer(types::float32()),
-      types::voidptr(), types::complex64(), types::boolean(), types::float16(), types::uint64()};
+  const std::vector<TypeRef> args = {types::int32(),
+                                     types::array(types::float32(), 1, 'C'),
+                                     types::uni_tuple(types::int8(), 3),
+                                     types::tuple({types::int32(), types::float64()}),
+                                     types::cpointer(types::float32()),
+                                     types::voidptr(),
+                                     types::complex64(),
+                                     types::boolean(),
+                                     types::float16(),
+                                     types::uint64()};
   EXPECT_EQ(mangle::mangle("a.b.c", args, {"xyz"}, 7),
             "_ZN1a1b1cB2v7B3xyzEi5ArrayIfLi1E1C7mutable7alignedE8UniTupleIaLi3EE5TupleIidE"
             "10float32_2a7void_2a9complex64bDhy");
@@ -175,13 +190,16 @@ const FlagsVector kFlagsVectors[] = {
      "B104cw51cXTLSUwv1sDUaKthqaNgoKmjgOR3W3Cw6igA9duC0hkwnNGiHEkYkrqQBFBTDEwCyQe21eqwcFW3UoDGjzpQEsgzrtUEAA_3d_3d"},
     {"CUDAFlags(compute_capability=(7, 5), dbg_extend_lifetimes=True, debuginfo=True, no_cfunc_wrapper=True, "
      "no_compile=True, no_cpython_wrapper=True, nvvm_options={'opt': 0, 'fastmath': False, 'g': None})",
-     "B108cw51cXTLSUwv1sDUaKthrqNgqqmjgM2RtqBUBpSCpRooHz0BIAlD0hqSAGr6gUkg_2bce2Wh3IUrdSMNBRUIeFN5ALjTf1dCAb5JlaTQA_3d"},
+     "B108cw51cXTLSUwv1sDUaKthrqNgqqmjgM2RtqBUBpSCpRooHz0BIAlD0hqSAGr6gUkg_2bce2Wh3IUrdSMNBRUIeFN5ALjTf1dCAb5JlaTQA_"
+     "3d"},
     {"CUDAFlags(compute_capability=(7, 5), error_model=numpy, fastmath=FastMathOptions({'fast'}), "
      "no_cfunc_wrapper=True, no_compile=True, no_cpython_wrapper=True, nvvm_options={'opt': 3, 'fastmath': True})",
-     "B114cw51cXTLSUwv1sDUaKthrqNgqqmjgOR3W3CwAkMQ6ntbdO9Xq4Ok1GuB2tATgy0oYUKEIekOSQA1LcEkkPxmW60OZKlbKRjrKKjDbAdyQSprNQE_3d"},
+     "B114cw51cXTLSUwv1sDUaKthrqNgqqmjgOR3W3CwAkMQ6ntbdO9Xq4Ok1GuB2tATgy0oYUKEIekOSQA1LcEkkPxmW60OZKlbKRjrKKjDbAdyQSprN"
+     "QE_3d"},
     {"CUDAFlags(compute_capability=(7, 5), dbg_directives_only=True, debuginfo=True, error_model=numpy, "
      "no_cfunc_wrapper=True, no_compile=True, no_cpython_wrapper=True, nvvm_options={'opt': 3, 'fastmath': False})",
-     "B112cw51cXTLSUwv1sDUaKthrqNgqqmjgMVuW1AiA8rAEg2UjxRKtuAIAMYDWpKAqkSkPiQB1BQFk0DyoW21OpClbqVgrKOgDosBIBfsl1pNAA_3d_3d"},
+     "B112cw51cXTLSUwv1sDUaKthrqNgqqmjgMVuW1AiA8rAEg2UjxRKtuAIAMYDWpKAqkSkPiQB1BQFk0DyoW21OpClbqVgrKOgDosBIBfsl1pNAA_"
+     "3d_3d"},
     {"CUDAFlags(compute_capability=(7, 5), error_model=numpy, no_cfunc_wrapper=True, no_compile=True, "
      "no_cpython_wrapper=True)",
      "B72cw51cXTLSUwv1sDUaKthrqNgqqmjgOR3W3CwAkMXLaJtQYkOIgxJU0gCqOkELKEJAA_3d_3d"},
@@ -194,9 +212,7 @@ TEST(FlagsTag, EncodesEveryVector) {
     EXPECT_EQ(mangle_abi_tag(encode_flags(vector.summary)), vector.mangled_tag) << vector.summary;
 }
 
-TEST(FlagsTag, EncodedTextIsUnescapedBase64) {
-  EXPECT_EQ(encode_flags("CUDAFlags()"), "cw51cXTLSUwv1tAEAA==");
-}
+TEST(FlagsTag, EncodedTextIsUnescapedBase64) { EXPECT_EQ(encode_flags("CUDAFlags()"), "cw51cXTLSUwv1tAEAA=="); }
 
 // §8.3 item 55, decoding direction, from each form a caller may hold.
 TEST(FlagsTag, DecodesEveryVector) {

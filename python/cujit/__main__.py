@@ -1,9 +1,9 @@
 """``python -m cujit``: the installed cujit's version, where it finds CUDA's libraries, and its CPU target.
 
-    python -m cujit --version    the version (the wheel's name carries the same)
-    python -m cujit --info       also the extension, Python, each CUDA library found (or why not), the CPU target
-                                 (whether this build has it, its worker threads, how to select it) and the target
-                                 kernels compile for in this environment
+python -m cujit --version    the version (the wheel's name carries the same)
+python -m cujit --info       also the extension, Python, each CUDA library found (or why not), the CPU target
+                             (whether this build has it, its worker threads, how to select it) and the target
+                             kernels compile for in this environment
 """
 
 import argparse
@@ -15,6 +15,7 @@ def _target_lines(driver_found):
     """The CPU target's lines of --info. Reads the environment and the extension only: nothing here opens the
     CUDA driver or starts cujit's runtime."""
     from cujit import _core, _target
+
     host = getattr(_core, "host", None)
     if host is None or not hasattr(host, "worker_count"):
         return ["cpu target: not in this build (the extension has no host runtime)"]
@@ -24,12 +25,17 @@ def _target_lines(driver_found):
         from_env = int(given) > 0
     except ValueError:
         from_env = False
-    source = (f"CUJIT_HOST_THREADS={given}" if from_env else
-              "one per core this process may run on; CUJIT_HOST_THREADS=N sets the number")
-    lines = [f"cpu target: available; kernels compiled for this machine's CPU run on {workers} worker "
-             f"thread{'s' if workers != 1 else ''} ({source}); docs/cpu_target.md",
-             "cpu target: select it with CUJIT_TARGET=cpu (every kernel of the process; NUMBA_ENABLE_CUDASIM=1 "
-             "too) or cuda.jit(target=\"cpu\") (one kernel)"]
+    source = (
+        f"CUJIT_HOST_THREADS={given}"
+        if from_env
+        else "one per core this process may run on; CUJIT_HOST_THREADS=N sets the number"
+    )
+    lines = [
+        f"cpu target: available; kernels compiled for this machine's CPU run on {workers} worker "
+        f"thread{'s' if workers != 1 else ''} ({source}); docs/cpu_target.md",
+        "cpu target: select it with CUJIT_TARGET=cpu (every kernel of the process; NUMBA_ENABLE_CUDASIM=1 "
+        'too) or cuda.jit(target="cpu") (one kernel)',
+    ]
     try:
         chosen = _target.default_target()
     except ValueError as e:
@@ -50,12 +56,15 @@ def _target_lines(driver_found):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m cujit", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="store_true", help="print cujit's version")
-    parser.add_argument("--info", action="store_true",
-                        help="print the version, the extension, CUDA's libraries and the CPU target")
+    parser.add_argument(
+        "--info", action="store_true", help="print the version, the extension, CUDA's libraries and the CPU target"
+    )
     args = parser.parse_args(argv)
     import cujit
+
     if args.info:
         from cujit import _core, toolkit
+
         print(f"cujit {cujit.__version__}")
         print(f"extension: {_core.__file__}")
         print(f"python: {sys.version.split()[0]} ({sys.executable})")

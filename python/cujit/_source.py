@@ -58,8 +58,10 @@ def _read(pyfunc, chosen):
     # `import cujit`.
     if chosen == "bytecode":
         from cujit import bytecode
+
         return bytecode.function_source(pyfunc)
     from cujit import _source_text
+
     found = _source_text.source_lines(pyfunc)
     matching = found is not None and source_matches(pyfunc.__code__, *found)
     if chosen == "source" or matching:
@@ -67,9 +69,11 @@ def _read(pyfunc, chosen):
             qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
             raise UnsupportedError(
                 f"cannot compile {qualname!r}: its source code is not available, and CUJIT_FRONTEND=source "
-                "turns off reading functions from their bytecode")
+                "turns off reading functions from their bytecode"
+            )
         return _source_text.parse(pyfunc, found)
     from cujit import bytecode
+
     return bytecode.function_source(pyfunc)  # no lines to show: the file (if any) is not what runs
 
 
@@ -92,15 +96,77 @@ def source_matches(code, lines, first_line):
     return first_line + len(text) - 1 == last
 
 
-_BUILTINS = {abs: "abs", min: "min", max: "max", int: "int", float: "float", bool: "bool", round: "round",
-             range: "range", complex: "complex", len: "len", enumerate: "enumerate", zip: "zip", print: "print"}
+_BUILTINS = {
+    abs: "abs",
+    min: "min",
+    max: "max",
+    int: "int",
+    float: "float",
+    bool: "bool",
+    round: "round",
+    range: "range",
+    complex: "complex",
+    len: "len",
+    enumerate: "enumerate",
+    zip: "zip",
+    print: "print",
+}
 
-_NUMPY_SCALARS = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-                  "float32", "float64", "complex64", "complex128")
-_NUMPY_FUNCTIONS = ("sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
-                    "arcsinh", "arccosh", "arctanh", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10",
-                    "fabs", "cbrt", "floor", "ceil", "trunc", "degrees", "radians", "hypot", "copysign", "fmod",
-                    "power", "isnan", "isinf", "isfinite", "abs", "absolute")
+_NUMPY_SCALARS = (
+    "bool_",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
+_NUMPY_FUNCTIONS = (
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arctan2",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "exp",
+    "expm1",
+    "exp2",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "fabs",
+    "cbrt",
+    "floor",
+    "ceil",
+    "trunc",
+    "degrees",
+    "radians",
+    "hypot",
+    "copysign",
+    "fmod",
+    "power",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "abs",
+    "absolute",
+)
 
 
 class _Tables:
@@ -265,8 +331,11 @@ def _describe(obj, path=None):
 def _is_ffi_from_buffer(obj):
     """``ffi.from_buffer`` of a ``cffi.FFI()`` instance (recognised without importing cffi)."""
     owner = getattr(obj, "__self__", None)
-    return (owner is not None and getattr(obj, "__name__", None) == "from_buffer"
-            and type(owner).__module__.split(".")[0] == "cffi")
+    return (
+        owner is not None
+        and getattr(obj, "__name__", None) == "from_buffer"
+        and type(owner).__module__.split(".")[0] == "cffi"
+    )
 
 
 def _path_object(path):

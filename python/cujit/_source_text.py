@@ -47,8 +47,7 @@ def _lambda_def(text, pyfunc):
         return None
     ret = ast.Return(value=node.body)
     ast.copy_location(ret, node.body)
-    fdef = ast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[], returns=None,
-                           type_params=[])
+    fdef = ast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[], returns=None, type_params=[])
     ast.copy_location(fdef, node)
     return fdef
 
@@ -94,6 +93,7 @@ def _source_lines(pyfunc):
     if found:
         return found
     import inspect  # imported for the first lambda or def the rule above cannot read: 2 ms `import cujit` skips
+
     return inspect.getsourcelines(pyfunc)
 
 
@@ -121,5 +121,6 @@ def parse(pyfunc, found):
     if isinstance(fdef, ast.AsyncFunctionDef):
         raise UnsupportedError(f"{qualname!r}: async functions cannot be compiled for CUDA")
     filename = pyfunc.__code__.co_filename  # what inspect.getsourcefile gives for a function with source
-    return _core.FunctionSource(fdef, pyfunc.__name__, qualname, pyfunc.__module__ or "<dynamic>", filename,
-                                text.splitlines(), first_line)
+    return _core.FunctionSource(
+        fdef, pyfunc.__name__, qualname, pyfunc.__module__ or "<dynamic>", filename, text.splitlines(), first_line
+    )

@@ -31,8 +31,10 @@ def _dtype_problem(dtype):
     if dtype.hasobject:
         return "Python objects cannot be read by a kernel"
     if not dtype.isnative:
-        return ("its byte order is not this machine's, so a kernel would read its values wrong: convert it with "
-                "ary.astype(ary.dtype.newbyteorder('='))")
+        return (
+            "its byte order is not this machine's, so a kernel would read its values wrong: convert it with "
+            "ary.astype(ary.dtype.newbyteorder('='))"
+        )
     return None
 
 
@@ -61,8 +63,9 @@ def from_dtype(dtype):
 
 def _record_type(dtype):
     # As numba: a titled field is listed under its name and under its title, both carrying the title.
-    fields = [(name, dtype_type(info[0]), info[1], info[2] if len(info) > 2 else "")
-              for name, info in dtype.fields.items()]
+    fields = [
+        (name, dtype_type(info[0]), info[1], info[2] if len(info) > 2 else "") for name, info in dtype.fields.items()
+    ]
     return _core.types.record(fields, dtype.itemsize, bool(dtype.isalignedstruct))
 
 
@@ -83,8 +86,10 @@ def typeof(value):
         if isinstance(value, np.ndarray):
             return array_type(value.dtype, value.shape, value.strides, not value.flags.writeable)
         if isinstance(value, np.void) and value.dtype.fields is not None:
-            raise TypingError("record scalars cannot be passed to a CUDA kernel yet: pass a one-element "
-                              "record array (value.reshape(1) of an array) instead")
+            raise TypingError(
+                "record scalars cannot be passed to a CUDA kernel yet: pass a one-element "
+                "record array (value.reshape(1) of an array) instead"
+            )
         if isinstance(value, np.generic):
             return dtype_type(value.dtype)
     known = getattr(value, "_numba_type_", None)

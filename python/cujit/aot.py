@@ -29,7 +29,7 @@ INDEX = caching.BUNDLE_INDEX
 
 
 def _cc_of(arch):
-    """"sm_90" or "sm_90a" -> (9, 0); what a kernel for such a device compiles with."""
+    """ "sm_90" or "sm_90a" -> (9, 0); what a kernel for such a device compiles with."""
     digits = arch.removeprefix("sm_").rstrip("af")
     if not arch.startswith("sm_") or not digits.isdigit() or len(digits) < 2:
         raise ValueError(f"an architecture is written sm_XY (sm_80, sm_90, sm_100), got {arch!r}")
@@ -62,8 +62,10 @@ def fatbinary_path():
             return path
     found = shutil.which("fatbinary")
     if found is None:
-        raise FileNotFoundError("cujit.aot needs the CUDA toolkit's fatbinary; it was looked for in $CUDA_HOME/bin, "
-                                f"the pip wheels and /usr/local/cuda/bin (CUDA_HOME={os.environ.get('CUDA_HOME')!r})")
+        raise FileNotFoundError(
+            "cujit.aot needs the CUDA toolkit's fatbinary; it was looked for in $CUDA_HOME/bin, "
+            f"the pip wheels and /usr/local/cuda/bin (CUDA_HOME={os.environ.get('CUDA_HOME')!r})"
+        )
     return found
 
 
@@ -110,8 +112,9 @@ def build(module, archs, output=None, warm_cache=False):
                 index["skipped"].append(name)
             for argtypes in signatures:
                 for noalias in _variants(argtypes):
-                    index["kernels"].append(_build_one(dispatcher, argtypes, noalias, ccs, output,
-                                                       len(index["kernels"])))
+                    index["kernels"].append(
+                        _build_one(dispatcher, argtypes, noalias, ccs, output, len(index["kernels"]))
+                    )
         with open(os.path.join(output, INDEX), "w") as f:
             json.dump(index, f, indent=1)
         return index
@@ -141,10 +144,17 @@ def _build_one(dispatcher, argtypes, noalias, ccs, output, number):
     with open(os.path.join(output, filename), "wb") as f:
         f.write(make_fatbin(cubins))
     key, _ = caching.bundle_key(dispatcher, argtypes, kernel.options, noalias)
-    return {"key": key, "kernel": dispatcher.__qualname__, "argtypes": [str(t) for t in argtypes],
-            "noalias": noalias, "symbols": symbols, "cooperative": bool(kernel.cooperative),
-            "links": caching.link_manifest(kernel.typed.link_inputs),
-            "archs": sorted(cubins), "fatbin": filename}
+    return {
+        "key": key,
+        "kernel": dispatcher.__qualname__,
+        "argtypes": [str(t) for t in argtypes],
+        "noalias": noalias,
+        "symbols": symbols,
+        "cooperative": bool(kernel.cooperative),
+        "links": caching.link_manifest(kernel.typed.link_inputs),
+        "archs": sorted(cubins),
+        "fatbin": filename,
+    }
 
 
 def load(path):
@@ -163,8 +173,10 @@ def main(argv=None):
     archs = [a.strip() for a in options.arch.split(",") if a.strip()]
     index = build(options.module, archs, options.output, options.warm_cache)
     for entry in index["kernels"]:
-        print(f"{entry['kernel']}({', '.join(entry['argtypes'])}){'' if entry['noalias'] else ' [overlapping]'}: "
-              f"{entry['fatbin']} ({', '.join(entry['archs'])})")
+        print(
+            f"{entry['kernel']}({', '.join(entry['argtypes'])}){'' if entry['noalias'] else ' [overlapping]'}: "
+            f"{entry['fatbin']} ({', '.join(entry['archs'])})"
+        )
     for name in index["skipped"]:
         print(f"{name}: skipped (no eager signature)")
 

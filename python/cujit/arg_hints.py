@@ -12,14 +12,17 @@ class ArgHint:
 
 class In(ArgHint):
     """Copy the host array to the device before the launch only."""
+
     copy_in, copy_out = True, False
 
 
 class Out(ArgHint):
     """Copy the device array back to the host after the launch only."""
+
     copy_in, copy_out = False, True
 
 
 class InOut(ArgHint):
     """Copy in before and back after the launch (the default for host arrays)."""
+
     copy_in, copy_out = True, True

@@ -57,6 +57,7 @@ class Uncacheable(Exception):
 
 # ---- settings ------------------------------------------------------------------------------------------------
 
+
 def directory():
     given = os.environ.get("CUJIT_CACHE_DIR")
     if given:
@@ -96,9 +97,12 @@ def store():
     if unusable:
         _warn_once(path, f"cujit: the disk cache at {path} cannot be written ({unusable}); compiling without it")
     elif untrusted:
-        _warn_once(path, f"cujit: not using the disk cache at {path}: {untrusted.removeprefix('cujit cache: ')}; "
-                         "compiling without it (a cache directory must be yours and writable by you alone, as "
-                         "ssh asks of ~/.ssh; CUJIT_CACHE_SHARED=1 accepts a directory shared by several users)")
+        _warn_once(
+            path,
+            f"cujit: not using the disk cache at {path}: {untrusted.removeprefix('cujit cache: ')}; "
+            "compiling without it (a cache directory must be yours and writable by you alone, as "
+            "ssh asks of ~/.ssh; CUJIT_CACHE_SHARED=1 accepts a directory shared by several users)",
+        )
     return _stores[path]
 
 
@@ -118,8 +122,11 @@ def _disable(disk, why):
         first = disk.dir not in _warned
         _warned.add(disk.dir)
     if first:
-        warnings.warn(f"cujit: the disk cache at {disk.dir} cannot be written ({why}); compiling without it",
-                      NumbaWarning, stacklevel=4)
+        warnings.warn(
+            f"cujit: the disk cache at {disk.dir} cannot be written ({why}); compiling without it",
+            NumbaWarning,
+            stacklevel=4,
+        )
 
 
 def get(section, key):
@@ -162,9 +169,12 @@ def _checked(disk, read, section, key):
     untrusted = disk.stats()["untrusted"]
     found = read(section, key)
     if found is None and disk.stats()["untrusted"] != untrusted:
-        _warn_once(("entry", disk.dir), f"cujit: {disk.last_error.removeprefix('cujit cache: ')}: not read (an "
-                                        "entry must be yours and writable by you alone; CUJIT_CACHE_SHARED=1 "
-                                        "accepts entries of other users); compiling instead")
+        _warn_once(
+            ("entry", disk.dir),
+            f"cujit: {disk.last_error.removeprefix('cujit cache: ')}: not read (an "
+            "entry must be yours and writable by you alone; CUJIT_CACHE_SHARED=1 "
+            "accepts entries of other users); compiling instead",
+        )
     return found
 
 
@@ -207,11 +217,29 @@ def _file_identity(path):
 
 _TOOL_LIBRARIES = ("libnvrtc", "libnvJitLink", "libnvvm")
 # The package's modules whose changes can change a compiled kernel (the rest are the runtime).
-_COMPILER_MODULES = ("bytecode/_reader.py", "bytecode/_conditions.py", "bytecode/_decode.py",
-                     "bytecode/_expressions.py", "bytecode/_graph.py", "bytecode/_ops.py", "bytecode/_readings.py",
-                     "bytecode/_statements.py", "_source.py", "_source_text.py", "_version.py",
-                     "caching.py", "compiler.py", "declarations.py", "dispatcher.py", "intrinsics.py", "link_hooks.py",
-                     "linkable_code.py", "linking.py", "types.py", "vector_types.py")
+_COMPILER_MODULES = (
+    "bytecode/_reader.py",
+    "bytecode/_conditions.py",
+    "bytecode/_decode.py",
+    "bytecode/_expressions.py",
+    "bytecode/_graph.py",
+    "bytecode/_ops.py",
+    "bytecode/_readings.py",
+    "bytecode/_statements.py",
+    "_source.py",
+    "_source_text.py",
+    "_version.py",
+    "caching.py",
+    "compiler.py",
+    "declarations.py",
+    "dispatcher.py",
+    "intrinsics.py",
+    "link_hooks.py",
+    "linkable_code.py",
+    "linking.py",
+    "types.py",
+    "vector_types.py",
+)
 
 
 def _tool_libraries():
@@ -304,8 +332,11 @@ def _code_text(pyfunc, portable=False):
         if not lines:
             raise Uncacheable(f"the source of {pyfunc.__qualname__!r} is not available")
         first = code.co_firstlineno
-        text = repr(code.co_filename) + "\x1e" + repr((first, "".join(lines[first - 1:_last_line(code)]),
-                                                        _code_parts(code)))
+        text = (
+            repr(code.co_filename)
+            + "\x1e"
+            + repr((first, "".join(lines[first - 1 : _last_line(code)]), _code_parts(code)))
+        )
         _code_texts[code] = text
     return text.split("\x1e", 1)[1] if portable else text
 
@@ -332,10 +363,19 @@ def _last_line(code):
 
 
 def _code_parts(code):
-    consts = tuple(_code_parts(c) if isinstance(c, pytypes.CodeType) else (type(c).__name__, repr(c))
-                   for c in code.co_consts)
-    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_argcount,
-            code.co_kwonlyargcount, code.co_flags)
+    consts = tuple(
+        _code_parts(c) if isinstance(c, pytypes.CodeType) else (type(c).__name__, repr(c)) for c in code.co_consts
+    )
+    return (
+        code.co_code,
+        consts,
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_argcount,
+        code.co_kwonlyargcount,
+        code.co_flags,
+    )
 
 
 def _code_names(code):
@@ -458,8 +498,10 @@ class Walk:
                 self._add("hooked")
                 self.links(call_link_hooks(hooks, tuple(c.sig.args), c._describe()))
         else:
-            raise Uncacheable(f"{c.__qualname__!r} gives its declaration per call (__numba_cuda_declare__), "
-                              "which the cache cannot know before typing")
+            raise Uncacheable(
+                f"{c.__qualname__!r} gives its declaration per call (__numba_cuda_declare__), "
+                "which the cache cannot know before typing"
+            )
 
     def inputs_for(self, manifest):
         """The link inputs met that a recorded link used (``link_manifest``), in its order; None when one of them
@@ -501,10 +543,20 @@ class Walk:
 
 # ---- kernels ----------------------------------------------------------------------------------------------------
 
+
 def _specialisation_key(kind, identity, walk, dispatcher, argtypes, options, noalias, *more):
     o = dispatcher.targetoptions
-    return digest(kind, identity, walk.digest(), [str(t) for t in argtypes], options.key(), noalias, o.get("lto"),
-                  o.get("max_registers"), *more)
+    return digest(
+        kind,
+        identity,
+        walk.digest(),
+        [str(t) for t in argtypes],
+        options.key(),
+        noalias,
+        o.get("lto"),
+        o.get("max_registers"),
+        *more,
+    )
 
 
 def kernel_key(dispatcher, argtypes, options, noalias, arch):
@@ -530,9 +582,19 @@ def put_kernel(key, kernel, cubin, arch):
         telemetry.count("uncacheable")
         telemetry.log("not cached", kernel.entry, kernel.argtypes, f"({e})", 0.0)
         return
-    put_record("kernel", key, Record(Record.Kind.kernel, bytes(cubin), symbol=kernel.entry, arch=str(arch),
-                                     cooperative=bool(kernel.cooperative),
-                                     links=link_manifest(kernel.typed.link_inputs), raises=raises))
+    put_record(
+        "kernel",
+        key,
+        Record(
+            Record.Kind.kernel,
+            bytes(cubin),
+            symbol=kernel.entry,
+            arch=str(arch),
+            cooperative=bool(kernel.cooperative),
+            links=link_manifest(kernel.typed.link_inputs),
+            raises=raises,
+        ),
+    )
 
 
 def get_kernel(key, walk):
@@ -549,11 +611,18 @@ def get_kernel(key, walk):
     inputs = walk.inputs_for([tuple(link) for link in record.links])
     if inputs is None:
         return None
-    return {"symbol": record.symbol, "cooperative": record.cooperative, "exceptions": exceptions,
-            "arch": record.arch, "cubin": record.code, "link_inputs": inputs}
+    return {
+        "symbol": record.symbol,
+        "cooperative": record.cooperative,
+        "exceptions": exceptions,
+        "arch": record.arch,
+        "cubin": record.code,
+        "link_inputs": inputs,
+    }
 
 
 # A debug kernel's raise sites: (exception class, constant arguments, function, file, line), stored by names.
+
 
 def _raise_record(site):
     cls, args, function, filename, line = site
@@ -584,12 +653,18 @@ def _exception_class(name):
 
 
 _CONSTANT_WRITERS = {
-    str: (Constant.Kind.str, str), int: (Constant.Kind.int, str), float: (Constant.Kind.float, repr),
-    bool: (Constant.Kind.bool, str), type(None): (Constant.Kind.none, lambda v: ""),
+    str: (Constant.Kind.str, str),
+    int: (Constant.Kind.int, str),
+    float: (Constant.Kind.float, repr),
+    bool: (Constant.Kind.bool, str),
+    type(None): (Constant.Kind.none, lambda v: ""),
 }
 _CONSTANT_READERS = {
-    Constant.Kind.str: str, Constant.Kind.int: int, Constant.Kind.float: float,
-    Constant.Kind.bool: lambda text: text == "True", Constant.Kind.none: lambda text: None,
+    Constant.Kind.str: str,
+    Constant.Kind.int: int,
+    Constant.Kind.float: float,
+    Constant.Kind.bool: lambda text: text == "True",
+    Constant.Kind.none: lambda text: None,
 }
 
 
@@ -606,6 +681,7 @@ def _value(constant):
 
 # ---- compile outputs (cuda.compile, compile_ptx, with CUJIT_CACHE=1) --------------------------------------------
 
+
 def compile_key(pyfunc, signature, options, output):
     """The key of a ``compile*`` call's output, or None when the function cannot be keyed."""
     with telemetry.stage("cache key"):
@@ -616,8 +692,15 @@ def compile_key(pyfunc, signature, options, output):
             telemetry.count("uncacheable")
             telemetry.log("not cached", pyfunc.__qualname__, signature.args, f"({e})", 0.0)
             return None
-        return digest("compile", toolchain_id(), walk.digest(), [str(t) for t in signature.args],
-                      str(signature.return_type), options.key(), output)
+        return digest(
+            "compile",
+            toolchain_id(),
+            walk.digest(),
+            [str(t) for t in signature.args],
+            str(signature.return_type),
+            options.key(),
+            output,
+        )
 
 
 def get_compiled(key, text):
@@ -673,9 +756,11 @@ def load_bundle(path):
         files = [path, index_path] + [os.path.join(path, e["fatbin"]) for e in index["kernels"]]
         problem = next(filter(None, map(_core.cache.path_trust_problem, files)), "")
         if problem:
-            _warn_once(("bundle", os.path.abspath(path)),
-                       f"cujit: not using the AOT bundle at {path}: {problem.removeprefix('cujit cache: ')} (a bundle "
-                       "must be yours or root's and writable by nobody else; CUJIT_CACHE_SHARED=1 accepts it)")
+            _warn_once(
+                ("bundle", os.path.abspath(path)),
+                f"cujit: not using the AOT bundle at {path}: {problem.removeprefix('cujit cache: ')} (a bundle "
+                "must be yours or root's and writable by nobody else; CUJIT_CACHE_SHARED=1 accepts it)",
+            )
             return None
     aot_bundles.add(os.path.abspath(path), {e["key"]: e for e in index["kernels"]})
     return index
@@ -703,8 +788,14 @@ def bundle_entry(dispatcher, argtypes, options, noalias, arch):
             continue
         with open(os.path.join(directory, entry["fatbin"]), "rb") as f:
             fatbin = f.read()
-        return {"symbol": entry["symbols"][arch], "cooperative": entry["cooperative"], "exceptions": (), "arch": arch,
-                "cubin": fatbin, "link_inputs": inputs}
+        return {
+            "symbol": entry["symbols"][arch],
+            "cooperative": entry["cooperative"],
+            "exceptions": (),
+            "arch": arch,
+            "cubin": fatbin,
+            "link_inputs": inputs,
+        }
     return None
 
 
@@ -733,8 +824,18 @@ def nvrtc_key(made, arch, lto, options, include_dirs):
     headers = {}
     _headers(made.data, made.name, include_dirs, headers)
     header_hashes = sorted((p, hashlib.blake2b(c, digest_size=16).hexdigest()) for p, c in headers.items())
-    return digest("nvrtc", toolchain_id(), content_hash(made), made.name, arch, lto, options.debug,
-                  options.lineinfo, list(include_dirs), header_hashes)
+    return digest(
+        "nvrtc",
+        toolchain_id(),
+        content_hash(made),
+        made.name,
+        arch,
+        lto,
+        options.debug,
+        options.lineinfo,
+        list(include_dirs),
+        header_hashes,
+    )
 
 
 def precompiled_sources(link_inputs, arch, lto, options):

@@ -52,14 +52,17 @@ def normalize_cc(cc):
 def normalize_inline(inline):
     """``jit``'s ``inline``: ``"never"``, ``"always"``, or a bool (numba-cuda's older spelling, deprecated)."""
     if isinstance(inline, bool):
-        warnings.warn("inline=True/False is deprecated: pass inline='always' or inline='never'", DeprecationWarning,
-                      stacklevel=3)
+        warnings.warn(
+            "inline=True/False is deprecated: pass inline='always' or inline='never'", DeprecationWarning, stacklevel=3
+        )
         return "always" if inline else "never"
     if inline in ("never", "always"):
         return inline
     if callable(inline):
-        raise NotImplementedError("inline= with a cost-model function (numba's IR-level inlining decision) is not "
-                                  "supported by cujit: pass inline='always' or inline='never'")
+        raise NotImplementedError(
+            "inline= with a cost-model function (numba's IR-level inlining decision) is not "
+            "supported by cujit: pass inline='always' or inline='never'"
+        )
     raise ValueError(f"inline must be 'never' or 'always', got {inline!r}")
 
 
@@ -68,16 +71,19 @@ def normalize_launch_bounds(launch_bounds):
         return ()
     bounds = tuple(launch_bounds) if isinstance(launch_bounds, (tuple, list)) else (launch_bounds,)
     if len(bounds) > 3:
-        raise ValueError(f"Got {len(bounds)} launch bounds: {bounds}. A maximum of three are supported: "
-                         "(max_threads_per_block, min_blocks_per_sm, max_blocks_per_cluster)")
+        raise ValueError(
+            f"Got {len(bounds)} launch bounds: {bounds}. A maximum of three are supported: "
+            "(max_threads_per_block, min_blocks_per_sm, max_blocks_per_cluster)"
+        )
     for b in bounds:
         if not isinstance(b, int) or b < 0:
             raise TypeError(f"launch bounds must be non-negative integers, got {bounds}")
     return bounds
 
 
-def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo, launch_bounds=None, forceinline=False,
-                 inline="never"):
+def make_options(
+    *, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo, launch_bounds=None, forceinline=False, inline="never"
+):
     """The one CompileOptions of a compile, checked: every entry point builds its options here. ``inline``:
     ``"never"`` or ``"always"`` (``jit`` normalises what users pass, see ``normalize_inline``)."""
     if debug is None:
@@ -85,13 +91,20 @@ def make_options(*, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo, l
     if opt is None:
         opt = True
     if debug and opt:
-        warnings.warn("debug=True with opt=True is not supported by CUDA. This may result in a crash or "
-                      "incorrect debugging information. Pass opt=False.", NumbaInvalidConfigWarning,
-                      stacklevel=3)
+        warnings.warn(
+            "debug=True with opt=True is not supported by CUDA. This may result in a crash or "
+            "incorrect debugging information. Pass opt=False.",
+            NumbaInvalidConfigWarning,
+            stacklevel=3,
+        )
     if debug and lineinfo:
-        warnings.warn("debug and lineinfo are mutually exclusive. Use debug to get full debug info (this "
-                      "disables some optimizations), or lineinfo for line info only with code generation "
-                      "unaffected.", NumbaInvalidConfigWarning, stacklevel=3)
+        warnings.warn(
+            "debug and lineinfo are mutually exclusive. Use debug to get full debug info (this "
+            "disables some optimizations), or lineinfo for line info only with code generation "
+            "unaffected.",
+            NumbaInvalidConfigWarning,
+            stacklevel=3,
+        )
     options = _core.CompileOptions()
     options.cc = normalize_cc(cc)
     _core.resolve_arch(options.cc)  # reject unsupported architectures before any work
@@ -119,8 +132,10 @@ def _checked_abi_name(name):
     if not isinstance(name, str):
         raise TypeError(f"abi_info['abi_name'] must be a str, got {type(name).__name__} ({name!r})")
     if not (name.isascii() and name.isidentifier()):  # ASCII identifiers: [A-Za-z_][A-Za-z0-9_]*
-        raise ValueError(f"abi_info['abi_name'] must be a C identifier (letters, digits and '_', not starting "
-                         f"with a digit), got {name!r}")
+        raise ValueError(
+            f"abi_info['abi_name'] must be a C identifier (letters, digits and '_', not starting "
+            f"with a digit), got {name!r}"
+        )
     return name
 
 
@@ -143,8 +158,15 @@ def python_function(pyfunc, api="compile"):
 
 def type_function(pyfunc, signature, options, links=()):
     """Frontend and typing of `pyfunc` for `signature`; `links`: its own link inputs."""
-    return _core.type_function(function_source(pyfunc), Resolver(pyfunc), list(signature.args),
-                               signature.return_type, options, options, list(links))
+    return _core.type_function(
+        function_source(pyfunc),
+        Resolver(pyfunc),
+        list(signature.args),
+        signature.return_type,
+        options,
+        options,
+        list(links),
+    )
 
 
 def compile_typed(typed, options, output, keep_llvm_ir=False):
@@ -174,18 +196,33 @@ def _check_common(output, forceinline, device, abi, launch_bounds):
 
 
 @entry_point
-def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,
-            abi="c", abi_info=None, output="ptx", forceinline=False, launch_bounds=None):
+def compile(
+    pyfunc,
+    sig,
+    debug=None,
+    lineinfo=False,
+    device=True,
+    fastmath=False,
+    cc=None,
+    opt=None,
+    abi="c",
+    abi_info=None,
+    output="ptx",
+    forceinline=False,
+    launch_bounds=None,
+):
     """Compile a Python function to PTX for use from other languages.
 
     Defaults to a device function with the C ABI. Returns ``(ptx, return_type)``.
     """
-    pyfunc, signature, options = _prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
-                                          output, forceinline, launch_bounds)
+    pyfunc, signature, options = _prepare(
+        pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output, forceinline, launch_bounds
+    )
     if not config.cache_wanted(False):  # CUJIT_CACHE=1 caches compile outputs too
         code, typed = _compile_prepared(pyfunc, signature, options, output)
         return code, typed.return_type
     from cujit import caching  # imported on first use, for import time: see its docstring
+
     key = caching.compile_key(pyfunc, signature, options, output)
     found = caching.get_compiled(key, text=output == "ptx")
     if found is not None:
@@ -195,14 +232,25 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     return code, typed.return_type
 
 
-def _prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output, forceinline,
-             launch_bounds):
+def _prepare(
+    pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output, forceinline, launch_bounds
+):
     """The function, its signature and options, checked."""
     _check_common(output, forceinline, device, abi, launch_bounds)
     pyfunc = python_function(pyfunc)
     signature = parse_signature(sig)
-    options = make_options(device=device, abi=abi, abi_info=abi_info, cc=cc, fastmath=fastmath, opt=opt,
-                           debug=debug, lineinfo=lineinfo, launch_bounds=launch_bounds, forceinline=forceinline)
+    options = make_options(
+        device=device,
+        abi=abi,
+        abi_info=abi_info,
+        cc=cc,
+        fastmath=fastmath,
+        opt=opt,
+        debug=debug,
+        lineinfo=lineinfo,
+        launch_bounds=launch_bounds,
+        forceinline=forceinline,
+    )
     return pyfunc, signature, options
 
 
@@ -214,8 +262,21 @@ def _compile_prepared(pyfunc, signature, options, output, links=()):
 
 
 @entry_point
-def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None, opt=None,
-                abi="c", abi_info=None, output="ltoir", forceinline=False, launch_bounds=None):
+def compile_all(
+    pyfunc,
+    sig,
+    debug=None,
+    lineinfo=False,
+    device=True,
+    fastmath=False,
+    cc=None,
+    opt=None,
+    abi="c",
+    abi_info=None,
+    output="ltoir",
+    forceinline=False,
+    launch_bounds=None,
+):
     """The function's code and everything it needs linked with it, for linking elsewhere.
 
     Returns ``(codes, return_type)``: ``codes[0]`` is the function's LTO-IR (bytes) or PTX (str); then one
@@ -226,15 +287,18 @@ def compile_all(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=F
     """
     cc = normalize_cc(cc)
     links = pyfunc._links() if isinstance(pyfunc, _core.Dispatcher) else ()
-    pyfunc, signature, options = _prepare(pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info,
-                                          output, forceinline, launch_bounds)
+    pyfunc, signature, options = _prepare(
+        pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output, forceinline, launch_bounds
+    )
     code, typed = _compile_prepared(pyfunc, signature, options, output, links)
     codes = [code]
     arch = linking.arch_for(cc if len(cc) > 2 else cc + ("",))  # the cc asked for, without numba's "a" default
     for item in typed.link_inputs:
         if item.kind == "cu":
-            cls, data = LinkableCode.class_for_kind(output), linking.compile_cuda_source(item, arch, output == "ltoir",
-                                                                                         options)
+            cls, data = (
+                LinkableCode.class_for_kind(output),
+                linking.compile_cuda_source(item, arch, output == "ltoir", options),
+            )
         else:
             cls, data = LinkableCode.class_for_kind(item.kind), item.data
         # A LinkableCode's setup/teardown callbacks travel with its code: whoever links it elsewhere loads a module
@@ -254,30 +318,100 @@ def _current_device_cc():
 
 
 @entry_point
-def compile_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, opt=None,
-                               abi="c", abi_info=None, output="ptx", forceinline=False, launch_bounds=None):
+def compile_for_current_device(
+    pyfunc,
+    sig,
+    debug=None,
+    lineinfo=False,
+    device=True,
+    fastmath=False,
+    opt=None,
+    abi="c",
+    abi_info=None,
+    output="ptx",
+    forceinline=False,
+    launch_bounds=None,
+):
     """``compile`` for the current device's compute capability."""
-    return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath,
-                   cc=_current_device_cc(), opt=opt, abi=abi, abi_info=abi_info, output=output,
-                   forceinline=forceinline, launch_bounds=launch_bounds)
+    return compile(
+        pyfunc,
+        sig,
+        debug=debug,
+        lineinfo=lineinfo,
+        device=device,
+        fastmath=fastmath,
+        cc=_current_device_cc(),
+        opt=opt,
+        abi=abi,
+        abi_info=abi_info,
+        output=output,
+        forceinline=forceinline,
+        launch_bounds=launch_bounds,
+    )
 
 
 @entry_point
-def compile_ptx_for_current_device(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False,
-                                   opt=None, abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
+def compile_ptx_for_current_device(
+    pyfunc,
+    sig,
+    debug=None,
+    lineinfo=False,
+    device=False,
+    fastmath=False,
+    opt=None,
+    abi="numba",
+    abi_info=None,
+    forceinline=False,
+    launch_bounds=None,
+):
     """``compile_ptx`` for the current device's compute capability."""
-    return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath,
-                       cc=_current_device_cc(), opt=opt, abi=abi, abi_info=abi_info, forceinline=forceinline,
-                       launch_bounds=launch_bounds)
+    return compile_ptx(
+        pyfunc,
+        sig,
+        debug=debug,
+        lineinfo=lineinfo,
+        device=device,
+        fastmath=fastmath,
+        cc=_current_device_cc(),
+        opt=opt,
+        abi=abi,
+        abi_info=abi_info,
+        forceinline=forceinline,
+        launch_bounds=launch_bounds,
+    )
 
 
 @entry_point
-def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None, opt=None,
-                abi="numba", abi_info=None, forceinline=False, launch_bounds=None):
+def compile_ptx(
+    pyfunc,
+    sig,
+    debug=None,
+    lineinfo=False,
+    device=False,
+    fastmath=False,
+    cc=None,
+    opt=None,
+    abi="numba",
+    abi_info=None,
+    forceinline=False,
+    launch_bounds=None,
+):
     """Compile a Python function to PTX; defaults to a kernel with numba's ABI.
 
     Returns ``(ptx, return_type)``.
     """
-    return compile(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device, fastmath=fastmath, cc=cc,
-                   opt=opt, abi=abi, abi_info=abi_info, output="ptx", forceinline=forceinline,
-                   launch_bounds=launch_bounds)
+    return compile(
+        pyfunc,
+        sig,
+        debug=debug,
+        lineinfo=lineinfo,
+        device=device,
+        fastmath=fastmath,
+        cc=cc,
+        opt=opt,
+        abi=abi,
+        abi_info=abi_info,
+        output="ptx",
+        forceinline=forceinline,
+        launch_bounds=launch_bounds,
+    )

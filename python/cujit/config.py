@@ -10,8 +10,9 @@
 
 import os
 
-CUDA_NVRTC_EXTRA_SEARCH_PATHS = (os.environ.get("CUJIT_NVRTC_EXTRA_SEARCH_PATHS")
-                                 or os.environ.get("NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS", ""))
+CUDA_NVRTC_EXTRA_SEARCH_PATHS = os.environ.get("CUJIT_NVRTC_EXTRA_SEARCH_PATHS") or os.environ.get(
+    "NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS", ""
+)
 
 
 def cache_wanted(cache_option):

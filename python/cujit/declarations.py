@@ -41,7 +41,7 @@ class ExternFunction(_core.Callee):
         self._lock = threading.Lock()
 
     def _describe(self):
-        return f"cuda.declare_device({self.name!r}, \"{self.sig}\") at {self.declared_at}"
+        return f'cuda.declare_device({self.name!r}, "{self.sig}") at {self.declared_at}'
 
     def _typed_function(self, hook_items=()):
         """The declaration as a typed function that carries its ``link=`` items and ``hook_items``."""
@@ -51,20 +51,25 @@ class ExternFunction(_core.Callee):
             typed = self._typed.get(key)
             if typed is None:
                 typed = self._typed[key] = _core.declare_external(
-                    self.name, self.sig, self.abi, inputs, self._describe(), cooperative=bool(self.use_cooperative))
+                    self.name, self.sig, self.abi, inputs, self._describe(), cooperative=bool(self.use_cooperative)
+                )
             return typed
 
     # -- called by the C++ typing of a caller ------------------------------------------------
     def _type_for_caller(self, argtypes, caller_options):
         params = self.sig.args
         if len(argtypes) != len(params):
-            raise TypingError(f"{self.name}() takes {len(params)} argument{'' if len(params) == 1 else 's'} "
-                              f"({self.sig}) but {len(argtypes)} {'was' if len(argtypes) == 1 else 'were'} given")
+            raise TypingError(
+                f"{self.name}() takes {len(params)} argument{'' if len(params) == 1 else 's'} "
+                f"({self.sig}) but {len(argtypes)} {'was' if len(argtypes) == 1 else 'were'} given"
+            )
         for i, (given, declared) in enumerate(zip(argtypes, params)):
             if given != declared and _core.can_convert(given, declared) is None:
-                raise TypingError(f"No implementation of {self.name}({', '.join(map(str, argtypes))}): "
-                                  f"argument {i + 1} is {given}, which does not convert to the declared {declared} "
-                                  f"(declared by {self._describe()})")
+                raise TypingError(
+                    f"No implementation of {self.name}({', '.join(map(str, argtypes))}): "
+                    f"argument {i + 1} is {given}, which does not convert to the declared {declared} "
+                    f"(declared by {self._describe()})"
+                )
         hooks = link_hooks(self, self._link_hook)
         if not hooks:
             return self._typed_function()
@@ -117,8 +122,10 @@ class _DeclaringCallee(_core.Callee):
         if isinstance(declared, tuple) and len(declared) == 2:
             declared = _declared(*declared)
         if not isinstance(declared, ExternFunction):
-            raise TypingError(f"{DECLARE_HOOK} of {who} returned {type(declared).__name__}: expected a "
-                              "declare_device descriptor or (symbol, signature)")
+            raise TypingError(
+                f"{DECLARE_HOOK} of {who} returned {type(declared).__name__}: expected a "
+                "declare_device descriptor or (symbol, signature)"
+            )
         return declared._type_for_caller(argtypes, caller_options)
 
     def _call_parameters(self):

@@ -20,6 +20,7 @@ from cujit._typeof import typeof
 def _caching():
     """The disk cache, ``cujit.caching``, imported on first use for import time (see its docstring)."""
     from cujit import caching
+
     return caching
 
 
@@ -46,8 +47,9 @@ class _Kernel:
         self._own = code  # KernelCode: what its compile made of its one optimised module
         self.typed = typed
         # debug=True: the raise sites its status codes stand for (code i + 1 is site i); see raised().
-        self._specialise(options, typed.symbol, typed.args, typed.cooperative,
-                         typed.exceptions if options.debug else ())
+        self._specialise(
+            options, typed.symbol, typed.args, typed.cooperative, typed.exceptions if options.debug else ()
+        )
 
     def _specialise(self, options, entry, argtypes, cooperative, exceptions):
         """What every specialisation holds, compiled here or loaded from a cache or a bundle."""
@@ -67,9 +69,16 @@ class _Kernel:
         self._owner = (cache, tag)
         hooked = any(made.origin is not None for made in self.link_inputs())  # LinkableCode with callbacks
         return _core.driver.Specialisation(
-            self, entry=self.entry, build=self._image, hooks=self._module_hooks if hooked else None,
-            carveout=self.options_carveout, cooperative=self.cooperative, raises=bool(self.exceptions),
-            if_overlap=self.if_overlap, listed=listed)
+            self,
+            entry=self.entry,
+            build=self._image,
+            hooks=self._module_hooks if hooked else None,
+            carveout=self.options_carveout,
+            cooperative=self.cooperative,
+            raises=bool(self.exceptions),
+            if_overlap=self.if_overlap,
+            listed=listed,
+        )
 
     def native(self):
         """Its specialisation in the dispatcher's KernelCache (a CachedKernel)."""
@@ -79,6 +88,7 @@ class _Kernel:
     def _module_hooks(self):
         """(setup, teardown) for one module of this kernel, from its link inputs' callbacks."""
         from cujit.cudadrv import modules
+
         return modules.hooks_for(self.link_inputs())
 
     def _code(self):
@@ -100,6 +110,7 @@ class _Kernel:
     def plan(self):
         if self._plan is None:
             from cujit.cudadrv import launch
+
             self._plan = launch.plan_for(self.argtypes)
         return self._plan
 
@@ -122,6 +133,7 @@ class _Kernel:
         numba-cuda reports it (its class, the message prefixed with the function, file, line and thread), or
         None when no thread raised."""
         from cujit.cudadrv import devices
+
         devices.synchronize()
 
         def load(name):
@@ -129,6 +141,7 @@ class _Kernel:
             value = bytearray(4)
             _core.driver.copy_dtoh(value, ptr, None, None)
             return int.from_bytes(value, "little")
+
         return raised_in_kernel(self.exceptions, load)
 
     def _image(self, cc):
@@ -138,8 +151,9 @@ class _Kernel:
         """How many blocks of ``blockdim`` threads a cooperative launch of this kernel can have on the current
         device: every block must be resident at once (numba-cuda's ``_Kernel.max_cooperative_grid_blocks``)."""
         from cujit.cudadrv import devices
+
         threads = 1
-        for d in (blockdim if isinstance(blockdim, tuple) else (blockdim,)):
+        for d in blockdim if isinstance(blockdim, tuple) else (blockdim,):
             threads *= d
         per_sm = self.function().max_active_blocks_per_multiprocessor(threads, dynsmemsize)
         return per_sm * devices.get_current_device().MULTIPROCESSOR_COUNT
@@ -161,10 +175,18 @@ class _Kernel:
         cached = self.disk_key is not None and arch == self.disk_arch
         if cached and self._cached_cubin is not None:  # linked when it was compiled, to write the entry
             return self._cached_cubin
-        inputs = _caching().precompiled_sources(self.typed.link_inputs, arch, self.lto,
-                                                self.options) if cached else None
-        cubin = linking.link_kernel(self.own_code(cc), self.typed, cc, self.options, lto=self.lto,
-                                    max_registers=self.options_max_registers, inputs=inputs)
+        inputs = (
+            _caching().precompiled_sources(self.typed.link_inputs, arch, self.lto, self.options) if cached else None
+        )
+        cubin = linking.link_kernel(
+            self.own_code(cc),
+            self.typed,
+            cc,
+            self.options,
+            lto=self.lto,
+            max_registers=self.options_max_registers,
+            inputs=inputs,
+        )
         if cached:
             self._cached_cubin = cubin
             with telemetry.stage("cache write"):
@@ -173,7 +195,7 @@ class _Kernel:
 
     options_max_registers = None
     options_carveout = None  # jit's shared_memory_carveout, as the driver's percentage (-1: the default)
-    disk_key = None   # the disk cache's key, for a kernel compiled while caching (and its architecture)
+    disk_key = None  # the disk cache's key, for a kernel compiled while caching (and its architecture)
     disk_arch = None
     _cached_cubin = None
 
@@ -239,6 +261,7 @@ def _overlapping_variant(dispatcher, signature, cc):
         if not variant:
             variant.append(ref()._compile_signature(signature, cc, noalias=False))
         return variant[0].function()
+
     return function
 
 
@@ -285,7 +308,7 @@ class CUDADispatcher(_core.Dispatcher):
         """Parameter names and, for each, the resolver's answer for its default value (None: no default):
         typing binds keyword and omitted arguments of calls from CUDA code with them."""
         code = self.py_func.__code__
-        names = code.co_varnames[:code.co_argcount]
+        names = code.co_varnames[: code.co_argcount]
         defaults = self.py_func.__defaults__ or ()
         resolver = Resolver(self.py_func)
         answers = [None] * (len(names) - len(defaults)) + [resolver.classify(d) for d in defaults]
@@ -293,8 +316,10 @@ class CUDADispatcher(_core.Dispatcher):
 
     def _type_for_caller(self, argtypes, caller_options):
         if not self.device:
-            raise TypingError(f"{self.__qualname__!r} is a kernel; kernels cannot be called from device code. "
-                              "Decorate it with @cuda.jit(device=True) to call it.")
+            raise TypingError(
+                f"{self.__qualname__!r} is a kernel; kernels cannot be called from device code. "
+                "Decorate it with @cuda.jit(device=True) to call it."
+            )
         options = caller_options.copy()
         options.kernel = False
         options.abi = "numba"
@@ -314,13 +339,23 @@ class CUDADispatcher(_core.Dispatcher):
             raise TypingError(f"{self.__qualname__!r} calls itself: recursive device functions are not supported")
         given, takes = len(argtypes), self.py_func.__code__.co_argcount
         if given != takes:
-            raise TypingError(f"{self.__qualname__}() takes {takes} positional argument"
-                              f"{'' if takes == 1 else 's'} but {given} {'was' if given == 1 else 'were'} given")
+            raise TypingError(
+                f"{self.__qualname__}() takes {takes} positional argument"
+                f"{'' if takes == 1 else 's'} but {given} {'was' if given == 1 else 'were'} given"
+            )
 
         def type_it():  # the return type of a signature given for these argument types holds for callers too
-            typed = _core.type_function(function_source(self.py_func), Resolver(self.py_func), list(argtypes),
-                                        self._declared_returns.get(tuple(argtypes)), options, options, self._links())
+            typed = _core.type_function(
+                function_source(self.py_func),
+                Resolver(self.py_func),
+                list(argtypes),
+                self._declared_returns.get(tuple(argtypes)),
+                options,
+                options,
+                self._links(),
+            )
             return _core.driver.Specialisation(typed)
+
         return self._kernels.specialise(argtypes, tag, type_it)
 
     # -- compilation -------------------------------------------------------------------------
@@ -330,6 +365,7 @@ class CUDADispatcher(_core.Dispatcher):
     @staticmethod
     def _current_cc():
         from cujit.cudadrv import devices
+
         if devices.is_available():
             return devices.get_current_device().compute_capability
         return None
@@ -359,6 +395,7 @@ class CUDADispatcher(_core.Dispatcher):
             if noalias and not self._can_compile:  # the new signature may be the better match for types seen
                 self._launch_table.clear()
             return compiled.specialisation(self._kernels, tag, listed=noalias)
+
         return self._kernels.specialise(argtypes, tag, compile_it)
 
     def _compile_kernel(self, signature, options, noalias):
@@ -413,6 +450,7 @@ class CUDADispatcher(_core.Dispatcher):
             if dispatcher is None:
                 raise RuntimeError(f"the dispatcher of cached kernel {entry['symbol']} was collected")
             return dispatcher._typed_compile(signature, options)
+
         kernel = _CachedKernel(entry, compile_fresh, signature.args, options, self.targetoptions.get("lto"))
         self._set_launch_options(kernel)
         return kernel
@@ -428,8 +466,13 @@ class CUDADispatcher(_core.Dispatcher):
         self._set_launch_options(compiled)
         compiled.disk_key, compiled.disk_arch = disk_key, arch
         telemetry.count("compiles")
-        telemetry.log("compiled", self.__qualname__, signature.args, "and cached" if disk_key else "not cached",
-                      time.perf_counter() - start)
+        telemetry.log(
+            "compiled",
+            self.__qualname__,
+            signature.args,
+            "and cached" if disk_key else "not cached",
+            time.perf_counter() - start,
+        )
         return compiled
 
     def _lto_of(self, typed, options):
@@ -485,7 +528,7 @@ class CUDADispatcher(_core.Dispatcher):
 
     def _parameter_names(self):
         code = self.py_func.__code__
-        return code.co_varnames[:code.co_argcount]
+        return code.co_varnames[: code.co_argcount]
 
     def _argument_type(self, index, value):
         """The type of a launch's argument ``index``; an error typing it (a list, an int no integer type holds)
@@ -508,8 +551,10 @@ class CUDADispatcher(_core.Dispatcher):
         code = self.py_func.__code__
         names = self._parameter_names()
         if given != len(names) and not code.co_flags & _CO_VARARGS:
-            raise TypeError(f"{self._describe()} takes {len(names)} argument{'' if len(names) == 1 else 's'} "
-                            f"({', '.join(names)}) but {given} {'was' if given == 1 else 'were'} given")
+            raise TypeError(
+                f"{self._describe()} takes {len(names)} argument{'' if len(names) == 1 else 's'} "
+                f"({', '.join(names)}) but {given} {'was' if given == 1 else 'were'} given"
+            )
 
     @entry_point
     def _select_kernel(self, argtypes):
@@ -535,13 +580,14 @@ class CUDADispatcher(_core.Dispatcher):
         best = _core.best_overloads([list(sig) for sig in signatures], list(argtypes))
         if not best:
             listed = "".join(f"\n    ({', '.join(map(str, sig))})" for sig in signatures)
-            raise TypeError(f"No matching definition for argument type(s) {', '.join(map(str, argtypes))}: "
-                            f"{self._describe()} launches only its compiled signature"
-                            f"{'' if len(signatures) == 1 else 's'} (it compiles no other at launch):{listed}")
+            raise TypeError(
+                f"No matching definition for argument type(s) {', '.join(map(str, argtypes))}: "
+                f"{self._describe()} launches only its compiled signature"
+                f"{'' if len(signatures) == 1 else 's'} (it compiles no other at launch):{listed}"
+            )
         if len(best) > 1:
             lines = "\n".join(f"{', '.join(map(str, signatures[i]))} -> none" for i in best)
-            raise TypeError(f"Ambiguous overloading for {self._describe()} ({', '.join(map(str, argtypes))}):\n"
-                            f"{lines}")
+            raise TypeError(f"Ambiguous overloading for {self._describe()} ({', '.join(map(str, argtypes))}):\n{lines}")
         return overloads[signatures[best[0]]]
 
     @entry_point
@@ -591,8 +637,7 @@ class CUDADispatcher(_core.Dispatcher):
 
     def _compiled_items(self):
         """[(argument types, _Kernel)]: the compiled specialisations (not a device function's typings)."""
-        return [(argtypes, face) for argtypes, face in self._kernels.specialisations()
-                if isinstance(face, self._faces)]
+        return [(argtypes, face) for argtypes, face in self._kernels.specialisations() if isinstance(face, self._faces)]
 
     @property
     def signatures(self):
@@ -610,10 +655,12 @@ class CUDADispatcher(_core.Dispatcher):
             raise ValueError("must specify at least the griddim and blockdim")
         from cujit.cudadrv import launch
         from cujit.cudadrv.stream import native_stream
+
         self._check_runtime_runs_gpu_code()
         grid, block, stream, sharedmem = launch.configure(*config)
-        configured = _core.launch.ConfiguredLaunch(self, self._launch_table, grid, block, stream,
-                                                   native_stream(stream), sharedmem)
+        configured = _core.launch.ConfiguredLaunch(
+            self, self._launch_table, grid, block, stream, native_stream(stream), sharedmem
+        )
         return self._remember(config, configured)
 
     # Whether jit was given target="cuda" (jit sets it): else the target was CUJIT_TARGET's at decoration.
@@ -629,12 +676,15 @@ class CUDADispatcher(_core.Dispatcher):
             why, fix = "jit(target='cuda')", "leave target= out (kernels then follow CUJIT_TARGET) or pass target='cpu'"
         else:
             why = "the target is chosen when a kernel is decorated, and CUJIT_TARGET was not 'cpu' then"
-            fix = ("set CUJIT_TARGET=cpu before the kernel is decorated (before the module that defines it is "
-                   "imported), or decorate it with cuda.jit(target='cpu')")
+            fix = (
+                "set CUJIT_TARGET=cpu before the kernel is decorated (before the module that defines it is "
+                "imported), or decorate it with cuda.jit(target='cpu')"
+            )
         raise CudaSupportError(
             f"{self._describe()} is a GPU kernel ({why}), but this process runs on the CPU target "
             "(CUJIT_TARGET=cpu or NUMBA_ENABLE_CUDASIM=1, read when cujit's runtime was first used), whose runtime "
-            f"cannot load GPU code: {fix}")
+            f"cannot load GPU code: {fix}"
+        )
 
     def _remember(self, config, configured):
         """Memoises a configured kernel (unhashable configurations, lists, are not)."""
@@ -651,13 +701,23 @@ class CUDADispatcher(_core.Dispatcher):
         """The Python path of ``kernel[...](*args)`` (the C++ fast path hands over arguments it does not pack
         itself: host arrays, In/Out/InOut, pointers, records; and debug kernels, which report exceptions)."""
         from cujit.cudadrv.launch import launch_configured
+
         kernel = self._kernel_for_args(args)
         fn = kernel.function()
         if kernel.exceptions:
             kernel.reset_exception_channel(fn)
-        launch_configured(fn, kernel.plan, configured.griddim, configured.blockdim, configured.stream,
-                          configured._native_stream, configured.sharedmem, args, kernel.cooperative,
-                          kernel.if_overlap)
+        launch_configured(
+            fn,
+            kernel.plan,
+            configured.griddim,
+            configured.blockdim,
+            configured.stream,
+            configured._native_stream,
+            configured.sharedmem,
+            args,
+            kernel.cooperative,
+            kernel.if_overlap,
+        )
         if kernel.exceptions:
             error = kernel.raised(fn)
             if error is not None:
@@ -672,9 +732,12 @@ class CUDADispatcher(_core.Dispatcher):
 
     def __call__(self, *args, **kwargs):
         if self.device:
-            raise TypeError(f"{self.__qualname__!r} is a CUDA device function; it can only be called from "
-                            "kernels and other device functions")
+            raise TypeError(
+                f"{self.__qualname__!r} is a CUDA device function; it can only be called from "
+                "kernels and other device functions"
+            )
         from cujit.cudadrv.launch import MISSING_LAUNCH_CONFIG_MSG
+
         raise ValueError(MISSING_LAUNCH_CONFIG_MSG)
 
     def __repr__(self):
@@ -694,6 +757,7 @@ class HostDispatcher(CUDADispatcher):
 
     def __init__(self, pyfunc, device, options, compile_options):
         from cujit import host_target
+
         super().__init__(pyfunc, device, options, compile_options)
         self._host = host_target
         self._faces = (host_target.HostKernel,)
@@ -704,8 +768,14 @@ class HostDispatcher(CUDADispatcher):
 
     def _compile_kernel(self, signature, options, noalias):
         start = time.perf_counter()
-        kernel = self._host.compile_kernel(self.py_func, signature, options, self._links(), self._describe(),
-                                           boundscheck=self.targetoptions.get("boundscheck"))
+        kernel = self._host.compile_kernel(
+            self.py_func,
+            signature,
+            options,
+            self._links(),
+            self._describe(),
+            boundscheck=self.targetoptions.get("boundscheck"),
+        )
         telemetry.count("compiles")
         telemetry.log("compiled for the CPU", self.__qualname__, signature.args, "", time.perf_counter() - start)
         return kernel
@@ -715,16 +785,17 @@ class HostDispatcher(CUDADispatcher):
             raise ValueError("must specify at least the griddim and blockdim")
         from cujit.cudadrv import launch
         from cujit.cudadrv.stream import native_stream
+
         grid, block, stream, sharedmem = launch.configure(*config, on_gpu=False)
         native_stream(stream)  # a bad stream is the GPU launch's error
         return self._remember(config, self._host.HostLaunch(self, grid, block, stream, sharedmem))
 
     def inspect_asm(self, signature=None):
-        raise NotImplementedError("kernels compiled for the CPU target have no PTX; inspect_llvm() gives their "
-                                  "LLVM IR")
+        raise NotImplementedError("kernels compiled for the CPU target have no PTX; inspect_llvm() gives their LLVM IR")
 
     def __repr__(self):
         return f"<cujit CUDA kernel {self.__qualname__} (target='cpu')>"
+
 
 _REJECTED = {"argtypes", "restype", "bind"}
 # What jit takes besides its named parameters (numba-cuda's **kws).
@@ -735,18 +806,37 @@ _CARVEOUTS = {"default": -1, "maxl1": 0, "maxshared": 100}
 def _check_extra_options(kws, device, forceinline, target="cuda"):
     unknown = sorted(set(kws) - _EXTRA_OPTIONS - _REJECTED)
     if unknown:
-        known = sorted(_EXTRA_OPTIONS | {"device", "inline", "forceinline", "link", "debug", "opt", "lineinfo", "cache",
-                                         "launch_bounds", "lto", "shared_memory_carveout", "target"})
-        raise TypeError(f"jit() got an unexpected keyword argument {unknown[0]!r} (cuda.jit's options: "
-                        f"{', '.join(known)})")
+        known = sorted(
+            _EXTRA_OPTIONS
+            | {
+                "device",
+                "inline",
+                "forceinline",
+                "link",
+                "debug",
+                "opt",
+                "lineinfo",
+                "cache",
+                "launch_bounds",
+                "lto",
+                "shared_memory_carveout",
+                "target",
+            }
+        )
+        raise TypeError(
+            f"jit() got an unexpected keyword argument {unknown[0]!r} (cuda.jit's options: {', '.join(known)})"
+        )
     for key in _REJECTED & set(kws):
-        raise DeprecationWarning(f"Deprecated keyword argument `{key}`. Signatures should be passed as the "
-                                 "first positional argument.")
+        raise DeprecationWarning(
+            f"Deprecated keyword argument `{key}`. Signatures should be passed as the first positional argument."
+        )
     if kws.get("boundscheck") and target != "cpu":  # the CPU target checks bounds (on by default there)
         raise NotImplementedError("bounds checking is not supported for CUDA")
     if kws.get("extensions"):
-        raise NotImplementedError("jit(extensions=[...]): argument-preparing extensions (prepare_args) are not "
-                                  "supported by cujit; pass device arrays, __cuda_array_interface__ or DLPack objects")
+        raise NotImplementedError(
+            "jit(extensions=[...]): argument-preparing extensions (prepare_args) are not "
+            "supported by cujit; pass device arrays, __cuda_array_interface__ or DLPack objects"
+        )
     if forceinline and not device:
         raise ValueError("Cannot force-inline kernels")
 
@@ -758,8 +848,9 @@ def _carveout(value):
     if isinstance(value, str):
         percent = _CARVEOUTS.get(value.lower())
         if percent is None:
-            raise ValueError(f"Invalid carveout value: {value!r} (use 'default', 'MaxL1', 'MaxShared' or an int "
-                             "from -1 to 100)")
+            raise ValueError(
+                f"Invalid carveout value: {value!r} (use 'default', 'MaxL1', 'MaxShared' or an int from -1 to 100)"
+            )
         return percent
     if isinstance(value, int) and not isinstance(value, bool):
         if not -1 <= value <= 100:
@@ -778,8 +869,22 @@ def _check_lto(lto):
     return None if lto is None else bool(lto)
 
 
-def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=(), debug=None, opt=None,
-        lineinfo=False, cache=False, launch_bounds=None, lto=None, shared_memory_carveout=None, target=None, **kws):
+def jit(
+    func_or_sig=None,
+    device=False,
+    inline="never",
+    forceinline=False,
+    link=(),
+    debug=None,
+    opt=None,
+    lineinfo=False,
+    cache=False,
+    launch_bounds=None,
+    lto=None,
+    shared_memory_carveout=None,
+    target=None,
+    **kws,
+):
     """numba-cuda's ``cuda.jit``: a decorator for kernels and device functions.
 
     ``link=``: paths or LinkableCode objects linked into every kernel (for a device function, into every
@@ -795,13 +900,33 @@ def jit(func_or_sig=None, device=False, inline="never", forceinline=False, link=
     explicit_target, target = target is not None, _target.resolve_target(target)
     _check_extra_options(kws, device, forceinline, target)
     link = linking.normalize_items(link)
-    options = dict(kws, debug=debug, opt=opt, lineinfo=lineinfo, link=link, lto=_check_lto(lto),
-                   inline=normalize_inline(inline), forceinline=bool(forceinline), launch_bounds=launch_bounds,
-                   cache=cache, shared_memory_carveout=_carveout(shared_memory_carveout))
+    options = dict(
+        kws,
+        debug=debug,
+        opt=opt,
+        lineinfo=lineinfo,
+        link=link,
+        lto=_check_lto(lto),
+        inline=normalize_inline(inline),
+        forceinline=bool(forceinline),
+        launch_bounds=launch_bounds,
+        cache=cache,
+        shared_memory_carveout=_carveout(shared_memory_carveout),
+    )
     # The compile options, checked once here (numba-cuda warns about debug with opt at decoration too).
-    compile_options = make_options(device=device, abi="numba", abi_info=None, cc=None,
-                                   fastmath=kws.get("fastmath", False), opt=opt, debug=debug, lineinfo=lineinfo,
-                                   launch_bounds=launch_bounds, forceinline=forceinline, inline=options["inline"])
+    compile_options = make_options(
+        device=device,
+        abi="numba",
+        abi_info=None,
+        cc=None,
+        fastmath=kws.get("fastmath", False),
+        opt=opt,
+        debug=debug,
+        lineinfo=lineinfo,
+        launch_bounds=launch_bounds,
+        forceinline=forceinline,
+        inline=options["inline"],
+    )
     # (a device function's items are linked by its callers, with their options: the default ones assumed).
     # Not for cached kernels: their NVRTC results come from the disk cache, or none is needed on a hit.
     if target == "cpu":

@@ -97,6 +97,7 @@ def raised_in_kernel(exceptions, load):
     raise sites (code i + 1 is site i); ``load(name)``: the int32 of its global ``<symbol>__<name>__`` (errcode, tidx,
     ctaidx, ...), read from the GPU or, on the CPU target, from the host JIT's module."""
     import os
+
     code = load("errcode")
     if code == 0:
         return None
@@ -121,6 +122,7 @@ def entry_point(function):
     leaves it with the user's frames and this one only, as if their call had raised it; the frames of cujit's
     compiler in between say nothing about their mistake. A bug in cujit (InternalError, LoweringError) and every
     other exception keep their traceback, as does everything under ``CUJIT_FULL_TRACEBACK=1``."""
+
     @functools.wraps(function)
     def entry(*args, **kwargs):
         try:
@@ -129,6 +131,7 @@ def entry_point(function):
             if isinstance(error, InternalError) or full_traceback():
                 raise
             raise error.with_traceback(None)  # cujit's frames left out: CUJIT_FULL_TRACEBACK=1 keeps them
+
     # The one frame of cujit's left in a traceback is named after the function the user called ("in compile_ptx"),
     # and so are the crossings from C++ (the launch fast path calls _select_kernel) a profiler sees.
     renamed = {"co_name": function.__name__}

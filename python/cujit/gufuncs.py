@@ -23,10 +23,24 @@ import numpy as np
 
 from cujit import _core
 from cujit.errors import entry_point
-from cujit.vectorizers import (as_device_array, check_identity, cujit_type, device_function, generated_function,
-                               identifier, is_device_array, kernel_namespace, parse_signature, python_function,
-                               scalar_dtype, type_chars, signature_list, check_target, synchronize_stream,
-                               launch_over)
+from cujit.vectorizers import (
+    as_device_array,
+    check_identity,
+    cujit_type,
+    device_function,
+    generated_function,
+    identifier,
+    is_device_array,
+    kernel_namespace,
+    parse_signature,
+    python_function,
+    scalar_dtype,
+    type_chars,
+    signature_list,
+    check_target,
+    synchronize_stream,
+    launch_over,
+)
 
 # ---- the layout --------------------------------------------------------------------------------------------
 
@@ -36,13 +50,15 @@ _GROUP = re.compile(r"\(([^()]*)\)")
 def _parse_groups(text, layout):
     groups, rest, end = [], [], 0
     for m in _GROUP.finditer(text):
-        rest.append(text[end:m.start()])
+        rest.append(text[end : m.start()])
         end = m.end()
         names = [s for s in m.group(1).split(",") if s]
         for name in names:
             if not name.isidentifier():
-                raise ValueError(f'bad token in signature "{name}" (in the layout {layout!r}: core dimensions are '
-                                 "names, as in '(m,n),(n)->(m)')")
+                raise ValueError(
+                    f'bad token in signature "{name}" (in the layout {layout!r}: core dimensions are '
+                    "names, as in '(m,n),(n)->(m)')"
+                )
         groups.append(tuple(names))
     rest.append(text[end:])
     stray = "".join(rest).replace(",", "")
@@ -71,6 +87,7 @@ def parse_layout(layout):
 
 # ---- scheduling a call -------------------------------------------------------------------------------------
 
+
 class Schedule:
     """How a call loops: the core shapes of inputs and outputs, the loop dimensions and their product, and
     which inputs every loop index shares (outer shape () or (1,))."""
@@ -87,13 +104,15 @@ def schedule(inputs_layout, outputs_layout, ishapes):
     for argn, (shape, names) in enumerate(zip(ishapes, inputs_layout), start=1):
         shape = tuple(shape)
         if len(shape) < len(names):
-            raise ValueError(f"arg #{argn}: insufficient inner dimension (shape {shape}, core dimensions "
-                             f"({','.join(names)}))")
+            raise ValueError(
+                f"arg #{argn}: insufficient inner dimension (shape {shape}, core dimensions ({','.join(names)}))"
+            )
         split = len(shape) - len(names)
         for axis, (dim, name) in enumerate(zip(shape[split:], names), start=split):
             if symbols.setdefault(name, dim) != dim:
-                raise ValueError(f"arg #{argn}: shape[{axis}] mismatch argument ({name}={symbols[name]} "
-                                 f"elsewhere, {dim} here)")
+                raise ValueError(
+                    f"arg #{argn}: shape[{axis}] mismatch argument ({name}={symbols[name]} elsewhere, {dim} here)"
+                )
         outer.append(shape[:split])
         inner.append(shape[split:])
     oshapes = [tuple(symbols[s] for s in names) for names in outputs_layout]
@@ -132,13 +151,16 @@ def outer_types(argtypes, dims):
     """The kernel's argument types: each array type with one more (loop) dimension; a scalar type becomes a
     1-D array of it."""
     from cujit import types
+
     result = []
     for t, nd in zip(argtypes, dims):
         if t.kind == "array":
             result.append(types.Array(t.dtype, nd + 1, t.layout))
         elif nd > 0:
-            raise ValueError(f"gufunc signature mismatch: ndim>0 for scalar (the type {t} is given for an argument "
-                             f"with {nd} core dimension(s))")
+            raise ValueError(
+                f"gufunc signature mismatch: ndim>0 for scalar (the type {t} is given for an argument "
+                f"with {nd} core dimension(s))"
+            )
         else:
             result.append(types.Array(t, 1, "A"))
     return tuple(result)
@@ -146,12 +168,16 @@ def outer_types(argtypes, dims):
 
 def kernel_source(name, argtypes, dims):
     params = [f"arg{i}" for i in range(len(dims))]
-    return _GUFUNC_KERNEL.format(name=name, params=", ".join(params),
-                                 sizes=", ".join(f"{p}.shape[0]" for p in params),
-                                 items=", ".join(_core_index(p, nd, t) for p, nd, t in zip(params, dims, argtypes)))
+    return _GUFUNC_KERNEL.format(
+        name=name,
+        params=", ".join(params),
+        sizes=", ".join(f"{p}.shape[0]" for p in params),
+        items=", ".join(_core_index(p, nd, t) for p, nd, t in zip(params, dims, argtypes)),
+    )
 
 
 # ---- the gufunc --------------------------------------------------------------------------------------------
+
 
 class CUDAGeneralizedUFunc:
     """What ``cuda.guvectorize`` returns. ``kernelmap`` maps input dtypes to (output dtypes, kernel)."""
@@ -171,8 +197,10 @@ class CUDAGeneralizedUFunc:
         self._core = device_function(pyfunc, "guvectorize")
         argc = self.py_func.__code__.co_argcount
         if argc != self.nargs:
-            raise TypeError(f"guvectorize: {self.__qualname__!r} takes {argc} argument(s) but the layout "
-                            f"{layout!r} has {self.nin} input(s) and {self.nout} output(s)")
+            raise TypeError(
+                f"guvectorize: {self.__qualname__!r} takes {argc} argument(s) but the layout "
+                f"{layout!r} has {self.nin} input(s) and {self.nout} output(s)"
+            )
 
     @property
     def nin(self):
@@ -201,23 +229,28 @@ class CUDAGeneralizedUFunc:
     def add(self, sig):
         """Compiles the gufunc for one type signature (``"void(float32[:], float32[:])"``)."""
         from cujit import cuda
+
         signature = parse_signature(sig, "guvectorize")
         if signature.return_type is not None and signature.return_type.kind != "none":
-            raise TypeError(f"guvectorized functions cannot return values: signature {sig} specifies "
-                            f"{signature.return_type} return type")
+            raise TypeError(
+                f"guvectorized functions cannot return values: signature {sig} specifies "
+                f"{signature.return_type} return type"
+            )
         argtypes = list(signature.args)
         dims = [len(g) for g in self.inputsig + self.outputsig]
         if len(argtypes) != len(dims):
-            raise TypeError(f"guvectorize: signature {sig!r} has {len(argtypes)} argument(s) but the layout "
-                            f"{self.signature!r} has {len(dims)}")
+            raise TypeError(
+                f"guvectorize: signature {sig!r} has {len(argtypes)} argument(s) but the layout "
+                f"{self.signature!r} has {len(dims)}"
+            )
         outer = outer_types(argtypes, dims)
         dtypes = [scalar_dtype(t.dtype, "guvectorize", f"argument {i} of {sig!r}") for i, t in enumerate(outer)]
         name = f"__gufunc_{identifier(self.__name__)}"
-        source = kernel_source(name[len("__gufunc_"):], argtypes, dims)
+        source = kernel_source(name[len("__gufunc_") :], argtypes, dims)
         stager = generated_function(source, name, kernel_namespace(self.py_func, self._core))
         kernel = cuda.jit(_core.Signature(None, list(outer)))(stager)
         with self._lock:
-            self.kernelmap[tuple(dtypes[:self.nin])] = (tuple(dtypes[self.nin:]), kernel)
+            self.kernelmap[tuple(dtypes[: self.nin])] = (tuple(dtypes[self.nin :]), kernel)
         return kernel
 
     def disable_compile(self):
@@ -234,16 +267,21 @@ class CUDAGeneralizedUFunc:
                 return (sig,) + self.kernelmap[sig]
         if not self._lazy:
             have = "; ".join(", ".join(map(str, k)) for k in self.kernelmap) or "none"
-            raise TypeError(f"no matching signature of {self.__name__}() for input dtypes "
-                            f"({', '.join(map(str, indtypes))}): it was compiled for ({have}), and no input "
-                            "can be cast safely to those")
+            raise TypeError(
+                f"no matching signature of {self.__name__}() for input dtypes "
+                f"({', '.join(map(str, indtypes))}): it was compiled for ({have}), and no input "
+                "can be cast safely to those"
+            )
         if any(o is None for o in outputs):
-            raise TypeError(f"{self.__name__}() was made by guvectorize without type signatures: pass its output "
-                            "array(s) too (positionally or as out=), so that it can be compiled for their dtypes")
+            raise TypeError(
+                f"{self.__name__}() was made by guvectorize without type signatures: pass its output "
+                "array(s) too (positionally or as out=), so that it can be compiled for their dtypes"
+            )
         return (indtypes,) + self._add_lazily(indtypes, tuple(np.dtype(o.dtype) for o in outputs))
 
     def _add_lazily(self, indtypes, outdtypes):
         from cujit import types
+
         argtypes = []
         for i, (d, names) in enumerate(zip(indtypes + outdtypes, self.inputsig + self.outputsig)):
             t = cujit_type(d, f"{self.__name__}() argument {i}")
@@ -266,14 +304,20 @@ class _GUFuncCall:
         out = kws.pop("out", None)
         name = gufunc.__name__
         if kws:
-            raise TypeError(f"{name}() got unexpected keyword argument(s) {', '.join(map(repr, kws))} (a CUDA "
-                            "gufunc takes out= and stream=)")
+            raise TypeError(
+                f"{name}() got unexpected keyword argument(s) {', '.join(map(repr, kws))} (a CUDA "
+                "gufunc takes out= and stream=)"
+            )
         nin, nout = gufunc.nin, gufunc.nout
         if out is None and len(args) not in (nin, nin + nout):
+
             def count(n):
                 return f"{n} positional argument{'s' * (n != 1)}"
-            raise TypeError(f"This gufunc accepts {count(nin)} (when providing input only) or {count(nin + nout)} "
-                            f"(when providing input and output). Got {count(len(args))}.")
+
+            raise TypeError(
+                f"This gufunc accepts {count(nin)} (when providing input only) or {count(nin + nout)} "
+                f"(when providing input and output). Got {count(len(args))}."
+            )
         if out is not None and len(args) > nin:
             raise ValueError("cannot specify argument 'out' as both positional and keyword")
         if out is None:
@@ -288,8 +332,7 @@ class _GUFuncCall:
         for i, o in enumerate(self.outputs):
             if o is not None and not is_device_array(o) and not isinstance(o, np.ndarray):
                 raise TypeError(f"{name}(): output {i} must be a numpy or device array, got {type(o).__name__}")
-        self.to_host = (not any(is_device_array(a) for a in args)
-                        and not any(is_device_array(o) for o in self.outputs))
+        self.to_host = not any(is_device_array(a) for a in args) and not any(is_device_array(o) for o in self.outputs)
         self.given = args[:nin]
         self.inputs = [as_device_array(a) if is_device_array(a) else np.asarray(a) for a in args[:nin]]
 
@@ -300,8 +343,9 @@ class _GUFuncCall:
         indtypes, outdtypes, kernel = gufunc._kernel_for(indtypes, self.outputs, self.given)
         for shape, o in zip(plan.output_shapes, self.outputs):
             if o is not None and tuple(o.shape) != shape:
-                raise ValueError(f"{gufunc.__name__}(): output shape mismatch: got {tuple(o.shape)}, the inputs "
-                                 f"give {shape}")
+                raise ValueError(
+                    f"{gufunc.__name__}(): output shape mismatch: got {tuple(o.shape)}, the inputs give {shape}"
+                )
         self._cast_inputs(indtypes)
         outputs = self._device_outputs(plan, outdtypes)
         inputs = [a if is_device_array(a) else _to_device(a, stream) for a in self.inputs]
@@ -313,15 +357,18 @@ class _GUFuncCall:
         for i, (want, a) in enumerate(zip(indtypes, self.inputs)):
             if np.dtype(a.dtype) != want:
                 if is_device_array(a):
-                    raise TypeError(f"{self.gufunc.__name__}(): input {i} is a device array of dtype {a.dtype}; "
-                                    f"the matching signature takes {want}, and device arrays are not cast: pass "
-                                    f"a {want} array")
+                    raise TypeError(
+                        f"{self.gufunc.__name__}(): input {i} is a device array of dtype {a.dtype}; "
+                        f"the matching signature takes {want}, and device arrays are not cast: pass "
+                        f"a {want} array"
+                    )
                 self.inputs[i] = a.astype(want)
 
     def _device_outputs(self, plan, outdtypes):
         """The arrays the kernel writes: the device outputs given, new device arrays for the others (a host
         output given is filled from its device array afterwards)."""
         from cujit import cuda
+
         result = []
         for shape, dtype, o in zip(plan.output_shapes, outdtypes, self.outputs):
             if o is None or not is_device_array(o):
@@ -364,6 +411,7 @@ def _can_cast(given, wanted, arg):
 
 def _to_device(host, stream):
     from cujit import cuda
+
     return cuda.to_device(host, stream=stream)
 
 
@@ -383,19 +431,23 @@ def _loop_view(a, n, core, pinned, stream):
     """``a`` as an (n, *core) array. An input whose outer dimensions cannot be collapsed without a copy is
     copied (``stream`` given); an output is an error then, as the kernel would write to the copy."""
     from cujit.cudadrv.devicearray import DeviceNDArray
+
     shape = (n,) + core
     if tuple(a.shape) == shape:
         return a
-    inner_strides = tuple(a.strides[a.ndim - len(core):]) if core else ()
+    inner_strides = tuple(a.strides[a.ndim - len(core) :]) if core else ()
     if pinned or a.ndim == len(core):
         return DeviceNDArray(shape, (0,) + inner_strides, a.dtype, a.stream, a.gpu_data, ptr=a.ptr)
     try:
         return a.reshape(shape)
     except NotImplementedError:  # outer dimensions that do not collapse into one without a copy
         if stream is None:
-            raise ValueError(f"a gufunc output of shape {tuple(a.shape)} with strides {tuple(a.strides)} cannot "
-                             "be looped over without a copy: pass a C-contiguous output") from None
+            raise ValueError(
+                f"a gufunc output of shape {tuple(a.shape)} with strides {tuple(a.strides)} cannot "
+                "be looped over without a copy: pass a C-contiguous output"
+            ) from None
         from cujit import cuda
+
         host = np.ascontiguousarray(a.copy_to_host(stream=stream)).reshape(shape)
         return cuda.to_device(host, stream=stream)
 
@@ -429,4 +481,5 @@ def guvectorize(*args, target="cuda", identity=None, cache=False, writable_args=
         for sig in sigs:
             gufunc.add(sig)
         return gufunc
+
     return wrap

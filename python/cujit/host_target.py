@@ -21,7 +21,6 @@ from cujit.compiler import type_function
 from cujit.errors import entry_point
 
 
-
 def host_driver_active():
     """Whether the runtime runs on the CPU target's host driver (device memory is host memory)."""
     return _core.host.host_driver_active()
@@ -37,21 +36,28 @@ def _host_array(value, ndim, index, keep, stream):
     np = sys.modules.get("numpy")
     if np is None or not isinstance(value, np.ndarray):
         from cujit.arg_hints import ArgHint
+
         if isinstance(value, ArgHint):  # In/Out/InOut: host memory is the device's, nothing to copy
             return _host_array(value.value, ndim, index, keep, stream)
         if host_driver_active():
             from cujit.cudadrv import launch
+
             return launch.array_value(value, ndim, index, keep, stream)
         if hasattr(value, "__array_interface__"):
             import numpy as np
+
             value = np.asarray(value)
         elif hasattr(value, "__cuda_array_interface__") or hasattr(value, "copy_to_host"):
-            raise TypeError(f"kernel argument {index}: a GPU array is not host memory; pass a numpy array to a "
-                            "kernel on the CPU target (or run the whole process on the CPU target, "
-                            "CUJIT_TARGET=cpu, where device arrays are host memory)")
+            raise TypeError(
+                f"kernel argument {index}: a GPU array is not host memory; pass a numpy array to a "
+                "kernel on the CPU target (or run the whole process on the CPU target, "
+                "CUJIT_TARGET=cpu, where device arrays are host memory)"
+            )
         else:
-            raise TypeError(f"kernel argument {index} must be an array (numpy or __array_interface__) on the CPU "
-                            f"target, got {type(value).__name__}")
+            raise TypeError(
+                f"kernel argument {index} must be an array (numpy or __array_interface__) on the CPU "
+                f"target, got {type(value).__name__}"
+            )
     if value.ndim != ndim:
         raise TypeError(f"kernel argument {index} must be a {ndim}-d array, got a {value.ndim}-d array")
     keep.append(value)
@@ -66,8 +72,9 @@ class _HostPlan:
         for index, t in enumerate(argtypes):
             for leaf_type, path, role, slot in _core.launch.argument_leaves(t):
                 if slot is None:
-                    raise NotImplementedError(f"kernel argument {index}: cujit cannot pass a value of type {t} "
-                                              "to a kernel")
+                    raise NotImplementedError(
+                        f"kernel argument {index}: cujit cannot pass a value of type {t} to a kernel"
+                    )
                 slots.append(slot)
                 self._leaves.append((index, path, role, slot, leaf_type.kind))
         self.launcher = _core.driver.KernelLauncher(slots)
@@ -91,6 +98,7 @@ class _HostPlan:
                 values.append(complex(v).imag)
             elif kind in ("cpointer", "voidptr"):
                 from cujit.cudadrv import launch
+
                 values.append(launch.pointer_value(v, index))
             else:
                 values.append(v)
@@ -102,9 +110,11 @@ def _check_links(typed, describe):
     items = list(typed.link_inputs)
     if items:
         names = ", ".join(f"{item.name!r} ({item.kind})" for item in items)
-        raise NotImplementedError(f"{describe} links {names}: linked code (PTX, cubin, LTO-IR, CUDA C++) is GPU "
-                                  "code and cannot run on the CPU target (a .cu item may be compiled for the host "
-                                  "later; see docs/cpu_target.md)")
+        raise NotImplementedError(
+            f"{describe} links {names}: linked code (PTX, cubin, LTO-IR, CUDA C++) is GPU "
+            "code and cannot run on the CPU target (a .cu item may be compiled for the host "
+            "later; see docs/cpu_target.md)"
+        )
 
 
 class HostKernel:
@@ -141,23 +151,34 @@ class HostKernel:
     def launch(self, griddim, blockdim, sharedmem, args, stream=0):
         """Runs the grid on the host runtime; returns when every thread has finished (streams run in order)."""
         if len(args) != len(self.argtypes):
-            raise TypeError(f"the kernel takes {len(self.argtypes)} argument"
-                            f"{'' if len(self.argtypes) == 1 else 's'}, got {len(args)}")
+            raise TypeError(
+                f"the kernel takes {len(self.argtypes)} argument"
+                f"{'' if len(self.argtypes) == 1 else 's'}, got {len(args)}"
+            )
         # The GPU launch's checks and errors (LaunchConfigError), with this kernel's static shared memory.
-        _core.driver.validate_launch_config(griddim, blockdim, int(sharedmem),
-                                            {"static_shared": self.native.static_shared_bytes})
+        _core.driver.validate_launch_config(
+            griddim, blockdim, int(sharedmem), {"static_shared": self.native.static_shared_bytes}
+        )
         params, keep = self.plan.pack(args, stream)
         if self.exceptions:
             self._exception_record("errcode").value = 0
         try:
-            self.native.launch(list(griddim), list(blockdim), int(sharedmem), params, self.plan.offsets,
-                               cooperative=self.cooperative, name=self.name)
+            self.native.launch(
+                list(griddim),
+                list(blockdim),
+                int(sharedmem),
+                params,
+                self.plan.offsets,
+                cooperative=self.cooperative,
+                name=self.name,
+            )
         finally:  # what array readers left to do after the launch (copies back), also when a check raised
             for item in keep:
                 if callable(item):
                     item()
         if self.exceptions:
             from cujit.errors import raised_in_kernel
+
             error = raised_in_kernel(self.exceptions, lambda name: self._exception_record(name).value)
             if error is not None:
                 raise error
@@ -165,18 +186,18 @@ class HostKernel:
     def _exception_record(self, name):
         """A debug kernel's int32 global ``<symbol>__<name>__`` in its JIT-compiled module."""
         import ctypes
+
         address = self.native.global_address(f"{self.entry}__{name}__")
         if not address:
             raise RuntimeError(f"the CPU target's module of {self.name} has no exception record {name!r}")
         return ctypes.c_int32.from_address(address)
-
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
         """How many blocks of ``blockdim`` threads a cooperative launch of this kernel can have on the CPU target
         (numba-cuda's ``_Kernel.max_cooperative_grid_blocks``): the CPU counts as a device of one multiprocessor per
         worker thread, each holding 2048 threads in at most 32 blocks."""
         threads = 1
-        for d in (blockdim if isinstance(blockdim, tuple) else (blockdim,)):
+        for d in blockdim if isinstance(blockdim, tuple) else (blockdim,):
             if not isinstance(d, int) or d < 1:
                 raise ValueError(f"blockdim must be a positive int or a tuple of them, got {blockdim!r}")
             threads *= d
@@ -189,6 +210,7 @@ def _boundscheck(option):
     """Whether a kernel checks its array indices: NUMBA_BOUNDSCHECK ("0" or "1") if set, else jit's option (on
     unless it is False)."""
     import os
+
     forced = os.environ.get("NUMBA_BOUNDSCHECK", "").strip()
     if forced in ("0", "1"):
         return forced == "1"
@@ -223,8 +245,10 @@ class HostLaunch:
     @entry_point
     def __call__(self, *args, **kwargs):
         if kwargs:  # as the GPU launch: the kernel's parameters are bound by position only
-            raise TypeError(f"{self.dispatcher._describe()}: kernel launches take positional arguments only, got "
-                            f"keyword argument{'' if len(kwargs) == 1 else 's'} {', '.join(map(repr, kwargs))}")
+            raise TypeError(
+                f"{self.dispatcher._describe()}: kernel launches take positional arguments only, got "
+                f"keyword argument{'' if len(kwargs) == 1 else 's'} {', '.join(map(repr, kwargs))}"
+            )
         kernel = self.dispatcher._kernel_for_args(args)
         kernel.launch(self.griddim, self.blockdim, self.sharedmem, args, self.stream)
 

@@ -33,8 +33,10 @@ def call_hook(name, hook, argtypes, who):
     try:
         return hook(*argtypes)
     except Exception as e:
-        raise TypingError(f"{name} of {who} raised {type(e).__name__}: {e} "
-                          f"(called with {', '.join(map(str, argtypes)) or 'no arguments'})") from e
+        raise TypingError(
+            f"{name} of {who} raised {type(e).__name__}: {e} "
+            f"(called with {', '.join(map(str, argtypes)) or 'no arguments'})"
+        ) from e
 
 
 def call_link_hooks(hooks, argtypes, who):
@@ -51,8 +53,10 @@ def _checked_items(result, who):
     listed = result if isinstance(result, (list, tuple)) else (result,)
     for item in listed:
         if not isinstance(item, (LinkableCode, str, os.PathLike)):
-            raise TypingError(f"{LINK_HOOK} of {who} returned {type(item).__name__} {item!r:.80}: expected a "
-                              "LinkableCode, a path, a list or tuple of those, or None")
+            raise TypingError(
+                f"{LINK_HOOK} of {who} returned {type(item).__name__} {item!r:.80}: expected a "
+                "LinkableCode, a path, a list or tuple of those, or None"
+            )
         try:
             check_item(item)
         except (TypeError, ValueError) as e:

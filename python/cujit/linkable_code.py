@@ -26,8 +26,10 @@ class LinkableCode:
             try:
                 memoryview(data)
             except TypeError:
-                raise TypeError(f"{type(self).__name__}: data must be str, bytes, a buffer, io.StringIO or "
-                                f"io.BytesIO, got {type(data).__name__}") from None
+                raise TypeError(
+                    f"{type(self).__name__}: data must be str, bytes, a buffer, io.StringIO or "
+                    f"io.BytesIO, got {type(data).__name__}"
+                ) from None
         self._data = data
         self._name = name
         self.setup_callback = setup_callback
@@ -54,8 +56,9 @@ class LinkableCode:
         ext = os.path.splitext(path)[1]
         cls = _BY_EXTENSION.get(ext)
         if cls is None:
-            raise ValueError(f"Unknown extension: {ext}" if ext else
-                             f"Don't know how to link file with no extension: {path}")
+            raise ValueError(
+                f"Unknown extension: {ext}" if ext else f"Don't know how to link file with no extension: {path}"
+            )
         mode = "r" if cls in (CUSource, PTXSource) else "rb"
         with open(path, mode) as f:
             data = f.read()
@@ -109,9 +112,25 @@ class LTOIR(LinkableCode):
 
 
 _BY_KIND = {cls.kind: cls for cls in (PTXSource, CUSource, Fatbin, Cubin, Archive, Object, LTOIR)}
-_BY_EXTENSION = {".ptx": PTXSource, ".cu": CUSource, ".fatbin": Fatbin, ".cubin": Cubin, ".a": Archive,
-                 ".o": Object, ".ltoir": LTOIR}
+_BY_EXTENSION = {
+    ".ptx": PTXSource,
+    ".cu": CUSource,
+    ".fatbin": Fatbin,
+    ".cubin": Cubin,
+    ".a": Archive,
+    ".o": Object,
+    ".ltoir": LTOIR,
+}
 
 #: File extensions ``link=`` accepts and the kind each gives (``.lib``/``.obj`` as numba-cuda's linker does).
-EXTENSION_KINDS = {".cu": "cu", ".ptx": "ptx", ".cubin": "cubin", ".fatbin": "fatbin", ".o": "object",
-                   ".obj": "object", ".a": "library", ".lib": "library", ".ltoir": "ltoir"}
+EXTENSION_KINDS = {
+    ".cu": "cu",
+    ".ptx": "ptx",
+    ".cubin": "cubin",
+    ".fatbin": "fatbin",
+    ".o": "object",
+    ".obj": "object",
+    ".a": "library",
+    ".lib": "library",
+    ".ltoir": "ltoir",
+}

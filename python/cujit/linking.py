@@ -52,20 +52,26 @@ def normalize_items(link, what="link"):
 def check_item(item):
     if isinstance(item, LinkableCode):
         if item.kind is None:
-            raise TypeError(f"{item!r} is a LinkableCode without a kind: use PTXSource, CUSource, Cubin, Fatbin, "
-                            "Object, Archive or LTOIR")
+            raise TypeError(
+                f"{item!r} is a LinkableCode without a kind: use PTXSource, CUSource, Cubin, Fatbin, "
+                "Object, Archive or LTOIR"
+            )
         return item.kind
     if not isinstance(item, (str, os.PathLike)):
         raise TypeError(f"Expected path to file or a LinkableCode object, got {type(item).__name__}")
     path = os.fspath(item)
     ext = os.path.splitext(path)[1]
     if not ext:
-        raise LinkItemError(f"Don't know how to link file with no extension: {path!r} (link accepts "
-                            f"{', '.join(sorted(EXTENSION_KINDS))} files)")
+        raise LinkItemError(
+            f"Don't know how to link file with no extension: {path!r} (link accepts "
+            f"{', '.join(sorted(EXTENSION_KINDS))} files)"
+        )
     kind = EXTENSION_KINDS.get(ext)
     if kind is None:
-        raise LinkItemError(f"Don't know how to link file with extension {ext} ({path!r}; link accepts "
-                            f"{', '.join(sorted(EXTENSION_KINDS))} files)")
+        raise LinkItemError(
+            f"Don't know how to link file with extension {ext} ({path!r}; link accepts "
+            f"{', '.join(sorted(EXTENSION_KINDS))} files)"
+        )
     return kind
 
 
@@ -154,8 +160,14 @@ def prefetch(items, lto=None, options=None):
     # lto=None is resolved as resolve_lto does, on the prefetch's thread: finding out whether nvJitLink and
     # libNVVM are there may load them, which need not hold up the caller
     debug, lineinfo = (options.debug, options.lineinfo) if options is not None else (False, False)
-    _core.nvrtc.prefetch(made, arch, lto=None if lto is None else bool(lto), debug=debug, lineinfo=lineinfo,
-                         include_dirs=nvrtc_include_dirs())
+    _core.nvrtc.prefetch(
+        made,
+        arch,
+        lto=None if lto is None else bool(lto),
+        debug=debug,
+        lineinfo=lineinfo,
+        include_dirs=nvrtc_include_dirs(),
+    )
 
 
 def warn_nvrtc_logs(logs):
@@ -170,10 +182,18 @@ def link_kernel(own, typed, cc, options, lto=False, max_registers=None, inputs=N
     inputs = list(typed.link_inputs if inputs is None else inputs)
     if typed.cooperative:
         inputs.append(link_input(toolkit.cudadevrt_path()))
-    result = _core.link.link_program(own, inputs, arch_for(cc), lto=lto, debug=options.debug,
-                                     lineinfo=options.lineinfo, max_registers=int(max_registers or 0),
-                                     include_dirs=nvrtc_include_dirs(), entry=typed.symbol,
-                                     externs=list(typed.externs))
+    result = _core.link.link_program(
+        own,
+        inputs,
+        arch_for(cc),
+        lto=lto,
+        debug=options.debug,
+        lineinfo=options.lineinfo,
+        max_registers=int(max_registers or 0),
+        include_dirs=nvrtc_include_dirs(),
+        entry=typed.symbol,
+        externs=list(typed.externs),
+    )
     warn_nvrtc_logs(result["nvrtc_logs"])
     return result["cubin"]
 
@@ -182,8 +202,15 @@ def compile_cuda_source(made, arch, lto, options):
     """A CUDA C++ link input (``made.kind == "cu"``) compiled by NVRTC for ``arch``, with the debug and lineinfo
     of the CompileOptions ``options``: PTX (str) or, with ``lto``, LTO-IR (bytes); NVRTC's log, when it
     compiled now, as the usual warning."""
-    code, log, cached = _core.nvrtc.compile(made.data, made.name, arch, lto=lto, debug=options.debug,
-                                            lineinfo=options.lineinfo, include_dirs=nvrtc_include_dirs())
+    code, log, cached = _core.nvrtc.compile(
+        made.data,
+        made.name,
+        arch,
+        lto=lto,
+        debug=options.debug,
+        lineinfo=options.lineinfo,
+        include_dirs=nvrtc_include_dirs(),
+    )
     if log and not cached:
         warn_nvrtc_logs([(made.name, log)])
     return code

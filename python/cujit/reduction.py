@@ -23,10 +23,12 @@ _MAX_FULL_BLOCKS = 2 * _WARPSIZE
 def _as_device_function(functor):
     from cujit import cuda
     from cujit.dispatcher import CUDADispatcher
+
     if isinstance(functor, CUDADispatcher):
         if not functor.device:
-            raise TypeError(f"Reduce needs a binary function or a device function, got the kernel "
-                            f"{functor.__qualname__!r}")
+            raise TypeError(
+                f"Reduce needs a binary function or a device function, got the kernel {functor.__qualname__!r}"
+            )
         return functor
     if not callable(functor):
         raise TypeError(f"Reduce needs a binary function (of two values, returning one), got {functor!r}")
@@ -138,6 +140,7 @@ class Reduce:
         kernel = self._cache.get(key)
         if kernel is None:
             from cujit.vectorizers import cujit_type
+
             nbtype = cujit_type(dtype, "Reduce")
             with self._lock:
                 kernel = self._cache.setdefault(key, reduction_kernel(self._functor, nbtype))
@@ -146,9 +149,10 @@ class Reduce:
     def __call__(self, arr, size=None, res=None, init=0, stream=0):
         from cujit import cuda
         from cujit.vectorizers import configured
+
         arr = _checked_array(arr)
         if size is not None:
-            arr = arr[:_checked_size(size)]
+            arr = arr[: _checked_size(size)]
         init = arr.dtype.type(init)  # the array's type, as numba-cuda converts it
         if arr.size < 1:
             return init
@@ -173,18 +177,22 @@ class Reduce:
 def _checked_array(arr):
     if not hasattr(arr, "ndim") or not hasattr(arr, "dtype"):
         import numpy as np
+
         arr = np.asarray(arr)
     if arr.ndim != 1:
-        raise TypeError(f"only support 1D array (Reduce got a {arr.ndim}-dimensional array of shape "
-                        f"{tuple(arr.shape)})")
+        raise TypeError(
+            f"only support 1D array (Reduce got a {arr.ndim}-dimensional array of shape {tuple(arr.shape)})"
+        )
     if _is_device_array(arr) and not getattr(arr, "__cuda_ndarray__", False):
         from cujit import cuda
+
         arr = cuda.as_cuda_array(arr)
     return arr
 
 
 def _checked_size(size):
     import operator
+
     try:
         size = operator.index(size)
     except TypeError:
@@ -197,22 +205,29 @@ def _checked_size(size):
 def _result_view(res):
     """``res[:1]`` as a cujit device array (any object with ``__cuda_array_interface__``)."""
     from cujit import cuda
+
     if not _is_device_array(res):
-        raise TypeError(f"Reduce: res must be a device array (the result is written to res[0] on the device), "
-                        f"got {type(res).__name__}")
+        raise TypeError(
+            f"Reduce: res must be a device array (the result is written to res[0] on the device), "
+            f"got {type(res).__name__}"
+        )
     view = cuda.as_cuda_array(res)
     if view.ndim != 1 or view.size < 1:
-        raise ValueError(f"Reduce: res must be a 1-D device array with at least one element, got shape "
-                         f"{tuple(view.shape)}")
+        raise ValueError(
+            f"Reduce: res must be a 1-D device array with at least one element, got shape {tuple(view.shape)}"
+        )
     return view[:1]
 
 
 def _first_element(partials, stream):
     """``partials[0]`` as a numpy scalar, copied on ``stream`` (which is then waited for)."""
     import numpy as np
+
     host = np.empty(1, dtype=partials.dtype)
     partials[:1].copy_to_host(host, stream=stream)
     if stream:
         stream.synchronize()
     return host[0]
+
+
 reduce = Reduce  # numba-cuda exports both names

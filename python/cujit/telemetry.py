@@ -14,7 +14,7 @@ import time
 from cujit import _core
 
 _lock = threading.Lock()
-_stages = {}    # Python-side stage -> [count, seconds]
+_stages = {}  # Python-side stage -> [count, seconds]
 _counters = {}  # "cache hits", "cache misses", "uncacheable", "cache writes", "compiles"
 
 

@@ -11,8 +11,14 @@ import sys
 
 from cujit import _core
 
-_WHEEL_ROOTS = ("nvidia/cu13", "nvidia/cuda_nvrtc", "nvidia/nvjitlink", "nvidia/cuda_nvcc",
-                "nvidia/cuda_runtime", "nvidia/cu12")
+_WHEEL_ROOTS = (
+    "nvidia/cu13",
+    "nvidia/cuda_nvrtc",
+    "nvidia/nvjitlink",
+    "nvidia/cuda_nvcc",
+    "nvidia/cuda_runtime",
+    "nvidia/cu12",
+)
 
 
 def wheel_roots():

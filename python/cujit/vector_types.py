@@ -13,8 +13,20 @@ from cujit.intrinsics import Intrinsic
 
 _BASES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
 # The C type names numba-cuda makes aliases of, in its order.
-_C_NAMES = ("char", "short", "int", "long", "longlong", "uchar", "ushort", "uint", "ulong", "ulonglong", "float",
-            "double")
+_C_NAMES = (
+    "char",
+    "short",
+    "int",
+    "long",
+    "longlong",
+    "uchar",
+    "ushort",
+    "uint",
+    "ulong",
+    "ulonglong",
+    "float",
+    "double",
+)
 
 
 class VectorType(Intrinsic):

@@ -53,21 +53,25 @@ def identifier(name):
 
 def kernel_namespace(pyfunc, core):
     from cujit import cuda
+
     return {"cuda": cuda, "core": core, "__name__": getattr(pyfunc, "__module__", None) or "<dynamic>"}
 
 
 def is_dispatcher(obj):
     from cujit.dispatcher import CUDADispatcher
+
     return isinstance(obj, CUDADispatcher)
 
 
 def device_function(pyfunc, api, **options):
     """The ``cuda.jit(device=True)`` dispatcher of the user's function (a device dispatcher is used as it is)."""
     from cujit import cuda
+
     if is_dispatcher(pyfunc):
         if not pyfunc.device:
-            raise TypeError(f"{api} needs a Python function or a device function, got the kernel "
-                            f"{pyfunc.__qualname__!r}")
+            raise TypeError(
+                f"{api} needs a Python function or a device function, got the kernel {pyfunc.__qualname__!r}"
+            )
         return pyfunc
     if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
         raise TypeError(f"{api} decorates a Python function, got {pyfunc!r}")
@@ -80,9 +84,11 @@ def python_function(pyfunc):
 
 # ---- signatures and dtypes ---------------------------------------------------------------------------------
 
+
 def parse_signature(sig, api):
     """A type signature as users write it: a string, a Signature (``float32(float32)``), or a tuple of types."""
     from cujit.compiler import parse_signature as parse
+
     try:
         return parse(sig)
     except (TypeError, ValueError, NameError, SyntaxError, TypingError) as e:
@@ -92,8 +98,9 @@ def parse_signature(sig, api):
 def scalar_dtype(t, api, what):
     """The numpy dtype of a cujit scalar type (numba's ``np.dtype(str(type))``)."""
     if t.kind not in ("boolean", "integer", "float", "complex"):
-        raise TypeError(f"{api}: {what} must be a scalar type (bool, int*, uint*, float16/32/64, complex64/128), "
-                        f"got {t}")
+        raise TypeError(
+            f"{api}: {what} must be a scalar type (bool, int*, uint*, float16/32/64, complex64/128), got {t}"
+        )
     try:
         return np.dtype(str(t))
     except TypeError:
@@ -102,13 +109,16 @@ def scalar_dtype(t, api, what):
 
 def cujit_type(dtype, api):
     from cujit import from_dtype
+
     try:
         t = from_dtype(dtype)
     except Exception:  # noqa: BLE001  (any dtype cujit has no type for)
         t = None
     if t is None or t.kind not in ("boolean", "integer", "float", "complex"):
-        raise TypeError(f"{api}: arrays of dtype {dtype} are not supported (the types are bool, int8-64, "
-                        "uint8-64, float16/32/64 and complex64/128)")
+        raise TypeError(
+            f"{api}: arrays of dtype {dtype} are not supported (the types are bool, int8-64, "
+            "uint8-64, float16/32/64 and complex64/128)"
+        )
     return t
 
 
@@ -140,13 +150,16 @@ def check_target(target, api, targets=("cuda", "cpu")):
     """``target=``: "cuda" (kernels follow CUJIT_TARGET, as ``cuda.jit``'s do) or "cpu" (the CPU target's host
     runtime, in any process), where ``api`` has it."""
     if target not in targets:
-        cpu = ("; target='cpu' runs them on this machine's CPU" if "cpu" in targets else
-               "; with CUJIT_TARGET=cpu, target='cuda' runs them on the CPU target (docs/cpu_target.md)")
-        raise ValueError(f"Unsupported target: {target} ({api}: the targets are "
-                         f"{', '.join(map(repr, targets))}{cpu})")
+        cpu = (
+            "; target='cpu' runs them on this machine's CPU"
+            if "cpu" in targets
+            else "; with CUJIT_TARGET=cpu, target='cuda' runs them on the CPU target (docs/cpu_target.md)"
+        )
+        raise ValueError(f"Unsupported target: {target} ({api}: the targets are {', '.join(map(repr, targets))}{cpu})")
 
 
 # ---- host and device arrays --------------------------------------------------------------------------------
+
 
 def is_device_array(obj):
     return hasattr(obj, "__cuda_array_interface__")
@@ -154,6 +167,7 @@ def is_device_array(obj):
 
 def as_device_array(obj):
     from cujit.cudadrv import devicearray
+
     return devicearray.as_cuda_array(obj)
 
 
@@ -164,6 +178,7 @@ def is_scalar(obj):
 def broadcast_device(ary, shape):
     """A view of a device array broadcast to ``shape`` (strides 0 along the new and the stretched axes)."""
     from cujit.cudadrv.devicearray import DeviceNDArray
+
     if tuple(ary.shape) == tuple(shape):
         return ary
     missing = len(shape) - ary.ndim
@@ -178,8 +193,9 @@ def broadcast_shape(shapes, api):
     try:
         return np.broadcast_shapes(*shapes)
     except ValueError:
-        raise ValueError(f"{api}: operands could not be broadcast together with shapes "
-                         f"{' '.join(str(tuple(s)) for s in shapes)}") from None
+        raise ValueError(
+            f"{api}: operands could not be broadcast together with shapes {' '.join(str(tuple(s)) for s in shapes)}"
+        ) from None
 
 
 def flat_device(ary, stream):
@@ -190,6 +206,7 @@ def flat_device(ary, stream):
         return ary.reshape(ary.size)
     except NotImplementedError:  # not C-contiguous (a broadcast or strided view): through the host
         from cujit import cuda
+
         return cuda.to_device(np.ascontiguousarray(ary.copy_to_host(stream=stream)).ravel(), stream=stream)
 
 
@@ -235,8 +252,7 @@ class CUDAUFuncDispatcher:
         self._kernels = {}
         self.nin = self.py_func.__code__.co_argcount
         if self.nin < 1:
-            raise TypeError(f"vectorize: {self.__qualname__!r} takes no arguments; a ufunc needs at least one "
-                            "input")
+            raise TypeError(f"vectorize: {self.__qualname__!r} takes no arguments; a ufunc needs at least one input")
 
     # -- numpy's ufunc attributes --------------------------------------------------------------------------
     nout = 1
@@ -265,11 +281,14 @@ class CUDAUFuncDispatcher:
         kernel = self._kernels.get(scalar_mask)
         if kernel is None:
             from cujit import cuda
+
             name = f"__vectorized_{identifier(self.__name__)}"
             source = vectorize_source(name, scalar_mask)
             # target="cuda" leaves the kernels' target to CUJIT_TARGET, as cuda.jit does
-            kernel = cuda.jit(generated_function(source, name, kernel_namespace(self.py_func, self._core)),
-                              target="cpu" if self.target == "cpu" else None)
+            kernel = cuda.jit(
+                generated_function(source, name, kernel_namespace(self.py_func, self._core)),
+                target="cpu" if self.target == "cpu" else None,
+            )
             with self._lock:
                 kernel = self._kernels.setdefault(scalar_mask, kernel)
         return kernel
@@ -281,8 +300,10 @@ class CUDAUFuncDispatcher:
         signature = parse_signature(sig, "vectorize")
         argtypes = list(signature.args)
         if len(argtypes) != self.nin:
-            raise TypeError(f"vectorize: signature {sig!r} has {len(argtypes)} argument(s) but "
-                            f"{self.__qualname__!r} takes {self.nin}")
+            raise TypeError(
+                f"vectorize: signature {sig!r} has {len(argtypes)} argument(s) but "
+                f"{self.__qualname__!r} takes {self.nin}"
+            )
         in_dtypes = tuple(scalar_dtype(t, "vectorize", f"argument {i} of {sig!r}") for i, t in enumerate(argtypes))
         restype = signature.return_type if signature.return_type is not None else self._infer(argtypes)
         out_dtype = scalar_dtype(restype, "vectorize", f"the result of {self.__qualname__}{tuple(argtypes)}")
@@ -295,8 +316,10 @@ class CUDAUFuncDispatcher:
     def _infer(self, argtypes):
         """The result type of the function for these argument types (typing only)."""
         from cujit.compiler import make_options, type_function
-        options = make_options(device=True, abi="numba", abi_info=None, cc=None, fastmath=False, opt=True,
-                               debug=False, lineinfo=False)
+
+        options = make_options(
+            device=True, abi="numba", abi_info=None, cc=None, fastmath=False, opt=True, debug=False, lineinfo=False
+        )
         return type_function(self.py_func, _core.Signature(None, list(argtypes)), options).return_type
 
     def disable_compile(self):
@@ -306,13 +329,14 @@ class CUDAUFuncDispatcher:
     @entry_point
     def __call__(self, *args, out=None, stream=0, **kws):
         if kws:
-            raise TypeError(f"{self.__name__}() got unexpected keyword argument(s) {', '.join(map(repr, kws))} "
-                            "(a CUDA ufunc takes out= and stream=)")
+            raise TypeError(
+                f"{self.__name__}() got unexpected keyword argument(s) {', '.join(map(repr, kws))} "
+                "(a CUDA ufunc takes out= and stream=)"
+            )
         if len(args) == self.nin + 1 and out is None:
             *args, out = args  # numpy's positional output
         if len(args) != self.nin:
-            raise TypeError(f"{self.__name__}() takes {self.nin} input(s) (and an optional output), got "
-                            f"{len(args)}")
+            raise TypeError(f"{self.__name__}() takes {self.nin} input(s) (and an optional output), got {len(args)}")
         return self._calls(self, args, out, stream).run()
 
     def _kernel_for(self, dtypes, scalars, args):
@@ -364,12 +388,16 @@ def _resolve_eager(functions, dtypes, scalars, args, name):
     if not matches:
         given = ", ".join("scalar" if d is None else str(d) for d in dtypes)
         have = "; ".join(", ".join(map(str, k)) for k in functions) or "none"
-        raise TypeError(f"No matching version of {name}() for input dtypes ({given}); it was compiled for ({have}). "
-                        "A cujit ufunc requires array arguments to have the exact types (numba-cuda's rule, numpy's "
-                        "casting='no'): convert the arrays with astype, or add the signature.")
+        raise TypeError(
+            f"No matching version of {name}() for input dtypes ({given}); it was compiled for ({have}). "
+            "A cujit ufunc requires array arguments to have the exact types (numba-cuda's rule, numpy's "
+            "casting='no'): convert the arrays with astype, or add the signature."
+        )
     if len(matches) > 1:
-        raise TypeError(f"Failed to resolve ufunc {name}() due to ambiguous signature: the scalar arguments fit "
-                        f"{len(matches)} signatures. Use numpy scalars (np.float32(x)) to choose one.")
+        raise TypeError(
+            f"Failed to resolve ufunc {name}() due to ambiguous signature: the scalar arguments fit "
+            f"{len(matches)} signatures. Use numpy scalars (np.float32(x)) to choose one."
+        )
     return matches[0]
 
 
@@ -400,6 +428,7 @@ class _UFuncCall:
         if is_device_array(a):
             return flat_device(broadcast_device(a, shape), self.stream)
         from cujit import cuda
+
         host = np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
         return cuda.to_device(host, stream=self.stream)
 
@@ -414,8 +443,10 @@ class _UFuncCall:
             else:
                 a = np.asarray(a)
                 if a.dtype == object:
-                    raise TypeError(f"{self.ufunc.__name__}() argument {i}: cannot convert {type(self.args[i])} "
-                                    "to an array of numbers")
+                    raise TypeError(
+                        f"{self.ufunc.__name__}() argument {i}: cannot convert {type(self.args[i])} "
+                        "to an array of numbers"
+                    )
             arrays.append(a)
             dtypes.append(None if a is None else np.dtype(a.dtype))
         return arrays, dtypes, scalars
@@ -430,22 +461,26 @@ class _UFuncCall:
         elif not isinstance(out, np.ndarray):
             raise TypeError(f"{name}(): out must be a numpy or device array, got {type(out).__name__}")
         elif out.dtype != out_dtype:
-            raise TypeError(f"{name}(): out has dtype {out.dtype} but the ufunc's result for these inputs is "
-                            f"{out_dtype}")
+            raise TypeError(
+                f"{name}(): out has dtype {out.dtype} but the ufunc's result for these inputs is {out_dtype}"
+            )
         if tuple(out.shape) != tuple(shape):
-            raise ValueError(f"{name}(): out has shape {tuple(out.shape)} but the broadcast inputs have shape "
-                             f"{tuple(shape)}")
+            raise ValueError(
+                f"{name}(): out has shape {tuple(out.shape)} but the broadcast inputs have shape {tuple(shape)}"
+            )
         return out
 
     def _launch(self, kernel, values, shape, out, out_dtype, any_device):
         """Runs the kernel into ``out`` or a new device array; the result goes where numba-cuda puts it."""
         from cujit import cuda
+
         stream = self.stream
         n = int(np.prod(shape, dtype=np.int64))
         if out is not None and is_device_array(out):
             if out.ndim > 1 and not out.is_c_contiguous():
-                raise ValueError(f"{self.ufunc.__name__}(): a device out= of more than one dimension must be "
-                                 "C-contiguous")
+                raise ValueError(
+                    f"{self.ufunc.__name__}(): a device out= of more than one dimension must be C-contiguous"
+                )
             launch_over(kernel, n, stream, values + [out.reshape(n) if out.ndim != 1 else out])
             return out
         devout = cuda.device_array(n, dtype=out_dtype, stream=stream)
@@ -469,11 +504,14 @@ class _HostUFuncCall(_UFuncCall):
 
     def __init__(self, ufunc, args, out, stream):
         if stream is not None and not (isinstance(stream, int) and stream == 0):
-            raise TypeError(f"{ufunc.__name__}(): a ufunc of target='cpu' runs on the host when it is called: "
-                            "stream= is for target='cuda'")
+            raise TypeError(
+                f"{ufunc.__name__}(): a ufunc of target='cpu' runs on the host when it is called: "
+                "stream= is for target='cuda'"
+            )
         if out is not None and not isinstance(out, np.ndarray):
-            raise TypeError(f"{ufunc.__name__}(): out must be a numpy array for a ufunc of target='cpu', got "
-                            f"{type(out).__name__}")
+            raise TypeError(
+                f"{ufunc.__name__}(): out must be a numpy array for a ufunc of target='cpu', got {type(out).__name__}"
+            )
         super().__init__(ufunc, args, out, 0)
 
     def _flat(self, a, shape):
@@ -497,6 +535,7 @@ def configured(kernel, griddim, blockdim, stream):
     """``kernel[griddim, blockdim, stream]`` without the low-occupancy warning: the grid of these launches
     follows the data, not a choice the user made."""
     from cujit.errors import NumbaPerformanceWarning
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
         return kernel[griddim, blockdim, stream]
@@ -514,6 +553,7 @@ THREADS = 256  # threads per block of the element-wise kernels
 def synchronize_stream(stream):
     if stream is not None and not (isinstance(stream, int) and stream == 0):
         from cujit.cudadrv.stream import native_stream
+
         native = native_stream(stream)
         if native is not None:
             native.synchronize()
@@ -521,6 +561,7 @@ def synchronize_stream(stream):
 
 def _ufunc_reduce(ufunc, arg, stream):
     from cujit import cuda
+
     if ufunc.nin != 2:
         raise TypeError(f"{ufunc.__name__}.reduce needs a binary ufunc; {ufunc.__name__} takes {ufunc.nin} inputs")
     if ufunc.target == "cpu" and is_device_array(arg):
@@ -554,16 +595,17 @@ def _halve(ufunc, mem, stream):
     while True:
         n = mem.shape[0]
         if n % 2:
-            head = _halve(ufunc, mem[:n - 1], stream)
-            return ufunc(head, mem[n - 1:], out=head, stream=stream)
-        left = mem[:n // 2]
-        ufunc(left, mem[n // 2:], out=left, stream=stream)
+            head = _halve(ufunc, mem[: n - 1], stream)
+            return ufunc(head, mem[n - 1 :], out=head, stream=stream)
+        left = mem[: n // 2]
+        ufunc(left, mem[n // 2 :], out=left, stream=stream)
         if n // 2 == 1:
             return left
         mem = left
 
 
 # ---- the decorators ----------------------------------------------------------------------------------------
+
 
 def _vectorize_options(kws, target):
     identity = check_identity(kws.pop("identity", None))
@@ -573,8 +615,7 @@ def _vectorize_options(kws, target):
         kws.pop("nopython")
         warnings.warn(f"nopython kwarg for {target} target is redundant", RuntimeWarning, stacklevel=3)
     if kws:
-        raise KeyError(f"Unrecognized options. {target} vectorize target does not support option: "
-                       f"{next(iter(kws))!r}")
+        raise KeyError(f"Unrecognized options. {target} vectorize target does not support option: {next(iter(kws))!r}")
     return identity
 
 
@@ -596,5 +637,5 @@ def vectorize(ftylist_or_function=(), target="cuda", **kws):
         for sig in sigs:
             ufunc.add(sig)
         return ufunc
-    return wrap
 
+    return wrap

@@ -14,7 +14,7 @@ from cujit import _core, aot
 
 import programs
 
-MODULE = '''
+MODULE = """
 import numpy as np
 from cujit import cuda
 
@@ -32,9 +32,9 @@ def multiply(r, x):
 @cuda.jit
 def lazy(a):
     a[0] = 1
-'''
+"""
 
-PROGRAM = '''
+PROGRAM = """
 import json, sys
 import numpy as np
 import cujit
@@ -45,7 +45,7 @@ kern.multiply[1, 8](r, cuda.to_device(np.ones(8, np.float32)))
 s = cujit.stats()
 print(json.dumps({"setup": kern.ran.count("setup"), "aot": s.get("aot hits", 0), "compiles": s["compiles"],
                   "stages": sorted(s["stages"])}))
-'''
+"""
 
 FATBIN_MAGIC = (0xBA55ED50).to_bytes(4, "little")
 
@@ -56,16 +56,34 @@ def write_module(tmp_path, factor=2):
 
 
 def run_program(tmp_path, fake_driver, bundle):
-    env = dict(os.environ, CUJIT_CUDA_DRIVER=fake_driver, CUJIT_AOT=str(bundle), NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
-               PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
+    env = dict(
+        os.environ,
+        CUJIT_CUDA_DRIVER=fake_driver,
+        CUJIT_AOT=str(bundle),
+        NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
+        PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path),
+    )
     env.pop("CUJIT_CACHE", None)
     return programs.run([tmp_path / "prog.py"], env, cwd=tmp_path)
 
 
 def test_bundle_holds_each_architectures_cubin(tmp_path):
     write_module(tmp_path)
-    out = subprocess.run([sys.executable, "-m", "cujit.aot", str(tmp_path / "kern.py"), "--arch", "sm_80,sm_90",
-                          "-o", str(tmp_path / "bundle")], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cujit.aot",
+            str(tmp_path / "kern.py"),
+            "--arch",
+            "sm_80,sm_90",
+            "-o",
+            str(tmp_path / "bundle"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert "lazy: skipped (no eager signature)" in out.stdout
     index = json.loads((tmp_path / "bundle" / "index.json").read_text())
@@ -103,7 +121,7 @@ def test_programs_take_kernels_from_the_bundle(tmp_path, fake_driver):
     got = run_program(tmp_path, fake_driver, tmp_path / "bundle")
     assert got["aot"] == 1 and got["compiles"] == 0 and got["setup"] == 1, got
     assert not {"frontend", "typing", "NVRTC", "nvJitLink", "LLVM optimisation"} & set(got["stages"]), got
-    write_module(tmp_path, factor=3)                       # the code changed: compiled as usual
+    write_module(tmp_path, factor=3)  # the code changed: compiled as usual
     changed = run_program(tmp_path, fake_driver, tmp_path / "bundle")
     assert changed["aot"] == 0 and changed["compiles"] == 1 and changed["setup"] == 1
 
@@ -124,6 +142,7 @@ def test_warming_a_cache(tmp_path, monkeypatch):
     # current device (no GPU: the default architecture) unless it is one of the two
     from cujit import compiler, linking
     from cujit.cudadrv import devices
+
     eager = devices.get_current_device().compute_capability if devices.is_available() else compiler.DEFAULT_CC
     assert len(entries) == 4 + (linking.arch_for(eager) not in ("sm_80", "sm_90a"))
     assert "CUJIT_CACHE" not in os.environ

@@ -28,12 +28,24 @@ def entry_of(cache, section):
 
 # ---- records ----------------------------------------------------------------------------------------------------
 
+
 def a_record(**changes):
-    fields = dict(code=b"\x7fELF cubin bytes", symbol="_Z1kPf", arch="sm_90", cooperative=True,
-                  links=[("cu", "ab" * 16), ("ptx", "cd" * 16)],
-                  raises=[_core.cache.Raise("builtins:ValueError", [Constant(Constant.Kind.str, "bad"),
-                                                                    Constant(Constant.Kind.int, "-3")],
-                                            "k", "/src/k.py", 12)])
+    fields = dict(
+        code=b"\x7fELF cubin bytes",
+        symbol="_Z1kPf",
+        arch="sm_90",
+        cooperative=True,
+        links=[("cu", "ab" * 16), ("ptx", "cd" * 16)],
+        raises=[
+            _core.cache.Raise(
+                "builtins:ValueError",
+                [Constant(Constant.Kind.str, "bad"), Constant(Constant.Kind.int, "-3")],
+                "k",
+                "/src/k.py",
+                12,
+            )
+        ],
+    )
     fields.update(changes)
     return Record(Record.Kind.kernel, **fields)
 
@@ -50,12 +62,18 @@ def test_a_record_round_trips():
 def test_anything_but_one_whole_record_decodes_to_nothing():
     good = a_record().encode()
     assert Record.decode(good) is not None
-    for bad in [b"", good[:-1], good + b"x", b"CUJITREC1" + good[9:], pickle.dumps({"code": b"x"}),
-                good[:9] + b"\x07" + good[10:]]:
+    for bad in [
+        b"",
+        good[:-1],
+        good + b"x",
+        b"CUJITREC1" + good[9:],
+        pickle.dumps({"code": b"x"}),
+        good[:9] + b"\x07" + good[10:],
+    ]:
         assert Record.decode(bad) is None, bad[:16]
     empty = Record(Record.Kind.kernel, b"").encode()
     links_count_at = 9 + 1 + 4 * 8 + 1  # magic, kind, four empty texts, cooperative
-    forged = empty[:links_count_at] + (1 << 60).to_bytes(8, "little") + empty[links_count_at + 8:]
+    forged = empty[:links_count_at] + (1 << 60).to_bytes(8, "little") + empty[links_count_at + 8 :]
     assert Record.decode(forged) is None  # a forged count allocates nothing
 
 
@@ -82,6 +100,7 @@ def test_raise_sites_are_kept_by_name_and_constants():
 
 
 # ---- forged entries ---------------------------------------------------------------------------------------------
+
 
 class RunsCode:
     """Unpickled, it creates the file `path`: what an attacker's entry would do under pickle."""
@@ -112,9 +131,14 @@ def test_a_forged_record_naming_a_function_is_compiled_over(fake_driver, tmp_pat
     key = os.path.basename(entry_of(cache, "kernel"))
     disk = _core.cache.DiskCache(str(cache))
     real = disk.get_record("kernel", key)
-    forged = Record(Record.Kind.kernel, real.code, symbol=real.symbol, arch=real.arch, links=real.links,
-                    raises=[_core.cache.Raise("posix:system", [Constant(Constant.Kind.str, "touch ran")], "k", "k.py",
-                                              1)])
+    forged = Record(
+        Record.Kind.kernel,
+        real.code,
+        symbol=real.symbol,
+        arch=real.arch,
+        links=real.links,
+        raises=[_core.cache.Raise("posix:system", [Constant(Constant.Kind.str, "touch ran")], "k", "k.py", 1)],
+    )
     assert disk.put_record("kernel", key, forged)
     again, _ = run_program(fake_driver, tmp_path, cache)
     assert again["hits"] == 0 and again["compiles"] == 1
@@ -139,14 +163,16 @@ def test_a_forged_compile_output_runs_nothing(tmp_path):
     assert programs.run([script], env)["hits"] == 0
     entry = entry_of(tmp_path / "cache", "compile")
     marker = tmp_path / "ran"
-    _core.cache.DiskCache(str(tmp_path / "cache")).put("compile", os.path.basename(entry),
-                                                       pickle.dumps(RunsCode(str(marker))))
+    _core.cache.DiskCache(str(tmp_path / "cache")).put(
+        "compile", os.path.basename(entry), pickle.dumps(RunsCode(str(marker)))
+    )
     again = programs.run([script], env)
     assert again == {"hits": 0, "ptx": True, "ret": "float64"} and not marker.exists()
     assert programs.run([script], env)["hits"] == 1  # the entry was written over with a record
 
 
 # ---- who may write the directory ---------------------------------------------------------------------------------
+
 
 def warnings_in(err, text):
     return err.count(text)
@@ -205,6 +231,7 @@ def test_a_shared_cache_works_across_processes_when_opted_in(fake_driver, tmp_pa
 
 
 # ---- AOT bundles ---------------------------------------------------------------------------------------------------
+
 
 def test_a_bundle_others_may_write_is_not_loaded(tmp_path, fake_driver):
     write_module(tmp_path)

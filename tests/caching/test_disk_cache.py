@@ -58,25 +58,25 @@ def test_keys_change_with_each_input_and_only_with_them(tmp_path):
     same, _ = make()
     assert key_of(base) == key_of(same)
     assert key_of(base) == key_of(base)
-    assert key_of(make("SCALE * 1")[0]) != key_of(base)                          # the source
+    assert key_of(make("SCALE * 1")[0]) != key_of(base)  # the source
     changed, ns2 = make()
     ns2["SCALE"] = 3.0
-    assert key_of(changed) != key_of(base)                                       # a global's value
+    assert key_of(changed) != key_of(base)  # a global's value
     ns2["SCALE"], ns2["OFFSET"] = 2.0, np.float32(2.5)
-    assert key_of(changed) != key_of(base)                                       # a numpy scalar (CCCL #9468)
+    assert key_of(changed) != key_of(base)  # a numpy scalar (CCCL #9468)
     ns2["OFFSET"] = np.float64(1.5)
-    assert key_of(changed) == key_of(base)                                       # the same constant to typing
+    assert key_of(changed) == key_of(base)  # the same constant to typing
     ns2["UNRELATED"] = 8
-    assert key_of(changed) == key_of(base)                                       # a name the code does not use
-    assert key_of(base, (types.float64[:],)) != key_of(base)                     # the argument types
-    assert key_of(base, fastmath=True) != key_of(base)                           # an option
-    assert key_of(base, arch="sm_80", cc=(8, 0)) != key_of(base)                 # the architecture
-    assert key_of(make(lineinfo=True)[0]) != key_of(base)                        # ...through the options
+    assert key_of(changed) == key_of(base)  # a name the code does not use
+    assert key_of(base, (types.float64[:],)) != key_of(base)  # the argument types
+    assert key_of(base, fastmath=True) != key_of(base)  # an option
+    assert key_of(base, arch="sm_80", cc=(8, 0)) != key_of(base)  # the architecture
+    assert key_of(make(lineinfo=True)[0]) != key_of(base)  # ...through the options
     before = key_of(base)
     caching.toolchain_id()
     saved, caching._toolchain = caching._toolchain, caching._toolchain + "another NVRTC"
     try:
-        assert key_of(base) != before                                            # the toolchain's identity
+        assert key_of(base) != before  # the toolchain's identity
     finally:
         caching._toolchain = saved
 
@@ -85,6 +85,7 @@ def closure_kernel(value):
     @cuda.jit
     def k(a):
         a[0] = value
+
     return k
 
 
@@ -95,7 +96,8 @@ def test_keys_follow_closures_callees_links_and_hooks(tmp_path):
     def with_callee(body):
         src = f"@cuda.jit(device=True)\ndef f(x):\n    return {body}\n\n@cuda.jit\ndef k(a):\n    a[0] = f(a[0])\n"
         return exec_source(src, f"<callee-{body}>", {"cuda": cuda})["k"]
-    assert key_of(with_callee("x + 1")) != key_of(with_callee("x + 2"))          # a device function's source
+
+    assert key_of(with_callee("x + 1")) != key_of(with_callee("x + 2"))  # a device function's source
 
     cu = tmp_path / "mul.cu"
     cu.write_text('extern "C" __device__ int mul(float* r, float x, float y) { *r = x * y; return 0; }\n')
@@ -104,12 +106,14 @@ def test_keys_follow_closures_callees_links_and_hooks(tmp_path):
     @cuda.jit
     def k(a):
         a[0] = mul(a[0], a[1])
+
     first = key_of(k)
     assert key_of(k) == first
     cu.write_text('extern "C" __device__ int mul(float* r, float x, float y) { *r = x + y; return 0; }\n')
-    assert key_of(k) != first                                                    # a link file's content
+    assert key_of(k) != first  # a link file's content
 
     import io
+
     text = io.StringIO("// v1\n")
     src = cuda.CUSource(text, name="mem.cu")
     decl = cuda.declare_device("mem", "float32(float32)", link=[src])
@@ -117,21 +121,24 @@ def test_keys_follow_closures_callees_links_and_hooks(tmp_path):
     @cuda.jit
     def k2(a):
         a[0] = decl(a[0])
+
     first = key_of(k2)
     text.seek(0)
     text.write("// v2\n")
-    assert key_of(k2) != first                                                   # in-memory LinkableCode
+    assert key_of(k2) != first  # in-memory LinkableCode
 
     returned = {"code": "// one\n"}
-    hooked = cuda.declare_device("hooked", "float32(float32)",
-                                 link=lambda *argtypes: cuda.CUSource(returned["code"], name="hooked.cu"))
+    hooked = cuda.declare_device(
+        "hooked", "float32(float32)", link=lambda *argtypes: cuda.CUSource(returned["code"], name="hooked.cu")
+    )
 
     @cuda.jit
     def k3(a):
         a[0] = hooked(a[0])
+
     first = key_of(k3)
     returned["code"] = "// two\n"
-    assert key_of(k3) != first                                                   # what a hook returns
+    assert key_of(k3) != first  # what a hook returns
 
 
 def test_objects_the_walk_cannot_key_are_uncacheable():
@@ -140,11 +147,13 @@ def test_objects_the_walk_cannot_key_are_uncacheable():
 
         def __numba_cuda_declare__(self, *argtypes):
             return ("f", "float32(float32)")
+
     d = Declaring()
 
     @cuda.jit
     def k(a):
         a[0] = d(a[0])
+
     with pytest.raises(caching.Uncacheable, match="__numba_cuda_declare__"):
         key_of(k)
 
@@ -183,8 +192,12 @@ def run_program(fake_driver, tmp_path, cache_dir, extra="", env=None, name="prog
     if not path.exists():
         path.write_text(PROGRAM.format(extra=extra))
     full = {k: v for k, v in os.environ.items() if k not in ("CUJIT_CACHE", "CUJIT_LOG")}
-    full.update(CUJIT_CUDA_DRIVER=fake_driver, CUJIT_CACHE_DIR=str(cache_dir), NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
-                **(env or {}))
+    full.update(
+        CUJIT_CUDA_DRIVER=fake_driver,
+        CUJIT_CACHE_DIR=str(cache_dir),
+        NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
+        **(env or {}),
+    )
     proc = programs.start([path], env=full)
     return programs.result(proc) if wait else proc
 
@@ -206,11 +219,17 @@ def test_second_process_loads_linked_kernel_and_runs_setup(fake_driver, tmp_path
 def test_nvrtc_results_are_cached_on_their_own(fake_driver, tmp_path):
     cache = tmp_path / "cache"
     run_program(fake_driver, tmp_path, cache)
-    other, _ = run_program(fake_driver, tmp_path, cache, name="other.py", extra=textwrap.dedent("""
+    other, _ = run_program(
+        fake_driver,
+        tmp_path,
+        cache,
+        name="other.py",
+        extra=textwrap.dedent("""
         @cuda.jit(cache=True)
         def k(r, x):                       # another kernel linking the same CUDA C++
             r[0] = mul(x[0], np.float32(3))
-    """))
+    """),
+    )
     assert other["compiles"] == 1 and other["stages"].get("nvJitLink") == 1
     assert "NVRTC" not in other["stages"]
 
@@ -224,7 +243,7 @@ def test_corrupt_entries_are_compiled_again(fake_driver, tmp_path):
     open(entry, "wb").write(bytes(data))
     again, _ = run_program(fake_driver, tmp_path, cache)
     assert again["hits"] == 0 and again["compiles"] == 1 and again["writes"] == 1
-    with open(entry, "r+b") as f:                                    # torn: cut short
+    with open(entry, "r+b") as f:  # torn: cut short
         f.truncate(100)
     torn, _ = run_program(fake_driver, tmp_path, cache)
     assert torn["hits"] == 0 and torn["compiles"] == 1
@@ -238,7 +257,7 @@ def test_processes_racing_on_one_directory(fake_driver, tmp_path):
     results = [programs.result(p)[0] for p in procs]
     assert all(r["setup"] == 1 for r in results)
     assert all(r["hits"] + r["compiles"] == 1 for r in results)
-    assert sum(r["compiles"] for r in results) == 1                 # the others waited on its lock, then loaded
+    assert sum(r["compiles"] for r in results) == 1  # the others waited on its lock, then loaded
     last, _ = run_program(fake_driver, tmp_path, cache)
     assert last["hits"] == 1
     leftovers = [f for _, _, files in os.walk(cache) for f in files if f.startswith(".tmp")]
@@ -275,7 +294,8 @@ def test_eviction_keeps_the_directory_under_its_bound(tmp_path):
 def test_compile_outputs_are_cached_with_cujit_cache_1(tmp_path, register_ptx):
     (tmp_path / "udf.py").write_text("def udf(x):\n    return x * 2.0 + 1.0\n")
     script = tmp_path / "prog.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import json, sys
         import cujit
         from cujit import cuda, float32
@@ -285,16 +305,21 @@ def test_compile_outputs_are_cached_with_cujit_cache_1(tmp_path, register_ptx):
         s = cujit.stats()
         print(json.dumps({"ret": [str(ret), str(ret2)], "ptx": ptx, "ltoir": ltoir.hex(), "hits": s["cache hits"],
                           "writes": s["cache writes"], "typing": "typing" in s["stages"]}))
-    """))
-    env = dict(os.environ, CUJIT_CACHE="1", CUJIT_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path))
+    """)
+    )
+    env = dict(
+        os.environ,
+        CUJIT_CACHE="1",
+        CUJIT_CACHE_DIR=str(tmp_path / "cache"),
+        PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path),
+    )
     first, second = programs.run([script], env), programs.run([script], env)
     assert first["writes"] == 2 and first["hits"] == 0 and first["typing"]
     assert second["hits"] == 2 and second["writes"] == 0 and not second["typing"]
     assert second["ptx"] == first["ptx"] and second["ltoir"] == first["ltoir"]
     assert second["ret"] == ["float32", "float32"]
     assert bytes.fromhex(second["ltoir"])[:4] == bytes.fromhex("ed434e7f")
-    register_ptx(second["ptx"])                                     # assembled by ptxas after the test
+    register_ptx(second["ptx"])  # assembled by ptxas after the test
 
 
 def test_settings_from_the_environment(monkeypatch, tmp_path):
@@ -305,7 +330,7 @@ def test_settings_from_the_environment(monkeypatch, tmp_path):
     assert caching.directory() == str(tmp_path / "mine")
     monkeypatch.setenv("CUJIT_CACHE_MAX_MB", "0.5")
     assert caching.max_bytes() == 512 * 1024
-    assert caching.store().max_bytes == 512 * 1024           # the store of that directory is bounded by it
+    assert caching.store().max_bytes == 512 * 1024  # the store of that directory is bounded by it
     for mode, option, wanted in (("", True, True), ("", False, False), ("1", False, True), ("0", True, False)):
         monkeypatch.setenv("CUJIT_CACHE", mode)
         assert config.cache_wanted(option) is wanted, (mode, option)

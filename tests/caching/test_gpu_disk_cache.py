@@ -13,7 +13,9 @@ from cujit import cuda
 
 import programs
 
-pytestmark = gpu_support.gpu + [gpu_support.needs_device("cubins in the disk cache and in ahead-of-time bundles, with linked CUDA C++")]
+pytestmark = gpu_support.gpu + [
+    gpu_support.needs_device("cubins in the disk cache and in ahead-of-time bundles, with linked CUDA C++")
+]
 
 PROGRAM = r'''
 import json, os, sys
@@ -52,8 +54,10 @@ print(json.dumps({"ok": ok, "setup": ran.count("setup"), "hits": s["cache hits"]
 
 
 def run(tmp_path):
-    return programs.run([tmp_path / "prog.py"], dict(os.environ, CUJIT_CACHE_DIR=str(tmp_path / "cache"),
-                                                     NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0"))
+    return programs.run(
+        [tmp_path / "prog.py"],
+        dict(os.environ, CUJIT_CACHE_DIR=str(tmp_path / "cache"), NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0"),
+    )
 
 
 def test_second_process_runs_a_linked_kernel_from_the_cache(tmp_path):
@@ -66,7 +70,7 @@ def test_second_process_runs_a_linked_kernel_from_the_cache(tmp_path):
     assert not {"typing", "NVRTC", "nvJitLink", "LLVM optimisation"} & set(second["stages"]), second
 
 
-AOT_MODULE = r'''
+AOT_MODULE = r"""
 import numpy as np
 from cujit import cuda
 
@@ -80,9 +84,9 @@ def multiply(r, x, y):
     i = cuda.grid(1)
     if i < r.size:
         r[i] = mul(x[i], y[i])
-'''
+"""
 
-AOT_PROGRAM = r'''
+AOT_PROGRAM = r"""
 import json
 import numpy as np
 import cujit
@@ -95,18 +99,32 @@ kern.multiply[20, 256](r, cuda.to_device(x), cuda.to_device(y))
 s = cujit.stats()
 print(json.dumps({"ok": bool(np.allclose(r.copy_to_host(), x * y)), "setup": kern.ran.count("setup"),
                   "aot": s.get("aot hits", 0), "compiles": s["compiles"], "stages": sorted(s["stages"])}))
-'''
+"""
 
 
 def test_an_ahead_of_time_bundle_loads_and_runs(tmp_path):
     (tmp_path / "kern.py").write_text(AOT_MODULE)
     (tmp_path / "prog.py").write_text(AOT_PROGRAM)
     major, minor = cuda.get_current_device().compute_capability
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path),
-               NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0")
-    built = subprocess.run([sys.executable, "-m", "cujit.aot", str(tmp_path / "kern.py"), "--arch",
-                            f"sm_80,sm_{major}{minor}", "-o", str(tmp_path / "bundle")], env=env, capture_output=True,
-                           text=True, timeout=300)
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path)] + sys.path), NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0"
+    )
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cujit.aot",
+            str(tmp_path / "kern.py"),
+            "--arch",
+            f"sm_80,sm_{major}{minor}",
+            "-o",
+            str(tmp_path / "bundle"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert built.returncode == 0, built.stderr[-3000:]
     got = programs.run([tmp_path / "prog.py"], dict(env, CUJIT_AOT=str(tmp_path / "bundle")), cwd=tmp_path)
     assert got == {**got, "ok": True, "setup": 1, "aot": 1, "compiles": 0}, got

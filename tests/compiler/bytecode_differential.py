@@ -18,8 +18,11 @@ from random_programs import generate, load_program  # noqa: E402
 
 # Names that follow the process's compile order, not the function: the uid in a mangled name (numba's ABI tag
 # `B<n>v<uid>`), the shared-memory symbols derived from it, and the AsmPrinter's call-sequence counter.
-_ORDER_DEPENDENT = [(re.compile(r"B\d+v\d+"), "Bv"), (re.compile(r"_cudapy_smem_[0-9a-f]+_"), "_cudapy_smem_"),
-                    (re.compile(r"callseq \d+"), "callseq")]
+_ORDER_DEPENDENT = [
+    (re.compile(r"B\d+v\d+"), "Bv"),
+    (re.compile(r"_cudapy_smem_[0-9a-f]+_"), "_cudapy_smem_"),
+    (re.compile(r"callseq \d+"), "callseq"),
+]
 
 
 def comparable(ptx):
@@ -30,6 +33,7 @@ def comparable(ptx):
 
 def _compile(program, module_f):
     from cujit import cuda
+
     options = dict(program.options, lineinfo=False, debug=False)
     if program.jit:
         kernel = cuda.jit(program.signature, **options)(module_f)

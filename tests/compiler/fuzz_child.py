@@ -23,16 +23,17 @@ def report(**fields):
 def compile_program(program, workdir):
     f = load_program(program, workdir)
     from cujit import cuda
+
     if program.jit:
         kernel = cuda.jit(program.signature, **program.options)(f)
         return next(iter(kernel.overloads.values())).ptx
-    ptx, _ = cuda.compile_ptx(f, program.signature, device=not program.kernel, cc=(7, 5),
-                              **program.options)
+    ptx, _ = cuda.compile_ptx(f, program.signature, device=not program.kernel, cc=(7, 5), **program.options)
     return ptx
 
 
 def main():
     import warnings
+
     warnings.simplefilter("ignore")  # debug=True with opt=True warns, as in numba
     workdir, seeds = sys.argv[1], [int(s) for s in sys.argv[2:]]
     for seed in seeds:
@@ -42,9 +43,14 @@ def main():
         try:
             ptx = compile_program(program, workdir)
         except Exception as exc:  # reported, judged by the parent
-            report(event="error", seed=seed, type=f"{type(exc).__module__}.{type(exc).__qualname__}",
-                   message=str(exc), location=list(getattr(exc, "cujit_location", ()) or ()),
-                   seconds=time.perf_counter() - start)
+            report(
+                event="error",
+                seed=seed,
+                type=f"{type(exc).__module__}.{type(exc).__qualname__}",
+                message=str(exc),
+                location=list(getattr(exc, "cujit_location", ()) or ()),
+                seconds=time.perf_counter() - start,
+            )
             continue
         seconds = time.perf_counter() - start
         ptx_path = os.path.join(workdir, f"prog_{seed}.ptx")

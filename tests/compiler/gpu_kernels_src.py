@@ -14,12 +14,12 @@ from cujit import cuda, float16, float32, float64, int32
 import kernels_src
 
 FULL_MASK = 0xFFFFFFFF
-TPB = 16          # tile width of the tiled matmul (numba docs' fast_matmul)
-BLOCK = 256       # threads per block of the shared-memory reduction
-NBINS = 64        # histogram bins
-TILE = 32         # tile of the shared-memory transpose
-SORT_K = 8        # values per thread in the local-array sort
-N_SLOTS = 16      # slots of the atomic tests (global and shared)
+TPB = 16  # tile width of the tiled matmul (numba docs' fast_matmul)
+BLOCK = 256  # threads per block of the shared-memory reduction
+NBINS = 64  # histogram bins
+TILE = 32  # tile of the shared-memory transpose
+SORT_K = 8  # values per thread in the local-array sort
+N_SLOTS = 16  # slots of the atomic tests (global and shared)
 
 # Module-level arrays for cuda.const.array_like (their values are baked into the kernel).
 POLY_COEFFS = np.array([0.5, -1.25, 2.0, 0.75, -3.0, 1.0, 0.125], dtype=np.float64)
@@ -28,31 +28,38 @@ CONST_TABLE = (np.arange(12, dtype=np.int32).reshape(3, 4) * 7 - 20).astype(np.i
 
 # ---- elementwise kernels over a scalar function ------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=None)
 def map_kernel(fn):
     """A kernel ``k(out, *inputs)`` storing ``fn(inputs[0][i], ...)`` into ``out[i]`` (1-D, grid-stride)."""
     dev = cuda.jit(device=True)(fn)
     nargs = fn.__code__.co_argcount
     if nargs == 1:
+
         @cuda.jit
         def map1(out, a):
             start, stride = cuda.grid(1), cuda.gridsize(1)
             for i in range(start, out.size, stride):
                 out[i] = dev(a[i])
+
         return map1
     if nargs == 2:
+
         @cuda.jit
         def map2(out, a, b):
             start, stride = cuda.grid(1), cuda.gridsize(1)
             for i in range(start, out.size, stride):
                 out[i] = dev(a[i], b[i])
+
         return map2
     if nargs == 3:
+
         @cuda.jit
         def map3(out, a, b, c):
             start, stride = cuda.grid(1), cuda.gridsize(1)
             for i in range(start, out.size, stride):
                 out[i] = dev(a[i], b[i], c[i])
+
         return map3
     raise ValueError(f"map_kernel: {nargs} arguments")
 
@@ -61,11 +68,13 @@ def map_kernel(fn):
 def math_kernel(fn, nargs):
     """``out[i] = fn(a[i])`` / ``fn(a[i], b[i])`` with ``fn`` a math function referenced from the closure."""
     if nargs == 1:
+
         @cuda.jit
         def math1(out, a):
             i = cuda.grid(1)
             if i < out.size:
                 out[i] = fn(a[i])
+
         return math1
 
     @cuda.jit
@@ -73,10 +82,12 @@ def math_kernel(fn, nargs):
         i = cuda.grid(1)
         if i < out.size:
             out[i] = fn(a[i], b[i])
+
     return math2
 
 
 # ---- scalar semantics: loops and device functions --------------------------------------------------------
+
 
 def loop_mix(n, m, step):
     """for with any step (negative too), continue and break, and a while loop; valid Python as well."""
@@ -153,6 +164,7 @@ def device_calls(out, x, ia, ib, m):
 
 # ---- arrays ----------------------------------------------------------------------------------------------
 
+
 @cuda.jit
 def negative_index(out, ends, a):
     i = cuda.grid(1)
@@ -213,14 +225,15 @@ def slice_views(out, a):
         out[i, 4] = a[i:, ::3][0, 1]
         out[i, 5] = len(row[2:])
         t = 0.0
-        for v in row:          # a loop over an array
+        for v in row:  # a loop over an array
             t += v
         out[i, 6] = t
-        dst = out[i, 7:]       # a writable view
+        dst = out[i, 7:]  # a writable view
         dst[0] = row[-1] * 2
 
 
 # ---- indices ---------------------------------------------------------------------------------------------
+
 
 @cuda.jit
 def thread_indices(out):
@@ -273,6 +286,7 @@ def mark_threads(out):
 
 
 # ---- shared, local and constant memory -------------------------------------------------------------------
+
 
 @cuda.jit
 def reverse_dynamic_shared(out, a):
@@ -348,16 +362,19 @@ def const_poly(out, x):
 
 # ---- atomics ---------------------------------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=None)
 def atomic_kernel(op, space, dtype):
     """``op(target, idx[k], val[k])`` for every k, on ``slots`` (global) or on a shared copy of it (one block,
     loaded from and stored back to ``slots``). ``op`` is a cuda.atomic function taken from the closure."""
     if space == "global":
+
         @cuda.jit
         def atomic_global(slots, idx, val):
             start, stride = cuda.grid(1), cuda.gridsize(1)
             for k in range(start, idx.size, stride):
                 op(slots, idx[k], val[k])
+
         return atomic_global
 
     @cuda.jit
@@ -372,6 +389,7 @@ def atomic_kernel(op, space, dtype):
         cuda.syncthreads()
         for k in range(t, N_SLOTS, cuda.blockDim.x):
             slots[k] = sh[k]
+
     return atomic_shared
 
 
@@ -379,11 +397,13 @@ def atomic_kernel(op, space, dtype):
 def exch_kernel(space, dtype):
     """Every thread exchanges its value into slot 0 and keeps the old value: olds + final = values + initial."""
     if space == "global":
+
         @cuda.jit
         def exch_global(slot, val, olds):
             i = cuda.grid(1)
             if i < val.size:
                 olds[i] = cuda.atomic.exch(slot, 0, val[i])
+
         return exch_global
 
     @cuda.jit
@@ -398,6 +418,7 @@ def exch_kernel(space, dtype):
         cuda.syncthreads()
         if t == 0:
             slot[0] = sh[0]
+
     return exch_shared
 
 
@@ -406,6 +427,7 @@ def cas_kernel(space, dtype):
     """cas(arr, i, cmp[i], val[i]) on distinct elements (deterministic), plus a CAS-loop counter on the last
     element (the loop retries with the value CAS returned, so it never depends on re-reading memory)."""
     if space == "global":
+
         @cuda.jit
         def cas_global(arr, cmp, val, olds):
             i = cuda.grid(1)
@@ -418,6 +440,7 @@ def cas_kernel(space, dtype):
                     if got == seen:
                         break
                     seen = got
+
         return cas_global
 
     @cuda.jit
@@ -439,6 +462,7 @@ def cas_kernel(space, dtype):
         cuda.syncthreads()
         for k in range(t, n, cuda.blockDim.x):
             arr[k] = sh[k]
+
     return cas_shared
 
 
@@ -446,12 +470,14 @@ def cas_kernel(space, dtype):
 def inc_dec_kernel(space, dtype):
     """Every thread does atomic.inc(counters, 0, limit) and atomic.dec(counters, 1, limit)."""
     if space == "global":
+
         @cuda.jit
         def inc_dec_global(counters, limit, n):
             i = cuda.grid(1)
             if i < n:
                 cuda.atomic.inc(counters, 0, limit)
                 cuda.atomic.dec(counters, 1, limit)
+
         return inc_dec_global
 
     @cuda.jit
@@ -467,10 +493,12 @@ def inc_dec_kernel(space, dtype):
         cuda.syncthreads()
         if t < 2:
             counters[t] = sh[t]
+
     return inc_dec_shared
 
 
 # ---- warp-level intrinsics and bit operations ------------------------------------------------------------
+
 
 @cuda.jit
 def shuffles(out, a, src, delta):
@@ -527,6 +555,7 @@ def fma_selp(out, a, b, c):
 
 
 # ---- complex, float16, tuples ----------------------------------------------------------------------------
+
 
 @cuda.jit
 def complex_ops(out, a, b):
@@ -675,6 +704,7 @@ def shared_load_then_atomic(slots, idx, val):
 
 # ---- dispatch --------------------------------------------------------------------------------------------
 
+
 def scale_inplace(a, factor):
     """Not decorated: the dispatch tests wrap it themselves (lazily, eagerly, with several signatures)."""
     i = cuda.grid(1)
@@ -693,4 +723,3 @@ def interop_axpy(out, x, y, alpha):
     i, j = cuda.grid(2)
     if i < out.shape[0] and j < out.shape[1]:
         out[i, j] = alpha * x[i, j] + y[i, j]
-

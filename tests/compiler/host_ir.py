@@ -16,8 +16,9 @@ from cujit import compiler
 
 def llvm_ir(pyfunc, signature):
     """The optimised LLVM IR of `pyfunc` compiled as a C-ABI device function of `signature`."""
-    fn, sig, options = compiler._prepare(pyfunc, signature, None, False, True, False, None, None, "c", None, "ptx",
-                                         False, None)
+    fn, sig, options = compiler._prepare(
+        pyfunc, signature, None, False, True, False, None, None, "c", None, "ptx", False, None
+    )
     typed = compiler.type_function(fn, sig, options)
     return compiler.compile_typed(typed, options, "ptx", keep_llvm_ir=True)[1]
 
@@ -37,8 +38,7 @@ def host_functions(workdir, functions):
         ir = re.sub(r'target datalayout = ".*"\n', "", ir).replace(f"@{symbol}(", f"@{name}(")
         source, obj = workdir / f"{name}.ll", workdir / f"{name}.o"
         source.write_text(ir)
-        subprocess.run([llc, "-O2", "-relocation-model=pic", "-filetype=obj", str(source), "-o", str(obj)],
-                       check=True)
+        subprocess.run([llc, "-O2", "-relocation-model=pic", "-filetype=obj", str(source), "-o", str(obj)], check=True)
         objects.append(str(obj))
     library = workdir / "host_functions.so"
     subprocess.run([cc, "-shared", "-o", str(library)] + objects, check=True)

@@ -5,9 +5,9 @@ Shared by the compile-only kernel tests; nothing here compiles at import time.
 
 from cujit import cuda, float32, int32
 
-TPB = 16                 # tile width of the tiled matmul (the numba docs' fast_matmul)
-BLOCK = 256              # threads per block of the shared-memory reduction
-NBINS = 64               # bins of the histograms
+TPB = 16  # tile width of the tiled matmul (the numba docs' fast_matmul)
+BLOCK = 256  # threads per block of the shared-memory reduction
+NBINS = 64  # bins of the histograms
 FULL_MASK = 0xFFFFFFFF
 
 
@@ -53,7 +53,7 @@ def fast_matmul(A, B, C):
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y
     bpg = cuda.gridDim.x
-    tmp = float32(0.)
+    tmp = float32(0.0)
     for i in range(bpg):
         sA[ty, tx] = 0
         sB[ty, tx] = 0

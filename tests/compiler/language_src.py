@@ -225,9 +225,25 @@ def complex_functions(z, out):
         out[16, i] = cmath.log(w, 2 + 1j)
 
 
-COMPLEX_FUNCTIONS = [cmath.exp, cmath.log, cmath.log10, cmath.sqrt, cmath.sin, cmath.cos, cmath.tan, cmath.sinh,
-                     cmath.cosh, cmath.tanh, cmath.asin, cmath.acos, cmath.atan, cmath.asinh, cmath.acosh,
-                     cmath.atanh, lambda w: cmath.log(w, 2 + 1j)]
+COMPLEX_FUNCTIONS = [
+    cmath.exp,
+    cmath.log,
+    cmath.log10,
+    cmath.sqrt,
+    cmath.sin,
+    cmath.cos,
+    cmath.tan,
+    cmath.sinh,
+    cmath.cosh,
+    cmath.tanh,
+    cmath.asin,
+    cmath.acos,
+    cmath.atan,
+    cmath.asinh,
+    cmath.acosh,
+    cmath.atanh,
+    lambda w: cmath.log(w, 2 + 1j),
+]
 
 
 def complex_parts(z, r, flags, back):

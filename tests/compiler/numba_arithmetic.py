@@ -92,8 +92,7 @@ def _eval(node, env):
         return (b if (b > a if name == "max" else b < a) else a), t
     if isinstance(node, ast.BinOp):
         (a, ta), (b, tb) = _eval(node.left, env), _eval(node.right, env)
-        op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}[
-            type(node.op)]
+        op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}[type(node.op)]
         t = result_type(ta, tb, op)
         a, b = convert(a, ta, t), convert(b, tb, t)
         if t in INT_BITS:

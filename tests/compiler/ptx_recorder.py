@@ -12,12 +12,14 @@ _current = [None]
 
 def pytest_configure(config):
     from cujit import _core
+
     original = _core.compile_ptx
 
     def recording(typed, options, keep_llvm_ir=False):
         out = original(typed, options, keep_llvm_ir)
         _records.setdefault(_current[0], []).append(out[0])
         return out
+
     _core.compile_ptx = recording
 
 

@@ -20,8 +20,26 @@ SCALAR_TYPES = INT_TYPES + FLOAT_TYPES + ("boolean", "float16")
 BINARY = ("+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>")
 BITWISE = ("&", "|", "^", "<<", ">>")
 COMPARE = ("<", "<=", ">", ">=", "==", "!=")
-MATH1 = ("sqrt", "sin", "cos", "exp", "log", "fabs", "floor", "ceil", "trunc", "tanh", "atan", "expm1", "log1p",
-         "erf", "gamma", "isnan", "isinf", "isfinite")
+MATH1 = (
+    "sqrt",
+    "sin",
+    "cos",
+    "exp",
+    "log",
+    "fabs",
+    "floor",
+    "ceil",
+    "trunc",
+    "tanh",
+    "atan",
+    "expm1",
+    "log1p",
+    "erf",
+    "gamma",
+    "isnan",
+    "isinf",
+    "isfinite",
+)
 MATH2 = ("pow", "atan2", "hypot", "fmod", "copysign")
 BUILTINS1 = ("abs", "int", "float", "bool", "round")
 
@@ -33,8 +51,8 @@ class Program:
     signature: str
     options: dict = field(default_factory=dict)
     kernel: bool = False
-    jit: bool = False          # compile through @cuda.jit(signature) rather than compile_ptx
-    invalid: str = ""          # the planted mistake, if any
+    jit: bool = False  # compile through @cuda.jit(signature) rather than compile_ptx
+    invalid: str = ""  # the planted mistake, if any
 
 
 class _Generator:
@@ -58,7 +76,7 @@ class _Generator:
         if r < 0.58:
             return self.choice(("True", "False"))
         if r < 0.6:
-            return str(self.choice((2 ** 31, 2 ** 40, -(2 ** 63), 2 ** 63, 18446744073709551615)))
+            return str(self.choice((2**31, 2**40, -(2**63), 2**63, 18446744073709551615)))
         return str(self.rng.randint(0, 100))
 
     def expr(self, names, depth=0):
@@ -72,8 +90,9 @@ class _Generator:
                 return f"(int({a}) {op} int({b}))"
             return f"({a} {op} {b})"
         if r < 0.65:
-            ops = " ".join(f"{self.choice(COMPARE)} {self.expr(names, depth + 1)}"
-                           for _ in range(self.rng.randint(1, 2)))
+            ops = " ".join(
+                f"{self.choice(COMPARE)} {self.expr(names, depth + 1)}" for _ in range(self.rng.randint(1, 2))
+            )
             return f"({self.expr(names, depth + 1)} {ops})"
         if r < 0.7:
             op = self.choice(("-", "+", "~", "not "))
@@ -81,8 +100,9 @@ class _Generator:
         if r < 0.75:
             return f"({self.expr(names, depth + 1)} {self.choice(('and', 'or'))} {self.expr(names, depth + 1)})"
         if r < 0.8:
-            return (f"({self.expr(names, depth + 1)} if {self.expr(names, depth + 1)} "
-                    f"else {self.expr(names, depth + 1)})")
+            return (
+                f"({self.expr(names, depth + 1)} if {self.expr(names, depth + 1)} else {self.expr(names, depth + 1)})"
+            )
         if r < 0.87:
             return f"math.{self.choice(MATH1)}({self.expr(names, depth + 1)})"
         if r < 0.9:
@@ -142,8 +162,7 @@ class _Generator:
     # -- programs -----------------------------------------------------------------------------
     def options(self):
         opt, debug = self.chance(0.7), self.chance(0.2)
-        return {"opt": opt, "debug": debug, "lineinfo": self.chance(0.2) and not debug,
-                "fastmath": self.chance(0.3)}
+        return {"opt": opt, "debug": debug, "lineinfo": self.chance(0.2) and not debug, "fastmath": self.chance(0.3)}
 
     def device_function(self):
         types = [self.choice(SCALAR_TYPES) for _ in range(2)]
@@ -152,12 +171,14 @@ class _Generator:
         if self.chance(0.2):
             # The shape of a past abort in code generation: a boolean in memory (reassigned in a loop) ordered
             # against one bound once at the top level (an SSA value).
-            body += [f"    bb = {self.expr(names)} < {self.expr(names)}",
-                     f"    cc = {self.expr(names)} > n",
-                     "    for kk in range(n):",
-                     f"        if bb {self.choice(('<=', '<', '>=', '>'))} cc:",
-                     f"            v0 = {self.expr(names)}",
-                     f"        bb = {self.expr(names)} > kk"]
+            body += [
+                f"    bb = {self.expr(names)} < {self.expr(names)}",
+                f"    cc = {self.expr(names)} > n",
+                "    for kk in range(n):",
+                f"        if bb {self.choice(('<=', '<', '>=', '>'))} cc:",
+                f"            v0 = {self.expr(names)}",
+                f"        bb = {self.expr(names)} > kk",
+            ]
             names = names + ["v0"]
         self.block(names, 1, 0, body)
         body.append(f"    return {self.expr(names)}")
@@ -183,8 +204,20 @@ class _Generator:
 
     # Each plants one mistake a user makes; `source` is a valid device function to spoil.
     def spoil(self, source):
-        kind = self.choice(("read_before_assign", "undefined_name", "unsupported", "bad_call", "huge_literal",
-                            "bad_attribute", "tuple_index", "string", "recursion", "subscript_scalar"))
+        kind = self.choice(
+            (
+                "read_before_assign",
+                "undefined_name",
+                "unsupported",
+                "bad_call",
+                "huge_literal",
+                "bad_attribute",
+                "tuple_index",
+                "string",
+                "recursion",
+                "subscript_scalar",
+            )
+        )
         # At the top of the body: never in a branch that constant pruning could drop.
         lines = source.split("\n")
         at, pad = 1, "    "
@@ -210,11 +243,13 @@ class _Generator:
         invalid = ""
         if not kernel and self.chance(0.25):
             source, invalid = self.spoil(source)
-        helper = ("@cuda.jit(device=True)\ndef helper(a, b):\n    return helper(b, a)\n" if invalid == "recursion"
-                  else "@cuda.jit(device=True)\ndef helper(a, b):\n    return a + b\n")
+        helper = (
+            "@cuda.jit(device=True)\ndef helper(a, b):\n    return helper(b, a)\n"
+            if invalid == "recursion"
+            else "@cuda.jit(device=True)\ndef helper(a, b):\n    return a + b\n"
+        )
         header = "import math\nfrom cujit import cuda, types\nfrom cujit.types import *\n\n" + helper + "\n"
-        return Program(self.seed, header + source + "\n", signature, self.options(), kernel, jit=jit,
-                       invalid=invalid)
+        return Program(self.seed, header + source + "\n", signature, self.options(), kernel, jit=jit, invalid=invalid)
 
 
 def load_program(program, workdir):

@@ -6,8 +6,17 @@ import numpy as np
 
 from cujit import cuda
 
-POINT = np.dtype([("x", np.float32), ("y", np.float64), ("flag", np.bool_), ("n", np.int16),
-                  ("v", np.float32, (3,)), ("inner", [("a", np.int32), ("b", np.float64)])], align=True)
+POINT = np.dtype(
+    [
+        ("x", np.float32),
+        ("y", np.float64),
+        ("flag", np.bool_),
+        ("n", np.int16),
+        ("v", np.float32, (3,)),
+        ("inner", [("a", np.int32), ("b", np.float64)]),
+    ],
+    align=True,
+)
 PACKED = np.dtype([("c", np.int8), ("d", np.float64), ("e", np.int32), ("m", np.int16, (2, 2))], align=False)
 
 

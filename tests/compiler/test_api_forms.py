@@ -48,11 +48,13 @@ def expected(a, n):
 
 def kernel_calling(device_function, decorate):
     """The kernel of every row: a[i] = device_function(a[i], n), decorated by ``decorate``."""
+
     @decorate
     def kernel(a, n):
         i = cuda.grid(1)
         if i < a.size:
             a[i] = device_function(a[i], n)
+
     return kernel
 
 
@@ -82,10 +84,12 @@ DEVICE_FORMS = {
     "@cuda.jit(sig string, device=True)": lambda fn, **kw: cuda.jit(DEVICE_SIG, device=True, **kw)(fn),
     "@cuda.jit(Signature, device=True)": lambda fn, **kw: cuda.jit(float64(float64, int64), device=True, **kw)(fn),
     "@cuda.jit(argument tuple, device=True)": lambda fn, **kw: cuda.jit((float64, int64), device=True, **kw)(fn),
-    "@cuda.jit([sig1, sig2], device=True)":
-        lambda fn, **kw: cuda.jit([DEVICE_SIG, "float32(float32, int64)"], device=True, **kw)(fn),
-    "@cuda.jit(sig, device=True, inline=True)":
-        lambda fn, **kw: cuda.jit(DEVICE_SIG, device=True, inline=True, **kw)(fn),
+    "@cuda.jit([sig1, sig2], device=True)": lambda fn, **kw: cuda.jit(
+        [DEVICE_SIG, "float32(float32, int64)"], device=True, **kw
+    )(fn),
+    "@cuda.jit(sig, device=True, inline=True)": lambda fn, **kw: cuda.jit(DEVICE_SIG, device=True, inline=True, **kw)(
+        fn
+    ),
     "cuda.jit(function, device=True)": lambda fn, **kw: cuda.jit(fn, device=True, **kw),
     "cuda.jit(lambda, device=True)": "lambda",
     "cuda.jit(device=True)(lambda)": "lambda",
@@ -122,8 +126,12 @@ def build(form, variant):
     return kernel_calling(device_function, cuda.jit(**kernel_options)), [SIG]
 
 
-ROWS = [(form, variant) for form in [*KERNEL_FORMS, *DEVICE_FORMS] for variant in VARIANTS
-        if form != "@cuda.jit" or variant == "plain"]
+ROWS = [
+    (form, variant)
+    for form in [*KERNEL_FORMS, *DEVICE_FORMS]
+    for variant in VARIANTS
+    if form != "@cuda.jit" or variant == "plain"
+]
 
 
 @pytest.fixture(autouse=True)
@@ -156,9 +164,13 @@ def test_a_declared_return_type_holds_in_callers():
     """``jit("float32(float32)", device=True)``: a kernel's call gets float32, as numba-cuda's overload gives,
     not the float64 the body's arithmetic would infer."""
     import declared_returns_src as src
+
     kernel = cuda.jit("void(float32[::1])")(src.scale)
-    callee_types = [face.return_type for _, face in src.half_plus_one._kernels.specialisations()
-                    if isinstance(face, _core.TypedFunction)]
+    callee_types = [
+        face.return_type
+        for _, face in src.half_plus_one._kernels.specialisations()
+        if isinstance(face, _core.TypedFunction)
+    ]
     assert [str(t) for t in callee_types] == ["float32"], callee_types
     assert kernel.inspect_asm(kernel.signatures[0])  # compiled (and assembled by conftest)
 
@@ -180,7 +192,7 @@ def test_form_runs(form, variant):
         pytest.skip("needs a GPU, not the CPU target: links CUDA C++")
     kernel, signatures = build(form, variant)
     rng = np.random.default_rng()
-    for dtype in [np.float64, np.float32][:len(signatures)]:
+    for dtype in [np.float64, np.float32][: len(signatures)]:
         a = rng.standard_normal(1000).astype(dtype)
         n = int(rng.integers(-5, 6))
         d = cuda.to_device(a)
@@ -215,6 +227,7 @@ def check_ptx(kind, name=None):
         assert isinstance(ptx, str) and f".visible .{kind}" in ptx, ptx[:400]
         if name:
             assert f" {name}(" in ptx
+
     return check
 
 
@@ -228,6 +241,7 @@ def check_all(first, kinds):
         codes, resty = result
         assert isinstance(codes[0], first)
         assert [type(c).__name__ for c in codes[1:]] == kinds
+
     return check
 
 
@@ -237,8 +251,10 @@ def _linked_dispatcher():
 
 ENTRY_POINTS = {
     "compile (C ABI device function)": (lambda: cuda.compile(step, DEVICE_SIG), check_ptx("func", "step")),
-    "compile(abi_info=)": (lambda: cuda.compile(step, float64(float64, int64), abi_info={"abi_name": "my_step"}),
-                           check_ptx("func", "my_step")),
+    "compile(abi_info=)": (
+        lambda: cuda.compile(step, float64(float64, int64), abi_info={"abi_name": "my_step"}),
+        check_ptx("func", "my_step"),
+    ),
     "compile(abi='numba')": (lambda: cuda.compile(step, DEVICE_SIG, abi="numba"), check_ptx("func")),
     "compile(device=False)": (lambda: cuda.compile(kernel_body, SIG, device=False, abi="numba"), check_ptx("entry")),
     "compile(output='ltoir')": (lambda: cuda.compile(step, DEVICE_SIG, output="ltoir"), check_ltoir),
@@ -247,18 +263,27 @@ ENTRY_POINTS = {
     "compile_ptx(device=True)": (lambda: cuda.compile_ptx(step, (float64, int64), device=True), check_ptx("func")),
     "compile_all": (lambda: cuda.compile_all(step, DEVICE_SIG), check_all(bytes, [])),
     "compile_all(output='ptx')": (lambda: cuda.compile_all(step, DEVICE_SIG, output="ptx"), check_all(str, [])),
-    "compile_all(linking dispatcher, abi='c')": (lambda: cuda.compile_all(_linked_dispatcher(), DEVICE_SIG),
-                                                 check_all(bytes, ["LTOIR"])),
+    "compile_all(linking dispatcher, abi='c')": (
+        lambda: cuda.compile_all(_linked_dispatcher(), DEVICE_SIG),
+        check_all(bytes, ["LTOIR"]),
+    ),
     "compile_all(linking dispatcher, abi='numba', ptx)": (
         lambda: cuda.compile_all(_linked_dispatcher(), DEVICE_SIG, abi="numba", output="ptx"),
-        check_all(str, ["PTXSource"])),
+        check_all(str, ["PTXSource"]),
+    ),
     "compile_all(linking kernel, device=False)": (
-        lambda: cuda.compile_all(kernel_calling(cuda.jit(device=True)(step_linked), cuda.jit(link=[TIMES2_CU])),
-                                 SIG, device=False, abi="numba"),
-        check_all(bytes, ["LTOIR"])),
+        lambda: cuda.compile_all(
+            kernel_calling(cuda.jit(device=True)(step_linked), cuda.jit(link=[TIMES2_CU])),
+            SIG,
+            device=False,
+            abi="numba",
+        ),
+        check_all(bytes, ["LTOIR"]),
+    ),
     "compile_all(declaration with link=)": (
         lambda: cuda.compile_all(kernel_declaration_links, SIG, device=False, abi="numba"),
-        check_all(bytes, ["LTOIR"])),
+        check_all(bytes, ["LTOIR"]),
+    ),
 }
 
 
@@ -291,10 +316,13 @@ def test_declare_device_in_each_abi_runs(abi, body):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("api, kwargs, kind", [
-    ("compile_for_current_device", {}, "func"),
-    ("compile_ptx_for_current_device", {}, "entry"),
-])
+@pytest.mark.parametrize(
+    "api, kwargs, kind",
+    [
+        ("compile_for_current_device", {}, "func"),
+        ("compile_ptx_for_current_device", {}, "entry"),
+    ],
+)
 def test_for_current_device(api, kwargs, kind):
     if not gpu_support.KERNELS_RUN:
         pytest.skip("no usable GPU and not on the CPU target")

@@ -40,6 +40,7 @@ def expression_function(text):
 # Result types (no GPU needed)
 # ----------------------------------------------------------------------------------------------
 
+
 def typed_result(text, argtypes):
     env = {name: (1, t) for name, t in zip("xyz", argtypes)}
     return ref.evaluate(text, env)[1]
@@ -60,12 +61,23 @@ def test_random_expressions_type_as_numba(tmp_path):
     assert not mismatches, "\n".join(mismatches[:20])
 
 
-@pytest.mark.parametrize("expr, argtypes, expected", [
-    ("x ** -1", (float16,), float32), ("x ** 3", (float16,), float32), ("x ** x", (float16,), float32),
-    ("x // x", (float16,), float32), ("x % x", (float16,), float32), ("x + x", (float16,), float16),
-    ("x / x", (float16,), float16), ("-x", (float16,), float16), ("abs(x)", (float16,), float16),
-    ("x ** 2", (float32,), float32), ("x ** -2", (float64,), float64), ("x % 2.5", (float32,), float64),
-])
+@pytest.mark.parametrize(
+    "expr, argtypes, expected",
+    [
+        ("x ** -1", (float16,), float32),
+        ("x ** 3", (float16,), float32),
+        ("x ** x", (float16,), float32),
+        ("x // x", (float16,), float32),
+        ("x % x", (float16,), float32),
+        ("x + x", (float16,), float16),
+        ("x / x", (float16,), float16),
+        ("-x", (float16,), float16),
+        ("abs(x)", (float16,), float16),
+        ("x ** 2", (float32,), float32),
+        ("x ** -2", (float64,), float64),
+        ("x % 2.5", (float32,), float64),
+    ],
+)
 def test_float_operator_result_types(expr, argtypes, expected, tmp_path):
     path = tmp_path / "f16.py"
     path.write_text(f"import math\ndef f(x):\n    return {expr}\n")
@@ -73,12 +85,13 @@ def test_float_operator_result_types(expr, argtypes, expected, tmp_path):
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     for opt in (True, False):
         ptx, resty = cuda.compile_ptx(namespace["f"], argtypes, device=True, opt=opt)
-        assert resty == expected   # (the conftest assembles the PTX with ptxas)
+        assert resty == expected  # (the conftest assembles the PTX with ptxas)
 
 
 # ----------------------------------------------------------------------------------------------
 # On the GPU
 # ----------------------------------------------------------------------------------------------
+
 
 def require_gpu():
     if not gpu_support.KERNELS_RUN:
@@ -87,12 +100,44 @@ def require_gpu():
 
 INF, NAN = math.inf, math.nan
 HARD_CASES = [
-    (16.0, 0.8), (-16.0, 0.8), (16.0, -0.8), (abs((-272.6) ** 9), 16.5), (1e300, 1e-300), (1e-300, 1e300),
-    (1.0, math.nextafter(1.0, 0.0)), (1.0, math.nextafter(1.0, 2.0)), (-1.0, math.nextafter(1.0, 2.0)),
-    (0.0, 3.0), (-0.0, 3.0), (0.0, -3.0), (-0.0, -3.0), (3.0, 3.0), (-3.0, 3.0), (7.5, 2.0), (-7.5, 2.0),
-    (7.5, -2.0), (-7.5, -2.0), (5.0, INF), (-5.0, INF), (5.0, -INF), (0.1, -INF), (INF, 3.0), (-INF, 3.0),
-    (NAN, 2.0), (2.0, NAN), (5.0, 0.0), (-5.0, 0.0), (5.0, -0.0), (0.0, 0.0), (1e-310, 3.0), (3.0, 1e-310),
-    (123456789.0, 1e-3), (2.0 ** 60, 3.0), (-(2.0 ** 60), 3.0), (0.3, 0.1), (-0.3, 0.1),
+    (16.0, 0.8),
+    (-16.0, 0.8),
+    (16.0, -0.8),
+    (abs((-272.6) ** 9), 16.5),
+    (1e300, 1e-300),
+    (1e-300, 1e300),
+    (1.0, math.nextafter(1.0, 0.0)),
+    (1.0, math.nextafter(1.0, 2.0)),
+    (-1.0, math.nextafter(1.0, 2.0)),
+    (0.0, 3.0),
+    (-0.0, 3.0),
+    (0.0, -3.0),
+    (-0.0, -3.0),
+    (3.0, 3.0),
+    (-3.0, 3.0),
+    (7.5, 2.0),
+    (-7.5, 2.0),
+    (7.5, -2.0),
+    (-7.5, -2.0),
+    (5.0, INF),
+    (-5.0, INF),
+    (5.0, -INF),
+    (0.1, -INF),
+    (INF, 3.0),
+    (-INF, 3.0),
+    (NAN, 2.0),
+    (2.0, NAN),
+    (5.0, 0.0),
+    (-5.0, 0.0),
+    (5.0, -0.0),
+    (0.0, 0.0),
+    (1e-310, 3.0),
+    (3.0, 1e-310),
+    (123456789.0, 1e-3),
+    (2.0**60, 3.0),
+    (-(2.0**60), 3.0),
+    (0.3, 0.1),
+    (-0.3, 0.1),
 ]
 
 
@@ -126,7 +171,7 @@ def test_gpu_float_floordiv_and_mod_match_python(dtype):
     wrong = []
     for i in range(len(a)):
         want_q, want_m = ref.float_divmod(a[i], b[i], dtype)
-        if dtype == "float64" and b[i] != 0:   # Python itself, where Python answers
+        if dtype == "float64" and b[i] != 0:  # Python itself, where Python answers
             assert (want_q, want_m) == divmod(float(a[i]), float(b[i])) or np.isnan(want_q) or np.isnan(want_m)
         if not (same_float(q[i], want_q) and same_float(m[i], want_m)):
             wrong.append(f"{a[i]!r} // {b[i]!r} = {q[i]!r} (Python {want_q!r}); % = {m[i]!r} (Python {want_m!r})")
@@ -162,9 +207,11 @@ def test_gpu_random_arithmetic_matches_python(tmp_path):
         want_type = typed_result(text, argtypes)
         xs, ys, zs = (inputs(rng, t, n) for t in argtypes)
         out = np.zeros(n, dtype=want_type)
-        src = (f"def k(out, xs, ys, zs):\n    i = cuda.grid(1)\n    if i < out.size:\n"
-               f"        x = xs[i]\n        y = ys[i]\n        z = zs[i]\n        out[i] = {text}\n")
-        path = tmp_path / f"kernel_{s}.py"   # cujit compiles from source: the kernel lives in a file
+        src = (
+            f"def k(out, xs, ys, zs):\n    i = cuda.grid(1)\n    if i < out.size:\n"
+            f"        x = xs[i]\n        y = ys[i]\n        z = zs[i]\n        out[i] = {text}\n"
+        )
+        path = tmp_path / f"kernel_{s}.py"  # cujit compiles from source: the kernel lives in a file
         path.write_text(src)
         namespace = {"cuda": cuda, "__name__": f"kernel_{s}"}
         exec(compile(src, str(path), "exec"), namespace)
@@ -175,8 +222,7 @@ def test_gpu_random_arithmetic_matches_python(tmp_path):
             failures.append(f"expression {s}: {text} {argtypes}: {type(exc).__name__}: {exc}")
             continue
         for i in range(n):
-            env = {"x": (xs[i].item(), argtypes[0]), "y": (ys[i].item(), argtypes[1]),
-                   "z": (zs[i].item(), argtypes[2])}
+            env = {"x": (xs[i].item(), argtypes[0]), "y": (ys[i].item(), argtypes[1]), "z": (zs[i].item(), argtypes[2])}
             env = {k: (v if t in ref.INT_BITS else ref.FLOATS[t](v), t) for k, (v, t) in env.items()}
             want, t = ref.evaluate(text, env)
             if t in ref.INT_BITS:
@@ -185,14 +231,15 @@ def test_gpu_random_arithmetic_matches_python(tmp_path):
                 ok = ulps(out[i], want, t) <= 2
             checked += 1
             if not ok:
-                failures.append(f"expression {s}: {text} {argtypes} at x={xs[i]!r}, y={ys[i]!r}, z={zs[i]!r}: "
-                                f"GPU {out[i]!r}, Python {want!r} ({t})")
+                failures.append(
+                    f"expression {s}: {text} {argtypes} at x={xs[i]!r}, y={ys[i]!r}, z={zs[i]!r}: "
+                    f"GPU {out[i]!r}, Python {want!r} ({t})"
+                )
                 break
-    assert not failures, f"seed {seed}: {len(failures)} of {len(DIFF_SEEDS)} expressions differ:\n" + \
-        "\n".join(failures[:20])
+    assert not failures, f"seed {seed}: {len(failures)} of {len(DIFF_SEEDS)} expressions differ:\n" + "\n".join(
+        failures[:20]
+    )
     assert checked == n * len(DIFF_SEEDS)
-
-
 
 
 def minmax_kernel(lo, hi, a, b):

@@ -9,8 +9,23 @@ import re
 import pytest
 
 from cujit import cuda
-from cujit import (boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
-                   complex64, CPointer, UniTuple)
+from cujit import (
+    boolean,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    float16,
+    float32,
+    float64,
+    complex64,
+    CPointer,
+    UniTuple,
+)
 from cujit.errors import TypingError
 
 LOADS = ["ldca", "ldcg", "ldcs", "ldlu", "ldcv"]
@@ -43,6 +58,7 @@ def load_with(op):
     def kernel(src, dst):
         i = cuda.grid(1)
         dst[i] = fn(src, i)
+
     return kernel
 
 
@@ -52,6 +68,7 @@ def store_with(op):
     def kernel(src, dst):
         i = cuda.grid(1)
         fn(dst, i, src[i])
+
     return kernel
 
 
@@ -108,7 +125,6 @@ def test_stored_value_converts_to_the_dtype():
     assert hinted_instructions(ptx) == ["st.global.cs.b8"]
 
 
-
 def test_load_result_is_the_dtype():
     _, resty = cuda.compile_ptx(lambda a: cuda.ldcv(a, 0), (float16[:],), device=True)
     assert resty == float16
@@ -122,15 +138,18 @@ def store_any(a, i, v):
     cuda.stcg(a, i, v)
 
 
-@pytest.mark.parametrize("argtypes, message", [
-    ((float32[:, :], int64), "Expected 2 indices, got a scalar"),
-    ((float32[:, :], UniTuple(int64, 3)), "Expected 2 indices, got 3"),
-    ((float32[:], float32), "float32 is not a valid index"),
-    ((boolean[:], int64), "ldcg requires an array of integer or float type, got bool"),
-    ((complex64[:], int64), "ldcg requires an array of integer or float type, got complex64"),
-    ((float32, int64), "ldcg operates on arrays or pointers, got float32"),
-    ((CPointer(float32), UniTuple(int64, 2)), "Pointers only support scalar indexing, got a tuple of 2"),
-])
+@pytest.mark.parametrize(
+    "argtypes, message",
+    [
+        ((float32[:, :], int64), "Expected 2 indices, got a scalar"),
+        ((float32[:, :], UniTuple(int64, 3)), "Expected 2 indices, got 3"),
+        ((float32[:], float32), "float32 is not a valid index"),
+        ((boolean[:], int64), "ldcg requires an array of integer or float type, got bool"),
+        ((complex64[:], int64), "ldcg requires an array of integer or float type, got complex64"),
+        ((float32, int64), "ldcg operates on arrays or pointers, got float32"),
+        ((CPointer(float32), UniTuple(int64, 2)), "Pointers only support scalar indexing, got a tuple of 2"),
+    ],
+)
 def test_misuse_names_the_problem(argtypes, message):
     with pytest.raises(TypingError, match=re.escape(message)):
         cuda.compile_ptx(load_any, argtypes, device=True)
@@ -138,6 +157,7 @@ def test_misuse_names_the_problem(argtypes, message):
 
 def test_store_into_a_readonly_array_is_refused():
     from cujit import types
+
     ro = types._core.types.array(float32, 1, "C", True)
     with pytest.raises(TypingError, match="stcg cannot store into a read-only array"):
         cuda.compile_ptx(store_any, (ro, int64, float32), device=True)

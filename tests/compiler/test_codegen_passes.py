@@ -13,16 +13,25 @@ def _passes(cc=(8, 0)):
 
 def test_straight_line_scalar_optimisations_and_constant_hoisting_are_left_out():
     dropped = [name for name, kept in _passes() if not kept]
-    assert dropped == ["Straight line strength reduction", "Early CSE", "Nary reassociation", "Early CSE",
-                       "Constant Hoisting"]
+    assert dropped == [
+        "Straight line strength reduction",
+        "Early CSE",
+        "Nary reassociation",
+        "Early CSE",
+        "Constant Hoisting",
+    ]
 
 
 def test_the_rest_of_the_pipeline_is_kept():
     kept = [name for name, kept in _passes() if kept]
     # The address-space inference, GEP splitting, vectorizer, instruction selection and printer stay.
-    for name in ("Infer address spaces", "Split GEPs to a variadic base and a constant offset for better CSE",
-                 "GPU Load and Store Vectorizer", "NVPTX DAG->DAG Pattern Instruction Selection",
-                 "NVPTX Assembly Printer"):
+    for name in (
+        "Infer address spaces",
+        "Split GEPs to a variadic base and a constant offset for better CSE",
+        "GPU Load and Store Vectorizer",
+        "NVPTX DAG->DAG Pattern Instruction Selection",
+        "NVPTX Assembly Printer",
+    ):
         assert name in kept
     # One EarlyCSE run stays: the one after LLVM's generic IR passes.
     assert kept.count("Early CSE") == 1
@@ -37,6 +46,7 @@ EXIT_BEFORE_UNREACHABLE = "add an exit instruction before every unreachable"
 def test_every_target_gets_the_same_pipeline(cc):
     def pipeline(cc):
         return [p for p in _passes(cc) if p[0] != EXIT_BEFORE_UNREACHABLE]
+
     assert pipeline(cc) == pipeline((8, 0))
 
 

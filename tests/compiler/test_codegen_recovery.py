@@ -13,8 +13,9 @@ import pytest
 
 from cujit import _core, cuda, errors, int64
 
-OPTIONS = [dict(zip(("opt", "debug", "lineinfo", "fastmath"), combo))
-           for combo in itertools.product((False, True), repeat=4)]
+OPTIONS = [
+    dict(zip(("opt", "debug", "lineinfo", "fastmath"), combo)) for combo in itertools.product((False, True), repeat=4)
+]
 
 
 def add(a, b):
@@ -28,8 +29,10 @@ def fault():
     _core._inject_fault("")
 
 
-@pytest.mark.parametrize("name, says", [("invalid_ir", "the lowered LLVM IR is invalid"),
-                                        ("unselectable", "LLVM reported a fatal error: Cannot select")])
+@pytest.mark.parametrize(
+    "name, says",
+    [("invalid_ir", "the lowered LLVM IR is invalid"), ("unselectable", "LLVM reported a fatal error: Cannot select")],
+)
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: "-".join(k for k, v in o.items() if v) or "none")
 def test_fault_becomes_lowering_error_and_compiler_recovers(fault, name, says, options):
     with warnings.catch_warnings():
@@ -72,8 +75,9 @@ def test_fault_does_not_kill_the_process():
         _core._inject_fault("")
         print(cuda.compile_ptx(add, (int64, int64), device=True)[1])
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=os.path.dirname(__file__), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=os.path.dirname(__file__), timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["recovered", "int64"]
 
@@ -81,6 +85,7 @@ def test_fault_does_not_kill_the_process():
 # ----------------------------------------------------------------------------------------------
 # Ordered comparisons of booleans (such a comparison once aborted code generation at opt=False)
 # ----------------------------------------------------------------------------------------------
+
 
 def cmp_bool_vars(a, b, c):
     x = a < b

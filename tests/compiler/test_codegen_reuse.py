@@ -6,7 +6,7 @@ import subprocess
 import sys
 import textwrap
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import math, sys
     from cujit import cuda, float32, float64, int32, int64, void
 
@@ -69,14 +69,19 @@ SCRIPT = textwrap.dedent('''
         ptx, _ = cuda.compile_ptx(fn, sig, **kw)
         print(f"@@{i}")
         print(ptx)
-''')
+""")
 
 
 def _compile(tmp_path, order):
     script = tmp_path / "reuse_cases.py"
     script.write_text(SCRIPT)
-    out = subprocess.run([sys.executable, str(script), ",".join(map(str, order))], capture_output=True, text=True,
-                         check=True, cwd=tmp_path).stdout
+    out = subprocess.run(
+        [sys.executable, str(script), ",".join(map(str, order))],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    ).stdout
     parts = re.split(r"^@@(\d+)$", out, flags=re.M)[1:]
     return {int(parts[i]): parts[i + 1] for i in range(0, len(parts), 2)}
 

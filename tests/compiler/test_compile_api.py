@@ -107,7 +107,6 @@ def test_ptxas_is_available(ptxas):
     assert proc.returncode == 0 and "ptxas" in proc.stdout + proc.stderr
 
 
-
 @pytest.mark.parametrize("entry", ["compile", "compile_ptx", "dispatcher"])
 def test_ptx_capture_covers_every_entry_point(entry, captured_count):
     before = captured_count()
@@ -165,8 +164,9 @@ def test_first_use_string_signature_cc90(prototypes):
 # -- kernels, device functions and the C ABI ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sig", [(float32, float32), void(float32, float32), "void(float32, float32)"],
-                         ids=["tuple", "Signature", "string"])
+@pytest.mark.parametrize(
+    "sig", [(float32, float32), void(float32, float32), "void(float32, float32)"], ids=["tuple", "Signature", "string"]
+)
 def test_kernel_ptx_shape(sig, prototypes):
     """A kernel is a `.visible .entry` returning void, whatever form its signature takes (scalar arguments)."""
     ptx, resty = cuda.compile_ptx(kernel_body, sig)
@@ -195,13 +195,16 @@ def test_device_ptx_numba_abi(prototypes):
     assert prototypes.visible(ptx).params == ["b64", "b32", "b32"]
 
 
-@pytest.mark.parametrize("sig, expected", [
-    (int32(int32, int32), int32),
-    (int16(int16, int16), int16),
-    ("uint32(uint32, uint32)", uint32),
-    (int8(float64, float64), int8),
-    (float32(int32, int32), float32),
-])
+@pytest.mark.parametrize(
+    "sig, expected",
+    [
+        (int32(int32, int32), int32),
+        (int16(int16, int16), int16),
+        ("uint32(uint32, uint32)", uint32),
+        (int8(float64, float64), int8),
+        (float32(int32, int32), float32),
+    ],
+)
 @pytest.mark.parametrize("api", ["compile_ptx", "compile"])
 def test_explicit_return_type_is_returned(api, sig, expected):
     """A declared return type casts the result and is what comes back."""
@@ -226,13 +229,17 @@ def test_inferred_int_promotion():
     assert resty == int64
 
 
-@pytest.mark.parametrize("pyfunc, argtypes, c_params", [
-    (zero_args, (), []),
-    (one_arg, (float64,), ["b64"]),
-    (add, (int16, uint8), ["b32", "b32"]),
-    (three_args, (int64, int32, boolean), ["b64", "b32", "b32"]),
-    (three_args, (float32, float32, float32), ["b32", "b32", "b32"]),
-], ids=["0-args", "1-arg", "2-args", "3-args-mixed", "3-args-f32"])
+@pytest.mark.parametrize(
+    "pyfunc, argtypes, c_params",
+    [
+        (zero_args, (), []),
+        (one_arg, (float64,), ["b64"]),
+        (add, (int16, uint8), ["b32", "b32"]),
+        (three_args, (int64, int32, boolean), ["b64", "b32", "b32"]),
+        (three_args, (float32, float32, float32), ["b32", "b32", "b32"]),
+    ],
+    ids=["0-args", "1-arg", "2-args", "3-args-mixed", "3-args-f32"],
+)
 def test_prototypes_both_abis(pyfunc, argtypes, c_params, prototypes):
     """Numba ABI = i32 status + return pointer + args; C ABI = value return + args (i8/i16 widened to .b32)."""
     numba_ptx, resty = cuda.compile_ptx(pyfunc, argtypes, device=True)
@@ -286,12 +293,16 @@ def test_numba_abi_abi_name_renames_function_but_not_env(prototypes):
     assert re.search(r"\.common\s+\.global\s+\.align\s+8\s+\.u64\s+_ZN08NumbaEnv\w*3add\w*Eii;", ptx)
 
 
-@pytest.mark.parametrize("call, has_env", [
-    (lambda: cuda.compile(add, (int32, int32)), False),
-    (lambda: cuda.compile_ptx(add, (int32, int32), device=True, abi="c"), False),
-    (lambda: cuda.compile_ptx(add, (int32, int32), device=True), True),
-    (lambda: cuda.compile_ptx(kernel_body, (int32, int32)), True),
-], ids=["compile-c", "compile_ptx-c", "numba-device", "numba-kernel"])
+@pytest.mark.parametrize(
+    "call, has_env",
+    [
+        (lambda: cuda.compile(add, (int32, int32)), False),
+        (lambda: cuda.compile_ptx(add, (int32, int32), device=True, abi="c"), False),
+        (lambda: cuda.compile_ptx(add, (int32, int32), device=True), True),
+        (lambda: cuda.compile_ptx(kernel_body, (int32, int32)), True),
+    ],
+    ids=["compile-c", "compile_ptx-c", "numba-device", "numba-kernel"],
+)
 def test_numba_env_presence(call, has_env):
     """Only Numba-ABI functions carry `.common .global .align 8 .u64 _ZN08NumbaEnv...`."""
     ptx, _ = call()
@@ -330,11 +341,15 @@ def test_invalid_output():
         cuda.compile(add, (int32, int32), output="illegal")
 
 
-@pytest.mark.parametrize("call", [
-    lambda: cuda.compile_ptx(kernel_returns, (int32,)),
-    lambda: cuda.compile_ptx(kernel_returns, (float32,), device=False),
-    lambda: cuda.compile(kernel_returns, (int32,), device=False, abi="numba"),
-], ids=["compile_ptx-default", "compile_ptx-device-False", "compile-device-False"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: cuda.compile_ptx(kernel_returns, (int32,)),
+        lambda: cuda.compile_ptx(kernel_returns, (float32,), device=False),
+        lambda: cuda.compile(kernel_returns, (int32,), device=False, abi="numba"),
+    ],
+    ids=["compile_ptx-default", "compile_ptx-device-False", "compile-device-False"],
+)
 def test_non_void_kernel(call):
     """A kernel must return void, whichever entry point compiles it."""
     with pytest.raises(TypeError, match="must have void return type"):
@@ -364,10 +379,14 @@ def test_forceinline_rules():
         cuda.compile(kernel_body, (int32, int32), device=False, abi="numba", output="ltoir", forceinline=True)
 
 
-@pytest.mark.parametrize("fastmath, expected, absent", [
-    (False, ["fma.rn.f32", "div.rn.f32", "sqrt.rn.f32"], ["div.approx", "sqrt.approx", ".ftz."]),
-    (True, ["fma.rn.ftz.f32", "div.approx.ftz.f32", "sqrt.approx.ftz.f32"], ["div.rn.f32", "sqrt.rn.f32"]),
-], ids=["default", "fastmath"])
+@pytest.mark.parametrize(
+    "fastmath, expected, absent",
+    [
+        (False, ["fma.rn.f32", "div.rn.f32", "sqrt.rn.f32"], ["div.approx", "sqrt.approx", ".ftz."]),
+        (True, ["fma.rn.ftz.f32", "div.approx.ftz.f32", "sqrt.approx.ftz.f32"], ["div.rn.f32", "sqrt.rn.f32"]),
+    ],
+    ids=["default", "fastmath"],
+)
 @pytest.mark.parametrize("abi", ["numba", "c"])
 def test_fastmath_ptx(fastmath, expected, absent, abi):
     """FMA contraction by default; fastmath adds ftz and approximate division/sqrt."""
@@ -384,8 +403,11 @@ def _line_of(func, text):
     return first + next(i for i, line in enumerate(lines) if text in line)
 
 
-@pytest.mark.parametrize("kwargs", [dict(device=True), dict(device=True, abi="c"), dict(device=False)],
-                         ids=["numba-device", "c-device", "kernel"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(device=True), dict(device=True, abi="c"), dict(device=False)],
+    ids=["numba-device", "c-device", "kernel"],
+)
 def test_lineinfo(kwargs):
     """lineinfo: .file names this test file and .loc points at the source lines."""
     func = fastmath_expr if kwargs["device"] else kernel_body
@@ -429,15 +451,26 @@ def test_opt_false_compiles_unoptimised_code(prototypes):
 
 def test_launch_bounds_at_most_three():
     """At most three launch bounds."""
-    with pytest.raises(ValueError, match=re.escape("Got 4 launch bounds: (1, 2, 3, 4). A maximum of three are "
-                                                   "supported")):
+    with pytest.raises(
+        ValueError, match=re.escape("Got 4 launch bounds: (1, 2, 3, 4). A maximum of three are supported")
+    ):
         cuda.compile_ptx(kernel_body, (int32, int32), launch_bounds=(1, 2, 3, 4))
 
 
-@pytest.mark.parametrize("cc, target", [
-    ((7, 5), "sm_75"), ((7, 7), "sm_75"), ((8, 5), "sm_80"), ((8, 6), "sm_86"), ((8, 9), "sm_89"),
-    ((9, 0), "sm_90"), ((9, 0, "a"), "sm_90a"), ((10, 0), "sm_100"), ((12, 0), "sm_120"),
-])
+@pytest.mark.parametrize(
+    "cc, target",
+    [
+        ((7, 5), "sm_75"),
+        ((7, 7), "sm_75"),
+        ((8, 5), "sm_80"),
+        ((8, 6), "sm_86"),
+        ((8, 9), "sm_89"),
+        ((9, 0), "sm_90"),
+        ((9, 0, "a"), "sm_90a"),
+        ((10, 0), "sm_100"),
+        ((12, 0), "sm_120"),
+    ],
+)
 @pytest.mark.parametrize("device", [True, False], ids=["device", "kernel"])
 def test_cc_targets(cc, target, device):
     """The nearest supported architecture not above the requested cc."""
@@ -472,13 +505,23 @@ def _without_uids(ptx):
     return re.sub(r"B\d+v\d+", "B_v_", ptx)
 
 
-@pytest.mark.parametrize("disturb", [
-    dict(device=True, debug=True, opt=True), dict(device=True, debug=True, opt=False),
-    dict(device=False, debug=True, opt=False), dict(device=True, fastmath=True), dict(device=True, cc=(9, 0, "a")),
-    dict(device=True, lineinfo=True, abi="c"),
-], ids=["debug-opt", "debug", "debug-kernel", "fastmath", "cc90a", "lineinfo-c"])
-@pytest.mark.parametrize("subject", [dict(device=False, lineinfo=True), dict(device=True), dict(device=True, opt=False)],
-                         ids=["kernel-lineinfo", "device", "device-opt0"])
+@pytest.mark.parametrize(
+    "disturb",
+    [
+        dict(device=True, debug=True, opt=True),
+        dict(device=True, debug=True, opt=False),
+        dict(device=False, debug=True, opt=False),
+        dict(device=True, fastmath=True),
+        dict(device=True, cc=(9, 0, "a")),
+        dict(device=True, lineinfo=True, abi="c"),
+    ],
+    ids=["debug-opt", "debug", "debug-kernel", "fastmath", "cc90a", "lineinfo-c"],
+)
+@pytest.mark.parametrize(
+    "subject",
+    [dict(device=False, lineinfo=True), dict(device=True), dict(device=True, opt=False)],
+    ids=["kernel-lineinfo", "device", "device-opt0"],
+)
 def test_options_do_not_leak_between_compilations(subject, disturb):
     """Compiling with other options in between does not change a compilation's PTX (uids aside)."""
     func = add if subject["device"] else kernel_body

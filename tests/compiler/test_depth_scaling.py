@@ -20,8 +20,10 @@ DEEP = 200
 
 @pytest.fixture(scope="module")
 def sweep():
-    pairs = {name: (max(1, min(DEEP, PYTHON_LIMITS.get(name, DEEP)) // 10), min(DEEP, PYTHON_LIMITS.get(name, DEEP)))
-             for name in STRUCTURES}
+    pairs = {
+        name: (max(1, min(DEEP, PYTHON_LIMITS.get(name, DEEP)) // 10), min(DEEP, PYTHON_LIMITS.get(name, DEEP)))
+        for name in STRUCTURES
+    }
     depths = sorted({d for pair in pairs.values() for d in pair})
     return pairs, programs.run([os.path.join(HERE, "depth_child.py"), *depths], cwd=HERE, timeout=300)
 
@@ -36,4 +38,5 @@ def test_compile_time_is_linear_in_depth(structure, sweep, register_ptx):
     register_ptx(row["ptx"])
     assert times[str(deep)] <= 10 * times[str(shallow)], (
         f"{structure}: {times[str(deep)] * 1e3:.2f} ms at depth {deep} vs {times[str(shallow)] * 1e3:.2f} ms at "
-        f"depth {shallow}")
+        f"depth {shallow}"
+    )

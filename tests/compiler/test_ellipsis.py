@@ -37,14 +37,18 @@ def view_type(pyfunc, arytype):
     return dict(kernel.typed.variables)["v"].name
 
 
-@pytest.mark.parametrize("pyfunc, arytype, expected", [
-    (take_last, float32[::1, :], "array(float32, 1d, F)"),
-    (take_last, float32[:, ::1], "array(float32, 1d, A)"),
-    (take_first, float32[:, ::1], "array(float32, 1d, C)"),
-    (take_first, float32[::1, :], "array(float32, 1d, A)"),
-    (take_all, float32[:, ::1], "array(float32, 2d, C)"),
-    (take_middle, float32[:, :, :], "array(float32, 1d, A)"),
-], ids=["F[...,k]", "C[...,k]", "C[k,...]", "F[k,...]", "C[...]", "A[k,...,k]"])
+@pytest.mark.parametrize(
+    "pyfunc, arytype, expected",
+    [
+        (take_last, float32[::1, :], "array(float32, 1d, F)"),
+        (take_last, float32[:, ::1], "array(float32, 1d, A)"),
+        (take_first, float32[:, ::1], "array(float32, 1d, C)"),
+        (take_first, float32[::1, :], "array(float32, 1d, A)"),
+        (take_all, float32[:, ::1], "array(float32, 2d, C)"),
+        (take_middle, float32[:, :, :], "array(float32, 1d, A)"),
+    ],
+    ids=["F[...,k]", "C[...,k]", "C[k,...]", "F[k,...]", "C[...]", "A[k,...,k]"],
+)
 def test_ellipsis_view_types(pyfunc, arytype, expected):
     assert view_type(pyfunc, arytype) == expected
 
@@ -61,5 +65,6 @@ def compare_and_swap(a, old, val, out):
 def test_compare_and_swap_is_cas_on_element_0():
     """numba's cuda.atomic.compare_and_swap(ary, old, val): a CAS on ary[0], returning the old value."""
     from cujit import int32
+
     ptx, _ = cuda.compile_ptx(compare_and_swap, void(int32[::1], int32, int32, int32[::1]), cc=(8, 0))
     assert re.search(r"\batom(\.relaxed\.gpu)?\.global\.cas\.b32\b", ptx)  # LLVM 22: with order and scope

@@ -115,8 +115,9 @@ def test_unsupported_construct_message(pyfunc, construct, names, abi):
     assert index + 1 < len(shown) and set(shown[index + 1].strip()) == {"^"}, f"no caret line in:\n{message}"
     caret_start = shown[index + 1].index("^")
     start = shown[index].index(construct)
-    assert start <= caret_start < start + len(construct), \
+    assert start <= caret_start < start + len(construct), (
         f"caret at column {caret_start}, construct {construct!r} spans {start}..{start + len(construct)}:\n{message}"
+    )
 
 
 def test_unsupported_error_is_a_typing_error():
@@ -143,26 +144,32 @@ def ok(a, b):
     return a + b
 
 
-@pytest.mark.parametrize("sig, exc_types, names", [
-    ("foo(int32, int32)", NameError, "foo"),
-    ("int32(bar, int32)", NameError, "bar"),
-    ("int33(int32, int32)", NameError, "int33"),
-    ("__import__('os')", (NameError, ValueError, TypeError), "__import__"),
-    ("int32(int32, int32", SyntaxError, "int32(int32, int32"),
-    ("int32(int32,, int32)", SyntaxError, ","),
-    ("int32 int32", SyntaxError, "int32 int32"),
-    ("int32(int32) + 1", SyntaxError, "+"),
-    ("1", TypeError, "int"),
-    ("int32(1, int32)", TypeError, "1"),
-])
+@pytest.mark.parametrize(
+    "sig, exc_types, names",
+    [
+        ("foo(int32, int32)", NameError, "foo"),
+        ("int32(bar, int32)", NameError, "bar"),
+        ("int33(int32, int32)", NameError, "int33"),
+        ("__import__('os')", (NameError, ValueError, TypeError), "__import__"),
+        ("int32(int32, int32", SyntaxError, "int32(int32, int32"),
+        ("int32(int32,, int32)", SyntaxError, ","),
+        ("int32 int32", SyntaxError, "int32 int32"),
+        ("int32(int32) + 1", SyntaxError, "+"),
+        ("1", TypeError, "int"),
+        ("int32(1, int32)", TypeError, "1"),
+    ],
+)
 def test_bad_signature_strings(sig, exc_types, names):
     with pytest.raises(exc_types) as info:
         cuda.compile_ptx(ok, sig, device=True)
     assert names in str(info.value), str(info.value)
 
 
-@pytest.mark.parametrize("sig", [int32, None, 42, (int32, "int32"), (1, 2), object()],
-                         ids=["single-type", "None", "int", "str-in-tuple", "ints", "object"])
+@pytest.mark.parametrize(
+    "sig",
+    [int32, None, 42, (int32, "int32"), (1, 2), object()],
+    ids=["single-type", "None", "int", "str-in-tuple", "ints", "object"],
+)
 def test_bad_signature_objects(sig):
     with pytest.raises(TypeError):
         cuda.compile_ptx(ok, sig, device=True)
@@ -239,23 +246,66 @@ INVALID_BODIES = [
 ARG_TYPES = ["int32", "float64", "boolean"]
 
 INVALID_SIGNATURES = [
-    "'int32('", "')'", "'int32((int32, int32)'", "'int32[int32]'", "'int32(int32, int32, int8)'", "'float64()'",
-    "'complex999(int32, int32)'", "'int32(int32; int32)'", "'lambda: 1'", "'int32(int32=1, int32)'",
-    "'int32(*int32)'", "'int32(int32, int32) if 1 else 2'", "'[int32]'", "'{int32: int32}'",
-    "'int32.foo(int32, int32)'", "'int32(int32, int32).bar'", "\"'int32'\"", "'\\x00'", "'(' * 500 + ')' * 500",
-    "'a' * 10000", "'int32(ïnt32, int32)'", "'int32(int32, int32)(int32)'", "'void(int32, int32)'",
-    "'int32[::1](int32, int32)'", "'int32(int32[:, :, :, ::1, 4], int32)'", "''", "'   '", "'int32(,)'",
-    "42", "None", "3.5", "(1,)", "{}", "object()", "int32", "b'int32(int32, int32)'", "(int32, 'int32')",
-    "(int32, int32, int32)", "(int32,) * 1000",
+    "'int32('",
+    "')'",
+    "'int32((int32, int32)'",
+    "'int32[int32]'",
+    "'int32(int32, int32, int8)'",
+    "'float64()'",
+    "'complex999(int32, int32)'",
+    "'int32(int32; int32)'",
+    "'lambda: 1'",
+    "'int32(int32=1, int32)'",
+    "'int32(*int32)'",
+    "'int32(int32, int32) if 1 else 2'",
+    "'[int32]'",
+    "'{int32: int32}'",
+    "'int32.foo(int32, int32)'",
+    "'int32(int32, int32).bar'",
+    "\"'int32'\"",
+    "'\\x00'",
+    "'(' * 500 + ')' * 500",
+    "'a' * 10000",
+    "'int32(ïnt32, int32)'",
+    "'int32(int32, int32)(int32)'",
+    "'void(int32, int32)'",
+    "'int32[::1](int32, int32)'",
+    "'int32(int32[:, :, :, ::1, 4], int32)'",
+    "''",
+    "'   '",
+    "'int32(,)'",
+    "42",
+    "None",
+    "3.5",
+    "(1,)",
+    "{}",
+    "object()",
+    "int32",
+    "b'int32(int32, int32)'",
+    "(int32, 'int32')",
+    "(int32, int32, int32)",
+    "(int32,) * 1000",
 ]
 
 INVALID_OPTIONS = [
-    "cc=(1,)", "cc='sm_75'", "cc=(7, 5, 'z')", "cc=(7, 5, 'a')", "cc=(-1, -1)", "cc=(6, 1)", "cc=(9, 1, 'a')",
-    "cc=None, abi='C'", "output=None", "abi_info='x'", "launch_bounds=(1, 2, 3, 4, 5)",
-    "forceinline=True", "output='cubin'", "device=False, abi='c'", "abi=None",
+    "cc=(1,)",
+    "cc='sm_75'",
+    "cc=(7, 5, 'z')",
+    "cc=(7, 5, 'a')",
+    "cc=(-1, -1)",
+    "cc=(6, 1)",
+    "cc=(9, 1, 'a')",
+    "cc=None, abi='C'",
+    "output=None",
+    "abi_info='x'",
+    "launch_bounds=(1, 2, 3, 4, 5)",
+    "forceinline=True",
+    "output='cubin'",
+    "device=False, abi='c'",
+    "abi=None",
 ]
 
-FUZZ_HEADER = '''\
+FUZZ_HEADER = """\
 import math
 import numpy as np
 from cujit import cuda
@@ -269,9 +319,9 @@ def helper(x):
 def ok(a, b):
     return a + b
 
-'''
+"""
 
-FUZZ_RUNNER = '''\
+FUZZ_RUNNER = """\
 import json, sys, traceback
 sys.path.insert(0, sys.argv[1])
 import fuzz_cases
@@ -288,7 +338,7 @@ for name, call in fuzz_cases.CASES:
         results.append({"case": name, "raised": None, "ptx": ptx if isinstance(ptx, str) else "",
                         "resty": str(resty)})
 json.dump(results, open(sys.argv[3], "w"))
-'''
+"""
 
 
 def fuzz_module():
@@ -298,8 +348,10 @@ def fuzz_module():
         parts.append(f"def body_{i:03d}(a):\n{textwrap.indent(body, '    ')}\n\n")
         for j, ty in enumerate(ARG_TYPES):
             abi = "numba" if (i + j) % 2 else "c"
-            cases.append(f"('body_{i:03d}[{ty},{abi}]', "
-                         f"lambda: cuda.compile_ptx(body_{i:03d}, ({ty},), device=True, abi={abi!r}))")
+            cases.append(
+                f"('body_{i:03d}[{ty},{abi}]', "
+                f"lambda: cuda.compile_ptx(body_{i:03d}, ({ty},), device=True, abi={abi!r}))"
+            )
     for i, sig in enumerate(INVALID_SIGNATURES):
         cases.append(f"('signature_{i:03d}', lambda: cuda.compile_ptx(ok, {sig}, device=True))")
     for i, opts in enumerate(INVALID_OPTIONS):
@@ -314,13 +366,21 @@ def test_fuzz_invalid_inputs_raise_python_exceptions(tmp_path, register_ptx):
     (tmp_path / "fuzz_cases.py").write_text(source)
     (tmp_path / "runner.py").write_text(FUZZ_RUNNER)
     progress, report = tmp_path / "progress.txt", tmp_path / "report.json"
-    proc = subprocess.run([sys.executable, str(tmp_path / "runner.py"), str(tmp_path), str(progress), str(report)],
-                          capture_output=True, text=True, timeout=600, cwd=str(tmp_path),
-                          env=dict(os.environ, PYTHONFAULTHANDLER="1"))
+    proc = subprocess.run(
+        [sys.executable, str(tmp_path / "runner.py"), str(tmp_path), str(progress), str(report)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(tmp_path),
+        env=dict(os.environ, PYTHONFAULTHANDLER="1"),
+    )
     if proc.returncode != 0:
         started = progress.read_text().split() if progress.exists() else []
-        pytest.fail(f"the fuzz process died (exit code {proc.returncode}) while compiling case "
-                    f"{started[-1] if started else '?'}:\n{proc.stderr[-4000:]}", pytrace=False)
+        pytest.fail(
+            f"the fuzz process died (exit code {proc.returncode}) while compiling case "
+            f"{started[-1] if started else '?'}:\n{proc.stderr[-4000:]}",
+            pytrace=False,
+        )
     results = json.loads(report.read_text())
     assert len(results) == count
     compiled = [r for r in results if r["raised"] is None]
@@ -328,15 +388,18 @@ def test_fuzz_invalid_inputs_raise_python_exceptions(tmp_path, register_ptx):
         if r["ptx"]:
             register_ptx(r["ptx"])
     assert not compiled, "invalid inputs compiled without an error:\n" + "\n".join(
-        f"  {r['case']} -> {r['resty']}" for r in compiled)
+        f"  {r['case']} -> {r['resty']}" for r in compiled
+    )
     internal = [r for r in results if r["raised"] in ("InternalError", "SystemError")]
     assert not internal, "invalid inputs hit internal errors instead of user errors:\n" + "\n".join(
-        f"  {r['case']}: {r['raised']}: {r['message'][:200]}" for r in internal)
+        f"  {r['case']}: {r['raised']}: {r['message'][:200]}" for r in internal
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # Bad input never leaks an internal exception type
 # ----------------------------------------------------------------------------------------------
+
 
 @cuda.jit(device=True)
 def decorated_add(x, y):
@@ -356,16 +419,19 @@ def test_compile_rejects_what_is_not_a_function(bad):
         cuda.compile_ptx(bad, (int32,), device=True)
 
 
-@pytest.mark.parametrize("make, exc, says", [
-    (lambda: types.Array(types.float64, 1, "Q"), ValueError, "Array: layout must be 'C', 'F' or 'A', got 'Q'"),
-    (lambda: types.Array(types.float64, -1, "C"), ValueError, "Array: ndim must be between 0 and 64, got -1"),
-    (lambda: types.Array(3, 1, "C"), TypeError, "Array: dtype must be a cujit type"),
-    (lambda: types.Array(types.float64, 1.5, "C"), TypeError, "Array: ndim must be an int"),
-    (lambda: types.UniTuple(types.int32, -1), ValueError, "UniTuple: count must be between 0 and"),
-    (lambda: types.UniTuple(types.int32, 2 ** 40), ValueError, "UniTuple: count must be between 0 and"),
-    (lambda: types.Tuple([types.int32, 5]), TypeError, "Tuple: element 1 must be a cujit type"),
-    (lambda: types.CPointer("float32"), TypeError, "CPointer: dtype must be a cujit type"),
-])
+@pytest.mark.parametrize(
+    "make, exc, says",
+    [
+        (lambda: types.Array(types.float64, 1, "Q"), ValueError, "Array: layout must be 'C', 'F' or 'A', got 'Q'"),
+        (lambda: types.Array(types.float64, -1, "C"), ValueError, "Array: ndim must be between 0 and 64, got -1"),
+        (lambda: types.Array(3, 1, "C"), TypeError, "Array: dtype must be a cujit type"),
+        (lambda: types.Array(types.float64, 1.5, "C"), TypeError, "Array: ndim must be an int"),
+        (lambda: types.UniTuple(types.int32, -1), ValueError, "UniTuple: count must be between 0 and"),
+        (lambda: types.UniTuple(types.int32, 2**40), ValueError, "UniTuple: count must be between 0 and"),
+        (lambda: types.Tuple([types.int32, 5]), TypeError, "Tuple: element 1 must be a cujit type"),
+        (lambda: types.CPointer("float32"), TypeError, "CPointer: dtype must be a cujit type"),
+    ],
+)
 def test_type_constructors_name_the_bad_argument(make, exc, says):
     with pytest.raises(exc) as info:
         make()
@@ -406,12 +472,24 @@ def calls_ping(x):
     return ping(x)
 
 
-@pytest.mark.parametrize("fn, where, construct, says", [
-    (calls_grows, grows, "grows((x, x), n - 1)", "'grows' calls itself: recursive device functions are not supported"),
-    (calls_with_one_argument, calls_with_one_argument, "two_args(x)",
-     "two_args() takes 2 positional arguments but 1 was given"),
-    (calls_ping, pong, "ping(x)", "'ping' calls itself"),
-])
+@pytest.mark.parametrize(
+    "fn, where, construct, says",
+    [
+        (
+            calls_grows,
+            grows,
+            "grows((x, x), n - 1)",
+            "'grows' calls itself: recursive device functions are not supported",
+        ),
+        (
+            calls_with_one_argument,
+            calls_with_one_argument,
+            "two_args(x)",
+            "two_args() takes 2 positional arguments but 1 was given",
+        ),
+        (calls_ping, pong, "ping(x)", "'ping' calls itself"),
+    ],
+)
 def test_call_errors_point_at_the_call(fn, where, construct, says):
     with pytest.raises(errors.TypingError) as info:
         cuda.compile_ptx(fn, (types.int64,), device=True)
@@ -423,6 +501,7 @@ def test_call_errors_point_at_the_call(fn, where, construct, says):
 # ----------------------------------------------------------------------------------------------
 # Limits known at compile time: static shared memory
 # ----------------------------------------------------------------------------------------------
+
 
 def too_much_shared(a):
     s = cuda.shared.array(16384, dtype=types.float64)
@@ -444,19 +523,30 @@ def shared_in_callee_too(a):
 
 
 def just_enough_shared(a):
-    s = cuda.shared.array(6144, dtype=types.float64)   # 48 KiB exactly
+    s = cuda.shared.array(6144, dtype=types.float64)  # 48 KiB exactly
     s[0] = a[0]
     a[0] = s[0]
 
 
-@pytest.mark.parametrize("fn, where, construct, says", [
-    (too_much_shared, too_much_shared, "cuda.shared.array(16384",
-     "declares 131072 bytes of static shared memory, more than the 49152 bytes (48 KiB) a CUDA device allows: "
-     "shared array 's' of float64, shape (16384,), takes 131072 bytes"),
-    (shared_in_callee_too, tile_user, "cuda.shared.array((64, 80)",
-     "declares 57344 bytes of static shared memory, more than the 49152 bytes (48 KiB) a CUDA device allows: "
-     "shared array 't' (in device function 'tile_user') of float64, shape (64, 80), takes 40960 bytes"),
-])
+@pytest.mark.parametrize(
+    "fn, where, construct, says",
+    [
+        (
+            too_much_shared,
+            too_much_shared,
+            "cuda.shared.array(16384",
+            "declares 131072 bytes of static shared memory, more than the 49152 bytes (48 KiB) a CUDA device allows: "
+            "shared array 's' of float64, shape (16384,), takes 131072 bytes",
+        ),
+        (
+            shared_in_callee_too,
+            tile_user,
+            "cuda.shared.array((64, 80)",
+            "declares 57344 bytes of static shared memory, more than the 49152 bytes (48 KiB) a CUDA device allows: "
+            "shared array 't' (in device function 'tile_user') of float64, shape (64, 80), takes 40960 bytes",
+        ),
+    ],
+)
 def test_jit_kernel_over_the_static_shared_memory_limit(fn, where, construct, says):
     with pytest.raises(errors.TypingError) as info:
         cuda.jit("void(float64[:])")(fn)
@@ -472,10 +562,13 @@ def test_static_shared_memory_at_the_limit_compiles(ptxas):
 
 def test_compile_ptx_over_the_limit_behaves_as_numba_cuda(ptxas, tmp_path):
     """compile_ptx returns the PTX (numba-cuda does; ptxas then rejects it, as at numba-cuda's load)."""
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import test_errors as t; from cujit import cuda; "
-            "sys.stdout.write(cuda.compile_ptx(t.too_much_shared, 'void(float64[:])')[0])")
-    proc = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__)], capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import test_errors as t; from cujit import cuda; "
+        "sys.stdout.write(cuda.compile_ptx(t.too_much_shared, 'void(float64[:])')[0])"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, os.path.dirname(__file__)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     path = tmp_path / "k.ptx"
     path.write_text(proc.stdout)
@@ -484,6 +577,7 @@ def test_compile_ptx_over_the_limit_behaves_as_numba_cuda(ptxas, tmp_path):
 
 
 # ---- where errors are raised from -------------------------------------------------------------------------------
+
 
 def reads_no_such_attribute(a):
     a[0] = a.nosuch
@@ -505,15 +599,19 @@ bad_device_function = cuda.jit(device=True)(scalar_reads_no_such_attribute)
 
 USER_CALLS = [
     ("launch on the CPU target", lambda: cuda.jit(target="cpu")(reads_no_such_attribute)[1, 1](np.zeros(2))),
-    ("launch, error in a device function", lambda: cuda.jit(target="cpu")(calls_the_bad_device_function)[1, 1](
-        np.zeros(2))),
+    (
+        "launch, error in a device function",
+        lambda: cuda.jit(target="cpu")(calls_the_bad_device_function)[1, 1](np.zeros(2)),
+    ),
     ("jit with a signature", lambda: cuda.jit("void(float64[:])")(reads_no_such_attribute)),
     ("kernel.compile", lambda: cuda.jit(reads_no_such_attribute).compile("void(float64[:])")),
     ("compile_ptx", lambda: cuda.compile_ptx(reads_no_such_attribute, "void(float64[:])")),
     ("compile", lambda: cuda.compile(scalar_reads_no_such_attribute, "float64(float64)")),
     ("vectorize with signatures", lambda: cuda.vectorize(["float64(float64)"])(scalar_reads_no_such_attribute)),
-    ("guvectorize with signatures", lambda: cuda.guvectorize(["void(float64[:], float64[:])"], "(n)->(n)")(
-        copies_no_such_attribute)),
+    (
+        "guvectorize with signatures",
+        lambda: cuda.guvectorize(["void(float64[:], float64[:])"], "(n)->(n)")(copies_no_such_attribute),
+    ),
 ]
 
 
@@ -545,6 +643,7 @@ def test_a_bug_in_cujit_keeps_its_traceback():
     @errors.entry_point
     def fails_inside():
         raise errors.LoweringError("invalid LLVM IR")
+
     with pytest.raises(errors.LoweringError) as info:
         fails_inside()
     frames = traceback.extract_tb(info.value.__traceback__)

@@ -31,8 +31,9 @@ def test_without_debug_a_raise_ends_the_thread_silently():
 
 def test_raise_sites_in_status_code_order():
     sig = parse_signature("void(float64[:, :], float64)")
-    options = make_options(device=False, abi="numba", abi_info=None, cc=CC, fastmath=False, opt=False, debug=True,
-                           lineinfo=False)
+    options = make_options(
+        device=False, abi="numba", abi_info=None, cc=CC, fastmath=False, opt=False, debug=True, lineinfo=False
+    )
     typed = type_function(X.through_device_function, sig, options, [])
     sites = typed.exceptions
     assert len(sites) == 1
@@ -46,8 +47,7 @@ def test_raise_sites_in_status_code_order():
 
 
 def test_device_functions_return_the_status_and_callers_pass_it_on():
-    ptx, _ = cuda.compile_ptx(X.through_device_function, "void(float64[:, :], float64)", cc=CC, debug=True,
-                              opt=False)
+    ptx, _ = cuda.compile_ptx(X.through_device_function, "void(float64[:, :], float64)", cc=CC, debug=True, opt=False)
     assert re.search(r"\.func\s+\(\.param \.b32 func_retval0\) \w*checked_double\w*\(", ptx), ptx
     # The kernel tests the status the callee returns (code 1 for its raise).
     assert re.search(r"setp\.(ne|eq)\.[sb]32\s+%p\d+, %r\d+, 0;", ptx), ptx
@@ -73,12 +73,15 @@ def bare_raise(a):
     raise
 
 
-@pytest.mark.parametrize("fn, message, construct", [
-    (raise_not_exception, "raise needs an exception class", "raise a"),
-    (raise_runtime_argument, "must be constants", "a[0]"),
-    (raise_keyword, "positional arguments only", '"x"'),
-    (bare_raise, "re-raising (a bare raise)", "    raise"),
-])
+@pytest.mark.parametrize(
+    "fn, message, construct",
+    [
+        (raise_not_exception, "raise needs an exception class", "raise a"),
+        (raise_runtime_argument, "must be constants", "a[0]"),
+        (raise_keyword, "positional arguments only", '"x"'),
+        (bare_raise, "re-raising (a bare raise)", "    raise"),
+    ],
+)
 def test_raise_misuse_is_located(fn, message, construct):
     with pytest.raises((errors.TypingError, errors.UnsupportedError)) as info:
         cuda.compile_ptx(fn, "void(float64[:])", cc=CC)

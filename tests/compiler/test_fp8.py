@@ -14,10 +14,32 @@ import numpy as np
 import pytest
 
 from cujit import cuda
-from cujit import (boolean, int8, int16, int32, int64, uint8, uint16, uint64, float16, float32, float64, bfloat16,
-                   complex64)
-from cujit.cuda.fp8 import (fp8_e4m3, fp8_e5m2, fp8_e8m0, cvt_float_to_fp8, cvt_double_to_fp8, float32_to_fp8,
-                            float64_to_fp8, saturation_t, fp8_interpretation_t)
+from cujit import (
+    boolean,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint64,
+    float16,
+    float32,
+    float64,
+    bfloat16,
+    complex64,
+)
+from cujit.cuda.fp8 import (
+    fp8_e4m3,
+    fp8_e5m2,
+    fp8_e8m0,
+    cvt_float_to_fp8,
+    cvt_double_to_fp8,
+    float32_to_fp8,
+    float64_to_fp8,
+    saturation_t,
+    fp8_interpretation_t,
+)
 from cujit.errors import TypingError
 from host_ir import host_functions
 
@@ -59,10 +81,12 @@ def make_e8m0(x):
     return fp8_e8m0(x)
 
 
-@pytest.mark.parametrize("make, fp8", [(make_e4m3, fp8_e4m3), (make_e5m2, fp8_e5m2), (make_e8m0, fp8_e8m0)],
-                         ids=["e4m3", "e5m2", "e8m0"])
-@pytest.mark.parametrize("xtype", [float16, float32, float64, bfloat16, int8, int16, int32, int64, uint8, uint16,
-                                   uint64], ids=str)
+@pytest.mark.parametrize(
+    "make, fp8", [(make_e4m3, fp8_e4m3), (make_e5m2, fp8_e5m2), (make_e8m0, fp8_e8m0)], ids=["e4m3", "e5m2", "e8m0"]
+)
+@pytest.mark.parametrize(
+    "xtype", [float16, float32, float64, bfloat16, int8, int16, int32, int64, uint8, uint16, uint64], ids=str
+)
 def test_constructors_take_every_number(make, fp8, xtype):
     _, resty = cuda.compile_ptx(make, (xtype,), device=True)
     assert resty == fp8
@@ -77,6 +101,7 @@ def test_public_aliases_are_the_intrinsics():
     assert float32_to_fp8 is cvt_float_to_fp8
     assert float64_to_fp8 is cvt_double_to_fp8
     from cujit.cuda._internal import cuda_fp8
+
     assert cuda_fp8.fp8_e4m3 is fp8_e4m3 and cuda_fp8.cvt_float_to_fp8 is cvt_float_to_fp8
     assert cuda.fp8.fp8_e5m2 is fp8_e5m2
     assert int(saturation_t.SATFINITE) == 1 and int(fp8_interpretation_t.E5M2) == 1
@@ -107,14 +132,23 @@ def complex_to_fp8(z):
     return fp8_e5m2(z)
 
 
-@pytest.mark.parametrize("fn, argtypes, message", [
-    (stores_fp8_into_float_array, (float32[:], float32), "cannot store a value of type fp8_e4m3 into an array of "
-                                                          "float32"),
-    (adds_fp8, (float32, float32), "fp8_e4m3"),
-    (bad_storage_args, (float32,), "saturate and fp8_interpretation are saturation_t and fp8_interpretation_t "
-                                   "members"),
-    (complex_to_fp8, (complex64,), "No implementation of fp8_e5m2(complex64)"),
-])
+@pytest.mark.parametrize(
+    "fn, argtypes, message",
+    [
+        (
+            stores_fp8_into_float_array,
+            (float32[:], float32),
+            "cannot store a value of type fp8_e4m3 into an array of float32",
+        ),
+        (adds_fp8, (float32, float32), "fp8_e4m3"),
+        (
+            bad_storage_args,
+            (float32,),
+            "saturate and fp8_interpretation are saturation_t and fp8_interpretation_t members",
+        ),
+        (complex_to_fp8, (complex64,), "No implementation of fp8_e5m2(complex64)"),
+    ],
+)
 def test_misuse_is_a_typing_error(fn, argtypes, message):
     with pytest.raises(TypingError, match=re.escape(message)):
         cuda.compile_ptx(fn, argtypes, device=True)
@@ -165,10 +199,20 @@ def to_bool(b):
 
 
 HOST_FUNCTIONS = [
-    ("encode_double", encode_double, uint8(float64, int32, int32), ctypes.c_uint8, [ctypes.c_double, ctypes.c_int32,
-                                                                                     ctypes.c_int32]),
-    ("encode_float", encode_float, uint8(float32, int32, int32), ctypes.c_uint8, [ctypes.c_float, ctypes.c_int32,
-                                                                                   ctypes.c_int32]),
+    (
+        "encode_double",
+        encode_double,
+        uint8(float64, int32, int32),
+        ctypes.c_uint8,
+        [ctypes.c_double, ctypes.c_int32, ctypes.c_int32],
+    ),
+    (
+        "encode_float",
+        encode_float,
+        uint8(float32, int32, int32),
+        ctypes.c_uint8,
+        [ctypes.c_float, ctypes.c_int32, ctypes.c_int32],
+    ),
     ("decode_e4m3", decode, float32(fp8_e4m3), ctypes.c_float, [ctypes.c_uint8]),
     ("decode_e5m2", decode, float32(fp8_e5m2), ctypes.c_float, [ctypes.c_uint8]),
     ("decode_e8m0", decode, float32(fp8_e8m0), ctypes.c_float, [ctypes.c_uint8]),
@@ -200,11 +244,13 @@ def reference_decode(code, fmt):
     exponent, mantissa = (code >> 3) & 0xF, code & 7
     if exponent == 15 and mantissa == 7:
         return math.nan
-    return sign * (mantissa * 2.0 ** -9 if exponent == 0 else (1 + mantissa / 8) * 2.0 ** (exponent - 7))
+    return sign * (mantissa * 2.0**-9 if exponent == 0 else (1 + mantissa / 8) * 2.0 ** (exponent - 7))
 
 
-FINITE = {fmt: [(c, reference_decode(c, fmt)) for c in range(128) if math.isfinite(reference_decode(c, fmt))]
-          for fmt in ("e4m3", "e5m2")}
+FINITE = {
+    fmt: [(c, reference_decode(c, fmt)) for c in range(128) if math.isfinite(reference_decode(c, fmt))]
+    for fmt in ("e4m3", "e5m2")
+}
 # |x| beyond which a value overflows (e5m2: 61440 is the tie between 57344 and inf, and rounds to inf).
 OVERFLOW = {"e4m3": lambda a: a > 464.0, "e5m2": lambda a: a >= 61440.0}
 
@@ -271,19 +317,31 @@ def test_constructors_saturate(host, values):
         x32 = float(np.float32(x)) if abs(x) < 3e38 else math.copysign(math.inf, x)
         assert host["make_e4m3_f32"](x32) == reference_encode(x32, "e4m3", True), x32
         assert host["make_e5m2_f64"](x) == reference_encode(x, "e5m2", True), x
-    for i in [0, 1, 3, 17, 1000, -5, 2**40, -2**62]:
+    for i in [0, 1, 3, 17, 1000, -5, 2**40, -(2**62)]:
         assert host["make_e4m3_i64"](i) == reference_encode(float(np.float32(i)), "e4m3", True), i
 
 
-@pytest.mark.parametrize("x, bits", [(1.0, 127), (2.0, 128), (3.0, 129), (4.0, 129), (0.75, 127), (math.inf, 0xFE),
-                                     (3e38, 0xFE), (2.0 ** -127, 0), (1e-45, 0)])
+@pytest.mark.parametrize(
+    "x, bits",
+    [
+        (1.0, 127),
+        (2.0, 128),
+        (3.0, 129),
+        (4.0, 129),
+        (0.75, 127),
+        (math.inf, 0xFE),
+        (3e38, 0xFE),
+        (2.0**-127, 0),
+        (1e-45, 0),
+    ],
+)
 def test_e8m0_rounds_up_to_a_power_of_two(host, x, bits):
     assert host["make_e8m0_f32"](x) == bits
 
 
 def saturated(v, lo, hi):
     if math.isnan(v):  # cuda_fp8.hpp: 0, but 0x8000000000000000 for the 64-bit integers (as __half2ll_rz gives)
-        return -2**63 if hi == 2**63 - 1 else 2**63 if hi == 2**64 - 1 else 0
+        return -(2**63) if hi == 2**63 - 1 else 2**63 if hi == 2**64 - 1 else 0
     return int(max(lo, min(hi, math.trunc(v) if math.isfinite(v) else (hi if v > 0 else lo))))
 
 
@@ -291,8 +349,8 @@ def test_integer_casts_truncate_and_saturate(host):
     for code in range(256):
         assert host["e4m3_to_int8"](code) == saturated(reference_decode(code, "e4m3"), -128, 127)
         assert host["e5m2_to_uint8"](code) == saturated(reference_decode(code, "e5m2"), 0, 255)
-        assert host["e5m2_to_int16"](code) == saturated(reference_decode(code, "e5m2"), -2**15, 2**15 - 1)
-        assert host["e8m0_to_int64"](code) == saturated(reference_decode(code, "e8m0"), -2**63, 2**63 - 1)
+        assert host["e5m2_to_int16"](code) == saturated(reference_decode(code, "e5m2"), -(2**15), 2**15 - 1)
+        assert host["e8m0_to_int64"](code) == saturated(reference_decode(code, "e8m0"), -(2**63), 2**63 - 1)
         assert host["e4m3_to_uint64"](code) == saturated(reference_decode(code, "e4m3"), 0, 2**64 - 1)
         assert host["e4m3_to_bool"](code) == (reference_decode(code, "e4m3") != 0)
 
@@ -303,13 +361,35 @@ def test_integer_casts_truncate_and_saturate(host):
 # largest not above |x|; up: the smallest not below it), computed exactly from frexp, not from the bits.
 
 from cujit import _core, uint32  # noqa: E402
-from cujit.cuda.fp8 import (fp8x2_e4m3, fp8x4_e4m3, fp8x2_e5m2, fp8x4_e5m2, fp8x2_e8m0, fp8x4_e8m0,  # noqa: E402
-                            cvt_float2_to_fp8x2, cvt_double2_to_fp8x2, cvt_float_to_e8m0, cvt_double_to_e8m0,
-                            cvt_float2_to_e8m0x2, cvt_double2_to_e8m0x2, cvt_bfloat16raw_to_fp8,
-                            cvt_bfloat16raw_to_e8m0, cvt_e8m0_to_bf16raw, cudaRoundMode, float32x2_to_fp8x2,
-                            float64x2_to_e8m0x2, e8m0_to_bfloat16_raw, SaturationMode, FP8Format)
-from cujit.cuda._internal.cuda_fp8 import (_type_fp8x2_e4m3, _type_fp8x4_e5m2, _type_fp8x2_e8m0,  # noqa: E402
-                                           _type_fp8x4_e8m0)
+from cujit.cuda.fp8 import (
+    fp8x2_e4m3,
+    fp8x4_e4m3,
+    fp8x2_e5m2,
+    fp8x4_e5m2,
+    fp8x2_e8m0,
+    fp8x4_e8m0,  # noqa: E402
+    cvt_float2_to_fp8x2,
+    cvt_double2_to_fp8x2,
+    cvt_float_to_e8m0,
+    cvt_double_to_e8m0,
+    cvt_float2_to_e8m0x2,
+    cvt_double2_to_e8m0x2,
+    cvt_bfloat16raw_to_fp8,
+    cvt_bfloat16raw_to_e8m0,
+    cvt_e8m0_to_bf16raw,
+    cudaRoundMode,
+    float32x2_to_fp8x2,
+    float64x2_to_e8m0x2,
+    e8m0_to_bfloat16_raw,
+    SaturationMode,
+    FP8Format,
+)
+from cujit.cuda._internal.cuda_fp8 import (
+    _type_fp8x2_e4m3,
+    _type_fp8x4_e5m2,
+    _type_fp8x2_e8m0,  # noqa: E402
+    _type_fp8x4_e8m0,
+)
 
 RZ, RP = int(cudaRoundMode.cudaRoundZero), int(cudaRoundMode.cudaRoundPosInf)
 
@@ -438,13 +518,23 @@ PACKED_HOST_FUNCTIONS = [
     ("unpack4_e8m0", unpack4, float32(_type_fp8x4_e8m0, int32), C.c_float, [C.c_uint32, C.c_int32]),
     ("zero_packed", zero_packed, uint32(), C.c_uint32, []),
     ("pair_fp8", pair_fp8, uint16(float32, float32, int32, int32), C.c_uint16, [C.c_float] * 2 + [C.c_int32] * 2),
-    ("pair_fp8_wide", pair_fp8_wide, uint16(float64, float64, int32, int32), C.c_uint16,
-     [C.c_double] * 2 + [C.c_int32] * 2),
+    (
+        "pair_fp8_wide",
+        pair_fp8_wide,
+        uint16(float64, float64, int32, int32),
+        C.c_uint16,
+        [C.c_double] * 2 + [C.c_int32] * 2,
+    ),
     ("e8m0_float", e8m0_float, uint8(float32, int32, int32), C.c_uint8, [C.c_float, C.c_int32, C.c_int32]),
     ("e8m0_double", e8m0_double, uint8(float64, int32, int32), C.c_uint8, [C.c_double, C.c_int32, C.c_int32]),
     ("pair_e8m0", pair_e8m0, uint16(float32, float32, int32, int32), C.c_uint16, [C.c_float] * 2 + [C.c_int32] * 2),
-    ("pair_e8m0_wide", pair_e8m0_wide, uint16(float64, float64, int32, int32), C.c_uint16,
-     [C.c_double] * 2 + [C.c_int32] * 2),
+    (
+        "pair_e8m0_wide",
+        pair_e8m0_wide,
+        uint16(float64, float64, int32, int32),
+        C.c_uint16,
+        [C.c_double] * 2 + [C.c_int32] * 2,
+    ),
     ("raw_to_fp8", raw_to_fp8, uint8(uint16, int32, int32), C.c_uint8, [C.c_uint16, C.c_int32, C.c_int32]),
     ("bf16_to_e8m0", bf16_to_e8m0, uint8(bfloat16, int32, int32), C.c_uint8, [C.c_uint16, C.c_int32, C.c_int32]),
     ("e8m0_to_raw", e8m0_to_raw, uint16(uint8), C.c_uint16, [C.c_uint8]),
@@ -472,11 +562,15 @@ def bf16_value(bits):
 
 def e8m0_values(rng):
     """Every float32 power of two and its neighbours, zero, inf, NaN, doubles beyond float32, random data."""
-    values = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e300, -1e-300, 2.0 ** -150, 2.0 ** -149, 3.4028235e38]
+    values = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e300, -1e-300, 2.0**-150, 2.0**-149, 3.4028235e38]
     for e in range(-149, 128):
-        p = 2.0 ** e
-        values += [p, -p, float(np.nextafter(np.float32(p), np.float32(0))), float(np.nextafter(np.float32(p),
-                                                                                                np.float32(np.inf)))]
+        p = 2.0**e
+        values += [
+            p,
+            -p,
+            float(np.nextafter(np.float32(p), np.float32(0))),
+            float(np.nextafter(np.float32(p), np.float32(np.inf))),
+        ]
     values += list(rng.standard_normal(1500) * 10.0 ** rng.integers(-45, 38, 1500))
     return [v for v in values if not (math.isfinite(v) and abs(v) > 1.7e308)]
 
@@ -487,10 +581,11 @@ def same_float(got, want):
 
 def test_packed_constructors_and_bits(packed_host, values):
     for i in range(0, 800, 4):
-        xs = [f32(v) for v in values[i:i + 4]]
+        xs = [f32(v) for v in values[i : i + 4]]
         assert packed_host["pack_e4m3"](*xs) == packed_bits([reference_encode(x, "e4m3", True) for x in xs]), xs
         assert packed_host["pack_e5m2_wide"](values[i], values[i + 1]) == packed_bits(
-            [reference_encode(x, "e5m2", True) for x in values[i:i + 2]]), values[i:i + 2]
+            [reference_encode(x, "e5m2", True) for x in values[i : i + 2]]
+        ), values[i : i + 2]
     assert packed_host["zero_packed"]() == 0
     assert packed_host["default_e5m2"]() == 0  # fp8_e5m2(), numba-cuda's default constructor: zero here
 
@@ -498,15 +593,20 @@ def test_packed_constructors_and_bits(packed_host, values):
 def test_packed_e8m0_rounds_up(packed_host, rng):
     vals = e8m0_values(rng)
     for i in range(0, len(vals) - 4, 4):
-        xs = [f32(v) for v in vals[i:i + 4]]
+        xs = [f32(v) for v in vals[i : i + 4]]
         assert packed_host["pack_e8m0"](*xs) == packed_bits([reference_e8m0(x, True, RP) for x in xs]), xs
         assert packed_host["pack_e8m0_wide"](vals[i], vals[i + 1]) == packed_bits(
-            [reference_e8m0(x, True, RP) for x in vals[i:i + 2]]), vals[i:i + 2]
+            [reference_e8m0(x, True, RP) for x in vals[i : i + 2]]
+        ), vals[i : i + 2]
 
 
 def test_packed_values_unpack_exactly(packed_host):
-    for fmt, unpack, count in [("e4m3", "unpack2_e4m3", 2), ("e5m2", "unpack4_e5m2", 4), ("e8m0", "unpack2_e8m0", 2),
-                               ("e8m0", "unpack4_e8m0", 4)]:
+    for fmt, unpack, count in [
+        ("e4m3", "unpack2_e4m3", 2),
+        ("e5m2", "unpack4_e5m2", 4),
+        ("e8m0", "unpack2_e8m0", 2),
+        ("e8m0", "unpack4_e8m0", 4),
+    ]:
         for code in range(256):
             bits = packed_bits([code ^ (k * 0x35) for k in range(count)])
             for k in range(count):
@@ -529,10 +629,16 @@ def test_e8m0_conversions(packed_host, rng):
     for x in vals:
         for sat in (0, 1):
             for rounding in (RZ, RP):
-                assert packed_host["e8m0_float"](f32(x), sat, rounding) == reference_e8m0(f32(x), sat, rounding), \
-                    (x, sat, rounding)
-                assert packed_host["e8m0_double"](x, sat, rounding) == reference_e8m0(x, sat, rounding), \
-                    (x, sat, rounding)
+                assert packed_host["e8m0_float"](f32(x), sat, rounding) == reference_e8m0(f32(x), sat, rounding), (
+                    x,
+                    sat,
+                    rounding,
+                )
+                assert packed_host["e8m0_double"](x, sat, rounding) == reference_e8m0(x, sat, rounding), (
+                    x,
+                    sat,
+                    rounding,
+                )
     for a, b in zip(vals[::2], vals[1::2]):
         for sat, rounding in [(0, RZ), (1, RP)]:
             want = packed_bits([reference_e8m0(f32(a), sat, rounding), reference_e8m0(f32(b), sat, rounding)])
@@ -545,8 +651,11 @@ def test_bfloat16_raw_conversions_every_code(packed_host, rng):
     for bits in range(0x10000):
         x = bf16_value(bits)
         for sat, rounding in [(0, RZ), (1, RZ), (0, RP), (1, RP)]:
-            assert packed_host["bf16_to_e8m0"](bits, sat, rounding) == reference_e8m0(x, sat, rounding), \
-                (hex(bits), sat, rounding)
+            assert packed_host["bf16_to_e8m0"](bits, sat, rounding) == reference_e8m0(x, sat, rounding), (
+                hex(bits),
+                sat,
+                rounding,
+            )
     for bits in list(rng.integers(0, 0x10000, 3000)) + [0x7F80, 0xFF80, 0x7FC0, 0x4380, 0x43E0, 0x4764, 0x4770]:
         x = bf16_value(int(bits))
         for interpretation, fmt in enumerate(("e4m3", "e5m2")):
@@ -562,8 +671,21 @@ def test_bfloat16_raw_conversions_every_code(packed_host, rng):
         assert same_float(packed_host["e8m0_to_bfloat16"](code), reference_decode(code, "e8m0")), code
 
 
-@pytest.mark.parametrize("value, code", [(0, 0), (1, 127), (-1, 127), (2, 128), (3, 129), (-5, 130), (2**53 + 1, 181),
-                                         (2**62, 189), (-2**63, 190), (2**63 - 1, 190)])
+@pytest.mark.parametrize(
+    "value, code",
+    [
+        (0, 0),
+        (1, 127),
+        (-1, 127),
+        (2, 128),
+        (3, 129),
+        (-5, 130),
+        (2**53 + 1, 181),
+        (2**62, 189),
+        (-(2**63), 190),
+        (2**63 - 1, 190),
+    ],
+)
 def test_e8m0_from_integers_is_the_next_power_of_two(packed_host, value, code):
     assert packed_host["e8m0_from_int64"](value) == code
 
@@ -572,7 +694,7 @@ def test_e8m0_from_uint64_and_float64(packed_host):
     assert packed_host["e8m0_from_uint64"](2**64 - 1) == 191
     assert packed_host["e8m0_from_uint64"](2**40) == 167
     # A float64 just above a power of two rounds up although its nearest float32 is the power itself.
-    assert packed_host["e8m0_from_float64"](1.0 + 2.0 ** -40) == 128
+    assert packed_host["e8m0_from_float64"](1.0 + 2.0**-40) == 128
     assert packed_host["e8m0_from_float64"](1e300) == 0xFE
 
 
@@ -663,17 +785,23 @@ def packed_component(x):
     return fp8x2_e4m3(cuda.float32x2(x, x)).x
 
 
-@pytest.mark.parametrize("fn, message", [
-    (packed_from_scalar, "No implementation of cuda.fp8.fp8x2_e4m3(float32): fp8x2_e4m3 is built from nothing, a "
-                         "float32x2 or a float64x2"),
-    (packed_from_wrong_width, "fp8x2_e5m2 is built from nothing, a float32x2 or a float64x2"),
-    (float2_from_fp8x4, "a float32x2 is made from an fp8x2 value alone; fp8x4_e4m3 unpacks into a float32x4"),
-    (scalar_cast_of_packed, "No implementation of float32(fp8x2_e4m3)"),
-    (e8m0_round_nearest, "rounding must be cudaRoundMode.cudaRoundZero or cudaRoundMode.cudaRoundPosInf"),
-    (raw_from_float, "x must be a bfloat16 raw value (uint16x1"),
-    (pair_from_scalar, "No implementation of cuda.fp8.cvt_float2_to_fp8x2(float32"),
-    (packed_component, "Unknown attribute 'x' of type fp8x2_e4m3"),
-])
+@pytest.mark.parametrize(
+    "fn, message",
+    [
+        (
+            packed_from_scalar,
+            "No implementation of cuda.fp8.fp8x2_e4m3(float32): fp8x2_e4m3 is built from nothing, a "
+            "float32x2 or a float64x2",
+        ),
+        (packed_from_wrong_width, "fp8x2_e5m2 is built from nothing, a float32x2 or a float64x2"),
+        (float2_from_fp8x4, "a float32x2 is made from an fp8x2 value alone; fp8x4_e4m3 unpacks into a float32x4"),
+        (scalar_cast_of_packed, "No implementation of float32(fp8x2_e4m3)"),
+        (e8m0_round_nearest, "rounding must be cudaRoundMode.cudaRoundZero or cudaRoundMode.cudaRoundPosInf"),
+        (raw_from_float, "x must be a bfloat16 raw value (uint16x1"),
+        (pair_from_scalar, "No implementation of cuda.fp8.cvt_float2_to_fp8x2(float32"),
+        (packed_component, "Unknown attribute 'x' of type fp8x2_e4m3"),
+    ],
+)
 def test_packed_misuse_is_a_typing_error(fn, message):
     with pytest.raises(TypingError, match=re.escape(message)):
         cuda.compile_ptx(fn, (float32,), device=True)
@@ -682,18 +810,48 @@ def test_packed_misuse_is_a_typing_error(fn, message):
 def test_numba_cuda_names_and_aliases():
     from cujit.cuda import fp8
     from cujit.cuda._internal import cuda_fp8
+
     assert fp8.float32x2_to_fp8x2 is fp8.cvt_float2_to_fp8x2 and fp8.float64_to_e8m0 is fp8.cvt_double_to_e8m0
     assert fp8.bfloat16_raw_to_fp8 is fp8.cvt_bfloat16raw_to_fp8 and fp8.e8m0_to_bfloat16_raw is cvt_e8m0_to_bf16raw
     assert fp8.SaturationMode is saturation_t and fp8.FP8Format is fp8_interpretation_t
     assert [int(m) for m in cudaRoundMode] == [0, 1, 2, 3]
-    numba_cuda_all = {"saturation_t", "fp8_interpretation_t", "fp8_e5m2", "fp8x2_e5m2", "fp8x4_e5m2", "fp8_e4m3",
-                      "fp8x2_e4m3", "fp8x4_e4m3", "fp8_e8m0", "fp8x2_e8m0", "fp8x4_e8m0", "cvt_double_to_fp8",
-                      "cvt_double2_to_fp8x2", "cvt_float_to_fp8", "cvt_float2_to_fp8x2", "cvt_bfloat16raw_to_fp8",
-                      "cvt_bfloat16raw_to_e8m0", "cvt_float_to_e8m0", "cvt_float2_to_e8m0x2", "cvt_double_to_e8m0",
-                      "cvt_double2_to_e8m0x2", "cvt_e8m0_to_bf16raw", "float32_to_fp8", "float64_to_fp8",
-                      "float32x2_to_fp8x2", "float64x2_to_fp8x2", "bfloat16_raw_to_fp8", "bfloat16_raw_to_e8m0",
-                      "float32_to_e8m0", "float64_to_e8m0", "float32x2_to_e8m0x2", "float64x2_to_e8m0x2",
-                      "e8m0_to_bfloat16_raw", "SaturationMode", "FP8Format"}
+    numba_cuda_all = {
+        "saturation_t",
+        "fp8_interpretation_t",
+        "fp8_e5m2",
+        "fp8x2_e5m2",
+        "fp8x4_e5m2",
+        "fp8_e4m3",
+        "fp8x2_e4m3",
+        "fp8x4_e4m3",
+        "fp8_e8m0",
+        "fp8x2_e8m0",
+        "fp8x4_e8m0",
+        "cvt_double_to_fp8",
+        "cvt_double2_to_fp8x2",
+        "cvt_float_to_fp8",
+        "cvt_float2_to_fp8x2",
+        "cvt_bfloat16raw_to_fp8",
+        "cvt_bfloat16raw_to_e8m0",
+        "cvt_float_to_e8m0",
+        "cvt_float2_to_e8m0x2",
+        "cvt_double_to_e8m0",
+        "cvt_double2_to_e8m0x2",
+        "cvt_e8m0_to_bf16raw",
+        "float32_to_fp8",
+        "float64_to_fp8",
+        "float32x2_to_fp8x2",
+        "float64x2_to_fp8x2",
+        "bfloat16_raw_to_fp8",
+        "bfloat16_raw_to_e8m0",
+        "float32_to_e8m0",
+        "float64_to_e8m0",
+        "float32x2_to_e8m0x2",
+        "float64x2_to_e8m0x2",
+        "e8m0_to_bfloat16_raw",
+        "SaturationMode",
+        "FP8Format",
+    }
     assert numba_cuda_all <= set(fp8.__all__)
     for name in numba_cuda_all | {"_type_fp8x2_e4m3", "_type_fp8_e8m0"}:
         assert getattr(cuda_fp8, name) is not None, name

@@ -22,6 +22,7 @@ def assert_located(exc_info, fn, construct):
 # Reads before assignment
 # ----------------------------------------------------------------------------------------------
 
+
 def read_then_assign(x):
     y = z + 1  # noqa: F821
     z = 2  # noqa: F841
@@ -48,9 +49,15 @@ def range_of_itself(x):
     return x
 
 
-@pytest.mark.parametrize("fn, construct", [(read_then_assign, "z + 1"), (read_in_loop_before_assignment, "r += z"),
-                                           (augmented_before_assignment, "t += x"),
-                                           (range_of_itself, "range(i)")])
+@pytest.mark.parametrize(
+    "fn, construct",
+    [
+        (read_then_assign, "z + 1"),
+        (read_in_loop_before_assignment, "r += z"),
+        (augmented_before_assignment, "t += x"),
+        (range_of_itself, "range(i)"),
+    ],
+)
 def test_read_before_any_assignment_is_not_defined(fn, construct):
     with pytest.raises(errors.NotDefinedError, match="Variable '[ztri]' is not defined") as info:
         compile_device(fn, int64)
@@ -72,8 +79,9 @@ def assigned_in_the_other_branch(x):
     return x
 
 
-@pytest.mark.parametrize("fn, expected", [(assigned_on_some_paths, _core.types.integer_literal(1)),
-                                          (assigned_in_the_other_branch, int64)])
+@pytest.mark.parametrize(
+    "fn, expected", [(assigned_on_some_paths, _core.types.integer_literal(1)), (assigned_in_the_other_branch, int64)]
+)
 def test_assignment_earlier_in_the_source_is_numbas_business(fn, expected):
     assert compile_device(fn, int64)[1] == expected
 
@@ -81,6 +89,7 @@ def test_assignment_earlier_in_the_source_is_numbas_business(fn, expected):
 # ----------------------------------------------------------------------------------------------
 # Constant conditions pruned before typing
 # ----------------------------------------------------------------------------------------------
+
 
 def pruned_ifexp(c):
     return (-2.5 if 10.0 == -2.5 else c) + 1
@@ -114,8 +123,17 @@ def not_pruned(c):
     return 2.5 if c == 1 else c
 
 
-@pytest.mark.parametrize("fn, expected", [(pruned_ifexp, int64), (pruned_if, int64), (pruned_else, int64),
-                                          (pruned_while, int64), (pruned_not, int64), (not_pruned, float64)])
+@pytest.mark.parametrize(
+    "fn, expected",
+    [
+        (pruned_ifexp, int64),
+        (pruned_if, int64),
+        (pruned_else, int64),
+        (pruned_while, int64),
+        (pruned_not, int64),
+        (not_pruned, float64),
+    ],
+)
 def test_constant_conditions_pruned_before_typing(fn, expected):
     assert compile_device(fn, int64)[1] == expected
 
@@ -123,6 +141,7 @@ def test_constant_conditions_pruned_before_typing(fn, expected):
 # ----------------------------------------------------------------------------------------------
 # Integer literals beyond int64, and folding
 # ----------------------------------------------------------------------------------------------
+
 
 def add_uint64_max(x):
     return x + 18446744073709551615
@@ -145,15 +164,15 @@ def too_large(x):
 
 
 def folded_too_large(x):
-    return x + 2 ** 64
+    return x + 2**64
 
 
 def negated_too_large(x):
     return x + -18446744073709551615
 
 
-GLOBAL_UINT64 = 2 ** 64 - 2
-GLOBAL_TOO_LARGE = 2 ** 70
+GLOBAL_UINT64 = 2**64 - 2
+GLOBAL_TOO_LARGE = 2**70
 
 
 def uses_global_uint64(x):
@@ -170,19 +189,22 @@ def test_int64_plus_uint64_literal_is_int64():
     assert compile_device(int64_min_literal, int64)[1] == int64
 
 
-@pytest.mark.parametrize("fn, value", [(uint64_literal, 2 ** 63), (folded_shift, 2 ** 63),
-                                       (uses_global_uint64, 2 ** 64 - 2)])
+@pytest.mark.parametrize("fn, value", [(uint64_literal, 2**63), (folded_shift, 2**63), (uses_global_uint64, 2**64 - 2)])
 def test_literals_in_uint64_range_are_uint64(fn, value):
     ptx, resty = compile_device(fn, int64)
     assert str(resty) == f"Literal[int]({value})" and resty.kind == "integer_literal" and not resty.signed
-    assert resty.literal_value == value or resty.literal_value == value - 2 ** 64
+    assert resty.literal_value == value or resty.literal_value == value - 2**64
 
 
-@pytest.mark.parametrize("fn, construct, value", [
-    (too_large, "184467440737095516150", "184467440737095516150"),
-    (folded_too_large, "2 ** 64", "18446744073709551616"),
-    (negated_too_large, "-18446744073709551615", "-18446744073709551615"),
-    (uses_global_too_large, "GLOBAL_TOO_LARGE", str(2 ** 70))])
+@pytest.mark.parametrize(
+    "fn, construct, value",
+    [
+        (too_large, "184467440737095516150", "184467440737095516150"),
+        (folded_too_large, "2**64", "18446744073709551616"),
+        (negated_too_large, "-18446744073709551615", "-18446744073709551615"),
+        (uses_global_too_large, "GLOBAL_TOO_LARGE", str(2**70)),
+    ],
+)
 def test_literal_no_integer_type_holds(fn, construct, value):
     with pytest.raises(errors.TypingError, match=f"Int value is too large: {value}") as info:
         compile_device(fn, int64)

@@ -43,7 +43,8 @@ def test_templated_kernel_calling_a_user_device_function(rng):
 
 def test_exec_built_kernel_with_loops_and_branches(rng):
     namespace = {"cuda": cuda}
-    exec("""
+    exec(
+        """
 def clipped_sums(out, a, n):
     i = cuda.grid(1)
     if i >= out.size:
@@ -57,7 +58,9 @@ def clipped_sums(out, a, n):
             break
         s += v
     out[i] = s
-""", namespace)
+""",
+        namespace,
+    )
     a = rng.standard_normal(512)
     out = np.zeros(512)
     cuda.jit(namespace["clipped_sums"])[4, 128](out, a, 7)
@@ -93,7 +96,8 @@ print("OK")
 
 def test_python_c_program_launches_a_kernel(rng):
     seed = int(rng.integers(0, 2**31))
-    proc = subprocess.run([sys.executable, "-c", PROGRAM.format(seed=seed)], capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROGRAM.format(seed=seed)], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     assert "OK" in proc.stdout

@@ -12,8 +12,19 @@ pytestmark = gpu_support.gpu
 
 LOADS = ["ldca", "ldcg", "ldcs", "ldlu", "ldcv"]
 STORES = ["stcg", "stcs", "stwb", "stwt"]
-DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-          np.float16, np.float32, np.float64]
+DTYPES = [
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float16,
+    np.float32,
+    np.float64,
+]
 
 
 def random_array(rng, dtype, shape):
@@ -31,6 +42,7 @@ def make_copy(load, store):
         i = cuda.grid(1)
         if i < src.size:
             st(dst, i, ld(src, i))
+
     return copy
 
 

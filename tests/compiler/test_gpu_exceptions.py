@@ -29,8 +29,10 @@ def test_debug_raise_reports_class_message_and_thread(rng):
     with pytest.raises(ValueError) as info:
         kernel[8, 128](d, bad)
     line = source_position(X.raise_at, 'raise ValueError("bad index")')[0]
-    expected = (f"In function 'raise_at', file {os.path.abspath(X.__file__)}, line {line}, "
-                f"tid=[0, 0, {bad % 128}] ctaid=[0, 0, {bad // 128}]: bad index")
+    expected = (
+        f"In function 'raise_at', file {os.path.abspath(X.__file__)}, line {line}, "
+        f"tid=[0, 0, {bad % 128}] ctaid=[0, 0, {bad // 128}]: bad index"
+    )
     assert str(info.value) == expected
     got = d.copy_to_host()
     others = np.arange(n) != bad
@@ -52,8 +54,11 @@ def test_debug_assert_raises_assertion_error(rng):
     b[int(rng.integers(0, 300))] = 0
     with pytest.raises(AssertionError) as info:
         cuda.jit(debug=True, opt=False)(X.assert_without_message)[3, 128](b)
-    assert re.fullmatch(r"In function 'assert_without_message', file .*, line \d+, tid=\[0, 0, \d+\] "
-                        r"ctaid=\[0, 0, \d\]", str(info.value)), str(info.value)
+    assert re.fullmatch(
+        r"In function 'assert_without_message', file .*, line \d+, tid=\[0, 0, \d+\] "
+        r"ctaid=\[0, 0, \d\]",
+        str(info.value),
+    ), str(info.value)
 
 
 def test_debug_raise_in_a_device_function_reaches_the_host(rng):

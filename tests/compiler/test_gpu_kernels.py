@@ -25,7 +25,7 @@ import pytest
 import gpu_support
 
 try:
-    import mpmath   # comes with torch (through sympy); the reference for erf, erfc, gamma and lgamma when present
+    import mpmath  # comes with torch (through sympy); the reference for erf, erfc, gamma and lgamma when present
 except ImportError:
     mpmath = None
 
@@ -40,11 +40,12 @@ pytestmark = gpu_support.gpu + [
     pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
 ]
 
-N = 4099          # elements of the elementwise tests: not a multiple of any block size
+N = 4099  # elements of the elementwise tests: not a multiple of any block size
 TPB_1D = 128
 
 
 # ---- helpers -----------------------------------------------------------------------------------------------
+
 
 class Check:
     """Fresh random data and numpy comparisons whose messages carry the seed."""
@@ -64,16 +65,22 @@ class Check:
 
     def within(self, got, want, bound, what=""):
         """|got - want| <= bound elementwise (an error bound computed by the test); complex values too."""
+
         def wide(x):
             x = np.asarray(x)
             return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
+
         err = np.abs(wide(got) - wide(want))
         bad = err > bound
         if bad.any():
             k = np.flatnonzero(bad.ravel())[0]
-            raise AssertionError(self.note(f"{what}: {bad.sum()} of {bad.size} outside the bound; first at flat "
-                                           f"index {k}: got {np.ravel(got)[k]!r}, want {np.ravel(want)[k]!r}, "
-                                           f"bound {np.ravel(np.broadcast_to(bound, err.shape))[k]!r}"))
+            raise AssertionError(
+                self.note(
+                    f"{what}: {bad.sum()} of {bad.size} outside the bound; first at flat "
+                    f"index {k}: got {np.ravel(got)[k]!r}, want {np.ravel(want)[k]!r}, "
+                    f"bound {np.ravel(np.broadcast_to(bound, err.shape))[k]!r}"
+                )
+            )
 
     def ulp(self, got, want, maxulp, what="", inputs=()):
         """At most `maxulp` units in the last place apart; NaNs must be at the same places."""
@@ -95,11 +102,12 @@ class Check:
     # -- random data --
     def ints(self, dtype, n=N, lo=None, hi=None, zeros=0.0, specials=()):
         info = np.iinfo(dtype)
-        x = self.rng.integers(info.min if lo is None else lo, info.max if hi is None else hi, size=n,
-                              dtype=dtype, endpoint=True)
+        x = self.rng.integers(
+            info.min if lo is None else lo, info.max if hi is None else hi, size=n, dtype=dtype, endpoint=True
+        )
         if zeros:
             x[self.rng.random(n) < zeros] = 0
-        x[:len(specials)] = specials
+        x[: len(specials)] = specials
         return x
 
     def floats(self, dtype, n=N, intervals=((-1.0, 1.0),), nonzero=False, specials=()):
@@ -110,7 +118,7 @@ class Check:
         x = (lo + (hi - lo) * self.rng.random(n)).astype(dtype)
         if nonzero:
             x[x == 0] = 1
-        x[:len(specials)] = specials
+        x[: len(specials)] = specials
         return x
 
 
@@ -155,6 +163,7 @@ def special(name):
     def ref(x):
         with mpmath.workprec(113):
             return np.array([float(fn(mpmath.mpf(float(v)))) for v in x])
+
     return ref
 
 
@@ -192,17 +201,20 @@ def test_compiling_a_shared_atomic_kernel_twice_does_not_crash():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
     proc = subprocess.run([sys.executable, "-c", RECOMPILE], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "compiled twice" in proc.stdout, (
-        f"exit status {proc.returncode}\n{proc.stdout}\n{proc.stderr[-3000:]}")
+        f"exit status {proc.returncode}\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    )
 
 
 # =============================================================================================================
 # 1. scalar semantics
 # =============================================================================================================
 
+
 def _ignore_int_warnings(fn):
     def ref(*xs):
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             return fn(*xs)
+
     return ref
 
 
@@ -221,50 +233,131 @@ INTEGER_CASES = [
     ("int64+int64 wraps", lambda a, b: a + b, np.add, lambda c: (c.ints(I8), c.ints(I8)), I8),
     ("int64*int64 wraps", lambda a, b: a * b, np.multiply, lambda c: (c.ints(I8), c.ints(I8)), I8),
     ("uint64+uint64 wraps", lambda a, b: a + b, np.add, lambda c: (c.ints(U8), c.ints(U8)), U8),
-    ("int64//int64 floors, //0 is 0", lambda a, b: a // b, _ignore_int_warnings(np.floor_divide),
-     lambda c: (c.ints(I8, lo=-1000, hi=1000), c.ints(I8, lo=-40, hi=40, zeros=0.1, specials=[0, -1, 7])), I8),
-    ("int64%int64 floors, %0 is 0", lambda a, b: a % b, _ignore_int_warnings(np.mod),
-     lambda c: (c.ints(I8, lo=-1000, hi=1000), c.ints(I8, lo=-40, hi=40, zeros=0.1, specials=[0, -1, 7])), I8),
-    ("int32//int32 in int64 (min//-1)", lambda a, b: a // b, _ignore_int_warnings(lambda a, b: wide(a) // wide(b)),
-     lambda c: (c.ints(I4, specials=[I32_MIN, I32_MIN, -7]), c.ints(I4, lo=-50, hi=50, zeros=0.1,
-                                                                    specials=[-1, 0, 2])), I8),
-    ("int32%int32 in int64", lambda a, b: a % b, _ignore_int_warnings(lambda a, b: wide(a) % wide(b)),
-     lambda c: (c.ints(I4, specials=[I32_MIN, -7]), c.ints(I4, lo=-50, hi=50, zeros=0.1, specials=[-1, 2])), I8),
-    ("int32/int32 is float64", lambda a, b: a / b, lambda a, b: a.astype(F8) / b,
-     lambda c: (c.ints(I4), c.ints(I4, lo=-1000, hi=1000, specials=[1, -1]) | 1), F8),
-    ("int64/int64 is float64", lambda a, b: a / b, lambda a, b: a.astype(F8) / b.astype(F8),
-     lambda c: (c.ints(I8), c.ints(I8) | 1), F8),
-    ("int64**int64", lambda a, b: a ** b, np.power, lambda c: (c.ints(I8, lo=-15, hi=15), c.ints(I8, lo=0, hi=12)),
-     I8),
+    (
+        "int64//int64 floors, //0 is 0",
+        lambda a, b: a // b,
+        _ignore_int_warnings(np.floor_divide),
+        lambda c: (c.ints(I8, lo=-1000, hi=1000), c.ints(I8, lo=-40, hi=40, zeros=0.1, specials=[0, -1, 7])),
+        I8,
+    ),
+    (
+        "int64%int64 floors, %0 is 0",
+        lambda a, b: a % b,
+        _ignore_int_warnings(np.mod),
+        lambda c: (c.ints(I8, lo=-1000, hi=1000), c.ints(I8, lo=-40, hi=40, zeros=0.1, specials=[0, -1, 7])),
+        I8,
+    ),
+    (
+        "int32//int32 in int64 (min//-1)",
+        lambda a, b: a // b,
+        _ignore_int_warnings(lambda a, b: wide(a) // wide(b)),
+        lambda c: (
+            c.ints(I4, specials=[I32_MIN, I32_MIN, -7]),
+            c.ints(I4, lo=-50, hi=50, zeros=0.1, specials=[-1, 0, 2]),
+        ),
+        I8,
+    ),
+    (
+        "int32%int32 in int64",
+        lambda a, b: a % b,
+        _ignore_int_warnings(lambda a, b: wide(a) % wide(b)),
+        lambda c: (c.ints(I4, specials=[I32_MIN, -7]), c.ints(I4, lo=-50, hi=50, zeros=0.1, specials=[-1, 2])),
+        I8,
+    ),
+    (
+        "int32/int32 is float64",
+        lambda a, b: a / b,
+        lambda a, b: a.astype(F8) / b,
+        lambda c: (c.ints(I4), c.ints(I4, lo=-1000, hi=1000, specials=[1, -1]) | 1),
+        F8,
+    ),
+    (
+        "int64/int64 is float64",
+        lambda a, b: a / b,
+        lambda a, b: a.astype(F8) / b.astype(F8),
+        lambda c: (c.ints(I8), c.ints(I8) | 1),
+        F8,
+    ),
+    ("int64**int64", lambda a, b: a**b, np.power, lambda c: (c.ints(I8, lo=-15, hi=15), c.ints(I8, lo=0, hi=12)), I8),
     ("int64<<int64", lambda a, b: a << b, np.left_shift, lambda c: (c.ints(I8), c.ints(I8, lo=0, hi=63)), I8),
-    ("int64>>int64 is arithmetic", lambda a, b: a >> b, np.right_shift,
-     lambda c: (c.ints(I8), c.ints(I8, lo=0, hi=63)), I8),
-    ("uint64>>uint64 is logical", lambda a, b: a >> b, np.right_shift,
-     lambda c: (c.ints(U8), c.ints(U8, lo=0, hi=63)), U8),
-    ("int32<<int32 in int64", lambda a, b: a << b, lambda a, b: wide(a) << wide(b),
-     lambda c: (c.ints(I4), c.ints(I4, lo=0, hi=32)), I8),
+    (
+        "int64>>int64 is arithmetic",
+        lambda a, b: a >> b,
+        np.right_shift,
+        lambda c: (c.ints(I8), c.ints(I8, lo=0, hi=63)),
+        I8,
+    ),
+    (
+        "uint64>>uint64 is logical",
+        lambda a, b: a >> b,
+        np.right_shift,
+        lambda c: (c.ints(U8), c.ints(U8, lo=0, hi=63)),
+        U8,
+    ),
+    (
+        "int32<<int32 in int64",
+        lambda a, b: a << b,
+        lambda a, b: wide(a) << wide(b),
+        lambda c: (c.ints(I4), c.ints(I4, lo=0, hi=32)),
+        I8,
+    ),
     ("int64&int64", lambda a, b: a & b, np.bitwise_and, lambda c: (c.ints(I8), c.ints(I8)), I8),
     ("int64|int64", lambda a, b: a | b, np.bitwise_or, lambda c: (c.ints(I8), c.ints(I8)), I8),
     ("int64^int64", lambda a, b: a ^ b, np.bitwise_xor, lambda c: (c.ints(I8), c.ints(I8)), I8),
     ("~int32 is int64", lambda a: ~a, lambda a: ~wide(a), lambda c: (c.ints(I4),), I8),
-    ("abs(int64)", lambda a: abs(a), np.abs, lambda c: (c.ints(I8, lo=-2 ** 62, hi=2 ** 62),), I8),
+    ("abs(int64)", lambda a: abs(a), np.abs, lambda c: (c.ints(I8, lo=-(2**62), hi=2**62),), I8),
     ("min(int64, int64)", lambda a, b: min(a, b), np.minimum, lambda c: (c.ints(I8), c.ints(I8)), I8),
-    ("max(int64, int64, int64)", lambda a, b, d: max(a, b, d), lambda a, b, d: np.maximum(np.maximum(a, b), d),
-     lambda c: (c.ints(I8), c.ints(I8), c.ints(I8)), I8),
-    ("max(int64, float64) is float64", lambda a, b: max(a, b), lambda a, b: np.maximum(a.astype(F8), b),
-     lambda c: (c.ints(I8, lo=-100, hi=100), c.floats(F8, intervals=[(-100, 100)])), F8),
+    (
+        "max(int64, int64, int64)",
+        lambda a, b, d: max(a, b, d),
+        lambda a, b, d: np.maximum(np.maximum(a, b), d),
+        lambda c: (c.ints(I8), c.ints(I8), c.ints(I8)),
+        I8,
+    ),
+    (
+        "max(int64, float64) is float64",
+        lambda a, b: max(a, b),
+        lambda a, b: np.maximum(a.astype(F8), b),
+        lambda c: (c.ints(I8, lo=-100, hi=100), c.floats(F8, intervals=[(-100, 100)])),
+        F8,
+    ),
     ("float(int64)", lambda a: float(a), lambda a: a.astype(F8), lambda c: (c.ints(I8),), F8),
-    ("int(float64) truncates", lambda a: int(a), lambda a: np.trunc(a).astype(I8),
-     lambda c: (c.floats(F8, intervals=[(-1e9, 1e9), (-3, 3)]),), I8),
-    ("int(float32) truncates", lambda a: int(a), lambda a: np.trunc(a).astype(I8),
-     lambda c: (c.floats(F4, intervals=[(-1e6, 1e6), (-3, 3)]),), I8),
-    ("round(float64) to even", lambda a: round(a), lambda a: np.round(a).astype(I8),
-     lambda c: (c.ints(I8, lo=-4000, hi=4000).astype(F8) / 4,), I8),
-    ("round(float32) to even", lambda a: round(a), lambda a: np.round(a).astype(I8),
-     lambda c: (c.ints(I8, lo=-4000, hi=4000).astype(F4) / F4(4),), I8),
+    (
+        "int(float64) truncates",
+        lambda a: int(a),
+        lambda a: np.trunc(a).astype(I8),
+        lambda c: (c.floats(F8, intervals=[(-1e9, 1e9), (-3, 3)]),),
+        I8,
+    ),
+    (
+        "int(float32) truncates",
+        lambda a: int(a),
+        lambda a: np.trunc(a).astype(I8),
+        lambda c: (c.floats(F4, intervals=[(-1e6, 1e6), (-3, 3)]),),
+        I8,
+    ),
+    (
+        "round(float64) to even",
+        lambda a: round(a),
+        lambda a: np.round(a).astype(I8),
+        lambda c: (c.ints(I8, lo=-4000, hi=4000).astype(F8) / 4,),
+        I8,
+    ),
+    (
+        "round(float32) to even",
+        lambda a: round(a),
+        lambda a: np.round(a).astype(I8),
+        lambda c: (c.ints(I8, lo=-4000, hi=4000).astype(F4) / F4(4),),
+        I8,
+    ),
     ("abs(float64)", lambda a: abs(a), np.abs, lambda c: (c.floats(F8, intervals=[(-5, 5)], specials=[-0.0]),), F8),
-    ("min(float64, float64)", lambda a, b: min(a, b), np.minimum,
-     lambda c: (c.floats(F8, intervals=[(-5, 5)]), c.floats(F8, intervals=[(-5, 5)])), F8),
+    (
+        "min(float64, float64)",
+        lambda a, b: min(a, b),
+        np.minimum,
+        lambda c: (c.floats(F8, intervals=[(-5, 5)]), c.floats(F8, intervals=[(-5, 5)])),
+        F8,
+    ),
 ]
 
 
@@ -283,29 +376,89 @@ def _divisors(c, dtype):
 
 FLOAT_OP_CASES = [
     # Python's float floor division and modulo (CPython's divmod algorithm, which numpy follows): exact.
-    ("float64//float64", lambda a, b: a // b, np.floor_divide,
-     lambda c: (_small_float_ints(c, F8), _divisors(c, F8)), F8, 0),
+    (
+        "float64//float64",
+        lambda a, b: a // b,
+        np.floor_divide,
+        lambda c: (_small_float_ints(c, F8), _divisors(c, F8)),
+        F8,
+        0,
+    ),
     ("float64%float64", lambda a, b: a % b, np.mod, lambda c: (_small_float_ints(c, F8), _divisors(c, F8)), F8, 0),
-    ("float32//float32", lambda a, b: a // b, np.floor_divide,
-     lambda c: (_small_float_ints(c, F4), _divisors(c, F4)), F4, 0),
+    (
+        "float32//float32",
+        lambda a, b: a // b,
+        np.floor_divide,
+        lambda c: (_small_float_ints(c, F4), _divisors(c, F4)),
+        F4,
+        0,
+    ),
     ("float32%float32", lambda a, b: a % b, np.mod, lambda c: (_small_float_ints(c, F4), _divisors(c, F4)), F4, 0),
-    ("int64//float64", lambda a, b: a // b, lambda a, b: np.floor_divide(a.astype(F8), b),
-     lambda c: (c.ints(I8, lo=-100, hi=100), _divisors(c, F8)), F8, 0),
-    ("float64/float64", lambda a, b: a / b, np.divide,
-     lambda c: (c.floats(F8, intervals=[(-1e3, 1e3)]), _divisors(c, F8)), F8, 0),
-    ("float64**float64", lambda a, b: a ** b, np.power,
-     lambda c: (c.floats(F8, intervals=[(0.01, 10)]), c.floats(F8, intervals=[(-8, 8)])), F8, 2),
-    ("float32**float32", lambda a, b: a ** b, fp_ref(np.power, F4),
-     lambda c: (c.floats(F4, intervals=[(0.01, 10)]), c.floats(F4, intervals=[(-8, 8)])), F4, 5),
-    ("float64**int64", lambda a, b: a ** b, lambda a, b: np.power(a, b.astype(F8)),
-     lambda c: (c.floats(F8, intervals=[(-3, 3)], nonzero=True), c.ints(I8, lo=-6, hi=6)), F8, 8),
-    ("float64*int64", lambda a, b: a * b, lambda a, b: a * b.astype(F8),
-     lambda c: (c.floats(F8, intervals=[(-1e3, 1e3)]), c.ints(I8, lo=-1000, hi=1000)), F8, 0),
+    (
+        "int64//float64",
+        lambda a, b: a // b,
+        lambda a, b: np.floor_divide(a.astype(F8), b),
+        lambda c: (c.ints(I8, lo=-100, hi=100), _divisors(c, F8)),
+        F8,
+        0,
+    ),
+    (
+        "float64/float64",
+        lambda a, b: a / b,
+        np.divide,
+        lambda c: (c.floats(F8, intervals=[(-1e3, 1e3)]), _divisors(c, F8)),
+        F8,
+        0,
+    ),
+    (
+        "float64**float64",
+        lambda a, b: a**b,
+        np.power,
+        lambda c: (c.floats(F8, intervals=[(0.01, 10)]), c.floats(F8, intervals=[(-8, 8)])),
+        F8,
+        2,
+    ),
+    (
+        "float32**float32",
+        lambda a, b: a**b,
+        fp_ref(np.power, F4),
+        lambda c: (c.floats(F4, intervals=[(0.01, 10)]), c.floats(F4, intervals=[(-8, 8)])),
+        F4,
+        5,
+    ),
+    (
+        "float64**int64",
+        lambda a, b: a**b,
+        lambda a, b: np.power(a, b.astype(F8)),
+        lambda c: (c.floats(F8, intervals=[(-3, 3)], nonzero=True), c.ints(I8, lo=-6, hi=6)),
+        F8,
+        8,
+    ),
+    (
+        "float64*int64",
+        lambda a, b: a * b,
+        lambda a, b: a * b.astype(F8),
+        lambda c: (c.floats(F8, intervals=[(-1e3, 1e3)]), c.ints(I8, lo=-1000, hi=1000)),
+        F8,
+        0,
+    ),
     # numpy's error model: no exception, IEEE results
-    ("float64/0.0 is inf or nan", lambda a, b: a / b, np.divide,
-     lambda c: (c.floats(F8, intervals=[(-5, 5)], specials=[0.0, -1.0, 1.0]), np.zeros(N)), F8, 0),
-    ("int64/0 is inf or nan", lambda a, b: a / b, lambda a, b: a.astype(F8) / b.astype(F8),
-     lambda c: (c.ints(I8, lo=-5, hi=5, specials=[0, -3, 3]), c.ints(I8, lo=-2, hi=2, zeros=0.5)), F8, 0),
+    (
+        "float64/0.0 is inf or nan",
+        lambda a, b: a / b,
+        np.divide,
+        lambda c: (c.floats(F8, intervals=[(-5, 5)], specials=[0.0, -1.0, 1.0]), np.zeros(N)),
+        F8,
+        0,
+    ),
+    (
+        "int64/0 is inf or nan",
+        lambda a, b: a / b,
+        lambda a, b: a.astype(F8) / b.astype(F8),
+        lambda c: (c.ints(I8, lo=-5, hi=5, specials=[0, -3, 3]), c.ints(I8, lo=-2, hi=2, zeros=0.5)),
+        F8,
+        0,
+    ),
 ]
 
 
@@ -320,25 +473,51 @@ LOGIC_CASES = [
     ("a!=b", lambda a, b: a != b, np.not_equal, lambda c: (_ties(c), _ties(c))),
     ("a>b", lambda a, b: a > b, np.greater, lambda c: (_ties(c), _ties(c))),
     ("a>=b", lambda a, b: a >= b, np.greater_equal, lambda c: (_ties(c), _ties(c))),
-    ("int64<float64", lambda a, b: a < b, lambda a, b: a.astype(F8) < b,
-     lambda c: (c.ints(I8, lo=-3, hi=3), _ties(c) / 2)),
-    ("a<b<=c", lambda a, b, d: a < b <= d, lambda a, b, d: (a < b) & (b <= d),
-     lambda c: (_ties(c), _ties(c), _ties(c))),
-    ("a==b!=c", lambda a, b, d: a == b != d, lambda a, b, d: (a == b) & (b != d),
-     lambda c: (_ties(c), _ties(c), _ties(c))),
+    (
+        "int64<float64",
+        lambda a, b: a < b,
+        lambda a, b: a.astype(F8) < b,
+        lambda c: (c.ints(I8, lo=-3, hi=3), _ties(c) / 2),
+    ),
+    (
+        "a<b<=c",
+        lambda a, b, d: a < b <= d,
+        lambda a, b, d: (a < b) & (b <= d),
+        lambda c: (_ties(c), _ties(c), _ties(c)),
+    ),
+    (
+        "a==b!=c",
+        lambda a, b, d: a == b != d,
+        lambda a, b, d: (a == b) & (b != d),
+        lambda c: (_ties(c), _ties(c), _ties(c)),
+    ),
     ("a>b>c", lambda a, b, d: a > b > d, lambda a, b, d: (a > b) & (b > d), lambda c: (_ties(c), _ties(c), _ties(c))),
-    ("(a>0 and b>0) or not c", lambda a, b, d: (a > 0 and b > 0) or not d,
-     lambda a, b, d: ((a > 0) & (b > 0)) | (d == 0), lambda c: (_ties(c, I8), _ties(c, I8), _ties(c, I8))),
+    (
+        "(a>0 and b>0) or not c",
+        lambda a, b, d: (a > 0 and b > 0) or not d,
+        lambda a, b, d: ((a > 0) & (b > 0)) | (d == 0),
+        lambda c: (_ties(c, I8), _ties(c, I8), _ties(c, I8)),
+    ),
     ("not a", lambda a: not a, lambda a: a == 0, lambda c: (_ties(c, I8),)),
 ]
 
 VALUE_LOGIC_CASES = [
     ("a and b", lambda a, b: a and b, lambda a, b: np.where(a != 0, b, a), lambda c: (_ties(c, I8), _ties(c, I8)), I8),
     ("a or b", lambda a, b: a or b, lambda a, b: np.where(a != 0, a, b), lambda c: (_ties(c, I8), _ties(c, I8)), I8),
-    ("a if a > b else b * 2", lambda a, b: a if a > b else b * 2, lambda a, b: np.where(a > b, a, b * 2),
-     lambda c: (c.ints(I8, lo=-100, hi=100), c.ints(I8, lo=-100, hi=100)), I8),
-    ("a if a > 0 else 1.5", lambda a, b: a if a > 0 else 1.5, lambda a, b: np.where(a > 0, a.astype(F8), 1.5),
-     lambda c: (c.ints(I8, lo=-100, hi=100), c.ints(I8, lo=-100, hi=100)), F8),
+    (
+        "a if a > b else b * 2",
+        lambda a, b: a if a > b else b * 2,
+        lambda a, b: np.where(a > b, a, b * 2),
+        lambda c: (c.ints(I8, lo=-100, hi=100), c.ints(I8, lo=-100, hi=100)),
+        I8,
+    ),
+    (
+        "a if a > 0 else 1.5",
+        lambda a, b: a if a > 0 else 1.5,
+        lambda a, b: np.where(a > 0, a.astype(F8), 1.5),
+        lambda c: (c.ints(I8, lo=-100, hi=100), c.ints(I8, lo=-100, hi=100)),
+        F8,
+    ),
 ]
 
 
@@ -424,8 +603,9 @@ EXACT = {"fabs", "copysign", "fmod"}
 # error (libdevice, which numba-cuda calls too: erfc 5 ulp, tgamma 10, lgamma 4 outside (-23, -2.26)) of mpmath.
 # Measured on an H200 against mpmath: libdevice 1 (erf), 3 (erfc), 2 (gamma), 2 (lgamma) ulp at most. Without
 # mpmath the reference is CPython's math, whose own error is added: up to 1, 3, 7 and 30 ulp (lgamma near 2.68).
-MAXULP_F64 = ({"erfc": 5, "gamma": 10, "lgamma": 4} if mpmath is not None else
-              {"erf": 3, "erfc": 8, "gamma": 17, "lgamma": 34})
+MAXULP_F64 = (
+    {"erfc": 5, "gamma": 10, "lgamma": 4} if mpmath is not None else {"erf": 3, "erfc": 8, "gamma": 17, "lgamma": 34}
+)
 # float32 against the float64 result rounded to float32: CUDA's single-precision bounds plus the rounding.
 MAXULP_F32 = {"tan": 5, "pow": 5, "erfc": 5, "gamma": 6, "lgamma": 7, "sqrt": 1}
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0]
@@ -452,6 +632,7 @@ def test_math_functions(check, name, dtype):
 
 # ---- device functions ----------------------------------------------------------------------------------------
 
+
 def test_calls_to_device_functions(check):
     x = check.floats(F8, intervals=[(-3, 3)])
     ia = check.ints(I8, lo=-100, hi=100)
@@ -461,8 +642,7 @@ def test_calls_to_device_functions(check):
     got = run_1d(K.device_calls, np.zeros((N, 5)), x, ia, ib, m)
     poly = ((2.0 * x - 3.0) * x + 0.5) * x - 7.0
     check.close(got[:, 0], poly, "horner (device function)", rtol=1e-13, atol=1e-13)
-    check.close(got[:, 1], np.clip(poly, -10, 10), "clamp(horner()) (nested device functions)", rtol=1e-13,
-                atol=1e-13)
+    check.close(got[:, 1], np.clip(poly, -10, 10), "clamp(horner()) (nested device functions)", rtol=1e-13, atol=1e-13)
     check.equal(got[:, 2], np.floor_divide(ia, ib), "quotient from a device function returning a tuple")
     check.equal(got[:, 3], np.mod(ia, ib), "remainder from a device function returning a tuple")
     check.close(got[:, 4], m.sum(axis=1), "an array passed on to a device function", rtol=1e-12, atol=1e-14)
@@ -471,6 +651,7 @@ def test_calls_to_device_functions(check):
 # =============================================================================================================
 # 2. the kernel language
 # =============================================================================================================
+
 
 def test_negative_indexing(check):
     a = check.floats(F4, n=1001)
@@ -550,26 +731,60 @@ def test_slices_inside_kernels(check):
     a = check.floats(F8, n=n * m).reshape(n, m)
     got = run_1d(K.slice_views, np.zeros((n, 8)), a)
     rows = np.arange(n)
-    want = np.stack([a[:, ::2].sum(1), a[:, -2], a[:, -1], a[:, 1], a[rows, 3], np.full(n, m - 2.0),
-                     a.sum(1), a[:, -1] * 2], axis=1)
-    check.close(got, want, "row[::2] sum, row[1:-1][-1], row[::-1][0], a[:, 1][i], a[i:, ::3][0, 1], "
-                           "len(row[2:]), for v in row, a write through out[i, 7:]", rtol=1e-13, atol=1e-14)
+    want = np.stack(
+        [a[:, ::2].sum(1), a[:, -2], a[:, -1], a[:, 1], a[rows, 3], np.full(n, m - 2.0), a.sum(1), a[:, -1] * 2], axis=1
+    )
+    check.close(
+        got,
+        want,
+        "row[::2] sum, row[1:-1][-1], row[::-1][0], a[:, 1][i], a[i:, ::3][0, 1], "
+        "len(row[2:]), for v in row, a write through out[i, 7:]",
+        rtol=1e-13,
+        atol=1e-14,
+    )
 
 
 def test_thread_and_block_indices():
     grid, block = (3, 2, 2), (8, 4, 2)
-    extent = [g * b for g, b in zip(grid, block)]   # x, y, z
+    extent = [g * b for g, b in zip(grid, block)]  # x, y, z
     out = cuda.device_array((extent[2], extent[1], extent[0], 17), I4)
     K.thread_indices[grid, block](out)
     got = out.copy_to_host()
     z, y, x = np.indices((extent[2], extent[1], extent[0]))
     tx, ty, tz = x % block[0], y % block[1], z % block[2]
-    want = np.stack([tx, ty, tz, x // block[0], y // block[1], z // block[2],
-                     *[np.full_like(x, v) for v in (*block, *grid, *extent)],
-                     (tx + block[0] * (ty + block[1] * tz)) % 32, np.full_like(x, 32)], axis=-1)
-    names = ["threadIdx.x", "threadIdx.y", "threadIdx.z", "blockIdx.x", "blockIdx.y", "blockIdx.z", "blockDim.x",
-             "blockDim.y", "blockDim.z", "gridDim.x", "gridDim.y", "gridDim.z", "gridsize x", "gridsize y",
-             "gridsize z", "laneid", "warpsize"]
+    want = np.stack(
+        [
+            tx,
+            ty,
+            tz,
+            x // block[0],
+            y // block[1],
+            z // block[2],
+            *[np.full_like(x, v) for v in (*block, *grid, *extent)],
+            (tx + block[0] * (ty + block[1] * tz)) % 32,
+            np.full_like(x, 32),
+        ],
+        axis=-1,
+    )
+    names = [
+        "threadIdx.x",
+        "threadIdx.y",
+        "threadIdx.z",
+        "blockIdx.x",
+        "blockIdx.y",
+        "blockIdx.z",
+        "blockDim.x",
+        "blockDim.y",
+        "blockDim.z",
+        "gridDim.x",
+        "gridDim.y",
+        "gridDim.z",
+        "gridsize x",
+        "gridsize y",
+        "gridsize z",
+        "laneid",
+        "warpsize",
+    ]
     for k, name in enumerate(names):
         np.testing.assert_array_equal(got[..., k], want[..., k], err_msg=name)
 
@@ -585,7 +800,7 @@ def test_grid_stride_loops():
 
 
 def test_dynamic_shared_memory(check):
-    n = int(check.rng.integers(1000, 12_000))          # up to 48 KB: no opt-in needed
+    n = int(check.rng.integers(1000, 12_000))  # up to 48 KB: no opt-in needed
     a = check.floats(F4, n=n)
     out = cuda.device_array(n, F4)
     K.reverse_dynamic_shared[1, 256, 0, n * 4](out, cuda.to_device(a))
@@ -609,7 +824,7 @@ def test_local_arrays(check):
     n = 1000
     a = check.floats(F8, n=n * K.SORT_K).reshape(n, K.SORT_K)
     got = run_1d(K.local_sort, np.zeros((n, K.SORT_K + 1)), a)
-    check.equal(got[:, :K.SORT_K], np.sort(a, axis=1), "insertion sort in a local array")
+    check.equal(got[:, : K.SORT_K], np.sort(a, axis=1), "insertion sort in a local array")
     check.equal(got[:, K.SORT_K], 3 * np.arange(n), "a 2-D local array")
 
 
@@ -651,13 +866,15 @@ def _launch_atomic(kernel, space, n, *args):
     if space == "global":
         kernel[blocks(n, 256), 256](*args)
     else:
-        kernel[1, 1024](*args)   # one block: every update goes to its shared copy
+        kernel[1, 1024](*args)  # one block: every update goes to its shared copy
 
 
 @pytest.mark.parametrize("space", SPACES)
-@pytest.mark.parametrize("op, dtype", [(op, t) for op, (_, _, types) in REDUCING_ATOMICS.items() for t in types],
-                         ids=[f"{op}-{np.dtype(t).name}" for op, (_, _, types) in REDUCING_ATOMICS.items()
-                              for t in types])
+@pytest.mark.parametrize(
+    "op, dtype",
+    [(op, t) for op, (_, _, types) in REDUCING_ATOMICS.items() for t in types],
+    ids=[f"{op}-{np.dtype(t).name}" for op, (_, _, types) in REDUCING_ATOMICS.items() for t in types],
+)
 def test_atomic_reductions(check, op, dtype, space):
     fn, ufunc, _ = REDUCING_ATOMICS[op]
     n = 5000
@@ -665,8 +882,9 @@ def test_atomic_reductions(check, op, dtype, space):
     idx = check.ints(I8, n=n, lo=0, hi=K.N_SLOTS - 1)
     val = _values(check, dtype, n, integral=op in ("add", "sub"))
     slots = cuda.to_device(init)
-    _launch_atomic(K.atomic_kernel(fn, space, CUJIT_TYPE[dtype]), space, n, slots, cuda.to_device(idx),
-                   cuda.to_device(val))
+    _launch_atomic(
+        K.atomic_kernel(fn, space, CUJIT_TYPE[dtype]), space, n, slots, cuda.to_device(idx), cuda.to_device(val)
+    )
     want = init.copy()
     ufunc.at(want, idx, val)
     check.equal(slots.copy_to_host(), want, f"cuda.atomic.{op} on {space} {np.dtype(dtype).name}")
@@ -682,8 +900,11 @@ def test_atomic_exch(check, dtype, space):
     slot, olds = cuda.to_device(init), cuda.device_array(n, dtype)
     _launch_atomic(K.exch_kernel(space, CUJIT_TYPE[dtype]), space, n, slot, cuda.to_device(val), olds)
     seen = np.sort(np.concatenate([olds.copy_to_host(), slot.copy_to_host()]))
-    check.equal(seen, np.sort(np.concatenate([val, init])),
-                f"cuda.atomic.exch on {space}: the old values and the final value are the values and the initial one")
+    check.equal(
+        seen,
+        np.sort(np.concatenate([val, init])),
+        f"cuda.atomic.exch on {space}: the old values and the final value are the values and the initial one",
+    )
 
 
 @pytest.mark.parametrize("space", SPACES)
@@ -691,14 +912,15 @@ def test_atomic_exch(check, dtype, space):
 def test_atomic_cas(check, dtype, space):
     n = 1000
     init = _values(check, dtype, n + 1)
-    init[n] = 0                                      # the CAS-loop counter
+    init[n] = 0  # the CAS-loop counter
     hit = check.rng.random(n) < 0.5
     with np.errstate(over="ignore"):
         cmp = np.where(hit, init[:n], init[:n] + dtype(1)).astype(dtype)
     val = _values(check, dtype, n)
     arr, olds = cuda.to_device(init), cuda.device_array(n, dtype)
-    _launch_atomic(K.cas_kernel(space, CUJIT_TYPE[dtype]), space, n, arr, cuda.to_device(cmp), cuda.to_device(val),
-                   olds)
+    _launch_atomic(
+        K.cas_kernel(space, CUJIT_TYPE[dtype]), space, n, arr, cuda.to_device(cmp), cuda.to_device(val), olds
+    )
     got = arr.copy_to_host()
     what = f"cuda.atomic.cas on {space} {np.dtype(dtype).name}"
     check.equal(olds.copy_to_host(), init[:n], f"{what}: returns the old value")
@@ -715,11 +937,15 @@ def test_atomic_inc_dec(check, dtype, space):
     counters = cuda.to_device(start)
     _launch_atomic(K.inc_dec_kernel(space, CUJIT_TYPE[dtype]), space, n, counters, dtype(limit), n)
     want = [(int(start[0]) + n) % (limit + 1), (int(start[1]) - n) % (limit + 1)]
-    check.equal(counters.copy_to_host(), np.array(want, dtype),
-                f"{n} x cuda.atomic.inc / dec with limit {limit} from {start.tolist()} on {space}")
+    check.equal(
+        counters.copy_to_host(),
+        np.array(want, dtype),
+        f"{n} x cuda.atomic.inc / dec with limit {limit} from {start.tolist()} on {space}",
+    )
 
 
 # ---- warp intrinsics -----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", [I4, I8, F4, F8], ids=["int32", "int64", "float32", "float64"])
 def test_warp_shuffles(check, dtype):
@@ -756,8 +982,12 @@ def test_warp_votes(check):
     warps = pred.reshape(-1, 32).astype(I8)
     ballot = (warps << np.arange(32, dtype=I8)).sum(axis=1)
     ballot = (ballot + 2**31) % 2**32 - 2**31  # numba types ballot_sync as int32: all 32 lanes set is -1
-    for row, name, per_warp in [(0, "all_sync", warps.all(1)), (1, "any_sync", warps.any(1)),
-                                (2, "ballot_sync", ballot), (3, "popc(ballot_sync)", warps.sum(1))]:
+    for row, name, per_warp in [
+        (0, "all_sync", warps.all(1)),
+        (1, "any_sync", warps.any(1)),
+        (2, "ballot_sync", ballot),
+        (3, "popc(ballot_sync)", warps.sum(1)),
+    ]:
         want = np.repeat(per_warp.astype(I8), 32)
         if row < 2:
             check.equal(got[row] != 0, want != 0, name)
@@ -797,13 +1027,15 @@ def test_fma_selp(check, dtype):
     out = cuda.device_array((2, n), dtype)
     K.fma_selp[blocks(n), TPB_1D](out, cuda.to_device(a), cuda.to_device(b), cuda.to_device(c))
     got = out.copy_to_host()
-    exact = np.array([float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
-                      for x, y, z in zip(a, b, c)]).astype(dtype)   # correctly rounded for float64
+    exact = np.array(
+        [float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))) for x, y, z in zip(a, b, c)]
+    ).astype(dtype)  # correctly rounded for float64
     check.ulp(got[0], exact, 0 if dtype is F8 else 1, "cuda.fma (one rounding)", inputs=(a, b, c))
     check.equal(got[1], np.where(a > b, a, c), "cuda.selp")
 
 
 # ---- complex, float16, tuples --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype, rtol", [(C8, 2e-6), (C16, 1e-14)], ids=["complex64", "complex128"])
 def test_complex_arithmetic(check, dtype, rtol):
@@ -819,9 +1051,18 @@ def test_complex_arithmetic(check, dtype, rtol):
     got = out.copy_to_host()
     A, B = a.astype(C16), b.astype(C16)
     wants = [A + B, A - B, A * B, A / B, np.conj(A), -A, np.abs(A), 2 * A.real + 1j * B.imag, A * A.real + B.imag]
-    names = ["x + y", "x - y", "x * y", "x / y", "x.conjugate()", "-x", "abs(x)", "complex(x.real * 2, y.imag)",
-             "x * x.real + y.imag"]
-    scales = {2: np.abs(A) * np.abs(B), 8: np.abs(A) ** 2 + np.abs(B)}   # products may cancel
+    names = [
+        "x + y",
+        "x - y",
+        "x * y",
+        "x / y",
+        "x.conjugate()",
+        "-x",
+        "abs(x)",
+        "complex(x.real * 2, y.imag)",
+        "x * x.real + y.imag",
+    ]
+    scales = {2: np.abs(A) * np.abs(B), 8: np.abs(A) ** 2 + np.abs(B)}  # products may cancel
     for row, (name, want) in enumerate(zip(names, wants)):
         scale = scales.get(row, np.abs(want))
         check.within(got[row], want, rtol * scale + 1e-30, f"{np.dtype(dtype).name}: {name}")
@@ -856,6 +1097,7 @@ def test_tuples(check):
 # 3. typical kernels
 # =============================================================================================================
 
+
 def test_saxpy(check):
     n = 1 << 20
     x, y = check.rng.random(n, dtype=F4), check.rng.random(n, dtype=F4)
@@ -863,12 +1105,12 @@ def test_saxpy(check):
     dx, dy = cuda.to_device(x), cuda.to_device(y)
     r = cuda.device_array_like(dx)
     K.saxpy[blocks(n, 256), 256](r, a, dx, dy)
-    check.close(r.copy_to_host(), a * x + y, "saxpy on 2^20 float32", rtol=3e-7)   # fma or not
+    check.close(r.copy_to_host(), a * x + y, "saxpy on 2^20 float32", rtol=3e-7)  # fma or not
 
 
 def test_shared_memory_reduction_with_atomics(check):
     n = int(check.rng.integers(500_000, 1_000_000))
-    x = check.ints(I8, n=n, lo=-1000, hi=1000).astype(F8)    # integers: every sum is exact, in any order
+    x = check.ints(I8, n=n, lo=-1000, hi=1000).astype(F8)  # integers: every sum is exact, in any order
     nblocks = blocks(n, K.BLOCK)
     total, partials = cuda.to_device(np.zeros(1)), cuda.device_array(nblocks)
     K.block_sum_atomic[nblocks, K.BLOCK](total, partials, cuda.to_device(x))
@@ -881,7 +1123,7 @@ def test_shared_memory_reduction_with_atomics(check):
 def test_stencil_2d(check):
     a = check.floats(F4, n=300 * 257).reshape(300, 257)
     out = np.zeros_like(a)
-    K.stencil_2d[(blocks(300, 16), blocks(257, 16)), (16, 16)](out, a)   # host arrays, copied in and back
+    K.stencil_2d[(blocks(300, 16), blocks(257, 16)), (16, 16)](out, a)  # host arrays, copied in and back
     w = a.astype(F8)
     want = np.zeros_like(w)
     want[1:-1, 1:-1] = w[:-2, 1:-1] + w[2:, 1:-1] + w[1:-1, :-2] + w[1:-1, 2:] - 4 * w[1:-1, 1:-1]
@@ -895,15 +1137,16 @@ def test_tiled_matmul(check, m, k, n):
     B = check.floats(F4, n=k * n).reshape(k, n)
     C = np.zeros((m, n), F4)
     tpb = K.TPB
-    grid = (max(blocks(n, tpb), blocks(k, tpb)), blocks(m, tpb))   # gridDim.x also covers the inner dimension
+    grid = (max(blocks(n, tpb), blocks(k, tpb)), blocks(m, tpb))  # gridDim.x also covers the inner dimension
     K.fast_matmul[grid, (tpb, tpb)](cuda.to_device(A), cuda.to_device(B), C)
     want = A.astype(F8) @ B.astype(F8)
     bound = k * np.finfo(F4).eps * (np.abs(A).astype(F8) @ np.abs(B).astype(F8))
     check.within(C, want, bound, f"fast_matmul {m}x{k} @ {k}x{n}")
 
 
-@pytest.mark.parametrize("kernel, grid", [(K.histogram_global, None), (K.histogram_shared, 32)],
-                         ids=["global-atomics", "shared-atomics"])
+@pytest.mark.parametrize(
+    "kernel, grid", [(K.histogram_global, None), (K.histogram_shared, 32)], ids=["global-atomics", "shared-atomics"]
+)
 def test_histogram(check, kernel, grid):
     n = 100_003
     data = check.ints(I4, n=n, lo=-1000, hi=1000)
@@ -914,7 +1157,7 @@ def test_histogram(check, kernel, grid):
 
 def test_warp_shuffle_reduction(check):
     n = 100_000
-    x = check.ints(I4, n=n, lo=0, hi=9).astype(F4)    # integers: float32 sums stay exact (< 2^24) in any order
+    x = check.ints(I4, n=n, lo=0, hi=9).astype(F4)  # integers: float32 sums stay exact (< 2^24) in any order
     out = cuda.to_device(np.zeros(1, F4))
     K.warp_reduce[blocks(n, 256), 256](out, cuda.to_device(x))
     check.equal(out.copy_to_host()[0], x.astype(F8).sum(), "warp-shuffle reduction")
@@ -924,6 +1167,7 @@ def test_warp_shuffle_reduction(check):
 # 4. dispatch, launch and interop
 # =============================================================================================================
 
+
 def test_lazy_compilation_per_argument_types(check):
     kernel = cuda.jit(K.copy_kernel)
     assert len(kernel.overloads) == 0
@@ -932,7 +1176,7 @@ def test_lazy_compilation_per_argument_types(check):
         a = _values(check, dtype, 2 * N)
         src = cuda.to_device(a)
         if view:
-            src, a = src[::2], a[::2]     # layout A: a specialisation of its own
+            src, a = src[::2], a[::2]  # layout A: a specialisation of its own
         out = cuda.device_array(a.size, dtype)
         kernel[blocks(a.size), TPB_1D](out, src)
         what = f"copy of {np.dtype(dtype).name}{' view' if view else ''}"
@@ -994,25 +1238,35 @@ def test_launch_on_a_stream(check, which):
     check.equal(got, a * F4(0.5) * F4(-4), f"two launches on the {which} stream, then a copy on it")
 
 
-@pytest.mark.parametrize("griddim, blockdim", [
-    (5, 64), ((5,), (64,)), ((3, 2), (16, 4)), ((2, 3, 2), (4, 4, 4)), ([2, 2], [8, 8]),
-    (np.int64(3), np.int32(96)),
-], ids=["ints", "1-tuples", "2-tuples", "3-tuples", "lists", "numpy-ints"])
+@pytest.mark.parametrize(
+    "griddim, blockdim",
+    [
+        (5, 64),
+        ((5,), (64,)),
+        ((3, 2), (16, 4)),
+        ((2, 3, 2), (4, 4, 4)),
+        ([2, 2], [8, 8]),
+        (np.int64(3), np.int32(96)),
+    ],
+    ids=["ints", "1-tuples", "2-tuples", "3-tuples", "lists", "numpy-ints"],
+)
 def test_launch_configurations(griddim, blockdim):
     def total(d):
         return int(np.prod(np.atleast_1d(np.asarray(d, dtype=I8))))
+
     threads = total(griddim) * total(blockdim)
     out = cuda.to_device(np.zeros(threads, I4))
     K.mark_threads[griddim, blockdim](out)
-    np.testing.assert_array_equal(out.copy_to_host(), np.ones(threads, I4),
-                                  err_msg=f"every thread of [{griddim}, {blockdim}] ran exactly once")
+    np.testing.assert_array_equal(
+        out.copy_to_host(), np.ones(threads, I4), err_msg=f"every thread of [{griddim}, {blockdim}] ran exactly once"
+    )
 
 
 @gpu_support.needs_device("host arrays copied to device memory and back (the CPU target passes them in place)")
 def test_host_arrays_are_copied_in_and_back(check):
     kernel = cuda.jit(K.copy_kernel)
     a = check.floats(F8)
-    a.flags.writeable = False                      # read-only input: copied in, never back
+    a.flags.writeable = False  # read-only input: copied in, never back
     out = np.zeros(N)
     with pytest.warns(errors.NumbaPerformanceWarning, match="Host array"):
         kernel[blocks(N), TPB_1D](out, a)
@@ -1027,23 +1281,24 @@ def test_overlapping_arrays_run_the_variant_without_noalias(check):
     kernel = cuda.jit(kernels_src.saxpy)
     x, y, z = check.floats(F4), check.floats(F4), check.floats(F4, N + 1)
     d_x, d_y, d_r = cuda.to_device(x), cuda.to_device(y), cuda.device_array(N, F4)
-    a = F4(1.5)   # a * x + y contracts to an fma: compared within 1e-7 (absolute) where it cancels
+    a = F4(1.5)  # a * x + y contracts to an fma: compared within 1e-7 (absolute) where it cancels
     kernel[blocks(N), TPB_1D](d_r, a, d_x, d_y)
     check.close(d_r.copy_to_host(), a * x + y, "disjoint arrays", rtol=1e-6, atol=1e-7)
     (only,) = kernel.overloads.values()
 
     def variants():  # the specialisations kept out of overloads: the variant for overlaps
         return [face for _, face in kernel._kernels.specialisations(listed_only=False) if face is not only]
+
     assert only.options.noalias_arrays and ".nc." in only.ptx and not variants()
-    kernel[blocks(N), TPB_1D](d_x, a, d_x, d_y)                       # in place: r is x
+    kernel[blocks(N), TPB_1D](d_x, a, d_x, d_y)  # in place: r is x
     check.close(d_x.copy_to_host(), a * x + y, "r is x", rtol=1e-6, atol=1e-7)
     (variant,) = variants()
     assert not variant.options.noalias_arrays and ".nc." not in variant.ptx
     d_z = cuda.to_device(z)
-    kernel[blocks(N), TPB_1D](d_r, a, d_z[1:], d_z[:-1])             # two overlapping read-only views
+    kernel[blocks(N), TPB_1D](d_r, a, d_z[1:], d_z[:-1])  # two overlapping read-only views
     check.close(d_r.copy_to_host(), a * z[1:] + z[:-1], "overlapping views", rtol=1e-6, atol=1e-7)
     assert variants() == [variant]
-    kernel[blocks(N), TPB_1D](d_r, a, d_y, d_y)                      # the same array twice
+    kernel[blocks(N), TPB_1D](d_r, a, d_y, d_y)  # the same array twice
     check.close(d_r.copy_to_host(), a * y + y, "x is y", rtol=1e-6, atol=1e-7)
 
 
@@ -1075,13 +1330,17 @@ def test_inspect_asm_and_llvm():
     assert kernel.inspect_asm(sig) == asm[sig] and kernel.inspect_llvm(sig) == llvm[sig]
 
 
-@pytest.mark.parametrize("config, message", [
-    ((1, 0), r"zero threads"),
-    ((0, 32), r"zero threads"),
-    ((1, 2048), r"block \(2048, 1, 1\).*at most 1024|2048 threads per block"),
-    ((1, (32, 32, 2)), r"2048 threads per block"),
-    ((1, 32, 0, 1 << 20), r"1048576 bytes of dynamic shared memory"),
-], ids=["block-0", "grid-0", "block-2048", "block-32x32x2", "sharedmem-1MiB"])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ((1, 0), r"zero threads"),
+        ((0, 32), r"zero threads"),
+        ((1, 2048), r"block \(2048, 1, 1\).*at most 1024|2048 threads per block"),
+        ((1, (32, 32, 2)), r"2048 threads per block"),
+        ((1, 32, 0, 1 << 20), r"1048576 bytes of dynamic shared memory"),
+    ],
+    ids=["block-0", "grid-0", "block-2048", "block-32x32x2", "sharedmem-1MiB"],
+)
 def test_launch_configuration_errors(config, message):
     out = cuda.device_array(16, F4)
     with pytest.raises(errors.LaunchConfigError, match=message):
@@ -1106,6 +1365,7 @@ def test_launch_without_configuration():
 
 
 # ---- interop -------------------------------------------------------------------------------------------------
+
 
 def _interop_case(check):
     x = check.floats(F4, n=64 * 96).reshape(64, 96)
@@ -1132,7 +1392,9 @@ def test_cupy_arrays(check):
     check.close(cp.asnumpy(out2), alpha * x[:, ::2] + y[:, ::2], "CuPy views", rtol=1e-6, atol=1e-6)
 
 
-@gpu_support.needs_device("PyTorch CUDA tensors live on a GPU (torch and the host driver in one process crashed a worker)")
+@gpu_support.needs_device(
+    "PyTorch CUDA tensors live on a GPU (torch and the host driver in one process crashed a worker)"
+)
 def test_torch_tensors(check):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
@@ -1143,5 +1405,5 @@ def test_torch_tensors(check):
     _run_interop(out, tx, ty, alpha)
     check.close(out.cpu().numpy(), alpha * x + y, "torch CUDA tensors", rtol=1e-6, atol=1e-6)
     out2 = torch.zeros((96, 64), device="cuda")
-    _run_interop(out2, tx.t(), ty.t(), alpha)       # transposed tensors: F layout
+    _run_interop(out2, tx.t(), ty.t(), alpha)  # transposed tensors: F layout
     check.close(out2.cpu().numpy(), (alpha * x + y).T, "transposed torch tensors", rtol=1e-6, atol=1e-6)

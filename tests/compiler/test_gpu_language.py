@@ -92,8 +92,9 @@ def test_math_constants():
 def test_print_output_appears_after_synchronize(rng):
     x, y = (float(np.float32(v)) for v in rng.uniform(-200, 200, 2))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    child = subprocess.run([sys.executable, L.__file__, repr(x), repr(y)], capture_output=True, text=True, env=env,
-                           timeout=120)
+    child = subprocess.run(
+        [sys.executable, L.__file__, repr(x), repr(y)], capture_output=True, text=True, env=env, timeout=120
+    )
     assert child.returncode == 0, child.stderr
     assert child.stdout.splitlines() == [f"values: 7 {x:f} True {x > 100} -3", f"{y:f}", ""], child.stdout
 
@@ -106,13 +107,35 @@ def test_fp16_functions(rng):
     cuda.jit(L.half_precision)[(n + 127) // 128, 128](cuda.to_device(a), cuda.to_device(b), out)
     got = out.copy_to_host().astype(np.float64)
     x, y = a.astype(np.float64), b.astype(np.float64)
-    expected = [x + y, x - y, x * y, x / y, x * y + x, -x, abs(y), np.sqrt(abs(x)), np.exp(x), np.log(abs(y)),
-                np.sin(x), np.cos(x), np.maximum(x, y), np.minimum(x, y), x < y, x >= y, 1 / np.sqrt(abs(x))]
+    expected = [
+        x + y,
+        x - y,
+        x * y,
+        x / y,
+        x * y + x,
+        -x,
+        abs(y),
+        np.sqrt(abs(x)),
+        np.exp(x),
+        np.log(abs(y)),
+        np.sin(x),
+        np.cos(x),
+        np.maximum(x, y),
+        np.minimum(x, y),
+        x < y,
+        x >= y,
+        1 / np.sqrt(abs(x)),
+    ]
     for column, want in enumerate(expected):
         want = np.asarray(want, dtype=np.float64)
         finite = np.isfinite(want)
-        np.testing.assert_allclose(got[finite, column], want[finite].astype(np.float16).astype(np.float64),
-                                   rtol=2e-3, atol=2e-3, err_msg=f"column {column}")
+        np.testing.assert_allclose(
+            got[finite, column],
+            want[finite].astype(np.float16).astype(np.float64),
+            rtol=2e-3,
+            atol=2e-3,
+            err_msg=f"column {column}",
+        )
 
 
 def test_libdevice_functions(rng):
@@ -122,11 +145,20 @@ def test_libdevice_functions(rng):
     cuda.jit(L.libdevice_calls)[(n + 127) // 128, 128](cuda.to_device(a), out)
     got = out.copy_to_host()
     m, e = np.frexp(a)
-    expected = [np.sin(a), np.sin(a), np.cos(a), m, e, (a.astype(np.float32) * 2 + 1).astype(np.float32),
-                np.hypot(a, 3.0), np.maximum((a * 10).astype(np.int64), 3)]
+    expected = [
+        np.sin(a),
+        np.sin(a),
+        np.cos(a),
+        m,
+        e,
+        (a.astype(np.float32) * 2 + 1).astype(np.float32),
+        np.hypot(a, 3.0),
+        np.maximum((a * 10).astype(np.int64), 3),
+    ]
     for column, want in enumerate(expected):
-        np.testing.assert_allclose(got[:, column], want, rtol=1e-6 if column != 5 else 1e-6, atol=1e-12,
-                                   err_msg=f"column {column}")
+        np.testing.assert_allclose(
+            got[:, column], want, rtol=1e-6 if column != 5 else 1e-6, atol=1e-12, err_msg=f"column {column}"
+        )
 
 
 @pytest.mark.parametrize("dtype, rtol", [(np.complex128, 1e-11), (np.complex64, 2e-5)])
@@ -201,14 +233,26 @@ def test_bfloat16(rng):
     ints = np.zeros((3, n), np.int64)
     cuda.jit(L.bfloat16_ops)[(n + 127) // 128, 128](a, b, out, flags, ints)
     x, y = bf16(a), bf16(b)
-    exact = {0: x, 1: bf16(x + y), 2: bf16(x - y), 3: bf16(x * y), 4: bf16(x / y), 5: -x, 7: abs(x),
-             8: np.maximum(x, y), 11: bf16(np.clip(x + y, 0, 1)), 12: bf16(a, "rz"), 13: bf16(a, "ru"),
-             14: bf16(a, "rd"), 15: bf16_of_double(a.astype(np.float64) + b.astype(np.float64) * 1e-5)}
+    exact = {
+        0: x,
+        1: bf16(x + y),
+        2: bf16(x - y),
+        3: bf16(x * y),
+        4: bf16(x / y),
+        5: -x,
+        7: abs(x),
+        8: np.maximum(x, y),
+        11: bf16(np.clip(x + y, 0, 1)),
+        12: bf16(a, "rz"),
+        13: bf16(a, "ru"),
+        14: bf16(a, "rd"),
+        15: bf16_of_double(a.astype(np.float64) + b.astype(np.float64) * 1e-5),
+    }
     for k, want in exact.items():
         np.testing.assert_array_equal(out[k], want, err_msg=f"row {k}")
     close = {6: x.astype(np.float64) * y + x, 9: np.sqrt(abs(x)), 10: np.exp(x)}
     for k, want in close.items():
-        np.testing.assert_allclose(out[k], want, rtol=2 ** -7, err_msg=f"row {k}")
+        np.testing.assert_allclose(out[k], want, rtol=2**-7, err_msg=f"row {k}")
     np.testing.assert_array_equal(flags[0], x < y)
     np.testing.assert_array_equal(flags[1], x == y)
     assert not flags[2].any()

@@ -33,7 +33,7 @@ def mixed(out, a, b, c, d):
 
 def test_each_element_in_order(rng):
     a, b = np.int32(rng.integers(-50, 50)), np.float32(rng.standard_normal())
-    c, d = bool(rng.integers(0, 2)), np.int64(rng.integers(-2**40, 2**40))
+    c, d = bool(rng.integers(0, 2)), np.int64(rng.integers(-(2**40), 2**40))
     out = cuda.device_array(4, np.float64)
     cuda.jit(mixed)[1, 1](out, a, b, c, d)
     expected = np.zeros(4)

@@ -72,8 +72,10 @@ def test_packed_records(rng):
     assert r.tobytes() == expect.tobytes()
 
 
-@gpu_support.cpu_target_xfail("the expected bytes are p[::-1].tobytes(), whose padding bytes numpy leaves "
-                              "uninitialised (a structured copy skips padding): garbage there on the CPU target")
+@gpu_support.cpu_target_xfail(
+    "the expected bytes are p[::-1].tobytes(), whose padding bytes numpy leaves "
+    "uninitialised (a structured copy skips padding): garbage there on the CPU target"
+)
 def test_whole_record_copies(rng):
     p = random_points(rng, 200)
     dst = np.zeros_like(p)

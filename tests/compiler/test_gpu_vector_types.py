@@ -36,7 +36,7 @@ def test_each_type_holds_its_components(rng, name):
     dtype = np.dtype(name[:-2])
     a = random_of(rng, dtype, 4)
     res = run(V.make_readout(name), np.zeros(int(name[-1]), dtype), a)[0]
-    np.testing.assert_array_equal(res, a[:int(name[-1])])
+    np.testing.assert_array_equal(res, a[: int(name[-1])])
 
 
 @pytest.mark.parametrize("base", V.BASES)

@@ -84,8 +84,11 @@ def reference_ffs(values, bits):
     return np.array(out, np.uint32)
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize(
+    "dtype",
+    [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64],
+    ids=lambda d: np.dtype(d).name,
+)
 def test_ffs(rng, dtype):
     info = np.iinfo(dtype)
     x = rng.integers(info.min, info.max, 500, dtype=dtype, endpoint=True)

@@ -28,10 +28,13 @@ def grid_unknown_method(a):
     g.size()
 
 
-@pytest.mark.parametrize("fn, message", [
-    (grid_plus_one, "No implementation of operator '+' for operands (GridGroup, Literal[int](1))"),
-    (grid_unknown_method, "Unknown attribute 'size' of type GridGroup"),
-])
+@pytest.mark.parametrize(
+    "fn, message",
+    [
+        (grid_plus_one, "No implementation of operator '+' for operands (GridGroup, Literal[int](1))"),
+        (grid_unknown_method, "Unknown attribute 'size' of type GridGroup"),
+    ],
+)
 def test_messages_name_the_grid_group_type(fn, message):
     with pytest.raises(TypingError, match=re.escape(message)):
         cuda.compile_ptx(fn, (int32[:],))

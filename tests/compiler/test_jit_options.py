@@ -26,23 +26,40 @@ def plain(x):
 def kernel_calling(device_function, **options):
     def kernel(a):
         a[0] = device_function(a[0])
+
     return cuda.jit(**options)(kernel)
 
 
 REFUSED = [
-    ("unknown option", lambda: cuda.jit(bogus_option=123), TypeError,
-     r"jit\(\) got an unexpected keyword argument 'bogus_option' \(cuda.jit's options: .*fastmath"),
-    ("unknown option with a function", lambda: cuda.jit(plain, device=True, nopython=True), TypeError,
-     r"unexpected keyword argument 'nopython'"),
+    (
+        "unknown option",
+        lambda: cuda.jit(bogus_option=123),
+        TypeError,
+        r"jit\(\) got an unexpected keyword argument 'bogus_option' \(cuda.jit's options: .*fastmath",
+    ),
+    (
+        "unknown option with a function",
+        lambda: cuda.jit(plain, device=True, nopython=True),
+        TypeError,
+        r"unexpected keyword argument 'nopython'",
+    ),
     ("misspelt option", lambda: cuda.jit(SIG, fastmaths=True), TypeError, r"'fastmaths'"),
     ("compile's unknown option", lambda: cuda.compile(plain, "float64(float64)", bogus=1), TypeError, r"bogus"),
     ("extensions", lambda: cuda.jit(extensions=[object()]), NotImplementedError, r"extensions=.*prepare_args"),
     ("boundscheck", lambda: cuda.jit(boundscheck=True), NotImplementedError, r"bounds checking"),
     ("forceinline on a kernel", lambda: cuda.jit(forceinline=True), ValueError, r"^Cannot force-inline kernels$"),
-    ("inline cost model", lambda: cuda.jit(device=True, inline=lambda *a: True), NotImplementedError,
-     r"cost-model function"),
-    ("inline misspelt", lambda: cuda.jit(device=True, inline="allways"), ValueError,
-     r"inline must be 'never' or 'always', got 'allways'"),
+    (
+        "inline cost model",
+        lambda: cuda.jit(device=True, inline=lambda *a: True),
+        NotImplementedError,
+        r"cost-model function",
+    ),
+    (
+        "inline misspelt",
+        lambda: cuda.jit(device=True, inline="allways"),
+        ValueError,
+        r"inline must be 'never' or 'always', got 'allways'",
+    ),
     ("carveout name", lambda: cuda.jit(shared_memory_carveout="MaxL2"), ValueError, r"Invalid carveout value: 'MaxL2'"),
     ("carveout range", lambda: cuda.jit(shared_memory_carveout=101), ValueError, r"between -1 and 100"),
     ("carveout type", lambda: cuda.jit(shared_memory_carveout=0.5), TypeError, r"must be str or int, got float"),
@@ -80,8 +97,10 @@ def test_inlined_device_function_leaves_no_call(options):
     assert "call.uni" not in inlined.ptx
 
 
-@pytest.mark.parametrize("options, flag", [(dict(forceinline=True), "forceinline=True"),
-                                           (dict(inline="always"), "inline=InlineOptions('always')")])
+@pytest.mark.parametrize(
+    "options, flag",
+    [(dict(forceinline=True), "forceinline=True"), (dict(inline="always"), "inline=InlineOptions('always')")],
+)
 def test_inlining_is_in_numba_mangled_names(options, flag):
     """numba's flags tag records forceinline and inline, so the inlined and the plain copy of a device function
     have different symbols."""
@@ -132,6 +151,7 @@ def test_carveout_is_set_on_each_loaded_kernel(fake_driver):
 @gpu_support.needs_device("the shared memory carveout of a kernel loaded by the driver")
 def test_carveout_on_a_gpu():
     import numpy as np
+
     kernel = kernel_calling(cuda.jit(device=True)(plain), shared_memory_carveout="MaxShared")
     a = cuda.to_device(np.array([2.0]))
     kernel[1, 1](a)

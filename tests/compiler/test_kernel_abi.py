@@ -8,8 +8,28 @@ import re
 import pytest
 
 from cujit import cuda, errors
-from cujit import (Array, CPointer, Tuple, UniTuple, boolean, complex64, complex128, float16, float32, float64,
-                   int8, int16, int32, int64, uint8, uint16, uint32, uint64, void, voidptr)
+from cujit import (
+    Array,
+    CPointer,
+    Tuple,
+    UniTuple,
+    boolean,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    void,
+    voidptr,
+)
 
 CCS = [(8, 0), (9, 0)]
 
@@ -71,20 +91,24 @@ def test_entry_name_is_the_mangled_name(cc, prototypes):
     ptx = kernel(add_arrays, (float32[:], float32[:], float32[::1]), cc)
     name = entry(ptx, prototypes).name
     assert name.startswith("_ZN") and "10add_arrays" in name
-    assert name.endswith("5ArrayIfLi1E1A7mutable7alignedE5ArrayIfLi1E1A7mutable7alignedE"
-                         "5ArrayIfLi1E1C7mutable7alignedE")
+    assert name.endswith(
+        "5ArrayIfLi1E1A7mutable7alignedE5ArrayIfLi1E1A7mutable7alignedE5ArrayIfLi1E1C7mutable7alignedE"
+    )
     # parameters are named <entry>_param_<i>, in order
-    names = re.findall(r"\.param\s+\.\w+\s+(?:\.ptr\s+(?:\.\w+\s+)*?\.align\s+\d+\s+)?([\w$]+)",
-                       ptx[ptx.index(".entry"):ptx.index(")", ptx.index(".entry"))])
+    names = re.findall(
+        r"\.param\s+\.\w+\s+(?:\.ptr\s+(?:\.\w+\s+)*?\.align\s+\d+\s+)?([\w$]+)",
+        ptx[ptx.index(".entry") : ptx.index(")", ptx.index(".entry"))],
+    )
     assert names == [f"{name}_param_{i}" for i in range(21)]
 
 
 def test_kernel_module_has_the_numba_env_global(cc, prototypes):
     ptx = kernel(add_arrays, (float32[:],) * 3, cc)
     name = entry(ptx, prototypes).name
-    env = "_ZN08NumbaEnv" + name[len("_ZN"):]
-    assert re.search(r"^\.common\s+\.global\s+\.align\s+8\s+\.u64\s+" + re.escape(env) + ";", ptx, re.M), \
+    env = "_ZN08NumbaEnv" + name[len("_ZN") :]
+    assert re.search(r"^\.common\s+\.global\s+\.align\s+8\s+\.u64\s+" + re.escape(env) + ";", ptx, re.M), (
         "no .common .global NumbaEnv for the kernel"
+    )
 
 
 def test_explicit_void_signature(cc, prototypes):
@@ -122,11 +146,20 @@ def test_array_parameter_count(dtype, ndim, layout, cc, prototypes):
     assert entry(ptx, prototypes).params == ["u64"] * (5 + 2 * ndim)
 
 
-@pytest.mark.parametrize("arytype, count", [
-    (float32[:], 7), (float32[::1], 7), (float32[:, ::1], 9), (float32[::1, :], 9), (int64[:, :, :], 11),
-    (Array(float32, 1, "C", readonly=True), 7), (Array(float64, 2, "A", readonly=True), 9),
-    (Array(float32, 1, "C", aligned=False), 7),
-], ids=type_id)
+@pytest.mark.parametrize(
+    "arytype, count",
+    [
+        (float32[:], 7),
+        (float32[::1], 7),
+        (float32[:, ::1], 9),
+        (float32[::1, :], 9),
+        (int64[:, :, :], 11),
+        (Array(float32, 1, "C", readonly=True), 7),
+        (Array(float64, 2, "A", readonly=True), 9),
+        (Array(float32, 1, "C", aligned=False), 7),
+    ],
+    ids=type_id,
+)
 def test_array_representation_examples(arytype, count, cc, prototypes):
     """Layout, mutability and alignment do not change the representation."""
     ptx = kernel(takes_one, (arytype,), cc)
@@ -155,14 +188,27 @@ def test_array_fields_are_in_numba_order(cc, prototypes):
 # -- scalars, complex, tuples, pointers ---------------------------------------------------------------------------
 
 SCALAR_PARAMS = [
-    (boolean, ["u8"]), (int8, ["u8"]), (uint8, ["u8"]), (int16, ["u16"]), (uint16, ["u16"]),
-    (int32, ["u32"]), (uint32, ["u32"]), (int64, ["u64"]), (uint64, ["u64"]), (float16, ["u16"]),
-    (float32, ["f32"]), (float64, ["f64"]),
-    (complex64, ["f32", "f32"]), (complex128, ["f64", "f64"]),
-    (UniTuple(int32, 2), ["u32", "u32"]), (UniTuple(float64, 3), ["f64"] * 3),
-    (Tuple((int32, float64)), ["u32", "f64"]), (Tuple((complex64, int8)), ["f32", "f32", "u8"]),
+    (boolean, ["u8"]),
+    (int8, ["u8"]),
+    (uint8, ["u8"]),
+    (int16, ["u16"]),
+    (uint16, ["u16"]),
+    (int32, ["u32"]),
+    (uint32, ["u32"]),
+    (int64, ["u64"]),
+    (uint64, ["u64"]),
+    (float16, ["u16"]),
+    (float32, ["f32"]),
+    (float64, ["f64"]),
+    (complex64, ["f32", "f32"]),
+    (complex128, ["f64", "f64"]),
+    (UniTuple(int32, 2), ["u32", "u32"]),
+    (UniTuple(float64, 3), ["f64"] * 3),
+    (Tuple((int32, float64)), ["u32", "f64"]),
+    (Tuple((complex64, int8)), ["f32", "f32", "u8"]),
     (UniTuple(float32[::1], 2), ["u64"] * 14),
-    (CPointer(float32), ["u64"]), (voidptr, ["u64"]),
+    (CPointer(float32), ["u64"]),
+    (voidptr, ["u64"]),
 ]
 
 
@@ -175,8 +221,9 @@ def test_parameter_types(argtype, params, cc, prototypes):
 def test_parameters_are_concatenated_in_argument_order(cc, prototypes):
     sig = (float32[:], int32, complex64, float64[:, ::1], boolean, UniTuple(int16, 2), float16)
     ptx = kernel(takes_seven, sig, cc)
-    assert entry(ptx, prototypes).params == (["u64"] * 7 + ["u32"] + ["f32", "f32"] + ["u64"] * 9 + ["u8"]
-                                             + ["u16", "u16"] + ["u16"])
+    assert entry(ptx, prototypes).params == (
+        ["u64"] * 7 + ["u32"] + ["f32", "f32"] + ["u64"] * 9 + ["u8"] + ["u16", "u16"] + ["u16"]
+    )
 
 
 def test_no_parameters(cc, prototypes):
@@ -189,8 +236,9 @@ def uses_complex(r, z):
     r[1] = z.imag
 
 
-@pytest.mark.parametrize("ctype, ftype, width", [(complex64, float32, "b32"), (complex128, float64, "b64")],
-                         ids=type_id)
+@pytest.mark.parametrize(
+    "ctype, ftype, width", [(complex64, float32, "b32"), (complex128, float64, "b64")], ids=type_id
+)
 def test_complex_parts_are_read_from_two_params(ctype, ftype, width, cc, prototypes):
     ptx = kernel(uses_complex, (ftype[::1], ctype), cc)
     name = entry(ptx, prototypes).name
@@ -209,12 +257,16 @@ def returns_sum(a, b):
     return a + b
 
 
-@pytest.mark.parametrize("pyfunc, sig", [
-    (returns_value, (int32,)),
-    (returns_value, "int32(int32)"),
-    (returns_sum, (float32, float32)),
-    (returns_sum, int64(int64, int64)),
-], ids=["inferred", "declared-string", "inferred-sum", "declared-signature"])
+@pytest.mark.parametrize(
+    "pyfunc, sig",
+    [
+        (returns_value, (int32,)),
+        (returns_value, "int32(int32)"),
+        (returns_sum, (float32, float32)),
+        (returns_sum, int64(int64, int64)),
+    ],
+    ids=["inferred", "declared-string", "inferred-sum", "declared-signature"],
+)
 def test_non_void_kernel_is_a_type_error(pyfunc, sig, cc):
     with pytest.raises(TypeError, match="must have void return type"):
         cuda.compile_ptx(pyfunc, sig, cc=cc)
@@ -241,7 +293,7 @@ def test_kernel_llvm_ir_returns_void_and_is_marked_as_a_kernel():
     assert len([p for p in params.split(",") if p.strip()]) == 21
     name = define.group(1)
     # nvvm.annotations kernel metadata (NVVM) or the ptx_kernel calling convention (LLVM >= 20)
-    annotated = re.search(r'!\{[^}]*@' + re.escape(name) + r', !"kernel", i32 1\}', ir)
+    annotated = re.search(r"!\{[^}]*@" + re.escape(name) + r', !"kernel", i32 1\}', ir)
     assert annotated or re.search(r"^define\s+ptx_kernel\b", line), line
 
 
@@ -252,11 +304,15 @@ def bounded(a):
     a[cuda.grid(1)] = 1
 
 
-@pytest.mark.parametrize("bounds, lines, absent", [
-    (128, [r"\.maxntid\s+128(, 1, 1)?"], ["minnctapersm", "maxclusterrank"]),
-    ((128,), [r"\.maxntid\s+128(, 1, 1)?"], ["minnctapersm", "maxclusterrank"]),
-    ((256, 2), [r"\.maxntid\s+256(, 1, 1)?", r"\.minnctapersm\s+2\b"], ["maxclusterrank"]),
-], ids=["int", "1-tuple", "2-tuple"])
+@pytest.mark.parametrize(
+    "bounds, lines, absent",
+    [
+        (128, [r"\.maxntid\s+128(, 1, 1)?"], ["minnctapersm", "maxclusterrank"]),
+        ((128,), [r"\.maxntid\s+128(, 1, 1)?"], ["minnctapersm", "maxclusterrank"]),
+        ((256, 2), [r"\.maxntid\s+256(, 1, 1)?", r"\.minnctapersm\s+2\b"], ["maxclusterrank"]),
+    ],
+    ids=["int", "1-tuple", "2-tuple"],
+)
 def test_launch_bounds(bounds, lines, absent, cc):
     ptx = kernel(bounded, (int32[::1],), cc, launch_bounds=bounds)
     for line in lines:

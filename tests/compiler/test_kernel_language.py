@@ -11,8 +11,26 @@ import numpy as np
 import pytest
 
 from cujit import cuda, errors
-from cujit import (Array, Tuple, UniTuple, boolean, complex64, complex128, float16, float32, float64, int8, int16,
-                   int32, int64, uint8, uint16, uint32, uint64, void)
+from cujit import (
+    Array,
+    Tuple,
+    UniTuple,
+    boolean,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    void,
+)
 from source_lines import source_position
 
 CCS = [(8, 0), (9, 0)]
@@ -57,8 +75,22 @@ def type_id(t):
 # Arrays
 # =============================================================================================================
 
-SCALAR_DTYPES = [boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64,
-                 complex64, complex128]
+SCALAR_DTYPES = [
+    boolean,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    float16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+]
 
 
 def copy_1d(dst, src):
@@ -214,17 +246,21 @@ def test_any_integer_index_type(itype, cc):
     assert device_ptx(getitem_1d, (float64[:], itype), cc)[1] == float64
 
 
-@pytest.mark.parametrize("pyfunc, sig, expected", [
-    (index_last, (float32[::1],), float32),
-    (index_last, (int16[:],), int16),
-    (index_negative_2d, (float32[:, :],), float32),
-    (index_computed_negative, (complex64[::1], int32), complex64),
-    (index_tuple_literal, (float32[:, :], int32, uint64), float32),
-    (index_tuple_variable, (float32[:, ::1], int32, int8), float32),
-    (index_tuple_argument, (int8[:, :], UniTuple(int64, 2)), int8),
-    (index_tuple_argument, (uint32[:, :, ::1], UniTuple(int32, 3)), uint32),
-    (index_mixed_3d, (float64[::1, :, :], int64), float64),
-], ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None)
+@pytest.mark.parametrize(
+    "pyfunc, sig, expected",
+    [
+        (index_last, (float32[::1],), float32),
+        (index_last, (int16[:],), int16),
+        (index_negative_2d, (float32[:, :],), float32),
+        (index_computed_negative, (complex64[::1], int32), complex64),
+        (index_tuple_literal, (float32[:, :], int32, uint64), float32),
+        (index_tuple_variable, (float32[:, ::1], int32, int8), float32),
+        (index_tuple_argument, (int8[:, :], UniTuple(int64, 2)), int8),
+        (index_tuple_argument, (uint32[:, :, ::1], UniTuple(int32, 3)), uint32),
+        (index_mixed_3d, (float64[::1, :, :], int64), float64),
+    ],
+    ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None,
+)
 def test_index_forms(pyfunc, sig, expected, cc):
     assert device_ptx(pyfunc, sig, cc)[1] == expected
 
@@ -326,9 +362,15 @@ def view_chained(r, a):
 
 
 ARRAYS = {
-    "1C": float32[::1], "1A": float32[:], "2C": float32[:, ::1], "2F": float32[::1, :], "2A": float32[:, :],
-    "3C": float32[:, :, ::1], "3F": float32[::1, :, :],
-    "ro1C": Array(float32, 1, "C", readonly=True), "ro2C": Array(float32, 2, "C", readonly=True),
+    "1C": float32[::1],
+    "1A": float32[:],
+    "2C": float32[:, ::1],
+    "2F": float32[::1, :],
+    "2A": float32[:, :],
+    "3C": float32[:, :, ::1],
+    "3F": float32[::1, :, :],
+    "ro1C": Array(float32, 1, "C", readonly=True),
+    "ro2C": Array(float32, 2, "C", readonly=True),
 }
 
 
@@ -340,8 +382,16 @@ def array_of(key):
 
 # view function -> {input array: type of the view}, as numba-cuda 0.30.4 types them
 VIEW_LAYOUTS = {
-    view_slice_from: {"1C": "1C", "1A": "1A", "2C": "2C", "2F": "2A", "2A": "2A", "3C": "3C", "3F": "3A",
-                      "ro1C": "ro1C"},
+    view_slice_from: {
+        "1C": "1C",
+        "1A": "1A",
+        "2C": "2C",
+        "2F": "2A",
+        "2A": "2A",
+        "3C": "3C",
+        "3F": "3A",
+        "ro1C": "ro1C",
+    },
     view_slice_upto: {"1C": "1C", "1A": "1A", "2C": "2C", "2F": "2A", "3C": "3C"},
     view_slice_range: {"1C": "1C", "1A": "1A", "2C": "2C", "2F": "2A", "3F": "3A", "ro1C": "ro1C"},
     view_full_slice: {"1C": "1C", "1A": "1A", "2C": "2C", "2F": "2A", "2A": "2A", "3C": "3C", "3F": "3A"},
@@ -362,8 +412,11 @@ VIEW_LAYOUTS = {
     view_chained: {"2C": "1C", "2F": "1A", "2A": "1A", "3C": "2C", "3F": "2A"},
 }
 
-VIEW_CASES = [pytest.param(view, src, dst, id=f"{view.__name__}-{src}")
-              for view, table in VIEW_LAYOUTS.items() for src, dst in table.items()]
+VIEW_CASES = [
+    pytest.param(view, src, dst, id=f"{view.__name__}-{src}")
+    for view, table in VIEW_LAYOUTS.items()
+    for src, dst in table.items()
+]
 
 
 @pytest.fixture
@@ -376,8 +429,9 @@ def fresh_sink(monkeypatch):
 @pytest.mark.parametrize("view, src, dst", VIEW_CASES)
 def test_view_type(view, src, dst, cc, fresh_sink):
     kernel_ptx(view, (int64[::1], ARRAYS[src]), cc)
-    assert fresh_sink.signatures == [(array_of(dst),)], \
+    assert fresh_sink.signatures == [(array_of(dst),)], (
         f"{view.__name__} of {ARRAYS[src]}: got {fresh_sink.signatures}, numba types it {array_of(dst)}"
+    )
 
 
 def view_elements(a):
@@ -396,15 +450,19 @@ def view_size(a):
     return a[1:, ::2].size
 
 
-@pytest.mark.parametrize("pyfunc, sig, expected", [
-    (view_elements, (float32[::1],), float32),
-    (view_elements, (int64[:],), int64),
-    (view_elements_2d, (float64[:, ::1],), float64),
-    (view_elements_2d, (float32[::1, :],), float32),
-    (view_shape, (float32[:, :, ::1],), UniTuple(int64, 2)),
-    (view_shape, (float32[:, ::1],), UniTuple(int64, 1)),
-    (view_size, (float32[:, :],), int64),
-], ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None)
+@pytest.mark.parametrize(
+    "pyfunc, sig, expected",
+    [
+        (view_elements, (float32[::1],), float32),
+        (view_elements, (int64[:],), int64),
+        (view_elements_2d, (float64[:, ::1],), float64),
+        (view_elements_2d, (float32[::1, :],), float32),
+        (view_shape, (float32[:, :, ::1],), UniTuple(int64, 2)),
+        (view_shape, (float32[:, ::1],), UniTuple(int64, 1)),
+        (view_size, (float32[:, :],), int64),
+    ],
+    ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None,
+)
 def test_elements_and_attributes_of_views(pyfunc, sig, expected, cc):
     assert device_ptx(pyfunc, sig, cc)[1] == expected
 
@@ -430,8 +488,9 @@ def return_row(a):
     return a[0]
 
 
-@pytest.mark.parametrize("pyfunc, sig", [(return_view, (float32[::1],)), (return_row, (float32[:, ::1],))],
-                         ids=["a[1:]", "a[0]"])
+@pytest.mark.parametrize(
+    "pyfunc, sig", [(return_view, (float32[::1],)), (return_row, (float32[:, ::1],))], ids=["a[1:]", "a[0]"]
+)
 def test_returning_a_view_is_rejected(pyfunc, sig, cc):
     """A function returns no array view it made (numba: 'Only accept returning of array passed into the function
     as argument')."""
@@ -443,8 +502,7 @@ def return_argument(a):
     return a
 
 
-@pytest.mark.parametrize("arytype", [float32[:, ::1], Array(float32, 1, "A", readonly=True), int8[::1, :]],
-                         ids=type_id)
+@pytest.mark.parametrize("arytype", [float32[:, ::1], Array(float32, 1, "A", readonly=True), int8[::1, :]], ids=type_id)
 def test_returning_an_array_argument(arytype, cc):
     assert device_ptx(return_argument, (arytype,), cc)[1] == arytype
 
@@ -519,11 +577,23 @@ def set_element_2d(a, i, v):
     a[(i, 0)] = v
 
 
-@pytest.mark.parametrize("arytype, valtype", [
-    (float32[::1], float32), (float32[::1], float64), (int32[::1], float64), (int8[:], int64),
-    (complex64[::1], float64), (complex128[::1], complex64), (boolean[::1], int32), (int32[::1], boolean),
-    (float16[::1], float32), (float64[:], float16), (uint64[::1], int32),
-], ids=type_id)
+@pytest.mark.parametrize(
+    "arytype, valtype",
+    [
+        (float32[::1], float32),
+        (float32[::1], float64),
+        (int32[::1], float64),
+        (int8[:], int64),
+        (complex64[::1], float64),
+        (complex128[::1], complex64),
+        (boolean[::1], int32),
+        (int32[::1], boolean),
+        (float16[::1], float32),
+        (float64[:], float16),
+        (uint64[::1], int32),
+    ],
+    ids=type_id,
+)
 def test_assignment_casts_to_the_dtype(arytype, valtype, cc):
     kernel_ptx(set_element, (arytype, valtype), cc)
 
@@ -580,7 +650,7 @@ def kernel_calls_devices(r, x, m):
 def test_arrays_passed_to_device_functions(cc):
     ptx = kernel_ptx(kernel_calls_devices, (float32[::1], float32[::1], float32[:, :]), cc)
     assert instructions(ptx, "ld.global.b32") and instructions(ptx, "st.global.b32")
-    assert (float32[::1],) in dev_sum3.signatures          # x[i:] of a C array stays C
+    assert (float32[::1],) in dev_sum3.signatures  # x[i:] of a C array stays C
     assert (float32[:, :], int64, int64) in dev_get_2d.signatures
     assert (float32[::1], int64, float32) in dev_store.signatures
     assert (float32[::1],) in dev_identity.signatures
@@ -626,14 +696,18 @@ def gridsize_3():
     return cuda.gridsize(3)
 
 
-@pytest.mark.parametrize("pyfunc, expected, registers", [
-    (grid_1, int64, ["%tid.x", "%ntid.x", "%ctaid.x"]),
-    (grid_2, UniTuple(int64, 2), ["%tid.y", "%ntid.y", "%ctaid.y"]),
-    (grid_3, UniTuple(int64, 3), ["%tid.z", "%ntid.z", "%ctaid.z"]),
-    (gridsize_1, int64, ["%ntid.x", "%nctaid.x"]),
-    (gridsize_2, UniTuple(int64, 2), ["%ntid.y", "%nctaid.y"]),
-    (gridsize_3, UniTuple(int64, 3), ["%ntid.z", "%nctaid.z"]),
-], ids=fn_id)
+@pytest.mark.parametrize(
+    "pyfunc, expected, registers",
+    [
+        (grid_1, int64, ["%tid.x", "%ntid.x", "%ctaid.x"]),
+        (grid_2, UniTuple(int64, 2), ["%tid.y", "%ntid.y", "%ctaid.y"]),
+        (grid_3, UniTuple(int64, 3), ["%tid.z", "%ntid.z", "%ctaid.z"]),
+        (gridsize_1, int64, ["%ntid.x", "%nctaid.x"]),
+        (gridsize_2, UniTuple(int64, 2), ["%ntid.y", "%nctaid.y"]),
+        (gridsize_3, UniTuple(int64, 3), ["%ntid.z", "%nctaid.z"]),
+    ],
+    ids=fn_id,
+)
 def test_grid_and_gridsize(pyfunc, expected, registers, cc):
     ptx, resty = device_ptx(pyfunc, (), cc)
     assert resty == expected
@@ -707,12 +781,24 @@ def gdim_z():
     return cuda.gridDim.z
 
 
-@pytest.mark.parametrize("pyfunc, register", [
-    (tid_x, "%tid.x"), (tid_y, "%tid.y"), (tid_z, "%tid.z"),
-    (bid_x, "%ctaid.x"), (bid_y, "%ctaid.y"), (bid_z, "%ctaid.z"),
-    (bdim_x, "%ntid.x"), (bdim_y, "%ntid.y"), (bdim_z, "%ntid.z"),
-    (gdim_x, "%nctaid.x"), (gdim_y, "%nctaid.y"), (gdim_z, "%nctaid.z"),
-], ids=fn_id)
+@pytest.mark.parametrize(
+    "pyfunc, register",
+    [
+        (tid_x, "%tid.x"),
+        (tid_y, "%tid.y"),
+        (tid_z, "%tid.z"),
+        (bid_x, "%ctaid.x"),
+        (bid_y, "%ctaid.y"),
+        (bid_z, "%ctaid.z"),
+        (bdim_x, "%ntid.x"),
+        (bdim_y, "%ntid.y"),
+        (bdim_z, "%ntid.z"),
+        (gdim_x, "%nctaid.x"),
+        (gdim_y, "%nctaid.y"),
+        (gdim_z, "%nctaid.z"),
+    ],
+    ids=fn_id,
+)
 def test_dim3_attributes_are_int32(pyfunc, register, cc):
     ptx, resty = device_ptx(pyfunc, (), cc)
     assert resty == int32
@@ -780,18 +866,22 @@ def fence_system():
     cuda.threadfence_system()
 
 
-@pytest.mark.parametrize("pyfunc, sig, resty, pattern", [
-    (barrier, (), void, r"\bbar\.sync\s+0;|\bbarrier\.sync\s+0;"),
-    (barrier_count, (int32,), int32, r"\bbar\.red\.popc\.u32\b|\bbarrier\.red\.popc\.u32\b"),
-    (barrier_and, (int32,), int32, r"\bbar\.red\.and\.pred\b|\bbarrier\.red\.and\.pred\b"),
-    (barrier_or, (int32,), int32, r"\bbar\.red\.or\.pred\b|\bbarrier\.red\.or\.pred\b"),
-    (warp_barrier, (), void, r"\bbar\.warp\.sync\s+-1;"),
-    (warp_barrier_mask, (uint32,), void, r"\bbar\.warp\.sync\b"),
-    (warp_barrier_mask, (int32,), void, r"\bbar\.warp\.sync\b"),
-    (fence, (), void, r"\bmembar\.gl;|\bfence\.sc\.gpu;"),
-    (fence_block, (), void, r"\bmembar\.cta;|\bfence\.sc\.cta;"),
-    (fence_system, (), void, r"\bmembar\.sys;|\bfence\.sc\.sys;"),
-], ids=lambda v: fn_id(v) if callable(v) else None)
+@pytest.mark.parametrize(
+    "pyfunc, sig, resty, pattern",
+    [
+        (barrier, (), void, r"\bbar\.sync\s+0;|\bbarrier\.sync\s+0;"),
+        (barrier_count, (int32,), int32, r"\bbar\.red\.popc\.u32\b|\bbarrier\.red\.popc\.u32\b"),
+        (barrier_and, (int32,), int32, r"\bbar\.red\.and\.pred\b|\bbarrier\.red\.and\.pred\b"),
+        (barrier_or, (int32,), int32, r"\bbar\.red\.or\.pred\b|\bbarrier\.red\.or\.pred\b"),
+        (warp_barrier, (), void, r"\bbar\.warp\.sync\s+-1;"),
+        (warp_barrier_mask, (uint32,), void, r"\bbar\.warp\.sync\b"),
+        (warp_barrier_mask, (int32,), void, r"\bbar\.warp\.sync\b"),
+        (fence, (), void, r"\bmembar\.gl;|\bfence\.sc\.gpu;"),
+        (fence_block, (), void, r"\bmembar\.cta;|\bfence\.sc\.cta;"),
+        (fence_system, (), void, r"\bmembar\.sys;|\bfence\.sc\.sys;"),
+    ],
+    ids=lambda v: fn_id(v) if callable(v) else None,
+)
 def test_barriers_and_fences(pyfunc, sig, resty, pattern, cc):
     ptx, got = device_ptx(pyfunc, sig, cc)
     assert got == resty
@@ -849,14 +939,18 @@ def shared_two_arrays(i):
 SHARED_DECL = r"\.shared\s+\.align\s+\d+\s+\.b8\s+[\w$]+\[{}\];"
 
 
-@pytest.mark.parametrize("pyfunc, resty, nbytes", [
-    (shared_1d, float64, [1024]),
-    (shared_2d_keywords, float32, [128]),
-    (shared_3d, int32, [256]),
-    (shared_numpy_dtype, uint8, [16]),
-    (shared_complex, complex128, [128]),
-    (shared_two_arrays, int64, [256, 32]),
-], ids=fn_id)
+@pytest.mark.parametrize(
+    "pyfunc, resty, nbytes",
+    [
+        (shared_1d, float64, [1024]),
+        (shared_2d_keywords, float32, [128]),
+        (shared_3d, int32, [256]),
+        (shared_numpy_dtype, uint8, [16]),
+        (shared_complex, complex128, [128]),
+        (shared_two_arrays, int64, [256, 32]),
+    ],
+    ids=fn_id,
+)
 def test_static_shared_arrays(pyfunc, resty, nbytes, cc):
     ptx, got = device_ptx(pyfunc, (int32,), cc)
     assert got == resty
@@ -931,8 +1025,9 @@ def local_3d(i):
     return loc[1, 0, i]
 
 
-@pytest.mark.parametrize("pyfunc, resty", [(local_1d, float64), (local_2d_keywords, int32), (local_3d, uint16)],
-                         ids=fn_id)
+@pytest.mark.parametrize(
+    "pyfunc, resty", [(local_1d, float64), (local_2d_keywords, int32), (local_3d, uint16)], ids=fn_id
+)
 def test_local_arrays(pyfunc, resty, cc):
     ptx, got = device_ptx(pyfunc, (int32,), cc)
     assert got == resty
@@ -960,16 +1055,21 @@ def const_complex(i):
     return c[i]
 
 
-@pytest.mark.parametrize("pyfunc, resty, nbytes, load", [
-    (const_1d, float32, 64, "ld.const.b32"),
-    (const_2d, int64, 128, "ld.const.b64"),
-    (const_complex, complex128, 32, "ld.const"),
-], ids=fn_id)
+@pytest.mark.parametrize(
+    "pyfunc, resty, nbytes, load",
+    [
+        (const_1d, float32, 64, "ld.const.b32"),
+        (const_2d, int64, 128, "ld.const.b64"),
+        (const_complex, complex128, 32, "ld.const"),
+    ],
+    ids=fn_id,
+)
 def test_const_array_like(pyfunc, resty, nbytes, load, cc):
     ptx, got = device_ptx(pyfunc, (int32,), cc)
     assert got == resty
-    assert re.search(rf"\.const\s+\.align\s+\d+\s+\.b8\s+[\w$]+\[{nbytes}\]\s*=\s*\{{", ptx), \
+    assert re.search(rf"\.const\s+\.align\s+\d+\s+\.b8\s+[\w$]+\[{nbytes}\]\s*=\s*\{{", ptx), (
         f"no initialised {nbytes}-byte .const array"
+    )
     assert instructions(ptx, load)
 
 
@@ -1037,9 +1137,18 @@ def atomic_dec(a, i, v):
     return cuda.atomic.dec(a, i, v)
 
 
-ATOMIC_FUNCTIONS = {"add": atomic_add, "sub": atomic_sub, "max": atomic_max, "min": atomic_min,
-                    "exch": atomic_exch, "and_": atomic_and_, "or_": atomic_or_, "xor": atomic_xor,
-                    "inc": atomic_inc, "dec": atomic_dec}
+ATOMIC_FUNCTIONS = {
+    "add": atomic_add,
+    "sub": atomic_sub,
+    "max": atomic_max,
+    "min": atomic_min,
+    "exch": atomic_exch,
+    "and_": atomic_and_,
+    "or_": atomic_or_,
+    "xor": atomic_xor,
+    "inc": atomic_inc,
+    "dec": atomic_dec,
+}
 ATOMIC = atomic_add
 ATOMIC_DTYPE = int32
 
@@ -1085,12 +1194,22 @@ _SIGN = {int32: "s", uint32: "u", int64: "s", uint64: "u"}
 # op -> (dtypes numba-cuda 0.30.4 accepts, {dtype: regex of the atom instruction after "atom.<space>."})
 ATOMICS = {
     "add": (INTS + FLOATS, {**{t: rf"add\.[us]{_BITS[t]}" for t in INTS}, float32: r"add\.f32", float64: r"add\.f64"}),
-    "sub": (INTS + FLOATS, {**{t: rf"add\.[us]{_BITS[t]}" for t in INTS},
-                            float32: r"(add\.f32|cas\.b32)", float64: r"(add\.f64|cas\.b64)"}),
-    "max": (INTS + FLOATS, {**{t: rf"max\.{_SIGN[t]}{_BITS[t]}" for t in INTS}, float32: r"\w+\.[bf]32",
-                            float64: r"\w+\.[bf]64"}),
-    "min": (INTS + FLOATS, {**{t: rf"min\.{_SIGN[t]}{_BITS[t]}" for t in INTS}, float32: r"\w+\.[bf]32",
-                            float64: r"\w+\.[bf]64"}),
+    "sub": (
+        INTS + FLOATS,
+        {
+            **{t: rf"add\.[us]{_BITS[t]}" for t in INTS},
+            float32: r"(add\.f32|cas\.b32)",
+            float64: r"(add\.f64|cas\.b64)",
+        },
+    ),
+    "max": (
+        INTS + FLOATS,
+        {**{t: rf"max\.{_SIGN[t]}{_BITS[t]}" for t in INTS}, float32: r"\w+\.[bf]32", float64: r"\w+\.[bf]64"},
+    ),
+    "min": (
+        INTS + FLOATS,
+        {**{t: rf"min\.{_SIGN[t]}{_BITS[t]}" for t in INTS}, float32: r"\w+\.[bf]32", float64: r"\w+\.[bf]64"},
+    ),
     "exch": (INTS, {t: rf"exch\.b{_BITS[t]}" for t in INTS}),
     "and_": (INTS, {t: rf"and\.b{_BITS[t]}" for t in INTS}),
     "or_": (INTS, {t: rf"or\.b{_BITS[t]}" for t in INTS}),
@@ -1105,8 +1224,12 @@ CAS_DTYPES = INTS
 _SCOPE = r"(?:\.relaxed\.gpu)?"
 
 ATOMIC_CASES = [pytest.param(op, t, id=f"{op}-{t}") for op, (dtypes, _) in ATOMICS.items() for t in dtypes]
-ATOMIC_REJECTED = [pytest.param(op, t, id=f"{op}-{t}") for op, (dtypes, _) in ATOMICS.items()
-                   for t in INTS + FLOATS + [float16, int8, uint8, int16] if t not in dtypes]
+ATOMIC_REJECTED = [
+    pytest.param(op, t, id=f"{op}-{t}")
+    for op, (dtypes, _) in ATOMICS.items()
+    for t in INTS + FLOATS + [float16, int8, uint8, int16]
+    if t not in dtypes
+]
 
 
 @pytest.fixture
@@ -1115,6 +1238,7 @@ def atomic(monkeypatch):
         monkeypatch.setitem(globals(), "ATOMIC", ATOMIC_FUNCTIONS[op])
         monkeypatch.setitem(globals(), "ATOMIC_DTYPE", dtype)
         return ATOMIC_FUNCTIONS[op].py_func
+
     return use
 
 
@@ -1130,8 +1254,9 @@ def test_atomic_on_global_array(op, dtype, cc, atomic):
     atomic(op, dtype)
     ptx = kernel_ptx(atomic_on_global, (dtype[::1], dtype[::1], dtype), cc)
     pattern = ATOMICS[op][1][dtype]
-    assert re.search(rf"\batom{_SCOPE}\.global\.{pattern}\b", ptx), \
+    assert re.search(rf"\batom{_SCOPE}\.global\.{pattern}\b", ptx), (
         f"expected atom.global.{pattern}, found {instructions(ptx, 'atom')}"
+    )
     assert not instructions(ptx, "atom.shared")
 
 
@@ -1140,8 +1265,9 @@ def test_atomic_on_shared_array(op, dtype, cc, atomic):
     atomic(op, dtype)
     ptx = kernel_ptx(atomic_on_shared, (dtype[::1], dtype), cc)
     pattern = ATOMICS[op][1][dtype]
-    assert re.search(rf"\batom{_SCOPE}\.shared\.{pattern}\b", ptx), \
+    assert re.search(rf"\batom{_SCOPE}\.shared\.{pattern}\b", ptx), (
         f"expected atom.shared.{pattern}, found {instructions(ptx, 'atom')}"
+    )
     assert not instructions(ptx, "atom.global")
 
 
@@ -1182,12 +1308,16 @@ def atomic_3d_global(a, v):
     return cuda.atomic.min(a, (0, 1, 2), v)
 
 
-@pytest.mark.parametrize("pyfunc, sig, resty", [
-    (atomic_2d_global, (float32[:, ::1], int32, int64, float32), float32),
-    (atomic_2d_global, (int64[:, :], int32, int64, int64), int64),
-    (atomic_2d_shared, (int32, int32, float32), float32),
-    (atomic_3d_global, (uint32[:, :, :], uint32), uint32),
-], ids=["2d-f32", "2d-i64-A", "shared-2d", "3d"])
+@pytest.mark.parametrize(
+    "pyfunc, sig, resty",
+    [
+        (atomic_2d_global, (float32[:, ::1], int32, int64, float32), float32),
+        (atomic_2d_global, (int64[:, :], int32, int64, int64), int64),
+        (atomic_2d_shared, (int32, int32, float32), float32),
+        (atomic_3d_global, (uint32[:, :, :], uint32), uint32),
+    ],
+    ids=["2d-f32", "2d-i64-A", "shared-2d", "3d"],
+)
 def test_atomics_on_nd_arrays_take_tuple_indices(pyfunc, sig, resty, cc):
     assert device_ptx(pyfunc, sig, cc)[1] == resty
 
@@ -1256,11 +1386,15 @@ def vote_ballot(mask, p):
 
 
 @pytest.mark.parametrize("predtype", [boolean, int32], ids=type_id)
-@pytest.mark.parametrize("pyfunc, resty, instruction", [
-    (vote_all, boolean, "vote.sync.all.pred"),
-    (vote_any, boolean, "vote.sync.any.pred"),
-    (vote_ballot, int32, "vote.sync.ballot.b32"),
-], ids=fn_id)
+@pytest.mark.parametrize(
+    "pyfunc, resty, instruction",
+    [
+        (vote_all, boolean, "vote.sync.all.pred"),
+        (vote_any, boolean, "vote.sync.any.pred"),
+        (vote_ballot, int32, "vote.sync.ballot.b32"),
+    ],
+    ids=fn_id,
+)
 def test_votes(pyfunc, resty, instruction, predtype, cc):
     ptx, got = device_ptx(pyfunc, (uint32, predtype), cc)
     assert got == resty
@@ -1348,17 +1482,21 @@ def tuple_argument_unpack(t):
     return y
 
 
-@pytest.mark.parametrize("pyfunc, sig, expected", [
-    (tuple_return, (int32, float64), Tuple((int32, float64))),
-    (tuple_return, (int32, int32), UniTuple(int32, 2)),
-    (tuple_return_3, (int32, int32), Tuple((int32, int32, int64))),
-    (tuple_index_constants, (int32, int32), int64),
-    (tuple_unpack, (float32, float32), float32),
-    (tuple_index_heterogeneous, (int32, float32), float32),
-    (tuple_nested, (int16, complex64), complex64),
-    (tuple_argument_sum, (UniTuple(float32, 3),), float32),
-    (tuple_argument_unpack, (Tuple((int32, float64)),), float64),
-], ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None)
+@pytest.mark.parametrize(
+    "pyfunc, sig, expected",
+    [
+        (tuple_return, (int32, float64), Tuple((int32, float64))),
+        (tuple_return, (int32, int32), UniTuple(int32, 2)),
+        (tuple_return_3, (int32, int32), Tuple((int32, int32, int64))),
+        (tuple_index_constants, (int32, int32), int64),
+        (tuple_unpack, (float32, float32), float32),
+        (tuple_index_heterogeneous, (int32, float32), float32),
+        (tuple_nested, (int16, complex64), complex64),
+        (tuple_argument_sum, (UniTuple(float32, 3),), float32),
+        (tuple_argument_unpack, (Tuple((int32, float64)),), float64),
+    ],
+    ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None,
+)
 def test_tuples_as_values(pyfunc, sig, expected, cc):
     assert device_ptx(pyfunc, sig, cc)[1] == expected
 
@@ -1405,22 +1543,26 @@ def cplx_literal(a):
     return a * 1j + 2
 
 
-@pytest.mark.parametrize("pyfunc, sig, expected", [
-    (cplx_ops, (complex64, complex64), complex64),
-    (cplx_ops, (complex128, complex128), complex128),
-    (cplx_mul, (complex64, float32), complex64),
-    (cplx_mul, (float32, complex64), complex64),
-    (cplx_mul, (complex64, float64), complex128),
-    (cplx_mul, (complex64, int32), complex128),
-    (cplx_mul, (complex64, complex128), complex128),
-    (cplx_abs, (complex64,), float32),
-    (cplx_abs, (complex128,), float64),
-    (cplx_parts, (complex64,), float32),
-    (cplx_parts, (complex128,), float64),
-    (cplx_conjugate, (complex64,), complex64),
-    (cplx_conjugate, (complex128,), complex128),
-    (cplx_literal, (complex64,), complex128),
-], ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None)
+@pytest.mark.parametrize(
+    "pyfunc, sig, expected",
+    [
+        (cplx_ops, (complex64, complex64), complex64),
+        (cplx_ops, (complex128, complex128), complex128),
+        (cplx_mul, (complex64, float32), complex64),
+        (cplx_mul, (float32, complex64), complex64),
+        (cplx_mul, (complex64, float64), complex128),
+        (cplx_mul, (complex64, int32), complex128),
+        (cplx_mul, (complex64, complex128), complex128),
+        (cplx_abs, (complex64,), float32),
+        (cplx_abs, (complex128,), float64),
+        (cplx_parts, (complex64,), float32),
+        (cplx_parts, (complex128,), float64),
+        (cplx_conjugate, (complex64,), complex64),
+        (cplx_conjugate, (complex128,), complex128),
+        (cplx_literal, (complex64,), complex128),
+    ],
+    ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None,
+)
 def test_complex_arithmetic(pyfunc, sig, expected, cc):
     assert device_ptx(pyfunc, sig, cc)[1] == expected
 
@@ -1461,16 +1603,20 @@ def half_lt(a, b):
     return a < b
 
 
-@pytest.mark.parametrize("pyfunc, sig, expected, instruction", [
-    (half_add, (float16, float16), float16, "add"),
-    (half_sub, (float16, float16), float16, "sub"),
-    (half_mul, (float16, float16), float16, "mul"),
-    (half_div, (float16, float16), float16, None),
-    (half_neg, (float16,), float16, None),
-    (half_lt, (float16, float16), boolean, None),
-    (half_add, (float16, float32), float32, None),
-    (half_add, (float16, int32), float64, None),
-], ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None)
+@pytest.mark.parametrize(
+    "pyfunc, sig, expected, instruction",
+    [
+        (half_add, (float16, float16), float16, "add"),
+        (half_sub, (float16, float16), float16, "sub"),
+        (half_mul, (float16, float16), float16, "mul"),
+        (half_div, (float16, float16), float16, None),
+        (half_neg, (float16,), float16, None),
+        (half_lt, (float16, float16), boolean, None),
+        (half_add, (float16, float32), float32, None),
+        (half_add, (float16, int32), float64, None),
+    ],
+    ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None,
+)
 def test_float16_arithmetic(pyfunc, sig, expected, instruction, cc):
     ptx, resty = device_ptx(pyfunc, sig, cc)
     assert resty == expected
@@ -1513,11 +1659,15 @@ def tuple_loop_variable(a, b, c):
     return s
 
 
-@pytest.mark.parametrize("pyfunc, sig, expected", [
-    (tuple_loop, (int32,), int64),
-    (tuple_loop_floats, (float32,), float64),
-    (tuple_loop_variable, (int32, int32, int32), int64),
-], ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None)
+@pytest.mark.parametrize(
+    "pyfunc, sig, expected",
+    [
+        (tuple_loop, (int32,), int64),
+        (tuple_loop_floats, (float32,), float64),
+        (tuple_loop_variable, (int32, int32, int32), int64),
+    ],
+    ids=lambda v: fn_id(v) if callable(v) and not isinstance(v, tuple) else None,
+)
 def test_loops_over_tuples(pyfunc, sig, expected, cc):
     assert device_ptx(pyfunc, sig, cc)[1] == expected
 
@@ -1632,8 +1782,9 @@ def test_error_location(pyfunc, sig, construct, says, cc):
     assert index + 1 < len(shown) and set(shown[index + 1].strip()) == {"^"}, f"no caret line in:\n{message}"
     caret = shown[index + 1].index("^")
     start = shown[index].index(construct)
-    assert start <= caret < start + len(construct), \
+    assert start <= caret < start + len(construct), (
         f"caret at column {caret}, {construct!r} spans {start}..{start + len(construct)}:\n{message}"
+    )
 
 
 def err_in_device_function_caller(r, v):

@@ -11,7 +11,7 @@ from cujit import boolean, int8, int32, int64, uint32, uint64, float32, float64,
 
 
 def body(ptx):
-    return ptx[ptx.index("{", ptx.index(".visible")):]
+    return ptx[ptx.index("{", ptx.index(".visible")) :]
 
 
 # -- literals and expressions -------------------------------------------------------------------
@@ -22,7 +22,7 @@ def int_literals(x):
 
 
 def float_literals(x):
-    return x + 1e3 + 0.5 + 2.5e-3 - .25
+    return x + 1e3 + 0.5 + 2.5e-3 - 0.25
 
 
 def bool_literals(x):
@@ -30,11 +30,11 @@ def bool_literals(x):
 
 
 def all_binary_int(a, b):
-    return (a + b) - (a * b) + (a // b) + (a % b) + (a ** 2) + (a << 1) + (a >> 1) + (a & b) + (a | b) + (a ^ b)
+    return (a + b) - (a * b) + (a // b) + (a % b) + (a**2) + (a << 1) + (a >> 1) + (a & b) + (a | b) + (a ^ b)
 
 
 def all_binary_float(a, b):
-    return (a + b) - (a * b) + (a / b) + (a // b) + (a % b) + (a ** b)
+    return (a + b) - (a * b) + (a / b) + (a // b) + (a % b) + (a**b)
 
 
 def unary_ops(a):
@@ -283,16 +283,23 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("pyfunc, argtypes, expected", CASES,
-                         ids=[f"{f.__name__}-" + "-".join(map(str, a)) for f, a, _ in CASES])
+@pytest.mark.parametrize(
+    "pyfunc, argtypes, expected", CASES, ids=[f"{f.__name__}-" + "-".join(map(str, a)) for f, a, _ in CASES]
+)
 def test_construct_compiles_with_numba_result_type(pyfunc, argtypes, expected):
     _, resty = cuda.compile_ptx(pyfunc, argtypes, device=True)
     assert resty == expected
 
 
-@pytest.mark.parametrize("pyfunc, argtypes", [
-    (for_range1, (int32,)), (while_loop, (int64,)), (for_negative_step, (int32,)), (break_continue, (int32,)),
-])
+@pytest.mark.parametrize(
+    "pyfunc, argtypes",
+    [
+        (for_range1, (int32,)),
+        (while_loop, (int64,)),
+        (for_negative_step, (int32,)),
+        (break_continue, (int32,)),
+    ],
+)
 def test_loops_are_loops_in_ptx(pyfunc, argtypes):
     """A loop over a runtime bound is a backward branch in unoptimised code (LLVM may close-form it otherwise)."""
     ptx, _ = cuda.compile_ptx(pyfunc, argtypes, device=True, opt=False)
@@ -369,7 +376,7 @@ def kernel_calling_device(a, b):
 
 DEVICE_CALLS = [
     (call_device, (int32,), int64),
-    (call_device, (float32,), float64),   # float32 * 3: the int64 literal makes it float64
+    (call_device, (float32,), float64),  # float32 * 3: the int64 literal makes it float64
     (call_nested_device, (int32,), int64),
     (call_nested_device, (float64,), float64),
     (call_device_twice_with_different_types, (int32, float32), float64),
@@ -377,8 +384,11 @@ DEVICE_CALLS = [
 ]
 
 
-@pytest.mark.parametrize("pyfunc, argtypes, expected", DEVICE_CALLS,
-                         ids=[f"{f.__name__}-" + "-".join(map(str, a)) for f, a, _ in DEVICE_CALLS])
+@pytest.mark.parametrize(
+    "pyfunc, argtypes, expected",
+    DEVICE_CALLS,
+    ids=[f"{f.__name__}-" + "-".join(map(str, a)) for f, a, _ in DEVICE_CALLS],
+)
 @pytest.mark.parametrize("abi", ["numba", "c"])
 def test_calls_to_device_functions(pyfunc, argtypes, expected, abi):
     _, resty = cuda.compile_ptx(pyfunc, argtypes, device=True, abi=abi)
@@ -424,6 +434,7 @@ def test_globals_are_frozen_at_each_compile(monkeypatch):
 def make_scaler(factor):
     def scale(x):
         return x * factor
+
     return scale
 
 

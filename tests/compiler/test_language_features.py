@@ -51,6 +51,7 @@ def test_keyword_and_default_arguments_are_bound_at_compile_time():
 
 def test_literal_arguments_specialise_device_functions_like_numba():
     """f(1, z=4) compiles the callee for Literal[int](1) ... as numba does, so the mangled name shows them."""
+
     def caller(out):
         out[0] = L.weighted(1, z=4)
 
@@ -62,8 +63,10 @@ def test_literal_arguments_specialise_device_functions_like_numba():
 def test_print_uses_vprintf_with_numba_formats():
     ptx = ptx_of(L.printing, "void(float32[:])")
     assert "vprintf" in ptx
-    strings = {bytes(int(c) for c in body.split(",") if c.strip()).decode()
-               for body in re.findall(r"\.b8 [\w$]+\[\d+\] = \{([\d, ]+)\}", ptx)}
+    strings = {
+        bytes(int(c) for c in body.split(",") if c.strip()).decode()
+        for body in re.findall(r"\.b8 [\w$]+\[\d+\] = \{([\d, ]+)\}", ptx)
+    }
     assert "%s %lld %f %s %s %lld\n" in strings, strings
     assert {"values:", "True", "False", "%f\n", "\n"} <= strings, strings
 
@@ -108,6 +111,7 @@ def test_python_stubs_come_from_the_intrinsic_table():
 
 # ---- misuse: Python's errors, located -------------------------------------------------------------------
 
+
 def k_unexpected_keyword(out):
     out[0] = L.weighted(1, w=2)
 
@@ -141,16 +145,19 @@ def k_range_float_index(out):
     out[0] = range(3)[1.5]
 
 
-@pytest.mark.parametrize("fn, construct, message", [
-    (k_unexpected_keyword, "w=2", "got an unexpected keyword argument 'w'"),
-    (k_duplicate_argument, "x=2", "got multiple values for argument 'x'"),
-    (k_missing_argument, "L.weighted(y=2)", "missing required argument 'x'"),
-    (k_too_many, "L.weighted(1, 2, 3, 4)", "takes 3 positional arguments but 4 were given"),
-    (k_print_complex, "out[0] * 1j", "print() in CUDA code prints string literals"),
-    (k_in_array, "1.0 in out", "No implementation of 'in'"),
-    (k_fp16_arity, "cuda.fp16.hadd(out[0])", "No implementation of cuda.fp16.hadd"),
-    (k_range_float_index, "1.5", "range indices must be integers"),
-])
+@pytest.mark.parametrize(
+    "fn, construct, message",
+    [
+        (k_unexpected_keyword, "w=2", "got an unexpected keyword argument 'w'"),
+        (k_duplicate_argument, "x=2", "got multiple values for argument 'x'"),
+        (k_missing_argument, "L.weighted(y=2)", "missing required argument 'x'"),
+        (k_too_many, "L.weighted(1, 2, 3, 4)", "takes 3 positional arguments but 4 were given"),
+        (k_print_complex, "out[0] * 1j", "print() in CUDA code prints string literals"),
+        (k_in_array, "1.0 in out", "No implementation of 'in'"),
+        (k_fp16_arity, "cuda.fp16.hadd(out[0])", "No implementation of cuda.fp16.hadd"),
+        (k_range_float_index, "1.5", "range indices must be integers"),
+    ],
+)
 def test_misuse_is_a_located_typing_error(fn, construct, message):
     with pytest.raises(errors.TypingError) as info:
         cuda.compile_ptx(fn, "void(float64[:])", cc=CC)
@@ -180,8 +187,10 @@ def cmath_rect_of_complex(z):
 
 def test_cmath_result_types_follow_numba():
     from cujit.compiler import make_options, parse_signature, type_function
-    options = make_options(device=False, abi="numba", abi_info=None, cc=CC, fastmath=False, opt=True, debug=False,
-                           lineinfo=False)
+
+    options = make_options(
+        device=False, abi="numba", abi_info=None, cc=CC, fastmath=False, opt=True, debug=False, lineinfo=False
+    )
     typed = type_function(cmath_types, parse_signature("void(complex64[:], float32[:])"), options, [])
     names = {name: str(t) for name, t in typed.variables}
     assert names["p"] == "float32" and names["q"] == "UniTuple(float32 x 2)" and names["s"] == "complex64"
@@ -198,8 +207,10 @@ def optional_is_misuse(a):
 
 def test_optional_results_of_device_functions():
     from cujit.compiler import make_options, parse_signature, type_function
-    options = make_options(device=True, abi="numba", abi_info=None, cc=CC, fastmath=False, opt=True, debug=False,
-                           lineinfo=False)
+
+    options = make_options(
+        device=True, abi="numba", abi_info=None, cc=CC, fastmath=False, opt=True, debug=False, lineinfo=False
+    )
     typed = type_function(L.first_index.py_func, parse_signature("(float64[:], float64)"), options, [])
     assert str(typed.return_type) == "OptionalType(int64)"
     typed = type_function(L.positive_half.py_func, parse_signature("(float64,)"), options, [])
@@ -226,10 +237,14 @@ def bf16_mixed(a):
 def test_bfloat16_types_and_misuse():
     from cujit import types
     from cujit.cuda import bf16
+
     assert str(types.bfloat16) == "__nv_bfloat16" and types.bfloat16.kind == "bfloat16"
     assert "hfma_relu" in bf16.__all__ and "uint64_to_bfloat16_rd" in bf16.__all__ and "bfloat16" in bf16.__all__
-    with pytest.raises(errors.TypingError, match=r"No implementation of operator '\+' for operands \(__nv_bfloat16, "
-                                                 r"float32\)"):
+    with pytest.raises(
+        errors.TypingError,
+        match=r"No implementation of operator '\+' for operands \(__nv_bfloat16, "
+        r"float32\)",
+    ):
         cuda.compile_ptx(bf16_mixed, "void(float32[:])", cc=(8, 0))
 
 
@@ -241,8 +256,10 @@ def bf16_math(a, out):
 
 def test_math_functions_of_bfloat16_are_the_bf16_functions():
     from cujit.compiler import make_options, parse_signature, type_function
-    options = make_options(device=False, abi="numba", abi_info=None, cc=(8, 0), fastmath=False, opt=True,
-                           debug=False, lineinfo=False)
+
+    options = make_options(
+        device=False, abi="numba", abi_info=None, cc=(8, 0), fastmath=False, opt=True, debug=False, lineinfo=False
+    )
     type_function(bf16_math, parse_signature("void(float32[:], float32[:])"), options, [])
     ptx, _ = cuda.compile_ptx(bf16_math, "void(float32[:], float32[:])", cc=(8, 0))
     assert "sqrt.rn.f32" in ptx

@@ -196,8 +196,18 @@ def jumps_value(a, b, c, d):
 def test_break_continue_and_else_behave_as_python(tmp_path, rng):
     """The device function, run on the host (host_ir), against the same Python function with literal_unroll
     as the identity."""
-    f = host_functions(tmp_path, [("jumps", jumps_value, float64(int32, float64, int64, float32), ctypes.c_double,
-                                   [ctypes.c_int32, ctypes.c_double, ctypes.c_int64, ctypes.c_float])])["jumps"]
+    f = host_functions(
+        tmp_path,
+        [
+            (
+                "jumps",
+                jumps_value,
+                float64(int32, float64, int64, float32),
+                ctypes.c_double,
+                [ctypes.c_int32, ctypes.c_double, ctypes.c_int64, ctypes.c_float],
+            )
+        ],
+    )["jumps"]
     python = types.FunctionType(jumps_value.__code__, dict(jumps_value.__globals__, literal_unroll=lambda t: t))
     for _ in range(500):
         a, c = int(rng.integers(-3, 8)), int(rng.integers(-3, 8))

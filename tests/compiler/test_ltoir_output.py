@@ -25,7 +25,7 @@ def add(x, y):
 
 
 def with_math(x, y):
-    return math.sin(x) * math.exp(y) + math.sqrt(abs(x)) + x ** 3
+    return math.sin(x) * math.exp(y) + math.sqrt(abs(x)) + x**3
 
 
 def test_compile_to_ltoir():
@@ -46,8 +46,7 @@ def _link_lto(cc, *inputs, entry):
 
 @pytest.mark.parametrize("cc", CCS, ids=[f"sm_{a}{b}" for a, b in CCS])
 def test_kernel_ltoir_links_with_nvrtc_ltoir(cc):
-    kernel = cuda.jit(lto=True)(src.multiply_vectors).compile("void(float32[::1], float32[::1], float32[::1])",
-                                                             cc=cc)
+    kernel = cuda.jit(lto=True)(src.multiply_vectors).compile("void(float32[::1], float32[::1], float32[::1])", cc=cc)
     own = kernel.own_code(cc)
     assert own.kind == "ltoir" and own.data[:4] == MAGIC
     cubin = kernel.link(cc)  # the kernel's LTO-IR and functions.cu through NVRTC -dlto
@@ -56,13 +55,15 @@ def test_kernel_ltoir_links_with_nvrtc_ltoir(cc):
 
 @pytest.mark.parametrize("cc", [(8, 0), (9, 0), (10, 0)], ids=["sm_80", "sm_90", "sm_100"])
 def test_udf_with_libdevice_calls_links_back(cc):
-    ltoir, resty = cuda.compile(with_math, "float64(float64, float64)", output="ltoir", cc=cc,
-                                abi_info={"abi_name": "with_math_udf"})
+    ltoir, resty = cuda.compile(
+        with_math, "float64(float64, float64)", output="ltoir", cc=cc, abi_info={"abi_name": "with_math_udf"}
+    )
     assert resty == types.float64 and ltoir[:4] == MAGIC
     udf = cuda.declare_device("with_math_udf", "float64(float64, float64)", abi="c", link=[cuda.LTOIR(ltoir)])
 
     def kernel(r, x):
         r[0] = udf(x[0], x[1])
+
     compiled = cuda.jit(kernel).compile("void(float64[::1], float64[::1])", cc=cc)  # PTX kernel, LTO-IR input
     assert _core.link.cubin_has_symbol(compiled.link(cc), compiled.entry)
 
@@ -70,8 +71,12 @@ def test_udf_with_libdevice_calls_links_back(cc):
 def test_compile_all_returns_the_link_items(tmp_path):
     ptx_item = tmp_path / "extra.ptx"
     ptx_item.write_text("// an extra PTX input\n")
-    helper = cuda.declare_device("add_cabi", "uint32(uint32, uint32)", abi="c",
-                                 link=[os.path.join(src.DATA, "device_functions.cu"), str(ptx_item)])
+    helper = cuda.declare_device(
+        "add_cabi",
+        "uint32(uint32, uint32)",
+        abi="c",
+        link=[os.path.join(src.DATA, "device_functions.cu"), str(ptx_item)],
+    )
 
     def uses_helper(a, b):
         return helper(a, b) + src.times2(1.0)
@@ -111,9 +116,16 @@ def test_random_programs_to_ltoir(tmp_path):
         except (TypingError, UnsupportedError, NotDefinedError, TypeError, ValueError):
             continue
         for cc in ((8, 0), (10, 0)):
-            opts = make_options(device=not program.kernel, abi="numba", abi_info=None, cc=cc,
-                                fastmath=options.get("fastmath", False), opt=options.get("opt"), debug=False,
-                                lineinfo=options.get("lineinfo", False))
+            opts = make_options(
+                device=not program.kernel,
+                abi="numba",
+                abi_info=None,
+                cc=cc,
+                fastmath=options.get("fastmath", False),
+                opt=options.get("opt"),
+                debug=False,
+                lineinfo=options.get("lineinfo", False),
+            )
             typed = type_function(module.f, parse_signature(program.signature), opts)
             ltoir, _, _ = _core.compile_ltoir(typed, opts)
             assert ltoir[:4] == MAGIC, program.source
@@ -134,6 +146,7 @@ def test_lto_kernel_is_lowered_and_optimised_once(cc):
     """A kernel linked with LTO is compiled straight to LTO-IR from its one optimised module: no PTX made beside
     it, nothing lowered or optimised again at link time. Its PTX is made when inspect_asm asks."""
     import cujit
+
     kernel = cuda.jit(lto=True)(saxpy)
     cujit.stats(reset=True)
     compiled = kernel.compile("void(float32[::1], float32[::1], float32[::1], float32)", cc=cc)
@@ -147,8 +160,20 @@ def test_lto_kernel_is_lowered_and_optimised_once(cc):
 
 
 # Legacy dialect (LLVM 7, typed pointers) below compute_100, the modern one (LLVM 20.1) from it: every family.
-LTO_TARGETS = [(7, 5), (8, 0), (8, 9), (9, 0, "a"), (10, 0), (10, 0, "a"), (10, 0, "f"), (10, 3), (11, 0),
-               (12, 0), (12, 0, "f"), (12, 1)]
+LTO_TARGETS = [
+    (7, 5),
+    (8, 0),
+    (8, 9),
+    (9, 0, "a"),
+    (10, 0),
+    (10, 0, "a"),
+    (10, 0, "f"),
+    (10, 3),
+    (11, 0),
+    (12, 0),
+    (12, 0, "f"),
+    (12, 1),
+]
 
 
 def _busy_kernel(out, counts, x):
@@ -171,8 +196,9 @@ def test_barriers_and_wrapping_atomics_in_both_dialects(cc):
     """bar.sync and its reductions, atom.inc/dec, device-scoped CAS (LLVM 22 spells them otherwise than either NVVM
     dialect) reach libNVVM in its spelling, and nvJitLink links the kernel for the exact architecture."""
     arch = "sm_" + "".join(map(str, cc))
-    opts = make_options(device=False, abi="numba", abi_info=None, cc=cc, fastmath=False, opt=None, debug=False,
-                        lineinfo=False)
+    opts = make_options(
+        device=False, abi="numba", abi_info=None, cc=cc, fastmath=False, opt=None, debug=False, lineinfo=False
+    )
     typed = type_function(_busy_kernel, parse_signature("void(float32[::1], uint32[::1], float32[::1])"), opts)
     ltoir, _, _ = _core.compile_ltoir(typed, opts)
     assert ltoir[:4] == MAGIC

@@ -10,13 +10,29 @@ from cujit import _core, cuda, float32, int32, int64, uint32, void
 
 # (cc as numba-cuda spells it, the .target, the .version): every sm_XY[a|f] of `ptxas --help` for CUDA 13.0.
 TARGETS = [
-    ((7, 5), "sm_75", "8.0"), ((8, 0), "sm_80", "8.0"), ((8, 6), "sm_86", "8.0"), ((8, 7), "sm_87", "8.0"),
-    ((8, 8), "sm_88", "9.0"), ((8, 9), "sm_89", "8.0"), ((9, 0), "sm_90", "8.0"), ((9, 0, "a"), "sm_90a", "8.0"),
-    ((10, 0), "sm_100", "8.6"), ((10, 0, "a"), "sm_100a", "8.6"), ((10, 0, "f"), "sm_100f", "8.8"),
-    ((10, 3), "sm_103", "8.8"), ((10, 3, "a"), "sm_103a", "8.8"), ((10, 3, "f"), "sm_103f", "8.8"),
-    ((11, 0), "sm_110", "9.0"), ((11, 0, "a"), "sm_110a", "9.0"), ((11, 0, "f"), "sm_110f", "9.0"),
-    ((12, 0), "sm_120", "8.7"), ((12, 0, "a"), "sm_120a", "8.7"), ((12, 0, "f"), "sm_120f", "8.8"),
-    ((12, 1), "sm_121", "8.8"), ((12, 1, "a"), "sm_121a", "8.8"), ((12, 1, "f"), "sm_121f", "8.8"),
+    ((7, 5), "sm_75", "8.0"),
+    ((8, 0), "sm_80", "8.0"),
+    ((8, 6), "sm_86", "8.0"),
+    ((8, 7), "sm_87", "8.0"),
+    ((8, 8), "sm_88", "9.0"),
+    ((8, 9), "sm_89", "8.0"),
+    ((9, 0), "sm_90", "8.0"),
+    ((9, 0, "a"), "sm_90a", "8.0"),
+    ((10, 0), "sm_100", "8.6"),
+    ((10, 0, "a"), "sm_100a", "8.6"),
+    ((10, 0, "f"), "sm_100f", "8.8"),
+    ((10, 3), "sm_103", "8.8"),
+    ((10, 3, "a"), "sm_103a", "8.8"),
+    ((10, 3, "f"), "sm_103f", "8.8"),
+    ((11, 0), "sm_110", "9.0"),
+    ((11, 0, "a"), "sm_110a", "9.0"),
+    ((11, 0, "f"), "sm_110f", "9.0"),
+    ((12, 0), "sm_120", "8.7"),
+    ((12, 0, "a"), "sm_120a", "8.7"),
+    ((12, 0, "f"), "sm_120f", "8.8"),
+    ((12, 1), "sm_121", "8.8"),
+    ((12, 1, "a"), "sm_121a", "8.8"),
+    ((12, 1, "f"), "sm_121f", "8.8"),
 ]
 IDS = [target for _, target, _ in TARGETS]
 
@@ -64,8 +80,11 @@ def test_device_function_for_every_architecture(cc, arch, isa):
     assert resty == int64 and target(ptx) == arch and version(ptx) == isa
 
 
-@pytest.mark.parametrize("cc", [(9, 0), (10, 0), (10, 0, "a"), (10, 3, "f"), (12, 0), (12, 1, "a")],
-                         ids=["sm_90", "sm_100", "sm_100a", "sm_103f", "sm_120", "sm_121a"])
+@pytest.mark.parametrize(
+    "cc",
+    [(9, 0), (10, 0), (10, 0, "a"), (10, 3, "f"), (12, 0), (12, 1, "a")],
+    ids=["sm_90", "sm_100", "sm_100a", "sm_103f", "sm_120", "sm_121a"],
+)
 def test_cluster_launch_bounds_on_hopper_and_blackwell(cc):
     """.maxclusterrank (launch_bounds' third value) exists from sm_90: ptxas rejects it below, assembles it here."""
 
@@ -87,19 +106,23 @@ def test_supported_archs_reach_blackwell():
     assert _core.supported_archs() == [75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121]
 
 
-@pytest.mark.parametrize("cc, nearest", [((10, 1), "sm_100"), ((11, 5), "sm_110"), ((12, 9), "sm_121"),
-                                         ((13, 0), "sm_121")])
+@pytest.mark.parametrize(
+    "cc, nearest", [((10, 1), "sm_100"), ((11, 5), "sm_110"), ((12, 9), "sm_121"), ((13, 0), "sm_121")]
+)
 def test_unknown_minor_versions_take_the_nearest_architecture_below(cc, nearest):
     ptx, _ = cuda.compile_ptx(busy_kernel, SIG, cc=cc)
     assert target(ptx) == nearest
 
 
-@pytest.mark.parametrize("cc, message", [
-    ((10, 1, "a"), "Can't use arch-specific compute_101a"),
-    ((8, 0, "a"), "arch-specific ('a') targets start at 9.0"),
-    ((9, 0, "f"), "family ('f') targets at 10.0"),
-    ((12, 0, "x"), "Invalid architecture suffix 'x'"),
-])
+@pytest.mark.parametrize(
+    "cc, message",
+    [
+        ((10, 1, "a"), "Can't use arch-specific compute_101a"),
+        ((8, 0, "a"), "arch-specific ('a') targets start at 9.0"),
+        ((9, 0, "f"), "family ('f') targets at 10.0"),
+        ((12, 0, "x"), "Invalid architecture suffix 'x'"),
+    ],
+)
 def test_suffixes_that_cannot_be_honoured(cc, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         cuda.compile_ptx(busy_kernel, SIG, cc=cc)

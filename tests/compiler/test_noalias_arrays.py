@@ -68,8 +68,7 @@ def test_read_only_arrays_load_through_the_non_coherent_cache(cc):
     assert loads(kernel.ptx) == [".nc", ".nc"], kernel.ptx
     assert re.search(r"\bst\.global\.b32\b", kernel.ptx)
     assert re.search(r"ptr noalias readonly %x\.4", kernel.llvm_ir)
-    assert re.search(r"ptr noalias %r\.4", kernel.llvm_ir) and not re.search(r"noalias readonly %r\.4",
-                                                                            kernel.llvm_ir)
+    assert re.search(r"ptr noalias %r\.4", kernel.llvm_ir) and not re.search(r"noalias readonly %r\.4", kernel.llvm_ir)
 
 
 def test_compile_ptx_keeps_numba_cudas_loads(cc):
@@ -80,7 +79,7 @@ def test_compile_ptx_keeps_numba_cudas_loads(cc):
 def test_an_array_that_is_written_is_not_read_through_the_cache(cc):
     kernel = kernel_for(accumulate, void(VEC, VEC), cc)
     ptx = kernel.ptx
-    assert sorted(loads(ptx)) == ["", ".nc"], ptx   # r[i] coherent (it is written), x[i] non-coherent
+    assert sorted(loads(ptx)) == ["", ".nc"], ptx  # r[i] coherent (it is written), x[i] non-coherent
 
 
 def test_two_dimensional_stencil(cc):
@@ -88,10 +87,14 @@ def test_two_dimensional_stencil(cc):
     assert loads(kernel.ptx) and set(loads(kernel.ptx)) == {".nc"}, kernel.ptx
 
 
-@pytest.mark.parametrize("pyfunc, sig", [
-    (through_pointer, void(VEC, VEC, CPointer(float32))),
-    (with_tuple, void(VEC, VEC, UniTuple(float32, 2))),
-], ids=["pointer", "tuple"])
+@pytest.mark.parametrize(
+    "pyfunc, sig",
+    [
+        (through_pointer, void(VEC, VEC, CPointer(float32))),
+        (with_tuple, void(VEC, VEC, UniTuple(float32, 2))),
+    ],
+    ids=["pointer", "tuple"],
+)
 def test_other_ways_to_memory_keep_the_arrays_coherent(pyfunc, sig, cc):
     """A raw pointer may point into an array without the launch knowing its extent: no noalias then."""
     kernel = kernel_for(pyfunc, sig, cc)
@@ -129,6 +132,7 @@ def test_the_variant_for_overlaps_is_compiled_on_demand_and_kept_out_of_sight(cc
 
 # ---- the launch-time check ---------------------------------------------------------------------------------
 
+
 def _array(ptr, shape, strides, itemsize=4):
     n = 1
     for s in shape:
@@ -136,15 +140,19 @@ def _array(ptr, shape, strides, itemsize=4):
     return (ptr, n, itemsize, tuple(shape), tuple(strides))
 
 
-@pytest.mark.parametrize("values, overlap", [
-    ([_array(0x1000, [100], [4]), 1.0, _array(0x1190, [100], [4])], False),   # adjacent: 0x1000 + 400 = 0x1190
-    ([_array(0x1000, [100], [4]), 1.0, _array(0x118c, [100], [4])], True),    # shares the last element
-    ([_array(0x1000, [100], [4]), 1.0, _array(0x1000, [100], [4])], True),    # the same array twice
-    ([_array(0x1000, [0], [4]), 1.0, _array(0x1000, [100], [4])], False),    # an empty array touches nothing
-    ([_array(0x1000 + 396, [100], [-4]), 1.0, _array(0x1000 - 400, [100], [4])], False),  # reversed view, below
-    ([_array(0x1000 + 396, [100], [-4]), 1.0, _array(0x1100, [1], [4])], True),   # inside the reversed view
-    ([_array(0x2000, [10], [8]), 1.0, _array(0x2004, [10], [8])], True),      # interleaved columns: conservative
-], ids=["adjacent", "last-element", "same", "empty", "negative-stride", "inside-negative", "interleaved"])
+@pytest.mark.parametrize(
+    "values, overlap",
+    [
+        ([_array(0x1000, [100], [4]), 1.0, _array(0x1190, [100], [4])], False),  # adjacent: 0x1000 + 400 = 0x1190
+        ([_array(0x1000, [100], [4]), 1.0, _array(0x118C, [100], [4])], True),  # shares the last element
+        ([_array(0x1000, [100], [4]), 1.0, _array(0x1000, [100], [4])], True),  # the same array twice
+        ([_array(0x1000, [0], [4]), 1.0, _array(0x1000, [100], [4])], False),  # an empty array touches nothing
+        ([_array(0x1000 + 396, [100], [-4]), 1.0, _array(0x1000 - 400, [100], [4])], False),  # reversed view, below
+        ([_array(0x1000 + 396, [100], [-4]), 1.0, _array(0x1100, [1], [4])], True),  # inside the reversed view
+        ([_array(0x2000, [10], [8]), 1.0, _array(0x2004, [10], [8])], True),  # interleaved columns: conservative
+    ],
+    ids=["adjacent", "last-element", "same", "empty", "negative-stride", "inside-negative", "interleaved"],
+)
 def test_launcher_overlap_check(values, overlap):
     k = _drv.KernelLauncher([("array", 1), ("f", 4), ("array", 1)])
     assert k.arrays_overlap(values) is overlap
@@ -152,7 +160,7 @@ def test_launcher_overlap_check(values, overlap):
 
 def test_launcher_overlap_check_in_two_dimensions():
     k = _drv.KernelLauncher([("array", 2), ("array", 2), ("i", 8)])
-    a = _array(0x10000, [16, 16], [64, 4])          # 1024 bytes
+    a = _array(0x10000, [16, 16], [64, 4])  # 1024 bytes
     inner = _array(0x10000 + 64 * 8 + 16, [2, 2], [64, 4])
     after = _array(0x10000 + 1024, [16, 16], [64, 4])
     f_order = _array(0x10000 + 1020, [16, 16], [4, 64])
@@ -168,7 +176,7 @@ def test_plans_with_a_single_array_never_overlap():
 
 def test_overlap_check_far_apart_addresses():
     k = _drv.KernelLauncher([("array", 1), ("array", 1)])
-    assert not k.arrays_overlap([_array(0x7fff_0000_0000, [1 << 20], [8], 8), _array(0x1000, [1 << 20], [8], 8)])
+    assert not k.arrays_overlap([_array(0x7FFF_0000_0000, [1 << 20], [8], 8), _array(0x1000, [1 << 20], [8], 8)])
 
 
 def store_nothing(v):

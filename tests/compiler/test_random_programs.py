@@ -28,11 +28,16 @@ from script_runs import output_lines
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEEDS = range(int(os.environ.get("CUJIT_FUZZ_SEEDS", "1000")))
 BATCHES = 2
-SLOW_SECONDS = 5   # a compile slower than this fails the test
+SLOW_SECONDS = 5  # a compile slower than this fails the test
 HANG_SECONDS = 60  # a child with no result for this long is killed, and its program reported
 
-EXPECTED = {"cujit.errors.TypingError", "cujit.errors.UnsupportedError", "cujit.errors.NotDefinedError",
-            "builtins.TypeError", "builtins.ValueError"}
+EXPECTED = {
+    "cujit.errors.TypingError",
+    "cujit.errors.UnsupportedError",
+    "cujit.errors.NotDefinedError",
+    "builtins.TypeError",
+    "builtins.ValueError",
+}
 ABOUT_CODE = {"cujit.errors.TypingError", "cujit.errors.UnsupportedError", "cujit.errors.NotDefinedError"}
 
 
@@ -43,8 +48,12 @@ def run_children(seeds, workdir):
     pending = list(seeds)
     while pending:
         with tempfile.TemporaryFile("w+") as stderr:
-            proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fuzz_child.py"), workdir,
-                                     *map(str, pending)], stdout=subprocess.PIPE, stderr=stderr, text=True)
+            proc = subprocess.Popen(
+                [sys.executable, os.path.join(HERE, "fuzz_child.py"), workdir, *map(str, pending)],
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+            )
             lines = output_lines(proc)
             started, hung = None, False
             while True:
@@ -69,16 +78,21 @@ def run_children(seeds, workdir):
         if not hung and proc.returncode == 0 and len(done) == len(pending):
             break
         culprit = started if started is not None else pending[len(done)]
-        deaths[culprit] = (f"no result after {HANG_SECONDS} s: killed" if hung
-                           else f"exit status {proc.returncode}; stderr: {errors[-2000:]}")
-        pending = pending[pending.index(culprit) + 1:]
+        deaths[culprit] = (
+            f"no result after {HANG_SECONDS} s: killed"
+            if hung
+            else f"exit status {proc.returncode}; stderr: {errors[-2000:]}"
+        )
+        pending = pending[pending.index(culprit) + 1 :]
     return reports, deaths
 
 
 def describe(seed):
     p = generate(seed)
-    return (f"seed {seed}: compile {'@cuda.jit' if p.jit else 'compile_ptx'} {p.signature} {p.options}"
-            f"{' (planted: ' + p.invalid + ')' if p.invalid else ''}\n{p.source}")
+    return (
+        f"seed {seed}: compile {'@cuda.jit' if p.jit else 'compile_ptx'} {p.signature} {p.options}"
+        f"{' (planted: ' + p.invalid + ')' if p.invalid else ''}\n{p.source}"
+    )
 
 
 @pytest.mark.parametrize("batch", range(BATCHES))

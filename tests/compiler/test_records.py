@@ -22,8 +22,10 @@ def test_record_type_names_follow_numba():
     rng = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
     assert str(cujit.from_dtype(rng)) == "Record(s0[type=uint64;offset=0],s1[type=uint64;offset=8];16;True)"
     packed = cujit.from_dtype(R.PACKED)
-    assert str(packed) == ("Record(c[type=int8;offset=0],d[type=float64;offset=1],e[type=int32;offset=9],"
-                           "m[type=nestedarray(int16, (2, 2));offset=13];21;False)")
+    assert str(packed) == (
+        "Record(c[type=int8;offset=0],d[type=float64;offset=1],e[type=int32;offset=9],"
+        "m[type=nestedarray(int16, (2, 2));offset=13];21;False)"
+    )
     assert packed.size == 21 and not packed.aligned
     # Fields are listed by offset (then name), whatever order the dtype gives them.
     swapped = np.dtype({"names": ["b", "a"], "formats": [np.int32, np.int32], "offsets": [4, 0]})
@@ -70,8 +72,10 @@ def test_record_mangled_names_are_stable_and_numba_shaped():
     point = cujit.from_dtype(R.POINT)
     name = _core.mangle.mangle_type(point)
     assert re.fullmatch(r"6RecordILi\d+EE", name)
-    script = ("import numpy as np, cujit, records_src as R; from cujit import _core; "
-              "print(_core.mangle.mangle_type(cujit.from_dtype(R.POINT)))")
+    script = (
+        "import numpy as np, cujit, records_src as R; from cujit import _core; "
+        "print(_core.mangle.mangle_type(cujit.from_dtype(R.POINT)))"
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(__file__), os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == name
@@ -93,12 +97,15 @@ def position_out_of_range(a, out):
     out[0] = a[0][9]
 
 
-@pytest.mark.parametrize("fn, message, column_of", [
-    (unknown_field, "Unknown attribute 'nope' of type Record(", "a[0].nope"),
-    (bad_key, "a record is indexed by a constant field name or a constant integer, not by int64", "k]"),
-    (bad_store, "cannot store a value of type UniTuple(int64 x 2) into a record field of type float32", "a[0].x ="),
-    (position_out_of_range, "Record field index 9 out of range (6 fields)", "9]"),
-])
+@pytest.mark.parametrize(
+    "fn, message, column_of",
+    [
+        (unknown_field, "Unknown attribute 'nope' of type Record(", "a[0].nope"),
+        (bad_key, "a record is indexed by a constant field name or a constant integer, not by int64", "k]"),
+        (bad_store, "cannot store a value of type UniTuple(int64 x 2) into a record field of type float32", "a[0].x ="),
+        (position_out_of_range, "Record field index 9 out of range (6 fields)", "9]"),
+    ],
+)
 def test_record_misuse_is_located(fn, message, column_of):
     point = cujit.from_dtype(R.POINT)
     sig = [point[::1], cujit.float64[::1]] + ([cujit.int64] if fn is bad_key else [])
@@ -119,7 +126,7 @@ def test_unaligned_float_fields_are_stored_as_integer_bits(cc):
     float-to-u8 conversion (the byte came out 0 on an H100)."""
     r = np.zeros(4, R.PACKED)
     ptx, _ = cuda.compile_ptx(R.packed_kernel, (cujit.typeof(r), cujit.typeof(np.zeros(4))), cc=cc)
-    body = ptx[ptx.index("add.f64"):]
+    body = ptx[ptx.index("add.f64") :]
     stored = re.findall(r"st\.global\.b8\s+\[[^\]]+\+1\],\s*(%\w+);", ptx)
     assert stored, ptx
     assert re.search(rf"mov\.b64\s+{re.escape(stored[0])},", body), "the low byte comes straight from a float op"

@@ -33,17 +33,41 @@ SHARED_DECL = r"^\s*(\.visible\s+)?\.shared\s+\.align\s+\d+\s+\.b8\s+[\w$]+\[{}\
 
 # name -> regexes the PTX must match (what a CUDA C programmer expects to see)
 EXPECTED = {
-    "saxpy": [r"\bld\.global(\.nc)?\.b32\b", r"\bst\.global\.b32\b", r"\bfma\.rn\.f32\b", r"%tid\.x", r"%ctaid\.x",
-              r"%ntid\.x"],
-    "block_sum": [SHARED_DECL.format(4 * K.BLOCK), r"\bbar\.sync\s+0;", r"\bld\.shared\.b32\b",
-                  r"\bst\.shared\.b32\b", r"\bld\.global(\.nc)?\.b32\b", r"\bst\.global\.b32\b", r"%ctaid\.x"],
+    "saxpy": [
+        r"\bld\.global(\.nc)?\.b32\b",
+        r"\bst\.global\.b32\b",
+        r"\bfma\.rn\.f32\b",
+        r"%tid\.x",
+        r"%ctaid\.x",
+        r"%ntid\.x",
+    ],
+    "block_sum": [
+        SHARED_DECL.format(4 * K.BLOCK),
+        r"\bbar\.sync\s+0;",
+        r"\bld\.shared\.b32\b",
+        r"\bst\.shared\.b32\b",
+        r"\bld\.global(\.nc)?\.b32\b",
+        r"\bst\.global\.b32\b",
+        r"%ctaid\.x",
+    ],
     "stencil_2d": [r"\bld\.global(\.nc)?\.b32\b", r"\bst\.global\.b32\b", r"%tid\.y", r"%ctaid\.y"],
-    "fast_matmul": [SHARED_DECL.format(4 * K.TPB * K.TPB), r"\bbar\.sync\s+0;", r"\bld\.shared\.b32\b",
-                    r"\bst\.shared\.b32\b", r"\bfma\.rn\.f32\b", r"\bld\.global(\.nc)?\.b32\b", r"\bst\.global\.b32\b",
-                    r"%nctaid\.x"],
+    "fast_matmul": [
+        SHARED_DECL.format(4 * K.TPB * K.TPB),
+        r"\bbar\.sync\s+0;",
+        r"\bld\.shared\.b32\b",
+        r"\bst\.shared\.b32\b",
+        r"\bfma\.rn\.f32\b",
+        r"\bld\.global(\.nc)?\.b32\b",
+        r"\bst\.global\.b32\b",
+        r"%nctaid\.x",
+    ],
     "histogram": [r"\batom\.global\.add\.[us]32\b", r"\bld\.global(\.nc)?\.b32\b"],
-    "histogram_shared": [SHARED_DECL.format(4 * K.NBINS), r"\batom\.shared\.add\.[us]32\b",
-                         r"\batom\.global\.add\.[us]32\b", r"\bbar\.sync\s+0;"],
+    "histogram_shared": [
+        SHARED_DECL.format(4 * K.NBINS),
+        r"\batom\.shared\.add\.[us]32\b",
+        r"\batom\.global\.add\.[us]32\b",
+        r"\bbar\.sync\s+0;",
+    ],
     "warp_reduce": [r"\bshfl\.sync\.down\.b32\b", r"\batom\.global\.add\.f32\b", r"\bld\.global(\.nc)?\.b32\b"],
 }
 
@@ -94,8 +118,12 @@ def ptxas_verbose(ptxas, ptx, cc):
         fh.write(ptx)
         path = fh.name
     try:
-        proc = subprocess.run([ptxas, "-v", f"-arch=sm_{cc[0]}{cc[1]}", "-o", os.devnull, path],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [ptxas, "-v", f"-arch=sm_{cc[0]}{cc[1]}", "-o", os.devnull, path],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         os.unlink(path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -116,7 +144,7 @@ def test_ptxas_reports_no_spills_and_no_stack(name, cc, ptxas):
 
 
 def opcodes(ptx):
-    return re.findall(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.]*)", ptx[ptx.index("{", ptx.index(".entry")):], re.M)
+    return re.findall(r"^\s*(?:@!?%p\d+\s+)?([a-z][\w.]*)", ptx[ptx.index("{", ptx.index(".entry")) :], re.M)
 
 
 def test_saxpy_has_no_division_and_no_64_bit_multiply(cc):

@@ -18,9 +18,20 @@ from cujit import boolean, int8, int16, int32, int64, uint8, uint16, uint32, uin
 
 # LLVM 22's NVPTX stores untyped bits (st.b64 for an int64 and a float64 alike): the width is what the store
 # shows, the kind (int, float) is checked on the returned type.
-STORE_KIND = {int64: "b64", uint64: "b64", int32: "b32", uint32: "b32", int16: "b16", uint16: "b16", int8: "b8",
-              uint8: "b8", boolean: "b8", float32: "b32", float64: "b64"}
-C_RETVAL = {int64: "b64", uint64: "b64", float64: "b64"}   # everything narrower is a .b32
+STORE_KIND = {
+    int64: "b64",
+    uint64: "b64",
+    int32: "b32",
+    uint32: "b32",
+    int16: "b16",
+    uint16: "b16",
+    int8: "b8",
+    uint8: "b8",
+    boolean: "b8",
+    float32: "b32",
+    float64: "b64",
+}
+C_RETVAL = {int64: "b64", uint64: "b64", float64: "b64"}  # everything narrower is a .b32
 
 
 def add(x, y):
@@ -48,11 +59,11 @@ def mod(x, y):
 
 
 def power(x, y):
-    return x ** y
+    return x**y
 
 
 def square(x):
-    return x ** 2
+    return x**2
 
 
 def neg(x):
@@ -109,6 +120,7 @@ def ne(x, y):
 
 def call_with(fn):
     """A device function calling `fn` (a closure variable, frozen at compile time) on its arguments."""
+
     def call1(x):
         return fn(x)
 
@@ -117,11 +129,12 @@ def call_with(fn):
 
     def call3(x, y, z):
         return fn(x, y, z)
+
     return {1: call1, 2: call2, 3: call3}
 
 
 def body(ptx):
-    return ptx[ptx.index("{", ptx.index(".visible")):]
+    return ptx[ptx.index("{", ptx.index(".visible")) :]
 
 
 def return_stores(ptx):
@@ -149,7 +162,7 @@ def check_typing(pyfunc, argtypes, expected, op=None, no_op=None):
             assert not re.search(no_op, body(text)), f"unexpected {no_op!r} in the PTX"
 
 
-F32_ONLY = r"\.f64\b"           # float32 results must not go through double precision
+F32_ONLY = r"\.f64\b"  # float32 results must not go through double precision
 F64_ADD, F32_ADD = r"\badd(\.rn)?\.f64\b", r"\badd(\.rn)?\.f32\b"
 
 # binary arithmetic: every operator over the scalar types (plus the verified neighbours of some rows)
@@ -214,29 +227,66 @@ def test_binary_and_unary_result_types(pyfunc, argtypes, expected, op, no_op):
 
 
 BUILTINS = [
-    (abs, [(int8, int8), (int32, int32), (int64, int64), (uint32, uint32), (float32, float32),
-           (float64, float64), (boolean, int8)]),
-    (int, [(float32, int64), (float64, int64), (int32, int32), (int64, int64), (uint32, uint32), (int8, int8),
-           (boolean, int64)]),
-    (float, [(float32, float32), (float64, float64), (int32, float64), (int64, float64), (uint32, float64),
-             (int8, float64)]),
+    (
+        abs,
+        [
+            (int8, int8),
+            (int32, int32),
+            (int64, int64),
+            (uint32, uint32),
+            (float32, float32),
+            (float64, float64),
+            (boolean, int8),
+        ],
+    ),
+    (
+        int,
+        [
+            (float32, int64),
+            (float64, int64),
+            (int32, int32),
+            (int64, int64),
+            (uint32, uint32),
+            (int8, int8),
+            (boolean, int64),
+        ],
+    ),
+    (
+        float,
+        [
+            (float32, float32),
+            (float64, float64),
+            (int32, float64),
+            (int64, float64),
+            (uint32, float64),
+            (int8, float64),
+        ],
+    ),
     (bool, [(float32, boolean), (int32, boolean), (boolean, boolean), (uint64, boolean)]),
     (round, [(float32, int64), (float64, int64), (int32, int64), (int64, int64), (uint32, int64), (int8, int64)]),
 ]
 BUILTIN_CASES = [(fn, arg, res) for fn, rows in BUILTINS for arg, res in rows]
 
 
-@pytest.mark.parametrize("fn, argtype, expected", BUILTIN_CASES,
-                         ids=[f"{fn.__name__}-{a}" for fn, a, _ in BUILTIN_CASES])
+@pytest.mark.parametrize(
+    "fn, argtype, expected", BUILTIN_CASES, ids=[f"{fn.__name__}-{a}" for fn, a, _ in BUILTIN_CASES]
+)
 def test_unary_builtins(fn, argtype, expected):
     """int/float/bool of numbers and the unary builtins (abs, round...), as numba types them."""
     check_typing(call_with(fn)[1], (argtype,), expected)
 
 
 MIN_MAX = [
-    ((int32, int64), int64), ((int32, int32), int32), ((float32, float32), float32), ((float64, float64), float64),
-    ((int32, float32), float64), ((uint32, int32), int64), ((float32, float64), float64),
-    ((int16, float32), float32), ((uint64, int64), float64), ((int32, int32, int32), int32),
+    ((int32, int64), int64),
+    ((int32, int32), int32),
+    ((float32, float32), float32),
+    ((float64, float64), float64),
+    ((int32, float32), float64),
+    ((uint32, int32), int64),
+    ((float32, float64), float64),
+    ((int16, float32), float32),
+    ((uint64, int64), float64),
+    ((int32, int32, int32), int32),
     ((float32, float32, float32), float32),
 ]
 
@@ -247,8 +297,15 @@ def test_min_max(fn, argtypes, expected):
     check_typing(call_with(fn)[len(argtypes)], argtypes, expected)
 
 
-ROUND_NDIGITS = [(float32, float32), (float64, float64), (int32, float64), (int64, float64), (uint32, float64),
-                 (int8, float32), (boolean, float32)]
+ROUND_NDIGITS = [
+    (float32, float32),
+    (float64, float64),
+    (int32, float64),
+    (int64, float64),
+    (uint32, float64),
+    (int8, float32),
+    (boolean, float32),
+]
 
 
 def round2(x):
@@ -260,12 +317,43 @@ def test_round_with_ndigits(argtype, expected):
     check_typing(round2, (argtype,), expected)
 
 
-CONSTRUCTORS = [np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-                np.uint64, np.bool_, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                boolean]
-CONSTRUCTED = {np.float32: float32, np.float64: float64, np.int8: int8, np.int16: int16, np.int32: int32,
-               np.int64: int64, np.uint8: uint8, np.uint16: uint16, np.uint32: uint32, np.uint64: uint64,
-               np.bool_: boolean}
+CONSTRUCTORS = [
+    np.float32,
+    np.float64,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.bool_,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    boolean,
+]
+CONSTRUCTED = {
+    np.float32: float32,
+    np.float64: float64,
+    np.int8: int8,
+    np.int16: int16,
+    np.int32: int32,
+    np.int64: int64,
+    np.uint8: uint8,
+    np.uint16: uint16,
+    np.uint32: uint32,
+    np.uint64: uint64,
+    np.bool_: boolean,
+}
 
 
 @pytest.mark.parametrize("source", [int32, uint64, float32, float64, boolean])
@@ -321,14 +409,19 @@ def plus_true(x):
 
 
 LITERALS = [
-    (plus_one, int32, int64), (plus_one, uint32, int64), (plus_one, uint64, int64), (plus_one, int8, int64),
-    (times_two_float, float32, float64), (times_two, float32, float64), (times_two, float64, float64),
-    (lt_float_literal, int32, boolean), (plus_true, int32, int64),
+    (plus_one, int32, int64),
+    (plus_one, uint32, int64),
+    (plus_one, uint64, int64),
+    (plus_one, int8, int64),
+    (times_two_float, float32, float64),
+    (times_two, float32, float64),
+    (times_two, float64, float64),
+    (lt_float_literal, int32, boolean),
+    (plus_true, int32, int64),
 ]
 
 
-@pytest.mark.parametrize("pyfunc, argtype, expected", LITERALS,
-                         ids=[f"{f.__name__}-{a}" for f, a, _ in LITERALS])
+@pytest.mark.parametrize("pyfunc, argtype, expected", LITERALS, ids=[f"{f.__name__}-{a}" for f, a, _ in LITERALS])
 def test_literal_operands(pyfunc, argtype, expected):
     """Integer literals are int64, float literals float64, so they widen the other operand."""
     check_typing(pyfunc, (argtype,), expected)
@@ -339,7 +432,7 @@ def return_int_literal():
 
 
 def return_big_literal():
-    return 2 ** 40
+    return 2**40
 
 
 def return_bool_literal():
@@ -350,12 +443,15 @@ def return_float_literal():
     return 1.5
 
 
-@pytest.mark.parametrize("pyfunc, expected_name, retval", [
-    (return_int_literal, "Literal[int](1)", "b64"),
-    (return_big_literal, "Literal[int](1099511627776)", "b64"),
-    (return_bool_literal, "Literal[bool](True)", "b32"),
-    (return_float_literal, "float64", "b64"),
-])
+@pytest.mark.parametrize(
+    "pyfunc, expected_name, retval",
+    [
+        (return_int_literal, "Literal[int](1)", "b64"),
+        (return_big_literal, "Literal[int](1099511627776)", "b64"),
+        (return_bool_literal, "Literal[bool](True)", "b32"),
+        (return_float_literal, "float64", "b64"),
+    ],
+)
 def test_function_returning_a_literal(pyfunc, expected_name, retval):
     """numba reports the literal type itself as the inferred return type."""
     c_ptx, resty = cuda.compile(pyfunc, ())
@@ -430,21 +526,35 @@ def float32_accumulator(x):
 
 
 RANGES = [
-    (range1, (int32,), int32), (range1, (int64,), int64), (range1, (uint64,), uint64), (range1, (uint32,), uint64),
-    (range1, (int16,), int32), (range1, (uint8,), uint64),
-    (range2, (int32, int32), int32), (range2, (int32, int64), int64), (range2, (uint64, uint64), uint64),
-    (range2, (int32, uint64), int32), (range2, (int16, int32), int32),
-    (range3, (int32, int32, int32), int32), (range3, (int64, int32, int32), int64),
+    (range1, (int32,), int32),
+    (range1, (int64,), int64),
+    (range1, (uint64,), uint64),
+    (range1, (uint32,), uint64),
+    (range1, (int16,), int32),
+    (range1, (uint8,), uint64),
+    (range2, (int32, int32), int32),
+    (range2, (int32, int64), int64),
+    (range2, (uint64, uint64), uint64),
+    (range2, (int32, uint64), int32),
+    (range2, (int16, int32), int32),
+    (range3, (int32, int32, int32), int32),
+    (range3, (int64, int32, int32), int64),
     (range3, (uint64, uint64, uint64), uint64),
-    (range_literal, (), int64), (range_down_to_literal, (int32,), int64), (range_down_to_literal, (int64,), int64),
-    (range_from_literal, (int32,), int64), (range_from_literal, (uint64,), int64),
-    (literal_accumulator, (int32,), int64), (int32_accumulator, (int32,), int64),
-    (float_literal_accumulator, (float32,), float64), (float32_accumulator, (float32,), float32),
+    (range_literal, (), int64),
+    (range_down_to_literal, (int32,), int64),
+    (range_down_to_literal, (int64,), int64),
+    (range_from_literal, (int32,), int64),
+    (range_from_literal, (uint64,), int64),
+    (literal_accumulator, (int32,), int64),
+    (int32_accumulator, (int32,), int64),
+    (float_literal_accumulator, (float32,), float64),
+    (float32_accumulator, (float32,), float32),
 ]
 
 
-@pytest.mark.parametrize("pyfunc, argtypes, expected", RANGES,
-                         ids=[f"{f.__name__}-" + "-".join(map(str, a)) for f, a, _ in RANGES])
+@pytest.mark.parametrize(
+    "pyfunc, argtypes, expected", RANGES, ids=[f"{f.__name__}-" + "-".join(map(str, a)) for f, a, _ in RANGES]
+)
 def test_range_index_types(pyfunc, argtypes, expected):
     """The loop variable's type (returned after the loop) and accumulators."""
     check_typing(pyfunc, argtypes, expected)
@@ -491,9 +601,15 @@ def stored_constant(ptx):
     return int(mov.group(1))
 
 
-@pytest.mark.parametrize("pyfunc, value", [
-    (floor_div_neg_num, -4), (floor_div_neg_den, -4), (mod_neg_num, 1), (mod_neg_den, -1),
-])
+@pytest.mark.parametrize(
+    "pyfunc, value",
+    [
+        (floor_div_neg_num, -4),
+        (floor_div_neg_den, -4),
+        (mod_neg_num, 1),
+        (mod_neg_den, -1),
+    ],
+)
 def test_floor_division_semantics_in_code(pyfunc, value):
     """Python floor division/modulo (not C truncation) is what the compiler folds to."""
     ptx, resty = cuda.compile_ptx(pyfunc, (int32,), device=True)
@@ -530,14 +646,44 @@ def test_variable_integer_floor_division_compiles_without_trap(pyfunc):
 
 # math functions ------------------------------------------------------------------------------------
 
-UNARY_MATH = ["sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "expm1", "log",
-              "log1p", "log2", "log10", "fabs", "floor", "ceil", "trunc", "erf", "erfc", "gamma", "lgamma"]
+UNARY_MATH = [
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "fabs",
+    "floor",
+    "ceil",
+    "trunc",
+    "erf",
+    "erfc",
+    "gamma",
+    "lgamma",
+]
 PREDICATES = ["isnan", "isinf", "isfinite"]
 BINARY_MATH = ["atan2", "pow", "hypot", "copysign", "fmod"]
 
 
-UNARY_MATH_TYPES = [(float32, float32), (float64, float64), (int32, float64), (int64, float64), (uint32, float64),
-                    (int8, float64)]
+UNARY_MATH_TYPES = [
+    (float32, float32),
+    (float64, float64),
+    (int32, float64),
+    (int64, float64),
+    (uint32, float64),
+    (int8, float64),
+]
 
 
 @pytest.mark.parametrize("argtype, expected", UNARY_MATH_TYPES, ids=[str(a) for a, _ in UNARY_MATH_TYPES])
@@ -554,28 +700,42 @@ def test_math_predicates(name, argtype):
     check_typing(call_with(getattr(math, name))[1], (argtype,), boolean)
 
 
-BINARY_MATH_TYPES = [((float32, float32), float32), ((float64, float64), float64), ((int32, int32), float64),
-                     ((int64, int64), float64), ((float32, float64), float64)]
+BINARY_MATH_TYPES = [
+    ((float32, float32), float32),
+    ((float64, float64), float64),
+    ((int32, int32), float64),
+    ((int64, int64), float64),
+    ((float32, float64), float64),
+]
 
 
-@pytest.mark.parametrize("argtypes, expected", BINARY_MATH_TYPES,
-                         ids=["-".join(map(str, a)) for a, _ in BINARY_MATH_TYPES])
+@pytest.mark.parametrize(
+    "argtypes, expected", BINARY_MATH_TYPES, ids=["-".join(map(str, a)) for a, _ in BINARY_MATH_TYPES]
+)
 @pytest.mark.parametrize("name", BINARY_MATH)
 def test_binary_math(name, argtypes, expected):
     check_typing(call_with(getattr(math, name))[2], argtypes, expected)
 
 
-@pytest.mark.parametrize("name, expected", [("pow", float32), ("atan2", float64), ("hypot", float64),
-                                            ("copysign", float64), ("fmod", float64)])
+@pytest.mark.parametrize(
+    "name, expected",
+    [("pow", float32), ("atan2", float64), ("hypot", float64), ("copysign", float64), ("fmod", float64)],
+)
 def test_binary_math_float32_int32(name, expected):
     """math.pow has a (float32, int32) signature; the others convert both to float64."""
     check_typing(call_with(getattr(math, name))[2], (float32, int32), expected)
 
 
-@pytest.mark.parametrize("name, instr", [
-    ("sqrt", r"\bsqrt\.rn\.{t}\b"), ("fabs", r"\babs\.{t}\b"), ("floor", r"\bcvt\.rmi\.{t}\.{t}\b"),
-    ("ceil", r"\bcvt\.rpi\.{t}\.{t}\b"), ("trunc", r"\bcvt\.rzi\.{t}\.{t}\b"),
-])
+@pytest.mark.parametrize(
+    "name, instr",
+    [
+        ("sqrt", r"\bsqrt\.rn\.{t}\b"),
+        ("fabs", r"\babs\.{t}\b"),
+        ("floor", r"\bcvt\.rmi\.{t}\.{t}\b"),
+        ("ceil", r"\bcvt\.rpi\.{t}\.{t}\b"),
+        ("trunc", r"\bcvt\.rzi\.{t}\.{t}\b"),
+    ],
+)
 @pytest.mark.parametrize("argtype, t", [(float32, "f32"), (float64, "f64")])
 def test_math_instructions(name, instr, argtype, t):
     """The precision of the argument is kept: float32 math uses the f32 instruction."""
@@ -591,8 +751,9 @@ def bad_invert(x):
     return ~x
 
 
-@pytest.mark.parametrize("pyfunc, argtypes", [(bad_bitwise, (float32, float32)), (bad_invert, (float64,)),
-                                              (lshift, (float32, int32))])
+@pytest.mark.parametrize(
+    "pyfunc, argtypes", [(bad_bitwise, (float32, float32)), (bad_invert, (float64,)), (lshift, (float32, int32))]
+)
 def test_bitwise_operators_reject_floats(pyfunc, argtypes):
     """numba has no bitwise operators on floats: a TypingError, not a silently typed result."""
     with pytest.raises(errors.TypingError):

@@ -23,9 +23,20 @@ def ptx_of(fn, sig, cc=(9, 0)):
 # ---- the names --------------------------------------------------------------------------------------------------
 
 # numba-cuda's aliases on a 64-bit Linux host (numpy's C types there: long is 64 bits).
-C_NAMES = {"char": "int8", "short": "int16", "int": "int32", "long": "int64", "longlong": "int64",
-           "uchar": "uint8", "ushort": "uint16", "uint": "uint32", "ulong": "uint64", "ulonglong": "uint64",
-           "float": "float32", "double": "float64"}
+C_NAMES = {
+    "char": "int8",
+    "short": "int16",
+    "int": "int32",
+    "long": "int64",
+    "longlong": "int64",
+    "uchar": "uint8",
+    "ushort": "uint16",
+    "uint": "uint32",
+    "ulong": "uint64",
+    "ulonglong": "uint64",
+    "float": "float32",
+    "double": "float64",
+}
 
 
 def test_every_vector_type_and_alias_resolves_from_cuda():
@@ -59,6 +70,7 @@ def test_signature_strings_name_vector_types_and_dim3():
 
 # ---- construction and components ----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("cc", CCS, ids=["sm_75", "sm_90"])
 @pytest.mark.parametrize("name", V.NAMES)
 def test_each_type_is_built_and_read(name, cc):
@@ -88,13 +100,16 @@ def test_aliases_device_functions_optionals_and_tuples(cc):
 
 
 def test_device_function_returns_and_takes_vectors_by_value():
-    ptx = cuda.compile_ptx(V.cross.py_func, "float32x3(float32x3, float32x3)", device=True, abi="c",
-                           cc=(7, 5))[0]
-    assert re.search(r"\(\.param \.align 4 \.b8 func_retval0\[12\]\) cross\(\s*"
-                     r"\.param \.align 4 \.b8 cross_param_0\[12\],\s*\.param \.align 4 \.b8 cross_param_1\[12\]", ptx)
+    ptx = cuda.compile_ptx(V.cross.py_func, "float32x3(float32x3, float32x3)", device=True, abi="c", cc=(7, 5))[0]
+    assert re.search(
+        r"\(\.param \.align 4 \.b8 func_retval0\[12\]\) cross\(\s*"
+        r"\.param \.align 4 \.b8 cross_param_0\[12\],\s*\.param \.align 4 \.b8 cross_param_1\[12\]",
+        ptx,
+    )
 
 
 # ---- Dim3 -------------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("cc", CCS, ids=["sm_75", "sm_90"])
 def test_thread_indices_are_dim3_values(cc):
@@ -105,6 +120,7 @@ def test_thread_indices_are_dim3_values(cc):
 
 # ---- the ABI of vectors across declare_device: nvcc's --------------------------------------------------------------
 
+
 def _prototype(ptx, name):
     """(return parameter, [parameters]) of `name` in PTX, parameter names dropped, spaces normalised."""
     m = re.search(r"\.func\s*(\([^)]*\))?\s*" + name + r"\s*\(([^)]*)\)", ptx)
@@ -114,8 +130,18 @@ def _prototype(ptx, name):
     return ret, [p for p in params if p]
 
 
-CUDA_NAMES = {"int8": "char", "int16": "short", "int32": "int", "int64": "longlong", "uint8": "uchar",
-              "uint16": "ushort", "uint32": "uint", "uint64": "ulonglong", "float32": "float", "float64": "double"}
+CUDA_NAMES = {
+    "int8": "char",
+    "int16": "short",
+    "int32": "int",
+    "int64": "longlong",
+    "uint8": "uchar",
+    "uint16": "ushort",
+    "uint32": "uint",
+    "uint64": "ulonglong",
+    "float32": "float",
+    "float64": "double",
+}
 
 
 def test_vectors_cross_declare_device_as_nvcc_passes_them():
@@ -127,8 +153,9 @@ def test_vectors_cross_declare_device_as_nvcc_passes_them():
         cuda_src.append(f'extern "C" __device__ {ctype} c_{name}({ctype} v) {{ return v; }}')
         cuda_src.append(f'extern "C" __device__ int n_{name}({ctype}* r, {ctype} v) {{ *r = v; return 0; }}')
     cuda_src.append('extern "C" __device__ int dim(int* r, dim3 d) { *r = d.x; return 0; }')
-    nvrtc_ptx, _, _ = _core.nvrtc.compile("\n".join(cuda_src), "vectors.cu", linking.arch_for((7, 5)),
-                                          include_dirs=linking.nvrtc_include_dirs())
+    nvrtc_ptx, _, _ = _core.nvrtc.compile(
+        "\n".join(cuda_src), "vectors.cu", linking.arch_for((7, 5)), include_dirs=linking.nvrtc_include_dirs()
+    )
     dim = cuda.declare_device("dim", "int32(dim3)")
 
     def dim_kernel(out):
@@ -158,13 +185,18 @@ def test_declared_cuda_functions_link_with_vector_arguments(lto):
 # ---- misuse ---------------------------------------------------------------------------------------------------
 
 MISUSE = [
-    (V.too_few, "cuda.float32x4(1.0, 2.0, 3.0)",
-     "No implementation of cuda.float32x4(float64, float64, float64): float32x4 has 4 components; the arguments "
-     "give 3"),
-    (V.other_base, "cuda.float32x2(cuda.int32x2(1, 2))",
-     "int32x2 is not a vector of float32 (a float32x2 is built from scalars and float32 vectors)"),
-    (V.assign_component, "v.x",
-     "cannot assign to 'x' of a float32x2: the components of a vector type are read-only"),
+    (
+        V.too_few,
+        "cuda.float32x4(1.0, 2.0, 3.0)",
+        "No implementation of cuda.float32x4(float64, float64, float64): float32x4 has 4 components; the arguments "
+        "give 3",
+    ),
+    (
+        V.other_base,
+        "cuda.float32x2(cuda.int32x2(1, 2))",
+        "int32x2 is not a vector of float32 (a float32x2 is built from scalars and float32 vectors)",
+    ),
+    (V.assign_component, "v.x", "cannot assign to 'x' of a float32x2: the components of a vector type are read-only"),
     (V.missing_component, "v.z", "Unknown attribute 'z' of type float32x2"),
     (V.vector_arithmetic, "v + v", "No implementation of operator '+' for operands (float32x2, float32x2)"),
     (V.store_vector, "out[0] = v", "cannot store a value of type float32x2 into an array of float32"),

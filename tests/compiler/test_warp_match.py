@@ -9,8 +9,7 @@ import re
 import pytest
 
 from cujit import cuda
-from cujit import (boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64,
-                   complex64, Tuple)
+from cujit import boolean, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, complex64, Tuple
 from cujit.errors import TypingError
 
 CCS = [(7, 5), (9, 0)]
@@ -43,8 +42,11 @@ def match_all(mask, v):
 
 
 @pytest.mark.parametrize("cc", CCS, ids=cc_ids)
-@pytest.mark.parametrize("vtype, bits", [(int32, 32), (int64, 64), (float32, 32), (float64, 64),
-                                         (int8, 32), (uint16, 32), (uint32, 64), (uint64, 64)], ids=str)
+@pytest.mark.parametrize(
+    "vtype, bits",
+    [(int32, 32), (int64, 64), (float32, 32), (float64, 64), (int8, 32), (uint16, 32), (uint32, 64), (uint64, 64)],
+    ids=str,
+)
 def test_match_any_sync(vtype, bits, cc):
     ptx, resty = cuda.compile_ptx(match_any, (uint32, vtype), device=True, cc=cc)
     assert resty == int32
@@ -93,12 +95,15 @@ def test_cbrt_keeps_float_width(xtype, resty):
     assert got == resty
 
 
-@pytest.mark.parametrize("fn, argtypes, message", [
-    (match_any, (uint32, complex64), "the value must be a 32- or 64-bit integer or float, got complex64"),
-    (match_all, (uint32, float32[:]), "the value must be a 32- or 64-bit integer or float, got array(float32"),
-    (ffs, (float32,), "No implementation of cuda.ffs(float32)"),
-    (cbrt, (complex64,), "No implementation of cuda.cbrt(complex64)"),
-])
+@pytest.mark.parametrize(
+    "fn, argtypes, message",
+    [
+        (match_any, (uint32, complex64), "the value must be a 32- or 64-bit integer or float, got complex64"),
+        (match_all, (uint32, float32[:]), "the value must be a 32- or 64-bit integer or float, got array(float32"),
+        (ffs, (float32,), "No implementation of cuda.ffs(float32)"),
+        (cbrt, (complex64,), "No implementation of cuda.cbrt(complex64)"),
+    ],
+)
 def test_misuse_is_a_typing_error(fn, argtypes, message):
     with pytest.raises(TypingError, match=re.escape(message)):
         cuda.compile_ptx(fn, argtypes, device=True)
@@ -107,6 +112,7 @@ def test_misuse_is_a_typing_error(fn, argtypes, message):
 def test_match_needs_two_arguments():
     def one_arg(m):
         return cuda.match_any_sync(m)
+
     with pytest.raises(TypingError, match=re.escape("takes 2 arguments (mask, value), got 1")):
         cuda.compile_ptx(one_arg, (uint32,), device=True)
 
@@ -117,6 +123,8 @@ def test_match_below_sm_70_is_refused(fn, cc):
     # match.sync needs sm_70; cujit generates nothing below sm_75 (its lowest target), so a target below sm_70
     # is refused, naming the capability and the requirement, before any code is made.
     from cujit.errors import CCSupportError
-    with pytest.raises(CCSupportError, match=re.escape(f"GPU compute capability {cc[0]}.{cc[1]} is not supported "
-                                                       "(requires >=7.5)")):
+
+    with pytest.raises(
+        CCSupportError, match=re.escape(f"GPU compute capability {cc[0]}.{cc[1]} is not supported (requires >=7.5)")
+    ):
         cuda.compile_ptx(fn, (uint32, int32), device=True, cc=cc)

@@ -9,6 +9,7 @@ NAMES = tuple(f"{base}x{n}" for base in BASES for n in (1, 2, 3, 4))
 
 # ---- storing a vector's components: device functions taking vectors ------------------------------------------
 
+
 @cuda.jit(device=True)
 def put1(res, j, v):
     res[j] = v.x
@@ -46,27 +47,49 @@ def make_readout(name):
     base = getattr(cuda, name[:-2])
     n = int(name[-1])
     if n == 1:
+
         def readout(res, a):
             put1(res, 0, vec(base(a[0])))
     elif n == 2:
+
         def readout(res, a):
             put2(res, 0, vec(base(a[0]), base(a[1])))
     elif n == 3:
+
         def readout(res, a):
             put3(res, 0, vec(base(a[0]), base(a[1]), base(a[2])))
     else:
+
         def readout(res, a):
             put4(res, 0, vec(base(a[0]), base(a[1]), base(a[2]), base(a[3])))
+
     return readout
 
 
 # Which of a[0..3] (`one`, `two`, `three`, `four` below) each vector built by `make_mixed` holds, in order.
 MIXED_COMPONENTS = [
-    [0], [0],
-    [1, 2], [0, 2], [1, 0], [0, 0], [1, 2],
-    [1, 2, 0], [0, 1, 2], [0, 1, 2], [0, 0, 0], [1, 2, 0], [0, 0, 2],
-    [0, 1, 2, 3], [1, 2, 1, 2], [1, 2, 0, 3], [3, 1, 2, 0], [0, 1, 2, 0], [0, 3, 1, 2], [1, 2, 0, 0],
-    [0, 1, 2, 3], [0, 0, 1, 2],
+    [0],
+    [0],
+    [1, 2],
+    [0, 2],
+    [1, 0],
+    [0, 0],
+    [1, 2],
+    [1, 2, 0],
+    [0, 1, 2],
+    [0, 1, 2],
+    [0, 0, 0],
+    [1, 2, 0],
+    [0, 0, 2],
+    [0, 1, 2, 3],
+    [1, 2, 1, 2],
+    [1, 2, 0, 3],
+    [3, 1, 2, 0],
+    [0, 1, 2, 0],
+    [0, 3, 1, 2],
+    [1, 2, 0, 0],
+    [0, 1, 2, 3],
+    [0, 0, 1, 2],
 ]
 
 
@@ -113,21 +136,27 @@ def make_through(name, first, second):
     vec = getattr(cuda, name)
     n = int(name[-1])
     if n == 1:
+
         def through(res, a):
             res[0] = second(first(vec(a[0]))).x
     elif n == 2:
+
         def through(res, a):
             res[0] = second(first(vec(a[0], a[1]))).x
     elif n == 3:
+
         def through(res, a):
             res[0] = second(first(vec(a[0], a[1], a[2]))).x
     else:
+
         def through(res, a):
             res[0] = second(first(vec(a[0], a[1], a[2], a[3]))).x
+
     return through
 
 
 # ---- CUDA C names, device functions returning vectors, Optional vectors ---------------------------------------
+
 
 def aliases(res, a):
     """The CUDA C names users port from: float4, double2, int2, uchar4, short2, long3, ..."""
@@ -196,7 +225,8 @@ def optional_vectors(out, a):
 
 # ---- vectors by value to and from CUDA C++ (declare_device) ----------------------------------------------------
 
-VECTOR_CU = cuda.CUSource("""
+VECTOR_CU = cuda.CUSource(
+    """
 extern "C" __device__ float4 scale4(float4 v, float s) { return make_float4(v.x * s, v.y * s, v.z * s, v.w * s); }
 extern "C" __device__ int add_d2(double2* r, double2 a, double2 b) {
   *r = make_double2(a.x + b.x, a.y + b.y);
@@ -204,7 +234,9 @@ extern "C" __device__ int add_d2(double2* r, double2 a, double2 b) {
 }
 extern "C" __device__ uchar2 swap_uc2(uchar2 v) { return make_uchar2(v.y, v.x); }
 extern "C" __device__ int sum_s3(int* r, short3 v) { *r = v.x + v.y + v.z; return 0; }
-""", name="vectors.cu")
+""",
+    name="vectors.cu",
+)
 scale4 = cuda.declare_device("scale4", "float4(float4, float32)", abi="c", link=[VECTOR_CU])
 add_d2 = cuda.declare_device("add_d2", "double2(double2, double2)", link=[VECTOR_CU])
 swap_uc2 = cuda.declare_device("swap_uc2", "uchar2(uchar2)", abi="c", link=[VECTOR_CU])
@@ -231,6 +263,7 @@ def declared_vectors(f, d, u, s):
 
 # ---- Dim3: cuda.threadIdx and friends as values ----------------------------------------------------------------
 
+
 @cuda.jit(device=True)
 def linear(idx, dim):
     return idx.x + dim.x * (idx.y + dim.y * idx.z)
@@ -251,6 +284,7 @@ def dim3_values(out):
 
 
 # ---- misuse ---------------------------------------------------------------------------------------------------
+
 
 def too_few(out):
     v = cuda.float32x4(1.0, 2.0, 3.0)

@@ -2,9 +2,14 @@
 kind from its own generator. test_random.py compiles them; test_gpu_random.py checks the streams."""
 
 from cujit import cuda
-from cujit.cuda.random import (xoroshiro128p_jump, xoroshiro128p_next, xoroshiro128p_normal_float32,
-                               xoroshiro128p_normal_float64, xoroshiro128p_uniform_float32,
-                               xoroshiro128p_uniform_float64)
+from cujit.cuda.random import (
+    xoroshiro128p_jump,
+    xoroshiro128p_next,
+    xoroshiro128p_normal_float32,
+    xoroshiro128p_normal_float64,
+    xoroshiro128p_uniform_float32,
+    xoroshiro128p_uniform_float64,
+)
 
 
 def draw_all(states, raw, u32, u64, n32, n64):

@@ -72,7 +72,8 @@ def test_monte_carlo_pi(rng):
     assert abs(4.0 * hits.sum() / (n * samples) - np.pi) < 0.01
 
 
-NUMBA_SCRIPT = textwrap.dedent("""
+NUMBA_SCRIPT = (
+    textwrap.dedent("""
     import sys
     import numpy
     numpy.row_stack = numpy.vstack
@@ -80,7 +81,10 @@ NUMBA_SCRIPT = textwrap.dedent("""
     from numba.cuda.random import (create_xoroshiro128p_states, xoroshiro128p_next, xoroshiro128p_uniform_float32,
                                    xoroshiro128p_uniform_float64, xoroshiro128p_normal_float32,
                                    xoroshiro128p_normal_float64)
-    """) + "\n@cuda.jit\n" + inspect.getsource(K.draw_all) + textwrap.dedent("""
+    """)
+    + "\n@cuda.jit\n"
+    + inspect.getsource(K.draw_all)
+    + textwrap.dedent("""
     seed, start, threads, draws, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     states = create_xoroshiro128p_states(threads, seed, subsequence_start=start)
     outs = [numpy.zeros((threads, draws), dt) for dt in (numpy.uint64, numpy.float32, numpy.float64, numpy.float32,
@@ -88,21 +92,26 @@ NUMBA_SCRIPT = textwrap.dedent("""
     draw_all[1, 64](states, *outs)
     numpy.savez(path, *outs)
 """)
+)
 
 
-
-@gpu_support.needs_device("bit for bit against numba-cuda on the GPU; the CPU target's normal floats are within "
-                          "the ulps of log/cos (docs/cpu_target.md)")
-@pytest.mark.skipif(importlib.util.find_spec("numba") is None,
-                    reason="numba-cuda is not installed here")
+@gpu_support.needs_device(
+    "bit for bit against numba-cuda on the GPU; the CPU target's normal floats are within "
+    "the ulps of log/cos (docs/cpu_target.md)"
+)
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="numba-cuda is not installed here")
 def test_streams_are_bit_identical_to_numba_cuda(rng, tmp_path):
     seed, start = int(rng.integers(0, 2**63)), 3
     script = tmp_path / "numba_streams.py"
     script.write_text(NUMBA_SCRIPT)
     path = str(tmp_path / "numba.npz")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run([sys.executable, str(script), str(seed), str(start), str(THREADS), str(DRAWS), path], check=True,
-                   env=env, timeout=300)
+    subprocess.run(
+        [sys.executable, str(script), str(seed), str(start), str(THREADS), str(DRAWS), path],
+        check=True,
+        env=env,
+        timeout=300,
+    )
     theirs = np.load(path)
     ours = draw(seed, start)
     for k, mine in enumerate(ours):

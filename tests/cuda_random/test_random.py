@@ -14,13 +14,15 @@ from cujit.cuda import random as rnd
 def test_cuda_is_a_package_with_numba_cudas_random_module():
     import cujit.cuda.random as by_path
     from cujit.cuda.random import create_xoroshiro128p_states, xoroshiro128p_uniform_float32  # noqa: F401
+
     assert cuda.random is by_path
     assert str(rnd.xoroshiro128p_type) == "Record(s0[type=uint64;offset=0],s1[type=uint64;offset=8];16;True)"
     assert rnd.xoroshiro128p_dtype.itemsize == 16
 
 
-@pytest.mark.parametrize("seed, start, n", [(0, 0, 5), (1, 0, 33), (12345, 3, 17), (-7, 0, 4),
-                                            (2**64 - 1, 1, 3), (2**40 + 5, 70, 9)])
+@pytest.mark.parametrize(
+    "seed, start, n", [(0, 0, 5), (1, 0, 33), (12345, 3, 17), (-7, 0, 4), (2**64 - 1, 1, 3), (2**40 + 5, 70, 9)]
+)
 def test_host_seeding_matches_sequential_jumps(seed, start, n):
     host = np.empty(n, rnd.xoroshiro128p_dtype)
     rnd.init_xoroshiro128p_states_cpu(host, seed, start)
@@ -48,8 +50,18 @@ def test_host_seeding_of_many_states_and_far_subsequences():
 
 def test_random_kernels_compile():
     states = rnd.xoroshiro128p_type[::1]
-    cuda.compile_ptx(K.draw_all, (states, cujit.uint64[:, ::1], cujit.float32[:, ::1], cujit.float64[:, ::1],
-                                  cujit.float32[:, ::1], cujit.float64[:, ::1]), cc=(9, 0))
+    cuda.compile_ptx(
+        K.draw_all,
+        (
+            states,
+            cujit.uint64[:, ::1],
+            cujit.float32[:, ::1],
+            cujit.float64[:, ::1],
+            cujit.float32[:, ::1],
+            cujit.float64[:, ::1],
+        ),
+        cc=(9, 0),
+    )
     cuda.compile_ptx(K.jump_then_draw, (states, cujit.uint64[::1]), cc=(9, 0))
     ptx, _ = cuda.compile_ptx(K.monte_carlo_pi, (states, cujit.int64[::1], cujit.int64), cc=(9, 0))
     assert ".entry" in ptx

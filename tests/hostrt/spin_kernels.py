@@ -188,8 +188,12 @@ def _flags_data(nb, rng):
 
 
 def _queue(nb, n, rng):
-    return (rng.integers(-10**6, 10**6, (nb, n)).astype(np.int64), np.zeros((nb, 4), np.int64),
-            np.zeros((nb, 2), np.int32), np.zeros((nb, n), np.int64))
+    return (
+        rng.integers(-(10**6), 10**6, (nb, n)).astype(np.int64),
+        np.zeros((nb, 4), np.int64),
+        np.zeros((nb, 2), np.int32),
+        np.zeros((nb, n), np.int64),
+    )
 
 
 def _last_block_expect(a):
@@ -201,29 +205,65 @@ def _last_block_expect(a):
 
 
 CASES = [
-    Case("flag_across_warps", flag_across_warps, 4, 64, lambda rng: _flags_data(4, rng),
-         lambda a: {2: a[1] * 2 + 1}),
-    Case("flag_across_warps_then_barrier", flag_across_warps_then_barrier, 4, 64,
-         lambda rng: (np.zeros(4, np.int32), rng.integers(1, 1000, 4).astype(np.int64), np.zeros((4, 64), np.int64)),
-         lambda a: {2: np.repeat((a[1] * 2 + 7)[:, None], 64, axis=1)}),
-    Case("spin_lock", spin_lock, 3, 96,
-         lambda rng: (np.zeros(3, np.int32), np.zeros(3, np.int64), np.zeros(3, np.int32), np.zeros((3, 96), np.int64)),
-         lambda a: {1: np.full(3, 96), 2: np.full(3, 9600), 3: np.full((3, 96), 96)}),
+    Case("flag_across_warps", flag_across_warps, 4, 64, lambda rng: _flags_data(4, rng), lambda a: {2: a[1] * 2 + 1}),
+    Case(
+        "flag_across_warps_then_barrier",
+        flag_across_warps_then_barrier,
+        4,
+        64,
+        lambda rng: (np.zeros(4, np.int32), rng.integers(1, 1000, 4).astype(np.int64), np.zeros((4, 64), np.int64)),
+        lambda a: {2: np.repeat((a[1] * 2 + 7)[:, None], 64, axis=1)},
+    ),
+    Case(
+        "spin_lock",
+        spin_lock,
+        3,
+        96,
+        lambda rng: (np.zeros(3, np.int32), np.zeros(3, np.int64), np.zeros(3, np.int32), np.zeros((3, 96), np.int64)),
+        lambda a: {1: np.full(3, 96), 2: np.full(3, 9600), 3: np.full((3, 96), 96)},
+    ),
     Case("bounded_queue", bounded_queue, 3, 64, lambda rng: _queue(3, 50, rng), lambda a: {3: a[0]}),
-    Case("turns_with_nanosleep", turns_with_nanosleep, 2, 64,
-         lambda rng: (np.zeros(2, np.int32), np.full((2, 64), -1, np.int32)),
-         lambda a: {1: np.tile(np.arange(63, -1, -1, dtype=np.int32), (2, 1))}),
-    Case("fence_and_plain_flag", fence_and_plain_flag, 4, 64, lambda rng: _flags_data(4, rng),
-         lambda a: {2: a[1] + 1}),
-    Case("block_waits_for_the_last_block", block_waits_for_the_last_block, 6, 32, lambda rng: _flags_data(6, rng),
-         _last_block_expect, workers=1),
-    Case("chain_of_blocks", chain_of_blocks, 8, 64,
-         lambda rng: (np.zeros(8, np.int32), np.zeros((8, 64), np.int32)),
-         lambda a: {1: np.repeat(np.arange(7, -1, -1, dtype=np.int32)[:, None], 64, axis=1)}, workers=1),
-    Case("queue_between_blocks", queue_between_blocks, 2, 32,
-         lambda rng: (rng.integers(-10**6, 10**6, 40).astype(np.int64), np.zeros(4, np.int64),
-                      np.zeros(2, np.int32), np.zeros(40, np.int64)),
-         lambda a: {3: a[0]}, workers=1),
+    Case(
+        "turns_with_nanosleep",
+        turns_with_nanosleep,
+        2,
+        64,
+        lambda rng: (np.zeros(2, np.int32), np.full((2, 64), -1, np.int32)),
+        lambda a: {1: np.tile(np.arange(63, -1, -1, dtype=np.int32), (2, 1))},
+    ),
+    Case("fence_and_plain_flag", fence_and_plain_flag, 4, 64, lambda rng: _flags_data(4, rng), lambda a: {2: a[1] + 1}),
+    Case(
+        "block_waits_for_the_last_block",
+        block_waits_for_the_last_block,
+        6,
+        32,
+        lambda rng: _flags_data(6, rng),
+        _last_block_expect,
+        workers=1,
+    ),
+    Case(
+        "chain_of_blocks",
+        chain_of_blocks,
+        8,
+        64,
+        lambda rng: (np.zeros(8, np.int32), np.zeros((8, 64), np.int32)),
+        lambda a: {1: np.repeat(np.arange(7, -1, -1, dtype=np.int32)[:, None], 64, axis=1)},
+        workers=1,
+    ),
+    Case(
+        "queue_between_blocks",
+        queue_between_blocks,
+        2,
+        32,
+        lambda rng: (
+            rng.integers(-(10**6), 10**6, 40).astype(np.int64),
+            np.zeros(4, np.int64),
+            np.zeros(2, np.int32),
+            np.zeros(40, np.int64),
+        ),
+        lambda a: {3: a[0]},
+        workers=1,
+    ),
 ]
 
 

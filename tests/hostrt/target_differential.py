@@ -39,16 +39,28 @@ from script_runs import output_lines  # noqa: E402
 N_ELEMENTS, BLOCK = 64, 32
 HANG_SECONDS = 60
 ULPS = {np.dtype(np.float16): 2, np.dtype(np.float32): 8, np.dtype(np.float64): 8}
-NUMPY_TYPES = {"int32": np.int32, "int64": np.int64, "uint32": np.uint32, "uint64": np.uint64,
-               "float16": np.float16, "float32": np.float32, "float64": np.float64, "boolean": np.bool_,
-               "bool": np.bool_, "int8": np.int8, "int16": np.int16, "uint8": np.uint8, "uint16": np.uint16}
+NUMPY_TYPES = {
+    "int32": np.int32,
+    "int64": np.int64,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
+    "float16": np.float16,
+    "float32": np.float32,
+    "float64": np.float64,
+    "boolean": np.bool_,
+    "bool": np.bool_,
+    "int8": np.int8,
+    "int16": np.int16,
+    "uint8": np.uint8,
+    "uint16": np.uint16,
+}
 
-WRAPPER = '''
+WRAPPER = """
 def wrapper(out, a, b, n):
     i = cuda.grid(1)
     if i < out.size:
         out[i] = f(a[i], b[i], n)
-'''
+"""
 
 
 def random_values(rng, dtype, size):
@@ -69,6 +81,7 @@ class Case:
 
     def __init__(self, program, workdir, rng):
         from cujit import cuda, types
+
         f = load_program(program, workdir)
         self.seed, self.source = program.seed, program.source
         opts = options_of(program)
@@ -100,6 +113,7 @@ class Case:
 
     def run(self, target):
         from cujit import cuda
+
         if target == "cuda" and os.environ.get("CUJIT_TARGET_DIFF_CPU_ONLY"):
             target = "cpu"  # no GPU here: only crashes and hangs of the CPU target are looked for
         out = np.zeros(N_ELEMENTS, self.out_dtype)
@@ -116,6 +130,7 @@ class Case:
         """The elements whose CPU result moves beyond the tolerance when every transcendental function's result
         moves by NUDGE_ULPS, either way: those an ulp of a math function carries far, on any implementation."""
         from cujit import _core
+
         moved = set()
         for ulps in (NUDGE_ULPS, -NUDGE_ULPS):
             _core.host._nudge_math(ulps)
@@ -132,8 +147,10 @@ class Case:
 # Functions whose GPU and host implementations round differently (each within its documented ulps): a program
 # calling one may carry that difference on through its arithmetic (sin(x ** 5) turns an ulp of x ** 5 into
 # many of the result), so its floating results are compared to a relative tolerance instead.
-INEXACT_MATH = re.compile(r"math\.(sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|tanh|asinh|acosh|atanh|exp|expm1|log|"
-                          r"log2|log10|log1p|pow|hypot|erf|erfc|gamma|lgamma)\(|\*\*")
+INEXACT_MATH = re.compile(
+    r"math\.(sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|tanh|asinh|acosh|atanh|exp|expm1|log|"
+    r"log2|log10|log1p|pow|hypot|erf|erfc|gamma|lgamma)\(|\*\*"
+)
 RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-9}
 # A difference beyond those is the CPU target's fault unless moving each transcendental function's result by this
 # many ulps (what the GPU's and the host's errors add up to for most functions, docs/cpu_target.md) moves the CPU's
@@ -165,6 +182,7 @@ def differ(gpu, cpu, inexact_math=()):
 def compare(seeds, workdir=None, rng=None, announce=lambda target: None):
     """{seed: outcome} with outcomes "same", "skipped: <why>", or "differ: <detail>"."""
     import warnings
+
     warnings.simplefilter("ignore")  # grids of 2 blocks are deliberate here (numba's low-occupancy warning)
     rng = rng or np.random.default_rng()
     workdir = workdir or tempfile.mkdtemp(prefix="cujit_targets_")
@@ -189,7 +207,9 @@ def compare(seeds, workdir=None, rng=None, announce=lambda target: None):
         except Exception as exc:
             outcomes[seed] = f"differ: raised {type(exc).__name__}: {exc}"
             continue
-        floats = {t for t in ("float16", "float32", "float64") if t in program.source + program.signature} or {"float64"}
+        floats = {t for t in ("float16", "float32", "float64") if t in program.source + program.signature} or {
+            "float64"
+        }
         floats |= {gpu.dtype.name} if gpu.dtype.kind == "f" else set()
         inexact_math = floats if INEXACT_MATH.search(case.source) else ()
         bad, sensitive = differ(gpu, cpu, inexact_math), ()
@@ -199,8 +219,10 @@ def compare(seeds, workdir=None, rng=None, announce=lambda target: None):
             bad = np.setdiff1d(bad, sensitive)
         if len(bad):
             i = bad[0]
-            outcomes[seed] = (f"differ: {len(bad)} of {N_ELEMENTS} elements, first at {i}: GPU {gpu[i]!r}, "
-                              f"CPU {cpu[i]!r}, inputs {[a[i] for a in case.host_args]}")
+            outcomes[seed] = (
+                f"differ: {len(bad)} of {N_ELEMENTS} elements, first at {i}: GPU {gpu[i]!r}, "
+                f"CPU {cpu[i]!r}, inputs {[a[i] for a in case.host_args]}"
+            )
         elif len(sensitive):
             outcomes[seed] = f"same: but for {len(sensitive)} ill-conditioned elements"
         else:
@@ -211,6 +233,7 @@ def compare(seeds, workdir=None, rng=None, announce=lambda target: None):
 def _child(seeds):
     """A child process's loop: "start <seed>" before each program, then its outcome as one JSON line."""
     import json
+
     workdir = tempfile.mkdtemp(prefix="cujit_targets_")
     for seed in seeds:
         print(json.dumps({"start": seed}), flush=True)
@@ -225,10 +248,15 @@ def _run_shard(seeds):
     import json
     import queue
     import subprocess
+
     outcomes, pending = {}, list(seeds)
     while pending:
-        proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", *map(str, pending)],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--child", *map(str, pending)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         lines, current, hung, running = output_lines(proc), None, False, None
         while True:
             try:
@@ -257,12 +285,15 @@ def _run_shard(seeds):
                 raise RuntimeError(f"a differential child failed outside a program (exit {proc.returncode})")
             break
         if hung and running == "cpu nudged":
-            outcomes[current] = (f"differ: the CPU target with its math nudged {NUDGE_ULPS} ulps gave no result "
-                                 f"after {HANG_SECONDS} s")
+            outcomes[current] = (
+                f"differ: the CPU target with its math nudged {NUDGE_ULPS} ulps gave no result after {HANG_SECONDS} s"
+            )
         elif hung and running == "cpu":  # the GPU finished it
             outcomes[current] = f"differ: the CPU target gave no result after {HANG_SECONDS} s where the GPU did"
         elif hung:
-            outcomes[current] = f"skipped: no result after {HANG_SECONDS} s ({running or 'compiling'}: a loop that never ends)"
+            outcomes[current] = (
+                f"skipped: no result after {HANG_SECONDS} s ({running or 'compiling'}: a loop that never ends)"
+            )
         else:
             outcomes[current] = f"differ: the process died (exit {proc.returncode}) running on {running or 'neither'}"
         pending.remove(current)
@@ -272,6 +303,7 @@ def _run_shard(seeds):
 def compare_in_processes(seeds, workers=None):
     """compare() over the seeds in `workers` child processes at once (each compiles its share and uses the GPU)."""
     import concurrent.futures
+
     seeds = list(seeds)
     workers = workers or max(1, min(8, (os.cpu_count() or 2) // 2))
     shards = [seeds[i::workers] for i in range(workers)]

@@ -10,7 +10,7 @@ import pytest
 
 import script_runs
 
-WILD = '''
+WILD = """
 import resource
 import warnings
 import numpy as np
@@ -28,7 +28,7 @@ except IndexError as e:
     print("IndexError:", e)
     raise SystemExit(3)
 print("no error")
-'''
+"""
 
 
 def _env(**extra):
@@ -36,8 +36,11 @@ def _env(**extra):
     return dict(env, **extra)
 
 
-@pytest.mark.parametrize("option, env", [(", boundscheck=False", {}), ("", {"NUMBA_BOUNDSCHECK": "0"})],
-                         ids=["boundscheck=False", "NUMBA_BOUNDSCHECK=0"])
+@pytest.mark.parametrize(
+    "option, env",
+    [(", boundscheck=False", {}), ("", {"NUMBA_BOUNDSCHECK": "0"})],
+    ids=["boundscheck=False", "NUMBA_BOUNDSCHECK=0"],
+)
 def test_a_wild_index_without_bounds_checks_is_a_segmentation_fault(option, env):
     proc = script_runs.run_script(WILD.format(option=option), ".py", env=_env(**env), expect_exit=-signal.SIGSEGV)
     assert "no error" not in proc.stdout and "IndexError" not in proc.stdout
@@ -45,5 +48,7 @@ def test_a_wild_index_without_bounds_checks_is_a_segmentation_fault(option, env)
 
 def test_a_wild_index_with_bounds_checks_is_an_index_error():
     proc = script_runs.run_script(WILD.format(option=""), ".py", env=_env(), expect_exit=3)
-    assert "IndexError: kernel 'wild': index 1099511627776 is out of bounds for axis 0 with size 10 of array 'x'" \
-        in proc.stdout, proc.stdout
+    assert (
+        "IndexError: kernel 'wild': index 1099511627776 is out of bounds for axis 0 with size 10 of array 'x'"
+        in proc.stdout
+    ), proc.stdout

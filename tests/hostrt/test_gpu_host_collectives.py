@@ -11,8 +11,11 @@ from cujit import cuda
 
 FULL = 0xFFFFFFFF
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_support.GPU_AVAILABLE, reason="needs a GPU and the CPU target"),
-              gpu_support.needs_device("runs the same kernels on the GPU, beside the CPU target")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gpu_support.GPU_AVAILABLE, reason="needs a GPU and the CPU target"),
+    gpu_support.needs_device("runs the same kernels on the GPU, beside the CPU target"),
+]
 
 
 def both(fn):

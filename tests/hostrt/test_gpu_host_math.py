@@ -14,9 +14,13 @@ from cujit.cuda.random import init_xoroshiro128p_states_cpu, xoroshiro128p_dtype
 
 import gpu_support
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cuda.is_available() or gpu_support.ON_CPU_TARGET,
-                                                  reason="needs a GPU (compares it with the CPU target)"),
-              pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(
+        not cuda.is_available() or gpu_support.ON_CPU_TARGET, reason="needs a GPU (compares it with the CPU target)"
+    ),
+    pytest.mark.filterwarnings("ignore::cujit.errors.NumbaPerformanceWarning"),
+]
 
 N = 2000
 
@@ -45,10 +49,40 @@ def both(fn, out_dtype, *args):
 
 
 # CUDA's documented bound (the GPU tests' MAXULP tables and docs/cpu_target.md) plus the host's (1).
-GPU_ULP64 = {"erfc": 5, "tgamma": 10, "lgamma": 4, "cbrt": 1, "exp": 1, "exp2": 1, "log": 1, "log2": 1, "log10": 1,
-             "log1p": 1, "expm1": 1, "cosh": 1, "tanh": 1, "asinh": 3, "acosh": 3, "erfcx": 4, "normcdf": 5}
-GPU_ULP32 = {"tan": 4, "erfc": 4, "tgamma": 5, "lgamma": 6, "sinh": 3, "asinh": 3, "acosh": 4, "atanh": 3,
-             "erfcx": 4, "normcdf": 5, "pow": 4, "hypot": 3, "atan2": 3}
+GPU_ULP64 = {
+    "erfc": 5,
+    "tgamma": 10,
+    "lgamma": 4,
+    "cbrt": 1,
+    "exp": 1,
+    "exp2": 1,
+    "log": 1,
+    "log2": 1,
+    "log10": 1,
+    "log1p": 1,
+    "expm1": 1,
+    "cosh": 1,
+    "tanh": 1,
+    "asinh": 3,
+    "acosh": 3,
+    "erfcx": 4,
+    "normcdf": 5,
+}
+GPU_ULP32 = {
+    "tan": 4,
+    "erfc": 4,
+    "tgamma": 5,
+    "lgamma": 6,
+    "sinh": 3,
+    "asinh": 3,
+    "acosh": 4,
+    "atanh": 3,
+    "erfcx": 4,
+    "normcdf": 5,
+    "pow": 4,
+    "hypot": 3,
+    "atan2": 3,
+}
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
@@ -90,13 +124,19 @@ def test_rounding_modes_are_equal(rng, mode):
     a4, b4, c4 = a8.astype(np.float32), b8.astype(np.float32), c8.astype(np.float32)
     cases = [(f"f{op}_{mode}", np.float32, (a4, b4)) for op in ("add", "sub", "mul", "div")]
     cases += [(f"d{op}_{mode}", np.float64, (a8, b8)) for op in ("add", "mul", "div")]
-    cases += [(f"fmaf_{mode}", np.float32, (a4, b4, c4)), (f"fma_{mode}", np.float64, (a8, b8, c8)),
-              (f"frcp_{mode}", np.float32, (a4,)), (f"drcp_{mode}", np.float64, (a8,)),
-              (f"fsqrt_{mode}", np.float32, (np.abs(a4),)), (f"dsqrt_{mode}", np.float64, (np.abs(a8),)),
-              (f"double2float_{mode}", np.float32, (a8 * 1e30,)), (f"double2int_{mode}", np.int32, (a8 * 1e7,)),
-              (f"float2ll_{mode}", np.int64, (a4 * 1e16,)),
-              (f"ll2float_{mode}", np.float32, ((a8 * 1e15).astype(np.int64),)),
-              (f"ull2double_{mode}", np.float64, ((a8 * 1e15).astype(np.int64).view(np.uint64),))]
+    cases += [
+        (f"fmaf_{mode}", np.float32, (a4, b4, c4)),
+        (f"fma_{mode}", np.float64, (a8, b8, c8)),
+        (f"frcp_{mode}", np.float32, (a4,)),
+        (f"drcp_{mode}", np.float64, (a8,)),
+        (f"fsqrt_{mode}", np.float32, (np.abs(a4),)),
+        (f"dsqrt_{mode}", np.float64, (np.abs(a8),)),
+        (f"double2float_{mode}", np.float32, (a8 * 1e30,)),
+        (f"double2int_{mode}", np.int32, (a8 * 1e7,)),
+        (f"float2ll_{mode}", np.int64, (a4 * 1e16,)),
+        (f"ll2float_{mode}", np.float32, ((a8 * 1e15).astype(np.int64),)),
+        (f"ull2double_{mode}", np.float64, ((a8 * 1e15).astype(np.int64).view(np.uint64),)),
+    ]
     for name, dtype, args in cases:
         gpu, cpu = both(getattr(cuda.libdevice, name), dtype, *args)
         np.testing.assert_array_equal(cpu, gpu, err_msg=name)

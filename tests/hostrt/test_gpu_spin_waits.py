@@ -10,8 +10,11 @@ import gpu_support
 import spin_kernels
 from cujit import cuda
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_support.GPU_AVAILABLE, reason="needs a GPU"),
-              gpu_support.needs_device("the same kernels on the GPU (test_host_spin_waits.py runs them on the CPU)")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gpu_support.GPU_AVAILABLE, reason="needs a GPU"),
+    gpu_support.needs_device("the same kernels on the GPU (test_host_spin_waits.py runs them on the CPU)"),
+]
 
 
 @pytest.mark.parametrize("case", spin_kernels.CASES, ids=lambda c: c.name)

@@ -80,7 +80,9 @@ def test_add_and_sub(rng, dtype):
     acc = np.zeros(7, dtype)
     add_sub[BLOCKS, THREADS](acc, vals, 7)
     with np.errstate(over="ignore"):
-        want = per_bin(vals, 7, lambda v: v.sum(dtype=dtype)) - np.roll(per_bin(vals, 7, lambda v: v.sum(dtype=dtype)), 1)
+        want = per_bin(vals, 7, lambda v: v.sum(dtype=dtype)) - np.roll(
+            per_bin(vals, 7, lambda v: v.sum(dtype=dtype)), 1
+        )
     np.testing.assert_array_equal(acc, want.astype(dtype))
 
 
@@ -151,10 +153,14 @@ def test_inc_and_dec_wrap_as_cuda(dtype):
     # limit + 1 states, visited once per call in some order: the final states and the multiset of old values.
     assert counters[0] == n % (limit + 1)
     assert counters[1] == (3 - n) % (limit + 1)
-    np.testing.assert_array_equal(np.bincount(old[:, 0].astype(np.int64), minlength=limit + 1),
-                                  np.bincount(np.arange(n) % (limit + 1), minlength=limit + 1))
-    np.testing.assert_array_equal(np.bincount(old[:, 1].astype(np.int64), minlength=limit + 1),
-                                  np.bincount((3 - np.arange(n)) % (limit + 1), minlength=limit + 1))
+    np.testing.assert_array_equal(
+        np.bincount(old[:, 0].astype(np.int64), minlength=limit + 1),
+        np.bincount(np.arange(n) % (limit + 1), minlength=limit + 1),
+    )
+    np.testing.assert_array_equal(
+        np.bincount(old[:, 1].astype(np.int64), minlength=limit + 1),
+        np.bincount((3 - np.arange(n)) % (limit + 1), minlength=limit + 1),
+    )
     big = np.array([limit + 5, limit + 5], dtype)  # above the limit: inc wraps to 0, dec goes to the limit
     incdec[1, 1](big, dtype(limit), old[:1])
     assert list(big) == [0, limit]
@@ -231,5 +237,5 @@ def test_nanmax_and_nanmin_compile_for_the_gpu_as_max_and_min():
     for sig in ["void(float32[:], float32)", "void(float64[:], float64)", "void(int64[:], int64)"]:
         ptx_nan, _ = cuda.compile_ptx(with_nan, sig)
         ptx_plain, _ = cuda.compile_ptx(plain, sig)
-        body = lambda ptx: re.sub(r"_ZN\w+", "NAME", ptx[ptx.index("{"):])  # noqa: E731  (names differ)
+        body = lambda ptx: re.sub(r"_ZN\w+", "NAME", ptx[ptx.index("{") :])  # noqa: E731  (names differ)
         assert body(ptx_nan) == body(ptx_plain)

@@ -91,7 +91,7 @@ def test_a_view_taken_with_a_bad_index_is_reported_and_empty():
     def row_sums(a, out, k):
         i = cuda.grid(1)
         if i < out.size:
-            row = a[i + k]          # a view: the row's index is checked
+            row = a[i + k]  # a view: the row's index is checked
             s = 0.0
             for j in range(row.size):  # an empty view for the bad row: nothing read
                 s += row[j]
@@ -101,8 +101,11 @@ def test_a_view_taken_with_a_bad_index_is_reported_and_empty():
     out = np.zeros(4)
     row_sums[1, 4](a, out, 0)
     np.testing.assert_array_equal(out, a.sum(axis=1))
-    with pytest.raises(IndexError, match=r"index 4 is out of bounds for axis 0 with size 4 of array 'a'.*"
-                                         r"thread \(2, 0, 0\)"):  # the block's threads run in order here
+    with pytest.raises(
+        IndexError,
+        match=r"index 4 is out of bounds for axis 0 with size 4 of array 'a'.*"
+        r"thread \(2, 0, 0\)",
+    ):  # the block's threads run in order here
         row_sums[1, 4](a, out, 2)
     np.testing.assert_array_equal(out, [a[2].sum(), a[3].sum(), 0, 0])
 
@@ -129,8 +132,11 @@ def test_shared_and_local_arrays_are_named_as_such():
             tmp[i] = i
         out[cuda.grid(1)] = tmp[0]
 
-    with pytest.raises(IndexError, match=r"index 8 is out of bounds for axis 0 with size 8 of array 'tmp' "
-                                         r".*\(local memory\)"):
+    with pytest.raises(
+        IndexError,
+        match=r"index 8 is out of bounds for axis 0 with size 8 of array 'tmp' "
+        r".*\(local memory\)",
+    ):
         local_overrun[2, 4](np.zeros(8, np.int64), 9)
 
 
@@ -165,6 +171,7 @@ def test_boundscheck_is_still_refused_for_the_gpu():
 
 
 # ---- debug=True: uninitialised shared memory and data races on shared memory ----------------------------
+
 
 def test_debug_reports_a_read_of_uninitialised_shared_memory():
     @cuda.jit(target="cpu", debug=True, opt=False)
@@ -202,8 +209,11 @@ def test_debug_reports_races_between_barriers():
     no_barrier[1, 32](out, 1)  # with the barrier: no report
     np.testing.assert_array_equal(out, 2 * ((np.arange(32) + 1) % 32))
     # Without: thread 0 reads buf[1] and thread 1 writes it between the same two barriers.
-    with pytest.raises(RuntimeError, match=r"a data race on shared memory: thread \(0, 0, 0\) reads and thread "
-                                           r"\(1, 0, 0\) writes array 'buf' at .*test_host_checks.py:\d+ \(byte 8 "):
+    with pytest.raises(
+        RuntimeError,
+        match=r"a data race on shared memory: thread \(0, 0, 0\) reads and thread "
+        r"\(1, 0, 0\) writes array 'buf' at .*test_host_checks.py:\d+ \(byte 8 ",
+    ):
         no_barrier[1, 32](out, 0)
 
     @cuda.jit(target="cpu", debug=True, opt=False)
@@ -293,6 +303,9 @@ def test_debug_takes_syncwarp_as_ordering_a_warps_lanes():
     warp_sum[1, 32](x, out, True)
     assert out[0] == x.sum()
     # Without the syncwarps: lane 0 runs its rounds first and reads buf[1] before lane 1 writes it, in one interval.
-    with pytest.raises(RuntimeError, match=r"a data race on shared memory: thread \(0, 0, 0\) reads and thread "
-                                           r"\(1, 0, 0\) writes array 'buf'"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"a data race on shared memory: thread \(0, 0, 0\) reads and thread "
+        r"\(1, 0, 0\) writes array 'buf'",
+    ):
         warp_sum[1, 32](x, out, False)

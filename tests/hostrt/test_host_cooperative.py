@@ -27,6 +27,7 @@ def test_grid_sync_orders_every_blocks_writes():
 
 def test_sequential_rows_with_a_grid_sync_per_row():
     """numba-cuda's cooperative-groups example: each row depends on the previous row, computed by other blocks."""
+
     @cuda.jit(target="cpu")
     def sequential_rows(m):
         col = cuda.grid(1)
@@ -89,6 +90,7 @@ def test_max_cooperative_grid_blocks_as_users_call_it():
         g.sync()
 
     from cujit import float64
+
     overload = grid_kernel.overloads[(float64[::1],)]
     most = overload.max_cooperative_grid_blocks(128)
     assert isinstance(most, int) and most >= 16  # 2048 threads of 128 per worker, at least one worker
@@ -145,4 +147,5 @@ def test_the_largest_cooperative_grid_runs():
 
 def _core_max_blocks(threads):
     from cujit import _core
+
     return _core.host.max_cooperative_blocks(threads)

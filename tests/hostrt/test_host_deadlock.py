@@ -16,6 +16,7 @@ FULL = 0xFFFFFFFF
 def line_of(fn, text):
     """The file line of the first source line of `fn` containing `text`."""
     import inspect
+
     lines, first = inspect.getsourcelines(fn.py_func)
     return first + next(k for k, line in enumerate(lines) if text in line)
 
@@ -34,10 +35,14 @@ def test_syncthreads_against_a_warp_shuffle_is_reported():
     message = str(info.value)
     assert "kernel 'test_syncthreads_against_a_warp_shuffle_is_reported.<locals>.split' deadlocked" in message
     assert re.search(r"block \(\d, 0, 0\)", message)
-    assert (f"16 threads (0, 0, 0)..(15, 0, 0) wait at cuda.syncthreads() at {__file__}:"
-            f"{line_of(split, 'cuda.syncthreads()')}") in message
-    assert (f"16 threads (16, 0, 0)..(31, 0, 0) wait at cuda.shfl_sync() with mask 0xffffffff at {__file__}:"
-            f"{line_of(split, 'shfl_sync')}") in message
+    assert (
+        f"16 threads (0, 0, 0)..(15, 0, 0) wait at cuda.syncthreads() at {__file__}:"
+        f"{line_of(split, 'cuda.syncthreads()')}"
+    ) in message
+    assert (
+        f"16 threads (16, 0, 0)..(31, 0, 0) wait at cuda.shfl_sync() with mask 0xffffffff at {__file__}:"
+        f"{line_of(split, 'shfl_sync')}"
+    ) in message
 
 
 def test_different_kinds_of_block_barrier_are_reported():
@@ -90,8 +95,9 @@ def test_a_syncwarp_mask_naming_a_lane_at_a_block_barrier_is_reported():
         lanes[1, 32](np.zeros(32))
     message = str(info.value)
     assert "thread (5, 0, 0) wait at cuda.syncthreads()" in message
-    assert ("31 threads (0, 0, 0)..(4, 0, 0), (6, 0, 0)..(31, 0, 0) wait at cuda.syncwarp() with mask 0xffffffff"
-            in message)
+    assert (
+        "31 threads (0, 0, 0)..(4, 0, 0), (6, 0, 0)..(31, 0, 0) wait at cuda.syncwarp() with mask 0xffffffff" in message
+    )
 
 
 def test_a_lane_outside_its_own_mask_is_reported():
@@ -100,8 +106,11 @@ def test_a_lane_outside_its_own_mask_is_reported():
         t = cuda.threadIdx.x
         out[t] = cuda.ballot_sync(0x0000FFFF, t > 3)
 
-    with pytest.raises(RuntimeError, match=r"cuda.ballot_sync\(\) was called by lane 16 of a warp with mask "
-                                           r"0x0000ffff"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"cuda.ballot_sync\(\) was called by lane 16 of a warp with mask "
+        r"0x0000ffff",
+    ):
         wrong_mask[1, 32](np.zeros(32, np.int32))
 
 

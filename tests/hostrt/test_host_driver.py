@@ -16,8 +16,10 @@ import gpu_support
 from cujit import cuda
 from cujit.cudadrv import devices
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not gpu_support.ON_CPU_TARGET, reason="the process-wide target is not the CPU")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gpu_support.ON_CPU_TARGET, reason="the process-wide target is not the CPU"),
+]
 
 
 @cuda.jit
@@ -229,8 +231,11 @@ def test_debug_kernels_raise_on_the_host_as_on_the_gpu():
     x = np.random.default_rng().random(300) + 0.5
     check_positive[3, 128](x)  # no thread raises
     x[257] = -1.0
-    with pytest.raises(ValueError, match=r"In function 'check_positive'.*tid=\[0, 0, 1\] ctaid=\[0, 0, 2\]: "
-                                         r"not positive"):
+    with pytest.raises(
+        ValueError,
+        match=r"In function 'check_positive'.*tid=\[0, 0, 1\] ctaid=\[0, 0, 2\]: "
+        r"not positive",
+    ):
         check_positive[3, 128](x)
     x[257] = 1.0
     check_positive[3, 128](x)  # the record is cleared for each launch

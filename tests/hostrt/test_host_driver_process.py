@@ -15,9 +15,14 @@ def test_host_driver_tests_pass_on_the_cpu_target():
     here = pathlib.Path(__file__).resolve().parent
     env = dict(os.environ, CUJIT_TARGET="cpu")
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           str(here / "test_host_driver.py")], cwd=here.parents[1], env=env, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(here / "test_host_driver.py")],
+        cwd=here.parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert " passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout[-2000:]
 
@@ -32,7 +37,8 @@ def _run_fresh(text, **env):
 
 
 def test_compile_for_current_device_before_any_runtime_call():
-    proc = _run_fresh("""
+    proc = _run_fresh(
+        """
         from cujit import cuda
 
         def add(x, y):
@@ -44,7 +50,9 @@ def test_compile_for_current_device_before_any_runtime_call():
         assert ".target sm_90" in ptx
         assert cuda.get_current_device().compute_capability == (9, 0)
         print("OK")
-    """, CUJIT_TARGET="cpu")
+    """,
+        CUJIT_TARGET="cpu",
+    )
     assert proc.stdout.strip() == "OK"
 
 

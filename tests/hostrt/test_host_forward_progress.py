@@ -13,7 +13,7 @@ from script_runs import run_script
 
 from cujit import cuda
 
-ENDLESS = '''
+ENDLESS = """
 import numpy as np
 from cujit import cuda
 
@@ -43,7 +43,7 @@ else:
     kernel[2, 32](out, a, b)
 assert np.array_equal(out, b), (out, b)
 print("finished")
-'''.replace("import numpy as np\nfrom cujit", "import math\nimport numpy as np\nfrom cujit")
+""".replace("import numpy as np\nfrom cujit", "import math\nimport numpy as np\nfrom cujit")
 
 
 def test_an_endless_loop_without_effects_is_removed_as_on_the_gpu():
@@ -67,6 +67,7 @@ def _exp_kernel():
             out[i, 0] = math.exp(x[i])
             out[i, 1] = math.sqrt(x[i])  # exact on both targets: never nudged
             out[i, 2] = math.floor(x[i])
+
     return kernel
 
 
@@ -79,6 +80,7 @@ def _run(kernel, x, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_nudge_moves_transcendental_results_by_ulps(dtype):
     from cujit import _core
+
     x = np.random.default_rng().uniform(0.5, 20, 32).astype(dtype)
     plain = _run(_exp_kernel(), x, dtype)
     for ulps in (3, -2):

@@ -42,20 +42,25 @@ def test_every_libdevice_function_has_a_host_implementation():
 
 # ---- kernels: out[i] = f(a[i], ...) with f from the closure (a cuda.libdevice function or a math one) --------
 
+
 def map_kernel(fn, nargs, target="cpu"):
     if nargs == 1:
+
         @cuda.jit(target=target)
         def k1(out, a):
             i = cuda.grid(1)
             if i < out.size:
                 out[i] = fn(a[i])
+
         return k1
     if nargs == 2:
+
         @cuda.jit(target=target)
         def k2(out, a, b):
             i = cuda.grid(1)
             if i < out.size:
                 out[i] = fn(a[i], b[i])
+
         return k2
 
     @cuda.jit(target=target)
@@ -63,6 +68,7 @@ def map_kernel(fn, nargs, target="cpu"):
         i = cuda.grid(1)
         if i < out.size:
             out[i] = fn(a[i], b[i], c[i])
+
     return k3
 
 
@@ -90,17 +96,27 @@ def floats(rng, dtype, lo, hi, n=N):
 
 WIDE = (-100.0, 100.0)
 MATH_CASES = {  # name: (math function, float64 reference, argument domains)
-    "sin": (math.sin, np.sin, [WIDE]), "cos": (math.cos, np.cos, [WIDE]), "tan": (math.tan, np.tan, [WIDE]),
-    "asin": (math.asin, np.arcsin, [(-1, 1)]), "acos": (math.acos, np.arccos, [(-1, 1)]),
-    "atan": (math.atan, np.arctan, [(-1e3, 1e3)]), "atan2": (math.atan2, np.arctan2, [(-10, 10), (-10, 10)]),
-    "sinh": (math.sinh, np.sinh, [(-20, 20)]), "cosh": (math.cosh, np.cosh, [(-20, 20)]),
-    "tanh": (math.tanh, np.tanh, [(-10, 10)]), "exp": (math.exp, np.exp, [(-50, 50)]),
-    "expm1": (math.expm1, np.expm1, [(-5, 5)]), "log": (math.log, np.log, [(1e-5, 1e5)]),
-    "log1p": (math.log1p, np.log1p, [(-0.9, 10)]), "log2": (math.log2, np.log2, [(1e-5, 1e5)]),
-    "log10": (math.log10, np.log10, [(1e-5, 1e5)]), "pow": (math.pow, np.power, [(0.01, 10), (-8, 8)]),
+    "sin": (math.sin, np.sin, [WIDE]),
+    "cos": (math.cos, np.cos, [WIDE]),
+    "tan": (math.tan, np.tan, [WIDE]),
+    "asin": (math.asin, np.arcsin, [(-1, 1)]),
+    "acos": (math.acos, np.arccos, [(-1, 1)]),
+    "atan": (math.atan, np.arctan, [(-1e3, 1e3)]),
+    "atan2": (math.atan2, np.arctan2, [(-10, 10), (-10, 10)]),
+    "sinh": (math.sinh, np.sinh, [(-20, 20)]),
+    "cosh": (math.cosh, np.cosh, [(-20, 20)]),
+    "tanh": (math.tanh, np.tanh, [(-10, 10)]),
+    "exp": (math.exp, np.exp, [(-50, 50)]),
+    "expm1": (math.expm1, np.expm1, [(-5, 5)]),
+    "log": (math.log, np.log, [(1e-5, 1e5)]),
+    "log1p": (math.log1p, np.log1p, [(-0.9, 10)]),
+    "log2": (math.log2, np.log2, [(1e-5, 1e5)]),
+    "log10": (math.log10, np.log10, [(1e-5, 1e5)]),
+    "pow": (math.pow, np.power, [(0.01, 10), (-8, 8)]),
     "hypot": (math.hypot, np.hypot, [(-1e3, 1e3), (-1e3, 1e3)]),
     "fmod": (math.fmod, np.fmod, [WIDE, (0.5, 10)]),
-    "erf": (math.erf, np.vectorize(math.erf), [(-5, 5)]), "erfc": (math.erfc, np.vectorize(math.erfc), [(-2, 8)]),
+    "erf": (math.erf, np.vectorize(math.erf), [(-5, 5)]),
+    "erfc": (math.erfc, np.vectorize(math.erfc), [(-2, 8)]),
     "gamma": (math.gamma, np.vectorize(math.gamma), [(0.5, 20)]),
     "lgamma": (math.lgamma, np.vectorize(math.lgamma), [(2.5, 100)]),
 }
@@ -148,6 +164,7 @@ def test_float16_math_and_arithmetic(rng):
 
 # ---- cuda.libdevice: float functions against numpy / math / long double references ----------------------
 
+
 def ld_sinpi(x):
     r = np.fmod(x.astype(np.longdouble), 2)
     return np.sin(LD_PI * r)
@@ -163,23 +180,44 @@ def round_half_away(x):
 
 
 UNARY = {  # base name: (reference on float64, domain, max ulp float64, max ulp float32)
-    "acos": (np.arccos, (-1, 1), 2, 2), "acosh": (np.arccosh, (1, 1e3), 2, 2), "asin": (np.arcsin, (-1, 1), 2, 2),
-    "asinh": (np.arcsinh, (-1e3, 1e3), 2, 2), "atan": (np.arctan, (-1e3, 1e3), 2, 2),
-    "atanh": (np.arctanh, (-0.99, 0.99), 2, 2), "cbrt": (np.cbrt, (-1e3, 1e3), 2, 1),
-    "ceil": (np.ceil, WIDE, 0, 0), "cos": (np.cos, WIDE, 2, 2), "cosh": (np.cosh, (-20, 20), 2, 2),
-    "cospi": (ld_cospi, (-0.45, 0.45), 1, 1), "erf": (np.vectorize(math.erf), (-5, 5), 2, 2),
-    "erfc": (np.vectorize(math.erfc), (-2, 8), 5, 4), "exp": (np.exp, (-50, 50), 1, 1),
-    "exp10": (lambda x: 10.0 ** x, (-20, 20), 2, 2), "exp2": (np.exp2, (-50, 50), 1, 1),
-    "expm1": (np.expm1, (-5, 5), 1, 1), "fabs": (np.fabs, WIDE, 0, 0), "floor": (np.floor, WIDE, 0, 0),
-    "lgamma": (np.vectorize(math.lgamma), (2.5, 100), 34, 7), "log": (np.log, (1e-5, 1e5), 1, 1),
-    "log10": (np.log10, (1e-5, 1e5), 1, 1), "log1p": (np.log1p, (-0.9, 10), 1, 1),
-    "log2": (np.log2, (1e-5, 1e5), 1, 1), "logb": (lambda x: np.floor(np.log2(np.abs(x))), WIDE, 0, 0),
-    "nearbyint": (np.rint, WIDE, 0, 0), "rint": (np.rint, WIDE, 0, 0), "round": (round_half_away, WIDE, 0, 0),
+    "acos": (np.arccos, (-1, 1), 2, 2),
+    "acosh": (np.arccosh, (1, 1e3), 2, 2),
+    "asin": (np.arcsin, (-1, 1), 2, 2),
+    "asinh": (np.arcsinh, (-1e3, 1e3), 2, 2),
+    "atan": (np.arctan, (-1e3, 1e3), 2, 2),
+    "atanh": (np.arctanh, (-0.99, 0.99), 2, 2),
+    "cbrt": (np.cbrt, (-1e3, 1e3), 2, 1),
+    "ceil": (np.ceil, WIDE, 0, 0),
+    "cos": (np.cos, WIDE, 2, 2),
+    "cosh": (np.cosh, (-20, 20), 2, 2),
+    "cospi": (ld_cospi, (-0.45, 0.45), 1, 1),
+    "erf": (np.vectorize(math.erf), (-5, 5), 2, 2),
+    "erfc": (np.vectorize(math.erfc), (-2, 8), 5, 4),
+    "exp": (np.exp, (-50, 50), 1, 1),
+    "exp10": (lambda x: 10.0**x, (-20, 20), 2, 2),
+    "exp2": (np.exp2, (-50, 50), 1, 1),
+    "expm1": (np.expm1, (-5, 5), 1, 1),
+    "fabs": (np.fabs, WIDE, 0, 0),
+    "floor": (np.floor, WIDE, 0, 0),
+    "lgamma": (np.vectorize(math.lgamma), (2.5, 100), 34, 7),
+    "log": (np.log, (1e-5, 1e5), 1, 1),
+    "log10": (np.log10, (1e-5, 1e5), 1, 1),
+    "log1p": (np.log1p, (-0.9, 10), 1, 1),
+    "log2": (np.log2, (1e-5, 1e5), 1, 1),
+    "logb": (lambda x: np.floor(np.log2(np.abs(x))), WIDE, 0, 0),
+    "nearbyint": (np.rint, WIDE, 0, 0),
+    "rint": (np.rint, WIDE, 0, 0),
+    "round": (round_half_away, WIDE, 0, 0),
     "rcbrt": (lambda x: 1 / np.cbrt(x.astype(np.longdouble)), (-1e3, 1e3), 1, 1),
     "rsqrt": (lambda x: 1 / np.sqrt(x.astype(np.longdouble)), (1e-3, 1e3), 1, 1),
-    "sin": (np.sin, WIDE, 2, 2), "sinh": (np.sinh, (-20, 20), 2, 2), "sinpi": (ld_sinpi, (-0.9, 0.9), 1, 1),
-    "sqrt": (np.sqrt, (0, 1e6), 0, 0), "tan": (np.tan, WIDE, 2, 2), "tanh": (np.tanh, (-10, 10), 2, 2),
-    "tgamma": (np.vectorize(math.gamma), (0.5, 20), 17, 6), "trunc": (np.trunc, WIDE, 0, 0),
+    "sin": (np.sin, WIDE, 2, 2),
+    "sinh": (np.sinh, (-20, 20), 2, 2),
+    "sinpi": (ld_sinpi, (-0.9, 0.9), 1, 1),
+    "sqrt": (np.sqrt, (0, 1e6), 0, 0),
+    "tan": (np.tan, WIDE, 2, 2),
+    "tanh": (np.tanh, (-10, 10), 2, 2),
+    "tgamma": (np.vectorize(math.gamma), (0.5, 20), 17, 6),
+    "trunc": (np.trunc, WIDE, 0, 0),
     # normcdf's reference rounds -x/sqrt(2) first, which costs it up to 4 x^2 ulp.
     "normcdf": (lambda x: 0.5 * np.vectorize(math.erfc)(-x / math.sqrt(2)), (-2, 2), 16, 2),
     "erfcx": (lambda x: np.exp(x.astype(np.longdouble) ** 2) * np.vectorize(math.erfc)(x), (-3, 3), 64, 2),
@@ -194,7 +232,9 @@ def test_libdevice_unary(rng, name, dtype):
     x = floats(rng, dtype, lo, hi)
     got = run(fn, dtype, x)
     want = np.asarray(ref(x.astype(F8)), dtype=np.longdouble).astype(dtype)
-    assert_ulp(got, want, ulp8 if dtype is F8 else ulp4, f"libdevice.{fn.__name__ if hasattr(fn, '__name__') else name}")
+    assert_ulp(
+        got, want, ulp8 if dtype is F8 else ulp4, f"libdevice.{fn.__name__ if hasattr(fn, '__name__') else name}"
+    )
 
 
 def test_libdevice_inverse_functions(rng):
@@ -218,11 +258,16 @@ def test_libdevice_inverse_functions(rng):
 
 
 BINARY = {  # base name: (reference, domain a, domain b, max ulp)
-    "atan2": (np.arctan2, (-10, 10), (-10, 10), 2), "copysign": (np.copysign, WIDE, WIDE, 0),
-    "fdim": (lambda a, b: np.maximum(a - b, 0), WIDE, WIDE, 0), "fmod": (np.fmod, WIDE, (0.5, 10), 0),
-    "hypot": (np.hypot, (-1e3, 1e3), (-1e3, 1e3), 1), "nextafter": (np.nextafter, WIDE, WIDE, 0),
-    "pow": (np.power, (0.01, 10), (-8, 8), 2), "remainder": (np.vectorize(math.remainder), WIDE, (0.5, 10), 0),
-    "fmax": (np.fmax, WIDE, WIDE, 0), "fmin": (np.fmin, WIDE, WIDE, 0),
+    "atan2": (np.arctan2, (-10, 10), (-10, 10), 2),
+    "copysign": (np.copysign, WIDE, WIDE, 0),
+    "fdim": (lambda a, b: np.maximum(a - b, 0), WIDE, WIDE, 0),
+    "fmod": (np.fmod, WIDE, (0.5, 10), 0),
+    "hypot": (np.hypot, (-1e3, 1e3), (-1e3, 1e3), 1),
+    "nextafter": (np.nextafter, WIDE, WIDE, 0),
+    "pow": (np.power, (0.01, 10), (-8, 8), 2),
+    "remainder": (np.vectorize(math.remainder), WIDE, (0.5, 10), 0),
+    "fmax": (np.fmax, WIDE, WIDE, 0),
+    "fmin": (np.fmin, WIDE, WIDE, 0),
 }
 
 
@@ -251,11 +296,9 @@ def test_libdevice_fma_powi_ldexp_and_classification(rng):
     nz = a[a != 0]
     np.testing.assert_array_equal(run(cuda.libdevice.ilogb, I4, nz), np.frexp(nz)[1] - 1)
     special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.5], F8)
-    for name, ref in [("isnand", np.isnan), ("isinfd", np.isinf), ("isfinited", np.isfinite),
-                      ("signbitd", np.signbit)]:
+    for name, ref in [("isnand", np.isnan), ("isinfd", np.isinf), ("isfinited", np.isfinite), ("signbitd", np.signbit)]:
         np.testing.assert_array_equal(run(getattr(cuda.libdevice, name), I4, special), ref(special).astype(I4))
-    for name, ref in [("isnanf", np.isnan), ("isinff", np.isinf), ("finitef", np.isfinite),
-                      ("signbitf", np.signbit)]:
+    for name, ref in [("isnanf", np.isnan), ("isinff", np.isinf), ("finitef", np.isfinite), ("signbitf", np.signbit)]:
         s4 = special.astype(F4)
         np.testing.assert_array_equal(run(getattr(cuda.libdevice, name), I4, s4), ref(s4).astype(I4))
     sat = np.array([np.nan, -1.0, 0.25, 2.0, np.inf], F4)
@@ -298,9 +341,16 @@ def test_libdevice_functions_with_out_parameters(rng):
 
 def test_fast_math_variants_are_the_accurate_functions(rng):
     x = floats(rng, F4, 0.1, 10)
-    for name, ref in [("sinf", np.sin), ("cosf", np.cos), ("tanf", np.tan), ("expf", np.exp),
-                      ("exp10f", lambda v: 10.0 ** v), ("logf", np.log), ("log2f", np.log2),
-                      ("log10f", np.log10)]:
+    for name, ref in [
+        ("sinf", np.sin),
+        ("cosf", np.cos),
+        ("tanf", np.tan),
+        ("expf", np.exp),
+        ("exp10f", lambda v: 10.0**v),
+        ("logf", np.log),
+        ("log2f", np.log2),
+        ("log10f", np.log10),
+    ]:
         assert_ulp(run(getattr(cuda.libdevice, "fast_" + name), F4, x), ref(x.astype(F8)).astype(F4), 2, name)
     assert_ulp(run(cuda.libdevice.fast_powf, F4, x, x), np.power(x.astype(F8), x).astype(F4), 2, "powf")
     assert_ulp(run(cuda.libdevice.fast_fdividef, F4, x, x + 1), x / (x + 1), 0, "fdividef")
@@ -317,6 +367,7 @@ def test_fast_math_variants_are_the_accurate_functions(rng):
 
 
 # ---- rounding-mode variants: exact against fractions ---------------------------------------------------
+
 
 def directed(value, dtype, mode):
     """The exact rational `value` rounded to dtype: rn (ties to even), rz, rd, ru."""
@@ -341,8 +392,7 @@ def directed(value, dtype, mode):
     return down if int(np.frombuffer(np.array(down).tobytes(), np.uint8)[0]) % 2 == 0 else up
 
 
-OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-       "div": lambda a, b: a / b}
+OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b}
 
 
 @pytest.mark.parametrize("mode", ["rn", "rz", "rd", "ru"])
@@ -350,8 +400,10 @@ def test_rounding_mode_arithmetic(rng, mode):
     n = 64
     a8, b8, c8 = (rng.uniform(-1e3, 1e3, n) for _ in range(3))
     a4, b4, c4 = a8.astype(F4), b8.astype(F4), c8.astype(F4)
-    for prefix, dtype, a, b, names in [("f", F4, a4, b4, ["add", "sub", "mul", "div"]),
-                                       ("d", F8, a8, b8, ["add", "mul", "div"])]:
+    for prefix, dtype, a, b, names in [
+        ("f", F4, a4, b4, ["add", "sub", "mul", "div"]),
+        ("d", F8, a8, b8, ["add", "mul", "div"]),
+    ]:
         for op in names:
             got = run(getattr(cuda.libdevice, f"{prefix}{op}_{mode}"), dtype, a, b)
             want = [directed(OPS[op](Fraction(float(x)), Fraction(float(y))), dtype, mode) for x, y in zip(a, b)]
@@ -361,14 +413,17 @@ def test_rounding_mode_arithmetic(rng, mode):
         np.testing.assert_array_equal(got, [directed(1 / Fraction(float(x)), dtype, mode) for x in a])
     for name, dtype, a, b, c in [("fmaf", F4, a4, b4, c4), ("fma", F8, a8, b8, c8)]:
         got = run(getattr(cuda.libdevice, f"{name}_{mode}"), dtype, a, b, c)
-        want = [directed(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)), dtype, mode)
-                for x, y, z in zip(a, b, c)]
+        want = [
+            directed(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)), dtype, mode)
+            for x, y, z in zip(a, b, c)
+        ]
         np.testing.assert_array_equal(got, np.array(want, dtype), err_msg=f"{name}_{mode}")
     for name, dtype, a in [("fsqrt", F4, np.abs(a4)), ("dsqrt", F8, np.abs(a8))]:
         got = run(getattr(cuda.libdevice, f"{name}_{mode}"), dtype, a)
         for g, x in zip(got, a):  # the rounded root r: r^2 on the right side of x, its neighbour's on the other
-            assert g == directed(Fraction(float(np.sqrt(np.longdouble(x)))), dtype, mode) or \
-                _sqrt_bracket(g, x, dtype, mode), f"{name}_{mode}({x}) = {g}"
+            assert g == directed(Fraction(float(np.sqrt(np.longdouble(x)))), dtype, mode) or _sqrt_bracket(
+                g, x, dtype, mode
+            ), f"{name}_{mode}({x}) = {g}"
 
 
 def _sqrt_bracket(g, x, dtype, mode):
@@ -387,17 +442,24 @@ def test_rounding_mode_conversions(rng, mode):
     n = 64
     d = np.concatenate([rng.uniform(-1e4, 1e4, n - 6), [np.nan, 1e30, -1e30, 2.5, -2.5, 3.5]])
     rounders = {"rn": np.rint, "rz": np.trunc, "rd": np.floor, "ru": np.ceil}
-    for name, src, dtype, lo, hi in [("double2int", F8, I4, -2**31, 2**31 - 1), ("double2uint", F8, U4, 0, 2**32 - 1),
-                                     ("double2ll", F8, I8, -2**63, 2**63 - 1), ("double2ull", F8, U8, 0, 2**64 - 1),
-                                     ("float2int", F4, I4, -2**31, 2**31 - 1), ("float2uint", F4, U4, 0, 2**32 - 1),
-                                     ("float2ll", F4, I8, -2**63, 2**63 - 1), ("float2ull", F4, U8, 0, 2**64 - 1)]:
+    for name, src, dtype, lo, hi in [
+        ("double2int", F8, I4, -(2**31), 2**31 - 1),
+        ("double2uint", F8, U4, 0, 2**32 - 1),
+        ("double2ll", F8, I8, -(2**63), 2**63 - 1),
+        ("double2ull", F8, U8, 0, 2**64 - 1),
+        ("float2int", F4, I4, -(2**31), 2**31 - 1),
+        ("float2uint", F4, U4, 0, 2**32 - 1),
+        ("float2ll", F4, I8, -(2**63), 2**63 - 1),
+        ("float2ull", F4, U8, 0, 2**64 - 1),
+    ]:
         x = d.astype(src)
         fn = getattr(cuda.libdevice, f"{name}_{mode}")
         got = run(fn, I8 if dtype in (I4, U4) else dtype, x)
         want = [0 if math.isnan(v) else min(max(int(rounders[mode](v)), lo), hi) for v in x.astype(F8)]
-        assert [int(g) & ((1 << (8 * np.dtype(dtype).itemsize)) - 1) for g in got] == \
-            [w & ((1 << (8 * np.dtype(dtype).itemsize)) - 1) for w in want], f"{name}_{mode}"
-    big = rng.integers(-2**62, 2**62, n, dtype=I8)
+        assert [int(g) & ((1 << (8 * np.dtype(dtype).itemsize)) - 1) for g in got] == [
+            w & ((1 << (8 * np.dtype(dtype).itemsize)) - 1) for w in want
+        ], f"{name}_{mode}"
+    big = rng.integers(-(2**62), 2**62, n, dtype=I8)
     for name, src, dtype in [("ll2float", I8, F4), ("ll2double", I8, F8), ("int2float", I4, F4)]:
         x = (big >> 32).astype(I4) if src is I4 else big
         got = run(getattr(cuda.libdevice, f"{name}_{mode}"), dtype, x)
@@ -415,6 +477,7 @@ def test_rounding_mode_conversions(rng, mode):
 
 # ---- integer intrinsics, bit casts, half conversions: exact ----------------------------------------------
 
+
 def i32(v):
     return ((int(v) + 2**31) % 2**32) - 2**31
 
@@ -428,29 +491,45 @@ def brev(v, bits):
 
 
 INTEGER = {  # name: (argument dtypes, result dtype, Python reference on Python ints)
-    "abs": ((I4,), I4, lambda x: i32(abs(x))), "llabs": ((I8,), I8, lambda x: abs(x) if x > -2**63 else x),
-    "brev": ((I4,), I4, lambda x: i32(brev(x, 32))), "brevll": ((I8,), I8, lambda x: brev(x, 64) - (brev(x, 64) >> 63 << 64)),
+    "abs": ((I4,), I4, lambda x: i32(abs(x))),
+    "llabs": ((I8,), I8, lambda x: abs(x) if x > -(2**63) else x),
+    "brev": ((I4,), I4, lambda x: i32(brev(x, 32))),
+    "brevll": ((I8,), I8, lambda x: brev(x, 64) - (brev(x, 64) >> 63 << 64)),
     "clz": ((I4,), I4, lambda x: 32 - (x % 2**32).bit_length()),
     "clzll": ((I8,), I4, lambda x: 64 - (x % 2**64).bit_length()),
-    "ffs": ((I4,), I4, lambda x: (x & -x).bit_length()), "ffsll": ((I8,), I4, lambda x: (x & -x).bit_length()),
-    "popc": ((I4,), I4, lambda x: bin(x % 2**32).count("1")), "popcll": ((I8,), I4, lambda x: bin(x % 2**64).count("1")),
-    "hadd": ((I4, I4), I4, lambda x, y: (x + y) >> 1), "rhadd": ((I4, I4), I4, lambda x, y: (x + y + 1) >> 1),
+    "ffs": ((I4,), I4, lambda x: (x & -x).bit_length()),
+    "ffsll": ((I8,), I4, lambda x: (x & -x).bit_length()),
+    "popc": ((I4,), I4, lambda x: bin(x % 2**32).count("1")),
+    "popcll": ((I8,), I4, lambda x: bin(x % 2**64).count("1")),
+    "hadd": ((I4, I4), I4, lambda x, y: (x + y) >> 1),
+    "rhadd": ((I4, I4), I4, lambda x, y: (x + y + 1) >> 1),
     "uhadd": ((I4, I4), I4, lambda x, y: i32((u32(x) + u32(y)) >> 1)),
     "urhadd": ((I4, I4), I4, lambda x, y: i32((u32(x) + u32(y) + 1) >> 1)),
-    "max": ((I4, I4), I4, max), "min": ((I4, I4), I4, min),
+    "max": ((I4, I4), I4, max),
+    "min": ((I4, I4), I4, min),
     "umax": ((I4, I4), I4, lambda x, y: i32(max(u32(x), u32(y)))),
     "umin": ((I4, I4), I4, lambda x, y: i32(min(u32(x), u32(y)))),
-    "llmax": ((I8, I8), I8, max), "llmin": ((I8, I8), I8, min),
+    "llmax": ((I8, I8), I8, max),
+    "llmin": ((I8, I8), I8, min),
     "mulhi": ((I4, I4), I4, lambda x, y: (x * y) >> 32),
     "umulhi": ((I4, I4), I4, lambda x, y: i32((u32(x) * u32(y)) >> 32)),
     "mul64hi": ((I8, I8), I8, lambda x, y: (x * y) >> 64),
-    "umul64hi": ((I8, I8), I8, lambda x, y: ((x % 2**64) * (y % 2**64) >> 64) - (((x % 2**64) * (y % 2**64) >> 127) << 64)),
+    "umul64hi": (
+        (I8, I8),
+        I8,
+        lambda x, y: ((x % 2**64) * (y % 2**64) >> 64) - (((x % 2**64) * (y % 2**64) >> 127) << 64),
+    ),
     "mul24": ((I4, I4), I4, lambda x, y: i32((i32(x << 8) >> 8) * (i32(y << 8) >> 8))),
     "umul24": ((I4, I4), I4, lambda x, y: i32((x % 2**24) * (y % 2**24))),
     "sad": ((I4, I4, I4), I4, lambda x, y, z: i32(abs(x - y) + u32(z))),
     "usad": ((I4, I4, I4), I4, lambda x, y, z: i32(abs(u32(x) - u32(y)) + u32(z))),
-    "byte_perm": ((I4, I4, I4), I4, lambda x, y, s: i32(sum(
-        (((u32(y) << 32 | u32(x)) >> (8 * ((s >> (4 * k)) & 7))) & 0xFF) << (8 * k) for k in range(4)))),
+    "byte_perm": (
+        (I4, I4, I4),
+        I4,
+        lambda x, y, s: i32(
+            sum((((u32(y) << 32 | u32(x)) >> (8 * ((s >> (4 * k)) & 7))) & 0xFF) << (8 * k) for k in range(4))
+        ),
+    ),
 }
 
 
@@ -504,15 +583,36 @@ def test_bfloat16_functions(rng):
     a = x.view(np.uint32) + 0x7FFF + ((x.view(np.uint32) >> 16) & 1)  # x rounded to bfloat16 (nearest even)
     a = (a & 0xFFFF0000).view(F4).astype(F8)
     for column, want in enumerate([np.sin(a), np.exp(a), np.sqrt(a), a * a + a]):
-        np.testing.assert_allclose(out[:, column], want, rtol=2 ** -7, err_msg=f"bfloat16 column {column}")
+        np.testing.assert_allclose(out[:, column], want, rtol=2**-7, err_msg=f"bfloat16 column {column}")
 
 
-FP16_UNARY = {"hsqrt": np.sqrt, "hceil": np.ceil, "hfloor": np.floor, "hrint": np.rint, "htrunc": np.trunc,
-              "hexp2": np.exp2, "hlog2": np.log2, "hexp": np.exp, "hexp10": lambda x: 10.0 ** x, "hlog": np.log,
-              "hlog10": np.log10, "hsin": np.sin, "hcos": np.cos, "hrsqrt": lambda x: 1 / np.sqrt(x),
-              "hrcp": lambda x: 1 / x, "hneg": np.negative, "habs": np.abs}
-FP16_BINARY = {"hadd": np.add, "hsub": np.subtract, "hmul": np.multiply, "hdiv": np.divide, "hmax": np.fmax,
-               "hmin": np.fmin}
+FP16_UNARY = {
+    "hsqrt": np.sqrt,
+    "hceil": np.ceil,
+    "hfloor": np.floor,
+    "hrint": np.rint,
+    "htrunc": np.trunc,
+    "hexp2": np.exp2,
+    "hlog2": np.log2,
+    "hexp": np.exp,
+    "hexp10": lambda x: 10.0**x,
+    "hlog": np.log,
+    "hlog10": np.log10,
+    "hsin": np.sin,
+    "hcos": np.cos,
+    "hrsqrt": lambda x: 1 / np.sqrt(x),
+    "hrcp": lambda x: 1 / x,
+    "hneg": np.negative,
+    "habs": np.abs,
+}
+FP16_BINARY = {
+    "hadd": np.add,
+    "hsub": np.subtract,
+    "hmul": np.multiply,
+    "hdiv": np.divide,
+    "hmax": np.fmax,
+    "hmin": np.fmin,
+}
 
 
 @pytest.mark.parametrize("name", list(FP16_UNARY) + list(FP16_BINARY))

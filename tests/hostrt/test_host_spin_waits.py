@@ -72,6 +72,7 @@ def test_many_blocks_each_waiting_on_the_next(workers):
 def test_a_thread_doing_many_atomics_without_spinning_keeps_its_results():
     """Atomics yield every 256th time; a kernel whose threads do thousands of them (no spin) gives the same results
     with a barrier (fibers) and without (threads one after another, the rest of a block turned into fibers)."""
+
     def histogram(x, hist, out):
         i = cuda.grid(1)
         for k in range(x.shape[1]):
@@ -96,6 +97,7 @@ def test_a_thread_doing_many_atomics_without_spinning_keeps_its_results():
 def test_activemask_after_a_loop_of_atomics_names_the_whole_warp():
     """Lanes yield at atomics: activemask() (the lanes that reached the call while no other lane could go on) waits
     for lanes still in their loop of atomics, which could go on."""
+
     @cuda.jit(target="cpu")
     def masks(counts, out):
         t = cuda.threadIdx.x
@@ -112,6 +114,7 @@ def test_activemask_after_a_loop_of_atomics_names_the_whole_warp():
 def test_a_deadlock_in_the_block_a_spinning_block_waits_for_is_still_reported():
     """Block 0 spins on a flag block 1 would set after a barrier its threads can never complete (a GPU hangs): the
     launch raises the deadlock report naming block 1, with one worker holding both blocks, instead of hanging."""
+
     def stuck(flags, out):
         t = cuda.threadIdx.x
         if cuda.blockIdx.x == 0:

@@ -42,21 +42,26 @@ def test_what_fits_a_gpu_threads_local_memory_runs(kib, barrier):
 def test_locals_that_cannot_fit_are_refused_at_launch(kib, barrier):
     k = local_array_kernel(kib * 1024 // 8, barrier)
     out = np.zeros(4)
-    with pytest.raises(RuntimeError, match=rf"kernel '.*' needs \d+ KiB of stack per thread .* more than the "
-                                           rf"{_core.host.thread_stack_kib()} KiB the CPU target gives each thread: "
-                                           r".*CUJIT_HOST_STACK_KIB=\d+"):
+    with pytest.raises(
+        RuntimeError,
+        match=rf"kernel '.*' needs \d+ KiB of stack per thread .* more than the "
+        rf"{_core.host.thread_stack_kib()} KiB the CPU target gives each thread: "
+        r".*CUJIT_HOST_STACK_KIB=\d+",
+    ):
         k[1, 4](out)
     assert not out.any()  # nothing ran
 
 
 def run_child(code, env=None, timeout=120):
     env = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 def test_the_limit_the_message_names_raises_it():
-    child = run_child("""
+    child = run_child(
+        """
         import numpy as np
         from cujit import _core, cuda
         n = 600 * 1024 // 8
@@ -72,7 +77,9 @@ def test_the_limit_the_message_names_raises_it():
         k[1, 8](out)
         assert (out == 2 * np.arange(8)).all(), out
         print(_core.host.thread_stack_kib())
-    """, env={"CUJIT_HOST_STACK_KIB": "700"})
+    """,
+        env={"CUJIT_HOST_STACK_KIB": "700"},
+    )
     assert child.returncode == 0, child.stderr
     assert child.stdout.split() == ["700"]
 
@@ -122,7 +129,8 @@ def test_ctrl_c_stops_a_spinning_kernel_and_the_next_launch_runs(barrier):
 
 
 def test_a_user_sigint_handler_still_runs_and_decides():
-    child = run_child("""
+    child = run_child(
+        """
         import os, signal, threading
         import numpy as np
         from cujit import cuda
@@ -137,7 +145,9 @@ def test_a_user_sigint_handler_still_runs_and_decides():
 
         threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
         spin[1, 1](np.zeros(1, np.int32), np.zeros(1))
-    """, timeout=60)
+    """,
+        timeout=60,
+    )
     assert child.returncode == 7, (child.returncode, child.stderr)
 
 
@@ -153,7 +163,9 @@ def test_interrupt_polls_sit_in_loops_only():
 
     straight[1, 1](np.zeros(1))
     looping[1, 1](np.zeros(3), 3)
-    assert "__cujit_host_interrupt_requested" not in straight.inspect_llvm(straight.signatures[0]).split(
-        "define", 1)[-1]
+    assert (
+        "__cujit_host_interrupt_requested" not in straight.inspect_llvm(straight.signatures[0]).split("define", 1)[-1]
+    )
     assert "load atomic i32, ptr @__cujit_host_interrupt_requested monotonic" in looping.inspect_llvm(
-        looping.signatures[0])
+        looping.signatures[0]
+    )

@@ -105,15 +105,19 @@ def test_votes_and_ballot(block):
     n = block * 4
     p = (rng.random(n) < 0.5).astype(np.int32)
     p[:32] = 1  # an all-true warp, an all-false one
-    p[block:block + 32] = 0
+    p[block : block + 32] = 0
     out = np.zeros((n, 4), np.int64)
     votes[4, block](p, out)
     for lanes in warps(p, block):
         bits = p[lanes] != 0
         ballot = sum(1 << k for k in range(lanes.size) if bits[k])
         for i in lanes:
-            assert list(out[i]) == [bits.all(), bits.any(), bits.all() or not bits.any(),
-                                    np.int64(np.int32(np.uint32(ballot)))]
+            assert list(out[i]) == [
+                bits.all(),
+                bits.any(),
+                bits.all() or not bits.any(),
+                np.int64(np.int32(np.uint32(ballot))),
+            ]
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
@@ -217,7 +221,7 @@ def test_syncthreads_count_and_or():
     blocks, block = 6, 96
     p = (rng.random(blocks * block) < 0.5).astype(np.int32) * rng.integers(1, 5, blocks * block).astype(np.int32)
     p[:block] = 3  # every thread true
-    p[block:2 * block] = 0  # none
+    p[block : 2 * block] = 0  # none
     out = np.zeros((blocks, 3), np.int32)
     reduce[blocks, block](p, out)
     per_block = p.reshape(blocks, block) != 0
@@ -240,6 +244,7 @@ def test_warp_functions_with_2d_blocks_use_linear_thread_ids():
 
 def test_kernels_that_return_early_still_meet_at_barriers():
     """PTX's exit: a barrier waiting only on threads that have returned completes (numba's `if i >= n: return`)."""
+
     @cuda.jit(target="cpu")
     def tail(x, out):
         i = cuda.grid(1)
@@ -260,6 +265,7 @@ def test_kernels_that_return_early_still_meet_at_barriers():
 
 def test_nanosleep_lets_the_blocks_other_threads_run():
     """A thread spinning on another thread's write with nanosleep in its loop sees it (the sleep yields)."""
+
     @cuda.jit(target="cpu")
     def handoff(flags, out):
         t = cuda.threadIdx.x

@@ -1,4 +1,5 @@
 """Kernels and device functions calling declared functions (sources the declare_device tests compile)."""
+
 import cffi
 
 from cujit import cuda
@@ -6,8 +7,9 @@ from cujit import cuda
 ffi = cffi.FFI()
 
 ext_void = cuda.declare_device("ext_void", "void(int32)")
-ext_fn = cuda.declare_device("ext_fn", "float64(float32[::1], CPointer(float32), boolean, UniTuple(int32, 2), "
-                                       "complex64)")
+ext_fn = cuda.declare_device(
+    "ext_fn", "float64(float32[::1], CPointer(float32), boolean, UniTuple(int32, 2), complex64)"
+)
 ext_c = cuda.declare_device("ext_c", "float32(float32, CPointer(float32))", abi="c")
 c_void = cuda.declare_device("c_void", "void(CPointer(int32))", abi="c")
 narrow = cuda.declare_device("narrow", "int32(int32)")

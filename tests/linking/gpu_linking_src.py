@@ -1,5 +1,6 @@
 """Kernels of the GPU linking tests (test_gpu_linking.py): numba-cuda's FFI documentation examples, every link
 kind, calls through device functions, C-ABI declarations, cffi pointers and Python UDFs linked back."""
+
 import os
 
 import cffi
@@ -11,8 +12,9 @@ ffi = cffi.FFI()
 
 # numba-cuda's docs: "functions.cu" in numba's ABI.
 mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=os.path.join(DATA, "functions.cu"))
-sum_reduce = cuda.declare_device("sum_reduce", "float32(CPointer(float32), int32)",
-                                 link=os.path.join(DATA, "functions.cu"))
+sum_reduce = cuda.declare_device(
+    "sum_reduce", "float32(CPointer(float32), int32)", link=os.path.join(DATA, "functions.cu")
+)
 saxpy = cuda.declare_device("saxpy", "float32(float32, float32, float32)", link=os.path.join(DATA, "saxpy.cu"))
 
 
@@ -56,11 +58,11 @@ def times_five(r, x):
 # C-ABI declarations of every shape (TestDeclareDeviceCABI).
 c_times2 = cuda.declare_device("times2", "float32(float32)", abi="c", link=os.path.join(DATA, "c_abi.cu"))
 const42 = cuda.declare_device("const42", "int32()", abi="c", link=os.path.join(DATA, "c_abi.cu"))
-fma3 = cuda.declare_device("fma3", "float64(float64, float64, float64)", abi="c",
-                           link=os.path.join(DATA, "c_abi.cu"))
+fma3 = cuda.declare_device("fma3", "float64(float64, float64, float64)", abi="c", link=os.path.join(DATA, "c_abi.cu"))
 set42 = cuda.declare_device("set42", "void(CPointer(int32))", abi="c", link=os.path.join(DATA, "c_abi.cu"))
-scale_in_place = cuda.declare_device("scale_in_place", "void(CPointer(float32), int32, float32)", abi="c",
-                                     link=os.path.join(DATA, "c_abi.cu"))
+scale_in_place = cuda.declare_device(
+    "scale_in_place", "void(CPointer(float32), int32, float32)", abi="c", link=os.path.join(DATA, "c_abi.cu")
+)
 
 
 def c_abi_shapes(r, c, x):
@@ -104,8 +106,9 @@ def calls_missing(r):
 
 
 # A declaration that needs a cooperative launch (numba-cuda's use_cooperative).
-grid_barrier = cuda.declare_device("grid_barrier", "int32()", link=os.path.join(DATA, "grid_barrier.cu"),
-                                   use_cooperative=True)
+grid_barrier = cuda.declare_device(
+    "grid_barrier", "int32()", link=os.path.join(DATA, "grid_barrier.cu"), use_cooperative=True
+)
 
 
 def neighbours_after_barrier(x, out):

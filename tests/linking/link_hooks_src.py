@@ -23,8 +23,9 @@ class Scale:
 
     def link(self, *argtypes):
         self.calls.append(tuple(str(t) for t in argtypes))
-        return cuda.CUSource(SCALE_CU.format(t=self.dtype, c=C_TYPES[self.dtype]), name=f"scale_{self.dtype}.cu",
-                             **self.callbacks)
+        return cuda.CUSource(
+            SCALE_CU.format(t=self.dtype, c=C_TYPES[self.dtype]), name=f"scale_{self.dtype}.cu", **self.callbacks
+        )
 
 
 scale32, scale64 = Scale("float32"), Scale("float64")
@@ -146,6 +147,7 @@ def calls_negate(out, x):
 
 # ---- for the GPU tests ----------------------------------------------------------------------------------------
 
+
 class LtoScale:
     """A hook that compiles its CUDA C to LTO-IR itself (NVRTC, for the architecture it is asked about)."""
 
@@ -156,6 +158,7 @@ class LtoScale:
 
     def link(self, *argtypes):
         from cujit import _core
+
         self.calls.append(argtypes)
         source = 'extern "C" __device__ int lto_scale(float* r, float x, float y) { *r = x * y + 1.0f; return 0; }'
         code, _, _ = _core.nvrtc.compile(source, "lto_scale.cu", self.arch, lto=True)
@@ -167,6 +170,7 @@ def make_lto_kernel(device):
         i = cuda.grid(1)
         if i < x.size:
             out[i] = device(x[i], np.float32(2))
+
     return cuda.jit(lto_kernel, lto=True)
 
 

@@ -25,8 +25,9 @@ def build_inputs(arch, out_dir, source=SOURCE, stem="device_functions"):
     text = open(source).read()
     ptx, _, _ = _core.nvrtc.compile(text, os.path.basename(source), arch, include_dirs=linking.nvrtc_include_dirs())
     made[".ptx"] = _write(out_dir, stem + ".ptx", ptx.encode())
-    ltoir, _, _ = _core.nvrtc.compile(text, os.path.basename(source), arch, lto=True,
-                                      include_dirs=linking.nvrtc_include_dirs())
+    ltoir, _, _ = _core.nvrtc.compile(
+        text, os.path.basename(source), arch, lto=True, include_dirs=linking.nvrtc_include_dirs()
+    )
     made[".ltoir"] = _write(out_dir, stem + ".ltoir", ltoir)
     made[".cu"] = source
     compiler = nvcc()
@@ -39,8 +40,9 @@ def build_inputs(arch, out_dir, source=SOURCE, stem="device_functions"):
         subprocess.run([compiler, "-rdc=true", "-O3", *args], check=True, capture_output=True)
 
     run("-cubin", f"-arch={arch}", source, "-o", os.path.join(out_dir, stem + ".cubin"))
-    run("-fatbin", gencode, "-gencode=arch=compute_75,code=sm_75", source, "-o",
-        os.path.join(out_dir, stem + ".fatbin"))
+    run(
+        "-fatbin", gencode, "-gencode=arch=compute_75,code=sm_75", source, "-o", os.path.join(out_dir, stem + ".fatbin")
+    )
     run("-dc", gencode, source, "-o", os.path.join(out_dir, stem + ".o"))
     run("-lib", gencode, source, "-o", os.path.join(out_dir, stem + ".a"))
     for ext in (".cubin", ".fatbin", ".o", ".a"):

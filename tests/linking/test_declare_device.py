@@ -74,10 +74,11 @@ def test_numba_abi_function_calling_a_c_abi_declaration_returns_ok_status():
     # numba-cuda's TestDeclareDeviceCABI status propagation: the numba-ABI caller returns status 0.
     ptx, resty = cuda.compile(src.calls_c_abi, "(CPointer(float32),)", abi="numba", cc=(8, 0))
     assert resty == types.float32
-    body = ptx[ptx.index(".visible .func"):]
+    body = ptx[ptx.index(".visible .func") :]
     assert re.search(r"call\.uni \(retval0\),\s*ext_c,", body)
-    assert re.search(r"mov\.b32\s+(%r\d+), 0;\s*st\.param\.b32\s+\[func_retval0(\+0)?\], \1;", body) or \
-        re.search(r"st\.param\.b32\s+\[func_retval0\], 0;", body)  # status 0
+    assert re.search(r"mov\.b32\s+(%r\d+), 0;\s*st\.param\.b32\s+\[func_retval0(\+0)?\], \1;", body) or re.search(
+        r"st\.param\.b32\s+\[func_retval0\], 0;", body
+    )  # status 0
 
 
 def test_calls_from_device_functions_collect_the_declaration():

@@ -3,7 +3,6 @@ C per dtype (float32 and float64 in one process), called once per specialisation
 for a second kernel, through a device function; a hook that makes LTO-IR with ``lto=True``; a hook returning a path
 and a LinkableCode; callbacks on the hook's code; an nvmath-style object (``__numba_cuda_declare__``)."""
 
-
 import numpy as np
 import pytest
 
@@ -33,13 +32,13 @@ def test_generated_code_per_dtype(rng):
     k32, k64 = cuda.jit(src.k32), cuda.jit(src.k64)
     np.testing.assert_allclose(_run(k32, x32), x32 * 2, rtol=1e-6)
     np.testing.assert_allclose(_run(k64, x64), x64 * 3, rtol=1e-12)
-    for _ in range(3):                                  # cached launches: no new call
+    for _ in range(3):  # cached launches: no new call
         np.testing.assert_allclose(_run(k32, x32), x32 * 2, rtol=1e-6)
     assert src.scale32.calls == [("float32", "float32")] and src.scale64.calls == [("float64", "float64")]
-    x32b = rng.random(33, dtype=np.float32)[::2]        # a new specialisation (non-contiguous): again
+    x32b = rng.random(33, dtype=np.float32)[::2]  # a new specialisation (non-contiguous): again
     np.testing.assert_allclose(_run(k32, x32b), x32b * 2, rtol=1e-6)
     assert len(src.scale32.calls) == 2
-    np.testing.assert_allclose(_run(cuda.jit(src.k32), x32), x32 * 2, rtol=1e-6)   # a second kernel: again
+    np.testing.assert_allclose(_run(cuda.jit(src.k32), x32), x32 * 2, rtol=1e-6)  # a second kernel: again
     assert len(src.scale32.calls) == 3
 
 
@@ -63,14 +62,20 @@ def test_a_hook_returning_a_path_and_a_linkable_code(rng):
 
 def test_callbacks_on_the_hooks_code(rng):
     seen = []
-    scale = src.Scale("float32", callbacks={"setup_callback": lambda m: seen.append(("setup", int(m))),
-                                            "teardown_callback": lambda m: seen.append(("teardown", int(m)))})
+    scale = src.Scale(
+        "float32",
+        callbacks={
+            "setup_callback": lambda m: seen.append(("setup", int(m))),
+            "teardown_callback": lambda m: seen.append(("teardown", int(m))),
+        },
+    )
     s = scale.device
 
     def kernel(out, x):
         i = cuda.grid(1)
         if i < x.size:
             out[i] = s(x[i], np.float32(5))
+
     k = cuda.jit(kernel)
     x = rng.random(300, dtype=np.float32)
     for _ in range(2):

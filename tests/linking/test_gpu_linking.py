@@ -55,8 +55,11 @@ def test_doc_from_buffer(rng):
 
 
 def test_doc_extra_includes(rng, monkeypatch):
-    monkeypatch.setattr(config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS",
-                        os.path.join(K.DATA, "includeA") + ":" + os.path.join(K.DATA, "includeB"))
+    monkeypatch.setattr(
+        config,
+        "CUDA_NVRTC_EXTRA_SEARCH_PATHS",
+        os.path.join(K.DATA, "includeA") + ":" + os.path.join(K.DATA, "includeB"),
+    )
     n = 10000
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     r = np.zeros_like(x)
@@ -66,8 +69,15 @@ def test_doc_extra_includes(rng, monkeypatch):
 
 
 def _as_object(ext, path):
-    cls = {".ptx": cuda.PTXSource, ".cu": cuda.CUSource, ".cubin": cuda.Cubin, ".fatbin": cuda.Fatbin,
-           ".o": cuda.Object, ".a": cuda.Archive, ".ltoir": cuda.LTOIR}[ext]
+    cls = {
+        ".ptx": cuda.PTXSource,
+        ".cu": cuda.CUSource,
+        ".cubin": cuda.Cubin,
+        ".fatbin": cuda.Fatbin,
+        ".o": cuda.Object,
+        ".a": cuda.Archive,
+        ".ltoir": cuda.LTOIR,
+    }[ext]
     with open(path, "r" if ext in (".cu", ".ptx") else "rb") as f:
         return cls(f.read(), name=os.path.basename(path))
 
@@ -105,10 +115,12 @@ def test_one_cu_in_two_kernels(rng):
 
 
 def test_link_forms_give_the_same_kernel(rng):
-    times2_src = cuda.CUSource("extern \"C\" __device__ int t2(float* r, float x) { *r = 2 * x; return 0; }")
-    times4_src = cuda.CUSource("extern \"C\" __device__ int t2(float* r, float x);\n"
-                               "extern \"C\" __device__ int t4(float* r, float x) { float h; t2(&h, x); "
-                               "*r = 2 * h; return 0; }")
+    times2_src = cuda.CUSource('extern "C" __device__ int t2(float* r, float x) { *r = 2 * x; return 0; }')
+    times4_src = cuda.CUSource(
+        'extern "C" __device__ int t2(float* r, float x);\n'
+        'extern "C" __device__ int t4(float* r, float x) { float h; t2(&h, x); '
+        "*r = 2 * h; return 0; }"
+    )
     x = rng.random(64, dtype=np.float32)
     for form in ([times2_src, times4_src], (times2_src, times4_src), {times2_src, times4_src}):
         t4 = cuda.declare_device("t4", "float32(float32)", link=form)
@@ -117,6 +129,7 @@ def test_link_forms_give_the_same_kernel(rng):
             i = cuda.grid(1)
             if i < len(r):
                 r[i] = t4(x[i])
+
         r = np.zeros_like(x)
         _launch(cuda.jit(times4), 64, r, x)
         np.testing.assert_allclose(r, 4 * x, rtol=1e-6)
@@ -147,10 +160,12 @@ def test_pointers_into_c_and_cujit_functions(rng):
 
 def _check_udf(rng, call_udf, lto=False):
     """A kernel calling the declared UDF computes K.udf on random data."""
+
     def kernel(r, x):
         i = cuda.grid(1)
         if i < len(r):
             r[i] = call_udf(x[i])
+
     x = rng.random(256, dtype=np.float32)
     r = np.zeros_like(x)
     _launch(cuda.jit(kernel, lto=lto), 256, r, x)
@@ -197,7 +212,9 @@ def test_compile_for_current_device():
 
 
 def test_curand_header_when_present(rng):
-    include = [d for d in __import__("cujit").toolkit.include_dirs() if os.path.exists(os.path.join(d, "curand_kernel.h"))]
+    include = [
+        d for d in __import__("cujit").toolkit.include_dirs() if os.path.exists(os.path.join(d, "curand_kernel.h"))
+    ]
     if not include:
         pytest.skip("curand_kernel.h is not in the CUDA include directories here")
     first = cuda.declare_device("first_curand", "uint32(uint64)", link=os.path.join(K.DATA, "curand_user.cu"))
@@ -205,6 +222,7 @@ def test_curand_header_when_present(rng):
     def kernel(r, seeds):
         for i in range(len(r)):
             r[i] = first(seeds[i])
+
     r = np.zeros(3, np.uint32)
     cuda.jit(kernel)[1, 1](r, np.array([1, 1, 2], np.uint64))
     cuda.synchronize()

@@ -25,10 +25,10 @@ def test_the_hook_is_called_with_the_declared_types_and_its_code_linked():
     assert src.scale32.calls == [("float32", "float32")]
     assert [i.name for i in compiled.typed.link_inputs] == ["scale_float32.cu"]
     assert b"scale_float32" in _linked(compiled)
-    k.compile(SIG, cc=CC)                            # the compiled specialisation: no new call
+    k.compile(SIG, cc=CC)  # the compiled specialisation: no new call
     assert len(src.scale32.calls) == 1
     k.compile("void(float32[:], float32[:])", cc=CC)  # a new specialisation: called again
-    cuda.jit(src.k32).compile(SIG, cc=CC)             # a new kernel: again
+    cuda.jit(src.k32).compile(SIG, cc=CC)  # a new kernel: again
     assert len(src.scale32.calls) == 3
 
 
@@ -56,7 +56,7 @@ def test_each_dtype_links_its_own_code():
 def test_two_calls_in_one_kernel_link_the_code_once():
     src.scale32.calls.clear()
     compiled = cuda.jit(src.twice_in_one).compile(SIG, cc=CC)
-    assert len(src.scale32.calls) == 1               # asked once per kernel for the same types
+    assert len(src.scale32.calls) == 1  # asked once per kernel for the same types
     _linked(compiled)
 
 
@@ -73,12 +73,18 @@ def test_declare_device_link_callable():
     assert b"mul_f32_f32" in _linked(compiled)
 
 
-@pytest.mark.parametrize("kernel, message", [
-    (src.calls_raising, r"__numba_cuda_link__ of cuda.declare_device\('never_defined'.*raised LookupError: "
-                        r"no code for this type \(called with float32\)"),
-    (src.calls_number, r"__numba_cuda_link__ of cuda.declare_device\('never_defined'.*returned int 42"),
-    (src.calls_bad_path, r"returned an item cujit cannot link: .*extension \.unknown"),
-])
+@pytest.mark.parametrize(
+    "kernel, message",
+    [
+        (
+            src.calls_raising,
+            r"__numba_cuda_link__ of cuda.declare_device\('never_defined'.*raised LookupError: "
+            r"no code for this type \(called with float32\)",
+        ),
+        (src.calls_number, r"__numba_cuda_link__ of cuda.declare_device\('never_defined'.*returned int 42"),
+        (src.calls_bad_path, r"returned an item cujit cannot link: .*extension \.unknown"),
+    ],
+)
 def test_hook_errors_name_the_object_at_the_call(kernel, message):
     with pytest.raises(errors.TypingError, match=message) as e:
         cuda.compile_ptx(kernel, SIG, cc=CC)
@@ -94,6 +100,6 @@ def test_declare_hook_types_the_call_through_the_declaration_it_gives():
     assert src.negate.calls == [("float32",)]
     assert b"negate_float32" in _linked(compiled)
     ptx, _ = cuda.compile_ptx(src.calls_negate, "void(float64[::1], float64[::1])", cc=CC)
-    assert "negate_float64" in ptx                   # (symbol, signature): declared, nothing to link
+    assert "negate_float64" in ptx  # (symbol, signature): declared, nothing to link
     with pytest.raises(errors.LinkerError, match="negate_float64"):
         cuda.jit(src.calls_negate).compile("void(float64[::1], float64[::1])", cc=CC).link(CC)

@@ -3,10 +3,12 @@ in memory, nvcc-built where nvcc exists), CUDA C++ through NVRTC, items reached 
 linked once, the cubin checked for the kernel, and link errors that name what is missing."""
 
 import os
+import pathlib
 
 import pytest
 
 from cujit import _core, cuda, errors
+
 import link_program_src as src
 from linking_fixtures import build_inputs, nvcc
 
@@ -22,8 +24,15 @@ def built(request, tmp_path_factory):
 
 
 def _as_object(ext, path):
-    cls = {".ptx": cuda.PTXSource, ".cu": cuda.CUSource, ".cubin": cuda.Cubin, ".fatbin": cuda.Fatbin,
-           ".o": cuda.Object, ".a": cuda.Archive, ".ltoir": cuda.LTOIR}[ext]
+    cls = {
+        ".ptx": cuda.PTXSource,
+        ".cu": cuda.CUSource,
+        ".cubin": cuda.Cubin,
+        ".fatbin": cuda.Fatbin,
+        ".o": cuda.Object,
+        ".a": cuda.Archive,
+        ".ltoir": cuda.LTOIR,
+    }[ext]
     mode = "r" if ext in (".cu", ".ptx") else "rb"
     with open(path, mode) as f:
         return cls(f.read(), name=os.path.basename(path))
@@ -64,7 +73,9 @@ def test_undefined_symbol_names_the_declaration(lto):
         kernel.link((8, 0))
     message = str(e.value)
     assert "undefined symbol 'nonexistent_fn'" in message
-    assert "cuda.declare_device('nonexistent_fn'" in message and "link_program_src.py:16" in message
+    lines = pathlib.Path(src.__file__).read_text().splitlines()
+    declared_at = next(n for n, line in enumerate(lines, 1) if '"nonexistent_fn"' in line)
+    assert "cuda.declare_device('nonexistent_fn'" in message and f"link_program_src.py:{declared_at}" in message
     assert "nvJitLink error log" in message
 
 
@@ -72,8 +83,20 @@ def test_undefined_symbol_names_the_declaration(lto):
 def test_ltoir_in_an_object_asks_for_lto(tmp_path):
     obj = tmp_path / "lto_only.o"
     import subprocess
-    subprocess.run([nvcc(), "-rdc=true", "-dc", "-gencode=arch=compute_80,code=lto_80", os.path.join(src.DATA, "device_functions.cu"),
-                    "-o", str(obj)], check=True, capture_output=True)
+
+    subprocess.run(
+        [
+            nvcc(),
+            "-rdc=true",
+            "-dc",
+            "-gencode=arch=compute_80,code=lto_80",
+            os.path.join(src.DATA, "device_functions.cu"),
+            "-o",
+            str(obj),
+        ],
+        check=True,
+        capture_output=True,
+    )
     kernel = cuda.jit(link=[str(obj)])(src.add_both_abis).compile(SIG3, cc=(8, 0))
     with pytest.raises(errors.LinkerError, match="pass lto=True"):
         kernel.link((8, 0))
@@ -95,13 +118,15 @@ def test_device_function_link_items_reach_kernels():
 
     def kernel(r, x):
         r[0] = twice(x[0])
+
     compiled = cuda.jit(kernel).compile("void(float32[::1], float32[::1])", cc=(8, 0))
     assert [i.name for i in compiled.typed.link_inputs] == ["times.cu"]
 
 
 def test_cooperative_declarations_make_cooperative_kernels():
-    barrier = cuda.declare_device("grid_barrier", "int32()", link=os.path.join(src.DATA, "grid_barrier.cu"),
-                                  use_cooperative=True)
+    barrier = cuda.declare_device(
+        "grid_barrier", "int32()", link=os.path.join(src.DATA, "grid_barrier.cu"), use_cooperative=True
+    )
 
     @cuda.jit(device=True)
     def middle():
@@ -109,19 +134,29 @@ def test_cooperative_declarations_make_cooperative_kernels():
 
     def kernel(r):
         r[0] = middle()
+
     compiled = cuda.jit(kernel).compile("void(int32[::1])", cc=(8, 0))
     plain = cuda.jit(src.calls_nonexistent).compile("void(int32[::1])", cc=(8, 0))
     assert compiled.cooperative is True and plain.cooperative is False
     assert _core.link.cubin_has_symbol(compiled.link((8, 0)), compiled.entry)  # with libcudadevrt.a
 
 
-@pytest.mark.parametrize("lto, debug, kinds, expected", [
-    (None, False, ["cu"], True), (None, False, ["ltoir", "ptx"], True), (None, True, ["cu"], False),
-    (None, False, ["ptx", "cubin"], False), (None, False, [], False), (True, True, [], True), (False, False, ["cu"], False),
-])
+@pytest.mark.parametrize(
+    "lto, debug, kinds, expected",
+    [
+        (None, False, ["cu"], True),
+        (None, False, ["ltoir", "ptx"], True),
+        (None, True, ["cu"], False),
+        (None, False, ["ptx", "cubin"], False),
+        (None, False, [], False),
+        (True, True, [], True),
+        (False, False, ["cu"], False),
+    ],
+)
 def test_lto_none_is_one_rule(lto, debug, kinds, expected):
     """jit's lto=None, decided in C++ for the dispatcher and for the NVRTC prefetch alike (nvJitLink and
     libNVVM are installed here, so availability does not decide)."""
     from cujit import linking
+
     assert linking.resolve_lto(lto, debug, kinds) is expected
     assert _core.link.resolve_lto(lto, debug, kinds) is expected

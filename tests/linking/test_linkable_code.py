@@ -9,10 +9,15 @@ import pytest
 from cujit import cuda, errors, linking
 from cujit.linkable_code import LinkableCode
 
-CLASSES = {".ptx": (cuda.PTXSource, "ptx", "<unnamed-ptx>"), ".cu": (cuda.CUSource, "cu", "<unnamed-cu>"),
-           ".cubin": (cuda.Cubin, "cubin", "<unnamed-cubin>"), ".fatbin": (cuda.Fatbin, "fatbin", "<unnamed-fatbin>"),
-           ".o": (cuda.Object, "object", "<unnamed-object>"), ".a": (cuda.Archive, "library", "<unnamed-archive>"),
-           ".ltoir": (cuda.LTOIR, "ltoir", "<unnamed-ltoir>")}
+CLASSES = {
+    ".ptx": (cuda.PTXSource, "ptx", "<unnamed-ptx>"),
+    ".cu": (cuda.CUSource, "cu", "<unnamed-cu>"),
+    ".cubin": (cuda.Cubin, "cubin", "<unnamed-cubin>"),
+    ".fatbin": (cuda.Fatbin, "fatbin", "<unnamed-fatbin>"),
+    ".o": (cuda.Object, "object", "<unnamed-object>"),
+    ".a": (cuda.Archive, "library", "<unnamed-archive>"),
+    ".ltoir": (cuda.LTOIR, "ltoir", "<unnamed-ltoir>"),
+}
 
 
 @pytest.mark.parametrize("ext", sorted(CLASSES))
@@ -56,6 +61,7 @@ def test_data_forms_and_lazy_streams():
 def test_callbacks_must_be_callable():
     def f(module):
         pass
+
     obj = cuda.CUSource("", setup_callback=f, teardown_callback=f)
     assert obj.setup_callback is f and obj.teardown_callback is f
     with pytest.raises(TypeError, match="setup_callback must be callable"):
@@ -72,10 +78,12 @@ def _teardown(module):
     pass
 
 
-_PTX_HELPER = cuda.PTXSource("// a helper's PTX\n", name="helper_ptx", setup_callback=_setup,
-                             teardown_callback=_teardown)
-_CU_HELPER = cuda.CUSource('extern "C" __device__ int twice(int* r, int x) { *r = 2 * x; return 0; }',
-                           name="twice.cu", setup_callback=_setup)
+_PTX_HELPER = cuda.PTXSource(
+    "// a helper's PTX\n", name="helper_ptx", setup_callback=_setup, teardown_callback=_teardown
+)
+_CU_HELPER = cuda.CUSource(
+    'extern "C" __device__ int twice(int* r, int x) { *r = 2 * x; return 0; }', name="twice.cu", setup_callback=_setup
+)
 _ptx_helper = cuda.declare_device("ptx_helper", "int32(int32)", link=[_PTX_HELPER])
 _twice = cuda.declare_device("twice", "int32(int32)", link=[_CU_HELPER])
 

@@ -39,8 +39,14 @@ def test_ltoir_has_the_magic():
 
 
 def test_options():
-    assert _core.nvrtc.options("sm_90a", lto=True, debug=True, lineinfo=True, include_dirs=["/x"]) == \
-        ["-arch=compute_90a", "-rdc=true", "-dlto", "-G", "-lineinfo", "-I/x"]
+    assert _core.nvrtc.options("sm_90a", lto=True, debug=True, lineinfo=True, include_dirs=["/x"]) == [
+        "-arch=compute_90a",
+        "-rdc=true",
+        "-dlto",
+        "-G",
+        "-lineinfo",
+        "-I/x",
+    ]
 
 
 def test_one_source_in_two_kernels_compiles_once():
@@ -75,7 +81,7 @@ def test_a_prefetch_leaves_the_log_to_the_first_link():
     assert "declared but never referenced" in log and cached is True
     before = _core.nvrtc.compile_count()
     assert _core.nvrtc.compile(text, "warn.cu", "sm_80")[1:] == (log, False)  # the link reports it
-    assert _core.nvrtc.compile(text, "warn.cu", "sm_80")[2] is True           # and only once
+    assert _core.nvrtc.compile(text, "warn.cu", "sm_80")[2] is True  # and only once
     assert _core.nvrtc.compile_count() == before
 
 
@@ -119,8 +125,9 @@ def test_declarations_and_kernels_start_nvrtc_when_a_context_exists(tmp_path, mo
     assert _core.nvrtc.compile_count() == before + 1  # the link used the prefetched compile
 
 
-@pytest.mark.parametrize("options", [{"lto": False}, {"lto": True}, {"debug": True, "opt": False}],
-                         ids=["lto=False", "lto=True", "debug"])
+@pytest.mark.parametrize(
+    "options", [{"lto": False}, {"lto": True}, {"debug": True, "opt": False}], ids=["lto=False", "lto=True", "debug"]
+)
 def test_a_kernel_prefetches_with_the_options_its_link_uses(tmp_path, monkeypatch, options):
     """jit(link=...) prefetches with the kernel's own lto and debug (lto=None under debug: no LTO, decided on
     the prefetch's thread), so that the link finds the compile it needs and runs NVRTC no more."""
@@ -174,8 +181,9 @@ def test_fork_waits_for_a_prefetch_and_the_child_has_its_compile(tmp_path, monke
         try:
             signal.alarm(60)  # a hang fails the test instead of stalling it
             _core.wait_for_background_work()  # (what exit does)
-            out, _, _ = _core.nvrtc.compile(text, "forked.cu", "sm_80", lto=lto,
-                                            include_dirs=linking.nvrtc_include_dirs())
+            out, _, _ = _core.nvrtc.compile(
+                text, "forked.cu", "sm_80", lto=lto, include_dirs=linking.nvrtc_include_dirs()
+            )
             code = 0 if out and _core.nvrtc.compile_count() == before + 1 else 2
         finally:
             os._exit(code)
@@ -209,6 +217,7 @@ def _calls(mul):
         i = cuda.grid(1)
         if i < len(r):
             r[i] = mul(x[i], y[i])
+
     return multiply_vectors
 
 
@@ -239,8 +248,9 @@ def test_cuda_headers_are_on_the_include_path():
 def test_extra_include_paths_are_read_at_each_compile(monkeypatch):
     with pytest.raises(errors.NvrtcError, match="add.cuh"):
         _compile("saxpy.cu")
-    monkeypatch.setattr(config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS",
-                        os.path.join(DATA, "includeA") + ":" + os.path.join(DATA, "includeB"))
+    monkeypatch.setattr(
+        config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", os.path.join(DATA, "includeA") + ":" + os.path.join(DATA, "includeB")
+    )
     ptx, _, _ = _compile("saxpy.cu")
     assert "saxpy" in ptx
 
@@ -259,6 +269,7 @@ def test_supported_archs_and_version():
 
 def test_missing_nvrtc_names_the_places_and_cuda_home(tmp_path):
     import subprocess, sys, textwrap
+
     script = textwrap.dedent("""
         from cujit import _core, errors
         try:

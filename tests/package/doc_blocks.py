@@ -21,26 +21,28 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]   # the repository (this file is tests/package/doc_blocks.py)
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is tests/package/doc_blocks.py)
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)[^`]*$")
 _MARKER = re.compile(r"^\s*<!--\s*test:\s*(?P<body>.*?)\s*-->\s*$")
-_WORDS = re.compile(r"\s*(?:(?P<skip>skip)\s*(?:\((?P<reason>[^)]*)\))?|(?P<file>file)\s+(?P<name>[\w.-]+)|"
-                    r"(?P<word>gpu|continue|device))\s*(?:,|$)")
+_WORDS = re.compile(
+    r"\s*(?:(?P<skip>skip)\s*(?:\((?P<reason>[^)]*)\))?|(?P<file>file)\s+(?P<name>[\w.-]+)|"
+    r"(?P<word>gpu|continue|device))\s*(?:,|$)"
+)
 
 
 @dataclass
 class Block:
-    doc: str                  # the document's path relative to the repository: "docs/linking.md"
-    line: int                 # the line of the first line of code (after the opening fence), 1-based
-    language: str             # the fence's info string: "python", "cuda", "sh", ""
+    doc: str  # the document's path relative to the repository: "docs/linking.md"
+    line: int  # the line of the first line of code (after the opening fence), 1-based
+    language: str  # the fence's info string: "python", "cuda", "sh", ""
     code: str
     gpu: bool = False
-    device: bool = False      # needs a GPU itself, not the CPU target (implies gpu)
+    device: bool = False  # needs a GPU itself, not the CPU target (implies gpu)
     continues: bool = False
-    skip: str | None = None   # the reason, when the block is not run
-    file: str | None = None   # the name its text is written to, for a `file NAME` block
-    previous: "Block | None" = None   # the block it continues
+    skip: str | None = None  # the reason, when the block is not run
+    file: str | None = None  # the name its text is written to, for a `file NAME` block
+    previous: "Block | None" = None  # the block it continues
 
     @property
     def id(self):
@@ -73,7 +75,7 @@ class Block:
 @dataclass
 class Document:
     path: str
-    blocks: list = field(default_factory=list)   # every fenced block, in order
+    blocks: list = field(default_factory=list)  # every fenced block, in order
 
     def python_blocks(self):
         return [b for b in self.blocks if b.language == "python"]
@@ -94,8 +96,10 @@ def _parse_marker(body, where):
     while pos < len(body):
         m = _WORDS.match(body, pos)
         if m is None or m.end() == pos:
-            raise ValueError(f"{where}: cannot read the test marker '<!-- test: {body} -->' from "
-                             f"{body[pos:]!r}: expected gpu, device, continue, skip (reason) or file NAME")
+            raise ValueError(
+                f"{where}: cannot read the test marker '<!-- test: {body} -->' from "
+                f"{body[pos:]!r}: expected gpu, device, continue, skip (reason) or file NAME"
+            )
         if m.group("skip"):
             reason = (m.group("reason") or "").strip()
             if not reason:
@@ -156,8 +160,9 @@ def parse(path, name=None):
                 block.previous = previous_python
             previous_python = block
         elif block.gpu or block.device or block.continues or block.skip:
-            raise ValueError(f"{block.id}: gpu, continue and skip are for python blocks (this one is "
-                             f"{block.language or 'untagged'})")
+            raise ValueError(
+                f"{block.id}: gpu, continue and skip are for python blocks (this one is {block.language or 'untagged'})"
+            )
         doc.blocks.append(block)
         i = j + 1
     if marker is not None:
@@ -186,7 +191,7 @@ def _run(program, ptx_json):
         return result
 
     _core.compile_ptx = capturing
-    sys.path[0] = os.getcwd()   # as `python program.py` run from the document's directory would have it
+    sys.path[0] = os.getcwd()  # as `python program.py` run from the document's directory would have it
     try:
         runpy.run_path(program, run_name="__main__")
     finally:
@@ -196,4 +201,5 @@ def _run(program, ptx_json):
 
 if __name__ == "__main__":
     import sys
+
     _run(sys.argv[1], sys.argv[2])

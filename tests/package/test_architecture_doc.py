@@ -21,7 +21,7 @@ def cmake_graph():
 def documented_order():
     text = (ROOT / "docs" / "architecture.md").read_text()
     section = text.split("## Components", 1)[1].split("\n## ", 1)[0]
-    table = section[section.index("| component |"):].split("\n\n", 1)[0]
+    table = section[section.index("| component |") :].split("\n\n", 1)[0]
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     return [re.findall(r"\(`(cujit_\w+)`\)", row.split("|")[1]) for row in rows]
 
@@ -40,8 +40,12 @@ def test_every_library_is_listed_once():
 def test_each_component_depends_only_on_rows_above():
     graph = cmake_graph()
     row_of = {name: i for i, row in enumerate(documented_order()) for name in row}
-    wrong = [f"{name} (row {row_of[name]}) depends on {dep} (row {row_of[dep]})"
-             for name, deps in graph.items() for dep in deps if row_of[dep] >= row_of[name]]
+    wrong = [
+        f"{name} (row {row_of[name]}) depends on {dep} (row {row_of[dep]})"
+        for name, deps in graph.items()
+        for dep in deps
+        if row_of[dep] >= row_of[name]
+    ]
     assert not wrong, "docs/architecture.md orders components against their dependencies: " + "; ".join(wrong)
 
 

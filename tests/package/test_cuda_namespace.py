@@ -32,6 +32,7 @@ def test_the_name_resolves_and_is_documented(name):
 
 def test_device_array_members():
     from cujit.cudadrv.devicearray import DeviceNDArray
+
     for member in ("split", "squeeze", "get_ipc_handle", "as_cuda_arg"):
         assert callable(getattr(DeviceNDArray, member)), member
 

@@ -15,10 +15,14 @@ DEMO = pathlib.Path(__file__).resolve().parents[2] / "examples" / "demo.py"
 
 
 def _run_demo(tmp_path, **env):
-    env = dict({k: v for k, v in os.environ.items() if k not in ("CUJIT_TARGET", "NUMBA_ENABLE_CUDASIM")}, **env,
-               CUJIT_CACHE_DIR=str(tmp_path / "cache"))
-    proc = subprocess.run([sys.executable, str(DEMO)], env=env, capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
+    env = dict(
+        {k: v for k, v in os.environ.items() if k not in ("CUJIT_TARGET", "NUMBA_ENABLE_CUDASIM")},
+        **env,
+        CUJIT_CACHE_DIR=str(tmp_path / "cache"),
+    )
+    proc = subprocess.run(
+        [sys.executable, str(DEMO)], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert proc.returncode == 0, f"--- stdout ---\n{proc.stdout[-3000:]}\n--- stderr ---\n{proc.stderr[-3000:]}"
     return proc.stdout
 

@@ -48,13 +48,24 @@ def run_block(block, workdir, files=None, timeout=300):
     # The cujit this process imported, also where it comes from a relative PYTHONPATH (`make gpu-test`).
     path = [os.path.dirname(os.path.dirname(os.path.abspath(cujit.__file__)))]
     path += [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env = dict(os.environ, CUJIT_CACHE_DIR=str(workdir / "cache"), XDG_CACHE_HOME=str(workdir / "xdg-cache"),
-               PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=os.pathsep.join(path))
+    env = dict(
+        os.environ,
+        CUJIT_CACHE_DIR=str(workdir / "cache"),
+        XDG_CACHE_HOME=str(workdir / "xdg-cache"),
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONPATH=os.pathsep.join(path),
+    )
     env.pop("CUJIT_CACHE", None)
     if not block.needs_gpu():
-        env["CUJIT_CUDA_DRIVER"] = str(workdir / "no-gpu" / "libcuda.so.1")   # any use of the driver fails
-    proc = subprocess.run([sys.executable, doc_blocks.__file__, str(program), str(ptx_json)], cwd=workdir, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+        env["CUJIT_CUDA_DRIVER"] = str(workdir / "no-gpu" / "libcuda.so.1")  # any use of the driver fails
+    proc = subprocess.run(
+        [sys.executable, doc_blocks.__file__, str(program), str(ptx_json)],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     made = json.loads(ptx_json.read_text()) if ptx_json.exists() else []
     return proc.returncode, proc.stdout, proc.stderr, made
 
@@ -65,9 +76,11 @@ def test_block_runs(block, tmp_path, register_ptx):
     for ptx in made:
         register_ptx(ptx)
     where = " + ".join(b.id for b in block.chain())
-    assert returncode == 0, (f"the code block at {where} failed ({'GPU' if block.needs_gpu() else 'no GPU'}); "
-                             f"the program's line numbers are the document's.\n--- stdout ---\n{out[-3000:]}"
-                             f"\n--- stderr ---\n{err[-6000:]}")
+    assert returncode == 0, (
+        f"the code block at {where} failed ({'GPU' if block.needs_gpu() else 'no GPU'}); "
+        f"the program's line numbers are the document's.\n--- stdout ---\n{out[-3000:]}"
+        f"\n--- stderr ---\n{err[-6000:]}"
+    )
 
 
 def test_blocks_are_found():
@@ -87,7 +100,7 @@ def test_a_wrong_block_fails(tmp_path):
     """A block whose code fails fails its test, at the document's line; a plain block cannot reach the driver."""
     doc = tmp_path / "wrong.md"
     doc.write_text("# A wrong doc\n\ntext\n\n```python\nfrom cujit import cuda\n\nassert cuda.is_available()\n```\n")
-    block, = doc_blocks.parse(doc, "wrong.md").python_blocks()
+    (block,) = doc_blocks.parse(doc, "wrong.md").python_blocks()
     returncode, _, err, _ = run_block(block, tmp_path, files={})
     assert returncode != 0
     assert 'wrong.md.py", line 8' in err and "AssertionError" in err, err
@@ -96,13 +109,16 @@ def test_a_wrong_block_fails(tmp_path):
 def test_markers(tmp_path):
     """Markers: continue joins the previous python block (each line at its line in the document), skip needs a
     reason, a marker belongs just above a fence, file blocks are written for the document's python blocks."""
+
     def parse(text):
         path = tmp_path / "doc.md"
         path.write_text(text)
         return doc_blocks.parse(path, "doc.md")
 
-    doc = parse("a\n\n```python\nx = 1\n```\n\nb\n<!-- test: continue, gpu -->\n```python\nassert x == 1\n```\n"
-                "<!-- test: file k.cu -->\n```cuda\nint f;\n```\n")
+    doc = parse(
+        "a\n\n```python\nx = 1\n```\n\nb\n<!-- test: continue, gpu -->\n```python\nassert x == 1\n```\n"
+        "<!-- test: file k.cu -->\n```cuda\nint f;\n```\n"
+    )
     first, second = doc.python_blocks()
     assert not first.needs_gpu() and second.needs_gpu() and second.previous is first
     assert second.program().splitlines() == ["", "", "", "x = 1", "", "", "", "", "", "assert x == 1"]

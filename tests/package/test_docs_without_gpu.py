@@ -33,7 +33,7 @@ def _own_needs(block):
 def _note(block):
     """The note just above the block: the last non-blank line before its marker (or its fence), or None."""
     lines = LINES[block.doc]
-    i = block.line - 3                                  # the line above the fence (0-based: fence at line - 2)
+    i = block.line - 3  # the line above the fence (0-based: fence at line - 2)
     if i >= 0 and lines[i].lstrip().startswith("<!-- test:"):
         i -= 1
     while i >= 0 and not lines[i].strip():
@@ -45,10 +45,12 @@ def _note(block):
 @pytest.mark.parametrize("block", [b for b in BLOCKS if _own_needs(b)], ids=lambda b: b.id)
 def test_an_example_that_needs_a_gpu_says_so(block):
     note = _note(block)
-    assert note is not None, (f"{block.id}: this example needs a GPU; put a note in its own paragraph just above "
-                              "its test marker: *Needs a GPU, or the CPU target (`CUJIT_TARGET=cpu`, "
-                              "[cpu_target.md](cpu_target.md)).* (or *Needs a GPU itself: why.* where the CPU "
-                              "target cannot run it)")
+    assert note is not None, (
+        f"{block.id}: this example needs a GPU; put a note in its own paragraph just above "
+        "its test marker: *Needs a GPU, or the CPU target (`CUJIT_TARGET=cpu`, "
+        "[cpu_target.md](cpu_target.md)).* (or *Needs a GPU itself: why.* where the CPU "
+        "target cannot run it)"
+    )
     if _own_needs(block) == "device":
         assert note.startswith("*Needs a GPU itself:") and note.endswith(".*"), f"{block.id}: {note}"
     else:
@@ -71,10 +73,14 @@ def _run_without_gpu(block, tmp_path):
     program = tmp_path / (os.path.basename(block.doc) + ".py")
     program.write_text(block.program())
     env = {k: v for k, v in os.environ.items() if k not in ("CUJIT_TARGET", "NUMBA_ENABLE_CUDASIM", "CUJIT_CACHE")}
-    env.update(CUJIT_CUDA_DRIVER=str(tmp_path / "no-gpu" / "libcuda.so.1"), CUJIT_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([sys.executable, str(program)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=300)
+    env.update(
+        CUJIT_CUDA_DRIVER=str(tmp_path / "no-gpu" / "libcuda.so.1"),
+        CUJIT_CACHE_DIR=str(tmp_path / "cache"),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    return subprocess.run(
+        [sys.executable, str(program)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.needs_gpu() and not b.skip], ids=lambda b: b.id)
@@ -88,8 +94,9 @@ def test_an_example_that_needs_a_gpu_fails_clearly_without_one(block, tmp_path):
 
 
 def test_the_multi_gpu_example_runs_without_a_gpu(tmp_path):
-    block, = [b for b in BLOCKS if b.doc == "docs/runtime.md" and "threading.Thread" in b.code]
+    (block,) = [b for b in BLOCKS if b.doc == "docs/runtime.md" and "threading.Thread" in b.code]
     proc = _run_without_gpu(block, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.startswith("0 GPU(s): []\nno GPU, nothing to run (CUJIT_TARGET=cpu runs this on the CPU):"), \
+    assert proc.stdout.startswith("0 GPU(s): []\nno GPU, nothing to run (CUJIT_TARGET=cpu runs this on the CPU):"), (
         proc.stdout
+    )

@@ -36,7 +36,7 @@ def _imported(node, importer, is_package, modules):
     base = node.module or ""
     if node.level:
         package = importer.split(".") if is_package else importer.split(".")[:-1]
-        package = package[:len(package) - (node.level - 1)]
+        package = package[: len(package) - (node.level - 1)]
         base = ".".join(package + ([base] if base else []))
     found = [f"{base}.{alias.name}" for alias in node.names if _is_module(f"{base}.{alias.name}", modules)]
     return found or [base]
@@ -155,19 +155,33 @@ def test_no_import_cycles():
 # Modules that compiling does not need: the disk cache's machinery (and what it pulls in) loads when a compile
 # first uses it, numpy and the CUDA runtime when a program first uses arrays or a GPU, inspect for the first
 # lambda (a def's source is found without it).
-NOT_AT_IMPORT = ("cujit.caching", "pickle", "hashlib", "json", "fcntl", "numpy", "cujit.cudadrv", "cujit.aot",
-                 "inspect")
+NOT_AT_IMPORT = (
+    "cujit.caching",
+    "pickle",
+    "hashlib",
+    "json",
+    "fcntl",
+    "numpy",
+    "cujit.cudadrv",
+    "cujit.aot",
+    "inspect",
+)
 
 
 def _modules_after(program, tmp_path):
     """The modules ``program`` loaded (a file: compiled functions need their source), beyond those the
     interpreter had already loaded at startup (a site's .pth files may import anything, inspect included)."""
+
     def loaded_by(text):
         script = tmp_path / "program.py"
-        script.write_text("import sys\nat_start = sorted(sys.modules)\n" + text +
-                          "\nat_end = sorted(sys.modules)\nimport json\nprint(json.dumps([at_start, at_end]))\n")
+        script.write_text(
+            "import sys\nat_start = sorted(sys.modules)\n"
+            + text
+            + "\nat_end = sorted(sys.modules)\nimport json\nprint(json.dumps([at_start, at_end]))\n"
+        )
         at_start, at_end = run([script], cwd=tmp_path)
         return set(at_end) - set(at_start)
+
     return loaded_by(program) - loaded_by("")
 
 
@@ -183,19 +197,25 @@ def test_importing_cuda_loads_only_what_compiling_needs(tmp_path):
 
 
 def test_a_first_compile_loads_no_disk_cache(tmp_path):
-    loaded = _modules_after("from cujit import cuda\n\n\n"
-                            "@cuda.jit(device=True)\n"
-                            "def add_one(x):\n    return x + 1\n\n\n"
-                            "def kernel(x):\n    x[0] = add_one(x[0])\n\n\n"
-                            "cuda.compile_ptx(kernel, 'void(float32[:])')\n", tmp_path)
+    loaded = _modules_after(
+        "from cujit import cuda\n\n\n"
+        "@cuda.jit(device=True)\n"
+        "def add_one(x):\n    return x + 1\n\n\n"
+        "def kernel(x):\n    x[0] = add_one(x[0])\n\n\n"
+        "cuda.compile_ptx(kernel, 'void(float32[:])')\n",
+        tmp_path,
+    )
     assert not loaded & set(NOT_AT_IMPORT), sorted(loaded & set(NOT_AT_IMPORT))
 
 
 def test_a_cached_kernel_loads_the_disk_cache(tmp_path):
-    loaded = _modules_after(f"import os\nos.environ['CUJIT_CACHE_DIR'] = {str(tmp_path / 'cache')!r}\n"
-                            "from cujit import cuda\n\n\n"
-                            "def kernel(x):\n    x[0] = 1\n\n\n"
-                            "cuda.jit('void(float32[:])', cache=True)(kernel)\n", tmp_path)
+    loaded = _modules_after(
+        f"import os\nos.environ['CUJIT_CACHE_DIR'] = {str(tmp_path / 'cache')!r}\n"
+        "from cujit import cuda\n\n\n"
+        "def kernel(x):\n    x[0] = 1\n\n\n"
+        "cuda.jit('void(float32[:])', cache=True)(kernel)\n",
+        tmp_path,
+    )
     assert "cujit.caching" in loaded
 
 
@@ -215,8 +235,11 @@ def test_the_bytecode_frontend_is_reached_through_its_entry_only():
     import cujit.bytecode
 
     package = pathlib.Path(cujit.bytecode.__file__).parent.parent
-    reaching_in = [str(path.relative_to(package)) for path in package.rglob("*.py")
-                   if path.parent.name != "bytecode"
-                   and re.search(r"cujit\.bytecode\._|from cujit\.bytecode import _", path.read_text())]
+    reaching_in = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path.parent.name != "bytecode"
+        and re.search(r"cujit\.bytecode\._|from cujit\.bytecode import _", path.read_text())
+    ]
     assert not reaching_in, reaching_in
     assert cujit.bytecode.__all__ == ["decompile", "function_source"]

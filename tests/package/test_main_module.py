@@ -25,9 +25,11 @@ def _info(monkeypatch, capsys, **env):
 def test_info_reports_the_cpu_target(monkeypatch, capsys):
     out = _info(monkeypatch, capsys)
     workers = _core.host.worker_count()
-    assert (f"cpu target: available; kernels compiled for this machine's CPU run on {workers} worker "
-            f"thread{'s' if workers != 1 else ''} (one per core") in out, out
-    assert 'select it with CUJIT_TARGET=cpu (every kernel of the process' in out, out
+    assert (
+        f"cpu target: available; kernels compiled for this machine's CPU run on {workers} worker "
+        f"thread{'s' if workers != 1 else ''} (one per core"
+    ) in out, out
+    assert "select it with CUJIT_TARGET=cpu (every kernel of the process" in out, out
     assert 'cuda.jit(target="cpu")' in out, out
     assert "kernels compile for: cuda (the GPU; the default: CUJIT_TARGET is not set)" in out, out
 
@@ -53,10 +55,13 @@ def test_info_without_a_driver_points_to_the_cpu_target(tmp_path):
     how to run them on the CPU; it loads no libcuda (nothing in --info starts the runtime)."""
     env = {k: v for k, v in os.environ.items() if k not in _TARGET_VARIABLES}
     env["CUJIT_CUDA_DRIVER"] = str(tmp_path / "no-gpu" / "libcuda.so.1")
-    proc = subprocess.run([sys.executable, "-m", "cujit", "--info"], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "cujit", "--info"], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     assert "driver: not found" in proc.stdout, proc.stdout
     assert "cpu target: available" in proc.stdout, proc.stdout
-    assert ("kernels compile for: cuda (the GPU; the default: CUJIT_TARGET is not set); with no CUDA driver here "
-            "they cannot launch: CUJIT_TARGET=cpu runs them on the CPU") in proc.stdout, proc.stdout
+    assert (
+        "kernels compile for: cuda (the GPU; the default: CUJIT_TARGET is not set); with no CUDA driver here "
+        "they cannot launch: CUJIT_TARGET=cpu runs them on the CPU"
+    ) in proc.stdout, proc.stdout

@@ -4,7 +4,7 @@ import textwrap
 
 import programs
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import json, sys
     from cujit import cuda, int32, float32, float64
 
@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent('''
     ]
     mapped = sorted({line.split()[-1] for line in maps().splitlines() if "libcuda" in line})
     print(json.dumps({"after_import": loaded_after_import, "mapped": mapped, "ptxs": ptxs}))
-''')
+""")
 
 
 def test_compile_does_not_load_libcuda(tmp_path, register_ptx):

@@ -19,8 +19,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 TAG = f"cp{sys.version_info.major}{sys.version_info.minor}"
 # What runs against the installed wheel: compiling, linking (NVRTC, nvJitLink, libNVVM from the cu13 extra),
 # the public names, the launch path's argument rules without a GPU.
-SLICE = ["compiler/test_api_forms.py", "compiler/test_language.py", "compiler/test_ltoir_output.py",
-         "package/test_cuda_namespace.py", "package/test_no_driver.py", "runtime/test_kernel_cache.py"]
+SLICE = [
+    "compiler/test_api_forms.py",
+    "compiler/test_language.py",
+    "compiler/test_ltoir_output.py",
+    "package/test_cuda_namespace.py",
+    "package/test_no_driver.py",
+    "runtime/test_kernel_cache.py",
+]
 
 
 def _wheel():
@@ -60,14 +66,16 @@ def test_the_wheel_installs_and_runs_without_a_compiler(tmp_path):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     assert _run([python, "-m", "cujit", "--version"], env, outside).strip() == version
-    where = _run([python, "-c", "import cujit, cujit._core; print(cujit.__file__); print(cujit._core.__file__)"],
-                 env, outside)
+    where = _run(
+        [python, "-c", "import cujit, cujit._core; print(cujit.__file__); print(cujit._core.__file__)"], env, outside
+    )
     assert all(line.startswith(str(env_dir)) for line in where.split()), where
     demo = _run([python, str(ROOT / "examples" / "demo.py")], env, outside)
     assert ".visible .func" in demo or ".func" in demo, demo[-2000:]
 
     for tree in ("tests", "docs"):  # test_cuda_namespace reads the docs beside the tests
         shutil.copytree(ROOT / tree, outside / tree, ignore=shutil.ignore_patterns("__pycache__"))
-    report = _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *[f"tests/{t}" for t in SLICE]],
-                  env, outside)
+    report = _run(
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *[f"tests/{t}" for t in SLICE]], env, outside
+    )
     assert " passed" in report and " failed" not in report, report[-3000:]

@@ -32,16 +32,17 @@ def table_lib(values, counts, tag=""):
         assert module.loaded
         counts.teardowns.append(int(module))
 
-    return cuda.CUSource(TABLE_CU + f"// {tag}\n", name="table.cu", setup_callback=setup,
-                         teardown_callback=teardown)
+    return cuda.CUSource(TABLE_CU + f"// {tag}\n", name="table.cu", setup_callback=setup, teardown_callback=teardown)
 
 
 def scale_kernel(table_at, offset=0, link=()):
     """out[i] = x[i] * table[i % 64] + offset, through the declared table_at."""
+
     def scale(out, x):
         i = cuda.grid(1)
         if i < len(out):
             out[i] = x[i] * table_at(i % 64) + offset
+
     scale.__name__ = scale.__qualname__ = f"scale_{offset}"
     return cuda.jit(link=list(link))(scale)
 

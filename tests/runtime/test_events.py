@@ -36,7 +36,9 @@ def run(fake_driver, body, devices=1):
 
 
 def test_events_as_users_write_them(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         start, end = cuda.event(), cuda.event(timing=True)
         assert start.timing and end.timing and start.handle != end.handle and start != end
         s = cuda.stream()
@@ -59,11 +61,14 @@ def test_events_as_users_write_them(fake_driver):
         assert "CUDA event" in repr(start) and "no timing" in repr(cuda.event(False))
         assert start.context == cuda.current_context()
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_query_while_the_work_runs(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         start, end = cuda.event(), cuda.event()
         start.record(); end.record()
         fake.fake_events_pending(1)
@@ -73,11 +78,14 @@ def test_query_while_the_work_runs(fake_driver):
         fake.fake_events_pending(0)
         assert end.query() is True and end.elapsed_time(end) == 0.0
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_errors_name_the_problem(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         timed, untimed, unrecorded = cuda.event(), cuda.event(timing=False), cuda.event()
         timed.record(); untimed.record()
         e = raises(errors.CudaDriverError, "the end event was created with timing=False",
@@ -94,11 +102,14 @@ def test_errors_name_the_problem(fake_driver):
         raises(TypeError, "expected a stream", timed.record, "stream 1")
         raises(TypeError, "expected a stream", timed.wait, 2.5)
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_events_are_released_when_collected(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         base = fake.fake_live_events()
         events = [cuda.event(timing=i % 2 == 0) for i in range(100)]
         for e in events:
@@ -111,11 +122,14 @@ def test_events_are_released_when_collected(fake_driver):
             cuda.event().record()
         assert fake.fake_live_events() == base
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_events_of_another_device(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         e0 = cuda.event()                      # device 0's context
         with cuda.gpus[1]:
             e1 = cuda.event()
@@ -133,11 +147,15 @@ def test_events_of_another_device(fake_driver):
         t = threading.Thread(target=in_thread)
         t.start(); t.join()
         print("OK")
-    """, devices=2)
+    """,
+        devices=2,
+    )
 
 
 def test_profiling(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         assert fake.fake_profiling() == 0
         cuda.profile_start()
         assert fake.fake_profiling() == 1
@@ -156,22 +174,26 @@ def test_profiling(fake_driver):
         t.start(); t.join()
         assert fake.fake_profiling() == 1
         print("OK")
-    """)
+    """,
+    )
 
 
 no_driver = pytest.mark.skipif(devices.is_available(), reason="a CUDA driver is available here")
 
 
 @no_driver
-@pytest.mark.parametrize("call", [
-    lambda: cuda.event(),
-    lambda: cuda.profile_start(),
-    lambda: cuda.profile_stop(),
-    lambda: cuda.profiling().__enter__(),
-    lambda: cuda.is_supported_version(),
-    lambda: cuda.runtime.get_version(),
-    lambda: cuda.require_context(lambda: None)(),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: cuda.event(),
+        lambda: cuda.profile_start(),
+        lambda: cuda.profile_stop(),
+        lambda: cuda.profiling().__enter__(),
+        lambda: cuda.is_supported_version(),
+        lambda: cuda.runtime.get_version(),
+        lambda: cuda.require_context(lambda: None)(),
+    ],
+)
 def test_without_a_driver_these_raise_cuda_support_error(call):
     with pytest.raises(errors.CudaSupportError, match="CUDA is not available"):
         call()

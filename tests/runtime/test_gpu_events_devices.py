@@ -48,7 +48,7 @@ def launch(kernel, out, *args, stream=0):
 def test_events_time_a_kernel(rng):
     x = rng.standard_normal(1 << 20).astype(np.float32)
     d_x, d_out = cuda.to_device(x), cuda.device_array_like(x)
-    launch(axpb, d_out, d_x, 2.0, 1.0)                    # compiled and loaded before timing
+    launch(axpb, d_out, d_x, 2.0, 1.0)  # compiled and loaded before timing
     start, end = cuda.event(timing=True), cuda.event()
     start.record()
     for _ in range(10):
@@ -69,27 +69,28 @@ def test_an_event_orders_one_stream_after_another(rng):
     done = cuda.event(timing=False)
     launch(spin_then_write, d_mid, d_x, 2000, stream=s1)
     done.record(s1)
-    done.wait(s2)                                          # s2's work waits for s1's; the host does not
+    done.wait(s2)  # s2's work waits for s1's; the host does not
     launch(axpb, d_out, d_mid, np.float32(3.0), np.float32(-1.0), stream=s2)
     s2.synchronize()
     assert done.query() is True
-    expected = x.astype(np.float64)                        # the kernel's literals are float64, as in numba
+    expected = x.astype(np.float64)  # the kernel's literals are float64, as in numba
     for _ in range(2000):
         expected = expected * 0.999999 + 0.000001
-    np.testing.assert_allclose(d_out.copy_to_host(), 3.0 * expected.astype(np.float32) - 1.0, rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(d_out.copy_to_host(), 3.0 * expected.astype(np.float32) - 1.0, rtol=1e-5, atol=1e-6)
 
 
-@gpu_support.needs_device("spins long enough to be seen running (minutes on the CPU target, where launches are synchronous)")
+@gpu_support.needs_device(
+    "spins long enough to be seen running (minutes on the CPU target, where launches are synchronous)"
+)
 def test_query_sees_running_work(rng):
     x = rng.standard_normal(1 << 16).astype(np.float32)
     d_x, d_out = cuda.to_device(x), cuda.device_array_like(x)
-    launch(spin_then_write, d_out, d_x, 1)                 # compiled first
+    launch(spin_then_write, d_out, d_x, 1)  # compiled first
     s = cuda.stream()
     e = cuda.event()
     launch(spin_then_write, d_out, d_x, 2_000_000, stream=s)
     e.record(s)
-    seen_running = e.query() is False                      # almost surely still running (not asserted)
+    seen_running = e.query() is False  # almost surely still running (not asserted)
     e.synchronize()
     assert e.query() is True, seen_running
 
@@ -97,14 +98,14 @@ def test_query_sees_running_work(rng):
 @gpu_support.needs_device("counts the modules the driver loaded")
 def test_every_gpu_runs_its_own_module(rng):
     @cuda.jit
-    def affine(out, x, a, b):                              # a kernel of this test alone: its modules are counted
+    def affine(out, x, a, b):  # a kernel of this test alone: its modules are counted
         i = cuda.grid(1)
         if i < x.size:
             out[i] = a * x[i] + b
 
     x = rng.standard_normal(4096).astype(np.float64)
     cuda.select_device(0)
-    gc.collect()       # earlier tests' dead kernels unload now, not while this one counts
+    gc.collect()  # earlier tests' dead kernels unload now, not while this one counts
     gc.disable()
     try:
         counted_launches(affine, x)
@@ -124,9 +125,9 @@ def counted_launches(affine, x):
             e.synchronize()
             np.testing.assert_allclose(d_out.copy_to_host(), (dev.id + 1.0) * x + 0.5)
             assert e.context.device is dev
-        assert cuda.get_current_device().id == 0           # the thread's own context again
-    assert _core.driver.loaded_module_count() == before + len(cuda.gpus)   # one module in each device's context
-    assert len(affine.overloads) == 1                      # compiled once
+        assert cuda.get_current_device().id == 0  # the thread's own context again
+    assert _core.driver.loaded_module_count() == before + len(cuda.gpus)  # one module in each device's context
+    assert len(affine.overloads) == 1  # compiled once
 
 
 @gpu_support.needs_device("two GPUs")
@@ -164,7 +165,7 @@ def test_close_then_carry_on(rng):
     launch(axpb, d_out, d_x, np.float32(1.0), np.float32(2.0))
     cuda.close()
     assert _core.driver.loaded_module_count() == 0
-    launch(axpb, d_out, d_x, np.float32(1.0), np.float32(2.0))   # arrays stay valid; the kernel loads again
+    launch(axpb, d_out, d_x, np.float32(1.0), np.float32(2.0))  # arrays stay valid; the kernel loads again
     np.testing.assert_allclose(d_out.copy_to_host(), x + 2.0)
 
 

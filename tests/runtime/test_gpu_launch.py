@@ -33,8 +33,16 @@ def scale(out, x, a):
 def mixed(out, dev, cupy_in, torch_in, capsule_in, producer_in, s, n, t, z):
     i = cuda.grid(1)
     if i < out.size:
-        out[i] = dev[i] + 2 * cupy_in[i] + 3 * torch_in[i] + 4 * capsule_in[i] + 5 * producer_in[i] \
-            + s * n + t[0] * t[1] + z.imag
+        out[i] = (
+            dev[i]
+            + 2 * cupy_in[i]
+            + 3 * torch_in[i]
+            + 4 * capsule_in[i]
+            + 5 * producer_in[i]
+            + s * n
+            + t[0] * t[1]
+            + z.imag
+        )
 
 
 class _DLPackOnly:
@@ -59,8 +67,9 @@ def test_every_argument_kind_in_one_kernel(rng):
     t = torch.from_numpy(data[2]).cuda()
     capsule = torch.from_numpy(data[3]).cuda().__dlpack__()
     producer = _DLPackOnly(cp.asarray(data[4]))
-    mixed[(n + 127) // 128, 128](out, dev, cp.asarray(data[1]), t, capsule, producer, np.float32(1.5), 3,
-                                 (2, 0.5), 1 + 0.25j)
+    mixed[(n + 127) // 128, 128](
+        out, dev, cp.asarray(data[1]), t, capsule, producer, np.float32(1.5), 3, (2, 0.5), 1 + 0.25j
+    )
     expected = data[0] + 2 * data[1] + 3 * data[2] + 4 * data[3] + 5 * data[4] + np.float32(1.5) * 3 + 1.0 + 0.25
     np.testing.assert_allclose(cp.asnumpy(out), expected, rtol=1e-6)
 
@@ -77,7 +86,7 @@ def test_cupy_and_torch_arrays_without_copies(rng):
     stream = torch.cuda.current_stream().cuda_stream
     scale[256, 256, stream](o, t, 2.0)
     np.testing.assert_allclose(o.cpu().numpy(), 2 * host, rtol=1e-6)
-    scale[256, 256](o, t.__dlpack__(), 3.0)                       # a DLPack capsule
+    scale[256, 256](o, t.__dlpack__(), 3.0)  # a DLPack capsule
     np.testing.assert_allclose(o.cpu().numpy(), 3 * host, rtol=1e-6)
 
 
@@ -106,8 +115,10 @@ def test_strided_f_order_zero_size_and_0d(rng, library):
         base = torch.from_numpy(host).cuda()
         views = [base[::2, 1::3], base.t(), base.t().contiguous().t(), base[5:5]]
         to_host, empty_like = (lambda t: t.cpu().numpy()), torch.zeros_like
-        zero_d, out0 = torch.tensor(4.5, dtype=torch.float64, device="cuda"), torch.zeros((), dtype=torch.float64,
-                                                                                          device="cuda")
+        zero_d, out0 = (
+            torch.tensor(4.5, dtype=torch.float64, device="cuda"),
+            torch.zeros((), dtype=torch.float64, device="cuda"),
+        )
     for view in views:
         out = empty_like(view)
         affine2d[(8, 8), (8, 8)](out, view)
@@ -149,11 +160,11 @@ def test_producer_stream_ordering(rng):
     side = cp.cuda.Stream(non_blocking=True)
     big = cp.asarray(rng.random((2048, 2048)).astype(np.float32))
     with side:
-        for _ in range(5):                                   # several ms of work on the side stream
+        for _ in range(5):  # several ms of work on the side stream
             prod = big @ big
         x = cp.asarray(host) + prod[0, 0] * 0
         out = cp.empty_like(x)
-        add_one[n // 256, 256](out, x)                       # launched on the legacy default stream
+        add_one[n // 256, 256](out, x)  # launched on the legacy default stream
     cuda.synchronize()
     side.synchronize()
     np.testing.assert_allclose(cp.asnumpy(out), host + 1, rtol=1e-6)
@@ -199,6 +210,7 @@ def test_eight_threads_launch_at_once(rng):
         result = acc.copy_to_host(stream=stream)
         stream.synchronize()
         return result
+
     results = run_threads(worker, 8, together=False)
     for k in range(8):
         np.testing.assert_allclose(results[k], rounds * hosts[k], rtol=1e-12)
@@ -222,6 +234,7 @@ def test_errors_name_the_argument():
     @cuda.jit("void(float32[:], float32[:], float32)")
     def eager(out, x, a):
         out[0] = x[0] * a
+
     with pytest.raises(TypeError, match="No matching definition"):
         eager[1, 1](x, cp.zeros(10, cp.float64), 1.0)
 
@@ -236,12 +249,21 @@ class _Protocol:
 @gpu_support.needs_device("CuPy and PyTorch arrays on a GPU")
 def test_cupy_and_torch_readers_agree_with_their_protocol():
     from cujit import _core
-    objects = [cp.zeros((6, 8), cp.float32)[:, ::2], cp.asfortranarray(cp.zeros((3, 4), cp.int16)),
-               cp.zeros(0), cp.zeros((5, 7), cp.complex64).T, cp.asarray(np.float64(2.0)),
-               torch.zeros(6, 3, device="cuda")[::2], torch.zeros(2, 5, dtype=torch.complex64, device="cuda"),
-               torch.zeros(4, 2, dtype=torch.int8, device="cuda").t(), torch.zeros(0, device="cuda"),
-               torch.zeros((), dtype=torch.bool, device="cuda"), torch.zeros(3, 4, device="cuda")[1:, 2:],
-               torch.zeros(4, dtype=torch.bfloat16, device="cuda")]
+
+    objects = [
+        cp.zeros((6, 8), cp.float32)[:, ::2],
+        cp.asfortranarray(cp.zeros((3, 4), cp.int16)),
+        cp.zeros(0),
+        cp.zeros((5, 7), cp.complex64).T,
+        cp.asarray(np.float64(2.0)),
+        torch.zeros(6, 3, device="cuda")[::2],
+        torch.zeros(2, 5, dtype=torch.complex64, device="cuda"),
+        torch.zeros(4, 2, dtype=torch.int8, device="cuda").t(),
+        torch.zeros(0, device="cuda"),
+        torch.zeros((), dtype=torch.bool, device="cuda"),
+        torch.zeros(3, 4, device="cuda")[1:, 2:],
+        torch.zeros(4, dtype=torch.bfloat16, device="cuda"),
+    ]
     if hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):  # PyTorch >= 2.10: one C call reads a tensor
         assert _core.launch.reader_of(torch.Tensor) == "torch (DLPack exchange)"
     for obj in objects:

@@ -20,6 +20,7 @@ from script_runs import run_script
 
 pytestmark = gpu_support.gpu
 
+
 @pytest.fixture(autouse=True)
 def _no_low_occupancy_warnings(monkeypatch):
     monkeypatch.setenv("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
@@ -71,7 +72,7 @@ def test_mapped_arrays_are_read_and_written_by_kernels(rng):
     scale2d[(2, 2), (32, 32)](view, src, 0.5)
     cuda.synchronize()
     np.testing.assert_allclose(view, 0.5 * src)
-    half = out[::2]                                              # a strided view of mapped memory
+    half = out[::2]  # a strided view of mapped memory
     axpy[_launch1(n // 2)](half, np.float32(0), x[::2], y[::2])
     cuda.synchronize()
     np.testing.assert_allclose(out[::2], y[::2])
@@ -91,7 +92,7 @@ def test_managed_arrays_are_read_and_written_by_kernels(rng, attach_global):
 
 
 def test_pinned_and_mapped_context_managers(rng):
-    n = 1 << 18                       # 2 MiB each: numpy gives each its own pages (registrations cannot share one)
+    n = 1 << 18  # 2 MiB each: numpy gives each its own pages (registrations cannot share one)
     a = rng.standard_normal(n)
     b = rng.standard_normal(n)
     with cuda.pinned(a, b):
@@ -115,7 +116,7 @@ def test_split_squeeze_and_as_cuda_arg(rng):
     assert [p.size for p in parts] == [300, 300, 300, 100]
     for i, part in enumerate(parts):
         axpy[_launch1(part.size)](part, 2.0, part, part)
-        np.testing.assert_allclose(part.copy_to_host(), 3 * host[i * 300:(i + 1) * 300])
+        np.testing.assert_allclose(part.copy_to_host(), 3 * host[i * 300 : (i + 1) * 300])
     sq = cuda.to_device(host.reshape(1, 1000, 1)).squeeze()
     assert sq.shape == (1000,)
     np.testing.assert_array_equal(sq.copy_to_host(), host)
@@ -130,14 +131,14 @@ def test_defer_cleanup_waits_with_frees():
     with cuda.defer_cleanup():
         for _ in range(40):
             cuda.device_array(1 << 16)
-        cuda.synchronize()                                       # a flush waits too
+        cuda.synchronize()  # a flush waits too
         assert ctx.deallocations_pending() >= before + 40
     assert ctx.deallocations_pending() <= 10
 
 
 @gpu_support.needs_device("host arrays copied to device memory and back (the CPU target passes them in place)")
 def test_a_counting_manager_sees_every_allocation_on_the_gpu():
-    body = textwrap.dedent('''
+    body = textwrap.dedent("""
         import gc
         import numpy as np
         from cujit import cuda, _core
@@ -202,13 +203,14 @@ def test_a_counting_manager_sees_every_allocation_on_the_gpu():
         gc.collect()
         assert Counting.live == {}
         print("OK")
-    ''')
+    """)
     env = dict(os.environ, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0", CUJIT_CUDA_WARN_ON_IMPLICIT_COPY="0")
     proc = run_script(body, "_gpu_emm.py", env)
     assert proc.stdout.strip().endswith("OK"), proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
 # ---- IPC across two processes ------------------------------------------------------------------------------
+
 
 def _in_child(target, *args):
     """Runs gpu_ipc_child.<target>(*args, results) in a spawned process; returns what it put."""
@@ -228,7 +230,7 @@ def _in_child(target, *args):
 def test_ipc_array_across_processes(rng):
     host = rng.standard_normal((64, 33))
     dev = cuda.to_device(host)
-    handle = dev[5:].get_ipc_handle()                            # a view at an offset into the allocation
+    handle = dev[5:].get_ipc_handle()  # a view at an offset into the allocation
     seen = _in_child("open_and_double", pickle.dumps(handle))
     np.testing.assert_array_equal(seen, host[5:])
     expected = host.copy()
@@ -241,6 +243,6 @@ def test_ipc_array_across_processes(rng):
 def test_open_ipc_array_with_a_raw_handle(rng):
     host = rng.integers(0, 1 << 30, 1000).astype(np.int32)
     dev = cuda.to_device(host)
-    raw = dev.get_ipc_handle()._ipc_handle.handle                # 64 bytes, as another library would send
+    raw = dev.get_ipc_handle()._ipc_handle.handle  # 64 bytes, as another library would send
     got = _in_child("open_raw", raw, (10, 20), "int32", 400)
     np.testing.assert_array_equal(got, host[100:300].reshape(10, 20))

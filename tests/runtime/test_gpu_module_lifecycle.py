@@ -37,6 +37,7 @@ def compiles(monkeypatch):
     def counting(self, *args, **kwargs):
         seen.append(self.py_func.__name__)
         return real(self, *args, **kwargs)
+
     monkeypatch.setattr(dispatcher.CUDADispatcher, "_typed_compile", counting)
     return seen
 
@@ -48,13 +49,13 @@ def _table(rng):
 def test_setup_writes_a_global_the_kernel_reads(rng):
     values, counts = _table(rng), L.Counts()
     lib = L.table_lib(values, counts, "declared")
-    table_at = cuda.declare_device("table_at", "float32(int32)", link=[lib])   # through the declaration
+    table_at = cuda.declare_device("table_at", "float32(int32)", link=[lib])  # through the declaration
     k = L.scale_kernel(table_at)
     x = rng.random(1000, dtype=np.float32)
     np.testing.assert_allclose(L.launch(k, x), L.expected(x, values), rtol=1e-6, atol=1e-6)
 
     values2, counts2 = _table(rng), L.Counts()
-    bare = cuda.declare_device("table_at", "float32(int32)")                    # through jit(link=)
+    bare = cuda.declare_device("table_at", "float32(int32)")  # through jit(link=)
     k2 = L.scale_kernel(bare, link=[L.table_lib(values2, counts2, "jit")])
     np.testing.assert_allclose(L.launch(k2, x), L.expected(x, values2), rtol=1e-6, atol=1e-6)
     assert len(counts.setups) == len(counts2.setups) == 1 and not counts.teardowns
@@ -70,7 +71,7 @@ def test_setup_once_per_module_specialisation_and_kernel(rng, compiles):
     assert len(counts.setups) == 1
     np.testing.assert_allclose(L.launch(k, x64), L.expected(x64, values, 1), rtol=1e-6, atol=1e-6)
     assert len(counts.setups) == 2 and compiles == ["scale_1", "scale_1"]
-    k2 = L.scale_kernel(table_at, offset=2)                    # another kernel, same linked code
+    k2 = L.scale_kernel(table_at, offset=2)  # another kernel, same linked code
     np.testing.assert_allclose(L.launch(k2, x32), L.expected(x32, values, 2), rtol=1e-6, atol=1e-6)
     assert len(counts.setups) == 3 == len(set(counts.setups))
     k.unload()
@@ -139,6 +140,7 @@ def test_stress_16_threads_50_kernels(rng, compiles):
             out = L.launch(kernels[i], x)
             if not np.allclose(out, L.expected(x, values, 1000 + i), rtol=1e-6, atol=1e-6):
                 wrong.append(i)
+
     run_threads(go, 16)
     assert not wrong, wrong[:5]
     assert len(compiles) == 50 == len(set(compiles))
@@ -176,6 +178,7 @@ def test_one_module_and_one_setup_per_context(rng, compiles):
             result["context"] = cuda.current_context().handle
             cuda.current_context()._native.flush_deferred()  # its temporaries, before the context goes
             libcuda.cuCtxSetCurrent(None)
+
         t = threading.Thread(target=in_other_context)
         t.start()
         t.join()
@@ -183,7 +186,7 @@ def test_one_module_and_one_setup_per_context(rng, compiles):
         np.testing.assert_allclose(result["out"], L.expected(x, values, 7), rtol=1e-6, atol=1e-6)
         assert len(counts.setups) == 2 and compiles == ["scale_7"] and k._kernels.images_built == 1
         assert k._kernels.module_count == 2
-        k.unload()   # both contexts, teardown first
+        k.unload()  # both contexts, teardown first
         assert sorted(counts.teardowns) == sorted(counts.setups)
     finally:
         assert libcuda.cuCtxDestroy_v2(other) == 0
@@ -250,7 +253,8 @@ def test_teardown_at_interpreter_exit():
 
 
 def test_endurance_10000_cycles():
-    _run("""
+    _run(
+        """
         import resource
         def rss_kib():
             with open("/proc/self/statm") as f:
@@ -275,4 +279,6 @@ def test_endurance_10000_cycles():
         # Free memory is the device's: other processes (pytest-xdist workers) move it too.
         assert free1 == free0 or os.environ.get("PYTEST_XDIST_WORKER"), (free0, free1)
         print("OK", rss0, rss1, free0, free1)
-    """, timeout=900)
+    """,
+        timeout=900,
+    )

@@ -9,7 +9,7 @@ import textwrap
 
 from script_runs import run_script
 
-PRELUDE = textwrap.dedent('''
+PRELUDE = textwrap.dedent("""
     import ctypes, gc, os, warnings
     import numpy as np
     from cujit import cuda
@@ -36,19 +36,25 @@ PRELUDE = textwrap.dedent('''
 
     SAXPY = ("float32[::1]", "float32", "float32[::1]", "float32[::1]")   # r = a * x + y, in the fake
     kernels = modules.load_module("host-memory", open(os.environ["KERNELS_PTX"], "rb").read() + b"\\0")
-''')
+""")
 
 
 def run(fake_driver, body):
-    env = dict(os.environ, CUJIT_CUDA_DRIVER=fake_driver, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
-               KERNELS_PTX=str(pathlib.Path(__file__).parents[1] / "data" / "runtime_kernels.ptx"))
+    env = dict(
+        os.environ,
+        CUJIT_CUDA_DRIVER=fake_driver,
+        NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
+        KERNELS_PTX=str(pathlib.Path(__file__).parents[1] / "data" / "runtime_kernels.ptx"),
+    )
     env.pop("NUMBA_CUDA_MEMORY_MANAGER", None)
     proc = run_script(PRELUDE + textwrap.dedent(body), "_host_memory.py", env)
     assert proc.stdout.strip().endswith("OK"), proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
 def test_pinned_arrays(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         a = cuda.pinned_array((3, 4), dtype=np.float32)
         assert type(a) is np.ndarray and a.shape == (3, 4) and a.dtype == np.float32 and a.flags.c_contiguous
         assert fake.fake_live_host_allocs() == 1 and fake.fake_last_host_alloc_flags() == 0
@@ -72,11 +78,14 @@ def test_pinned_arrays(fake_driver):
         gc.collect()
         assert fake.fake_live_host_allocs() == 0
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_mapped_arrays(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         m = cuda.mapped_array((4, 3), dtype=np.int32, portable=True, wc=True)
         assert isinstance(m, np.ndarray) and type(m).__name__ == "MappedNDArray"
         assert fake.fake_last_host_alloc_flags() == 2 | 1 | 4      # DEVICEMAP | PORTABLE | WRITECOMBINED
@@ -112,11 +121,14 @@ def test_mapped_arrays(fake_driver):
         empty = cuda.mapped_array(0)
         assert empty.__cuda_array_interface__["data"][0] == 0
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_managed_arrays(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         g = cuda.managed_array((2, 3), dtype=np.float32)
         assert type(g).__name__ == "ManagedNDArray" and fake.fake_last_managed_flags() == 1   # ATTACH_GLOBAL
         assert device_ptr(g) == host_ptr(g)                          # one address
@@ -130,11 +142,14 @@ def test_managed_arrays(fake_driver):
         cuda.synchronize()
         assert fake.fake_live_bytes() == live - 24 - 32
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_kernels_take_mapped_and_managed_arrays_in_place(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         r = cuda.mapped_array(8, np.float32)
         x = cuda.managed_array(8, np.float32)
         y = cuda.mapped_array(8, np.float32)
@@ -160,11 +175,14 @@ def test_kernels_take_mapped_and_managed_arrays_in_place(fake_driver):
         assert got[2:4] == [6, 4] and got[5:7] == [6, 4]
         assert got[11] == device_ptr(x) and got[12:14] == [8, 4]
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_pinned_and_mapped_context_managers(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         a = np.arange(10, dtype=np.float64)
         b = np.zeros((3, 4), np.int32)
         with cuda.pinned(a, b):
@@ -189,11 +207,14 @@ def test_pinned_and_mapped_context_managers(fake_driver):
         raises(TypeError, "takes only the keyword 'stream'", lambda: cuda.mapped(a, portable=True).__enter__())
         raises(TypeError, "cuda.pinned takes host arrays", lambda: cuda.pinned([1, 2]).__enter__())
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_device_array_members(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         host = np.arange(10.0)
         d = cuda.to_device(host)
         parts = list(d.split(4))
@@ -242,14 +263,17 @@ def test_device_array_members(fake_driver):
         raises(ValueError, "opening IpcHandle from original process", d.get_ipc_handle()._ipc_handle.open,
                cuda.current_context())
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_ipc_handles_of_another_device_are_staged(fake_driver, monkeypatch):
     """A handle made on device 0, opened with device 1 current: mapped in device 0's context and copied into
     device 1's memory (numba's open_staged). The fake's devices share a PCI location, so each is given its own."""
     monkeypatch.setenv("CUJIT_FAKE_DEVICES", "2")
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         from cujit.cudadrv import ipc
         import pickle
         ipc.device_identity = lambda device_id: {"pci_domain_id": 0, "pci_bus_id": device_id, "pci_device_id": 0}
@@ -263,4 +287,5 @@ def test_ipc_handles_of_another_device_are_staged(fake_driver, monkeypatch):
                 assert (opened.copy_to_host() == host[4:]).all()
             assert fake.fake_open_ipc_mappings() == 0            # the mapping closed once the copy was made
         print("OK")
-    """)
+    """,
+    )

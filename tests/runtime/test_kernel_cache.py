@@ -33,6 +33,7 @@ def specialisation(name, **kw):
 
 # ---- the compile gate ------------------------------------------------------------------------------------------
 
+
 def test_one_compile_per_key_while_other_keys_compile():
     cache = _core.driver.KernelCache()
     compiles, started, overlapped = [], {"a": threading.Event(), "b": threading.Event()}, {}
@@ -44,11 +45,14 @@ def test_one_compile_per_key_while_other_keys_compile():
             overlapped[name] = started[other].wait(timeout=10)  # the other key compiles meanwhile
             time.sleep(0.02)
             return specialisation(name)
+
         return compile
 
     faces = []
-    threads = [threading.Thread(target=lambda: faces.append(cache.specialise([f32], "a", compiler("a", "b"))))
-               for _ in range(8)]
+    threads = [
+        threading.Thread(target=lambda: faces.append(cache.specialise([f32], "a", compiler("a", "b"))))
+        for _ in range(8)
+    ]
     threads.append(threading.Thread(target=lambda: cache.specialise([i32], "b", compiler("b", "a"))))
     for t in threads:
         t.start()
@@ -58,7 +62,9 @@ def test_one_compile_per_key_while_other_keys_compile():
     assert len(faces) == 8 and all(f is faces[0] for f in faces) and faces[0].name == "a"
     assert cache.find([f32], "a") is faces[0] and cache.find([f32], "b") is None
     assert sorted((str(args[0]), face.name) for args, face in cache.specialisations()) == [
-        ("float32", "a"), ("int32", "b")]
+        ("float32", "a"),
+        ("int32", "b"),
+    ]
 
 
 def test_a_failed_compile_is_retried_and_a_reentry_refused():
@@ -101,13 +107,16 @@ def test_unlisted_variants_and_compile_answers():
 
 # ---- the interfaces ---------------------------------------------------------------------------------------------
 
+
 def test_an_interface_without_its_methods_fails_when_the_class_is_defined():
     with pytest.raises(TypeError, match="without its method _call_parameters"):
+
         class NoParameters(_core.Callee):
             def _type_for_caller(self, argtypes, caller_options):
                 raise AssertionError
 
     with pytest.raises(TypeError, match="without its method _select_kernel"):
+
         class Renamed(_core.Dispatcher):
             def _type_for_caller(self, argtypes, caller_options): ...
             def _call_parameters(self): ...
@@ -141,6 +150,7 @@ def test_resolved_answers():
 def test_a_dispatcher_is_collected_with_its_specialisations():
     """A face keeps its cache alive; the cache shows its faces to the collector, so the three are freed together
     (with the modules, teardown first) once neither the dispatcher nor a face is in use."""
+
     def axpy(r, a, x, y):
         i = cuda.grid(1)
         if i < r.size:
@@ -161,6 +171,7 @@ def test_a_dispatcher_is_collected_with_its_specialisations():
 
 
 # ---- a first launch --------------------------------------------------------------------------------------------
+
 
 def test_what_a_first_launch_asks_of_python(fake_driver):
     """Python functions the core calls during launches (each a crossing from C++): a first launch configures,

@@ -78,7 +78,9 @@ def run(fake_driver, body):
 
 
 def test_each_argument_kind_packs_in_numbas_layout(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         @cuda.jit
         def k(a, b, c, x, t, z, flag):
             a[0] = b[0] + c[0, 0] + x + t[0] + t[1] + z.real
@@ -108,11 +110,14 @@ def test_each_argument_kind_packs_in_numbas_layout(fake_driver):
         k[1, 1](dev, foreign, capsule, np.float32(2.5), (7, 0.25), 1 + 2j, 0)   # int: a second specialisation
         assert len(k._launch_table) == 2 and len(k.signatures) == 2
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_eager_signatures_convert_and_refuse(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         @cuda.jit("void(float64[:], float64, int16)")
         def k(a, x, n):
             a[0] = x + n
@@ -129,11 +134,14 @@ def test_eager_signatures_convert_and_refuse(fake_driver):
         assert "kernel argument 2 ('n') of @cuda.jit function 'k'" in raises(TypingError, "type list", k[1, 1], dev,
                                                                               1.0, [1])
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_errors_name_the_argument(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         @cuda.jit
         def k(a, b):
             a[0] = b[0]
@@ -158,11 +166,14 @@ def test_errors_name_the_argument(fake_driver):
         raises(TypingError, f"kernel argument 1 ('b') of {where}: cannot pass a value of type list", k[1, 1], dev,
                [1.0])
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_producer_streams_are_ordered_before_the_launch(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         @cuda.jit
         def k(a, b):
             a[0] = b[0]
@@ -181,11 +192,14 @@ def test_producer_streams_are_ordered_before_the_launch(fake_driver):
         k[1, 1, consumer](dev, on(None))                      # no stream named: nothing to order
         assert waits() == 1
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_dlpack_exchange_tables_are_read_in_c(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         from cujit import _core
         from cujit.cudadrv import driver as drv
         tensors = {}                 # id(obj) -> DLTensor the producer exports
@@ -260,7 +274,8 @@ def test_dlpack_exchange_tables_are_read_in_c(fake_driver):
         k[1, 1](dev, bf16)
         assert params(16)[7:] == array_params(backing.ptr, (2, 2), (8, 4), 4)
         print("OK")
-    """)
+    """,
+    )
 
 
 # A stand-in for CuPy: classes with the C layout of CuPy's Cython ndarray and MemoryPointer (launch_cupy.cpp),
@@ -327,7 +342,10 @@ FAKE_CUPY = """
 
 
 def test_cupy_arrays_are_read_in_place_once_their_layout_is_confirmed(fake_driver):
-    run(fake_driver, textwrap.dedent(FAKE_CUPY) + textwrap.dedent("""
+    run(
+        fake_driver,
+        textwrap.dedent(FAKE_CUPY)
+        + textwrap.dedent("""
         from cujit import _core
         capture(ARRAY_1D + [8] * 9)
         assert _core.launch.reader_of(ndarray) == "cupy"
@@ -352,11 +370,15 @@ def test_cupy_arrays_are_read_in_place_once_their_layout_is_confirmed(fake_drive
         k[1, 1, consumer](dev, ndarray(backing.ptr, (2, 2), (8, 4)))
         assert waits() == before + 1
         print("OK")
-    """))
+    """),
+    )
 
 
 def test_cupy_arrays_of_another_layout_are_read_by_their_attributes(fake_driver):
-    run(fake_driver, textwrap.dedent(FAKE_CUPY) + textwrap.dedent("""
+    run(
+        fake_driver,
+        textwrap.dedent(FAKE_CUPY)
+        + textwrap.dedent("""
         from cujit import _core
         capture(ARRAY_1D + [8] * 9)
         k[1, 1](dev, ndarray(backing.ptr, (4, 4), (4, 4), c_shape=(7, 7)))   # shape == strides: no verdict
@@ -365,8 +387,12 @@ def test_cupy_arrays_of_another_layout_are_read_by_their_attributes(fake_driver)
         k[1, 1](dev, ndarray(backing.ptr, (3, 4), (16, 4)))
         assert _core.launch.reader_of(ndarray) == "cupy (in place)"
         print("OK")
-    """))
-    run(fake_driver, textwrap.dedent(FAKE_CUPY) + textwrap.dedent("""
+    """),
+    )
+    run(
+        fake_driver,
+        textwrap.dedent(FAKE_CUPY)
+        + textwrap.dedent("""
         from cujit import _core
         capture(ARRAY_1D + [8] * 9)
         k[1, 1](dev, ndarray(backing.ptr, (3, 2), (16, 4), c_shape=(3, 9)))   # the C fields disagree
@@ -375,11 +401,14 @@ def test_cupy_arrays_of_another_layout_are_read_by_their_attributes(fake_driver)
         k[1, 1](dev, ndarray(backing.ptr, (2, 5), (20, 4), c_shape=(1, 1)))   # attributes, from now on
         assert params(16)[7:] == array_params(backing.ptr, (2, 5), (20, 4), 4)
         print("OK")
-    """))
+    """),
+    )
 
 
 def test_configuration_threads_and_the_python_path(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         @cuda.jit
         def k(a, x):
             a[0] = x
@@ -406,18 +435,25 @@ def test_configuration_threads_and_the_python_path(fake_driver):
         k[1, 1](host, np.float32(1.0))
         assert len(k._launch_table) == 1
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_typeof_of_foreign_arrays_is_the_fast_paths():
     from cujit import typeof
 
     class Foreign:
-        __cuda_array_interface__ = {"shape": (4, 3), "typestr": "<i2", "data": (0x1000, True),
-                                    "strides": (2, 8), "version": 2}
+        __cuda_array_interface__ = {
+            "shape": (4, 3),
+            "typestr": "<i2",
+            "data": (0x1000, True),
+            "strides": (2, 8),
+            "version": 2,
+        }
+
     assert str(typeof(Foreign())) == "readonly array(int16, 2d, F)"
-    assert _core.types.array_layout([0, 3], [4, 100], 4) == "C"        # empty arrays are C-contiguous
-    assert _core.types.array_layout([3, 1], [4, 100], 4) == "C"        # length-1 dimensions do not count
+    assert _core.types.array_layout([0, 3], [4, 100], 4) == "C"  # empty arrays are C-contiguous
+    assert _core.types.array_layout([3, 1], [4, 100], 4) == "C"  # length-1 dimensions do not count
     assert _core.types.array_layout([3, 2], [4, 12], 4) == "F"
     assert _core.types.array_layout([3, 2], None, 4) == "C"
     assert _core.types.array_layout([3, 2], [16, 4], 4) == "A"
@@ -430,6 +466,7 @@ def test_foreign_dtypes(typestr):
 
     class Foreign:
         __cuda_array_interface__ = {"shape": (5,), "typestr": typestr, "data": (0x1000, False), "version": 3}
+
     assert typeof(Foreign()).dtype == typeof(np.zeros(1, np.dtype(typestr))).dtype
 
 
@@ -438,8 +475,15 @@ def test_one_contiguity_rule_for_device_arrays_and_launch_types():
     contiguous in both orders, length-1 dimensions do not count)."""
     import numpy as np
     from cujit.cudadrv.devicearray import _is_contiguous
-    for shape, strides in [((0, 3), (4, 100)), ((3, 1), (4, 100)), ((3, 2), (4, 12)), ((3, 2), (16, 4)),
-                           ((3, 2), (8, 4)), ((1, 1), (7, 9))]:
+
+    for shape, strides in [
+        ((0, 3), (4, 100)),
+        ((3, 1), (4, 100)),
+        ((3, 2), (4, 12)),
+        ((3, 2), (16, 4)),
+        ((3, 2), (8, 4)),
+        ((1, 1), (7, 9)),
+    ]:
         layout = _core.types.array_layout(list(shape), list(strides), 4)
         c, f = _is_contiguous(shape, strides, 4, "C"), _is_contiguous(shape, strides, 4, "F")
         assert layout == ("C" if c else "F" if f else "A"), (shape, strides)
@@ -460,9 +504,19 @@ def test_scalar_typeof_is_the_fast_paths():
 
     class Ratio(float):
         pass
-    cases = [(True, "bool"), (7, "int64"), (2**63, "uint64"), (2.5, "float64"), (1j, "complex128"),
-             (np.float32(1), "float32"), (np.int16(1), "int16"), (np.bool_(True), "bool"), (Flag.ON, "int64"),
-             (Ratio(0.5), "float64")]
+
+    cases = [
+        (True, "bool"),
+        (7, "int64"),
+        (2**63, "uint64"),
+        (2.5, "float64"),
+        (1j, "complex128"),
+        (np.float32(1), "float32"),
+        (np.int16(1), "int16"),
+        (np.bool_(True), "bool"),
+        (Flag.ON, "int64"),
+        (Ratio(0.5), "float64"),
+    ]
     for value, name in cases:
         assert str(typeof(value)) == name, value
         assert str(_core.launch.scalar_type(value)) == name, value
@@ -472,7 +526,9 @@ def test_scalar_typeof_is_the_fast_paths():
 
 
 def test_a_typing_error_is_raised_from_the_launch(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         import traceback
         import cujit
 
@@ -491,4 +547,5 @@ def test_a_typing_error_is_raised_from_the_launch(fake_driver):
             assert len(ours) == 1 and ours[0] == frames[-1] and frames[-2].filename == __file__, frames
             assert f"{__file__}:" in error and "^^^" in error
         print("OK")
-    """)
+    """,
+    )

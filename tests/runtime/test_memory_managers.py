@@ -81,15 +81,22 @@ COUNTING_MANAGER = textwrap.dedent('''
 
 
 def run(fake_driver, body, env=None):
-    environ = dict(os.environ, CUJIT_CUDA_DRIVER=fake_driver, NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
-                   CUJIT_CUDA_WARN_ON_IMPLICIT_COPY="0", **(env or {}))
+    environ = dict(
+        os.environ,
+        CUJIT_CUDA_DRIVER=fake_driver,
+        NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
+        CUJIT_CUDA_WARN_ON_IMPLICIT_COPY="0",
+        **(env or {}),
+    )
     environ.pop("NUMBA_CUDA_MEMORY_MANAGER", None) if "NUMBA_CUDA_MEMORY_MANAGER" not in (env or {}) else None
     proc = run_script(COUNTING_MANAGER + textwrap.dedent(body), "_emm.py", environ)
     assert proc.stdout.strip().endswith("OK"), proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
 def test_a_counting_manager_sees_every_device_allocation(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         cuda.set_memory_manager(CountingManager)
         kept = []
         kept.append(cuda.device_array((10, 3), np.float32))
@@ -133,11 +140,15 @@ def test_a_counting_manager_sees_every_device_allocation(fake_driver):
         cuda.synchronize()
         assert fake.fake_live_bytes() == sum(CountingManager.live.values()) == 0
         print("OK")
-    """, env={"KERNELS_PTX": str(pathlib.Path(__file__).parents[1] / "data" / "runtime_kernels.ptx")})
+    """,
+        env={"KERNELS_PTX": str(pathlib.Path(__file__).parents[1] / "data" / "runtime_kernels.ptx")},
+    )
 
 
 def test_host_memory_ipc_info_reset_and_cleanup_go_through_the_manager(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         cuda.set_memory_manager(CountingManager)
         p = cuda.pinned_array(8)
         m = cuda.mapped_array((2, 2), np.int32, portable=True, wc=True)
@@ -164,19 +175,26 @@ def test_host_memory_ipc_info_reset_and_cleanup_go_through_the_manager(fake_driv
         ctx.reset()
         assert kinds("reset") == [("reset",)]
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_plugins_are_checked_and_the_environment_is_read(fake_driver, tmp_path):
     (tmp_path / "my_emm.py").write_text(COUNTING_MANAGER + "\n_numba_memory_manager = CountingManager\n")
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         from cujit.cudadrv import memory_managers
         assert memory_managers.memory_manager_class().__name__ == "CountingManager"
         cuda.device_array(4)
         assert len([c for c in memory_managers.memory_manager_class().calls if c[0] == "memalloc"]) == 1
         print("OK")
-    """, env={"NUMBA_CUDA_MEMORY_MANAGER": "my_emm", "PYTHONPATH": str(tmp_path)})
-    run(fake_driver, """
+    """,
+        env={"NUMBA_CUDA_MEMORY_MANAGER": "my_emm", "PYTHONPATH": str(tmp_path)},
+    )
+    run(
+        fake_driver,
+        """
         try:
             cuda.device_array(4)
         except RuntimeError as e:
@@ -184,8 +202,12 @@ def test_plugins_are_checked_and_the_environment_is_read(fake_driver, tmp_path):
         else:
             raise AssertionError("a missing plug-in module was accepted")
         print("OK")
-    """, env={"NUMBA_CUDA_MEMORY_MANAGER": "no_such_emm"})
-    run(fake_driver, """
+    """,
+        env={"NUMBA_CUDA_MEMORY_MANAGER": "no_such_emm"},
+    )
+    run(
+        fake_driver,
+        """
         class Old(CountingManager):
             interface_version = 2
         try:
@@ -203,11 +225,14 @@ def test_plugins_are_checked_and_the_environment_is_read(fake_driver, tmp_path):
         d = cuda.device_array(4)                                # still cujit's own manager
         assert type(d.gpu_data).__name__ == "Allocation"
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_defer_cleanup_holds_device_and_host_frees(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         fake.fake_live_host_allocs.restype = ctypes.c_int
         ctx = cuda.current_context()
         cuda.synchronize()
@@ -227,7 +252,8 @@ def test_defer_cleanup_holds_device_and_host_frees(fake_driver):
         assert ctx.deallocations_pending() == 0 and fake.fake_live_bytes() == base
         assert fake.fake_live_host_allocs() == 0
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_the_runtime_allocates_only_through_the_memory_managers():
@@ -246,6 +272,7 @@ def test_the_runtime_allocates_only_through_the_memory_managers():
 
 # ---- the objects, without a driver -------------------------------------------------------------------------
 
+
 def test_memory_pointer_views_free_and_addresses():
     freed = []
     mem = cuda.MemoryPointer(None, 0x1000, 64, finalizer=lambda: freed.append(1))
@@ -262,6 +289,7 @@ def test_memory_pointer_views_free_and_addresses():
     with pytest.raises(RuntimeError, match="Freeing dead memory"):
         mem.free()
     import ctypes
+
     assert cuda.MemoryPointer(None, ctypes.c_void_p(0x2000), 8).ptr == 0x2000
     assert cuda.MemoryPointer(None, ctypes.c_uint64(0x3000), 8).ptr == 0x3000
     assert cuda.MemoryPointer(None, 0, 0).device_pointer.value is None
@@ -293,11 +321,12 @@ def test_pinned_memory_and_memory_info():
 
 def test_abstract_base_and_context_argument():
     with pytest.raises(TypeError):
-        cuda.BaseCUDAMemoryManager(context=None)                # abstract
+        cuda.BaseCUDAMemoryManager(context=None)  # abstract
 
     class Incomplete(cuda.HostOnlyCUDAMemoryManager):
         def memalloc(self, size):
             return None
+
     with pytest.raises(TypeError):
         Incomplete(context=None)
 
@@ -312,6 +341,7 @@ def test_abstract_base_and_context_argument():
             raise NotImplementedError
 
         interface_version = 1
+
     with pytest.raises(RuntimeError, match="requires a context"):
         Complete()
     assert Complete(context=None).context is None
@@ -323,8 +353,7 @@ def test_ipc_handles_pickle_without_their_memory():
     handle = cuda.IpcHandle(base, bytes(range(64)), 100, {"pci_bus_id": 1}, offset=8)
     again = pickle.loads(pickle.dumps(handle))
     assert again.base is None and handle.base is base
-    assert (again.handle, again.size, again.source_info, again.offset) == (bytes(range(64)), 100,
-                                                                           {"pci_bus_id": 1}, 8)
+    assert (again.handle, again.size, again.source_info, again.offset) == (bytes(range(64)), 100, {"pci_bus_id": 1}, 8)
     with pytest.raises(ValueError, match="opening IpcHandle from original process"):
         handle.open(None)
     with pytest.raises(ValueError, match="IpcHandle not opened"):
@@ -339,7 +368,9 @@ def test_ipc_handles_pickle_without_their_memory():
 
 
 def test_a_plugin_without_managed_memory_gets_the_drivers(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         class DeviceOnly(cuda.BaseCUDAMemoryManager):
             def memalloc(self, size):
                 block = _core.driver.allocate(size, cuda.current_context()._native)
@@ -390,4 +421,5 @@ def test_a_plugin_without_managed_memory_gets_the_drivers(fake_driver):
         with cuda.defer_cleanup():
             pass
         print("OK")
-    """)
+    """,
+    )

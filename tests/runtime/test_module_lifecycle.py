@@ -59,7 +59,9 @@ def run(fake_driver, body, expect_exit=0):
 
 
 def test_setup_runs_once_per_module(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         k = make_kernel(1)
         k[1, 1](a)
         assert count("setup") == 1 and modules() == 1
@@ -84,11 +86,14 @@ def test_setup_runs_once_per_module(fake_driver):
         twice_listed[1, 1](a)
         assert count("setup") == 5 and count("teardown") == 0
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_the_module_object(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         seen = []
         def look(module):
             seen.append((module.handle, module.device, module.context, module.loaded, module.key))
@@ -103,11 +108,14 @@ def test_the_module_object(fake_driver):
         assert isinstance(handle, int) and handle != 0 and loaded
         assert device == cuda.get_current_device() and context.handle == cuda.current_context().handle
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_teardown_on_each_unload_path(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         k = make_kernel(1)
         k[1, 1](a)
         k.unload()                                   # explicit unload: teardown with setup's module
@@ -139,25 +147,31 @@ def test_teardown_on_each_unload_path(fake_driver):
         setups = {e[1:] for e in events if e[0] == "setup"}
         assert setups == {e[1:] for e in events if e[0] == "teardown"}
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_teardown_at_interpreter_exit(fake_driver):
-    proc = run(fake_driver, """
+    proc = run(
+        fake_driver,
+        """
         def loud(module):
             print("TEARDOWN", module.key.split(":")[-1][:14], module.loaded, flush=True)
         kernels = [make_kernel(i, link=[cuda.CUSource(SRC + f"// {i}", teardown_callback=loud)]) for i in range(3)]
         for k in kernels:
             k[1, 1](a)
         print("EXIT", modules(), flush=True)
-    """)
+    """,
+    )
     lines = proc.stdout.split("\n")
     assert lines[0] == "EXIT 3" and [ln.split()[0] for ln in lines[1:4]] == ["TEARDOWN"] * 3, proc.stdout
     assert all(ln.endswith("True") for ln in lines[1:4]) and proc.stderr == ""
 
 
 def test_a_failing_setup_propagates_and_the_next_launch_starts_afresh(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         calls = []
         def flaky(module):
             calls.append(int(module))
@@ -173,11 +187,14 @@ def test_a_failing_setup_propagates_and_the_next_launch_starts_afresh(fake_drive
         k[1, 1](a)
         assert len(calls) == 2 and modules() == 1 and compiles == ["kernel_1"]
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_a_failing_teardown_is_a_warning_and_the_others_run(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         def bad(module):
             raise ValueError("teardown failed on purpose")
         k = make_kernel(1, link=[cuda.CUSource("__device__ int bad_flag;", teardown_callback=bad), lib])
@@ -190,11 +207,14 @@ def test_a_failing_teardown_is_a_warning_and_the_others_run(fake_driver):
         assert caught[0].category is RuntimeWarning
         assert "teardown failed on purpose" in message and "Traceback" in message, message
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_threads_compile_once_and_load_once(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         def first_calls(kernel, nthreads, args_for=lambda t: (a,)):
             barrier = threading.Barrier(nthreads)
             errors = []
@@ -231,11 +251,14 @@ def test_threads_compile_once_and_load_once(fake_driver):
         for t in threads: t.join()
         assert len(compiles) == before + 8 and count("setup") == setups + 8
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_stress_16_threads_50_kernels(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         import random
         kernels = [make_kernel(i) for i in range(50)]
         modules_before, setups_before = modules(), count("setup")
@@ -260,11 +283,14 @@ def test_stress_16_threads_50_kernels(fake_driver):
             k.unload()
         assert count("teardown") == 50 and modules() == 0
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_one_module_and_one_setup_per_context(fake_driver):
-    run(fake_driver, f"""
+    run(
+        fake_driver,
+        f"""
         import ctypes
         fake = ctypes.CDLL({fake_driver!r})
         k = make_kernel(1)
@@ -288,11 +314,14 @@ def test_one_module_and_one_setup_per_context(fake_driver):
         k.unload()
         assert count("teardown") == 3 and modules() == 0
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_load_unload_cycles_leak_nothing(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         def rss_kib():
             with open("/proc/self/statm") as f:
                 return int(f.read().split()[1]) * 4
@@ -313,4 +342,5 @@ def test_load_unload_cycles_leak_nothing(fake_driver):
         assert n == [3300, 3300] and modules() == 0
         assert rss1 - rss0 < 256, (rss0, rss1)  # KiB, for 3000 cycles (a leaked module would be ~2 KiB each)
         print("OK")
-    """)
+    """,
+    )

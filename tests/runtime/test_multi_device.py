@@ -49,7 +49,9 @@ def run(fake_driver, body, devices=2):
 
 
 def test_gpus_as_a_list(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         assert len(cuda.gpus) == 3
         assert cuda.gpus.current is None              # nothing made a context current yet (numba's answer)
         g0, g1, g2 = cuda.gpus                        # iteration
@@ -64,11 +66,15 @@ def test_gpus_as_a_list(fake_driver):
         cuda.current_context()
         assert cuda.gpus.current is g0                # device 0's primary context is the default
         print("OK")
-    """, devices=3)
+    """,
+        devices=3,
+    )
 
 
 def test_with_gpus_pushes_and_pops(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         assert depth() == 0
         with cuda.gpus[1] as g:
             assert g is cuda.gpus[1] and cuda.get_current_device() is g and cuda.gpus.current is g
@@ -88,11 +94,14 @@ def test_with_gpus_pushes_and_pops(fake_driver):
             pass
         assert depth() == 1 and cuda.get_current_device().id == 0   # popped on the error too
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_select_device_and_current_device(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         dev = cuda.select_device(1)
         assert dev is cuda.gpus[1] and cuda.get_current_device() is dev and depth() == 1
         assert cuda.current_context() == dev.get_primary_context()
@@ -100,11 +109,14 @@ def test_select_device_and_current_device(fake_driver):
         raises(ValueError, "device 2 does not exist: 2 CUDA devices are visible", cuda.select_device, 2)
         assert cuda.select_device(0).id == 0 and depth() == 1       # replaces the current context, no push
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_arrays_allocate_in_the_current_context(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         x = np.arange(16, dtype=np.float32)
         a = cuda.to_device(x)
         with cuda.gpus[1]:
@@ -119,11 +131,14 @@ def test_arrays_allocate_in_the_current_context(fake_driver):
             a.copy_to_device(x)
             assert cuda.get_current_device().id == 1            # which leaves the thread on device 1
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_a_kernel_loads_once_per_device_and_launches_where_the_context_is(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         a = cuda.device_array(32, np.float32)
         fill[1, 32](a, 1.0)
         assert (fake.fake_loads_on(0), fake.fake_loads_on(1)) == (1, 0)
@@ -144,11 +159,14 @@ def test_a_kernel_loads_once_per_device_and_launches_where_the_context_is(fake_d
             fill[1, 32](b, 4.0)
         assert fake.fake_loads_on(1) == 2 and _core.driver.loaded_module_count() == 2
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_threads_each_on_their_own_device(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         from threads import run_threads
         fill[1, 32](cuda.device_array(32, np.float32), 0.0)   # compiled before the threads start
         cuda.select_device(0)
@@ -167,11 +185,14 @@ def test_threads_each_on_their_own_device(fake_driver):
         assert fake.fake_loads_on(0) == 1 and fake.fake_loads_on(1) == 1   # one module per context
         assert cuda.get_current_device().id == 0            # the main thread's context is its own
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_close_pops_and_unloads_everywhere(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         a = cuda.device_array(32, np.float32)
         fill[1, 32](a, 1.0)
         cuda.select_device(1)
@@ -192,11 +213,14 @@ def test_close_pops_and_unloads_everywhere(fake_driver):
         t.start(); t.join()
         assert _core.driver.loaded_module_count() == 2
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_require_context(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         @cuda.require_context
         def needs_a_context(x, *, scale=1):
             \"\"\"Docstring kept.\"\"\"
@@ -210,11 +234,14 @@ def test_require_context(fake_driver):
         with cuda.gpus[1]:
             assert needs_a_context(1) == 1 and cuda.get_current_device().id == 1   # the current one is kept
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_another_devices_stream_and_context_leave_the_thread_where_it_was(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         with cuda.gpus[1]:
             s1 = cuda.stream()
             ctx1 = cuda.current_context()
@@ -223,15 +250,19 @@ def test_another_devices_stream_and_context_leave_the_thread_where_it_was(fake_d
         ctx1.synchronize(); ctx1.get_memory_info()
         assert cuda.get_current_device().id == 0 and fake.fake_current_device() == 0 and depth() == 1
         print("OK")
-    """)
+    """,
+    )
 
 
 def test_current_context_of_a_device(fake_driver):
-    run(fake_driver, """
+    run(
+        fake_driver,
+        """
         ctx = cuda.current_context(1)                 # numba's get_context(devnum): device 1 becomes current
         assert ctx.device.id == 1 and cuda.get_current_device().id == 1 and ctx == cuda.current_context()
         assert cuda.current_context(0).device.id == 0 and depth() == 1
         raises(ValueError, "device 7 does not exist", cuda.current_context, 7)
         raises(TypeError, "", cuda.current_context, "1")
         print("OK")
-    """)
+    """,
+    )

@@ -27,7 +27,7 @@ from threads import run_threads
 pytestmark = gpu_support.gpu
 
 _drv = _core.driver
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the repository
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 STORED_PTX = os.path.join(ROOT, "tests", "data", "runtime_kernels.ptx")
 
 KERNELS_CU = r"""
@@ -119,7 +119,7 @@ def image():
     return ptx.encode() + b"\0"
 
 
-_keys = iter(range(10 ** 6))
+_keys = iter(range(10**6))
 
 
 @pytest.fixture
@@ -131,6 +131,7 @@ def module(image):
 
 
 # ---- devices and contexts --------------------------------------------------------------------------------------
+
 
 @gpu_support.needs_device("the CUDA driver's version")
 def test_devices_and_contexts(capsys):
@@ -162,6 +163,7 @@ def test_threads_get_the_primary_context():
 
 # ---- memory ----------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint16, np.int64, np.complex128, np.bool_])
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_round_trips(dtype, order):
@@ -185,8 +187,15 @@ def test_round_trips(dtype, order):
 def test_views_read_and_write():
     host = np.arange(60, dtype=np.int32).reshape(6, 10)
     d = devicearray.to_device(host)
-    for key in [(slice(1, 4), slice(None, None, 3)), slice(None, None, -1), (slice(None), 2), 2,
-                (slice(None, None, -2), slice(None, None, -3)), (Ellipsis, 7), (None, 1)]:
+    for key in [
+        (slice(1, 4), slice(None, None, 3)),
+        slice(None, None, -1),
+        (slice(None), 2),
+        2,
+        (slice(None, None, -2), slice(None, None, -3)),
+        (Ellipsis, 7),
+        (None, 1),
+    ]:
         np.testing.assert_array_equal(d[key].copy_to_host(), host[key])
     assert d[2, 3] == host[2, 3] and isinstance(d[2, 3], np.int32)
     assert len(d) == 6 and len(d[1]) == 10
@@ -222,6 +231,7 @@ def test_cuda_array_interface_interop():
 @gpu_support.needs_device("reads libcuda's memory info through ctypes")
 def test_memory_is_freed_when_the_last_view_goes():
     import ctypes
+
     ctx = devices.current_context()
     ctx.synchronize()
     block, addresses = 64 << 20, []
@@ -254,6 +264,7 @@ def test_driver_errors_carry_the_driver_name():
 
 # ---- streams ---------------------------------------------------------------------------------------------------
 
+
 def test_streams_order_copies():
     s = streams.stream()
     assert s.handle != 0 and "CUDA stream" in repr(s)
@@ -273,6 +284,7 @@ def test_streams_order_copies():
 
 
 # ---- kernels ---------------------------------------------------------------------------------------------------
+
 
 @gpu_support.needs_device("loads a PTX module with the driver")
 def test_saxpy_device_arrays_and_host_arrays(module):
@@ -300,8 +312,15 @@ def test_saxpy_device_arrays_and_host_arrays(module):
 
     half = (n + 1) // 2
     out = devicearray.device_array(half, np.float32)
-    launch.launch(fn.handle, ("float32[:]", "float32", "float32[:]", "float32[:]"), (half + 127) // 128, 128, 0, 0,
-                  (out, -1.0, Foreign(dx[::2]), dy[::2]))
+    launch.launch(
+        fn.handle,
+        ("float32[:]", "float32", "float32[:]", "float32[:]"),
+        (half + 127) // 128,
+        128,
+        0,
+        0,
+        (out, -1.0, Foreign(dx[::2]), dy[::2]),
+    )
     np.testing.assert_allclose(out.copy_to_host(), -x[::2] + y[::2], rtol=1e-6)
 
 
@@ -337,14 +356,56 @@ def test_two_d_strided(module):
 def test_scalar_packing_on_device(module):
     fn = module.get_function("scalars")
     out = devicearray.device_array(18, np.float64)
-    types = ("float64[::1]", "int8", "uint16", "int32", "int64", "uint64", "float16", "float32", "float64", "bool",
-             "complex128", "Tuple((int32, float32))")
-    values = (out, -5, 65000, -123456, -(2 ** 50) + 1, 2 ** 40 + 3, 1.5, np.float32(0.25), 1e300, True,
-              complex(3.5, -4.5), (7, 2.5))
+    types = (
+        "float64[::1]",
+        "int8",
+        "uint16",
+        "int32",
+        "int64",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "bool",
+        "complex128",
+        "Tuple((int32, float32))",
+    )
+    values = (
+        out,
+        -5,
+        65000,
+        -123456,
+        -(2**50) + 1,
+        2**40 + 3,
+        1.5,
+        np.float32(0.25),
+        1e300,
+        True,
+        complex(3.5, -4.5),
+        (7, 2.5),
+    )
     launch.launch(module.get_function("scalars"), types, 1, 1, 0, 0, values)
     got = out.copy_to_host()
-    expected = [-5, 65000, -123456, -(2 ** 50) + 1, 2 ** 40 + 3, int(np.float16(1.5).view(np.uint16)), 0.25, 1e300,
-                1.0, 3.5, -4.5, 7, 2.5, 18, 8, 18, 8, 1.0]
+    expected = [
+        -5,
+        65000,
+        -123456,
+        -(2**50) + 1,
+        2**40 + 3,
+        int(np.float16(1.5).view(np.uint16)),
+        0.25,
+        1e300,
+        1.0,
+        3.5,
+        -4.5,
+        7,
+        2.5,
+        18,
+        8,
+        18,
+        8,
+        1.0,
+    ]
     np.testing.assert_array_equal(got, np.array(expected, np.float64))
     assert fn.name == "scalars"
 
@@ -410,8 +471,7 @@ def test_module_hooks_globals_unload_and_reload(image):
         calls.append(("teardown", mod.handle))
 
     key = "test-runtime-hooks"
-    results = run_threads(lambda _: modules.load_module(key, image, setup=setup, teardown=teardown), 8,
-                          together=False)
+    results = run_threads(lambda _: modules.load_module(key, image, setup=setup, teardown=teardown), 8, together=False)
     assert len(results) == 8 and all(r is results[0] or r.handle == results[0].handle for r in results)
     assert calls == [("setup", results[0].handle)]
     mod = modules.find_module(key)

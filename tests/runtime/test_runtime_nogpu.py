@@ -18,16 +18,24 @@ from cujit.cudadrv import devicearray, devices, launch, linker, modules
 from cujit.cudadrv import stream as streams
 
 _drv = _core.driver
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the repository
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 
 no_driver = pytest.mark.skipif(devices.is_available(), reason="a CUDA driver is available here")
 
 
 # ---- no driver -----------------------------------------------------------------------------------------------
 
+
 def test_import_and_names():
-    for name in ("is_available", "detect", "get_current_device", "select_device", "current_context",
-                 "synchronize", "gpus"):
+    for name in (
+        "is_available",
+        "detect",
+        "get_current_device",
+        "select_device",
+        "current_context",
+        "synchronize",
+        "gpus",
+    ):
         assert hasattr(devices, name)
     for name in ("DeviceNDArray", "to_device", "device_array", "device_array_like"):
         assert hasattr(devicearray, name)
@@ -46,17 +54,20 @@ def test_unavailable_is_false_with_a_reason():
 
 
 @no_driver
-@pytest.mark.parametrize("call", [
-    lambda: devices.get_current_device(),
-    lambda: devices.current_context(),
-    lambda: devices.select_device(0),
-    lambda: devices.synchronize(),
-    lambda: devicearray.device_array(10),
-    lambda: devicearray.to_device(np.arange(4)),
-    lambda: streams.stream(),
-    lambda: modules.load_module("k", b"\x7fELF"),
-    lambda: _drv.allocate(16),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: devices.get_current_device(),
+        lambda: devices.current_context(),
+        lambda: devices.select_device(0),
+        lambda: devices.synchronize(),
+        lambda: devicearray.device_array(10),
+        lambda: devicearray.to_device(np.arange(4)),
+        lambda: streams.stream(),
+        lambda: modules.load_module("k", b"\x7fELF"),
+        lambda: _drv.allocate(16),
+    ],
+)
 def test_gpu_calls_raise_cuda_support_error(call):
     with pytest.raises(errors.CudaSupportError, match="CUDA is not available"):
         call()
@@ -83,18 +94,22 @@ def test_exit_handler_does_not_touch_the_driver():
 
 # ---- launch configuration ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("grid, block, shared, fragment", [
-    (1, 0, 0, "zero threads"),
-    (0, 32, 0, "grid (0, 1, 1) has 0 in x"),
-    ((1, 1), (32, 0), 0, "block (32, 0, 1) has 0 in y"),
-    (1, 1025, 0, "at most 1024"),
-    (1, (32, 64), 0, "2048 threads per block"),
-    (1, (1, 1, 65), 0, "has 65 in z; the device allows at most 64"),
-    ((1, 65536), 1, 0, "has 65536 in y"),
-    (2 ** 31, 1, 0, "has 2147483648 in x"),
-    (1, -4, 0, "has -4 in x"),
-    (1, 32, 48 * 1024 + 1, "49153 bytes of dynamic shared memory"),
-])
+
+@pytest.mark.parametrize(
+    "grid, block, shared, fragment",
+    [
+        (1, 0, 0, "zero threads"),
+        (0, 32, 0, "grid (0, 1, 1) has 0 in x"),
+        ((1, 1), (32, 0), 0, "block (32, 0, 1) has 0 in y"),
+        (1, 1025, 0, "at most 1024"),
+        (1, (32, 64), 0, "2048 threads per block"),
+        (1, (1, 1, 65), 0, "has 65 in z; the device allows at most 64"),
+        ((1, 65536), 1, 0, "has 65536 in y"),
+        (2**31, 1, 0, "has 2147483648 in x"),
+        (1, -4, 0, "has -4 in x"),
+        (1, 32, 48 * 1024 + 1, "49153 bytes of dynamic shared memory"),
+    ],
+)
 def test_launch_config_errors(grid, block, shared, fragment):
     with pytest.raises(errors.LaunchConfigError) as info:
         launch.validate_launch_config(grid, block, shared)
@@ -131,8 +146,10 @@ def test_normalize_dims_matches_numba():
 def test_low_occupancy_warning(monkeypatch):
     monkeypatch.delenv("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", raising=False)
     monkeypatch.delenv("CUJIT_CUDA_LOW_OCCUPANCY_WARNINGS", raising=False)
-    with pytest.warns(errors.NumbaPerformanceWarning, match="Grid size 4 will likely result in GPU "
-                                                            "under-utilization due to low occupancy"):
+    with pytest.warns(
+        errors.NumbaPerformanceWarning,
+        match="Grid size 4 will likely result in GPU under-utilization due to low occupancy",
+    ):
         assert launch.configure((2, 2), 32) == ((2, 2, 1), (32, 1, 1), 0, 0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -143,6 +160,7 @@ def test_low_occupancy_warning(monkeypatch):
 
 # ---- the kernel parameter buffer ------------------------------------------------------------------------------
 
+
 def _struct_layout(fmt, *values):
     """struct's native ('@') layout aligns each field to its size, as the plan does; pad the end to 8."""
     raw = struct.pack("@" + fmt, *values)
@@ -151,8 +169,8 @@ def _struct_layout(fmt, *values):
 
 def test_pack_scalars_against_struct():
     k = _drv.KernelLauncher([("b", 1), ("i", 4), ("u", 1), ("f", 8), ("u", 2), ("f", 4), ("i", 8), ("f", 2)])
-    values = [True, -7, 200, 2.5, 65535, 0.1, -(2 ** 40), 1.5]
-    expected = _struct_layout("?iBdHfqe", True, -7, 200, 2.5, 65535, 0.1, -(2 ** 40), 1.5)
+    values = [True, -7, 200, 2.5, 65535, 0.1, -(2**40), 1.5]
+    expected = _struct_layout("?iBdHfqe", True, -7, 200, 2.5, 65535, 0.1, -(2**40), 1.5)
     assert k.pack(values) == expected
     assert k.param_count == 8
     assert k.param_offsets == [0, 4, 8, 16, 24, 28, 32, 40]
@@ -167,9 +185,32 @@ def test_pack_arrays_against_struct():
     a0 = (0x1000, 1, 4, (), ())
     a1 = (0x2000, 5, 2, (5,), (-2,))
     got = k.pack([3, a2, 1.25, a0, a1])
-    expected = _struct_layout("i" + "qqqqq" + "qq" + "qq" + "f" + "qqqqq" + "qqqqq" + "q" + "q",
-                              3, 0, 0, 12, 8, 0xDEAD0000, 3, 4, 32, 8, 1.25, 0, 0, 1, 4, 0x1000,
-                              0, 0, 5, 2, 0x2000, 5, -2)
+    expected = _struct_layout(
+        "i" + "qqqqq" + "qq" + "qq" + "f" + "qqqqq" + "qqqqq" + "q" + "q",
+        3,
+        0,
+        0,
+        12,
+        8,
+        0xDEAD0000,
+        3,
+        4,
+        32,
+        8,
+        1.25,
+        0,
+        0,
+        1,
+        4,
+        0x1000,
+        0,
+        0,
+        5,
+        2,
+        0x2000,
+        5,
+        -2,
+    )
     assert got == expected
     assert k.param_count == 1 + 9 + 1 + 5 + 7
 
@@ -177,7 +218,7 @@ def test_pack_arrays_against_struct():
 def test_pack_integer_wrapping_and_errors():
     k = _drv.KernelLauncher([("u", 1), ("i", 2), ("u", 8), ("i", 4)])
     got = k.pack([-1, 40000, -1, np.int64(-5)])
-    assert got == _struct_layout("BhQi", 255, 40000 - 65536, 2 ** 64 - 1, -5)
+    assert got == _struct_layout("BhQi", 255, 40000 - 65536, 2**64 - 1, -5)
     with pytest.raises(TypeError, match="slot 0 expects an integer, got float"):
         k.pack([1.5, 0, 0, 0])
     with pytest.raises(TypeError, match="the argument plan has 4 slots, got 3 values"):
@@ -200,9 +241,32 @@ def test_bad_slots(slot):
 
 def test_half_bits_matches_numpy():
     rng = np.random.default_rng(0)
-    special = [0.0, -0.0, 1.0, -2.0, 65504.0, 65519.99, 65520.0, 1e6, -1e6, 2 ** -24, 2 ** -25, 2 ** -25 * 1.0001,
-               2 ** -26, 3 * 2 ** -25, 2 ** -14, 2 ** -14 - 2 ** -25, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 5e-324,
-               float("inf"), float("-inf"), 1 / 3, 0.1, 6.1e-5]
+    special = [
+        0.0,
+        -0.0,
+        1.0,
+        -2.0,
+        65504.0,
+        65519.99,
+        65520.0,
+        1e6,
+        -1e6,
+        2**-24,
+        2**-25,
+        2**-25 * 1.0001,
+        2**-26,
+        3 * 2**-25,
+        2**-14,
+        2**-14 - 2**-25,
+        1 + 2**-11,
+        1 + 3 * 2**-11,
+        5e-324,
+        float("inf"),
+        float("-inf"),
+        1 / 3,
+        0.1,
+        6.1e-5,
+    ]
     values = special + list(rng.standard_normal(2000) * 10.0 ** rng.integers(-9, 6, 2000))
     with np.errstate(over="ignore"):
         for v in values:
@@ -213,32 +277,91 @@ def test_half_bits_matches_numpy():
 
 # ---- plans from argument types -------------------------------------------------------------------------------
 
+
 class FakeCudaArray:
     """An object that describes device memory without any driver: enough to pack a launch."""
 
     def __init__(self, ptr, shape, dtype, strides=None):
-        self.__cuda_array_interface__ = {"shape": shape, "typestr": np.dtype(dtype).str, "data": (ptr, False),
-                                         "strides": strides, "version": 3, "stream": None}
+        self.__cuda_array_interface__ = {
+            "shape": shape,
+            "typestr": np.dtype(dtype).str,
+            "data": (ptr, False),
+            "strides": strides,
+            "version": 3,
+            "stream": None,
+        }
 
 
 def test_plan_slots_follow_the_kernel_abi():
-    plan = launch.LaunchPlan(["float32[::1]", "int8", "uint16", "float16", "complex64", "complex128", "bool",
-                              "UniTuple(int32, 2)", "float64[:, :]", "voidptr", "none", "int64"])
-    assert plan.slots == (("array", 1), ("i", 1), ("u", 2), ("f", 2), ("f", 4), ("f", 4), ("f", 8), ("f", 8),
-                          ("b", 1), ("i", 4), ("i", 4), ("array", 2), ("u", 8), ("i", 8))
+    plan = launch.LaunchPlan(
+        [
+            "float32[::1]",
+            "int8",
+            "uint16",
+            "float16",
+            "complex64",
+            "complex128",
+            "bool",
+            "UniTuple(int32, 2)",
+            "float64[:, :]",
+            "voidptr",
+            "none",
+            "int64",
+        ]
+    )
+    assert plan.slots == (
+        ("array", 1),
+        ("i", 1),
+        ("u", 2),
+        ("f", 2),
+        ("f", 4),
+        ("f", 4),
+        ("f", 8),
+        ("f", 8),
+        ("b", 1),
+        ("i", 4),
+        ("i", 4),
+        ("array", 2),
+        ("u", 8),
+        ("i", 8),
+    )
     assert plan.launcher.param_count == 7 + 1 + 1 + 1 + 2 + 2 + 1 + 2 + 9 + 1 + 1
     assert launch.plan_for(("float32[::1]",)) is launch.plan_for(("float32[::1]",))
 
 
 def test_plan_pack_against_struct():
-    plan = launch.LaunchPlan(["float32[::1]", "float32", "complex128", "Tuple((int32, float64))",
-                              "int32[:, ::1]", "voidptr", "bool"])
+    plan = launch.LaunchPlan(
+        ["float32[::1]", "float32", "complex128", "Tuple((int32, float64))", "int32[:, ::1]", "voidptr", "bool"]
+    )
     x = FakeCudaArray(0x7000, (10,), np.float32)
     y = FakeCudaArray(0x9000, (3, 4), np.int32)
     got = plan.pack([x, np.float32(2.0), 1 + 2j, (5, 0.5), y, 0x1234, False])
-    expected = _struct_layout("qqqqqqq" + "f" + "dd" + "id" + "qqqqqqqqq" + "Q" + "?",
-                              0, 0, 10, 4, 0x7000, 10, 4, 2.0, 1.0, 2.0, 5, 0.5,
-                              0, 0, 12, 4, 0x9000, 3, 4, 16, 4, 0x1234, False)
+    expected = _struct_layout(
+        "qqqqqqq" + "f" + "dd" + "id" + "qqqqqqqqq" + "Q" + "?",
+        0,
+        0,
+        10,
+        4,
+        0x7000,
+        10,
+        4,
+        2.0,
+        1.0,
+        2.0,
+        5,
+        0.5,
+        0,
+        0,
+        12,
+        4,
+        0x9000,
+        3,
+        4,
+        16,
+        4,
+        0x1234,
+        False,
+    )
     assert got == expected
 
 
@@ -257,17 +380,32 @@ def test_plan_argument_errors():
 
 # ---- device-array views on fake memory -----------------------------------------------------------------------
 
+
 def _fake_device_array(host):
     base = 0x10_0000_0000
     owner = devicearray._ExternalMemory(base, None)
     return devicearray.DeviceNDArray(host.shape, host.strides, host.dtype, gpu_data=owner, ptr=base), base
 
 
-@pytest.mark.parametrize("key", [
-    0, -1, slice(None), slice(1, 3), slice(None, None, -1), slice(None, None, 2), (slice(None), 1),
-    (1, slice(None, None, -2)), Ellipsis, (Ellipsis, 2), (None, slice(1, 2)), (slice(2, 2),), (slice(None), None, 0),
-    (slice(-2, None), slice(None, 1)),
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        0,
+        -1,
+        slice(None),
+        slice(1, 3),
+        slice(None, None, -1),
+        slice(None, None, 2),
+        (slice(None), 1),
+        (1, slice(None, None, -2)),
+        Ellipsis,
+        (Ellipsis, 2),
+        (None, slice(1, 2)),
+        (slice(2, 2),),
+        (slice(None), None, 0),
+        (slice(-2, None), slice(None, 1)),
+    ],
+)
 def test_views_match_numpy(key):
     host = np.zeros((4, 6), np.float64)
     dev, base = _fake_device_array(host)
@@ -281,9 +419,12 @@ def test_views_match_numpy(key):
     assert view.gpu_data is dev.gpu_data
     assert view.is_c_contiguous() == expected.flags.c_contiguous
     assert view.is_f_contiguous() == expected.flags.f_contiguous
-    assert view.alloc_size == (0 if not expected.size else
-                               devicearray._extent(expected.shape, expected.strides, 8)[1]
-                               - devicearray._extent(expected.shape, expected.strides, 8)[0])
+    assert view.alloc_size == (
+        0
+        if not expected.size
+        else devicearray._extent(expected.shape, expected.strides, 8)[1]
+        - devicearray._extent(expected.shape, expected.strides, 8)[0]
+    )
 
 
 def test_element_offsets():
@@ -336,13 +477,17 @@ def test_stream_arguments_without_driver():
 
 # ---- nvJitLink -----------------------------------------------------------------------------------------------
 
+
 def _nvjitlink_candidates():
     found = []
     from cujit import toolkit
+
     for d in toolkit.wheel_roots():
         found += sorted(glob.glob(os.path.join(d, "lib", "libnvJitLink.so*")))
-    for pattern in (os.path.join(ROOT, ".*venv*", "lib", "python*", "site-packages", "nvidia", "*", "lib"),
-                    os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "lib64")):
+    for pattern in (
+        os.path.join(ROOT, ".*venv*", "lib", "python*", "site-packages", "nvidia", "*", "lib"),
+        os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "lib64"),
+    ):
         for d in glob.glob(pattern):
             found += sorted(glob.glob(os.path.join(d, "libnvJitLink.so*")))
     return found
@@ -360,8 +505,10 @@ HELPER_CU = r"""extern "C" __device__ int helper(int v) { return v + 1; }"""
 
 
 def _nvcc():
-    for candidate in (os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc"),
-                      "/usr/local/cuda/bin/nvcc"):
+    for candidate in (
+        os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc"),
+        "/usr/local/cuda/bin/nvcc",
+    ):
         if os.path.exists(candidate):
             return candidate
     return None
@@ -371,8 +518,9 @@ def _compile(source, tmp_path, name, *flags):
     cu = tmp_path / f"{name}.cu"
     cu.write_text(source)
     out = tmp_path / f"{name}.out"
-    subprocess.run([_nvcc(), "-arch=sm_80", "-rdc=true", *flags, str(cu), "-o", str(out)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [_nvcc(), "-arch=sm_80", "-rdc=true", *flags, str(cu), "-o", str(out)], check=True, capture_output=True
+    )
     return out.read_bytes()
 
 
@@ -387,15 +535,25 @@ def _run_with_nvjitlink(script, library=NVJITLINK):
 def test_link_options():
     assert linker.link_options(["ptx"], (9, 0)) == ["-arch=sm_90a"]
     assert linker.link_options(["ptx", "cubin"], (8, 6)) == ["-arch=sm_86"]
-    assert linker.link_options(["ptx", "ltoir"], "sm_80", max_registers=40, lineinfo=True) == \
-        ["-arch=sm_80", "-maxrregcount=40", "-lineinfo", "-lto"]
+    assert linker.link_options(["ptx", "ltoir"], "sm_80", max_registers=40, lineinfo=True) == [
+        "-arch=sm_80",
+        "-maxrregcount=40",
+        "-lineinfo",
+        "-lto",
+    ]
     assert linker.link_options(["ltoir"], (7, 5), ptx=True, debug=True) == ["-arch=sm_75", "-g", "-lto", "-ptx"]
     assert linker.arch_for((9, 0, "")) == "sm_90" and linker.arch_for((10, 0)) == "sm_100a"
 
 
 def test_input_kinds_for_paths(tmp_path):
-    for ext, kind in [(".ptx", "ptx"), (".cubin", "cubin"), (".fatbin", "fatbin"), (".o", "object"),
-                      (".a", "library"), (".ltoir", "ltoir")]:
+    for ext, kind in [
+        (".ptx", "ptx"),
+        (".cubin", "cubin"),
+        (".fatbin", "fatbin"),
+        (".o", "object"),
+        (".a", "library"),
+        (".ltoir", "ltoir"),
+    ]:
         path = tmp_path / f"x{ext}"
         path.write_bytes(b"x")
         assert linker.input_kind_for_path(str(path)) == kind
@@ -410,7 +568,8 @@ def test_input_kinds_for_paths(tmp_path):
 
 
 def test_missing_nvjitlink_names_the_library_and_places():
-    out = _run_with_nvjitlink("""
+    out = _run_with_nvjitlink(
+        """
         from cujit import errors
         from cujit.cudadrv import linker
         status = linker.nvjitlink_status()
@@ -419,12 +578,15 @@ def test_missing_nvjitlink_names_the_library_and_places():
             linker.link([("ptx", ".version 8.0", "x")], "sm_80")
         except errors.LinkerError as e:
             print(e)
-        """, library="/nonexistent/libnvJitLink.so.13")
+        """,
+        library="/nonexistent/libnvJitLink.so.13",
+    )
     assert "nvJitLink" in out and "/nonexistent/libnvJitLink.so.13" in out and "CUJIT_NVJITLINK" in out
 
 
 def test_search_order_lists_cuda_home_first():
-    out = _run_with_nvjitlink("""
+    out = _run_with_nvjitlink(
+        """
         import os
         os.environ["CUDA_HOME"] = "/opt/some-cuda"
         from cujit import toolkit
@@ -432,7 +594,9 @@ def test_search_order_lists_cuda_home_first():
         searched = [p for p in info["searched"] if "/" in p]
         print(searched[0])
         print(info["found"] and not info["path"].startswith("/opt/some-cuda"))
-        """, library="")
+        """,
+        library="",
+    )
     first, found_elsewhere = out.split()[-2:]
     assert first.startswith("/opt/some-cuda/lib64/") and found_elsewhere == "True"
 
@@ -452,14 +616,14 @@ def test_link_ptx_to_cubin(tmp_path):
         status = linker.nvjitlink_status()
         assert status["available"], status
         assert status["version"] >= (12, 3), status
-        kernel = open({str(tmp_path / 'kernel.ptx')!r}).read()
-        image, log = linker.link([("ptx", kernel, "<cudapy-ptx>"), linker.read_input({str(tmp_path / 'helper.ptx')!r})],
+        kernel = open({str(tmp_path / "kernel.ptx")!r}).read()
+        image, log = linker.link([("ptx", kernel, "<cudapy-ptx>"), linker.read_input({str(tmp_path / "helper.ptx")!r})],
                                  (8, 0))
         assert image[:4] == b"\\x7fELF", image[:16]
         image, _ = linker.link([("ptx", kernel.encode(), "<cudapy-ptx>"),
-                                linker.read_input({str(tmp_path / 'helper.cubin')!r})], "sm_80")
+                                linker.read_input({str(tmp_path / "helper.cubin")!r})], "sm_80")
         assert image[:4] == b"\\x7fELF"
-        image, _ = linker.link([("ptx", kernel, "<cudapy-ptx>"), linker.read_input({str(tmp_path / 'helper.ptx')!r})],
+        image, _ = linker.link([("ptx", kernel, "<cudapy-ptx>"), linker.read_input({str(tmp_path / "helper.ptx")!r})],
                                (9, 0))
         assert image[:4] == b"\\x7fELF"
         try:
@@ -505,13 +669,27 @@ def test_link_input_validation():
 
 # ---- the GPU suite on a host-side stand-in for libcuda ------------------------------------------------------
 
+
 def test_gpu_suite_on_the_fake_driver(fake_driver):
     """Every GPU test, against a libcuda stand-in that keeps "device" memory on the host and runs the test
     kernels there: contexts, copies, views, streams, module hooks and the kernel ABI end to end."""
     env = dict(os.environ, CUJIT_CUDA_DRIVER=fake_driver)
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             os.path.join(ROOT, "tests", "runtime", "test_runtime_gpu.py")],
-                            env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            os.path.join(ROOT, "tests", "runtime", "test_runtime_gpu.py"),
+        ],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
     assert "passed" in result.stdout and "skipped" not in result.stdout and "failed" not in result.stdout
 
@@ -548,7 +726,8 @@ def test_nothing_leaks_on_the_fake_driver(fake_driver):
         print("DONE")
         """
     env = dict(os.environ, CUJIT_CUDA_DRIVER=fake_driver)
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], env=env, capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.split() == ["DONE", "TEARDOWN", "at-exit", "True"]

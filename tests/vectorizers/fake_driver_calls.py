@@ -136,8 +136,9 @@ def test_gufunc_calls():
 
 
 def test_gufunc_scalars_outputs_and_loops():
-    scale = cuda.guvectorize([(float32[:], float32, float32[:]), (float64[:], float64, float64[:])],
-                             "(n),()->(n)")(S.row_scale)
+    scale = cuda.guvectorize([(float32[:], float32, float32[:]), (float64[:], float64, float64[:])], "(n),()->(n)")(
+        S.row_scale
+    )
     assert scale(np.ones((2, 3, 4), np.float32), 2.0).dtype == np.float32  # a Python float fits float32
     assert scale(np.ones(4), 2.0).shape == (4,)
     assert scale(np.ones((5, 4)), np.arange(5.0)).shape == (5, 4)

@@ -31,6 +31,7 @@ def ncuda():
     pytest.importorskip("numba")
     np.row_stack = getattr(np, "row_stack", np.vstack)  # numba imports it; numpy 2.4 removed it
     from numba import cuda as numba_cuda
+
     if not numba_cuda.is_available():
         pytest.skip("numba-cuda sees no GPU")
     return numba_cuda
@@ -39,11 +40,13 @@ def ncuda():
 def nvectorize(sigs):
     """numba's ``@vectorize(sigs, target="cuda")`` (numba-cuda's CUDAVectorize)."""
     import numba
+
     return numba.vectorize(sigs, target="cuda")
 
 
 def nguvectorize(sigs, layout):
     import numba
+
     return numba.guvectorize(sigs, layout, target="cuda")
 
 
@@ -64,6 +67,7 @@ def _numba_or_skip(build):
 
 
 # ---- cuda.vectorize ------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", S.DTYPES)
 def test_vectorize_every_dtype_against_numpy_and_numba_cuda(dtype, rng, ncuda):
@@ -148,6 +152,7 @@ def test_ufunc_reduce_against_numpy_and_numba_cuda(dtype, rng, ncuda):
 
 # ---- cuda.guvectorize ----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "complex128"])
 def test_guvectorize_matmul_against_numpy_and_numba_cuda(dtype, rng, ncuda):
     t = _type(dtype)
@@ -155,15 +160,17 @@ def test_guvectorize_matmul_against_numpy_and_numba_cuda(dtype, rng, ncuda):
     a, b = S.random_array(rng, dtype, (20, 5, 7)), S.random_array(rng, dtype, (7, 3))  # b shared by the loop
     got = gufunc(a, b)
     assert got.shape == (20, 5, 3) and got.dtype == np.dtype(dtype)
-    np.testing.assert_allclose(got, a @ b, rtol=1e-5 if dtype == "float32" else 1e-12,
-                               atol=1e-5 if dtype == "float32" else 0)  # float32 sums that cancel
+    np.testing.assert_allclose(
+        got, a @ b, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-5 if dtype == "float32" else 0
+    )  # float32 sums that cancel
     dev = gufunc(cuda.to_device(a), cuda.to_device(b))
     np.testing.assert_array_equal(dev.copy_to_host(), got)
     sig = f"void({dtype}[:,:], {dtype}[:,:], {dtype}[:,:])"
     theirs = _numba_or_skip(lambda: nguvectorize([sig], "(m,n),(n,p)->(m,p)")(S.matmul)(a, b))
     # float32: fma contraction and rounding differ in the last bits where a sum cancels
-    np.testing.assert_allclose(got, theirs, rtol=1e-5 if dtype == "float32" else 1e-14,
-                               atol=1e-5 if dtype == "float32" else 0)
+    np.testing.assert_allclose(
+        got, theirs, rtol=1e-5 if dtype == "float32" else 1e-14, atol=1e-5 if dtype == "float32" else 0
+    )
 
 
 def test_guvectorize_reductions_scalars_and_outputs(rng):
@@ -191,6 +198,7 @@ def test_guvectorize_reductions_scalars_and_outputs(rng):
 
 
 # ---- cuda.Reduce ---------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", S.DTYPES)
 def test_reduce_every_dtype_against_numpy_and_numba_cuda(dtype, rng, ncuda):

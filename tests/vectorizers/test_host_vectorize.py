@@ -28,12 +28,12 @@ def eager():
 def test_eager_signatures_give_numpy_results(eager, rng):
     assert eager.target == "cpu" and eager.types == ["dd->d", "ff->f"] and eager.nin == 2
     assert repr(eager) == "<cujit ufunc hypot (target='cpu', 2 types)>"
-    x, y = rng.random((3, 5)), rng.random(5)                  # (3, 5) broadcast with (5,)
+    x, y = rng.random((3, 5)), rng.random(5)  # (3, 5) broadcast with (5,)
     got = eager(x, y)
     assert isinstance(got, np.ndarray) and got.dtype == np.float64 and got.shape == (3, 5)
     np.testing.assert_allclose(got, np.hypot(x, y), rtol=1e-15)
     x32 = x.astype(np.float32)
-    got = eager(x32, np.float32(2))                            # a numpy scalar picks the float32 signature
+    got = eager(x32, np.float32(2))  # a numpy scalar picks the float32 signature
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, np.hypot(x32, np.float32(2)), rtol=1e-6)
     with pytest.raises(TypeError, match=r"No matching version of hypot\(\) for input dtypes \(int64, int64\)"):
@@ -45,8 +45,8 @@ def test_out_is_filled_in_place(eager, rng):
     out = np.zeros((4, 6))
     assert eager(x, 1.0, out=out) is out
     np.testing.assert_allclose(out, np.hypot(x, 1.0), rtol=1e-15)
-    strided = np.zeros((4, 12))[:, ::2]                        # not contiguous: filled from a contiguous result
-    assert eager(x, 1.0, strided) is strided                   # numpy's positional out
+    strided = np.zeros((4, 12))[:, ::2]  # not contiguous: filled from a contiguous result
+    assert eager(x, 1.0, strided) is strided  # numpy's positional out
     np.testing.assert_allclose(strided, out, rtol=0)
     with pytest.raises(ValueError, match=r"out has shape \(2,\) but the broadcast inputs have shape \(4, 6\)"):
         eager(x, 1.0, out=np.zeros(2))
@@ -58,7 +58,7 @@ def test_lazy_ufunc_compiles_for_the_inputs(rng):
     np.testing.assert_array_equal(ufunc(a, 3), a + 3)
     f = rng.random(50, dtype=np.float32)
     np.testing.assert_array_equal(ufunc(f, f), f + f)
-    assert ufunc.types == ["ii->l", "ff->f"]                  # int32 + int32 is int64 in numba's typing
+    assert ufunc.types == ["ii->l", "ff->f"]  # int32 + int32 is int64 in numba's typing
 
 
 def test_reduce_folds_on_the_host(eager, rng):
@@ -74,8 +74,11 @@ def test_no_gpu_occupancy_warning_and_no_stream(eager, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         eager(np.ones(3), np.ones(3))
-    with pytest.raises(TypeError, match=r"hypot\(\): a ufunc of target='cpu' runs on the host when it is called: "
-                                        r"stream= is for target='cuda'"):
+    with pytest.raises(
+        TypeError,
+        match=r"hypot\(\): a ufunc of target='cpu' runs on the host when it is called: "
+        r"stream= is for target='cuda'",
+    ):
         eager(np.ones(3), np.ones(3), stream=object())
 
 

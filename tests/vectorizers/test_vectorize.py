@@ -23,27 +23,33 @@ def _kernels_ptx(dispatcher, argtypes):
 
 # ---- the names ----------------------------------------------------------------------------------------------
 
+
 def test_names_resolve_as_numba_cuda_spells_them():
     from cujit.cuda import Reduce, guvectorize, reduce, vectorize
+
     assert cuda.vectorize is vectorize is vectorizers.vectorize
     assert cuda.guvectorize is guvectorize is gufuncs.guvectorize
     assert cuda.reduce is reduce is cuda.Reduce is Reduce is reduction.Reduce
     # numba's top-level names, for `from numba import vectorize` ports (target="cuda")
     assert cujit.vectorize is vectorize and cujit.guvectorize is guvectorize
     from cujit import vectorize as top  # noqa: F401
+
     with pytest.raises(AttributeError, match="no attribute 'vectorise'"):
         cujit.vectorise  # noqa: B018
 
 
 def test_importing_cuda_loads_none_of_them(tmp_path):
     script = tmp_path / "imports.py"
-    script.write_text("import json, sys\nfrom cujit import cuda\n"
-                      "print(json.dumps(sorted(m for m in sys.modules if m.startswith('cujit.'))))\n")
+    script.write_text(
+        "import json, sys\nfrom cujit import cuda\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('cujit.'))))\n"
+    )
     loaded = run([script], cwd=tmp_path)
     assert not {"cujit.vectorizers", "cujit.gufuncs", "cujit.reduction"} & set(loaded)
 
 
 # ---- cuda.vectorize -----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", S.DTYPES)
 def test_vectorize_compiles_for_every_dtype(dtype):
@@ -63,8 +69,9 @@ def test_vectorize_compiles_for_every_dtype(dtype):
 
 
 def test_ufunc_attributes_are_numpys():
-    ufunc = cuda.vectorize(["float32(float32, float32)", "float64(float64, float64)", "int32(int32, int32)"],
-                           identity=0)(S.add)
+    ufunc = cuda.vectorize(
+        ["float32(float32, float32)", "float64(float64, float64)", "int32(int32, int32)"], identity=0
+    )(S.add)
     assert (ufunc.nin, ufunc.nout, ufunc.nargs, ufunc.ntypes) == (2, 1, 3, 3)
     assert ufunc.types == ["ff->f", "dd->d", "ii->i"]
     assert ufunc.__name__ == "add" and ufunc.__doc__ == S.add.__doc__ and ufunc.__wrapped__ is S.add
@@ -122,8 +129,11 @@ def test_eager_resolution_is_numba_cudas():
     assert resolve(functions, (None, None), [0, 1], [1.0, 2.0], "f") == (f64, f64)
     with pytest.raises(TypeError, match="ambiguous signature"):
         resolve(functions, (None, None), [0, 1], [1, 2], "f")  # int64 fits neither exactly, both by coercion
-    with pytest.raises(TypeError, match=r"No matching version of f\(\) for input dtypes \(float32, float64\).*"
-                                        r"exact types"):
+    with pytest.raises(
+        TypeError,
+        match=r"No matching version of f\(\) for input dtypes \(float32, float64\).*"
+        r"exact types",
+    ):
         resolve(functions, (f32, f64), [], [None, None], "f")
     with pytest.raises(TypeError, match="No matching version"):
         resolve({(i64, i64): None}, (f32, f32), [], [None, None], "f")
@@ -192,6 +202,7 @@ def test_ufunc_reduce_checks_before_any_device_work():
 
 def test_kernel_source_is_in_linecache():
     import linecache
+
     ufunc = cuda.vectorize(["float64(float64, float64)"])(S.add)
     kernel = ufunc.functions[(np.dtype("float64"),) * 2][1]
     code = kernel.py_func.__code__
@@ -204,6 +215,7 @@ def test_kernel_source_is_in_linecache():
 
 
 # ---- cuda.guvectorize ---------------------------------------------------------------------------------------
+
 
 def test_layouts_parse_as_numba_cudas():
     assert gufuncs.parse_layout("(m,n),(n,p)->(m,p)") == ([("m", "n"), ("n", "p")], [("m", "p")])
@@ -242,7 +254,10 @@ def test_gufunc_kernel_source_indexes_the_core():
     assert "if i < min(arg0.shape[0], arg1.shape[0], arg2.shape[0]):" in src
     assert "core(arg0[i, :, :], arg1[i], arg2[i:i + 1])" in src
     assert gufuncs.outer_types([float32[:, :], float32, float32[:]], [2, 0, 0]) == (
-        float32[:, :, :], float32[:], float32[:])
+        float32[:, :, :],
+        float32[:],
+        float32[:],
+    )
     with pytest.raises(ValueError, match="ndim>0 for scalar"):
         gufuncs.outer_types([float32], [1])
 
@@ -261,8 +276,10 @@ def test_guvectorize_compiles_for_every_dtype(dtype):
 
 
 def test_gufunc_attributes_and_signature_forms():
-    gufunc = cuda.guvectorize(["void(float32[:,:], float32[:,:], float32[:,:])",
-                               (float64[:, :], float64[:, :], float64[:, :])], "(m,n),(n,p)->(m,p)")(S.matmul)
+    gufunc = cuda.guvectorize(
+        ["void(float32[:,:], float32[:,:], float32[:,:])", (float64[:, :], float64[:, :], float64[:, :])],
+        "(m,n),(n,p)->(m,p)",
+    )(S.matmul)
     assert (gufunc.nin, gufunc.nout, gufunc.nargs, gufunc.ntypes) == (2, 1, 3, 2)
     assert gufunc.types == ["ff->f", "dd->d"] and gufunc.signature == "(m,n),(n,p)->(m,p)"
     assert gufunc.__name__ == "matmul" and repr(gufunc) == "<cujit CUDA gufunc matmul (m,n),(n,p)->(m,p) (2 types)>"
@@ -286,8 +303,9 @@ def test_lazy_gufunc_compiles_for_given_outputs_and_asks_for_them():
 
 
 def test_gufunc_kernel_choice_casts_safely():
-    gufunc = cuda.guvectorize([(float32[:], float32, float32[:]), (float64[:], float64, float64[:])],
-                              "(n),()->(n)")(S.row_scale)
+    gufunc = cuda.guvectorize([(float32[:], float32, float32[:]), (float64[:], float64, float64[:])], "(n),()->(n)")(
+        S.row_scale
+    )
     f32, f64, i16, i64 = (np.dtype(n) for n in ("float32", "float64", "int16", "int64"))
     assert gufunc._kernel_for((f32, f32), [None], [None, None])[0] == (f32, f32)
     assert gufunc._kernel_for((i16, f32), [None], [None, None])[0] == (f32, f32)  # int16 -> float32 is safe
@@ -316,8 +334,11 @@ def test_guvectorize_errors_name_the_problem():
         cuda.guvectorize("(n)->(n)", nopython=False)
     with pytest.raises(TypeError, match="target options are not supported: 'fastmath'"):
         cuda.guvectorize("(n)->(n)", fastmath=True)
-    with pytest.raises(ValueError, match=r"Unsupported target: cpu \(guvectorize: the targets are 'cuda'; with "
-                                         r"CUJIT_TARGET=cpu, target='cuda' runs them on the CPU target"):
+    with pytest.raises(
+        ValueError,
+        match=r"Unsupported target: cpu \(guvectorize: the targets are 'cuda'; with "
+        r"CUJIT_TARGET=cpu, target='cuda' runs them on the CPU target",
+    ):
         cuda.guvectorize("(n)->(n)", target="cpu")
     with pytest.raises(NameError, match="undefined output symbols"):
         cuda.guvectorize("(n)->(m)")
@@ -326,9 +347,12 @@ def test_guvectorize_errors_name_the_problem():
 def test_gufunc_call_errors_before_any_device_work():
     gufunc = cuda.guvectorize([(float32[:], float32, float32[:])], "(n),()->(n)")(S.row_scale)
     x = np.ones((2, 3), np.float32)
-    with pytest.raises(TypeError, match="This gufunc accepts 2 positional arguments \\(when providing input only\\) "
-                                        "or 3 positional arguments \\(when providing input and output\\). Got 1 "
-                                        "positional argument."):
+    with pytest.raises(
+        TypeError,
+        match="This gufunc accepts 2 positional arguments \\(when providing input only\\) "
+        "or 3 positional arguments \\(when providing input and output\\). Got 1 "
+        "positional argument.",
+    ):
         gufunc(x)
     with pytest.raises(ValueError, match="cannot specify argument 'out' as both positional and keyword"):
         gufunc(x, 2.0, x, out=x)
@@ -344,6 +368,7 @@ def test_gufunc_call_errors_before_any_device_work():
 
 
 # ---- cuda.Reduce --------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype", S.DTYPES)
 def test_reduction_kernel_compiles_for_every_dtype(dtype):
@@ -387,4 +412,3 @@ def test_reduce_checks_before_any_device_work():
         reduction.reduction_kernel(cuda.jit(S.row_scale), float32)
     with pytest.raises(TypeError, match="dtype"):
         cuda.Reduce(S.add)._compile(np.dtype("datetime64[s]"))
-

@@ -5,8 +5,22 @@ import math
 
 import numpy as np
 
-DTYPES = ("bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "float32",
-          "float64", "complex64", "complex128")
+DTYPES = (
+    "bool_",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
 NUMBERS = DTYPES[1:]  # the dtypes + and * keep (bool + bool is an int in numba, as in Python)
 
 

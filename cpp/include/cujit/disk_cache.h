@@ -52,8 +52,9 @@ class DiskCache {
   // The payload stored under (section, key), or nullopt when missing. An entry that is torn, truncated, of
   // another format or whose checksum or key does not match is counted as corrupt, removed, and reported
   // missing. An entry owned by another user than this one or root, or writable by group or others, is refused
-  // (a miss counted as untrusted, left in place) unless the cache is shared. A hit refreshes the entry's modification time (the LRU clock). Names: [A-Za-z0-9_.-]+, not
-  // starting with '.', at most 200 characters, keys at least 3; any other name is a miss.
+  // (a miss counted as untrusted, left in place) unless the cache is shared. A hit refreshes the entry's modification
+  // time (the LRU clock). Names: [A-Za-z0-9_.-]+, not starting with '.', at most 200 characters, keys at least 3; any
+  // other name is a miss.
   std::optional<std::string> get(const std::string& section, const std::string& key) noexcept;
   // Stores atomically (a uniquely named temp file beside the entry, written fully, then renamed over it):
   // readers never see a partial entry, and concurrent writers of one key all succeed (the last rename wins).
@@ -76,7 +77,7 @@ class DiskCache {
   // With evict_mutex_ held: scans the tree, removes stale temp files and, when the entries exceed
   // `threshold` bytes, the least recently used until they are at most `target`; returns the entries removed.
   std::size_t trim(std::uint64_t threshold, std::uint64_t target);
-  void record(std::int64_t DiskCacheStats::*counter, std::string message = {});
+  void record(std::int64_t DiskCacheStats::* counter, std::string message = {});
 
   const std::string dir_;
   const std::uint64_t max_bytes_;

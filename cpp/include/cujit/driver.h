@@ -59,7 +59,10 @@ class DriverError : public std::runtime_error {
  public:
   DriverError(DriverErrorKind kind, std::string message, CUresult code = 0, std::string code_name = {},
               std::string call = {})
-      : std::runtime_error(message), kind_(kind), code_(code), code_name_(std::move(code_name)),
+      : std::runtime_error(message),
+        kind_(kind),
+        code_(code),
+        code_name_(std::move(code_name)),
         call_(std::move(call)) {}
   DriverErrorKind kind() const { return kind_; }
   CUresult code() const { return code_; }                  // the CUresult, 0 when not from a call
@@ -98,12 +101,11 @@ void ensure_driver();
 // Attribute numbers of CUdevice_attribute that cujit reads by name.
 namespace device_attr {
 constexpr int MaxThreadsPerBlock = 1, MaxBlockDimX = 2, MaxBlockDimY = 3, MaxBlockDimZ = 4, MaxGridDimX = 5,
-              MaxGridDimY = 6, MaxGridDimZ = 7, MaxSharedMemoryPerBlock = 8, TotalConstantMemory = 9,
-              WarpSize = 10, MaxRegistersPerBlock = 12, ClockRate = 13, MultiprocessorCount = 16,
-              Integrated = 18, ConcurrentKernels = 31, PciBusId = 33, PciDeviceId = 34,
-              MaxThreadsPerMultiprocessor = 39, AsyncEngineCount = 40, UnifiedAddressing = 41,
-              PciDomainId = 50, ComputeCapabilityMajor = 75, ComputeCapabilityMinor = 76,
-              CooperativeLaunch = 95, MaxSharedMemoryPerBlockOptin = 97;
+              MaxGridDimY = 6, MaxGridDimZ = 7, MaxSharedMemoryPerBlock = 8, TotalConstantMemory = 9, WarpSize = 10,
+              MaxRegistersPerBlock = 12, ClockRate = 13, MultiprocessorCount = 16, Integrated = 18,
+              ConcurrentKernels = 31, PciBusId = 33, PciDeviceId = 34, MaxThreadsPerMultiprocessor = 39,
+              AsyncEngineCount = 40, UnifiedAddressing = 41, PciDomainId = 50, ComputeCapabilityMajor = 75,
+              ComputeCapabilityMinor = 76, CooperativeLaunch = 95, MaxSharedMemoryPerBlockOptin = 97;
 }
 
 struct DeviceInfo {
@@ -452,7 +454,9 @@ class ArgumentBuffer {
  private:
   // An array's parameters from its first: meminfo, parent, nitems, itemsize, data, shape..., strides...
   static constexpr std::size_t kNitemsParam = 2, kItemsizeParam = 3, kDataParam = 4, kShapeParam = 5;
-  std::uint8_t* at(std::size_t param) { return reinterpret_cast<std::uint8_t*>(storage_.data()) + plan_->param_offsets()[param]; }
+  std::uint8_t* at(std::size_t param) {
+    return reinterpret_cast<std::uint8_t*>(storage_.data()) + plan_->param_offsets()[param];
+  }
   const std::uint8_t* at(std::size_t param) const {
     return reinterpret_cast<const std::uint8_t*>(storage_.data()) + plan_->param_offsets()[param];
   }

@@ -19,7 +19,9 @@ using SyntaxNodePtr = std::shared_ptr<const SyntaxNode>;
 
 // One field of a Python ast node: None, int, float, complex (imag part only),
 // Ellipsis, bool, str, a node, or a list of nodes.
-struct SyntaxImag { double value; };
+struct SyntaxImag {
+  double value;
+};
 struct SyntaxEllipsis {};
 // An int literal outside int64: a uint64 value (2**63 <= v < 2**64), or one no
 // integer type holds (`fits` false; `text` is its decimal form for messages).

@@ -60,10 +60,19 @@ inline constexpr uint32_t kHostSpinInterval = 256;
 // What HostThreadContext::collective does, by `kind`.
 enum class HostCollective : uint32_t {
   Barrier,                                          // cuda.syncthreads()
-  BarrierCount, BarrierAnd, BarrierOr,              // syncthreads_count/_and/_or: value is the predicate
-  ShuffleIdx, ShuffleUp, ShuffleDown, ShuffleXor,   // value: the 32 bits; operand: src lane, delta, lane mask
-  VoteAll, VoteAny, VoteEq, VoteBallot,             // value: the predicate
-  MatchAny, MatchAll,                               // value: the 64 bits; MatchAll gives mask | pred << 32
+  BarrierCount,
+  BarrierAnd,
+  BarrierOr,              // syncthreads_count/_and/_or: value is the predicate
+  ShuffleIdx,
+  ShuffleUp,
+  ShuffleDown,
+  ShuffleXor,   // value: the 32 bits; operand: src lane, delta, lane mask
+  VoteAll,
+  VoteAny,
+  VoteEq,
+  VoteBallot,             // value: the predicate
+  MatchAny,
+  MatchAll,                               // value: the 64 bits; MatchAll gives mask | pred << 32
   SyncWarp,                                         // cuda.syncwarp(mask)
   ActiveMask,                                       // cuda.activemask(): the warp's lanes that reached this call
   GridSync,                                         // a grid group's sync() (cooperative launches)

@@ -79,8 +79,8 @@ Error interrupted_error(const std::string& kernel_name);
 // nor a hang).
 std::optional<Error> launch(KernelEntry entry, void** params, const HostLaunch& config);
 
-// The number of worker threads launches use (the cores this process may run on; CUJIT_HOST_THREADS overrides). The workers are
-// created once per process, on first use, and shared by every launch (several threads may launch at once).
+// The number of worker threads launches use (the cores this process may run on; CUJIT_HOST_THREADS overrides). The
+// workers are created once per process, on first use, and shared by every launch (several threads may launch at once).
 unsigned worker_count();
 
 // The most blocks of `threads_per_block` threads a cooperative launch may have: the CPU as a device of

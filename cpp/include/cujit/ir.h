@@ -19,17 +19,39 @@ namespace cujit::ir {
 
 enum class Op {
   // binary
-  Add, Sub, Mul, Div, FloorDiv, Mod, Pow, LShift, RShift, BitOr, BitXor, BitAnd,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  FloorDiv,
+  Mod,
+  Pow,
+  LShift,
+  RShift,
+  BitOr,
+  BitXor,
+  BitAnd,
   // unary
-  UAdd, USub, Invert, Not,
+  UAdd,
+  USub,
+  Invert,
+  Not,
   // comparison
-  Eq, NotEq, Lt, LtE, Gt, GtE,
+  Eq,
+  NotEq,
+  Lt,
+  LtE,
+  Gt,
+  GtE,
   // membership (Compare only): `x in container`, `x not in container`
-  In, NotIn,
+  In,
+  NotIn,
   // identity (Compare only): `x is None`, `x is not None`
-  Is, IsNot,
+  Is,
+  IsNot,
   // boolean
-  And, Or,
+  And,
+  Or,
 };
 const char* op_symbol(Op op);
 
@@ -39,43 +61,57 @@ using ExcerptText = std::function<std::string(const SourceLoc&)>;
 
 // "File "f.py", line 3 (f.py:3):" then the source line and a caret under `loc` (from `excerpt` where `lines`
 // do not hold the line).
-std::string format_source_excerpt(const std::string& filename, const std::vector<std::string>& lines,
-                                  int first_line, const SourceLoc& loc, const ExcerptText& excerpt = {});
+std::string format_source_excerpt(const std::string& filename, const std::vector<std::string>& lines, int first_line,
+                                  const SourceLoc& loc, const ExcerptText& excerpt = {});
 
 struct TypedFunction;  // a callee compiled for concrete argument types
 
 // A name from outside the function (global, closure cell, builtin), frozen
 // at compile time.
 struct GlobalValue {
-  enum class Kind { Int, Float, Bool, None, Complex, Module, Builtin, DeviceFunction, TypeObject, Object, NdArray, Str, Ellipsis,
-                    ExceptionClass };
+  enum class Kind {
+    Int,
+    Float,
+    Bool,
+    None,
+    Complex,
+    Module,
+    Builtin,
+    DeviceFunction,
+    TypeObject,
+    Object,
+    NdArray,
+    Str,
+    Ellipsis,
+    ExceptionClass
+  };
   Kind kind = Kind::None;
-  std::string name;        // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid"); Str: the text
-  int64_t int_value = 0;   // Int, Bool; Object: an opaque handle of the resolver
+  std::string name;  // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid"); Str: the text
+  int64_t int_value = 0;  // Int, Bool; Object: an opaque handle of the resolver
   bool is_unsigned = false;  // Int: int_value holds the bits of a uint64 value >= 2**63 (typed uint64, as numba)
   double float_value = 0;  // Float; Complex real part
-  double imag_value = 0;   // Complex imaginary part
+  double imag_value = 0;  // Complex imaginary part
   TypeRef type = nullptr;  // TypeObject: the numba type it names; NdArray: its (readonly, C) array type
   std::vector<int64_t> shape;  // NdArray: its shape
-  std::string data;        // NdArray: its bytes (C order), frozen at compile time
+  std::string data;  // NdArray: its bytes (C order), frozen at compile time
   std::shared_ptr<void> function;  // DeviceFunction, ExceptionClass: resolver-owned handle of the Python object
-  std::string repr;        // how to name it in messages
+  std::string repr;  // how to name it in messages
 };
 
 enum class ExprKind {
-  Const,       // literal: value in `global` (Int/Float/Bool/None/Complex)
-  Var,         // local variable `var`
-  Global,      // resolved outside name: `global`
-  Binary,      // operands[0] op operands[1]
-  Unary,       // op operands[0]
-  Compare,     // operands[0] ops[0] operands[1] ops[1] operands[2] ...
-  BoolOp,      // operands joined by op (And/Or), short-circuit
-  IfExp,       // operands: test, body, orelse
-  Call,        // operands[0] is the callee expression; the rest are arguments
-  Attribute,   // operands[0].attr
-  Subscript,   // operands[0][operands[1]]
-  Tuple,       // (operands...)
-  Slice,       // lower:upper:step; operands are null where omitted (always 3 operands)
+  Const,  // literal: value in `global` (Int/Float/Bool/None/Complex)
+  Var,  // local variable `var`
+  Global,  // resolved outside name: `global`
+  Binary,  // operands[0] op operands[1]
+  Unary,  // op operands[0]
+  Compare,  // operands[0] ops[0] operands[1] ops[1] operands[2] ...
+  BoolOp,  // operands joined by op (And/Or), short-circuit
+  IfExp,  // operands: test, body, orelse
+  Call,  // operands[0] is the callee expression; the rest are arguments
+  Attribute,  // operands[0].attr
+  Subscript,  // operands[0][operands[1]]
+  Tuple,  // (operands...)
+  Slice,  // lower:upper:step; operands are null where omitted (always 3 operands)
 };
 
 struct Expr;
@@ -113,7 +149,7 @@ struct Stmt {
   StmtKind kind;
   SourceLoc loc;
   ExprPtr target;  // Assign/ForRange: a Var, a Tuple of targets, or a Subscript
-  ExprPtr value;   // Assign value, ExprStmt, If/While test, Return value (may be null)
+  ExprPtr value;  // Assign value, ExprStmt, If/While test, Return value (may be null)
   std::vector<ExprPtr> range_args;  // ForRange: start, stop, step as written (1-3)
   std::vector<StmtPtr> body;
   std::vector<StmtPtr> orelse;
@@ -141,13 +177,13 @@ struct Variable {
 };
 
 struct Function {
-  std::string name;       // __name__
-  std::string qualname;   // __qualname__
-  std::string module;     // __module__
+  std::string name;  // __name__
+  std::string qualname;  // __qualname__
+  std::string module;  // __module__
   std::string filename;
   std::vector<std::string> source_lines;  // the function's source, for messages
-  int first_line = 1;     // line of source_lines[0] in `filename`
-  ExcerptText excerpt;    // without source lines: the line and caret of a location (read from bytecode)
+  int first_line = 1;  // line of source_lines[0] in `filename`
+  ExcerptText excerpt;  // without source lines: the line and caret of a location (read from bytecode)
   std::vector<Variable> vars;
   std::vector<int> params;  // indices into vars
   std::vector<StmtPtr> body;
@@ -161,9 +197,9 @@ struct Function {
 // A function typed for concrete argument types, ready to lower.
 struct TypedFunction {
   std::shared_ptr<Function> fn;
-  Signature sig;            // concrete: return type always set
-  std::string symbol;       // mangled (numba ABI) or C name
-  std::string env_symbol;   // numba ABI: _ZN08NumbaEnv...; empty for the C ABI
+  Signature sig;  // concrete: return type always set
+  std::string symbol;  // mangled (numba ABI) or C name
+  std::string env_symbol;  // numba ABI: _ZN08NumbaEnv...; empty for the C ABI
   bool c_abi = false;
   bool kernel = false;
   bool always_inline = false;  // a device function its callers inline (jit's forceinline / inline="always")

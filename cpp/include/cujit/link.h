@@ -31,7 +31,8 @@ struct LinkResult {
 class LinkError : public std::runtime_error {
  public:
   enum class Kind { Unavailable, Failed, BadInput };
-  LinkError(Kind kind, const std::string& message, int code = 0) : std::runtime_error(message), kind_(kind), code_(code) {}
+  LinkError(Kind kind, const std::string& message, int code = 0)
+      : std::runtime_error(message), kind_(kind), code_(code) {}
   Kind kind() const { return kind_; }
   int code() const { return code_; }  // the nvJitLinkResult when Failed
 

@@ -60,8 +60,7 @@ struct NvrtcSource {
 // needs the result, with no Python thread (nor the GIL it would wait for) in between. Errors are dropped:
 // the link meets them again. `decide_lto`, when given, sets options.lto on that thread once NVRTC is
 // loaded (it may load the tools that decide it, which then does not hold up the caller).
-void prefetch_cuda(std::vector<NvrtcSource> sources, NvrtcOptions options,
-                   std::function<bool()> decide_lto = nullptr);
+void prefetch_cuda(std::vector<NvrtcSource> sources, NvrtcOptions options, std::function<bool()> decide_lto = nullptr);
 
 // How many compiles this process started (cache hits and waits not counted).
 long nvrtc_compile_count();

@@ -91,8 +91,8 @@ class Target {
   // A load (write false) or store of `bytes` bytes at `address` (debug checks of shared memory: the target
   // records accesses to shared memory, reporting reads of bytes no thread has written and races between two
   // barriers). `site` names the access ("array 'buf' at kernel.py:12").
-  virtual void memory_access(llvm::IRBuilder<>&, llvm::Value* /*context*/, llvm::Value* /*address*/,
-                             uint64_t /*bytes*/, bool /*write*/, const std::string& /*site*/) const {}
+  virtual void memory_access(llvm::IRBuilder<>&, llvm::Value* /*context*/, llvm::Value* /*address*/, uint64_t /*bytes*/,
+                             bool /*write*/, const std::string& /*site*/) const {}
 
   // cuda.nanosleep(ns) (an i32): the thread sleeps for about `ns` nanoseconds (on the host: the block's other
   // threads run, so a thread spinning on another's write with nanosleep in its loop sees it).

@@ -171,9 +171,9 @@ int64_t itemsize(TypeRef dtype);
 // The alignment loads and stores of a dtype may assume, in bytes.
 int64_t alignment(TypeRef dtype);
 
-// How a kernel argument of type `t` is passed (numba's flattened kernel ABI, docs/numba_abi.md: Kernel arguments): the one definition
-// the lowering (parameters of kernels and calls) and the launcher (argument plans) both follow. A complex is
-// its real and imaginary parts, a tuple its elements in order, an Optional its value then a boolean flag,
+// How a kernel argument of type `t` is passed (numba's flattened kernel ABI, docs/numba_abi.md: Kernel arguments): the
+// one definition the lowering (parameters of kernels and calls) and the launcher (argument plans) both follow. A
+// complex is its real and imaginary parts, a tuple its elements in order, an Optional its value then a boolean flag,
 // none nothing; an array is one leaf (numba's array struct: meminfo, parent, nitems, itemsize, data, shape...,
 // strides...); any other type is one scalar leaf.
 struct ArgumentLeaf {

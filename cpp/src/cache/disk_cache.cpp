@@ -130,8 +130,7 @@ std::string name_problem(const std::string& dir, const std::string& section, con
   if (!valid_name(section, 1))
     return "cujit cache: invalid section name '" + section + "' (expected [A-Za-z0-9_.-]+, not starting with '.')";
   if (!valid_name(key, 3))
-    return "cujit cache: invalid key '" + key +
-           "' (expected 3 to 200 of [A-Za-z0-9_.-], not starting with '.')";
+    return "cujit cache: invalid key '" + key + "' (expected 3 to 200 of [A-Za-z0-9_.-], not starting with '.')";
   return {};
 }
 
@@ -170,8 +169,7 @@ enum class ReadOutcome { Missing, Corrupt, Hit };
 // The payload of the entry file `fd` (of `size` bytes) if it is a whole, checked entry for `key`; `why` says
 // what is wrong otherwise. Entries are never modified after their rename, so what the descriptor reads is
 // one writer's complete file or a damaged one, never a mix.
-ReadOutcome read_entry(int fd, std::uint64_t size, const std::string& key, std::string& payload,
-                       const char*& why) {
+ReadOutcome read_entry(int fd, std::uint64_t size, const std::string& key, std::string& payload, const char*& why) {
   std::string head(kKeyAt + key.size() + kLengthAndChecksumSize, '\0');
   why = "shorter than its header";
   if (size < head.size() || !read_at(fd, head.data(), head.size(), 0)) return ReadOutcome::Corrupt;
@@ -196,7 +194,8 @@ ReadOutcome read_entry(int fd, std::uint64_t size, const std::string& key, std::
 std::string make_dirs(const std::string& path) {
   for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     std::string prefix = path.substr(0, slash);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) return describe("cannot create directory", prefix, errno);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+      return describe("cannot create directory", prefix, errno);
     if (slash == std::string::npos) return {};
   }
 }
@@ -327,7 +326,7 @@ std::string path_trust_problem(const std::string& path) noexcept {
 
 std::string DiskCache::trust_problem() const noexcept { return shared_ ? std::string() : path_trust_problem(dir_); }
 
-void DiskCache::record(std::int64_t DiskCacheStats::*counter, std::string message) {
+void DiskCache::record(std::int64_t DiskCacheStats::* counter, std::string message) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++(stats_.*counter);
   if (!message.empty()) last_error_ = std::move(message);
@@ -369,8 +368,7 @@ std::optional<std::string> DiskCache::get(const std::string& section, const std:
     }
     // Only the file read is removed: a writer may have renamed a good entry over it since.
     struct stat now;
-    if (::lstat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev)
-      ::unlink(path.c_str());
+    if (::lstat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev) ::unlink(path.c_str());
     record(&DiskCacheStats::corrupt, "cujit cache: removed corrupt entry '" + path + "': " + why);
     record(&DiskCacheStats::misses);
   } catch (...) {  // out of memory for a huge payload: a miss
@@ -422,8 +420,10 @@ std::size_t DiskCache::trim(std::uint64_t threshold, std::uint64_t target) {
   std::uint64_t total = 0;
   std::time_t stale_before = std::time(nullptr) - kStaleTempSeconds;
   for (const TreeFile& f : files) {
-    if (!f.temp) total += f.bytes;
-    else if (f.mtime.tv_sec < stale_before) ::unlink(f.path.c_str());  // a writer that died mid-put
+    if (!f.temp)
+      total += f.bytes;
+    else if (f.mtime.tv_sec < stale_before)
+      ::unlink(f.path.c_str());  // a writer that died mid-put
   }
   std::size_t removed = 0;
   if (total > threshold) {

@@ -33,7 +33,7 @@ namespace {
 
 // The legacy pass names (LLVM 22) of what is left out.
 constexpr std::array<const char*, 3> kLeftOut = {"Straight line strength reduction", "Nary reassociation",
-                                                  "Constant Hoisting"};
+                                                 "Constant Hoisting"};
 constexpr const char* kEarlyCse = "Early CSE";
 constexpr int kEarlyCseLeftOut = 2;  // the runs after SLSR and NaryReassociate; the third (after the IR passes) stays
 constexpr const char* kPrinter = "NVPTX Assembly Printer";
@@ -86,9 +86,9 @@ class FilteredCodegenPasses final : public CodegenPasses {
                                    *tm_.getMCInstrInfo(), *tm_.getMCRegisterInfo()));
     std::unique_ptr<llvm::MCAsmBackend> backend(
         target.createMCAsmBackend(*tm_.getMCSubtargetInfo(), *tm_.getMCRegisterInfo(), tm_.Options.MCOptions));
-    std::unique_ptr<llvm::MCStreamer> streamer(target.createAsmStreamer(
-        mmi_->getMMI().getContext(), std::make_unique<UntrackedStream>(out_), std::move(inst_printer), nullptr,
-        std::move(backend)));
+    std::unique_ptr<llvm::MCStreamer> streamer(
+        target.createAsmStreamer(mmi_->getMMI().getContext(), std::make_unique<UntrackedStream>(out_),
+                                 std::move(inst_printer), nullptr, std::move(backend)));
     llvm::Pass* printer = target.createAsmPrinter(tm_, std::move(streamer));
     if (printer == nullptr) fail(ErrorKind::Internal, "the NVPTX backend has no PTX printer");
     return printer;

@@ -31,9 +31,9 @@ void keep_kernel(llvm::Module& module, const std::string& symbol) {
           if (auto* s = llvm::dyn_cast<llvm::MDString>(node->getOperand(1)); s && s->getString() == "kernel") return;
   }
   llvm::LLVMContext& ctx = module.getContext();
-  annotations->addOperand(llvm::MDNode::get(
-      ctx, {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "kernel"),
-            llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))}));
+  annotations->addOperand(
+      llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "kernel"),
+                              llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))}));
 }
 
 // libNVVM checks the module's NVVM IR version against its own.

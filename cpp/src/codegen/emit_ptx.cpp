@@ -13,20 +13,20 @@
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/ADT/StringExtras.h>
+#include <llvm/IR/AutoUpgrade.h>
+#include <llvm/IR/CFG.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/Operator.h>
+#include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Support/xxhash.h>
-#include <llvm/IR/AutoUpgrade.h>
-#include <llvm/IR/CFG.h>
-#include <llvm/IR/Instructions.h>
-#include <llvm/IR/IRBuilder.h>
-#include <llvm/IR/IntrinsicInst.h>
-#include <llvm/IR/IntrinsicsNVPTX.h>
-#include <llvm/IR/Operator.h>
-#include <llvm/IR/Verifier.h>
 #include <llvm/Transforms/IPO/Internalize.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/ADCE.h>
@@ -45,8 +45,8 @@
 #include "cujit/background.h"
 #include "cujit/lowering.h"
 #include "cujit/target.h"
-#include "emit_ltoir.h"
 #include "cujit/telemetry.h"
+#include "emit_ltoir.h"
 #include "fatal_error_recovery.h"
 #include "fault_injection.h"
 #include "target_machine.h"
@@ -400,8 +400,7 @@ void verify_lowered_module(const llvm::Module& module) {
 // Lowering, libdevice and optimisation of one module, in LLVM objects the
 // caller owns (and leaks if LLVM fails fatally half-way).
 void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& options, Pipeline& pipeline,
-                            llvm::Module& module, bool keep_llvm_ir, CompiledPtx& out,
-                            telemetry::StageClock& timer) {
+                            llvm::Module& module, bool keep_llvm_ir, CompiledPtx& out, telemetry::StageClock& timer) {
   module.setTargetTriple(llvm::Triple(kNvptxTriple));
   module.setDataLayout(pipeline.target_machine().createDataLayout());
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", options.fastmath ? 1 : 0);
@@ -414,8 +413,9 @@ void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& o
   lo.max_cluster = options.max_cluster;
   lo.noalias_arrays = options.noalias_arrays && options.kernel;
   lo.exception_channel = options.debug && options.kernel;
-  lo.debug = options.debug ? lowering::DebugLevel::Full
-                           : options.lineinfo ? lowering::DebugLevel::LineTables : lowering::DebugLevel::None;
+  lo.debug = options.debug      ? lowering::DebugLevel::Full
+             : options.lineinfo ? lowering::DebugLevel::LineTables
+                                : lowering::DebugLevel::None;
   auto lowered = lowering::lower_module(fn, module, lo);
   if (!lowered) throw CompileError(lowered.error().kind, lowered.error().message, lowered.error().loc);
   plant_after_lowering(module);
@@ -450,7 +450,8 @@ Error internal_compiler_error(const ir::TypedFunction& fn, const std::string& wh
   return Error{ErrorKind::Lowering,
                "cujit failed to compile '" + fn.fn->qualname + "' after typing it: " + what +
                    "\nThis is a bug in cujit, not in your code: please report it with this function and its "
-                   "signature (" + fn.sig.str() + ").",
+                   "signature (" +
+                   fn.sig.str() + ").",
                {}};
 }
 
@@ -504,8 +505,7 @@ Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileO
                     });
 }
 
-Expected<CompiledPtx> compile_to_ltoir(const ir::TypedFunction& fn, const CompileOptions& options,
-                                       bool keep_llvm_ir) {
+Expected<CompiledPtx> compile_to_ltoir(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
   return run_stages(fn, options, keep_llvm_ir, telemetry::Stage::Nvvm,
                     [&](Pipeline&, llvm::Module& module, const TargetArch& arch, CompiledPtx& out) {
                       out.ltoir = emit_ltoir(module, fn, options, arch);

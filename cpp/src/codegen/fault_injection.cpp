@@ -26,8 +26,8 @@ void plant_after_lowering(llvm::Module& module) {
   if (g_fault != InjectedFault::kInvalidIr) return;
   // A block without a terminator.
   auto* i32 = llvm::Type::getInt32Ty(module.getContext());
-  planted_function(module, "cujit_planted_invalid_ir", i32, {i32}).CreateAdd(llvm::ConstantInt::get(i32, 1),
-                                                                             llvm::ConstantInt::get(i32, 2));
+  planted_function(module, "cujit_planted_invalid_ir", i32, {i32})
+      .CreateAdd(llvm::ConstantInt::get(i32, 1), llvm::ConstantInt::get(i32, 2));
 }
 
 void plant_before_codegen(llvm::Module& module) {

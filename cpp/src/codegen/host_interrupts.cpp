@@ -28,8 +28,7 @@ void add_interrupt_polls(llvm::Module& module) {
   auto& ctx = module.getContext();
   auto* i32 = llvm::Type::getInt32Ty(ctx);
   auto* flag = llvm::cast<llvm::GlobalVariable>(module.getOrInsertGlobal(target::kHostInterruptFlagSymbol, i32));
-  llvm::FunctionCallee stop =
-      module.getOrInsertFunction(target::kHostInterruptedFunction, llvm::Type::getVoidTy(ctx));
+  llvm::FunctionCallee stop = module.getOrInsertFunction(target::kHostInterruptedFunction, llvm::Type::getVoidTy(ctx));
   if (auto* fn = llvm::dyn_cast<llvm::Function>(stop.getCallee())) {
     fn->setDoesNotReturn();
     fn->setDoesNotThrow();

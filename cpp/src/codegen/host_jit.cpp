@@ -31,8 +31,7 @@ HostKernel::~HostKernel() = default;
 namespace {
 
 Error llvm_error(const std::string& what, llvm::Error e) {
-  return Error{ErrorKind::Runtime, "the CPU target's JIT failed (" + what + "): " + llvm::toString(std::move(e)),
-               {}};
+  return Error{ErrorKind::Runtime, "the CPU target's JIT failed (" + what + "): " + llvm::toString(std::move(e)), {}};
 }
 
 // void __cujit_host_entry(ptr context, ptr params): loads each parameter of the kernel from params[i].
@@ -44,8 +43,8 @@ void add_entry(llvm::Module& module, llvm::Function* kernel) {
   entry->addFnAttr(llvm::Attribute::NoUnwind);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
   // The thread starts before its first barrier and syncwarp.
-  for (size_t offset : {offsetof(target::HostThreadContext, barriers_passed),
-                        offsetof(target::HostThreadContext, warp_syncs_passed)})
+  for (size_t offset :
+       {offsetof(target::HostThreadContext, barriers_passed), offsetof(target::HostThreadContext, warp_syncs_passed)})
     b.CreateAlignedStore(b.getInt32(0), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), entry->getArg(0), offset),
                          llvm::Align(4));
   std::vector<llvm::Value*> args{entry->getArg(0)};
@@ -62,10 +61,9 @@ void add_entry(llvm::Module& module, llvm::Function* kernel) {
 std::set<std::string> unresolved_calls(const llvm::Module& module) {
   std::set<std::string> names;
   for (const llvm::Function& f : module)
-    if (f.isDeclaration() && !f.use_empty() &&
-        (!f.isIntrinsic() || f.getName().starts_with("llvm.nvvm.")) && !is_host_math(f.getName()) &&
-        f.getName() != target::kHostIndexErrorFunction && f.getName() != target::kHostSharedAccessFunction &&
-        f.getName() != kHostPrintFunction)
+    if (f.isDeclaration() && !f.use_empty() && (!f.isIntrinsic() || f.getName().starts_with("llvm.nvvm.")) &&
+        !is_host_math(f.getName()) && f.getName() != target::kHostIndexErrorFunction &&
+        f.getName() != target::kHostSharedAccessFunction && f.getName() != kHostPrintFunction)
       names.insert(f.getName().str());
   return names;
 }
@@ -117,7 +115,8 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
     std::string names;
     for (const auto& n : missing) names += (names.empty() ? "" : ", ") + n;
     return Error{ErrorKind::NotImplemented,
-                 "kernel '" + fn.fn->qualname + "' calls functions the CPU target does not have yet: " + names, {}};
+                 "kernel '" + fn.fn->qualname + "' calls functions the CPU target does not have yet: " + names,
+                 {}};
   }
   add_entry(*module, *lowered);
   define_inline_math(*module);
@@ -152,11 +151,14 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   auto entry = (*jit)->lookup(kHostEntrySymbol);
   if (!entry) return llvm_error("finding the kernel's entry", entry.takeError());
   kernel->entry = entry->toPtr<HostKernelEntry>();
-  if (auto shared = (*jit)->lookup(target::kHostSharedBytesSymbol)) kernel->static_shared_bytes = *shared->toPtr<uint64_t*>();
-  else llvm::consumeError(shared.takeError());
+  if (auto shared = (*jit)->lookup(target::kHostSharedBytesSymbol))
+    kernel->static_shared_bytes = *shared->toPtr<uint64_t*>();
+  else
+    llvm::consumeError(shared.takeError());
   if (auto record = (*jit)->lookup(target::kHostIndexErrorSymbol))
     kernel->index_error = record->toPtr<target::HostIndexError*>();
-  else llvm::consumeError(record.takeError());
+  else
+    llvm::consumeError(record.takeError());
   kernel->qualname = fn.fn->qualname;
   if (auto state = (*jit)->lookup(target::kHostSharedChecksSymbol)) {
     kernel->shared_checks = make_shared_checks();

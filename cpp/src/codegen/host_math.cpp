@@ -93,37 +93,82 @@ using D2 = double (*)(double, double);
 using F2 = float (*)(float, float);
 
 #define CUJIT_LIBM1(name) \
-  {"__nv_" #name, fp(static_cast<D1>(&::name))}, {"__nv_" #name "f", fp(static_cast<F1>(&::name##f))}
+  {"__nv_" #name, fp(static_cast<D1>(&::name))}, { "__nv_" #name "f", fp(static_cast<F1>(&::name##f)) }
 #define CUJIT_LIBM2(name) \
-  {"__nv_" #name, fp(static_cast<D2>(&::name))}, {"__nv_" #name "f", fp(static_cast<F2>(&::name##f))}
+  {"__nv_" #name, fp(static_cast<D2>(&::name))}, { "__nv_" #name "f", fp(static_cast<F2>(&::name##f)) }
 // Where the C library's float64 or float32 function is more than an ulp off (sinh, tanh, cbrt, erfc, tgamma...):
 // the next wider one (long double, double), rounded once.
-#define CUJIT_WIDE1(name)                                                                  \
-  {"__nv_" #name, fp(+[](double x) { return static_cast<double>(::name##l(x)); })},       \
-  {"__nv_" #name "f", fp(+[](float x) { return static_cast<float>(::name(static_cast<double>(x))); })}
-#define CUJIT_WIDE2(name)                                                                              \
-  {"__nv_" #name, fp(+[](double x, double y) { return static_cast<double>(::name##l(x, y)); })},      \
-  {"__nv_" #name "f", fp(+[](float x, float y) { return static_cast<float>(::name(double{x}, double{y})); })}
+#define CUJIT_WIDE1(name)                                                                              \
+  {"__nv_" #name, fp(+[](double x) { return static_cast<double>(::name##l(x)); })}, {                  \
+    "__nv_" #name "f", fp(+[](float x) { return static_cast<float>(::name(static_cast<double>(x))); }) \
+  }
+#define CUJIT_WIDE2(name)                                                                                     \
+  {"__nv_" #name, fp(+[](double x, double y) { return static_cast<double>(::name##l(x, y)); })}, {            \
+    "__nv_" #name "f", fp(+[](float x, float y) { return static_cast<float>(::name(double{x}, double{y})); }) \
+  }
 
 std::vector<HostMathFunction> own_entries() {
   return {
       // The C library's functions, float64 and float32.
-      CUJIT_LIBM1(acos), CUJIT_LIBM1(acosh), CUJIT_LIBM1(asin), CUJIT_WIDE1(asinh), CUJIT_LIBM1(atan),
-      CUJIT_WIDE1(atanh), CUJIT_WIDE1(cbrt), CUJIT_LIBM1(ceil), CUJIT_LIBM1(cos), CUJIT_WIDE1(cosh),
-      CUJIT_WIDE1(erf), CUJIT_WIDE1(erfc), CUJIT_LIBM1(exp), CUJIT_WIDE1(exp10), CUJIT_LIBM1(exp2),
-      CUJIT_LIBM1(expm1), CUJIT_LIBM1(fabs), CUJIT_LIBM1(floor), CUJIT_WIDE1(j0), CUJIT_WIDE1(j1),
-      CUJIT_LIBM1(log), CUJIT_LIBM1(log10), CUJIT_LIBM1(log1p), CUJIT_LIBM1(log2), CUJIT_LIBM1(logb),
-      CUJIT_LIBM1(nearbyint), CUJIT_LIBM1(rint), CUJIT_LIBM1(round), CUJIT_LIBM1(sin), CUJIT_WIDE1(sinh),
-      CUJIT_LIBM1(sqrt), CUJIT_LIBM1(tan), CUJIT_WIDE1(tanh), CUJIT_WIDE1(tgamma), CUJIT_LIBM1(trunc),
-      CUJIT_WIDE1(y0), CUJIT_WIDE1(y1),
-      CUJIT_WIDE2(atan2), CUJIT_LIBM2(copysign), CUJIT_LIBM2(fdim), CUJIT_LIBM2(fmod), CUJIT_LIBM2(hypot),
-      CUJIT_LIBM2(nextafter), CUJIT_LIBM2(pow), CUJIT_LIBM2(remainder),
+      CUJIT_LIBM1(acos),
+      CUJIT_LIBM1(acosh),
+      CUJIT_LIBM1(asin),
+      CUJIT_WIDE1(asinh),
+      CUJIT_LIBM1(atan),
+      CUJIT_WIDE1(atanh),
+      CUJIT_WIDE1(cbrt),
+      CUJIT_LIBM1(ceil),
+      CUJIT_LIBM1(cos),
+      CUJIT_WIDE1(cosh),
+      CUJIT_WIDE1(erf),
+      CUJIT_WIDE1(erfc),
+      CUJIT_LIBM1(exp),
+      CUJIT_WIDE1(exp10),
+      CUJIT_LIBM1(exp2),
+      CUJIT_LIBM1(expm1),
+      CUJIT_LIBM1(fabs),
+      CUJIT_LIBM1(floor),
+      CUJIT_WIDE1(j0),
+      CUJIT_WIDE1(j1),
+      CUJIT_LIBM1(log),
+      CUJIT_LIBM1(log10),
+      CUJIT_LIBM1(log1p),
+      CUJIT_LIBM1(log2),
+      CUJIT_LIBM1(logb),
+      CUJIT_LIBM1(nearbyint),
+      CUJIT_LIBM1(rint),
+      CUJIT_LIBM1(round),
+      CUJIT_LIBM1(sin),
+      CUJIT_WIDE1(sinh),
+      CUJIT_LIBM1(sqrt),
+      CUJIT_LIBM1(tan),
+      CUJIT_WIDE1(tanh),
+      CUJIT_WIDE1(tgamma),
+      CUJIT_LIBM1(trunc),
+      CUJIT_WIDE1(y0),
+      CUJIT_WIDE1(y1),
+      CUJIT_WIDE2(atan2),
+      CUJIT_LIBM2(copysign),
+      CUJIT_LIBM2(fdim),
+      CUJIT_LIBM2(fmod),
+      CUJIT_LIBM2(hypot),
+      CUJIT_LIBM2(nextafter),
+      CUJIT_LIBM2(pow),
+      CUJIT_LIBM2(remainder),
       {"__nv_fma", fp(static_cast<double (*)(double, double, double)>(&::fma))},
       {"__nv_fmaf", fp(static_cast<float (*)(float, float, float)>(&::fmaf))},
-      {"__nv_fmax", fp(&maximum<double>)}, {"__nv_fmaxf", fp(&maximum<float>)},
-      {"__nv_fmin", fp(&minimum<double>)}, {"__nv_fminf", fp(&minimum<float>)},
-      {"__nv_lgamma", fp(+[](double x) { int sign; return static_cast<double>(::lgammal_r(x, &sign)); })},
-      {"__nv_lgammaf", fp(+[](float x) { int sign; return static_cast<float>(::lgamma_r(x, &sign)); })},
+      {"__nv_fmax", fp(&maximum<double>)},
+      {"__nv_fmaxf", fp(&maximum<float>)},
+      {"__nv_fmin", fp(&minimum<double>)},
+      {"__nv_fminf", fp(&minimum<float>)},
+      {"__nv_lgamma", fp(+[](double x) {
+         int sign;
+         return static_cast<double>(::lgammal_r(x, &sign));
+       })},
+      {"__nv_lgammaf", fp(+[](float x) {
+         int sign;
+         return static_cast<float>(::lgamma_r(x, &sign));
+       })},
       {"__nv_frexp", fp(static_cast<double (*)(double, int*)>(&::frexp))},
       {"__nv_frexpf", fp(static_cast<float (*)(float, int*)>(&::frexpf))},
       {"__nv_modf", fp(static_cast<double (*)(double, double*)>(&::modf))},
@@ -149,7 +194,10 @@ std::vector<HostMathFunction> own_entries() {
       // float ** int (numba's dedicated signature): the power of the int's exact float value.
       {"__nv_powi", fp(+[](double x, int32_t n) { return std::pow(x, static_cast<double>(n)); })},
       {"__nv_powif", fp(+[](float x, int32_t n) { return std::pow(x, static_cast<float>(n)); })},
-      {"__nv_saturatef", fp(+[](float x) { return std::isnan(x) ? 0.0f : x < 0 ? 0.0f : x > 1 ? 1.0f : x; })},
+      {"__nv_saturatef", fp(+[](float x) { return std::isnan(x) ? 0.0f
+                                                  : x < 0       ? 0.0f
+                                                  : x > 1       ? 1.0f
+                                                                : x; })},
       // Classification: 1 or 0, as an int32.
       {"__nv_isnand", fp(+[](double x) { return int32_t{std::isnan(x)}; })},
       {"__nv_isnanf", fp(+[](float x) { return int32_t{std::isnan(x)}; })},
@@ -160,10 +208,14 @@ std::vector<HostMathFunction> own_entries() {
       {"__nv_signbitd", fp(+[](double x) { return int32_t{std::signbit(x)}; })},
       {"__nv_signbitf", fp(+[](float x) { return int32_t{std::signbit(x)}; })},
       // The GPU's approximate (fast-math) functions: the accurate host ones (see docs/cpu_target.md).
-      {"__nv_fast_sinf", fp(static_cast<F1>(&::sinf))}, {"__nv_fast_cosf", fp(static_cast<F1>(&::cosf))},
-      {"__nv_fast_tanf", fp(static_cast<F1>(&::tanf))}, {"__nv_fast_expf", fp(static_cast<F1>(&::expf))},
-      {"__nv_fast_exp10f", fp(static_cast<F1>(&::exp10f))}, {"__nv_fast_logf", fp(static_cast<F1>(&::logf))},
-      {"__nv_fast_log2f", fp(static_cast<F1>(&::log2f))}, {"__nv_fast_log10f", fp(static_cast<F1>(&::log10f))},
+      {"__nv_fast_sinf", fp(static_cast<F1>(&::sinf))},
+      {"__nv_fast_cosf", fp(static_cast<F1>(&::cosf))},
+      {"__nv_fast_tanf", fp(static_cast<F1>(&::tanf))},
+      {"__nv_fast_expf", fp(static_cast<F1>(&::expf))},
+      {"__nv_fast_exp10f", fp(static_cast<F1>(&::exp10f))},
+      {"__nv_fast_logf", fp(static_cast<F1>(&::logf))},
+      {"__nv_fast_log2f", fp(static_cast<F1>(&::log2f))},
+      {"__nv_fast_log10f", fp(static_cast<F1>(&::log10f))},
       {"__nv_fast_powf", fp(static_cast<F2>(&::powf))},
       {"__nv_fast_fdividef", fp(+[](float x, float y) { return x / y; })},
       {"__nv_fast_sincosf", fp(static_cast<void (*)(float, float*, float*)>(&::sincosf))},
@@ -196,8 +248,7 @@ std::vector<HostMathFunction> own_entries() {
       {"__nv_mulhi", fp(+[](int32_t x, int32_t y) { return static_cast<int32_t>((int64_t{x} * y) >> 32); })},
       {"__nv_umulhi", fp(+[](uint32_t x, uint32_t y) { return static_cast<uint32_t>((uint64_t{x} * y) >> 32); })},
       {"__nv_mul64hi", fp(+[](int64_t x, int64_t y) { return static_cast<int64_t>((__int128{x} * y) >> 64); })},
-      {"__nv_umul64hi",
-       fp(+[](uint64_t x, uint64_t y) {
+      {"__nv_umul64hi", fp(+[](uint64_t x, uint64_t y) {
          return static_cast<uint64_t>((static_cast<unsigned __int128>(x) * y) >> 64);
        })},
       {"__nv_sad", fp(+[](int32_t x, int32_t y, uint32_t z) {

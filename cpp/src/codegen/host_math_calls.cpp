@@ -40,10 +40,10 @@ bool has_pointer_parameter(const llvm::Function& f) {
 // transcendental ones. Rounding, remainders, scaling and the like are exact on both.
 bool inexact(llvm::StringRef name) {
   static const std::unordered_set<std::string_view> names = {
-      "sin",  "cos",   "tan",   "asin",  "acos",   "atan",   "atan2", "sinh",    "cosh",    "tanh",   "asinh",
-      "acosh", "atanh", "exp",  "exp2",  "exp10",  "expm1",  "log",   "log2",    "log10",   "log1p",  "pow",
-      "powi", "hypot", "erf",   "erfc",  "erfinv", "erfcinv", "tgamma", "lgamma", "cbrt",   "rcbrt",   "sinpi",
-      "cospi", "rsqrt", "j0",   "j1",    "y0",     "y1",     "jn",    "yn",      "normcdf", "normcdfinv"};
+      "sin",   "cos",   "tan", "asin", "acos",   "atan",    "atan2",  "sinh",   "cosh",    "tanh",      "asinh",
+      "acosh", "atanh", "exp", "exp2", "exp10",  "expm1",   "log",    "log2",   "log10",   "log1p",     "pow",
+      "powi",  "hypot", "erf", "erfc", "erfinv", "erfcinv", "tgamma", "lgamma", "cbrt",    "rcbrt",     "sinpi",
+      "cospi", "rsqrt", "j0",  "j1",   "y0",     "y1",      "jn",     "yn",     "normcdf", "normcdfinv"};
   if (!name.consume_front("__nv_")) return false;
   name.consume_front("fast_");
   if (names.count(std::string_view(name))) return true;

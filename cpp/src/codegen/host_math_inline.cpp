@@ -33,8 +33,8 @@ Value* binary(B& b, llvm::Function& f) {
 template <llvm::Intrinsic::ID ID>
 Value* count(B& b, llvm::Function& f) {
   Value* x = arg(f, 0);
-  Value* r = ID == llvm::Intrinsic::ctpop ? b.CreateUnaryIntrinsic(ID, x)
-                                          : b.CreateBinaryIntrinsic(ID, x, b.getFalse());
+  Value* r =
+      ID == llvm::Intrinsic::ctpop ? b.CreateUnaryIntrinsic(ID, x) : b.CreateBinaryIntrinsic(ID, x, b.getFalse());
   return b.CreateZExtOrTrunc(r, f.getReturnType());
 }
 Value* ffs(B& b, llvm::Function& f) {
@@ -69,9 +69,7 @@ Value* hilo_double(B& b, llvm::Function& f) {
   Value* hi = b.CreateShl(b.CreateZExt(arg(f, 0), b.getInt64Ty()), 32);
   return b.CreateBitCast(b.CreateOr(hi, b.CreateZExt(arg(f, 1), b.getInt64Ty())), b.getDoubleTy());
 }
-Value* is_nan(B& b, llvm::Function& f) {
-  return b.CreateZExt(b.CreateFCmpUNO(arg(f, 0), arg(f, 0)), b.getInt32Ty());
-}
+Value* is_nan(B& b, llvm::Function& f) { return b.CreateZExt(b.CreateFCmpUNO(arg(f, 0), arg(f, 0)), b.getInt32Ty()); }
 
 struct InlineMath {
   const char* name;
@@ -85,27 +83,59 @@ constexpr auto S = llvm::Intrinsic::sqrt, FA = llvm::Intrinsic::fabs, FL = llvm:
                UMAX = llvm::Intrinsic::umax;
 
 const InlineMath kInline[] = {
-    {"__nv_sqrt", unary<S>},       {"__nv_sqrtf", unary<S>},        {"__nv_fabs", unary<FA>},
-    {"__nv_fabsf", unary<FA>},     {"__nv_floor", unary<FL>},       {"__nv_floorf", unary<FL>},
-    {"__nv_ceil", unary<CE>},      {"__nv_ceilf", unary<CE>},       {"__nv_trunc", unary<TR>},
-    {"__nv_truncf", unary<TR>},    {"__nv_rint", unary<RI>},        {"__nv_rintf", unary<RI>},
-    {"__nv_nearbyint", unary<NI>}, {"__nv_nearbyintf", unary<NI>},  {"__nv_round", unary<RO>},
-    {"__nv_roundf", unary<RO>},    {"__nv_copysign", binary<CS>},   {"__nv_copysignf", binary<CS>},
-    {"__nv_fma", fused},           {"__nv_fmaf", fused},            {"__nv_fmaf_rn", fused},
-    {"__nv_fma_rn", fused},        {"__nv_popc", count<llvm::Intrinsic::ctpop>},
-    {"__nv_popcll", count<llvm::Intrinsic::ctpop>},                 {"__nv_clz", count<llvm::Intrinsic::ctlz>},
-    {"__nv_clzll", count<llvm::Intrinsic::ctlz>},                   {"__nv_brev", unary<llvm::Intrinsic::bitreverse>},
-    {"__nv_brevll", unary<llvm::Intrinsic::bitreverse>},            {"__nv_ffs", ffs},
-    {"__nv_ffsll", ffs},           {"__nv_abs", absolute},          {"__nv_llabs", absolute},
-    {"__nv_min", binary<SMIN>},    {"__nv_max", binary<SMAX>},      {"__nv_umin", binary<UMIN>},
-    {"__nv_umax", binary<UMAX>},   {"__nv_llmin", binary<SMIN>},    {"__nv_llmax", binary<SMAX>},
-    {"__nv_ullmin", binary<UMIN>}, {"__nv_ullmax", binary<UMAX>},   {"__nv_mulhi", high_product<true>},
-    {"__nv_umulhi", high_product<false>},                           {"__nv_mul64hi", high_product<true>},
-    {"__nv_umul64hi", high_product<false>},                         {"__nv_float_as_int", bit_cast},
-    {"__nv_int_as_float", bit_cast},                                {"__nv_double_as_longlong", bit_cast},
-    {"__nv_longlong_as_double", bit_cast},                          {"__nv_double2hiint", double_high},
-    {"__nv_double2loint", double_low},                              {"__nv_hiloint2double", hilo_double},
-    {"__nv_isnand", is_nan},       {"__nv_isnanf", is_nan},
+    {"__nv_sqrt", unary<S>},
+    {"__nv_sqrtf", unary<S>},
+    {"__nv_fabs", unary<FA>},
+    {"__nv_fabsf", unary<FA>},
+    {"__nv_floor", unary<FL>},
+    {"__nv_floorf", unary<FL>},
+    {"__nv_ceil", unary<CE>},
+    {"__nv_ceilf", unary<CE>},
+    {"__nv_trunc", unary<TR>},
+    {"__nv_truncf", unary<TR>},
+    {"__nv_rint", unary<RI>},
+    {"__nv_rintf", unary<RI>},
+    {"__nv_nearbyint", unary<NI>},
+    {"__nv_nearbyintf", unary<NI>},
+    {"__nv_round", unary<RO>},
+    {"__nv_roundf", unary<RO>},
+    {"__nv_copysign", binary<CS>},
+    {"__nv_copysignf", binary<CS>},
+    {"__nv_fma", fused},
+    {"__nv_fmaf", fused},
+    {"__nv_fmaf_rn", fused},
+    {"__nv_fma_rn", fused},
+    {"__nv_popc", count<llvm::Intrinsic::ctpop>},
+    {"__nv_popcll", count<llvm::Intrinsic::ctpop>},
+    {"__nv_clz", count<llvm::Intrinsic::ctlz>},
+    {"__nv_clzll", count<llvm::Intrinsic::ctlz>},
+    {"__nv_brev", unary<llvm::Intrinsic::bitreverse>},
+    {"__nv_brevll", unary<llvm::Intrinsic::bitreverse>},
+    {"__nv_ffs", ffs},
+    {"__nv_ffsll", ffs},
+    {"__nv_abs", absolute},
+    {"__nv_llabs", absolute},
+    {"__nv_min", binary<SMIN>},
+    {"__nv_max", binary<SMAX>},
+    {"__nv_umin", binary<UMIN>},
+    {"__nv_umax", binary<UMAX>},
+    {"__nv_llmin", binary<SMIN>},
+    {"__nv_llmax", binary<SMAX>},
+    {"__nv_ullmin", binary<UMIN>},
+    {"__nv_ullmax", binary<UMAX>},
+    {"__nv_mulhi", high_product<true>},
+    {"__nv_umulhi", high_product<false>},
+    {"__nv_mul64hi", high_product<true>},
+    {"__nv_umul64hi", high_product<false>},
+    {"__nv_float_as_int", bit_cast},
+    {"__nv_int_as_float", bit_cast},
+    {"__nv_double_as_longlong", bit_cast},
+    {"__nv_longlong_as_double", bit_cast},
+    {"__nv_double2hiint", double_high},
+    {"__nv_double2loint", double_low},
+    {"__nv_hiloint2double", hilo_double},
+    {"__nv_isnand", is_nan},
+    {"__nv_isnanf", is_nan},
 };
 
 }  // namespace

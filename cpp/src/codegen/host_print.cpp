@@ -32,13 +32,26 @@ void format_one(std::string& out, const std::string& spec, char conversion, int 
   char buffer[512];
   int n = 0;
   switch (conversion) {
-    case 'd': case 'i': case 'u': case 'x': case 'X': case 'o': case 'c':
+    case 'd':
+    case 'i':
+    case 'u':
+    case 'x':
+    case 'X':
+    case 'o':
+    case 'c':
       if (long_count > 0)
         n = std::snprintf(buffer, sizeof buffer, spec.c_str(), take<long long>(args, offset));
       else
         n = std::snprintf(buffer, sizeof buffer, spec.c_str(), take<int>(args, offset));
       break;
-    case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A':
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G':
+    case 'a':
+    case 'A':
       n = std::snprintf(buffer, sizeof buffer, spec.c_str(), take<double>(args, offset));
       break;
     case 's': {
@@ -100,8 +113,8 @@ int host_vprintf(const char* format, const char* args) {
 
 llvm::Error add_host_print(llvm::orc::LLJIT& jit) {
   llvm::orc::SymbolMap symbols;
-  symbols[jit.mangleAndIntern(kHostPrintFunction)] = {
-      llvm::orc::ExecutorAddr::fromPtr(&host_vprintf), llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  symbols[jit.mangleAndIntern(kHostPrintFunction)] = {llvm::orc::ExecutorAddr::fromPtr(&host_vprintf),
+                                                      llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   return jit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)));
 }
 

@@ -103,8 +103,8 @@ void report(HostSharedChecks& checks, const std::string& what) {
   checks.report = what;
 }
 
-void record_access(HostThreadContext* ctx, HostSharedChecks* checks, const void* address, uint32_t size,
-                   uint32_t write, const char* site) {
+void record_access(HostThreadContext* ctx, HostSharedChecks* checks, const void* address, uint32_t size, uint32_t write,
+                   const char* site) {
   if (checks == nullptr) return;
   const char* p = static_cast<const char*>(address);
   const uint64_t total = static_cast<uint64_t>(ctx->dynamic_shared - ctx->shared) + ctx->dynamic_shared_bytes;
@@ -124,8 +124,10 @@ void record_access(HostThreadContext* ctx, HostSharedChecks* checks, const void*
     ShadowByte& s = shadow.bytes[offset + i];
     if (!write) {
       if (s.written == 0) {
-        report(*checks, "thread " + thread_ids(tid, r[2]) + " reads shared memory no thread of its block has "
-                        "written: " + where());
+        report(*checks, "thread " + thread_ids(tid, r[2]) +
+                            " reads shared memory no thread of its block has "
+                            "written: " +
+                            where());
         return;
       }
       if (s.written == interval && s.writer != tid && !warp_ordered(s.writer, s.writer_syncs, tid, syncs)) {

@@ -99,9 +99,8 @@ class HostTarget final : public Target {
   std::pair<llvm::Value*, llvm::Value*> dynamic_shared(llvm::IRBuilder<>& b, llvm::Value* context,
                                                        llvm::Module&) const override {
     llvm::Value* base = load_pointer(b, context, offsetof(HostThreadContext, dynamic_shared));
-    auto* bytes = b.CreateAlignedLoad(b.getInt64Ty(),
-                                      field_address(b, context, offsetof(HostThreadContext, dynamic_shared_bytes)),
-                                      llvm::Align(8));
+    auto* bytes = b.CreateAlignedLoad(
+        b.getInt64Ty(), field_address(b, context, offsetof(HostThreadContext, dynamic_shared_bytes)), llvm::Align(8));
     return {base, bytes};
   }
 
@@ -111,13 +110,13 @@ class HostTarget final : public Target {
     collective(b, context, HostCollective::Barrier, b.getInt32(0), b.getInt64(0), b.getInt32(0), where);
   }
 
-  llvm::Value* barrier_reduce(llvm::IRBuilder<>& b, llvm::Value* context, BarrierReduction op,
-                              llvm::Value* predicate, const std::string& where) const override {
+  llvm::Value* barrier_reduce(llvm::IRBuilder<>& b, llvm::Value* context, BarrierReduction op, llvm::Value* predicate,
+                              const std::string& where) const override {
     HostCollective kind = op == BarrierReduction::Count ? HostCollective::BarrierCount
                           : op == BarrierReduction::And ? HostCollective::BarrierAnd
                                                         : HostCollective::BarrierOr;
-    llvm::Value* r = collective(b, context, kind, b.getInt32(0), b.CreateZExt(predicate, b.getInt64Ty()),
-                                b.getInt32(0), where);
+    llvm::Value* r =
+        collective(b, context, kind, b.getInt32(0), b.CreateZExt(predicate, b.getInt64Ty()), b.getInt32(0), where);
     return b.CreateTrunc(r, b.getInt32Ty());
   }
 
@@ -137,13 +136,12 @@ class HostTarget final : public Target {
                           : mode == VoteMode::Any ? HostCollective::VoteAny
                           : mode == VoteMode::Eq  ? HostCollective::VoteEq
                                                   : HostCollective::VoteBallot;
-    llvm::Value* r = collective(b, context, kind, mask, b.CreateZExt(predicate, b.getInt64Ty()), b.getInt32(0),
-                                where);
+    llvm::Value* r = collective(b, context, kind, mask, b.CreateZExt(predicate, b.getInt64Ty()), b.getInt32(0), where);
     return mode == VoteMode::Ballot ? b.CreateTrunc(r, b.getInt32Ty()) : b.CreateICmpNE(r, b.getInt64(0));
   }
 
-  llvm::Value* warp_match(llvm::IRBuilder<>& b, llvm::Value* context, bool all, llvm::Value* mask,
-                          llvm::Value* value, const std::string& where) const override {
+  llvm::Value* warp_match(llvm::IRBuilder<>& b, llvm::Value* context, bool all, llvm::Value* mask, llvm::Value* value,
+                          const std::string& where) const override {
     llvm::Value* r = collective(b, context, all ? HostCollective::MatchAll : HostCollective::MatchAny, mask,
                                 b.CreateZExt(value, b.getInt64Ty()), b.getInt32(0), where);
     llvm::Value* lanes = b.CreateTrunc(r, b.getInt32Ty());
@@ -217,9 +215,9 @@ class HostTarget final : public Target {
     llvm::FunctionCallee recorder = module.getOrInsertFunction(kHostSharedAccessFunction, fty);
     llvm::Value* site_text = site.empty() ? llvm::ConstantPointerNull::get(ptr)
                                           : static_cast<llvm::Value*>(b.CreateGlobalString(site, "access.site"));
-    b.CreateCall(recorder, {context, b.CreateAlignedLoad(ptr, state, llvm::Align(8)),
-                            b.CreateAddrSpaceCast(address, ptr), b.getInt32(static_cast<uint32_t>(bytes)),
-                            b.getInt32(write ? 1 : 0), site_text});
+    b.CreateCall(recorder,
+                 {context, b.CreateAlignedLoad(ptr, state, llvm::Align(8)), b.CreateAddrSpaceCast(address, ptr),
+                  b.getInt32(static_cast<uint32_t>(bytes)), b.getInt32(write ? 1 : 0), site_text});
   }
 
   // A call of the module's spin-point function (defined once, always inlined): it counts the thread's spin points
@@ -242,11 +240,11 @@ class HostTarget final : public Target {
     module.getOrInsertNamedMetadata(kHostBarrierMetadata);
     llvm::Value* hook = load_pointer(b, context, offsetof(HostThreadContext, collective));
     auto* i32 = b.getInt32Ty();
-    auto* fty = llvm::FunctionType::get(b.getInt64Ty(), {b.getPtrTy(), i32, i32, b.getInt64Ty(), i32, b.getPtrTy()},
-                                        false);
-    llvm::Value* result = b.CreateCall(fty, hook,
-                                       {context, b.getInt32(static_cast<uint32_t>(kind)), mask, value, operand,
-                                        site_string(module, where)});
+    auto* fty =
+        llvm::FunctionType::get(b.getInt64Ty(), {b.getPtrTy(), i32, i32, b.getInt64Ty(), i32, b.getPtrTy()}, false);
+    llvm::Value* result = b.CreateCall(
+        fty, hook,
+        {context, b.getInt32(static_cast<uint32_t>(kind)), mask, value, operand, site_string(module, where)});
     if (kind <= HostCollective::BarrierOr || kind == HostCollective::GridSync) count_barrier(b, context);
     if (kind == HostCollective::SyncWarp) count_barrier(b, context, offsetof(HostThreadContext, warp_syncs_passed));
     return result;
@@ -276,8 +274,8 @@ class HostTarget final : public Target {
     llvm::MDBuilder weights(ctx);
     b.CreateCondBr(due, check, done, weights.createBranchWeights(1, kHostSpinInterval - 1));
     b.SetInsertPoint(check);
-    llvm::Value* hook = b.CreateAlignedLoad(ptr, field_address(b, context, offsetof(HostThreadContext, spin)),
-                                            llvm::Align(8));
+    llvm::Value* hook =
+        b.CreateAlignedLoad(ptr, field_address(b, context, offsetof(HostThreadContext, spin)), llvm::Align(8));
     b.CreateCondBr(b.CreateICmpNE(hook, llvm::ConstantPointerNull::get(ptr)), call, done);
     b.SetInsertPoint(call);
     b.CreateCall(llvm::FunctionType::get(b.getVoidTy(), {ptr}, false), hook, {context});

@@ -112,9 +112,14 @@ void expand_constant_expressions(llvm::Module& module) {
 // Hints LLVM 7 either lacks or needs no more after optimisation.
 bool droppable(Intrinsic::ID id) {
   switch (id) {
-    case Intrinsic::lifetime_start: case Intrinsic::lifetime_end: case Intrinsic::assume:
-    case Intrinsic::experimental_noalias_scope_decl: case Intrinsic::donothing: case Intrinsic::sideeffect:
-    case Intrinsic::var_annotation: case Intrinsic::pseudoprobe:
+    case Intrinsic::lifetime_start:
+    case Intrinsic::lifetime_end:
+    case Intrinsic::assume:
+    case Intrinsic::experimental_noalias_scope_decl:
+    case Intrinsic::donothing:
+    case Intrinsic::sideeffect:
+    case Intrinsic::var_annotation:
+    case Intrinsic::pseudoprobe:
       return true;
     default:
       return false;
@@ -136,31 +141,38 @@ Value* expand_intrinsic(llvm::IntrinsicInst& call, llvm::IRBuilder<>& b) {
   Type* t = call.getType();
   auto zero = [&] { return Constant::getNullValue(t); };
   switch (id) {
-    case Intrinsic::smax: return b.CreateSelect(b.CreateICmpSGT(x, y), x, y);
-    case Intrinsic::smin: return b.CreateSelect(b.CreateICmpSLT(x, y), x, y);
-    case Intrinsic::umax: return b.CreateSelect(b.CreateICmpUGT(x, y), x, y);
-    case Intrinsic::umin: return b.CreateSelect(b.CreateICmpULT(x, y), x, y);
-    case Intrinsic::abs: return b.CreateSelect(b.CreateICmpSLT(x, zero()), b.CreateNeg(x), x);
+    case Intrinsic::smax:
+      return b.CreateSelect(b.CreateICmpSGT(x, y), x, y);
+    case Intrinsic::smin:
+      return b.CreateSelect(b.CreateICmpSLT(x, y), x, y);
+    case Intrinsic::umax:
+      return b.CreateSelect(b.CreateICmpUGT(x, y), x, y);
+    case Intrinsic::umin:
+      return b.CreateSelect(b.CreateICmpULT(x, y), x, y);
+    case Intrinsic::abs:
+      return b.CreateSelect(b.CreateICmpSLT(x, zero()), b.CreateNeg(x), x);
     case Intrinsic::uadd_sat: {
       Value* sum = b.CreateAdd(x, y);
       return b.CreateSelect(b.CreateICmpULT(sum, x), Constant::getAllOnesValue(t), sum);
     }
-    case Intrinsic::usub_sat: return b.CreateSelect(b.CreateICmpUGT(x, y), b.CreateSub(x, y), zero());
+    case Intrinsic::usub_sat:
+      return b.CreateSelect(b.CreateICmpUGT(x, y), b.CreateSub(x, y), zero());
     case Intrinsic::sadd_sat:
     case Intrinsic::ssub_sat: {
       // Overflow iff the wrapped result's sign differs from both addends' (x and -y
       // for a difference); with.overflow would do, but LLVM 7 has it for scalars only.
       bool add = id == Intrinsic::sadd_sat;
       Value* r = add ? b.CreateAdd(x, y) : b.CreateSub(x, y);
-      Value* overflow = b.CreateICmpSLT(
-          b.CreateAnd(b.CreateXor(x, r), add ? b.CreateXor(y, r) : b.CreateXor(x, y)), zero());
+      Value* overflow =
+          b.CreateICmpSLT(b.CreateAnd(b.CreateXor(x, r), add ? b.CreateXor(y, r) : b.CreateXor(x, y)), zero());
       unsigned bits = t->getScalarSizeInBits();
-      Value* bound = b.CreateSelect(b.CreateICmpSLT(x, zero()),
-                                    Constant::getIntegerValue(t, llvm::APInt::getSignedMinValue(bits)),
-                                    Constant::getIntegerValue(t, llvm::APInt::getSignedMaxValue(bits)));
+      Value* bound =
+          b.CreateSelect(b.CreateICmpSLT(x, zero()), Constant::getIntegerValue(t, llvm::APInt::getSignedMinValue(bits)),
+                         Constant::getIntegerValue(t, llvm::APInt::getSignedMaxValue(bits)));
       return b.CreateSelect(overflow, bound, r);
     }
-    case Intrinsic::roundeven: return b.CreateUnaryIntrinsic(Intrinsic::rint, x);  // default rounding mode
+    case Intrinsic::roundeven:
+      return b.CreateUnaryIntrinsic(Intrinsic::rint, x);  // default rounding mode
     case Intrinsic::minimum:
     case Intrinsic::maximum: {
       // minnum/maxnum, made NaN-propagating, with -0 < +0: equal operands may be
@@ -174,12 +186,14 @@ Value* expand_intrinsic(llvm::IntrinsicInst& call, llvm::IRBuilder<>& b) {
       r = b.CreateSelect(b.CreateFCmpOEQ(x, y), zeros, r);
       return b.CreateSelect(b.CreateFCmpUNO(x, y), b.CreateFAdd(x, y), r);
     }
-    case Intrinsic::expect: return x;
+    case Intrinsic::expect:
+      return x;
     case Intrinsic::nvvm_nanosleep: {  // newer than NVVM's LLVM 7: the PTX instruction itself
       auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getInt32Ty()}, false);
       return b.CreateCall(llvm::InlineAsm::get(fty, "nanosleep.u32 $0;", "r", /*hasSideEffects=*/true), {x});
     }
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
@@ -190,15 +204,22 @@ Value* updated_value(llvm::IRBuilder<>& b, llvm::AtomicRMWInst& rmw, Value* old)
   Constant* one = llvm::ConstantInt::get(v->getType(), 1);
   Constant* zero = Constant::getNullValue(v->getType());
   switch (rmw.getOperation()) {
-    case Op::FAdd: return b.CreateFAdd(old, v);
-    case Op::FSub: return b.CreateFSub(old, v);
-    case Op::FMax: return b.CreateBinaryIntrinsic(Intrinsic::maxnum, old, v);
-    case Op::FMin: return b.CreateBinaryIntrinsic(Intrinsic::minnum, old, v);
-    case Op::UIncWrap: return b.CreateSelect(b.CreateICmpUGE(old, v), zero, b.CreateAdd(old, one));
+    case Op::FAdd:
+      return b.CreateFAdd(old, v);
+    case Op::FSub:
+      return b.CreateFSub(old, v);
+    case Op::FMax:
+      return b.CreateBinaryIntrinsic(Intrinsic::maxnum, old, v);
+    case Op::FMin:
+      return b.CreateBinaryIntrinsic(Intrinsic::minnum, old, v);
+    case Op::UIncWrap:
+      return b.CreateSelect(b.CreateICmpUGE(old, v), zero, b.CreateAdd(old, one));
     case Op::UDecWrap:
       return b.CreateSelect(b.CreateOr(b.CreateICmpEQ(old, zero), b.CreateICmpUGT(old, v)), v, b.CreateSub(old, one));
-    case Op::Nand: return b.CreateNot(b.CreateAnd(old, v));
-    default: unsupported(llvm_text(rmw));
+    case Op::Nand:
+      return b.CreateNot(b.CreateAnd(old, v));
+    default:
+      unsupported(llvm_text(rmw));
   }
 }
 
@@ -245,8 +266,8 @@ void rewrite_atomic(llvm::AtomicRMWInst& rmw) {
     llvm::IRBuilder<> b(&rmw);
     Type* it = integer_like(t);
     Value* v = b.CreateBitCast(rmw.getValOperand(), it);
-    llvm::AtomicRMWInst* x = b.CreateAtomicRMW(Op::Xchg, rmw.getPointerOperand(), v, rmw.getAlign(),
-                                               rmw.getOrdering(), rmw.getSyncScopeID());
+    llvm::AtomicRMWInst* x = b.CreateAtomicRMW(Op::Xchg, rmw.getPointerOperand(), v, rmw.getAlign(), rmw.getOrdering(),
+                                               rmw.getSyncScopeID());
     x->setVolatile(rmw.isVolatile());
     rmw.replaceAllUsesWith(b.CreateBitCast(x, t));
     rmw.eraseFromParent();
@@ -263,7 +284,7 @@ void insert_membar(Instruction* before, llvm::SyncScope::ID id) {
   llvm::SmallVector<llvm::StringRef, 8> names;
   before->getContext().getSyncScopeNames(names);
   llvm::StringRef name = id < names.size() ? names[id] : "";
-  Intrinsic::ID membar = name.empty()       ? Intrinsic::nvvm_membar_sys
+  Intrinsic::ID membar = name.empty()      ? Intrinsic::nvvm_membar_sys
                          : name == "block" ? Intrinsic::nvvm_membar_cta
                                            : Intrinsic::nvvm_membar_gl;  // device, cluster
   llvm::IRBuilder<>(before).CreateIntrinsic(llvm::Type::getVoidTy(before->getContext()), membar, {});
@@ -287,8 +308,10 @@ void rewrite_ordering(Instruction& inst) {
   bool seq_cst = o == AtomicOrdering::SequentiallyConsistent;
   if (store ? llvm::isReleaseOrStronger(o) : seq_cst) insert_membar(&inst, id);
   if (load ? llvm::isAcquireOrStronger(o) : seq_cst) insert_membar(inst.getNextNode(), id);
-  if (load) load->setOrdering(AtomicOrdering::Monotonic);
-  else store->setOrdering(AtomicOrdering::Monotonic);
+  if (load)
+    load->setOrdering(AtomicOrdering::Monotonic);
+  else
+    store->setOrdering(AtomicOrdering::Monotonic);
 }
 
 void rewrite_instructions(llvm::Module& module) {
@@ -343,15 +366,38 @@ struct LegacyIntrinsic {
 // or canonicalize: libNVVM 13 rejects some and crashes on others.
 bool in_llvm7(Intrinsic::ID id) {
   switch (id) {
-    case Intrinsic::memcpy: case Intrinsic::memmove: case Intrinsic::memset: case Intrinsic::sqrt:
-    case Intrinsic::fma: case Intrinsic::fabs: case Intrinsic::minnum: case Intrinsic::maxnum: case Intrinsic::copysign:
-    case Intrinsic::floor: case Intrinsic::ceil: case Intrinsic::trunc: case Intrinsic::rint:
-    case Intrinsic::nearbyint: case Intrinsic::round: case Intrinsic::fmuladd: case Intrinsic::bitreverse:
-    case Intrinsic::bswap: case Intrinsic::ctpop: case Intrinsic::ctlz: case Intrinsic::cttz: case Intrinsic::fshl:
-    case Intrinsic::fshr: case Intrinsic::sadd_with_overflow: case Intrinsic::uadd_with_overflow:
-    case Intrinsic::ssub_with_overflow: case Intrinsic::usub_with_overflow: case Intrinsic::smul_with_overflow:
-    case Intrinsic::umul_with_overflow: case Intrinsic::trap:
-    case Intrinsic::debugtrap: case Intrinsic::readcyclecounter:
+    case Intrinsic::memcpy:
+    case Intrinsic::memmove:
+    case Intrinsic::memset:
+    case Intrinsic::sqrt:
+    case Intrinsic::fma:
+    case Intrinsic::fabs:
+    case Intrinsic::minnum:
+    case Intrinsic::maxnum:
+    case Intrinsic::copysign:
+    case Intrinsic::floor:
+    case Intrinsic::ceil:
+    case Intrinsic::trunc:
+    case Intrinsic::rint:
+    case Intrinsic::nearbyint:
+    case Intrinsic::round:
+    case Intrinsic::fmuladd:
+    case Intrinsic::bitreverse:
+    case Intrinsic::bswap:
+    case Intrinsic::ctpop:
+    case Intrinsic::ctlz:
+    case Intrinsic::cttz:
+    case Intrinsic::fshl:
+    case Intrinsic::fshr:
+    case Intrinsic::sadd_with_overflow:
+    case Intrinsic::uadd_with_overflow:
+    case Intrinsic::ssub_with_overflow:
+    case Intrinsic::usub_with_overflow:
+    case Intrinsic::smul_with_overflow:
+    case Intrinsic::umul_with_overflow:
+    case Intrinsic::trap:
+    case Intrinsic::debugtrap:
+    case Intrinsic::readcyclecounter:
       return true;
     default:
       return false;
@@ -395,17 +441,28 @@ LegacyIntrinsic legacy_intrinsic(Function& f) {
 std::string linkage(llvm::GlobalValue::LinkageTypes l) {
   using G = llvm::GlobalValue;
   switch (l) {
-    case G::ExternalLinkage: return "";
-    case G::PrivateLinkage: return "private ";
-    case G::InternalLinkage: return "internal ";
-    case G::AvailableExternallyLinkage: return "available_externally ";
-    case G::LinkOnceAnyLinkage: return "linkonce ";
-    case G::LinkOnceODRLinkage: return "linkonce_odr ";
-    case G::WeakAnyLinkage: return "weak ";
-    case G::WeakODRLinkage: return "weak_odr ";
-    case G::CommonLinkage: return "common ";
-    case G::AppendingLinkage: return "appending ";
-    case G::ExternalWeakLinkage: return "extern_weak ";
+    case G::ExternalLinkage:
+      return "";
+    case G::PrivateLinkage:
+      return "private ";
+    case G::InternalLinkage:
+      return "internal ";
+    case G::AvailableExternallyLinkage:
+      return "available_externally ";
+    case G::LinkOnceAnyLinkage:
+      return "linkonce ";
+    case G::LinkOnceODRLinkage:
+      return "linkonce_odr ";
+    case G::WeakAnyLinkage:
+      return "weak ";
+    case G::WeakODRLinkage:
+      return "weak_odr ";
+    case G::CommonLinkage:
+      return "common ";
+    case G::AppendingLinkage:
+      return "appending ";
+    case G::ExternalWeakLinkage:
+      return "extern_weak ";
   }
   return "";
 }
@@ -449,9 +506,12 @@ std::string parameter_attributes(llvm::AttributeSet attrs, bool is_return) {
   if (llvm::capturesNothing(attrs.getCaptureInfo())) s += "nocapture ";
   // LLVM 22 lets readonly and writeonly meet (no access at all); LLVM 7 says readnone.
   bool reads = !attrs.hasAttribute(A::WriteOnly), writes = !attrs.hasAttribute(A::ReadOnly);
-  if (attrs.hasAttribute(A::ReadNone) || (!reads && !writes)) s += "readnone ";
-  else if (!writes) s += "readonly ";
-  else if (!reads) s += "writeonly ";
+  if (attrs.hasAttribute(A::ReadNone) || (!reads && !writes))
+    s += "readnone ";
+  else if (!writes)
+    s += "readonly ";
+  else if (!reads)
+    s += "writeonly ";
   if (llvm::MaybeAlign a = attrs.getAlignment()) s += "align " + std::to_string(a->value()) + " ";
   if (uint64_t n = attrs.getDereferenceableBytes()) s += "dereferenceable(" + std::to_string(n) + ") ";
   return s;
@@ -462,8 +522,10 @@ std::string function_attributes(const Function& f) {
   std::string s;
   for (A::AttrKind k : {A::NoUnwind, A::AlwaysInline, A::NoInline, A::Convergent, A::NoReturn})
     if (f.hasFnAttribute(k)) s += " " + A::getNameFromAttrKind(k).str();
-  if (f.doesNotAccessMemory()) s += " readnone";
-  else if (f.onlyReadsMemory()) s += " readonly";
+  if (f.doesNotAccessMemory())
+    s += " readnone";
+  else if (f.onlyReadsMemory())
+    s += " readonly";
   return s;
 }
 
@@ -518,13 +580,20 @@ class LegacyWriter {
 
 std::string LegacyWriter::type(Type* t) {
   switch (t->getTypeID()) {
-    case Type::VoidTyID: return "void";
-    case Type::HalfTyID: return "half";
-    case Type::FloatTyID: return "float";
-    case Type::DoubleTyID: return "double";
-    case Type::LabelTyID: return "label";
-    case Type::IntegerTyID: return "i" + std::to_string(t->getIntegerBitWidth());
-    case Type::PointerTyID: return pointer_to(i8_, t->getPointerAddressSpace());
+    case Type::VoidTyID:
+      return "void";
+    case Type::HalfTyID:
+      return "half";
+    case Type::FloatTyID:
+      return "float";
+    case Type::DoubleTyID:
+      return "double";
+    case Type::LabelTyID:
+      return "label";
+    case Type::IntegerTyID:
+      return "i" + std::to_string(t->getIntegerBitWidth());
+    case Type::PointerTyID:
+      return pointer_to(i8_, t->getPointerAddressSpace());
     case Type::ArrayTyID:
       return "[" + std::to_string(t->getArrayNumElements()) + " x " + type(t->getArrayElementType()) + "]";
     case Type::FixedVectorTyID: {
@@ -544,7 +613,8 @@ std::string LegacyWriter::type(Type* t) {
       if (f->isVarArg()) s += f->getNumParams() ? ", ..." : "...";
       return s + ")";
     }
-    default: unsupported("the type " + llvm_text(*t));
+    default:
+      unsupported("the type " + llvm_text(*t));
   }
 }
 
@@ -944,8 +1014,8 @@ std::string LegacyWriter::metadata() {
 
 std::string LegacyWriter::write() {
   if (!module_.aliases().empty() || !module_.ifuncs().empty()) unsupported("global aliases and ifuncs");
-  std::string head = std::string("target datalayout = \"") + kDataLayout +
-                     "\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n\n";
+  std::string head =
+      std::string("target datalayout = \"") + kDataLayout + "\"\ntarget triple = \"nvptx64-nvidia-cuda\"\n\n";
   for (llvm::StructType* t : module_.getIdentifiedStructTypes()) head += type(t) + " = type " + struct_body(t) + "\n";
   for (llvm::GlobalVariable& g : module_.globals()) global(g);
   body_ += "\n";

@@ -39,16 +39,16 @@ class NvptxTarget final : public Target {
   llvm::Value* float_to_int(llvm::IRBuilder<>& b, llvm::Value* v, llvm::Type* to, bool is_signed) const override {
     unsigned bits = to->getIntegerBitWidth();
     llvm::Type* from = v->getType();
-    if ((bits != 32 && bits != 64) || !(from->isHalfTy() || from->isBFloatTy() || from->isFloatTy() ||
-                                        from->isDoubleTy()))
+    if ((bits != 32 && bits != 64) ||
+        !(from->isHalfTy() || from->isBFloatTy() || from->isFloatTy() || from->isDoubleTy()))
       return Target::float_to_int(b, v, to, is_signed);
     if (!from->isFloatTy() && !from->isDoubleTy()) v = b.CreateFPExt(v, b.getFloatTy());
     bool wide = v->getType()->isDoubleTy();
     static const llvm::Intrinsic::ID ids[2][2][2] = {  // [double][64-bit][signed]
-        {{llvm::Intrinsic::nvvm_f2ui_rz, llvm::Intrinsic::nvvm_f2i_rz},
-         {llvm::Intrinsic::nvvm_f2ull_rz, llvm::Intrinsic::nvvm_f2ll_rz}},
-        {{llvm::Intrinsic::nvvm_d2ui_rz, llvm::Intrinsic::nvvm_d2i_rz},
-         {llvm::Intrinsic::nvvm_d2ull_rz, llvm::Intrinsic::nvvm_d2ll_rz}}};
+                                                     {{llvm::Intrinsic::nvvm_f2ui_rz, llvm::Intrinsic::nvvm_f2i_rz},
+                                                      {llvm::Intrinsic::nvvm_f2ull_rz, llvm::Intrinsic::nvvm_f2ll_rz}},
+                                                     {{llvm::Intrinsic::nvvm_d2ui_rz, llvm::Intrinsic::nvvm_d2i_rz},
+                                                      {llvm::Intrinsic::nvvm_d2ull_rz, llvm::Intrinsic::nvvm_d2ll_rz}}};
     return b.CreateIntrinsic(ids[wide][bits == 64][is_signed], {}, {v});
   }
 
@@ -112,8 +112,8 @@ class NvptxTarget final : public Target {
     return b.CreateZExt(r, b.getInt32Ty());  // and/or give an i1, popc an i32 already
   }
 
-  llvm::Value* warp_shuffle(llvm::IRBuilder<>& b, llvm::Value*, ShuffleMode mode, llvm::Value* mask,
-                            llvm::Value* value, llvm::Value* lane, const std::string&) const override {
+  llvm::Value* warp_shuffle(llvm::IRBuilder<>& b, llvm::Value*, ShuffleMode mode, llvm::Value* mask, llvm::Value* value,
+                            llvm::Value* lane, const std::string&) const override {
     using namespace llvm::Intrinsic;
     ID id = mode == ShuffleMode::Index  ? nvvm_shfl_sync_idx_i32
             : mode == ShuffleMode::Up   ? nvvm_shfl_sync_up_i32
@@ -123,8 +123,8 @@ class NvptxTarget final : public Target {
     return b.CreateIntrinsic(id, {}, {mask, value, lane, clamp});
   }
 
-  llvm::Value* warp_vote(llvm::IRBuilder<>& b, llvm::Value*, VoteMode mode, llvm::Value* mask,
-                         llvm::Value* predicate, const std::string&) const override {
+  llvm::Value* warp_vote(llvm::IRBuilder<>& b, llvm::Value*, VoteMode mode, llvm::Value* mask, llvm::Value* predicate,
+                         const std::string&) const override {
     using namespace llvm::Intrinsic;
     ID id = mode == VoteMode::All   ? nvvm_vote_all_sync
             : mode == VoteMode::Any ? nvvm_vote_any_sync

@@ -34,11 +34,20 @@ bool rewrite_barrier(llvm::IntrinsicInst& call) {
   const char* name = nullptr;
   bool predicate_result = false;
   switch (call.getIntrinsicID()) {
-    case Intrinsic::nvvm_barrier_cta_sync_aligned_all: name = "llvm.nvvm.barrier0"; break;
-    case Intrinsic::nvvm_barrier_cta_red_popc_aligned_all: name = "llvm.nvvm.barrier0.popc"; break;
-    case Intrinsic::nvvm_barrier_cta_red_and_aligned_all: name = "llvm.nvvm.barrier0.and", predicate_result = true; break;
-    case Intrinsic::nvvm_barrier_cta_red_or_aligned_all: name = "llvm.nvvm.barrier0.or", predicate_result = true; break;
-    default: return false;
+    case Intrinsic::nvvm_barrier_cta_sync_aligned_all:
+      name = "llvm.nvvm.barrier0";
+      break;
+    case Intrinsic::nvvm_barrier_cta_red_popc_aligned_all:
+      name = "llvm.nvvm.barrier0.popc";
+      break;
+    case Intrinsic::nvvm_barrier_cta_red_and_aligned_all:
+      name = "llvm.nvvm.barrier0.and", predicate_result = true;
+      break;
+    case Intrinsic::nvvm_barrier_cta_red_or_aligned_all:
+      name = "llvm.nvvm.barrier0.or", predicate_result = true;
+      break;
+    default:
+      return false;
   }
   auto* id = llvm::dyn_cast<llvm::ConstantInt>(call.getArgOperand(0));
   if (id == nullptr || !id->isZero()) return false;
@@ -50,8 +59,8 @@ bool rewrite_barrier(llvm::IntrinsicInst& call) {
     replacement = b.CreateCall(older_intrinsic(module, name, type, true));
   } else {
     auto* type = llvm::FunctionType::get(b.getInt32Ty(), {b.getInt32Ty()}, false);
-    llvm::Value* r = b.CreateCall(older_intrinsic(module, name, type, true),
-                                  {b.CreateZExt(call.getArgOperand(1), b.getInt32Ty())});
+    llvm::Value* r =
+        b.CreateCall(older_intrinsic(module, name, type, true), {b.CreateZExt(call.getArgOperand(1), b.getInt32Ty())});
     replacement = predicate_result ? b.CreateICmpNE(r, b.getInt32(0)) : r;
   }
   call.replaceAllUsesWith(replacement);
@@ -64,9 +73,13 @@ bool rewrite_barrier(llvm::IntrinsicInst& call) {
 // names, typed by a suffix .f or .d. Returns false for a call it does not rewrite.
 bool rewrite_overloaded_float(llvm::IntrinsicInst& call) {
   switch (call.getIntrinsicID()) {
-    case Intrinsic::nvvm_fabs: case Intrinsic::nvvm_fabs_ftz:
-    case Intrinsic::nvvm_ex2_approx: case Intrinsic::nvvm_ex2_approx_ftz: break;
-    default: return false;
+    case Intrinsic::nvvm_fabs:
+    case Intrinsic::nvvm_fabs_ftz:
+    case Intrinsic::nvvm_ex2_approx:
+    case Intrinsic::nvvm_ex2_approx_ftz:
+      break;
+    default:
+      return false;
   }
   llvm::Type* type = call.getType();
   if (!type->isFloatTy() && !type->isDoubleTy()) return false;
@@ -111,8 +124,8 @@ void spell_intrinsics_for_nvvm(llvm::Module& module, bool legacy) {
     if (llvm::isa<llvm::AtomicRMWInst>(inst) && !legacy) continue;
     if (auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(inst)) {
       if (!rewrite_barrier(*call) && legacy) rewrite_overloaded_float(*call);
-    }
-    else rewrite_wrapping_atomic(*llvm::cast<llvm::AtomicRMWInst>(inst));
+    } else
+      rewrite_wrapping_atomic(*llvm::cast<llvm::AtomicRMWInst>(inst));
   }
   for (llvm::Function& f : llvm::make_early_inc_range(module))
     if (f.isDeclaration() && f.use_empty() && f.isIntrinsic()) f.eraseFromParent();

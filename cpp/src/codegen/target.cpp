@@ -22,31 +22,35 @@ const std::vector<int>& supported_archs() {
 Expected<TargetArch> resolve_arch(const ComputeCapability& cc) {
   if (cc.suffix != "" && cc.suffix != "a" && cc.suffix != "f")
     return Error{ErrorKind::ValueError,
-                 "Invalid architecture suffix '" + cc.suffix + "' in compute capability (" +
-                     std::to_string(cc.major) + ", " + std::to_string(cc.minor) + ", '" + cc.suffix +
-                     "'). Expected '', 'a', or 'f'.",
+                 "Invalid architecture suffix '" + cc.suffix + "' in compute capability (" + std::to_string(cc.major) +
+                     ", " + std::to_string(cc.minor) + ", '" + cc.suffix + "'). Expected '', 'a', or 'f'.",
                  {}};
   if (cc.major < 0 || cc.minor < 0 || cc.minor > 9)
-    return Error{ErrorKind::ValueError, "Invalid compute capability (" + std::to_string(cc.major) + ", " +
-                                            std::to_string(cc.minor) + ")", {}};
+    return Error{ErrorKind::ValueError,
+                 "Invalid compute capability (" + std::to_string(cc.major) + ", " + std::to_string(cc.minor) + ")",
+                 {}};
   int wanted = cc.major * 10 + cc.minor;
   if ((cc.suffix == "a" && wanted < 90) || (cc.suffix == "f" && wanted < 100))
     return Error{ErrorKind::ValueError,
                  "Invalid architecture suffix '" + cc.suffix + "' for compute capability " + std::to_string(cc.major) +
-                     "." + std::to_string(cc.minor) + ": arch-specific ('a') targets start at 9.0, family ('f') "
+                     "." + std::to_string(cc.minor) +
+                     ": arch-specific ('a') targets start at 9.0, family ('f') "
                      "targets at 10.0",
                  {}};
   const auto& archs = supported_archs();
   if (wanted < archs.front())
-    return Error{ErrorKind::CCSupport, "GPU compute capability " + std::to_string(cc.major) + "." +
-                                           std::to_string(cc.minor) + " is not supported (requires >=7.5)", {}};
+    return Error{ErrorKind::CCSupport,
+                 "GPU compute capability " + std::to_string(cc.major) + "." + std::to_string(cc.minor) +
+                     " is not supported (requires >=7.5)",
+                 {}};
   int found = archs.front();
   for (int a : archs)
     if (a <= wanted) found = a;
   if (!cc.suffix.empty() && found != wanted)
-    return Error{ErrorKind::ValueError, "Can't use arch-specific compute_" + std::to_string(wanted) + cc.suffix +
-                                            " with closest found compute capability compute_" +
-                                            std::to_string(found), {}};
+    return Error{ErrorKind::ValueError,
+                 "Can't use arch-specific compute_" + std::to_string(wanted) + cc.suffix +
+                     " with closest found compute capability compute_" + std::to_string(found),
+                 {}};
   return TargetArch{found, cc.suffix};
 }
 
@@ -57,13 +61,20 @@ Expected<TargetArch> resolve_arch(const ComputeCapability& cc) {
 int ptx_isa_version(const TargetArch& arch) {
   bool family = arch.suffix == "f";
   switch (arch.arch) {
-    case 88: return 90;
-    case 100: return family ? 88 : 86;
-    case 103: return 88;
-    case 110: return 90;
-    case 120: return family ? 88 : 87;
-    case 121: return 88;
-    default: return 80;
+    case 88:
+      return 90;
+    case 100:
+      return family ? 88 : 86;
+    case 103:
+      return 88;
+    case 110:
+      return 90;
+    case 120:
+      return family ? 88 : 87;
+    case 121:
+      return 88;
+    default:
+      return 80;
   }
 }
 
@@ -97,8 +108,8 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(const TargetArch& arc
   // GVN runs, which cost a tenth of the compile and gave no shorter PTX on any kernel
   // of the test suite (Default gave shorter PTX for some, by better block layout).
   auto level = options.opt ? llvm::CodeGenOptLevel::Default : llvm::CodeGenOptLevel::None;
-  return std::unique_ptr<llvm::TargetMachine>(
-      target->createTargetMachine(llvm::Triple(kNvptxTriple), arch.name(), ptx_feature(arch), to, std::nullopt, std::nullopt, level));
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      llvm::Triple(kNvptxTriple), arch.name(), ptx_feature(arch), to, std::nullopt, std::nullopt, level));
 }
 
 }  // namespace cujit::codegen

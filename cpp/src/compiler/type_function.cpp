@@ -41,8 +41,10 @@ std::string flags_summary(const CompileOptions& o) {
   std::string nvvm;
   // numba builds the dict in another key order for device functions its dispatchers compile.
   std::string g = o.debug ? ", 'g': None" : "";
-  if (o.from_dispatcher) nvvm = "{'opt': " + opt + ", 'fastmath': " + fm + g + "}";
-  else nvvm = "{'fastmath': " + fm + ", 'opt': " + opt + g + "}";
+  if (o.from_dispatcher)
+    nvvm = "{'opt': " + opt + ", 'fastmath': " + fm + g + "}";
+  else
+    nvvm = "{'fastmath': " + fm + ", 'opt': " + opt + g + "}";
   flags.emplace_back("nvvm_options", nvvm);
   std::sort(flags.begin(), flags.end());
   std::string s = "CUDAFlags(";
@@ -125,8 +127,8 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
   return tf;
 }
 
-std::shared_ptr<ir::TypedFunction> declare_external(const std::string& name, const Signature& signature,
-                                                    Abi abi, std::vector<std::shared_ptr<link::LinkInput>> links,
+std::shared_ptr<ir::TypedFunction> declare_external(const std::string& name, const Signature& signature, Abi abi,
+                                                    std::vector<std::shared_ptr<link::LinkInput>> links,
                                                     const std::string& declared_at, bool cooperative) {
   auto fn = std::make_shared<ir::Function>();
   fn->name = fn->qualname = name;

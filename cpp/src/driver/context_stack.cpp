@@ -17,9 +17,7 @@ const detail::DriverApi& stack_api() {
 
 }  // namespace
 
-void push_context(const Context& ctx) {
-  detail::check(stack_api().cuCtxPushCurrent(ctx.handle()), "cuCtxPushCurrent");
-}
+void push_context(const Context& ctx) { detail::check(stack_api().cuCtxPushCurrent(ctx.handle()), "cuCtxPushCurrent"); }
 
 CUcontext pop_context() {
   const detail::DriverApi& a = stack_api();

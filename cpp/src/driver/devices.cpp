@@ -28,8 +28,8 @@ Registry& registry() {
 void check_ordinal(int ordinal) {
   int count = device_count();
   if (ordinal < 0 || ordinal >= count)
-    throw DriverError(DriverErrorKind::Argument, "device " + std::to_string(ordinal) + " does not exist: " +
-                                                     std::to_string(count) + " CUDA device" +
+    throw DriverError(DriverErrorKind::Argument, "device " + std::to_string(ordinal) +
+                                                     " does not exist: " + std::to_string(count) + " CUDA device" +
                                                      (count == 1 ? " is" : "s are") + " visible");
 }
 

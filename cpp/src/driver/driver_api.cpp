@@ -23,39 +23,72 @@ struct LoadedDriver {
 // Codes cujit mentions even when no driver is there to name them.
 const char* builtin_error_name(CUresult code) {
   switch (code) {
-    case 0: return "CUDA_SUCCESS";
-    case 1: return "CUDA_ERROR_INVALID_VALUE";
-    case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
-    case 3: return "CUDA_ERROR_NOT_INITIALIZED";
-    case 4: return "CUDA_ERROR_DEINITIALIZED";
-    case 34: return "CUDA_ERROR_STUB_LIBRARY";
-    case 35: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
-    case 36: return "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER";
-    case 46: return "CUDA_ERROR_DEVICE_UNAVAILABLE";
-    case 100: return "CUDA_ERROR_NO_DEVICE";
-    case 101: return "CUDA_ERROR_INVALID_DEVICE";
-    case 200: return "CUDA_ERROR_INVALID_IMAGE";
-    case 201: return "CUDA_ERROR_INVALID_CONTEXT";
-    case 209: return "CUDA_ERROR_NO_BINARY_FOR_GPU";
-    case 218: return "CUDA_ERROR_INVALID_PTX";
-    case 222: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
-    case 400: return "CUDA_ERROR_INVALID_HANDLE";
-    case 500: return "CUDA_ERROR_NOT_FOUND";
-    case 600: return "CUDA_ERROR_NOT_READY";
-    case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
-    case 701: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
-    case 702: return "CUDA_ERROR_LAUNCH_TIMEOUT";
-    case 709: return "CUDA_ERROR_CONTEXT_IS_DESTROYED";
-    case 710: return "CUDA_ERROR_ASSERT";
-    case 715: return "CUDA_ERROR_ILLEGAL_INSTRUCTION";
-    case 716: return "CUDA_ERROR_MISALIGNED_ADDRESS";
-    case 719: return "CUDA_ERROR_LAUNCH_FAILED";
-    case 720: return "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE";
-    case 801: return "CUDA_ERROR_NOT_SUPPORTED";
-    case 803: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
-    case 804: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
-    case 999: return "CUDA_ERROR_UNKNOWN";
-    default: return nullptr;
+    case 0:
+      return "CUDA_SUCCESS";
+    case 1:
+      return "CUDA_ERROR_INVALID_VALUE";
+    case 2:
+      return "CUDA_ERROR_OUT_OF_MEMORY";
+    case 3:
+      return "CUDA_ERROR_NOT_INITIALIZED";
+    case 4:
+      return "CUDA_ERROR_DEINITIALIZED";
+    case 34:
+      return "CUDA_ERROR_STUB_LIBRARY";
+    case 35:
+      return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+    case 36:
+      return "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER";
+    case 46:
+      return "CUDA_ERROR_DEVICE_UNAVAILABLE";
+    case 100:
+      return "CUDA_ERROR_NO_DEVICE";
+    case 101:
+      return "CUDA_ERROR_INVALID_DEVICE";
+    case 200:
+      return "CUDA_ERROR_INVALID_IMAGE";
+    case 201:
+      return "CUDA_ERROR_INVALID_CONTEXT";
+    case 209:
+      return "CUDA_ERROR_NO_BINARY_FOR_GPU";
+    case 218:
+      return "CUDA_ERROR_INVALID_PTX";
+    case 222:
+      return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+    case 400:
+      return "CUDA_ERROR_INVALID_HANDLE";
+    case 500:
+      return "CUDA_ERROR_NOT_FOUND";
+    case 600:
+      return "CUDA_ERROR_NOT_READY";
+    case 700:
+      return "CUDA_ERROR_ILLEGAL_ADDRESS";
+    case 701:
+      return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    case 702:
+      return "CUDA_ERROR_LAUNCH_TIMEOUT";
+    case 709:
+      return "CUDA_ERROR_CONTEXT_IS_DESTROYED";
+    case 710:
+      return "CUDA_ERROR_ASSERT";
+    case 715:
+      return "CUDA_ERROR_ILLEGAL_INSTRUCTION";
+    case 716:
+      return "CUDA_ERROR_MISALIGNED_ADDRESS";
+    case 719:
+      return "CUDA_ERROR_LAUNCH_FAILED";
+    case 720:
+      return "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE";
+    case 801:
+      return "CUDA_ERROR_NOT_SUPPORTED";
+    case 803:
+      return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+    case 804:
+      return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+    case 999:
+      return "CUDA_ERROR_UNKNOWN";
+    default:
+      return nullptr;
   }
 }
 
@@ -230,9 +263,9 @@ std::string describe(CUresult result) {
 void check(CUresult result, const char* call) {
   if (result == CUDA_SUCCESS) return;
   // numba's CudaAPIError reads "[<code>] Call to <fn> results in <NAME>".
-  throw DriverError(DriverErrorKind::Driver, "[" + std::to_string(result) + "] Call to " + call + " results in " +
-                                                 describe(result),
-                    result, error_name(result), call);
+  throw DriverError(DriverErrorKind::Driver,
+                    "[" + std::to_string(result) + "] Call to " + call + " results in " + describe(result), result,
+                    error_name(result), call);
 }
 
 void ensure_current(const Context& ctx) {

@@ -17,8 +17,8 @@ constexpr unsigned kAttachGlobal = 1, kAttachHost = 2;
 template <typename Fn>
 Fn require(Fn fn, const char* name) {
   if (fn == nullptr)
-    throw DriverError(DriverErrorKind::Support, std::string("the CUDA driver library lacks ") + name +
-                                                    " (the NVIDIA driver is too old)");
+    throw DriverError(DriverErrorKind::Support,
+                      std::string("the CUDA driver library lacks ") + name + " (the NVIDIA driver is too old)");
   return fn;
 }
 
@@ -27,8 +27,8 @@ void check_allocation(CUresult rc, const char* call, std::size_t bytes) {
   try {
     detail::check(rc, call);
   } catch (DriverError& e) {
-    throw DriverError(e.kind(), std::string(e.what()) + " (allocating " + std::to_string(bytes) + " bytes)",
-                      e.code(), e.code_name(), e.call());
+    throw DriverError(e.kind(), std::string(e.what()) + " (allocating " + std::to_string(bytes) + " bytes)", e.code(),
+                      e.code_name(), e.call());
   }
 }
 
@@ -125,8 +125,8 @@ bool cleanup_paused(const Context& ctx) {
 
 // ---- page-locked host memory ----------------------------------------------------
 
-std::shared_ptr<HostAllocation> HostAllocation::allocate(Context& ctx, std::size_t bytes, bool mapped,
-                                                         bool portable, bool write_combined) {
+std::shared_ptr<HostAllocation> HostAllocation::allocate(Context& ctx, std::size_t bytes, bool mapped, bool portable,
+                                                         bool write_combined) {
   if (bytes == 0) return std::shared_ptr<HostAllocation>(new HostAllocation(&ctx, nullptr, 0, 0, mapped));
   const detail::DriverApi& a = detail::api();
   auto host_alloc = require(a.cuMemHostAlloc, "cuMemHostAlloc");
@@ -135,8 +135,7 @@ std::shared_ptr<HostAllocation> HostAllocation::allocate(Context& ctx, std::size
   unsigned flags = (mapped ? kHostAllocDeviceMap : 0) | (portable ? kHostAllocPortable : 0) |
                    (write_combined ? kHostAllocWriteCombined : 0);
   void* host = nullptr;
-  check_allocation(allocate_retrying(ctx, [&] { return host_alloc(&host, bytes, flags); }), "cuMemHostAlloc",
-                   bytes);
+  check_allocation(allocate_retrying(ctx, [&] { return host_alloc(&host, bytes, flags); }), "cuMemHostAlloc", bytes);
   CUdeviceptr device = 0;
   if (mapped) {
     try {

@@ -13,8 +13,8 @@ constexpr unsigned kLazyEnablePeerAccess = 1;  // CU_IPC_MEM_LAZY_ENABLE_PEER_AC
 template <typename Fn>
 Fn require(Fn fn, const char* name) {
   if (fn == nullptr)
-    throw DriverError(DriverErrorKind::Support, std::string("the CUDA driver library lacks ") + name +
-                                                    " (CUDA IPC needs it)");
+    throw DriverError(DriverErrorKind::Support,
+                      std::string("the CUDA driver library lacks ") + name + " (CUDA IPC needs it)");
   return fn;
 }
 

@@ -9,11 +9,11 @@
 namespace cujit::driver {
 namespace {
 
-[[noreturn]] void bad_argument(const std::string& message) {
-  throw DriverError(DriverErrorKind::Argument, message);
-}
+[[noreturn]] void bad_argument(const std::string& message) { throw DriverError(DriverErrorKind::Argument, message); }
 
-std::size_t align_up(std::size_t offset, std::size_t alignment) { return (offset + alignment - 1) / alignment * alignment; }
+std::size_t align_up(std::size_t offset, std::size_t alignment) {
+  return (offset + alignment - 1) / alignment * alignment;
+}
 
 std::string dims_text(const Dim3& d) {
   return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
@@ -143,7 +143,8 @@ std::uint16_t half_bits(double value) {
   }
   // Rounds sig >> shift to nearest, ties to even.
   auto round_shift = [](std::uint64_t sig, int shift) {
-    std::uint64_t q = sig >> shift, rem = sig & ((std::uint64_t{1} << shift) - 1), half = std::uint64_t{1} << (shift - 1);
+    std::uint64_t q = sig >> shift, rem = sig & ((std::uint64_t{1} << shift) - 1),
+                  half = std::uint64_t{1} << (shift - 1);
     if (rem > half || (rem == half && (q & 1))) ++q;
     return q;
   };
@@ -192,8 +193,7 @@ void validate_launch_config(const LaunchConfig& config, const LaunchLimits& limi
     for (int i = 0; i < 3; ++i) {
       if (v[i] < 1)
         fail(std::string(what) + " " + dims_text(d) + " has " + std::to_string(v[i]) + " in " + axis[i] +
-             "; every grid and block dimension must be at least 1" +
-             (v[i] == 0 ? " (a launch of zero threads)" : ""));
+             "; every grid and block dimension must be at least 1" + (v[i] == 0 ? " (a launch of zero threads)" : ""));
       if (v[i] > max[i])
         fail(std::string(what) + " " + dims_text(d) + " has " + std::to_string(v[i]) + " in " + axis[i] +
              "; the device allows at most " + std::to_string(max[i]));
@@ -205,8 +205,7 @@ void validate_launch_config(const LaunchConfig& config, const LaunchLimits& limi
   if (threads > limits.max_threads_per_block)
     fail(std::to_string(threads) + " threads per block " + dims_text(config.block) + " exceed the limit of " +
          std::to_string(limits.max_threads_per_block) +
-         (limits.max_threads_per_block < 1024 ? " for this kernel (set by its register use or launch bounds)"
-                                              : ""));
+         (limits.max_threads_per_block < 1024 ? " for this kernel (set by its register use or launch bounds)" : ""));
   std::int64_t shared = static_cast<std::int64_t>(config.shared_mem) + limits.static_shared;
   if (shared > limits.max_shared_per_block)
     fail(std::to_string(config.shared_mem) + " bytes of dynamic shared memory" +
@@ -226,13 +225,13 @@ void driver_launch(CUfunction fn, const LaunchConfig& c, void** params) {
     if (a.cuLaunchCooperativeKernel == nullptr)
       throw DriverError(DriverErrorKind::Support, "the CUDA driver lacks cuLaunchCooperativeKernel");
     CUresult r = a.cuLaunchCooperativeKernel(fn, u(c.grid.x), u(c.grid.y), u(c.grid.z), u(c.block.x), u(c.block.y),
-                                             u(c.block.z), static_cast<unsigned>(c.shared_mem), c.stream,
-                                             params);
+                                             u(c.block.z), static_cast<unsigned>(c.shared_mem), c.stream, params);
     constexpr CUresult kCooperativeLaunchTooLarge = 720;
     if (r == kCooperativeLaunchTooLarge)
       throw DriverError(DriverErrorKind::LaunchConfig,
                         "a cooperative launch needs every block of the grid resident at once, and the device cannot "
-                        "hold a grid of " + std::to_string(c.grid.x * c.grid.y * c.grid.z) + " blocks of " +
+                        "hold a grid of " +
+                            std::to_string(c.grid.x * c.grid.y * c.grid.z) + " blocks of " +
                             std::to_string(c.block.x * c.block.y * c.block.z) +
                             " threads: launch at most kernel.max_cooperative_grid_blocks(blockdim) blocks (" +
                             detail::describe(r) + ")",
@@ -249,15 +248,17 @@ void driver_launch(CUfunction fn, const LaunchConfig& c, void** params) {
 
 void KernelLauncher::check_buffer(const ArgumentBuffer& args) const {
   if (args.size() != plan_.buffer_size())
-    bad_argument("the argument buffer was built for another plan (" + std::to_string(args.size()) + " bytes, the "
-                 "plan has " + std::to_string(plan_.buffer_size()) + ")");
+    bad_argument("the argument buffer was built for another plan (" + std::to_string(args.size()) +
+                 " bytes, the "
+                 "plan has " +
+                 std::to_string(plan_.buffer_size()) + ")");
 }
 
 void launch_function(Function& fn, const LaunchConfig& config, void** params) {
   if (!fn.module().loaded())
     throw DriverError(DriverErrorKind::Driver,
-                      "CUDA_ERROR_INVALID_HANDLE: kernel '" + fn.name() + "' belongs to module '" +
-                          fn.module().key() + "', which has been unloaded",
+                      "CUDA_ERROR_INVALID_HANDLE: kernel '" + fn.name() + "' belongs to module '" + fn.module().key() +
+                          "', which has been unloaded",
                       400, "CUDA_ERROR_INVALID_HANDLE", "cuLaunchKernel");
   validate_launch_config(config, fn.limits(), fn.name());
   if (config.shared_mem > 0) fn.ensure_dynamic_shared_memory(config.shared_mem);

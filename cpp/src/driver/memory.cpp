@@ -21,8 +21,8 @@ std::shared_ptr<DeviceAllocation> DeviceAllocation::allocate(Context& ctx, std::
     try {
       detail::check(rc, "cuMemAlloc");
     } catch (DriverError& e) {
-      throw DriverError(e.kind(), std::string(e.what()) + " (allocating " + std::to_string(bytes) + " bytes)",
-                        e.code(), e.code_name(), e.call());
+      throw DriverError(e.kind(), std::string(e.what()) + " (allocating " + std::to_string(bytes) + " bytes)", e.code(),
+                        e.code_name(), e.call());
     }
   }
   return std::shared_ptr<DeviceAllocation>(new DeviceAllocation(&ctx, ptr, bytes));

@@ -1,8 +1,8 @@
 // The ModuleLoader: the one owner of loaded cubins. One module per (key,
 // context); setup hook once after loading, teardown hook before unloading;
 // kernels and globals looked up through the library API or the module API.
-#include "driver_api.h"
 #include "cujit/telemetry.h"
+#include "driver_api.h"
 
 namespace cujit::driver {
 namespace {
@@ -71,7 +71,10 @@ std::pair<LoadedModule::Kind, void*> driver_load(std::string_view image) {
 // ---- Function -------------------------------------------------------------
 
 Function::Function(LoadedModule* module, CUfunction handle, std::string name, FunctionAttributes attributes)
-    : module_(module), handle_(handle), name_(std::move(name)), attributes_(attributes),
+    : module_(module),
+      handle_(handle),
+      name_(std::move(name)),
+      attributes_(attributes),
       dynamic_shared_limit_(attributes.max_dynamic_shared_size_bytes) {
   limits_ = LaunchLimits::for_function(*this);
 }
@@ -81,9 +84,9 @@ Context& Function::context() const { return module_->context(); }
 void Function::ensure_dynamic_shared_memory(std::size_t bytes) {
   if (static_cast<long long>(bytes) <= dynamic_shared_limit_.load(std::memory_order_relaxed)) return;
   detail::ensure_current(context());
-  detail::check(detail::api().cuFuncSetAttribute(handle_, detail::FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                 static_cast<int>(bytes)),
-                "cuFuncSetAttribute");
+  detail::check(
+      detail::api().cuFuncSetAttribute(handle_, detail::FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)),
+      "cuFuncSetAttribute");
   dynamic_shared_limit_.store(static_cast<int>(bytes), std::memory_order_relaxed);
 }
 
@@ -108,10 +111,10 @@ LoadedModule::LoadedModule(std::string key, Context& ctx, Kind kind, void* handl
 
 void LoadedModule::check_loaded(const char* what) const {
   if (!loaded())
-    throw DriverError(DriverErrorKind::Driver,
-                      std::string("CUDA_ERROR_INVALID_HANDLE: cannot ") + what + ": module '" + key_ +
-                          "' has been unloaded",
-                      400, "CUDA_ERROR_INVALID_HANDLE");
+    throw DriverError(
+        DriverErrorKind::Driver,
+        std::string("CUDA_ERROR_INVALID_HANDLE: cannot ") + what + ": module '" + key_ + "' has been unloaded", 400,
+        "CUDA_ERROR_INVALID_HANDLE");
 }
 
 std::shared_ptr<Function> LoadedModule::function(const std::string& name) {
@@ -124,12 +127,10 @@ std::shared_ptr<Function> LoadedModule::function(const std::string& name) {
     CUfunction fn = nullptr;
     if (kind_ == Kind::Library) {
       CUkernel kernel = nullptr;
-      detail::check(a.cuLibraryGetKernel(&kernel, static_cast<CUlibrary>(handle_), name.c_str()),
-                    "cuLibraryGetKernel");
+      detail::check(a.cuLibraryGetKernel(&kernel, static_cast<CUlibrary>(handle_), name.c_str()), "cuLibraryGetKernel");
       detail::check(a.cuKernelGetFunction(&fn, kernel), "cuKernelGetFunction");
     } else {
-      detail::check(a.cuModuleGetFunction(&fn, static_cast<CUmodule>(handle_), name.c_str()),
-                    "cuModuleGetFunction");
+      detail::check(a.cuModuleGetFunction(&fn, static_cast<CUmodule>(handle_), name.c_str()), "cuModuleGetFunction");
     }
     it = functions_.emplace(name, std::make_unique<Function>(this, fn, name, read_attributes(fn))).first;
   }
@@ -149,8 +150,7 @@ std::pair<CUdeviceptr, std::size_t> LoadedModule::global(const std::string& name
     detail::check(a.cuLibraryGetGlobal(&ptr, &bytes, static_cast<CUlibrary>(handle_), name.c_str()),
                   "cuLibraryGetGlobal");
   } else {
-    detail::check(a.cuModuleGetGlobal(&ptr, &bytes, static_cast<CUmodule>(handle_), name.c_str()),
-                  "cuModuleGetGlobal");
+    detail::check(a.cuModuleGetGlobal(&ptr, &bytes, static_cast<CUmodule>(handle_), name.c_str()), "cuModuleGetGlobal");
   }
   return {ptr, bytes};
 }

@@ -8,8 +8,7 @@ namespace {
 
 template <typename Fn>
 void call(Fn fn, const char* name) {
-  if (fn == nullptr)
-    throw DriverError(DriverErrorKind::Support, std::string("the CUDA driver lacks ") + name);
+  if (fn == nullptr) throw DriverError(DriverErrorKind::Support, std::string("the CUDA driver lacks ") + name);
   current_context();  // the profiler acts on a context: device 0's primary one when the thread has none
   detail::check(fn(), name);
 }

@@ -51,13 +51,34 @@ using ir::StmtPtr;
 
 const std::unordered_map<std::string, Op>& operator_table() {
   static const std::unordered_map<std::string, Op> table = {
-      {"Add", Op::Add},       {"Sub", Op::Sub},         {"Mult", Op::Mul},       {"Div", Op::Div},
-      {"FloorDiv", Op::FloorDiv}, {"Mod", Op::Mod},     {"Pow", Op::Pow},        {"LShift", Op::LShift},
-      {"RShift", Op::RShift}, {"BitOr", Op::BitOr},     {"BitXor", Op::BitXor},  {"BitAnd", Op::BitAnd},
-      {"UAdd", Op::UAdd},     {"USub", Op::USub},       {"Invert", Op::Invert},  {"Not", Op::Not},
-      {"Eq", Op::Eq},         {"NotEq", Op::NotEq},     {"Lt", Op::Lt},          {"LtE", Op::LtE},
-      {"Gt", Op::Gt},         {"GtE", Op::GtE},         {"And", Op::And},        {"Or", Op::Or},
-      {"In", Op::In},         {"NotIn", Op::NotIn},       {"Is", Op::Is},         {"IsNot", Op::IsNot},
+      {"Add", Op::Add},
+      {"Sub", Op::Sub},
+      {"Mult", Op::Mul},
+      {"Div", Op::Div},
+      {"FloorDiv", Op::FloorDiv},
+      {"Mod", Op::Mod},
+      {"Pow", Op::Pow},
+      {"LShift", Op::LShift},
+      {"RShift", Op::RShift},
+      {"BitOr", Op::BitOr},
+      {"BitXor", Op::BitXor},
+      {"BitAnd", Op::BitAnd},
+      {"UAdd", Op::UAdd},
+      {"USub", Op::USub},
+      {"Invert", Op::Invert},
+      {"Not", Op::Not},
+      {"Eq", Op::Eq},
+      {"NotEq", Op::NotEq},
+      {"Lt", Op::Lt},
+      {"LtE", Op::LtE},
+      {"Gt", Op::Gt},
+      {"GtE", Op::GtE},
+      {"And", Op::And},
+      {"Or", Op::Or},
+      {"In", Op::In},
+      {"NotIn", Op::NotIn},
+      {"Is", Op::Is},
+      {"IsNot", Op::IsNot},
   };
   return table;
 }
@@ -65,20 +86,34 @@ const std::unordered_map<std::string, Op>& operator_table() {
 // What users see for constructs we do not compile.
 std::string describe_unsupported(const std::string& type) {
   static const std::unordered_map<std::string, std::string> names = {
-      {"Try", "try statements"},          {"TryStar", "try statements"},
-      {"With", "with statements"},        {"AsyncWith", "async with statements"},
+      {"Try", "try statements"},
+      {"TryStar", "try statements"},
+      {"With", "with statements"},
+      {"AsyncWith", "async with statements"},
       {"Raise", "re-raising (a bare raise)"},
-      {"FunctionDef", "nested function definitions"}, {"AsyncFunctionDef", "nested function definitions"},
-      {"ClassDef", "class definitions"},  {"Lambda", "lambda expressions"},
-      {"Import", "import statements"},    {"ImportFrom", "import statements"},
-      {"Global", "global statements"},    {"Nonlocal", "nonlocal statements"},
-      {"Delete", "del statements"},       {"Yield", "generators (yield)"},
-      {"YieldFrom", "generators (yield from)"}, {"Await", "await expressions"},
-      {"List", "lists"},                  {"Dict", "dicts"},            {"Set", "sets"},
-      {"ListComp", "list comprehensions"}, {"SetComp", "set comprehensions"},
-      {"DictComp", "dict comprehensions"}, {"GeneratorExp", "generator expressions"},
-      {"JoinedStr", "f-strings"},         {"FormattedValue", "f-strings"},
-      {"NamedExpr", "assignment expressions (:=)"}, {"Starred", "starred expressions"},
+      {"FunctionDef", "nested function definitions"},
+      {"AsyncFunctionDef", "nested function definitions"},
+      {"ClassDef", "class definitions"},
+      {"Lambda", "lambda expressions"},
+      {"Import", "import statements"},
+      {"ImportFrom", "import statements"},
+      {"Global", "global statements"},
+      {"Nonlocal", "nonlocal statements"},
+      {"Delete", "del statements"},
+      {"Yield", "generators (yield)"},
+      {"YieldFrom", "generators (yield from)"},
+      {"Await", "await expressions"},
+      {"List", "lists"},
+      {"Dict", "dicts"},
+      {"Set", "sets"},
+      {"ListComp", "list comprehensions"},
+      {"SetComp", "set comprehensions"},
+      {"DictComp", "dict comprehensions"},
+      {"GeneratorExp", "generator expressions"},
+      {"JoinedStr", "f-strings"},
+      {"FormattedValue", "f-strings"},
+      {"NamedExpr", "assignment expressions (:=)"},
+      {"Starred", "starred expressions"},
       {"Match", "match statements"},
       {"AsyncFor", "async for loops"},
   };
@@ -140,7 +175,8 @@ class IrBuilder {
   }
 
   void collect_target_names(const SyntaxNode& t) {
-    if (t.type == "Name") add_var(t.str("id"));
+    if (t.type == "Name")
+      add_var(t.str("id"));
     else if (t.type == "Tuple" || t.type == "List")
       for (auto& e : t.list("elts")) collect_target_names(*e);
   }
@@ -388,8 +424,10 @@ class IrBuilder {
     loop->body.push_back(std::move(assign));
     for (auto& s : build_block(n.list("body"))) loop->body.push_back(std::move(s));
     loop->orelse = build_block(n.list("orelse"));
-    if (iterable != nullptr) out.push_back(std::move(loop));  // literal_unroll marks it: keep it last
-    else push_loop(std::move(loop), out);
+    if (iterable != nullptr)
+      out.push_back(std::move(loop));  // literal_unroll marks it: keep it last
+    else
+      push_loop(std::move(loop), out);
   }
 
   // for x in literal_unroll(t): the loop over t, marked for typing to version its body per element of a
@@ -406,15 +444,15 @@ class IrBuilder {
   }
 
   // The item at $index of `iter`; sequences are evaluated once, before the loop, into temporaries.
-  ExprPtr iteration_item(const SyntaxNode& iter, int index, std::vector<StmtPtr>& out,
-                         std::vector<ExprPtr>& lengths) {
+  ExprPtr iteration_item(const SyntaxNode& iter, int index, std::vector<StmtPtr>& out, std::vector<ExprPtr>& lengths) {
     ExprPtr callee = iter.type == "Call" ? build_expr(*iter.node("func")) : nullptr;
     const auto& args = iter.list("args");
     if (callee && is_builtin(*callee, "enumerate")) {
       ExprPtr start;
       if (args.size() == 2) start = build_expr(*args[1]);
       for (auto& k : iter.list("keywords")) {
-        if (k->str("arg") != "start" || start) fail(ErrorKind::TypingError, "enumerate() takes an iterable and a start", k->loc);
+        if (k->str("arg") != "start" || start)
+          fail(ErrorKind::TypingError, "enumerate() takes an iterable and a start", k->loc);
         start = build_expr(*k->node("value"));
       }
       if (args.empty() || args.size() > 2)
@@ -625,7 +663,8 @@ class IrBuilder {
     if (t == "IfExp") {
       auto e = std::make_unique<Expr>(ExprKind::IfExp, n.loc);
       e->operands.push_back(as_condition(build_expr(*n.node("test"))));
-      if (std::optional<bool> taken = constant_truth(*e->operands[0])) return build_expr(*n.node(*taken ? "body" : "orelse"));
+      if (std::optional<bool> taken = constant_truth(*e->operands[0]))
+        return build_expr(*n.node(*taken ? "body" : "orelse"));
       if (pure_decided(*e->operands[0])) {  // one_ir.h: `a if x or 2 else b` is a
         return build_expr(*n.node(decided_condition(e->operands[0]).value() ? "body" : "orelse"));
       }
@@ -677,11 +716,11 @@ class IrBuilder {
   // operator.add(a, b) and friends are the operators themselves: a + b, a < b, -a, b in a, a[b]...
   ExprPtr operator_call(ExprPtr call) {
     static const std::unordered_map<std::string, Op> binary = {
-        {"add", Op::Add}, {"sub", Op::Sub}, {"mul", Op::Mul}, {"truediv", Op::Div}, {"floordiv", Op::FloorDiv},
-        {"mod", Op::Mod}, {"pow", Op::Pow}, {"lshift", Op::LShift}, {"rshift", Op::RShift},
-        {"and_", Op::BitAnd}, {"or_", Op::BitOr}, {"xor", Op::BitXor}};
-    static const std::unordered_map<std::string, Op> compare = {
-        {"eq", Op::Eq}, {"ne", Op::NotEq}, {"lt", Op::Lt}, {"le", Op::LtE}, {"gt", Op::Gt}, {"ge", Op::GtE}};
+        {"add", Op::Add},           {"sub", Op::Sub},     {"mul", Op::Mul},   {"truediv", Op::Div},
+        {"floordiv", Op::FloorDiv}, {"mod", Op::Mod},     {"pow", Op::Pow},   {"lshift", Op::LShift},
+        {"rshift", Op::RShift},     {"and_", Op::BitAnd}, {"or_", Op::BitOr}, {"xor", Op::BitXor}};
+    static const std::unordered_map<std::string, Op> compare = {{"eq", Op::Eq},  {"ne", Op::NotEq}, {"lt", Op::Lt},
+                                                                {"le", Op::LtE}, {"gt", Op::Gt},    {"ge", Op::GtE}};
     static const std::unordered_map<std::string, Op> unary = {
         {"neg", Op::USub}, {"pos", Op::UAdd}, {"invert", Op::Invert}, {"inv", Op::Invert}, {"not_", Op::Not}};
     std::string name = call->operands[0]->global.name.substr(9);
@@ -689,8 +728,10 @@ class IrBuilder {
     size_t given = call->operands.size() - 1;
     auto expect = [&](size_t n) {
       if (!call->keywords.empty() || given != n)
-        fail(ErrorKind::TypingError, "operator." + name + "() takes " + std::to_string(n) + " positional argument" +
-                                         (n == 1 ? "" : "s") + " but " + std::to_string(given) + " were given", loc);
+        fail(ErrorKind::TypingError,
+             "operator." + name + "() takes " + std::to_string(n) + " positional argument" + (n == 1 ? "" : "s") +
+                 " but " + std::to_string(given) + " were given",
+             loc);
     };
     // In-place forms (iadd...) give the same value for the immutable values CUDA code has.
     std::string base = name.size() > 1 && name[0] == 'i' && binary.count(name.substr(1)) ? name.substr(1) : name;

@@ -43,9 +43,12 @@ std::pair<double, double> float_divmod(double vx, double wx) {
 
 std::optional<double> fold_float_binary(ir::Op op, double a, double b) {
   switch (op) {
-    case ir::Op::Add: return a + b;
-    case ir::Op::Sub: return a - b;
-    case ir::Op::Mul: return a * b;
+    case ir::Op::Add:
+      return a + b;
+    case ir::Op::Sub:
+      return a - b;
+    case ir::Op::Mul:
+      return a * b;
     case ir::Op::Div:
       if (b == 0.0) return std::nullopt;
       return a / b;
@@ -62,7 +65,8 @@ std::optional<double> fold_float_binary(ir::Op op, double a, double b) {
       if (std::isinf(r) && std::isfinite(a) && std::isfinite(b)) return std::nullopt;  // OverflowError
       return r;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -82,9 +86,12 @@ std::optional<bool> constant_truth(const Expr& e) {
       case K::Int:
         return Number{false, g.is_unsigned ? static_cast<long double>(static_cast<uint64_t>(g.int_value))
                                            : static_cast<long double>(g.int_value)};
-      case K::Bool: return Number{false, static_cast<long double>(g.int_value != 0)};
-      case K::Float: return Number{true, g.float_value};
-      default: return std::nullopt;
+      case K::Bool:
+        return Number{false, static_cast<long double>(g.int_value != 0)};
+      case K::Float:
+        return Number{true, g.float_value};
+      default:
+        return std::nullopt;
     }
   };
   if (e.kind == ExprKind::Const) {
@@ -105,13 +112,26 @@ std::optional<bool> constant_truth(const Expr& e) {
     if (!a || !b) return std::nullopt;
     bool holds;
     switch (e.ops[i]) {
-      case Op::Eq: holds = a->value == b->value; break;
-      case Op::NotEq: holds = a->value != b->value; break;
-      case Op::Lt: holds = a->value < b->value; break;
-      case Op::LtE: holds = a->value <= b->value; break;
-      case Op::Gt: holds = a->value > b->value; break;
-      case Op::GtE: holds = a->value >= b->value; break;
-      default: return std::nullopt;
+      case Op::Eq:
+        holds = a->value == b->value;
+        break;
+      case Op::NotEq:
+        holds = a->value != b->value;
+        break;
+      case Op::Lt:
+        holds = a->value < b->value;
+        break;
+      case Op::LtE:
+        holds = a->value <= b->value;
+        break;
+      case Op::Gt:
+        holds = a->value > b->value;
+        break;
+      case Op::GtE:
+        holds = a->value >= b->value;
+        break;
+      default:
+        return std::nullopt;
     }
     if (!holds) return false;
   }
@@ -243,8 +263,8 @@ ExprPtr fold_constants(ExprPtr e) {
       return is_float(x) ? x->global.float_value : static_cast<double>(value_of(x));
     };
     auto exact = [&](const ExprPtr& x) {  // an int that converts to double exactly, as CPython's division needs
-      return is_float(x) || (value_of(x) > -(static_cast<__int128>(1) << 53) &&
-                             value_of(x) < (static_cast<__int128>(1) << 53));
+      return is_float(x) ||
+             (value_of(x) > -(static_cast<__int128>(1) << 53) && value_of(x) < (static_cast<__int128>(1) << 53));
     };
     if (exact(e->operands[0]) && exact(e->operands[1]))
       if (auto r = fold_float_binary(e->op, as_double(e->operands[0]), as_double(e->operands[1])))
@@ -262,9 +282,15 @@ ExprPtr fold_constants(ExprPtr e) {
       case Op::Mul:
         if (!__builtin_mul_overflow(a, b, &r)) folded = make_int(r);
         break;
-      case Op::BitAnd: folded = make_int(a & b); break;
-      case Op::BitOr: folded = make_int(a | b); break;
-      case Op::BitXor: folded = make_int(a ^ b); break;
+      case Op::BitAnd:
+        folded = make_int(a & b);
+        break;
+      case Op::BitOr:
+        folded = make_int(a | b);
+        break;
+      case Op::BitXor:
+        folded = make_int(a ^ b);
+        break;
       case Op::FloorDiv:
       case Op::Mod:
         if (b != 0) {
@@ -280,7 +306,8 @@ ExprPtr fold_constants(ExprPtr e) {
         if (b >= 0 && b < 128) {
           r = 1;
           bool overflow = false;
-          for (__int128 i = 0; i < b && !overflow; ++i) overflow = __builtin_mul_overflow(r, a, &r) || r >= kLimit || r <= -kLimit;
+          for (__int128 i = 0; i < b && !overflow; ++i)
+            overflow = __builtin_mul_overflow(r, a, &r) || r >= kLimit || r <= -kLimit;
           if (!overflow) folded = make_int(r);
         }
         break;
@@ -290,7 +317,8 @@ ExprPtr fold_constants(ExprPtr e) {
       case Op::RShift:
         if (b >= 0 && b < 64) folded = make_int(a >> b);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return folded ? std::move(folded) : std::move(e);

@@ -86,8 +86,10 @@ bool WorkerBlocks::turn() {
 
 void WorkerBlocks::make_room() {
   std::optional<uint64_t> b = resident_.size() < kMaxResidentBlocks ? take() : std::nullopt;
-  if (b) admit(*b);
-  else sched_yield();  // what they wait for runs on another worker (or never: as on a GPU, it hangs)
+  if (b)
+    admit(*b);
+  else
+    sched_yield();  // what they wait for runs on another worker (or never: as on a GPU, it hangs)
 }
 
 std::optional<Error> WorkerBlocks::run() {
@@ -99,8 +101,10 @@ std::optional<Error> WorkerBlocks::run() {
     if (resident_.empty()) {
       std::optional<uint64_t> b = take();
       if (!b) break;
-      if (config_.barriers) admit(*b);
-      else run_without_fibers(*b);
+      if (config_.barriers)
+        admit(*b);
+      else
+        run_without_fibers(*b);
       continue;
     }
     if (!turn() && !error_) make_room();  // every resident block spins: another block may be what they wait for

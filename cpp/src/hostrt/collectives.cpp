@@ -14,12 +14,21 @@ namespace {
 int64_t shuffle_source(HostCollective kind, uint32_t lane, uint32_t operand) {
   int64_t j = -1;
   switch (kind) {
-    case HostCollective::ShuffleIdx: j = operand & 31; break;  // c = 0x1f: lane[4:0] = b[4:0]
+    case HostCollective::ShuffleIdx:
+      j = operand & 31;
+      break;  // c = 0x1f: lane[4:0] = b[4:0]
     // The GPU reads the lane offset's low 5 bits (an H100 shuffles down by 40 as by 8).
-    case HostCollective::ShuffleUp: j = int64_t{lane} - int64_t{operand & 31}; break;
-    case HostCollective::ShuffleDown: j = int64_t{lane} + int64_t{operand & 31}; break;
-    case HostCollective::ShuffleXor: j = int64_t{lane ^ (operand & 31)}; break;
-    default: break;
+    case HostCollective::ShuffleUp:
+      j = int64_t{lane} - int64_t{operand & 31};
+      break;
+    case HostCollective::ShuffleDown:
+      j = int64_t{lane} + int64_t{operand & 31};
+      break;
+    case HostCollective::ShuffleXor:
+      j = int64_t{lane ^ (operand & 31)};
+      break;
+    default:
+      break;
   }
   return j >= 0 && j <= 31 ? j : -1;
 }
@@ -37,35 +46,58 @@ bool is_warp_function(HostCollective kind) {
 
 const char* collective_name(HostCollective kind) {
   switch (kind) {
-    case HostCollective::Barrier: return "cuda.syncthreads()";
-    case HostCollective::BarrierCount: return "cuda.syncthreads_count()";
-    case HostCollective::BarrierAnd: return "cuda.syncthreads_and()";
-    case HostCollective::BarrierOr: return "cuda.syncthreads_or()";
-    case HostCollective::ShuffleIdx: return "cuda.shfl_sync()";
-    case HostCollective::ShuffleUp: return "cuda.shfl_up_sync()";
-    case HostCollective::ShuffleDown: return "cuda.shfl_down_sync()";
-    case HostCollective::ShuffleXor: return "cuda.shfl_xor_sync()";
-    case HostCollective::VoteAll: return "cuda.all_sync()";
-    case HostCollective::VoteAny: return "cuda.any_sync()";
-    case HostCollective::VoteEq: return "cuda.eq_sync()";
-    case HostCollective::VoteBallot: return "cuda.ballot_sync()";
-    case HostCollective::MatchAny: return "cuda.match_any_sync()";
-    case HostCollective::MatchAll: return "cuda.match_all_sync()";
-    case HostCollective::SyncWarp: return "cuda.syncwarp()";
-    case HostCollective::ActiveMask: return "cuda.activemask()";
-    case HostCollective::GridSync: return "grid.sync()";
-    case HostCollective::Yield: return "cuda.nanosleep()";
-    case HostCollective::Spin: return "an atomic or fence (spinning)";
+    case HostCollective::Barrier:
+      return "cuda.syncthreads()";
+    case HostCollective::BarrierCount:
+      return "cuda.syncthreads_count()";
+    case HostCollective::BarrierAnd:
+      return "cuda.syncthreads_and()";
+    case HostCollective::BarrierOr:
+      return "cuda.syncthreads_or()";
+    case HostCollective::ShuffleIdx:
+      return "cuda.shfl_sync()";
+    case HostCollective::ShuffleUp:
+      return "cuda.shfl_up_sync()";
+    case HostCollective::ShuffleDown:
+      return "cuda.shfl_down_sync()";
+    case HostCollective::ShuffleXor:
+      return "cuda.shfl_xor_sync()";
+    case HostCollective::VoteAll:
+      return "cuda.all_sync()";
+    case HostCollective::VoteAny:
+      return "cuda.any_sync()";
+    case HostCollective::VoteEq:
+      return "cuda.eq_sync()";
+    case HostCollective::VoteBallot:
+      return "cuda.ballot_sync()";
+    case HostCollective::MatchAny:
+      return "cuda.match_any_sync()";
+    case HostCollective::MatchAll:
+      return "cuda.match_all_sync()";
+    case HostCollective::SyncWarp:
+      return "cuda.syncwarp()";
+    case HostCollective::ActiveMask:
+      return "cuda.activemask()";
+    case HostCollective::GridSync:
+      return "grid.sync()";
+    case HostCollective::Yield:
+      return "cuda.nanosleep()";
+    case HostCollective::Spin:
+      return "an atomic or fence (spinning)";
   }
   return "a collective";
 }
 
 uint64_t block_reduction(HostCollective kind, uint32_t true_count, uint32_t live) {
   switch (kind) {
-    case HostCollective::BarrierCount: return true_count;
-    case HostCollective::BarrierAnd: return true_count == live ? 1 : 0;
-    case HostCollective::BarrierOr: return true_count > 0 ? 1 : 0;
-    default: return 0;
+    case HostCollective::BarrierCount:
+      return true_count;
+    case HostCollective::BarrierAnd:
+      return true_count == live ? 1 : 0;
+    case HostCollective::BarrierOr:
+      return true_count > 0 ? 1 : 0;
+    default:
+      return 0;
   }
 }
 
@@ -78,8 +110,10 @@ void warp_results(HostCollective kind, uint32_t group, uint32_t mask, const uint
   for (uint32_t l = 0; l < 32; ++l) {
     if (!in_group(l)) continue;
     if (value[l] != 0) true_lanes |= 1u << l;
-    if (first < 0) first = static_cast<int>(l);
-    else all_equal = all_equal && value[l] == value[first];
+    if (first < 0)
+      first = static_cast<int>(l);
+    else
+      all_equal = all_equal && value[l] == value[first];
   }
   for (uint32_t l = 0; l < 32; ++l) {
     if (!in_group(l)) continue;
@@ -92,10 +126,18 @@ void warp_results(HostCollective kind, uint32_t group, uint32_t mask, const uint
         result[l] = in_group(src) ? value[src] : value[l];
         break;
       }
-      case HostCollective::VoteAll: result[l] = true_lanes == group; break;
-      case HostCollective::VoteAny: result[l] = true_lanes != 0; break;
-      case HostCollective::VoteEq: result[l] = true_lanes == 0 || true_lanes == group; break;
-      case HostCollective::VoteBallot: result[l] = true_lanes; break;
+      case HostCollective::VoteAll:
+        result[l] = true_lanes == group;
+        break;
+      case HostCollective::VoteAny:
+        result[l] = true_lanes != 0;
+        break;
+      case HostCollective::VoteEq:
+        result[l] = true_lanes == 0 || true_lanes == group;
+        break;
+      case HostCollective::VoteBallot:
+        result[l] = true_lanes;
+        break;
       case HostCollective::MatchAny: {
         uint32_t same = 0;
         for (uint32_t m = 0; m < 32; ++m)
@@ -103,8 +145,12 @@ void warp_results(HostCollective kind, uint32_t group, uint32_t mask, const uint
         result[l] = same;
         break;
       }
-      case HostCollective::MatchAll: result[l] = all_equal ? (uint64_t{mask} | uint64_t{1} << 32) : 0; break;
-      default: result[l] = 0; break;
+      case HostCollective::MatchAll:
+        result[l] = all_equal ? (uint64_t{mask} | uint64_t{1} << 32) : 0;
+        break;
+      default:
+        result[l] = 0;
+        break;
     }
   }
 }

@@ -66,8 +66,10 @@ std::string block_lines(const HostLaunch& config, const std::vector<Fiber>& fibe
     }
     auto it = calls.begin();
     while (it != calls.end() && !same_call(it->first, f.wait)) ++it;
-    if (it == calls.end()) calls.push_back({f.wait, {t}});
-    else it->second.push_back(t);
+    if (it == calls.end())
+      calls.push_back({f.wait, {t}});
+    else
+      it->second.push_back(t);
   }
   std::string out = "  block " + triple(block.linear, config.grid) + ":\n";
   for (const auto& [wait, ids] : calls)
@@ -97,8 +99,9 @@ std::string deadlock_report(const HostLaunch& config, const std::vector<Fiber>& 
   if (whole > 0 && running > 0 && config.cooperative)
     out += "  " + std::to_string(whole) + " block" + (whole == 1 ? "" : "s") + " of the grid returned whole (" +
            returned_blocks + (whole > kMaxBlocksListed ? ", ..." : "") + "): a grid sync waits for every block\n";
-  out += "A barrier completes when every thread of the block that has not returned waits at it; a warp function "
-         "when every lane of its mask that has not returned calls it with the same mask.";
+  out +=
+      "A barrier completes when every thread of the block that has not returned waits at it; a warp function "
+      "when every lane of its mask that has not returned calls it with the same mask.";
   return out;
 }
 

@@ -16,9 +16,9 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <memory>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 namespace cujit::hostrt::detail {
 namespace {
@@ -104,9 +104,12 @@ uint64_t FiberScheduler::wait(Fiber& fiber, const Wait& w) {
   } else {
     progress_ = true;
     fiber.yields = 0;
-    if (is_block_barrier(w.kind)) ++block.at_barrier;
-    else if (w.kind == HostCollective::GridSync) ++block.at_grid;
-    else ++block.at_warp;
+    if (is_block_barrier(w.kind))
+      ++block.at_barrier;
+    else if (w.kind == HostCollective::GridSync)
+      ++block.at_grid;
+    else
+      ++block.at_warp;
   }
   fiber_switch(fiber.fiber_context, scheduler_);
   return fiber.result;
@@ -155,8 +158,10 @@ void FiberScheduler::set_up(const std::vector<uint64_t>& linear_ids, uint32_t fi
   const uint32_t n = threads_per_block();
   fibers_.assign(linear_ids.size() * n, Fiber{});
   blocks_.assign(linear_ids.size(), ResidentBlock{});
-  if (shared != nullptr) shared_ = std::move(*shared);  // the same size: one block's, laid out as here
-  else shared_.assign(linear_ids.size() * shared_words_ + 2, 0);
+  if (shared != nullptr)
+    shared_ = std::move(*shared);  // the same size: one block's, laid out as here
+  else
+    shared_.assign(linear_ids.size() * shared_words_ + 2, 0);
   done_ = 0;
   error_.reset();
   char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(shared_.data()) + 15) & ~uintptr_t{15});
@@ -279,9 +284,10 @@ bool FiberScheduler::resolve_block_barrier(ResidentBlock& block) {
       return false;
     }
     if (config_.strict_barriers && kind && f.wait.where != where) {
-      fail("the threads of a block wait at different calls of the barrier (divergent code: on a GPU this hangs "
-           "before Volta and is undefined after; reported under debug=True)",
-           "reached a barrier in divergent code");
+      fail(
+          "the threads of a block wait at different calls of the barrier (divergent code: on a GPU this hangs "
+          "before Volta and is undefined after; reported under debug=True)",
+          "reached a barrier in divergent code");
       return false;
     }
     kind = f.wait.kind;

@@ -57,8 +57,8 @@ struct ResidentBlock {
 class FiberStacks {
  public:
   ~FiberStacks();
-  // `count` stacks of thread_stack_bytes() and a stagger's room (mapped on first touch) above one more of slack (where the lowest stack
-  // overflows into instead of unmapped memory), or null if they cannot be mapped.
+  // `count` stacks of thread_stack_bytes() and a stagger's room (mapped on first touch) above one more of slack (where
+  // the lowest stack overflows into instead of unmapped memory), or null if they cannot be mapped.
   char* get(std::size_t count);
   void release();  // unmaps them (after a cooperative launch's many)
 

@@ -1,8 +1,8 @@
 // Internal to hostrt/: switching between fibers. On x86-64 a switch saves the
-// callee-saved registers on the running stack and loads the other fiber's (a few nanoseconds, no system call); elsewhere it is
-// ucontext's swapcontext, which also saves the signal mask (a system call each
-// way; -DCUJIT_FIBER_UCONTEXT picks it on x86-64 too, to test it). A block's
-// threads switch at every barrier, so this is the runtime's hottest path.
+// callee-saved registers on the running stack and loads the other fiber's (a few nanoseconds, no system call);
+// elsewhere it is ucontext's swapcontext, which also saves the signal mask (a system call each way;
+// -DCUJIT_FIBER_UCONTEXT picks it on x86-64 too, to test it). A block's threads switch at every barrier, so this is the
+// runtime's hottest path.
 #pragma once
 
 #include <cstddef>

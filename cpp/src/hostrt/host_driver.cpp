@@ -35,33 +35,52 @@ constexpr unsigned kEventDisableTiming = 2;
 
 const char* name_of(CUresult r) {
   switch (r) {
-    case kSuccess: return "CUDA_SUCCESS";
-    case kInvalidValue: return "CUDA_ERROR_INVALID_VALUE";
-    case kOutOfMemory: return "CUDA_ERROR_OUT_OF_MEMORY";
-    case kInvalidDevice: return "CUDA_ERROR_INVALID_DEVICE";
-    case kInvalidContext: return "CUDA_ERROR_INVALID_CONTEXT";
-    case kInvalidHandle: return "CUDA_ERROR_INVALID_HANDLE";
-    case kNotFound: return "CUDA_ERROR_NOT_FOUND";
-    case kNotReady: return "CUDA_ERROR_NOT_READY";
-    case kNotSupported: return "CUDA_ERROR_NOT_SUPPORTED";
-    default: return nullptr;
+    case kSuccess:
+      return "CUDA_SUCCESS";
+    case kInvalidValue:
+      return "CUDA_ERROR_INVALID_VALUE";
+    case kOutOfMemory:
+      return "CUDA_ERROR_OUT_OF_MEMORY";
+    case kInvalidDevice:
+      return "CUDA_ERROR_INVALID_DEVICE";
+    case kInvalidContext:
+      return "CUDA_ERROR_INVALID_CONTEXT";
+    case kInvalidHandle:
+      return "CUDA_ERROR_INVALID_HANDLE";
+    case kNotFound:
+      return "CUDA_ERROR_NOT_FOUND";
+    case kNotReady:
+      return "CUDA_ERROR_NOT_READY";
+    case kNotSupported:
+      return "CUDA_ERROR_NOT_SUPPORTED";
+    default:
+      return nullptr;
   }
 }
 
 const char* description_of(CUresult r) {
   switch (r) {
-    case kSuccess: return "no error";
-    case kInvalidValue: return "invalid argument";
-    case kOutOfMemory: return "out of memory (host memory, on the CPU target)";
-    case kInvalidDevice: return "invalid device ordinal (the CPU target has one device, 0)";
-    case kInvalidContext: return "invalid device context";
-    case kInvalidHandle: return "invalid resource handle";
-    case kNotFound: return "named symbol not found";
-    case kNotReady: return "device not ready";
+    case kSuccess:
+      return "no error";
+    case kInvalidValue:
+      return "invalid argument";
+    case kOutOfMemory:
+      return "out of memory (host memory, on the CPU target)";
+    case kInvalidDevice:
+      return "invalid device ordinal (the CPU target has one device, 0)";
+    case kInvalidContext:
+      return "invalid device context";
+    case kInvalidHandle:
+      return "invalid resource handle";
+    case kNotFound:
+      return "named symbol not found";
+    case kNotReady:
+      return "device not ready";
     case kNotSupported:
       return "not supported on the CPU target: cujit's host driver runs no GPU code (GPU modules, cuLaunchKernel, "
              "IPC); kernels run on the host through the CPU target's dispatcher";
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
@@ -132,32 +151,62 @@ CUresult device_uuid(detail::CUuuid* uuid, CUdevice dev) {
 // (but valid) ones do.
 int attribute_value(int attr) {
   switch (attr) {
-    case 1: return 1024;                                     // MAX_THREADS_PER_BLOCK
-    case 2: case 3: return 1024;                             // MAX_BLOCK_DIM_X, _Y
-    case 4: return 64;                                       // MAX_BLOCK_DIM_Z
-    case 5: return 2147483647;                               // MAX_GRID_DIM_X
-    case 6: case 7: return 65535;                            // MAX_GRID_DIM_Y, _Z
-    case 8: return 49152;                                    // MAX_SHARED_MEMORY_PER_BLOCK
-    case 9: return 65536;                                    // TOTAL_CONSTANT_MEMORY
-    case 10: return 32;                                      // WARP_SIZE
-    case 11: return 2147483647;                              // MAX_PITCH
-    case 12: return 65536;                                   // MAX_REGISTERS_PER_BLOCK
-    case 13: return 1000000;                                 // CLOCK_RATE (kHz)
-    case 14: return 512;                                     // TEXTURE_ALIGNMENT
-    case 16: return static_cast<int>(worker_count());        // MULTIPROCESSOR_COUNT
-    case 18: return 1;                                       // INTEGRATED: device memory is host memory
-    case 19: return 1;                                       // CAN_MAP_HOST_MEMORY
-    case 31: return 1;                                       // CONCURRENT_KERNELS
-    case 39: return 2048;                                    // MAX_THREADS_PER_MULTIPROCESSOR
-    case 41: return 1;                                       // UNIFIED_ADDRESSING
-    case 75: return 9;                                       // COMPUTE_CAPABILITY_MAJOR
-    case 76: return 0;                                       // COMPUTE_CAPABILITY_MINOR
-    case 81: return 233472;                                  // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-    case 82: return 65536;                                   // MAX_REGISTERS_PER_MULTIPROCESSOR
-    case 83: case 88: case 89: return 1;                     // MANAGED_MEMORY, PAGEABLE_, CONCURRENT_MANAGED_ACCESS
-    case 95: return 1;                                       // COOPERATIVE_LAUNCH
-    case 97: return 232448;                                  // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN (as an H100)
-    default: return 0;
+    case 1:
+      return 1024;                                     // MAX_THREADS_PER_BLOCK
+    case 2:
+    case 3:
+      return 1024;                             // MAX_BLOCK_DIM_X, _Y
+    case 4:
+      return 64;                                       // MAX_BLOCK_DIM_Z
+    case 5:
+      return 2147483647;                               // MAX_GRID_DIM_X
+    case 6:
+    case 7:
+      return 65535;                            // MAX_GRID_DIM_Y, _Z
+    case 8:
+      return 49152;                                    // MAX_SHARED_MEMORY_PER_BLOCK
+    case 9:
+      return 65536;                                    // TOTAL_CONSTANT_MEMORY
+    case 10:
+      return 32;                                      // WARP_SIZE
+    case 11:
+      return 2147483647;                              // MAX_PITCH
+    case 12:
+      return 65536;                                   // MAX_REGISTERS_PER_BLOCK
+    case 13:
+      return 1000000;                                 // CLOCK_RATE (kHz)
+    case 14:
+      return 512;                                     // TEXTURE_ALIGNMENT
+    case 16:
+      return static_cast<int>(worker_count());        // MULTIPROCESSOR_COUNT
+    case 18:
+      return 1;                                       // INTEGRATED: device memory is host memory
+    case 19:
+      return 1;                                       // CAN_MAP_HOST_MEMORY
+    case 31:
+      return 1;                                       // CONCURRENT_KERNELS
+    case 39:
+      return 2048;                                    // MAX_THREADS_PER_MULTIPROCESSOR
+    case 41:
+      return 1;                                       // UNIFIED_ADDRESSING
+    case 75:
+      return 9;                                       // COMPUTE_CAPABILITY_MAJOR
+    case 76:
+      return 0;                                       // COMPUTE_CAPABILITY_MINOR
+    case 81:
+      return 233472;                                  // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+    case 82:
+      return 65536;                                   // MAX_REGISTERS_PER_MULTIPROCESSOR
+    case 83:
+    case 88:
+    case 89:
+      return 1;                     // MANAGED_MEMORY, PAGEABLE_, CONCURRENT_MANAGED_ACCESS
+    case 95:
+      return 1;                                       // COOPERATIVE_LAUNCH
+    case 97:
+      return 232448;                                  // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN (as an H100)
+    default:
+      return 0;
   }
 }
 
@@ -258,7 +307,9 @@ CUresult host_alloc(void** p, std::size_t bytes, unsigned) {
   return *p == nullptr ? kOutOfMemory : kSuccess;
 }
 CUresult free_host(void* p) { return release(reinterpret_cast<CUdeviceptr>(p)); }
-CUresult host_register(void* p, std::size_t bytes, unsigned) { return p == nullptr || bytes == 0 ? kInvalidValue : kSuccess; }
+CUresult host_register(void* p, std::size_t bytes, unsigned) {
+  return p == nullptr || bytes == 0 ? kInvalidValue : kSuccess;
+}
 CUresult host_unregister(void* p) { return p == nullptr ? kInvalidValue : kSuccess; }
 CUresult host_device_pointer(CUdeviceptr* d, void* h, unsigned flags) {
   if (flags != 0 || h == nullptr) return kInvalidValue;
@@ -384,8 +435,8 @@ CUresult launch_kernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsig
                        void**, void**) {
   return kNotSupported;
 }
-CUresult launch_cooperative(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            CUstream, void**) {
+CUresult launch_cooperative(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                            void**) {
   return kNotSupported;
 }
 CUresult ipc_get(detail::CUipcMemHandle*, CUdeviceptr) { return kNotSupported; }

@@ -30,8 +30,7 @@ std::optional<Error> check(const HostLaunch& c) {
   if (c.grid.count() == 0 || c.block.count() == 0)
     return bad("grid and block dimensions must be positive, got grid (" + std::to_string(c.grid.x) + ", " +
                std::to_string(c.grid.y) + ", " + std::to_string(c.grid.z) + ") and block (" +
-               std::to_string(c.block.x) + ", " + std::to_string(c.block.y) + ", " + std::to_string(c.block.z) +
-               ")");
+               std::to_string(c.block.x) + ", " + std::to_string(c.block.y) + ", " + std::to_string(c.block.z) + ")");
   if (c.block.count() > kMaxThreadsPerBlock)
     return bad("too many threads per block: " + std::to_string(c.block.count()) + " (at most " +
                std::to_string(kMaxThreadsPerBlock) + ")");
@@ -45,7 +44,8 @@ std::optional<Error> check(const HostLaunch& c) {
                      " KiB of stack per thread for its locals (cuda.local.array...), more than the " +
                      std::to_string(room / 1024) +
                      " KiB the CPU target gives each thread: make the local arrays smaller, or raise the limit "
-                     "with CUJIT_HOST_STACK_KIB=" + std::to_string((c.frame_bytes + 1023) / 1024 + 16) +
+                     "with CUJIT_HOST_STACK_KIB=" +
+                     std::to_string((c.frame_bytes + 1023) / 1024 + 16) +
                      " (or more) in the environment before the process's first launch",
                  {}};
   }

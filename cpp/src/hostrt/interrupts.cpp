@@ -24,14 +24,13 @@ void on_sigint(int signal, siginfo_t* info, void* context) {
 }  // namespace
 
 InterruptScope::InterruptScope() {
-  struct sigaction current {};
+  struct sigaction current{};
   if (sigaction(SIGINT, nullptr, &current) != 0) return;
   // With the default action Ctrl-C ends the process anyway; ignored, it asks nothing of a launch.
-  if ((current.sa_flags & SA_SIGINFO) == 0 && (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN))
-    return;
+  if ((current.sa_flags & SA_SIGINFO) == 0 && (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN)) return;
   target::host_interrupt_requested.store(0, std::memory_order_relaxed);
   replaced = current;
-  struct sigaction mine {};
+  struct sigaction mine{};
   mine.sa_sigaction = on_sigint;
   mine.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
   sigemptyset(&mine.sa_mask);

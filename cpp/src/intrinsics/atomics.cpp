@@ -25,8 +25,8 @@ Typer atomic_typer(bool integers_only, bool unsigned_only, int values) {
     TypeRef dtype = ary->element(0);
     if (!is_atomic_dtype(dtype, integers_only, unsigned_only)) return std::nullopt;
     TypeRef idx = args[1];
-    bool ok_index = ary->ndim() == 1 ? idx->is_integer()
-                                     : idx->is_tuple() && static_cast<int>(idx->count()) == ary->ndim();
+    bool ok_index =
+        ary->ndim() == 1 ? idx->is_integer() : idx->is_tuple() && static_cast<int>(idx->count()) == ary->ndim();
     if (!ok_index) return std::nullopt;
     std::vector<TypeRef> params{ary, idx->is_integer() ? types::int64() : idx};
     for (int i = 0; i < values; ++i) {
@@ -61,9 +61,7 @@ llvm::Value* target(Emitter& em, llvm::Value* ary, llvm::Value* index, const Cal
 // CUDA's atomics (atomicAdd, atomicCAS...) are device-wide: LLVM 22 writes the
 // IR's scope into PTX (atom.relaxed.sys.cas for the default, system scope), so
 // cujit's name the device one (atom.relaxed.gpu, what a plain atom means).
-llvm::SyncScope::ID device_scope(Emitter& em) {
-  return em.builder().getContext().getOrInsertSyncScopeID("device");
-}
+llvm::SyncScope::ID device_scope(Emitter& em) { return em.builder().getContext().getOrInsertSyncScopeID("device"); }
 
 Lowerer rmw(const std::string& op) {
   return [op](Emitter& em, std::vector<llvm::Value*> args, const CallTypes& types) -> llvm::Value* {
@@ -77,15 +75,21 @@ Lowerer rmw(const std::string& op) {
     bool s = dtype->is_signed();
     llvm::Value* v = args[2];
     Bin bin = Bin::Xchg;
-    if (op == "add") bin = f ? Bin::FAdd : Bin::Add;
+    if (op == "add")
+      bin = f ? Bin::FAdd : Bin::Add;
     else if (op == "sub") {
       bin = f ? Bin::FAdd : Bin::Sub;
       if (f) v = b.CreateFNeg(v);
-    } else if (op == "max") bin = f ? Bin::FMax : s ? Bin::Max : Bin::UMax;
-    else if (op == "min") bin = f ? Bin::FMin : s ? Bin::Min : Bin::UMin;
-    else if (op == "and_") bin = Bin::And;
-    else if (op == "or_") bin = Bin::Or;
-    else if (op == "xor") bin = Bin::Xor;
+    } else if (op == "max")
+      bin = f ? Bin::FMax : s ? Bin::Max : Bin::UMax;
+    else if (op == "min")
+      bin = f ? Bin::FMin : s ? Bin::Min : Bin::UMin;
+    else if (op == "and_")
+      bin = Bin::And;
+    else if (op == "or_")
+      bin = Bin::Or;
+    else if (op == "xor")
+      bin = Bin::Xor;
     else if (op == "inc" || op == "dec")  // PTX atom.inc/dec.u32 for 32 bits, a CAS loop for 64
       bin = op == "inc" ? Bin::UIncWrap : Bin::UDecWrap;
     llvm::Value* old = b.CreateAtomicRMW(bin, ptr, v, align, order, device_scope(em));

@@ -29,9 +29,14 @@ Value* float_to_bfloat16(Emitter& em, Value* f, Rounding mode) {
     case Rounding::Nearest:  // ties to even: add 0x7FFF plus the lowest kept bit
       rounded = b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(b.getInt32(0x7FFF), b.CreateAnd(upper, 1))), 16);
       break;
-    case Rounding::TowardZero: break;
-    case Rounding::Up: rounded = b.CreateAdd(upper, b.CreateZExt(b.CreateAnd(inexact, b.CreateNot(negative)), b.getInt32Ty())); break;
-    case Rounding::Down: rounded = b.CreateAdd(upper, b.CreateZExt(b.CreateAnd(inexact, negative), b.getInt32Ty())); break;
+    case Rounding::TowardZero:
+      break;
+    case Rounding::Up:
+      rounded = b.CreateAdd(upper, b.CreateZExt(b.CreateAnd(inexact, b.CreateNot(negative)), b.getInt32Ty()));
+      break;
+    case Rounding::Down:
+      rounded = b.CreateAdd(upper, b.CreateZExt(b.CreateAnd(inexact, negative), b.getInt32Ty()));
+      break;
   }
   Value* nan = b.CreateFCmpUNO(f, f);
   Value* quiet = b.CreateOr(upper, 0x40);  // a NaN stays a (quiet) NaN
@@ -42,7 +47,8 @@ Value* number_to_bfloat16(Emitter& em, Value* v, TypeRef from, Rounding mode) {
   auto& b = em.builder();
   from = from->unliteral();
   if (from->kind() == TypeKind::BFloat16) return v;
-  if (from->is_float() && from->bitwidth() <= 32) return float_to_bfloat16(em, em.cast(v, from, types::float32()), mode);
+  if (from->is_float() && from->bitwidth() <= 32)
+    return float_to_bfloat16(em, em.cast(v, from, types::float32()), mode);
   Value* d = em.cast(v, from, types::float64());
   // float64 to float32 rounded to odd (an inexact result gets its last bit set): the float32 keeps 16 more bits
   // than a bfloat16, so rounding it once more in `mode` rounds the float64 correctly.
@@ -98,7 +104,8 @@ void add_arithmetic(Table& t) {
       {"mul", [](Emitter& em, Value* x, Value* y) { return em.builder().CreateFMul(x, y); }}};
   for (auto [name, op] : ops) {
     for (const char* suffix : {"", "_rn"})
-      add_computed(t, std::string("h") + name + suffix, 2, [op = op](Emitter& em, const Args& f) { return op(em, f[0], f[1]); });
+      add_computed(t, std::string("h") + name + suffix, 2,
+                   [op = op](Emitter& em, const Args& f) { return op(em, f[0], f[1]); });
     add_computed(t, std::string("h") + name + "_sat", 2,
                  [op = op](Emitter& em, const Args& f) { return saturate(em, op(em, f[0], f[1])); });
   }
@@ -115,18 +122,20 @@ void add_arithmetic(Table& t) {
                           llvm::ConstantFP::get(b.getFloatTy(), 0.0), r);
   });
   // Sign operations on the bits: exact for every value, NaNs included.
-  add(t, "cuda.bf16.hneg", fixed_typer({bf()}, bf()),
-      [](Emitter& em, Args a, const CallTypes&) { return em.builder().CreateXor(a[0], em.builder().getInt16(0x8000)); });
-  add(t, "cuda.bf16.habs", fixed_typer({bf()}, bf()),
-      [](Emitter& em, Args a, const CallTypes&) { return em.builder().CreateAnd(a[0], em.builder().getInt16(0x7FFF)); });
+  add(t, "cuda.bf16.hneg", fixed_typer({bf()}, bf()), [](Emitter& em, Args a, const CallTypes&) {
+    return em.builder().CreateXor(a[0], em.builder().getInt16(0x8000));
+  });
+  add(t, "cuda.bf16.habs", fixed_typer({bf()}, bf()), [](Emitter& em, Args a, const CallTypes&) {
+    return em.builder().CreateAnd(a[0], em.builder().getInt16(0x7FFF));
+  });
 }
 
 void add_comparisons(Table& t) {
   using P = llvm::CmpInst::Predicate;
-  const std::pair<const char*, P> predicates[] = {
-      {"heq", P::FCMP_OEQ},  {"hne", P::FCMP_ONE},  {"hge", P::FCMP_OGE},  {"hgt", P::FCMP_OGT},
-      {"hle", P::FCMP_OLE},  {"hlt", P::FCMP_OLT},  {"hequ", P::FCMP_UEQ}, {"hneu", P::FCMP_UNE},
-      {"hgeu", P::FCMP_UGE}, {"hgtu", P::FCMP_UGT}, {"hleu", P::FCMP_ULE}, {"hltu", P::FCMP_ULT}};
+  const std::pair<const char*, P> predicates[] = {{"heq", P::FCMP_OEQ},  {"hne", P::FCMP_ONE},  {"hge", P::FCMP_OGE},
+                                                  {"hgt", P::FCMP_OGT},  {"hle", P::FCMP_OLE},  {"hlt", P::FCMP_OLT},
+                                                  {"hequ", P::FCMP_UEQ}, {"hneu", P::FCMP_UNE}, {"hgeu", P::FCMP_UGE},
+                                                  {"hgtu", P::FCMP_UGT}, {"hleu", P::FCMP_ULE}, {"hltu", P::FCMP_ULT}};
   for (auto [name, pred] : predicates)
     add_test(t, name, 2, types::boolean(),
              [pred = pred](Emitter& em, const Args& f) { return em.builder().CreateFCmp(pred, f[0], f[1]); });
@@ -134,7 +143,8 @@ void add_comparisons(Table& t) {
   add_computed(t, "hmin", 2, [](Emitter& em, const Args& f) { return em.builder().CreateMinNum(f[0], f[1]); });
   add_computed(t, "hmax_nan", 2, [](Emitter& em, const Args& f) { return em.builder().CreateMaximum(f[0], f[1]); });
   add_computed(t, "hmin_nan", 2, [](Emitter& em, const Args& f) { return em.builder().CreateMinimum(f[0], f[1]); });
-  add_test(t, "hisnan", 1, types::boolean(), [](Emitter& em, const Args& f) { return em.builder().CreateFCmpUNO(f[0], f[0]); });
+  add_test(t, "hisnan", 1, types::boolean(),
+           [](Emitter& em, const Args& f) { return em.builder().CreateFCmpUNO(f[0], f[0]); });
   add_test(t, "hisinf", 1, types::int32(), [](Emitter& em, const Args& f) {  // -1, 0 or 1, as CUDA's __hisinf
     auto& b = em.builder();
     Value* inf = llvm::ConstantFP::getInfinity(b.getFloatTy());
@@ -145,14 +155,17 @@ void add_comparisons(Table& t) {
 }
 
 void add_math(Table& t) {
-  const std::pair<const char*, llvm::Intrinsic::ID> exact[] = {
-      {"htrunc", llvm::Intrinsic::trunc}, {"hceil", llvm::Intrinsic::ceil}, {"hfloor", llvm::Intrinsic::floor},
-      {"hrint", llvm::Intrinsic::rint},   {"hsqrt", llvm::Intrinsic::sqrt}};
+  const std::pair<const char*, llvm::Intrinsic::ID> exact[] = {{"htrunc", llvm::Intrinsic::trunc},
+                                                               {"hceil", llvm::Intrinsic::ceil},
+                                                               {"hfloor", llvm::Intrinsic::floor},
+                                                               {"hrint", llvm::Intrinsic::rint},
+                                                               {"hsqrt", llvm::Intrinsic::sqrt}};
   for (auto [name, id] : exact)
-    add_computed(t, name, 1, [id = id](Emitter& em, const Args& f) { return em.builder().CreateUnaryIntrinsic(id, f[0]); });
+    add_computed(t, name, 1,
+                 [id = id](Emitter& em, const Args& f) { return em.builder().CreateUnaryIntrinsic(id, f[0]); });
   const std::pair<const char*, const char*> calls[] = {
-      {"hrsqrt", "__nv_rsqrtf"}, {"hlog", "__nv_logf"},   {"hlog2", "__nv_log2f"}, {"hlog10", "__nv_log10f"},
-      {"hcos", "__nv_cosf"},     {"hsin", "__nv_sinf"},   {"hexp", "__nv_expf"},   {"hexp2", "__nv_exp2f"},
+      {"hrsqrt", "__nv_rsqrtf"}, {"hlog", "__nv_logf"},   {"hlog2", "__nv_log2f"},       {"hlog10", "__nv_log10f"},
+      {"hcos", "__nv_cosf"},     {"hsin", "__nv_sinf"},   {"hexp", "__nv_expf"},         {"hexp2", "__nv_exp2f"},
       {"hexp10", "__nv_exp10f"}, {"htanh", "__nv_tanhf"}, {"htanh_approx", "__nv_tanhf"}};
   for (auto [name, fn] : calls)
     add_computed(t, name, 1, [fn = fn](Emitter& em, const Args& f) { return libdevice(em, fn, f[0]); });
@@ -166,9 +179,8 @@ const std::pair<const char*, Rounding> kModes[] = {
 
 // A conversion of one `from` argument to a bfloat16 in `mode`.
 void add_to_bfloat16(Table& t, const std::string& name, TypeRef from, Rounding mode) {
-  add(t, "cuda.bf16." + name, fixed_typer({from}, bf()), [from, mode](Emitter& em, Args a, const CallTypes&) {
-    return number_to_bfloat16(em, a[0], from, mode);
-  });
+  add(t, "cuda.bf16." + name, fixed_typer({from}, bf()),
+      [from, mode](Emitter& em, Args a, const CallTypes&) { return number_to_bfloat16(em, a[0], from, mode); });
 }
 
 // bfloat16 to an integer: rounded in `mode`, saturated to the integer's range, NaN to 0.
@@ -213,7 +225,8 @@ void add_conversions(Table& t) {
     add(t, "cuda.bf16." + it->name() + "_as_bfloat16", fixed_typer({it}, bf()), same_bits);
   }
   // bfloat16(x): from any real number (or a bfloat16), rounded to nearest.
-  add(t, "cuda.bf16.bfloat16",
+  add(
+      t, "cuda.bf16.bfloat16",
       [](const std::vector<TypeRef>& args) -> std::optional<OpSignature> {
         if (args.size() != 1) return std::nullopt;
         TypeRef a = args[0]->unliteral();

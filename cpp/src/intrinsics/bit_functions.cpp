@@ -22,7 +22,8 @@ void add_bit_functions(Table& t) {
   add(t, "cuda.clz", same_integer, [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
     return em.builder().CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, a[0], em.builder().getFalse());
   });
-  add(t, "cuda.fma",
+  add(
+      t, "cuda.fma",
       [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
         if (a.size() != 3) return std::nullopt;
         return choose_overload({{{types::float32(), types::float32(), types::float32()}, types::float32()},
@@ -32,7 +33,8 @@ void add_bit_functions(Table& t) {
       [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
         return em.builder().CreateIntrinsic(llvm::Intrinsic::fma, {a[0]->getType()}, a);
       });
-  add(t, "cuda.selp",
+  add(
+      t, "cuda.selp",
       [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
         if (a.size() != 3 || !a[1]->is_number() || !a[2]->is_number()) return std::nullopt;
         TypeRef u = unify(a[1]->unliteral(), a[2]->unliteral());

@@ -138,8 +138,11 @@ void add_hinted(Table& t, const std::string& name, size_t arity, Lowerer lower) 
   std::string path = "cuda." + name;
   std::vector<std::string> params{"array", "i"};
   if (arity == 3) params.push_back("value");
-  add(t, path,
-      [arity](const std::vector<TypeRef>& a) { return hinted_signature(a, arity, arity == 3 ? types::none() : nullptr); },
+  add(
+      t, path,
+      [arity](const std::vector<TypeRef>& a) {
+        return hinted_signature(a, arity, arity == 3 ? types::none() : nullptr);
+      },
       std::move(lower), params);
   t[path].explain = [name, arity](const std::vector<TypeRef>& a) { return argument_problem(name, a, arity); };
 }

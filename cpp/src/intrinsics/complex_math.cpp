@@ -25,8 +25,7 @@ struct Cx {
 class ComplexMath {
  public:
   ComplexMath(Emitter& em, TypeRef complex)
-      : em_(em), b_(em.builder()), f32_(complex->bitwidth() == 64),
-        ft_(f32_ ? b_.getFloatTy() : b_.getDoubleTy()) {}
+      : em_(em), b_(em.builder()), f32_(complex->bitwidth() == 64), ft_(f32_ ? b_.getFloatTy() : b_.getDoubleTy()) {}
 
   llvm::IRBuilder<>& builder() { return b_; }
   Emitter& emitter() { return em_; }
@@ -128,8 +127,7 @@ class ComplexMath {
 using ComplexFn = std::function<Value*(ComplexMath&, std::vector<Value*>&)>;
 
 // Overloads on complex64 and complex128: `arity` complex arguments, the result given for each complex type.
-void add_cmath(Table& t, const std::string& name, int arity, std::function<TypeRef(TypeRef)> result,
-               ComplexFn body) {
+void add_cmath(Table& t, const std::string& name, int arity, std::function<TypeRef(TypeRef)> result, ComplexFn body) {
   Typer typer = [arity, result](const std::vector<TypeRef>& args) {
     std::vector<OpSignature> candidates;
     for (TypeRef c : {types::complex64(), types::complex128()})
@@ -187,11 +185,12 @@ void add_complex_math(Table& t) {
   });
 
   add_cmath(t, "phase", 1, component, [](ComplexMath& m, std::vector<Value*>& a) { return m.phase(m.unpack(a[0])); });
-  add_cmath(t, "polar", 1, [](TypeRef c) { return types::uni_tuple(component(c), 2); },
-            [](ComplexMath& m, std::vector<Value*>& a) {
-              Cx z = m.unpack(a[0]);
-              return m.emitter().build_tuple({m.abs(z), m.phase(z)}, types::uni_tuple(m.component_type(), 2));
-            });
+  add_cmath(
+      t, "polar", 1, [](TypeRef c) { return types::uni_tuple(component(c), 2); },
+      [](ComplexMath& m, std::vector<Value*>& a) {
+        Cx z = m.unpack(a[0]);
+        return m.emitter().build_tuple({m.abs(z), m.phase(z)}, types::uni_tuple(m.component_type(), 2));
+      });
   add_cmath(t, "isnan", 1, truth, [](ComplexMath& m, std::vector<Value*>& a) {
     Cx z = m.unpack(a[0]);
     auto& b = m.builder();

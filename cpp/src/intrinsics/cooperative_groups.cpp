@@ -15,7 +15,10 @@ void add_cooperative_groups(Table& t) {
         return em.target().grid_group(em.builder(), em.target_context());
       });
   t["cuda.cg.this_grid"].cooperative = true;
-  Intrinsic sync{Intrinsic::Kind::Method, "GridGroup.sync", {}, fixed_typer({grid_group_type()}, types::int32()),
+  Intrinsic sync{Intrinsic::Kind::Method,
+                 "GridGroup.sync",
+                 {},
+                 fixed_typer({grid_group_type()}, types::int32()),
                  [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) -> llvm::Value* {
                    return em.target().grid_sync(em.builder(), em.target_context(), a[0], em.call_site());
                  }};

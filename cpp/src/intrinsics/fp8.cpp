@@ -66,7 +66,8 @@ Value* from_double(Emitter& em, Value* x, Format format, Value* satfinite) {
   shift = b.CreateSelect(b.CreateICmpUGT(shift, u64(c.mantissa_bits + 1)), u64(c.mantissa_bits + 1), shift);
   Value* full = b.CreateOr(mantissa, u64(1ULL << c.mantissa_bits));
   Value* denormal = b.CreateLShr(full, shift);
-  Value* dround = b.CreateAnd(b.CreateOr(bits, u64(1ULL << 52)), b.CreateSub(b.CreateShl(u64(2 * half_ulp), shift), u64(1)));
+  Value* dround =
+      b.CreateAnd(b.CreateOr(bits, u64(1ULL << 52)), b.CreateSub(b.CreateShl(u64(2 * half_ulp), shift), u64(1)));
   Value* dhalf = b.CreateShl(u64(half_ulp), shift);
   Value* dup = b.CreateOr(b.CreateICmpUGT(dround, dhalf),
                           b.CreateAnd(b.CreateICmpEQ(dround, dhalf), b.CreateTrunc(denormal, b.getInt1Ty())));
@@ -112,8 +113,8 @@ Value* e8m0_from_float(Emitter& em, Value* f, Value* satfinite, Value* rounding)
   Value* truncated = b.CreateLShr(ux, 16);
   // Toward zero: the upper half. Up (of the magnitude): the upper half, plus one if finite and inexact.
   Value* ua = b.CreateAnd(ux, u32(0x7FFFFFFF));
-  Value* inexact = b.CreateAnd(b.CreateICmpULT(ua, u32(0x7F800000)),
-                               b.CreateICmpNE(b.CreateAnd(ua, u32(0xFFFF)), u32(0)));
+  Value* inexact =
+      b.CreateAnd(b.CreateICmpULT(ua, u32(0x7F800000)), b.CreateICmpNE(b.CreateAnd(ua, u32(0xFFFF)), u32(0)));
   Value* rounded_up = b.CreateAdd(b.CreateLShr(ua, 16), b.CreateZExt(inexact, b.getInt32Ty()));
   Value* rz = b.CreateICmpEQ(rounding, llvm::ConstantInt::get(rounding->getType(), kRoundZero));
   Value* bf16 = b.CreateSelect(rz, truncated, rounded_up);
@@ -176,9 +177,10 @@ namespace {
 Value* e8m0_from_integer(Emitter& em, Value* v, TypeRef from) {
   auto& b = em.builder();
   Value* x = from->is_signed() ? b.CreateSExt(v, b.getInt64Ty()) : b.CreateZExt(v, b.getInt64Ty());
-  if (from->is_signed()) x = b.CreateSelect(b.CreateICmpSLT(x, b.getInt64(0)), b.CreateNeg(x), x);  // |INT64_MIN| = 2^63
+  if (from->is_signed())
+    x = b.CreateSelect(b.CreateICmpSLT(x, b.getInt64(0)), b.CreateNeg(x), x);  // |INT64_MIN| = 2^63
   Value* bits = b.CreateSub(b.getInt64(64), b.CreateIntrinsic(llvm::Intrinsic::ctlz, {b.getInt64Ty()},
-                                                               {b.CreateSub(x, b.getInt64(1)), b.getFalse()}));
+                                                              {b.CreateSub(x, b.getInt64(1)), b.getFalse()}));
   Value* exponent = b.CreateSelect(b.CreateICmpULE(x, b.getInt64(1)), b.getInt64(0), bits);
   Value* code = b.CreateSelect(b.CreateICmpEQ(x, b.getInt64(0)), b.getInt64(0), b.CreateAdd(exponent, b.getInt64(127)));
   return b.CreateTrunc(code, b.getInt8Ty());
@@ -257,13 +259,15 @@ std::string fp8_mode_problem(const std::vector<TypeRef>& a, size_t count, const 
   if (what == "rounding" && a[count - 1]->kind() == TypeKind::IntegerLiteral &&
       a[count - 1]->literal_value() != fp8::kRoundZero && a[count - 1]->literal_value() != fp8::kRoundPosInf)
     return "rounding must be cudaRoundMode.cudaRoundZero or cudaRoundMode.cudaRoundPosInf (cuda_fp8.h's e8m0 "
-           "conversions support no other), got " + std::to_string(a[count - 1]->literal_value());
+           "conversions support no other), got " +
+           std::to_string(a[count - 1]->literal_value());
   return "";
 }
 
 void add_fp8_function(Table& t, const std::string& name, TypeRef x, TypeRef result, const std::string& mode,
                       Lowerer lower) {
-  add(t, name, [x, result, mode](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+  add(t, name,
+      [x, result, mode](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
         if (!fp8_mode_problem(a, 3, mode).empty()) return std::nullopt;
         return fixed({x, types::int32(), types::int32()}, result, a);
       },
@@ -275,7 +279,8 @@ void add_fp8_function(Table& t, const std::string& name, TypeRef x, TypeRef resu
 void add_fp8(Table& t) {
   for (TypeRef x : {types::float32(), types::float64()}) {
     std::string name = x == types::float32() ? "float" : "double";
-    add_fp8_function(t, "cuda.fp8.cvt_" + name + "_to_fp8", x, types::uint8(), "fp8_interpretation", storage_conversion);
+    add_fp8_function(t, "cuda.fp8.cvt_" + name + "_to_fp8", x, types::uint8(), "fp8_interpretation",
+                     storage_conversion);
     add_fp8_function(t, "cuda.fp8.cvt_" + name + "_to_e8m0", x, types::uint8(), "rounding", e8m0_conversion);
   }
 }

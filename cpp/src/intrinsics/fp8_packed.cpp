@@ -23,7 +23,8 @@ TypeRef raw_type() { return types::vector(types::uint16(), 1); }
 Value* element_to_fp8(Emitter& em, Value* v, bool wide, TypeRef fp8) {
   auto& b = em.builder();
   if (fp8 == types::fp8_e8m0())
-    return fp8::e8m0_from_float(em, wide ? fp8::float_with_sticky(em, v) : v, b.getTrue(), b.getInt32(fp8::kRoundPosInf));
+    return fp8::e8m0_from_float(em, wide ? fp8::float_with_sticky(em, v) : v, b.getTrue(),
+                                b.getInt32(fp8::kRoundPosInf));
   Value* d = wide ? v : b.CreateFPExt(v, b.getDoubleTy());
   return fp8::from_double(em, d, fp8 == types::fp8_e4m3() ? fp8::Format::E4M3 : fp8::Format::E5M2, b.getTrue());
 }
@@ -33,8 +34,7 @@ Value* pack(Emitter& em, const std::vector<Value*>& codes) {
   auto& b = em.builder();
   llvm::Type* ty = b.getIntNTy(static_cast<unsigned>(8 * codes.size()));
   Value* r = llvm::ConstantInt::get(ty, 0);
-  for (size_t k = 0; k < codes.size(); ++k)
-    r = b.CreateOr(r, b.CreateShl(b.CreateZExt(codes[k], ty), 8 * k));
+  for (size_t k = 0; k < codes.size(); ++k) r = b.CreateOr(r, b.CreateShl(b.CreateZExt(codes[k], ty), 8 * k));
   return r;
 }
 
@@ -52,7 +52,9 @@ void add_constructor(Table& t, TypeRef packed) {
   int n = static_cast<int>(packed->count());
   TypeRef f32 = types::vector(types::float32(), n), f64 = types::vector(types::float64(), n);
   std::string name = "cuda.fp8." + packed->name();
-  add(t, name, [=](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+  add(
+      t, name,
+      [=](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
         if (a.empty()) return OpSignature{{}, packed};
         if (a.size() == 1 && (a[0] == f32 || a[0] == f64)) return OpSignature{{a[0]}, packed};
         return std::nullopt;
@@ -67,7 +69,10 @@ void add_constructor(Table& t, TypeRef packed) {
   };
   // p.__x: the bits (uint16 or uint32), as numba-cuda's struct member.
   std::string attr = packed->name() + ".__x";
-  t[attr] = Intrinsic{Intrinsic::Kind::Attribute, attr, {}, fixed_typer({packed}, types::integer(8 * n, false)),
+  t[attr] = Intrinsic{Intrinsic::Kind::Attribute,
+                      attr,
+                      {},
+                      fixed_typer({packed}, types::integer(8 * n, false)),
                       [](Emitter&, std::vector<Value*> a, const CallTypes&) { return a[0]; }};
 }
 
@@ -95,7 +100,8 @@ void accept_packed(Table& t, int n) {
     auto& b = em.builder();
     std::vector<Value*> values;
     for (int k = 0; k < n; ++k)
-      values.push_back(fp8::to_float(em, b.CreateTrunc(b.CreateLShr(a[0], 8 * k), b.getInt8Ty()), ct.params[0]->element(0)));
+      values.push_back(
+          fp8::to_float(em, b.CreateTrunc(b.CreateLShr(a[0], 8 * k), b.getInt8Ty()), ct.params[0]->element(0)));
     return em.build_tuple(values, vec);
   };
 }
@@ -109,7 +115,8 @@ Value* pair_to_fp8(Emitter& em, std::vector<Value*> a, const CallTypes& ct) {
   auto& b = em.builder();
   bool wide = ct.params[0]->element(0) == types::float64();
   return pack_vector(em, a[0], ct.params[0], [&](Value* v) {
-    return fp8::from_double(em, wide ? v : b.CreateFPExt(v, b.getDoubleTy()), is_nonzero(em, a[2]), is_nonzero(em, a[1]));
+    return fp8::from_double(em, wide ? v : b.CreateFPExt(v, b.getDoubleTy()), is_nonzero(em, a[2]),
+                            is_nonzero(em, a[1]));
   });
 }
 
@@ -128,7 +135,8 @@ Value* raw_bits(Emitter& em, Value* v, TypeRef t) {
 
 // cvt_bfloat16raw_to_fp8 / cvt_bfloat16raw_to_e8m0(raw or bfloat16, saturate, mode) -> uint8.
 void add_raw_function(Table& t, const std::string& name, const std::string& mode, Lowerer lower) {
-  add(t, name, [mode](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+  add(t, name,
+      [mode](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
         if (!fp8_mode_problem(a, 3, mode).empty()) return std::nullopt;
         TypeRef x = a[0] == types::bfloat16() ? types::bfloat16() : raw_type();
         return fixed({x, types::int32(), types::int32()}, types::uint8(), a);
@@ -138,7 +146,8 @@ void add_raw_function(Table& t, const std::string& name, const std::string& mode
     std::string problem = fp8_mode_problem(a, 3, mode);
     if (!problem.empty()) return problem;
     return "x must be a bfloat16 raw value (uint16x1: cuda.ushort1(bits), or what cvt_e8m0_to_bf16raw gives) or a "
-           "bfloat16, got " + a[0]->name();
+           "bfloat16, got " +
+           a[0]->name();
   };
 }
 

@@ -32,13 +32,11 @@ void add_half_precision(Table& t) {
     Value* q = b.CreateFDiv(b.CreateFPExt(a[0], b.getFloatTy()), b.CreateFPExt(a[1], b.getFloatTy()));
     return b.CreateFPTrunc(q, b.getHalfTy());
   });
-  add_half(t, "hfma", 3, h, [](auto& b, Emitter&, Args& a) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getHalfTy()}, a);
-  });
+  add_half(t, "hfma", 3, h,
+           [](auto& b, Emitter&, Args& a) { return b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getHalfTy()}, a); });
   add_half(t, "hneg", 1, h, [](auto& b, Emitter&, Args& a) { return b.CreateFNeg(a[0]); });
-  add_half(t, "habs", 1, h, [](auto& b, Emitter&, Args& a) {
-    return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]);
-  });
+  add_half(t, "habs", 1, h,
+           [](auto& b, Emitter&, Args& a) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]); });
   const std::pair<const char*, llvm::Intrinsic::ID> rounding[] = {
       {"hsqrt", llvm::Intrinsic::sqrt}, {"hceil", llvm::Intrinsic::ceil},   {"hfloor", llvm::Intrinsic::floor},
       {"hrint", llvm::Intrinsic::rint}, {"htrunc", llvm::Intrinsic::trunc}, {"hexp2", llvm::Intrinsic::exp2},
@@ -48,8 +46,8 @@ void add_half_precision(Table& t) {
       return via_float(b, a[0], [&](Value* x) { return b.CreateUnaryIntrinsic(id, x); });
     });
   const std::pair<const char*, const char*> libdevice[] = {
-      {"hexp", "__nv_expf"}, {"hexp10", "__nv_exp10f"}, {"hlog", "__nv_logf"},
-      {"hlog10", "__nv_log10f"}, {"hsin", "__nv_sinf"}, {"hcos", "__nv_cosf"}, {"hrsqrt", "__nv_rsqrtf"}};
+      {"hexp", "__nv_expf"}, {"hexp10", "__nv_exp10f"}, {"hlog", "__nv_logf"},    {"hlog10", "__nv_log10f"},
+      {"hsin", "__nv_sinf"}, {"hcos", "__nv_cosf"},     {"hrsqrt", "__nv_rsqrtf"}};
   for (auto [name, fn] : libdevice)
     add_half(t, name, 1, h, [fn = std::string(fn)](auto& b, Emitter& em, Args& a) {
       return via_float(b, a[0], [&](Value* x) { return em.call_function(fn, b.getFloatTy(), {x}); });
@@ -61,9 +59,8 @@ void add_half_precision(Table& t) {
       {"heq", llvm::CmpInst::FCMP_OEQ}, {"hne", llvm::CmpInst::FCMP_UNE}, {"hge", llvm::CmpInst::FCMP_OGE},
       {"hgt", llvm::CmpInst::FCMP_OGT}, {"hle", llvm::CmpInst::FCMP_OLE}, {"hlt", llvm::CmpInst::FCMP_OLT}};
   for (auto [name, pred] : comparisons)
-    add_half(t, name, 2, types::boolean(), [pred = pred](auto& b, Emitter&, Args& a) {
-      return b.CreateFCmp(pred, a[0], a[1]);
-    });
+    add_half(t, name, 2, types::boolean(),
+             [pred = pred](auto& b, Emitter&, Args& a) { return b.CreateFCmp(pred, a[0], a[1]); });
   // hmax/hmin: the other operand when one is NaN (max.f16 / min.f16).
   add_half(t, "hmax", 2, h, [](auto& b, Emitter&, Args& a) { return b.CreateMaxNum(a[0], a[1]); });
   add_half(t, "hmin", 2, h, [](auto& b, Emitter&, Args& a) { return b.CreateMinNum(a[0], a[1]); });

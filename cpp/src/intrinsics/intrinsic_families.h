@@ -31,7 +31,7 @@ void add_literal_unroll(Table& t);      // literal_unroll.cpp (the identity outs
 void add_fp8(Table& t);                 // fp8.cpp (cuda.fp8.cvt_float_to_fp8, ...)
 void add_vector_types(Table& t);        // vector_types.cpp (cuda.float32x4..., their .x .y .z .w, Dim3)
 void add_fp8_packed(Table& t);          // fp8_packed.cpp (cuda.fp8.fp8x2_e4m3...; after add_vector_types: it
-                                        // lets float32x2(p) and float32x4(p) unpack them)
+                                // lets float32x2(p) and float32x4(p) unpack them)
 
 // Adds a function entry.
 void add(Table& t, const std::string& name, Typer type, Lowerer lower, std::vector<std::string> params = {});

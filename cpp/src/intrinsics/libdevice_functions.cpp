@@ -26,8 +26,10 @@ void add_function(Table& t, const LibdeviceSignature& f) {
   std::vector<TypeRef> outs;
   std::istringstream words(f.params);
   for (std::string w; words >> w;) {
-    if (w[0] == '*') outs.push_back(types::lookup_scalar(w.substr(1)));
-    else ins.push_back(types::lookup_scalar(w));
+    if (w[0] == '*')
+      outs.push_back(types::lookup_scalar(w.substr(1)));
+    else
+      ins.push_back(types::lookup_scalar(w));
   }
   std::vector<TypeRef> results;
   if (ret->kind() != TypeKind::None) results.push_back(ret);

@@ -24,7 +24,8 @@ void add_synchronization(Table& t) {
                                             em.call_site());
         },
         {"predicate"});
-  add(t, "cuda.syncwarp",
+  add(
+      t, "cuda.syncwarp",
       [](const std::vector<TypeRef>& a) {
         return a.empty() ? fixed({}, types::none(), a) : fixed({types::uint32()}, types::none(), a);
       },

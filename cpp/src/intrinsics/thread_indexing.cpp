@@ -58,9 +58,8 @@ void add_thread_indexing(Table& t) {
     for (int axis = 0; axis < 3; ++axis)
       add_value(t, std::string("cuda.") + kRegisters[reg] + "." + "xyz"[axis], types::int32(),
                 [reg, axis](Emitter& em, auto, const CallTypes&) { return read_register(em, reg, axis); });
-  add_value(t, "cuda.laneid", types::int32(), [](Emitter& em, auto, const CallTypes&) {
-    return em.target().lane_id(em.builder(), em.target_context());
-  });
+  add_value(t, "cuda.laneid", types::int32(),
+            [](Emitter& em, auto, const CallTypes&) { return em.target().lane_id(em.builder(), em.target_context()); });
   add_value(t, "cuda.warpsize", types::int32(),
             [](Emitter& em, auto, const CallTypes&) -> llvm::Value* { return em.builder().getInt32(32); });
   add(t, "cuda.grid", grid_like, grid_lowering(true), {"ndim"});

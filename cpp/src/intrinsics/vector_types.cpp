@@ -73,7 +73,8 @@ Value* lower_construct(Emitter& em, const std::vector<Value*>& args, const CallT
 
 void add_constructor(Table& t, TypeRef vec) {
   std::string name = "cuda." + vec->name();
-  add(t, name, [vec](const std::vector<TypeRef>& args) { return construct(vec, args); },
+  add(
+      t, name, [vec](const std::vector<TypeRef>& args) { return construct(vec, args); },
       [](Emitter& em, std::vector<Value*> args, const CallTypes& types) { return lower_construct(em, args, types); });
   t[name].explain = [vec](const std::vector<TypeRef>& args) { return explain_construct(vec, args); };
 }
@@ -83,7 +84,10 @@ void add_components(Table& t, TypeRef vec) {
   std::vector<std::string> fields = types::vector_fields(vec);
   for (unsigned k = 0; k < fields.size(); ++k) {
     std::string name = vec->name() + "." + fields[k];
-    t[name] = Intrinsic{Intrinsic::Kind::Attribute, name, {}, fixed_typer({vec}, vec->element(0)),
+    t[name] = Intrinsic{Intrinsic::Kind::Attribute,
+                        name,
+                        {},
+                        fixed_typer({vec}, vec->element(0)),
                         [k](Emitter& em, std::vector<Value*> args, const CallTypes&) {
                           return em.builder().CreateExtractValue(args[0], k);
                         }};

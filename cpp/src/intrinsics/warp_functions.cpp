@@ -58,10 +58,9 @@ void add_warp_functions(Table& t) {
   const std::pair<const char*, VoteMode> votes[] = {
       {"cuda.all_sync", VoteMode::All}, {"cuda.any_sync", VoteMode::Any}, {"cuda.eq_sync", VoteMode::Eq}};
   for (auto [name, mode] : votes)
-    add(t, name, fixed_typer({types::uint32(), types::boolean()}, types::boolean()), vote(mode),
-        {"mask", "predicate"});
-  add(t, "cuda.ballot_sync", fixed_typer({types::uint32(), types::boolean()}, types::int32()),
-      vote(VoteMode::Ballot), {"mask", "predicate"});
+    add(t, name, fixed_typer({types::uint32(), types::boolean()}, types::boolean()), vote(mode), {"mask", "predicate"});
+  add(t, "cuda.ballot_sync", fixed_typer({types::uint32(), types::boolean()}, types::int32()), vote(VoteMode::Ballot),
+      {"mask", "predicate"});
 }
 
 }  // namespace cujit::intrinsics

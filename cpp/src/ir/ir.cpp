@@ -7,40 +7,68 @@ namespace cujit::ir {
 
 const char* op_symbol(Op op) {
   switch (op) {
-    case Op::Add: return "+";
-    case Op::Sub: return "-";
-    case Op::Mul: return "*";
-    case Op::Div: return "/";
-    case Op::FloorDiv: return "//";
-    case Op::Mod: return "%";
-    case Op::Pow: return "**";
-    case Op::LShift: return "<<";
-    case Op::RShift: return ">>";
-    case Op::BitOr: return "|";
-    case Op::BitXor: return "^";
-    case Op::BitAnd: return "&";
-    case Op::UAdd: return "+";
-    case Op::USub: return "-";
-    case Op::Invert: return "~";
-    case Op::Not: return "not";
-    case Op::Eq: return "==";
-    case Op::NotEq: return "!=";
-    case Op::Lt: return "<";
-    case Op::LtE: return "<=";
-    case Op::Gt: return ">";
-    case Op::GtE: return ">=";
-    case Op::In: return "in";
-    case Op::NotIn: return "not in";
-    case Op::Is: return "is";
-    case Op::IsNot: return "is not";
-    case Op::And: return "and";
-    case Op::Or: return "or";
+    case Op::Add:
+      return "+";
+    case Op::Sub:
+      return "-";
+    case Op::Mul:
+      return "*";
+    case Op::Div:
+      return "/";
+    case Op::FloorDiv:
+      return "//";
+    case Op::Mod:
+      return "%";
+    case Op::Pow:
+      return "**";
+    case Op::LShift:
+      return "<<";
+    case Op::RShift:
+      return ">>";
+    case Op::BitOr:
+      return "|";
+    case Op::BitXor:
+      return "^";
+    case Op::BitAnd:
+      return "&";
+    case Op::UAdd:
+      return "+";
+    case Op::USub:
+      return "-";
+    case Op::Invert:
+      return "~";
+    case Op::Not:
+      return "not";
+    case Op::Eq:
+      return "==";
+    case Op::NotEq:
+      return "!=";
+    case Op::Lt:
+      return "<";
+    case Op::LtE:
+      return "<=";
+    case Op::Gt:
+      return ">";
+    case Op::GtE:
+      return ">=";
+    case Op::In:
+      return "in";
+    case Op::NotIn:
+      return "not in";
+    case Op::Is:
+      return "is";
+    case Op::IsNot:
+      return "is not";
+    case Op::And:
+      return "and";
+    case Op::Or:
+      return "or";
   }
   return "?";
 }
 
-std::string format_source_excerpt(const std::string& filename, const std::vector<std::string>& lines,
-                                  int first_line, const SourceLoc& loc, const ExcerptText& excerpt) {
+std::string format_source_excerpt(const std::string& filename, const std::vector<std::string>& lines, int first_line,
+                                  const SourceLoc& loc, const ExcerptText& excerpt) {
   if (!loc.known()) return "File \"" + filename + "\"";
   std::string out = "File \"" + filename + "\", line " + std::to_string(loc.line) + " (" + filename + ":" +
                     std::to_string(loc.line) + "):\n";
@@ -57,9 +85,7 @@ std::string format_source_excerpt(const std::string& filename, const std::vector
   return out;
 }
 
-bool is_string_constant(const Expr& e) {
-  return e.kind == ExprKind::Const && e.global.kind == GlobalValue::Kind::Str;
-}
+bool is_string_constant(const Expr& e) { return e.kind == ExprKind::Const && e.global.kind == GlobalValue::Kind::Str; }
 
 std::optional<std::vector<int64_t>> literal_shape(const Expr& shape) {
   auto literal = [](const Expr& e) -> std::optional<int64_t> {

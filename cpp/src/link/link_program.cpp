@@ -12,7 +12,8 @@ namespace {
 
 // The symbol in "Undefined reference to 'X'" (non-LTO) or "Unresolved extern function 'X'" (LTO).
 std::string undefined_symbol(const std::string& log) {
-  for (const char* marker : {"Undefined reference to '", "Unresolved extern function '", "Unresolved extern variable '"}) {
+  for (const char* marker :
+       {"Undefined reference to '", "Unresolved extern function '", "Unresolved extern variable '"}) {
     size_t at = log.find(marker);
     if (at == std::string::npos) continue;
     size_t start = at + std::char_traits<char>::length(marker);
@@ -32,15 +33,18 @@ std::string undefined_symbol(const std::string& log) {
     message = "undefined symbol '" + symbol + "': " +
               (declared.empty() ? std::string("no linked code defines it")
                                 : "it is declared by " + declared + ", but no linked code defines it") +
-              " (link inputs: " + [&] {
+              " (link inputs: " +
+              [&] {
                 std::string names;
                 for (const auto& in : p.inputs) names += (names.empty() ? "" : ", ") + in->name;
                 return names.empty() ? std::string("none") : names;
-              }() + ")\n" + message;
-  } else if (message.rfind("ERROR_LTO_NOT_ENABLED", 0) == 0 ||
-             message.find("requires -lto") != std::string::npos) {
-    message = "a link input holds LTO-IR, which links only with link-time optimisation: pass lto=True to "
-              "cuda.jit\n" + message;
+              }() +
+              ")\n" + message;
+  } else if (message.rfind("ERROR_LTO_NOT_ENABLED", 0) == 0 || message.find("requires -lto") != std::string::npos) {
+    message =
+        "a link input holds LTO-IR, which links only with link-time optimisation: pass lto=True to "
+        "cuda.jit\n" +
+        message;
   }
   throw LinkError(e.kind(), message, e.code());
 }
@@ -69,7 +73,8 @@ ProgramLinkResult link_program(const ProgramLink& p) {
     }
     NvrtcOutput out = compile_cuda(in->data, in->name, nvrtc);
     if (!out.cached && !out.log.empty()) result.nvrtc_logs.emplace_back(in->name, out.log);
-    inputs.push_back(LinkInput{out.ltoir ? InputKind::LtoIr : InputKind::Ptx, std::move(out.code), in->name, in->origin});
+    inputs.push_back(
+        LinkInput{out.ltoir ? InputKind::LtoIr : InputKind::Ptx, std::move(out.code), in->name, in->origin});
   }
   LinkOptions options;
   options.arch = p.arch;
@@ -83,13 +88,15 @@ ProgramLinkResult link_program(const ProgramLink& p) {
     explain_failure(e, p);
   }
   if (!p.entry.empty() && !cubin_has_symbol(linked.image, p.entry))
-    throw LinkError(LinkError::Kind::Failed,
-                    "the linked cubin does not contain the kernel '" + p.entry +
-                        "' (nvJitLink dropped it; options:" + [&] {
-                          std::string s;
-                          for (const auto& o : linked.options) s += " " + o;
-                          return s;
-                        }() + ")");
+    throw LinkError(
+        LinkError::Kind::Failed, "the linked cubin does not contain the kernel '" + p.entry +
+                                     "' (nvJitLink dropped it; options:" +
+                                     [&] {
+                                       std::string s;
+                                       for (const auto& o : linked.options) s += " " + o;
+                                       return s;
+                                     }() +
+                                     ")");
   result.cubin = std::move(linked.image);
   result.info_log = std::move(linked.info_log);
   result.options = std::move(linked.options);

@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "cujit/link.h"
-#include "cujit/toolkit.h"
 #include "cujit/telemetry.h"
+#include "cujit/toolkit.h"
 #include "tool_support.h"
 
 namespace cujit::link {
@@ -64,13 +64,20 @@ std::string result_name(Result r) {
 // nvJitLinkInputType values.
 int input_type(InputKind kind) {
   switch (kind) {
-    case InputKind::Cubin: return 1;
-    case InputKind::Ptx: return 2;
-    case InputKind::LtoIr: return 3;
-    case InputKind::Fatbin: return 4;
-    case InputKind::Object: return 5;
-    case InputKind::Library: return 6;
-    case InputKind::Cu: break;  // compiled by NVRTC before the link
+    case InputKind::Cubin:
+      return 1;
+    case InputKind::Ptx:
+      return 2;
+    case InputKind::LtoIr:
+      return 3;
+    case InputKind::Fatbin:
+      return 4;
+    case InputKind::Object:
+      return 5;
+    case InputKind::Library:
+      return 6;
+    case InputKind::Cu:
+      break;  // compiled by NVRTC before the link
   }
   return 0;
 }
@@ -146,13 +153,20 @@ std::string read_log(const Api& a, Handle h, bool error_log) {
 
 const char* input_kind_name(InputKind kind) {
   switch (kind) {
-    case InputKind::Ptx: return "ptx";
-    case InputKind::Cubin: return "cubin";
-    case InputKind::Fatbin: return "fatbin";
-    case InputKind::Object: return "object";
-    case InputKind::Library: return "library";
-    case InputKind::LtoIr: return "ltoir";
-    case InputKind::Cu: return "cu";
+    case InputKind::Ptx:
+      return "ptx";
+    case InputKind::Cubin:
+      return "cubin";
+    case InputKind::Fatbin:
+      return "fatbin";
+    case InputKind::Object:
+      return "object";
+    case InputKind::Library:
+      return "library";
+    case InputKind::LtoIr:
+      return "ltoir";
+    case InputKind::Cu:
+      return "cu";
   }
   return "?";
 }
@@ -173,8 +187,8 @@ const LinkerStatus& nvjitlink_status() { return loaded().status; }
 bool resolve_lto(std::optional<bool> lto, bool debug, const std::vector<InputKind>& kinds) {
   if (lto) return *lto;
   if (debug) return false;
-  bool wants = std::any_of(kinds.begin(), kinds.end(),
-                           [](InputKind k) { return k == InputKind::Cu || k == InputKind::LtoIr; });
+  bool wants =
+      std::any_of(kinds.begin(), kinds.end(), [](InputKind k) { return k == InputKind::Cu || k == InputKind::LtoIr; });
   return wants && lto_available();
 }
 
@@ -215,16 +229,17 @@ LinkResult link(const std::vector<LinkInput>& inputs, const LinkOptions& options
   Result r = a.create(&guard.handle, static_cast<std::uint32_t>(argv.size()), argv.data());
   if (r != 0) {
     // The handle may exist and hold a log (an unrecognised option, say).
-    link_failed(a, guard.handle, r, "nvJitLinkCreate with options:" + [&] {
-      std::string s;
-      for (const auto& o : result.options) s += " " + o;
-      return s;
-    }());
+    link_failed(
+        a, guard.handle, r, "nvJitLinkCreate with options:" + [&] {
+          std::string s;
+          for (const auto& o : result.options) s += " " + o;
+          return s;
+        }());
   }
   for (const auto& in : inputs) {
     if (in.data.empty())
-      throw LinkError(LinkError::Kind::BadInput, std::string("link input '") + in.name + "' (" +
-                                                     input_kind_name(in.kind) + ") is empty");
+      throw LinkError(LinkError::Kind::BadInput,
+                      std::string("link input '") + in.name + "' (" + input_kind_name(in.kind) + ") is empty");
     const std::string* data = &in.data;
     std::string terminated;
     if (in.kind == InputKind::Ptx && in.data.back() != '\0') {

@@ -10,8 +10,8 @@
 #include <unordered_map>
 
 #include "cujit/background.h"
-#include "cujit/toolkit.h"
 #include "cujit/telemetry.h"
+#include "cujit/toolkit.h"
 #include "tool_support.h"
 
 namespace cujit::link {
@@ -128,8 +128,7 @@ void install_fork_hooks() {
     background::add_fork_hooks([] { g_cache_mutex.lock(); }, [] { g_cache_mutex.unlock(); },
                                [] {
                                  for (auto it = cache().begin(); it != cache().end();) {
-                                   if (it->second.result.wait_for(std::chrono::seconds(0)) !=
-                                       std::future_status::ready)
+                                   if (it->second.result.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
                                      it = cache().erase(it);
                                    else
                                      ++it;
@@ -185,8 +184,7 @@ std::vector<std::string> nvrtc_option_list(const NvrtcOptions& o) {
   return opts;
 }
 
-NvrtcOutput compile_cuda(const std::string& source, const std::string& name, const NvrtcOptions& options,
-                         bool report) {
+NvrtcOutput compile_cuda(const std::string& source, const std::string& name, const NvrtcOptions& options, bool report) {
   std::vector<std::string> opts = nvrtc_option_list(options);
   std::string key = source;
   for (const auto& o : opts) key += '\0' + o;
@@ -230,19 +228,19 @@ void prefetch_cuda(std::vector<NvrtcSource> sources, NvrtcOptions options, std::
   if (sources.empty()) return;
   install_fork_hooks();
   // (no thread to be had: the link compiles the sources when it needs them)
-  background::start([sources = std::move(sources), options = std::move(options),
-                     decide_lto = std::move(decide_lto)]() mutable {
-    if (decide_lto) {
-      if (!api().reason.empty()) return;  // no NVRTC: the link says so
-      options.lto = decide_lto();
-    }
-    for (const auto& s : sources) {
-      try {
-        compile_cuda(s.source, s.name, options, /*report=*/false);
-      } catch (...) {  // the link compiles it again and reports the error there
-      }
-    }
-  });
+  background::start(
+      [sources = std::move(sources), options = std::move(options), decide_lto = std::move(decide_lto)]() mutable {
+        if (decide_lto) {
+          if (!api().reason.empty()) return;  // no NVRTC: the link says so
+          options.lto = decide_lto();
+        }
+        for (const auto& s : sources) {
+          try {
+            compile_cuda(s.source, s.name, options, /*report=*/false);
+          } catch (...) {  // the link compiles it again and reports the error there
+          }
+        }
+      });
 }
 
 long nvrtc_compile_count() { return g_compiles.load(); }

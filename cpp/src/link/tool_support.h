@@ -34,7 +34,8 @@ std::string describe_result(ErrorStringFn error_string, int result, const char* 
 template <typename Fn>
 void resolve_symbol(const toolkit::Located& lib, Fn& slot, const char* name, const char* tool, std::string& reason) {
   slot = reinterpret_cast<Fn>(toolkit::symbol(lib, {name}));
-  if (slot == nullptr && reason.empty()) reason = std::string(tool) + " at " + lib.path + " lacks " + name + "; it is too old";
+  if (slot == nullptr && reason.empty())
+    reason = std::string(tool) + " at " + lib.path + " lacks " + name + "; it is too old";
 }
 
 // A program or linker handle of a tool, destroyed with `destroy` when the guard goes.

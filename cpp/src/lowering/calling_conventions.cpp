@@ -14,17 +14,21 @@ using llvm::Value;
 Type* DataModel::value_type(TypeRef t) const {
   switch (t->kind()) {
     case TypeKind::Boolean:
-    case TypeKind::BooleanLiteral: return Type::getInt1Ty(ctx_);
+    case TypeKind::BooleanLiteral:
+      return Type::getInt1Ty(ctx_);
     case TypeKind::Integer:
-    case TypeKind::IntegerLiteral: return Type::getIntNTy(ctx_, t->bitwidth());
+    case TypeKind::IntegerLiteral:
+      return Type::getIntNTy(ctx_, t->bitwidth());
     case TypeKind::Float:
-      return t->bitwidth() == 16 ? Type::getHalfTy(ctx_) : t->bitwidth() == 32 ? Type::getFloatTy(ctx_)
-                                                                               : Type::getDoubleTy(ctx_);
+      return t->bitwidth() == 16   ? Type::getHalfTy(ctx_)
+             : t->bitwidth() == 32 ? Type::getFloatTy(ctx_)
+                                   : Type::getDoubleTy(ctx_);
     case TypeKind::Complex: {
       Type* part = value_type(types::float_(t->bitwidth() / 2));
       return llvm::StructType::get(ctx_, {part, part});
     }
-    case TypeKind::UniTuple: return llvm::ArrayType::get(value_type(t->element(0)), t->count());
+    case TypeKind::UniTuple:
+      return llvm::ArrayType::get(value_type(t->element(0)), t->count());
     case TypeKind::Tuple: {
       std::vector<Type*> elems;
       for (TypeRef e : t->elements()) elems.push_back(value_type(e));
@@ -32,18 +36,26 @@ Type* DataModel::value_type(TypeRef t) const {
     }
     case TypeKind::CPointer:
     case TypeKind::VoidPtr:
-    case TypeKind::Record: return llvm::PointerType::get(ctx_, 0);  // a record is the address of its bytes
-    case TypeKind::None: return Type::getInt8Ty(ctx_);
+    case TypeKind::Record:
+      return llvm::PointerType::get(ctx_, 0);  // a record is the address of its bytes
+    case TypeKind::None:
+      return Type::getInt8Ty(ctx_);
     case TypeKind::Range: {  // {start, stop, step}
       Type* index = value_type(t->element(0));
       return llvm::StructType::get(ctx_, {index, index, index});
     }
-    case TypeKind::Opaque: return Type::getInt64Ty(ctx_);  // handles (a cooperative grid group)
-    case TypeKind::Optional: return llvm::StructType::get(ctx_, {value_type(t->element(0)), Type::getInt1Ty(ctx_)});
-    case TypeKind::BFloat16: return Type::getInt16Ty(ctx_);  // its bits
-    case TypeKind::FP8: return Type::getInt8Ty(ctx_);  // its bits
-    case TypeKind::FP8Packed: return Type::getIntNTy(ctx_, static_cast<unsigned>(t->bitwidth()));  // its bits
-    case TypeKind::Vector: return vector_value_type(ctx_, t);
+    case TypeKind::Opaque:
+      return Type::getInt64Ty(ctx_);  // handles (a cooperative grid group)
+    case TypeKind::Optional:
+      return llvm::StructType::get(ctx_, {value_type(t->element(0)), Type::getInt1Ty(ctx_)});
+    case TypeKind::BFloat16:
+      return Type::getInt16Ty(ctx_);  // its bits
+    case TypeKind::FP8:
+      return Type::getInt8Ty(ctx_);  // its bits
+    case TypeKind::FP8Packed:
+      return Type::getIntNTy(ctx_, static_cast<unsigned>(t->bitwidth()));  // its bits
+    case TypeKind::Vector:
+      return vector_value_type(ctx_, t);
     case TypeKind::Array: {
       // {meminfo, parent, nitems, itemsize, data, shape[ndim], strides[ndim]}
       auto* ptr = llvm::PointerType::get(ctx_, 0);
@@ -51,26 +63,32 @@ Type* DataModel::value_type(TypeRef t) const {
       auto* dims = llvm::ArrayType::get(i64, t->ndim());
       return llvm::StructType::get(ctx_, {ptr, ptr, i64, i64, ptr, dims, dims});
     }
-    default: fail(ErrorKind::Internal, "no data model for type " + t->name());
+    default:
+      fail(ErrorKind::Internal, "no data model for type " + t->name());
   }
 }
 
 Type* DataModel::data_type(TypeRef t) const {
   switch (t->kind()) {
     case TypeKind::Boolean:
-    case TypeKind::BooleanLiteral: return Type::getInt8Ty(ctx_);
+    case TypeKind::BooleanLiteral:
+      return Type::getInt8Ty(ctx_);
     case TypeKind::Float:
       if (t->bitwidth() == 16) return Type::getInt16Ty(ctx_);
       return value_type(t);
-    case TypeKind::UniTuple: return llvm::ArrayType::get(data_type(t->element(0)), t->count());
+    case TypeKind::UniTuple:
+      return llvm::ArrayType::get(data_type(t->element(0)), t->count());
     case TypeKind::Tuple: {
       std::vector<Type*> elems;
       for (TypeRef e : t->elements()) elems.push_back(data_type(e));
       return llvm::StructType::get(ctx_, elems);
     }
-    case TypeKind::Optional: return llvm::StructType::get(ctx_, {data_type(t->element(0)), Type::getInt8Ty(ctx_)});
-    case TypeKind::Vector: return vector_data_type(ctx_, t);  // CUDA's layout (vector_abi.h)
-    default: return value_type(t);
+    case TypeKind::Optional:
+      return llvm::StructType::get(ctx_, {data_type(t->element(0)), Type::getInt8Ty(ctx_)});
+    case TypeKind::Vector:
+      return vector_data_type(ctx_, t);  // CUDA's layout (vector_abi.h)
+    default:
+      return value_type(t);
   }
 }
 
@@ -137,7 +155,8 @@ void DataModel::flatten_arg_values(llvm::IRBuilder<>& b, Value* v, TypeRef t, st
     }
     for (unsigned i = 0; i < kShape; ++i) out.push_back(b.CreateExtractValue(part, i));
     for (unsigned f = kShape; f <= kStrides; ++f)
-      for (int d = 0; d < leaf.type->ndim(); ++d) out.push_back(b.CreateExtractValue(part, {f, static_cast<unsigned>(d)}));
+      for (int d = 0; d < leaf.type->ndim(); ++d)
+        out.push_back(b.CreateExtractValue(part, {f, static_cast<unsigned>(d)}));
   }
 }
 
@@ -150,7 +169,8 @@ Value* DataModel::unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function
       part = llvm::UndefValue::get(value_type(leaf.type));
       for (unsigned i = 0; i < kShape; ++i) part = b.CreateInsertValue(part, &*next++, i);
       for (unsigned f = kShape; f <= kStrides; ++f)
-        for (int d = 0; d < leaf.type->ndim(); ++d) part = b.CreateInsertValue(part, &*next++, {f, static_cast<unsigned>(d)});
+        for (int d = 0; d < leaf.type->ndim(); ++d)
+          part = b.CreateInsertValue(part, &*next++, {f, static_cast<unsigned>(d)});
     } else {
       part = data_to_value(b, &*next++, leaf.type);
     }
@@ -188,10 +208,14 @@ llvm::Function* FunctionLowering::declare() {
   if (!tf_.c_abi && !tf_.kernel) params.push_back(llvm::PointerType::get(ctx_, 0));  // .ret
   for (TypeRef a : tf_.sig.args) m.flatten_arg_types(a, params);
   Type* ret;
-  if (tf_.kernel) ret = Type::getVoidTy(ctx_);
-  else if (!tf_.c_abi) ret = Type::getInt32Ty(ctx_);
-  else if (tf_.sig.return_type->kind() == TypeKind::None) ret = Type::getVoidTy(ctx_);
-  else ret = m.data_type(tf_.sig.return_type);
+  if (tf_.kernel)
+    ret = Type::getVoidTy(ctx_);
+  else if (!tf_.c_abi)
+    ret = Type::getInt32Ty(ctx_);
+  else if (tf_.sig.return_type->kind() == TypeKind::None)
+    ret = Type::getVoidTy(ctx_);
+  else
+    ret = m.data_type(tf_.sig.return_type);
   auto* fty = llvm::FunctionType::get(ret, params, false);
   auto linkage = is_top_ || tf_.external ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage;
   llvm::Function* f = llvm::Function::Create(fty, linkage, tf_.symbol, state_.module);
@@ -228,8 +252,8 @@ llvm::Function* FunctionLowering::declare() {
     }
   }
   if (state_.options.fastmath) {
-    for (const char* a : {"unsafe-fp-math", "no-infs-fp-math", "no-nans-fp-math", "no-signed-zeros-fp-math",
-                          "approx-func-fp-math"})
+    for (const char* a :
+         {"unsafe-fp-math", "no-infs-fp-math", "no-nans-fp-math", "no-signed-zeros-fp-math", "approx-func-fp-math"})
       f->addFnAttr(a, "true");
     f->addFnAttr("denormal-fp-math-f32", "preserve-sign,preserve-sign");
   }
@@ -270,8 +294,10 @@ void FunctionLowering::emit_return(Value* value, TypeRef type) {
     data = state_.model.value_to_data(b_, v, rt);
   }
   if (tf_.c_abi) {
-    if (returns_none) b_.CreateRetVoid();
-    else b_.CreateRet(data);
+    if (returns_none)
+      b_.CreateRetVoid();
+    else
+      b_.CreateRet(data);
     return;
   }
   if (!returns_none) b_.CreateStore(data, ret_slot_);

@@ -78,8 +78,8 @@ Value* FunctionLowering::element_pointer(Value* ary, TypeRef aty, const std::vec
   }
   Value* offset = b_.getInt64(0);
   for (int d = 0; d < ndim; ++d)
-    offset = b_.CreateAdd(offset, b_.CreateMul(idx[d], array_field(ary, kStrides, d), "", false, true), "", false,
-                          true);
+    offset =
+        b_.CreateAdd(offset, b_.CreateMul(idx[d], array_field(ary, kStrides, d), "", false, true), "", false, true);
   Value* ptr = b_.CreateInBoundsGEP(b_.getInt8Ty(), data, offset);
   return state_.options.bounds_check && ndim > 0 ? bounds_checked(ptr, ary, aty, indices, idx) : ptr;
 }
@@ -115,7 +115,7 @@ void FunctionLowering::report_outside(Value* inside, Value* data, const std::vec
 
 std::string FunctionLowering::index_site(const Expr& array) const {
   std::string what = array.kind == ExprKind::Var && array.var >= 0 ? "array '" + fn_.vars[array.var].name + "'"
-                                                                    : std::string("an array");
+                                                                   : std::string("an array");
   if (!array.loc.known()) return what;
   return what + " at " + fn_.filename + ":" + std::to_string(array.loc.line);
 }
@@ -139,8 +139,8 @@ static Value* as_integer_bits(llvm::IRBuilder<>& b, Value* data) {
   const char* in = t->isDoubleTy() ? "d" : t->isFloatTy() ? "f" : "h";
   const char* out = bits == 64 ? "=l" : bits == 32 ? "=r" : "=h";
   llvm::Type* it = b.getIntNTy(bits);
-  auto* mov = llvm::InlineAsm::get(llvm::FunctionType::get(it, {t}, false),
-                                   "mov.b" + std::to_string(bits) + " $0, $1;", std::string(out) + "," + in,
+  auto* mov = llvm::InlineAsm::get(llvm::FunctionType::get(it, {t}, false), "mov.b" + std::to_string(bits) + " $0, $1;",
+                                   std::string(out) + "," + in,
                                    /*hasSideEffects=*/false);
   return b.CreateCall(mov, {data});
 }
@@ -388,8 +388,8 @@ Value* FunctionLowering::constant_array(const ir::GlobalValue& g) {
   } else {
     init = llvm::ConstantDataArray::getRaw(g.data, count, elem);
   }
-  auto* g_var = new llvm::GlobalVariable(state_.module, init->getType(), true, llvm::GlobalValue::InternalLinkage,
-                                         init, "_cudapy_cmem", nullptr, llvm::GlobalValue::NotThreadLocal, 4);
+  auto* g_var = new llvm::GlobalVariable(state_.module, init->getType(), true, llvm::GlobalValue::InternalLinkage, init,
+                                         "_cudapy_cmem", nullptr, llvm::GlobalValue::NotThreadLocal, 4);
   g_var->setAlignment(llvm::Align(16));
   return make_c_array(aty, b_.CreateAddrSpaceCast(g_var, llvm::PointerType::get(ctx_, 0)), g.shape);
 }

@@ -25,15 +25,19 @@ Value* FunctionLowering::zero_value(TypeRef t) { return llvm::Constant::getNullV
 Value* FunctionLowering::constant(const Expr& e) {
   const ir::GlobalValue& g = e.global;
   switch (g.kind) {
-    case K::Int: return b_.getInt64(static_cast<uint64_t>(g.int_value));
-    case K::Bool: return b_.getInt1(g.int_value != 0);
-    case K::Float: return llvm::ConstantFP::get(b_.getDoubleTy(), g.float_value);
+    case K::Int:
+      return b_.getInt64(static_cast<uint64_t>(g.int_value));
+    case K::Bool:
+      return b_.getInt1(g.int_value != 0);
+    case K::Float:
+      return llvm::ConstantFP::get(b_.getDoubleTy(), g.float_value);
     case K::Complex: {
       auto* d = b_.getDoubleTy();
       return llvm::ConstantStruct::getAnon(
           {llvm::ConstantFP::get(d, g.float_value), llvm::ConstantFP::get(d, g.imag_value)});
     }
-    default: return b_.getInt8(0);
+    default:
+      return b_.getInt8(0);
   }
 }
 
@@ -125,7 +129,8 @@ Value* FunctionLowering::build_tuple(const std::vector<Value*>& elems, TypeRef t
 Value* FunctionLowering::lower_expr(const Expr& e) {
   set_location(e.loc);
   switch (e.kind) {
-    case ExprKind::Const: return constant(e);
+    case ExprKind::Const:
+      return constant(e);
     case ExprKind::Var:
       if (var_values_[e.var] != nullptr) return var_values_[e.var];
       return b_.CreateLoad(state_.model.value_type(fn_.vars[e.var].type), var_slots_[e.var]);
@@ -134,7 +139,8 @@ Value* FunctionLowering::lower_expr(const Expr& e) {
       Value* b = lower_as(*e.operands[1], e.operand_types[1]);
       return binary(e.op, a, b, e.operand_types[0], e.operand_types[1], e.type);
     }
-    case ExprKind::Unary: return unary(e);
+    case ExprKind::Unary:
+      return unary(e);
     case ExprKind::Compare: {
       // a < b < c: evaluate each operand once, and stop at the first false.
       Value* lhs = lower_expr(*e.operands[0]);
@@ -163,11 +169,16 @@ Value* FunctionLowering::lower_expr(const Expr& e) {
       for (auto& [v, bb] : incoming) phi->addIncoming(v, bb);
       return phi;
     }
-    case ExprKind::BoolOp: return short_circuit(e);
-    case ExprKind::IfExp: return if_exp(e);
-    case ExprKind::Call: return call(e);
-    case ExprKind::Attribute: return attribute(e);
-    case ExprKind::Subscript: return subscript(e);
+    case ExprKind::BoolOp:
+      return short_circuit(e);
+    case ExprKind::IfExp:
+      return if_exp(e);
+    case ExprKind::Call:
+      return call(e);
+    case ExprKind::Attribute:
+      return attribute(e);
+    case ExprKind::Subscript:
+      return subscript(e);
     case ExprKind::Tuple: {
       std::vector<Value*> elems;
       for (size_t i = 0; i < e.operands.size(); ++i) elems.push_back(lower_as(*e.operands[i], e.type->element(i)));
@@ -177,7 +188,8 @@ Value* FunctionLowering::lower_expr(const Expr& e) {
       if (e.global.kind == K::NdArray) return constant_array(e.global);
       if (e.global.kind == K::Builtin) return intrinsic_value(e.global.name);
       break;
-    case ExprKind::Slice: break;
+    case ExprKind::Slice:
+      break;
   }
   unsupported("this expression", e.loc);
 }
@@ -206,10 +218,14 @@ Value* FunctionLowering::binary(Op op, Value* a, Value* b, TypeRef lhs_t, TypeRe
   }
   if (lhs_t->is_boolean()) {  // & | ^ on booleans
     switch (op) {
-      case Op::BitAnd: return b_.CreateAnd(a, b);
-      case Op::BitOr: return b_.CreateOr(a, b);
-      case Op::BitXor: return b_.CreateXor(a, b);
-      default: break;
+      case Op::BitAnd:
+        return b_.CreateAnd(a, b);
+      case Op::BitOr:
+        return b_.CreateOr(a, b);
+      case Op::BitXor:
+        return b_.CreateXor(a, b);
+      default:
+        break;
     }
   }
   if (lhs_t->is_integer()) {
@@ -222,7 +238,8 @@ Value* FunctionLowering::binary(Op op, Value* a, Value* b, TypeRef lhs_t, TypeRe
       Value* last = llvm::ConstantInt::get(a->getType(), width - 1);
       // PTX's shift instructions read a 32-bit amount, and NVPTX folds the range check below into them: a 64-bit
       // amount is first brought into [0, 64], so that its high bits (2^32, a negative amount) are not dropped.
-      if (width > 32) b = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b, llvm::ConstantInt::get(a->getType(), width));
+      if (width > 32)
+        b = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b, llvm::ConstantInt::get(a->getType(), width));
       if (op == Op::RShift && lhs_t->is_signed())
         return b_.CreateAShr(a, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b, last));
       Value* in_range = b_.CreateICmpULE(b, last);
@@ -240,15 +257,23 @@ Value* FunctionLowering::binary(Op op, Value* a, Value* b, TypeRef lhs_t, TypeRe
 // sign; division by zero (and MIN // -1) give 0 under numba's numpy error model.
 Value* FunctionLowering::int_binary(Op op, Value* a, Value* b, TypeRef t) {
   switch (op) {
-    case Op::Add: return b_.CreateAdd(a, b);
-    case Op::Sub: return b_.CreateSub(a, b);
-    case Op::Mul: return b_.CreateMul(a, b);
-    case Op::BitAnd: return b_.CreateAnd(a, b);
-    case Op::BitOr: return b_.CreateOr(a, b);
-    case Op::BitXor: return b_.CreateXor(a, b);
+    case Op::Add:
+      return b_.CreateAdd(a, b);
+    case Op::Sub:
+      return b_.CreateSub(a, b);
+    case Op::Mul:
+      return b_.CreateMul(a, b);
+    case Op::BitAnd:
+      return b_.CreateAnd(a, b);
+    case Op::BitOr:
+      return b_.CreateOr(a, b);
+    case Op::BitXor:
+      return b_.CreateXor(a, b);
     case Op::FloorDiv:
-    case Op::Mod: break;
-    default: fail(ErrorKind::Internal, std::string("no integer lowering for ") + ir::op_symbol(op));
+    case Op::Mod:
+      break;
+    default:
+      fail(ErrorKind::Internal, std::string("no integer lowering for ") + ir::op_symbol(op));
   }
   llvm::Type* ty = a->getType();
   Value* zero = llvm::ConstantInt::get(ty, 0);
@@ -259,8 +284,9 @@ Value* FunctionLowering::int_binary(Op op, Value* a, Value* b, TypeRef t) {
     Value* r = op == Op::FloorDiv ? b_.CreateUDiv(a, safe_b) : b_.CreateURem(a, safe_b);
     return b_.CreateSelect(bad, zero, r);
   }
-  Value* overflow = b_.CreateAnd(b_.CreateICmpEQ(a, llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getIntegerBitWidth()))),
-                                 b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(ty, -1)));
+  Value* overflow = b_.CreateAnd(
+      b_.CreateICmpEQ(a, llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getIntegerBitWidth()))),
+      b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(ty, -1)));
   bad = b_.CreateOr(bad, overflow);
   Value* safe_b = b_.CreateSelect(bad, one, b);
   Value* q = b_.CreateSDiv(a, safe_b);
@@ -274,14 +300,21 @@ Value* FunctionLowering::int_binary(Op op, Value* a, Value* b, TypeRef t) {
 
 Value* FunctionLowering::float_binary(Op op, Value* a, Value* b, TypeRef t) {
   switch (op) {
-    case Op::Add: return b_.CreateFAdd(a, b);
-    case Op::Sub: return b_.CreateFSub(a, b);
-    case Op::Mul: return b_.CreateFMul(a, b);
-    case Op::Div: return b_.CreateFDiv(a, b);
-    case Op::Pow: return math_call("pow", {a, b}, t);
+    case Op::Add:
+      return b_.CreateFAdd(a, b);
+    case Op::Sub:
+      return b_.CreateFSub(a, b);
+    case Op::Mul:
+      return b_.CreateFMul(a, b);
+    case Op::Div:
+      return b_.CreateFDiv(a, b);
+    case Op::Pow:
+      return math_call("pow", {a, b}, t);
     case Op::FloorDiv:
-    case Op::Mod: return float_divmod(op, a, b);
-    default: fail(ErrorKind::Internal, std::string("no float lowering for ") + ir::op_symbol(op));
+    case Op::Mod:
+      return float_divmod(op, a, b);
+    default:
+      fail(ErrorKind::Internal, std::string("no float lowering for ") + ir::op_symbol(op));
   }
 }
 
@@ -322,8 +355,14 @@ Value* FunctionLowering::complex_binary(Op op, Value* a, Value* b, TypeRef t) {
   Value* re;
   Value* im;
   switch (op) {
-    case Op::Add: re = b_.CreateFAdd(ar, br); im = b_.CreateFAdd(ai, bi); break;
-    case Op::Sub: re = b_.CreateFSub(ar, br); im = b_.CreateFSub(ai, bi); break;
+    case Op::Add:
+      re = b_.CreateFAdd(ar, br);
+      im = b_.CreateFAdd(ai, bi);
+      break;
+    case Op::Sub:
+      re = b_.CreateFSub(ar, br);
+      im = b_.CreateFSub(ai, bi);
+      break;
     case Op::Mul:
       re = b_.CreateFSub(b_.CreateFMul(ar, br), b_.CreateFMul(ai, bi));
       im = b_.CreateFAdd(b_.CreateFMul(ar, bi), b_.CreateFMul(ai, br));
@@ -334,7 +373,8 @@ Value* FunctionLowering::complex_binary(Op op, Value* a, Value* b, TypeRef t) {
       im = b_.CreateFDiv(b_.CreateFSub(b_.CreateFMul(ai, br), b_.CreateFMul(ar, bi)), denom);
       break;
     }
-    default: fail(ErrorKind::Unsupported, std::string("Unsupported: operator ") + ir::op_symbol(op) + " on complex numbers");
+    default:
+      fail(ErrorKind::Unsupported, std::string("Unsupported: operator ") + ir::op_symbol(op) + " on complex numbers");
   }
   return build_tuple({re, im}, t);
 }
@@ -374,11 +414,13 @@ Value* FunctionLowering::int_power(Value* base, Value* exp, TypeRef base_t, Type
     Value* is_one = b_.CreateICmpEQ(base, one);
     Value* is_minus_one = b_.CreateICmpEQ(base, llvm::ConstantInt::getSigned(ty, -1));
     Value* odd = b_.CreateICmpNE(b_.CreateAnd(exp, one), zero);
-    Value* inv = b_.CreateSelect(is_one, one,
-                                 b_.CreateSelect(is_minus_one, b_.CreateSelect(odd, llvm::ConstantInt::getSigned(ty, -1), one),
-                                                 b_.CreateSelect(b_.CreateICmpEQ(base, zero),
-                                                                 llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getIntegerBitWidth())),
-                                                                 zero)));
+    Value* inv = b_.CreateSelect(
+        is_one, one,
+        b_.CreateSelect(
+            is_minus_one, b_.CreateSelect(odd, llvm::ConstantInt::getSigned(ty, -1), one),
+            b_.CreateSelect(b_.CreateICmpEQ(base, zero),
+                            llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getIntegerBitWidth())),
+                            zero)));
     out = b_.CreateSelect(negative, inv, res);
   }
   return cast(out, base_t, result);
@@ -404,24 +446,38 @@ Value* FunctionLowering::compare(Op op, Value* a, Value* b, TypeRef t) {
   }
   if (t->is_float()) {
     switch (op) {
-      case Op::Eq: return b_.CreateFCmpOEQ(a, b);
-      case Op::NotEq: return b_.CreateFCmpUNE(a, b);
-      case Op::Lt: return b_.CreateFCmpOLT(a, b);
-      case Op::LtE: return b_.CreateFCmpOLE(a, b);
-      case Op::Gt: return b_.CreateFCmpOGT(a, b);
-      case Op::GtE: return b_.CreateFCmpOGE(a, b);
-      default: break;
+      case Op::Eq:
+        return b_.CreateFCmpOEQ(a, b);
+      case Op::NotEq:
+        return b_.CreateFCmpUNE(a, b);
+      case Op::Lt:
+        return b_.CreateFCmpOLT(a, b);
+      case Op::LtE:
+        return b_.CreateFCmpOLE(a, b);
+      case Op::Gt:
+        return b_.CreateFCmpOGT(a, b);
+      case Op::GtE:
+        return b_.CreateFCmpOGE(a, b);
+      default:
+        break;
     }
   } else {
     bool s = t->is_signed();
     switch (op) {
-      case Op::Eq: return b_.CreateICmpEQ(a, b);
-      case Op::NotEq: return b_.CreateICmpNE(a, b);
-      case Op::Lt: return s ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);
-      case Op::LtE: return s ? b_.CreateICmpSLE(a, b) : b_.CreateICmpULE(a, b);
-      case Op::Gt: return s ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b);
-      case Op::GtE: return s ? b_.CreateICmpSGE(a, b) : b_.CreateICmpUGE(a, b);
-      default: break;
+      case Op::Eq:
+        return b_.CreateICmpEQ(a, b);
+      case Op::NotEq:
+        return b_.CreateICmpNE(a, b);
+      case Op::Lt:
+        return s ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);
+      case Op::LtE:
+        return s ? b_.CreateICmpSLE(a, b) : b_.CreateICmpULE(a, b);
+      case Op::Gt:
+        return s ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b);
+      case Op::GtE:
+        return s ? b_.CreateICmpSGE(a, b) : b_.CreateICmpUGE(a, b);
+      default:
+        break;
     }
   }
   fail(ErrorKind::Internal, "bad comparison operator");
@@ -444,8 +500,7 @@ Value* FunctionLowering::compare_operands(Op op, Value* a, Value* b, TypeRef ta,
 
 Value* FunctionLowering::compare_converted(Op op, Value* a, Value* b, TypeRef ta, TypeRef tb) {
   auto sig = typing::resolve_compare(op, ta, tb);
-  return compare_operands(op, cast(a, ta, sig->params[0]), cast(b, tb, sig->params[1]), sig->params[0],
-                          sig->params[1]);
+  return compare_operands(op, cast(a, ta, sig->params[0]), cast(b, tb, sig->params[1]), sig->params[0], sig->params[1]);
 }
 
 // Python's tuple comparison: == when the lengths and every pair are equal; an ordering is decided by the
@@ -475,8 +530,8 @@ Value* FunctionLowering::contains(Value* item, Value* container, TypeRef ti, Typ
   if (tc->is_tuple()) {
     Value* found = b_.getFalse();
     for (size_t i = 0; i < tc->count(); ++i)
-      found = b_.CreateOr(found, compare_converted(Op::Eq, item, b_.CreateExtractValue(container, i), ti,
-                                                   tc->element(i)));
+      found =
+          b_.CreateOr(found, compare_converted(Op::Eq, item, b_.CreateExtractValue(container, i), ti, tc->element(i)));
     return found;
   }
   TypeRef it = tc->element(0);
@@ -511,8 +566,8 @@ Value* FunctionLowering::range_item(Value* range, Value* index, TypeRef rt) {
 }
 
 Value* FunctionLowering::range_value_length(Value* range, TypeRef rt, const SourceLoc& loc) {
-  return range_length(b_.CreateExtractValue(range, 0), b_.CreateExtractValue(range, 1),
-                      b_.CreateExtractValue(range, 2), rt->element(0), loc);
+  return range_length(b_.CreateExtractValue(range, 0), b_.CreateExtractValue(range, 1), b_.CreateExtractValue(range, 2),
+                      rt->element(0), loc);
 }
 
 Value* FunctionLowering::unary(const Expr& e) {
@@ -521,7 +576,8 @@ Value* FunctionLowering::unary(const Expr& e) {
   TypeRef t = e.operand_types[0];
   Value* v = lower_as(x, t);
   switch (e.op) {
-    case Op::UAdd: return cast(v, t, e.type);
+    case Op::UAdd:
+      return cast(v, t, e.type);
     case Op::USub:
       if (t->is_integer()) return cast(b_.CreateNeg(v), t, e.type);
       if (t->is_float()) return b_.CreateFNeg(v);
@@ -530,7 +586,8 @@ Value* FunctionLowering::unary(const Expr& e) {
     case Op::Invert:
       if (t->is_boolean()) return b_.CreateNot(v);
       return cast(b_.CreateNot(v), t, e.type);
-    default: break;
+    default:
+      break;
   }
   fail(ErrorKind::Internal, "bad unary operator");
 }
@@ -551,8 +608,10 @@ Value* FunctionLowering::short_circuit(const Expr& e) {
     Value* t = truth(v, x.type);
     llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx_, "boolop.next", llfn_);
     incoming.push_back({as_result, b_.GetInsertBlock()});
-    if (e.op == Op::And) b_.CreateCondBr(t, next, end);
-    else b_.CreateCondBr(t, end, next);
+    if (e.op == Op::And)
+      b_.CreateCondBr(t, next, end);
+    else
+      b_.CreateCondBr(t, end, next);
     b_.SetInsertPoint(next);
   }
   b_.SetInsertPoint(end);
@@ -624,7 +683,8 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
     if (args.size() == 1) {  // min(tuple)
       TypeRef tt = pt[0];
       std::vector<Value*> elems;
-      for (size_t i = 0; i < tt->count(); ++i) elems.push_back(cast(b_.CreateExtractValue(args[0], i), tt->element(i), rt));
+      for (size_t i = 0; i < tt->count(); ++i)
+        elems.push_back(cast(b_.CreateExtractValue(args[0], i), tt->element(i), rt));
       return min_max(name == "min", elems, rt);
     }
     return min_max(name == "min", args, rt);
@@ -697,8 +757,8 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
 // an instruction, libdevice otherwise.
 Value* FunctionLowering::math_call(const std::string& fn, std::vector<Value*> args, TypeRef t) {
   static const std::unordered_map<std::string, llvm::Intrinsic::ID> intrinsics = {
-      {"sqrt", llvm::Intrinsic::sqrt},   {"fabs", llvm::Intrinsic::fabs},   {"floor", llvm::Intrinsic::floor},
-      {"ceil", llvm::Intrinsic::ceil},   {"trunc", llvm::Intrinsic::trunc}, {"copysign", llvm::Intrinsic::copysign}};
+      {"sqrt", llvm::Intrinsic::sqrt}, {"fabs", llvm::Intrinsic::fabs},   {"floor", llvm::Intrinsic::floor},
+      {"ceil", llvm::Intrinsic::ceil}, {"trunc", llvm::Intrinsic::trunc}, {"copysign", llvm::Intrinsic::copysign}};
   if (t->bitwidth() == 16) {  // compute half-precision math in float32
     for (Value*& a : args) a = b_.CreateFPExt(a, b_.getFloatTy());
     return b_.CreateFPTrunc(math_call(fn, std::move(args), types::float32()), b_.getHalfTy());
@@ -718,7 +778,8 @@ Value* FunctionLowering::math_call(const std::string& fn, std::vector<Value*> ar
 
 Value* FunctionLowering::libdevice_call(const std::string& base, std::vector<Value*> args, TypeRef t) {
   bool single = t->bitwidth() == 32;
-  static const std::vector<std::string> fast_variants = {"sin", "cos", "tan", "exp", "exp10", "log", "log2", "log10", "pow"};
+  static const std::vector<std::string> fast_variants = {"sin", "cos",  "tan",   "exp", "exp10",
+                                                         "log", "log2", "log10", "pow"};
   std::string name = "__nv_" + base + (single ? "f" : "");
   if (single && state_.options.fastmath &&
       std::find(fast_variants.begin(), fast_variants.end(), base) != fast_variants.end())

@@ -81,11 +81,18 @@ using llvm::BasicBlock;
 using llvm::Value;
 
 FunctionLowering::FunctionLowering(ModuleState& state, const ir::TypedFunction& fn, bool is_top)
-    : state_(state), tf_(fn), fn_(*fn.fn), is_top_(is_top), ctx_(state.module.getContext()), b_(ctx_),
+    : state_(state),
+      tf_(fn),
+      fn_(*fn.fn),
+      is_top_(is_top),
+      ctx_(state.module.getContext()),
+      b_(ctx_),
       non_negative_(*fn.fn) {
   llvm::FastMathFlags fmf;
-  if (state.options.fastmath) fmf.setFast();
-  else fmf.setAllowContract(true);  // fuse a*b+c into fma, as nvcc does
+  if (state.options.fastmath)
+    fmf.setFast();
+  else
+    fmf.setAllowContract(true);  // fuse a*b+c into fma, as nvcc does
   b_.setFastMathFlags(fmf);
 }
 
@@ -112,8 +119,7 @@ void FunctionLowering::set_location(const SourceLoc& loc) {
 
 // Code after return/break/continue is unreachable but still lowered.
 void FunctionLowering::ensure_insertion_point() {
-  if (b_.GetInsertBlock()->getTerminator() != nullptr)
-    b_.SetInsertPoint(BasicBlock::Create(ctx_, "dead", llfn_));
+  if (b_.GetInsertBlock()->getTerminator() != nullptr) b_.SetInsertPoint(BasicBlock::Create(ctx_, "dead", llfn_));
 }
 
 llvm::Function* FunctionLowering::lower() {
@@ -123,9 +129,8 @@ llvm::Function* FunctionLowering::lower() {
   if (state_.dib) {
     llvm::DIFile* file = state_.dib->createFile(fn_.filename, "");
     auto* sty = state_.dib->createSubroutineType(state_.dib->getOrCreateTypeArray({}));
-    subprogram_ = state_.dib->createFunction(file, fn_.qualname, tf_.symbol, file, fn_.first_line, sty,
-                                             fn_.first_line, llvm::DINode::FlagZero,
-                                             llvm::DISubprogram::SPFlagDefinition);
+    subprogram_ = state_.dib->createFunction(file, fn_.qualname, tf_.symbol, file, fn_.first_line, sty, fn_.first_line,
+                                             llvm::DINode::FlagZero, llvm::DISubprogram::SPFlagDefinition);
     llfn_->setSubprogram(subprogram_);
   }
   BasicBlock* entry = BasicBlock::Create(ctx_, "entry", llfn_);
@@ -157,8 +162,10 @@ void FunctionLowering::lower_block(const std::vector<ir::StmtPtr>& block) {
 
 void FunctionLowering::write_variable(int var, Value* value, TypeRef type) {
   Value* v = cast(value, type, fn_.vars[var].type);
-  if (var_slots_[var]) b_.CreateStore(v, var_slots_[var]);
-  else var_values_[var] = v;
+  if (var_slots_[var])
+    b_.CreateStore(v, var_slots_[var]);
+  else
+    var_values_[var] = v;
 }
 
 void FunctionLowering::store_target(const ir::Expr& target, Value* value, TypeRef type) {
@@ -225,8 +232,10 @@ void FunctionLowering::lower_stmt(const ir::Stmt& s) {
       b_.CreateBr(loops_.back().continue_to);
       break;
     case ir::StmtKind::Return:
-      if (s.value) emit_return(lower_expr(*s.value), s.value->type);
-      else emit_return(nullptr, types::none());
+      if (s.value)
+        emit_return(lower_expr(*s.value), s.value->type);
+      else
+        emit_return(nullptr, types::none());
       break;
     case ir::StmtKind::Pass:
       break;
@@ -340,11 +349,11 @@ Expected<llvm::Function*> lower_module(const ir::TypedFunction& fn, llvm::Module
     ModuleState state(module, options);
     if (options.debug != DebugLevel::None) {
       state.dib = std::make_unique<llvm::DIBuilder>(module);
-      auto kind = options.debug == DebugLevel::Full ? llvm::DICompileUnit::FullDebug
-                                                    : llvm::DICompileUnit::DebugDirectivesOnly;
-      state.cu = state.dib->createCompileUnit(llvm::dwarf::DW_LANG_Python,
-                                              state.dib->createFile(fn.fn->filename, ""), "cujit",
-                                              /*isOptimized=*/true, "", 0, "", kind);
+      auto kind =
+          options.debug == DebugLevel::Full ? llvm::DICompileUnit::FullDebug : llvm::DICompileUnit::DebugDirectivesOnly;
+      state.cu =
+          state.dib->createCompileUnit(llvm::dwarf::DW_LANG_Python, state.dib->createFile(fn.fn->filename, ""), "cujit",
+                                       /*isOptimized=*/true, "", 0, "", kind);
       module.addModuleFlag(llvm::Module::Warning, "Debug Info Version", llvm::DEBUG_METADATA_VERSION);
       module.addModuleFlag(llvm::Module::Warning, "Dwarf Version", 4);
     }

@@ -10,7 +10,8 @@ using llvm::Value;
 
 Value* FunctionLowering::intrinsic_value(const std::string& name) {
   const intrinsics::Intrinsic* in = intrinsics::find(name);
-  if (in == nullptr || in->kind != intrinsics::Intrinsic::Kind::Value) fail(ErrorKind::Internal, "no lowering for " + name);
+  if (in == nullptr || in->kind != intrinsics::Intrinsic::Kind::Value)
+    fail(ErrorKind::Internal, "no lowering for " + name);
   static const std::vector<TypeRef> none;
   return in->lower(*this, {}, intrinsics::CallTypes{none, in->type({})->result});
 }
@@ -19,8 +20,7 @@ Value* FunctionLowering::intrinsic_call(const intrinsics::Intrinsic& in, std::ve
   call_loc_ = e.loc;
   // Checks (the CPU target's): an intrinsic's access of its array argument (an atomic's) names the array.
   const bool checks = state_.options.bounds_check || state_.options.shared_checks;
-  if (checks && e.kind == ir::ExprKind::Call && e.operands.size() > 1 &&
-      e.operands[1]->type->kind() == TypeKind::Array)
+  if (checks && e.kind == ir::ExprKind::Call && e.operands.size() > 1 && e.operands[1]->type->kind() == TypeKind::Array)
     index_site_ = index_site(*e.operands[1]);
   Value* result = in.lower(*this, std::move(args), intrinsics::CallTypes{e.operand_types, e.type});
   index_site_.clear();

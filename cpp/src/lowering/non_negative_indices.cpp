@@ -19,7 +19,8 @@ bool is_builtin(const Expr& e, const std::string& prefix) {
 }
 
 bool is_grid_call(const Expr& e) {
-  return e.kind == ExprKind::Call && (is_builtin(*e.operands[0], "cuda.grid") || is_builtin(*e.operands[0], "cuda.gridsize"));
+  return e.kind == ExprKind::Call &&
+         (is_builtin(*e.operands[0], "cuda.grid") || is_builtin(*e.operands[0], "cuda.gridsize"));
 }
 
 }  // namespace
@@ -107,8 +108,8 @@ void NonNegative::visit(const std::vector<ir::StmtPtr>& block, bool& changed) {
       case StmtKind::ForRange: {
         const auto& a = s->range_args;
         bool start_ok = a.size() == 1 || expr(*a[0]);
-        bool step_up = a.size() < 3 || (a[2]->kind == ExprKind::Const && a[2]->global.kind == K::Int &&
-                                         a[2]->global.int_value > 0);
+        bool step_up = a.size() < 3 ||
+                       (a[2]->kind == ExprKind::Const && a[2]->global.kind == K::Int && a[2]->global.int_value > 0);
         if (!(start_ok && step_up)) clear(s->target->var, changed);
         visit(s->body, changed);
         break;

@@ -61,8 +61,7 @@ const Bytef* dictionary_bytes() { return reinterpret_cast<const Bytef*>(kPresetD
 
 std::string compress(const std::string& text) {
   z_stream stream{};
-  if (deflateInit2(&stream, Z_BEST_COMPRESSION, Z_DEFLATED, kRawDeflateWindowBits, 8,
-                   Z_DEFAULT_STRATEGY) != Z_OK)
+  if (deflateInit2(&stream, Z_BEST_COMPRESSION, Z_DEFLATED, kRawDeflateWindowBits, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     fail(ErrorKind::Internal, "zlib deflateInit2 failed");
   deflateSetDictionary(&stream, dictionary_bytes(), kPresetDictionarySize);
   std::string output(deflateBound(&stream, text.size()) + 16, '\0');
@@ -82,8 +81,7 @@ std::string compress(const std::string& text) {
 
 std::string decompress(const std::string& data, const std::string& tag) {
   z_stream stream{};
-  if (inflateInit2(&stream, kRawDeflateWindowBits) != Z_OK)
-    fail(ErrorKind::Internal, "zlib inflateInit2 failed");
+  if (inflateInit2(&stream, kRawDeflateWindowBits) != Z_OK) fail(ErrorKind::Internal, "zlib inflateInit2 failed");
   // A raw stream never asks for its dictionary (Z_NEED_DICT needs the zlib
   // header), so it must be set before inflating.
   inflateSetDictionary(&stream, dictionary_bytes(), kPresetDictionarySize);
@@ -114,8 +112,7 @@ std::string base64_encode(const std::string& bytes) {
     uint32_t group = 0;
     for (size_t k = 0; k < 3; ++k)
       group = (group << 8) | (k < available ? static_cast<unsigned char>(bytes[i + k]) : 0u);
-    for (size_t k = 0; k < 4; ++k)
-      text += k <= available ? kBase64Alphabet[(group >> (18 - 6 * k)) & 63] : '=';
+    for (size_t k = 0; k < 4; ++k) text += k <= available ? kBase64Alphabet[(group >> (18 - 6 * k)) & 63] : '=';
   }
   return text;
 }

@@ -43,8 +43,10 @@ std::string encode_name(const std::string& dotted_name, const std::string& suffi
 // The builtin code of a scalar type (§4.4), or "" when it has none.
 std::string builtin_code(TypeRef type) {
   switch (type->kind()) {
-    case TypeKind::None: return "v";
-    case TypeKind::Boolean: return "b";
+    case TypeKind::None:
+      return "v";
+    case TypeKind::Boolean:
+      return "b";
     case TypeKind::Float:
       return type->bitwidth() == 16 ? "Dh" : type->bitwidth() == 32 ? "f" : "d";
     case TypeKind::Integer: {
@@ -53,7 +55,8 @@ std::string builtin_code(TypeRef type) {
       const int index = bits == 8 ? 0 : bits == 16 ? 1 : bits == 32 ? 2 : 3;
       return std::string(1, (type->is_signed() ? "asix" : "htjy")[index]);
     }
-    default: return "";
+    default:
+      return "";
   }
 }
 
@@ -135,14 +138,13 @@ std::string mangle_type(TypeRef type) {
   // other type is its plain name.
   switch (type->kind()) {
     case TypeKind::Array:
-      return encode_name("Array", template_parameters({
-          mangle_type(type->element()), mangle_value(type->ndim()),
-          mangle_identifier(std::string(1, type->layout())),
-          mangle_identifier(type->readonly() ? "readonly" : "mutable"),
-          mangle_identifier(type->aligned() ? "aligned" : "unaligned")}));
+      return encode_name("Array", template_parameters({mangle_type(type->element()), mangle_value(type->ndim()),
+                                                       mangle_identifier(std::string(1, type->layout())),
+                                                       mangle_identifier(type->readonly() ? "readonly" : "mutable"),
+                                                       mangle_identifier(type->aligned() ? "aligned" : "unaligned")}));
     case TypeKind::UniTuple:
-      return encode_name("UniTuple", template_parameters({
-          mangle_type(type->element()), mangle_value(static_cast<int64_t>(type->count()))}));
+      return encode_name("UniTuple", template_parameters({mangle_type(type->element()),
+                                                          mangle_value(static_cast<int64_t>(type->count()))}));
     case TypeKind::Tuple: {
       std::vector<std::string> elements;
       for (TypeRef element : type->elements()) elements.push_back(mangle_type(element));

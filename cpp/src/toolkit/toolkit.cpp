@@ -27,7 +27,7 @@ std::string env(const char* name) {
 }
 
 bool exists(const std::string& path) {
-  struct stat st {};
+  struct stat st{};
   return stat(path.c_str(), &st) == 0;
 }
 
@@ -41,13 +41,25 @@ struct Spec {
 
 const Spec& spec(Library which) {
   static const Spec specs[] = {
-      {"NVRTC", {"CUJIT_NVRTC"}, {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, {"lib64", "lib"},
+      {"NVRTC",
+       {"CUJIT_NVRTC"},
+       {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
+       {"lib64", "lib"},
        "`pip install cujit[cu13]` (or nvidia-cuda-nvrtc), or set CUDA_HOME to a CUDA toolkit"},
-      {"nvJitLink", {"CUJIT_NVJITLINK"}, {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"},
-       {"lib64", "lib"}, "`pip install cujit[cu13]` (or nvidia-nvjitlink), or set CUDA_HOME to a CUDA toolkit"},
-      {"libNVVM", {"CUJIT_NVVM"}, {"libnvvm.so.4", "libnvvm.so"}, {"nvvm/lib64", "lib64", "lib"},
+      {"nvJitLink",
+       {"CUJIT_NVJITLINK"},
+       {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"},
+       {"lib64", "lib"},
+       "`pip install cujit[cu13]` (or nvidia-nvjitlink), or set CUDA_HOME to a CUDA toolkit"},
+      {"libNVVM",
+       {"CUJIT_NVVM"},
+       {"libnvvm.so.4", "libnvvm.so"},
+       {"nvvm/lib64", "lib64", "lib"},
        "`pip install cujit[cu13]` (or nvidia-nvvm), or set CUDA_HOME to a CUDA toolkit"},
-      {"the CUDA driver", {"CUJIT_CUDA_DRIVER", "NUMBA_CUDA_DRIVER"}, {"libcuda.so.1"}, {},
+      {"the CUDA driver",
+       {"CUJIT_CUDA_DRIVER", "NUMBA_CUDA_DRIVER"},
+       {"libcuda.so.1"},
+       {},
        "install the NVIDIA driver, or set CUJIT_CUDA_DRIVER to the full path of libcuda.so.1"},
   };
   return specs[static_cast<int>(which)];
@@ -71,8 +83,8 @@ Located locate(Library which) {
     if (forced.empty()) continue;
     out.handle = try_open(forced, forced + " (" + var + ")");
     if (out.handle == nullptr) {
-      out.reason = std::string(s.name) + " named by " + var + " could not be loaded: " + forced + " (" +
-                   last_error + ")";
+      out.reason =
+          std::string(s.name) + " named by " + var + " could not be loaded: " + forced + " (" + last_error + ")";
       return out;
     }
     break;

@@ -14,14 +14,18 @@ enum Slot { B, I8, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64, C64, C128, k
 int slot_of(TypeRef t) {
   t = t->unliteral();
   switch (t->kind()) {
-    case TypeKind::Boolean: return B;
+    case TypeKind::Boolean:
+      return B;
     case TypeKind::Integer: {
       int i = t->bitwidth() == 8 ? 0 : t->bitwidth() == 16 ? 1 : t->bitwidth() == 32 ? 2 : 3;
       return (t->is_signed() ? I8 : U8) + i;
     }
-    case TypeKind::Float: return t->bitwidth() == 16 ? F16 : t->bitwidth() == 32 ? F32 : F64;
-    case TypeKind::Complex: return t->bitwidth() == 64 ? C64 : C128;
-    default: return -1;
+    case TypeKind::Float:
+      return t->bitwidth() == 16 ? F16 : t->bitwidth() == 32 ? F32 : F64;
+    case TypeKind::Complex:
+      return t->bitwidth() == 64 ? C64 : C128;
+    default:
+      return -1;
   }
 }
 
@@ -139,8 +143,7 @@ Conversion can_convert(TypeRef from, TypeRef to) {
   }
   if (from->is_tuple() && to->is_tuple() && from->count() == to->count()) {
     Conversion worst = Conversion::Exact;
-    for (size_t i = 0; i < from->count(); ++i)
-      worst = std::max(worst, can_convert(from->element(i), to->element(i)));
+    for (size_t i = 0; i < from->count(); ++i) worst = std::max(worst, can_convert(from->element(i), to->element(i)));
     return worst;
   }
   return Conversion::Impossible;
@@ -195,11 +198,20 @@ std::vector<size_t> best_overloads(const std::vector<std::vector<TypeRef>>& cand
     bool ok = true;
     for (size_t i = 0; i < args.size() && ok; ++i) {
       switch (can_convert(args[i], params[i])) {
-        case Conversion::Exact: break;
-        case Conversion::Promote: ++r.promote; break;
-        case Conversion::Safe: ++r.safe; break;
-        case Conversion::Unsafe: ++r.unsafe; break;
-        case Conversion::Impossible: ok = false; break;
+        case Conversion::Exact:
+          break;
+        case Conversion::Promote:
+          ++r.promote;
+          break;
+        case Conversion::Safe:
+          ++r.safe;
+          break;
+        case Conversion::Unsafe:
+          ++r.unsafe;
+          break;
+        case Conversion::Impossible:
+          ok = false;
+          break;
       }
     }
     if (!ok) continue;

@@ -12,7 +12,8 @@ void add_leaves(TypeRef t, std::vector<unsigned>& path, std::vector<ArgumentLeaf
     path.pop_back();
   };
   switch (t->kind()) {
-    case TypeKind::None: return;
+    case TypeKind::None:
+      return;
     case TypeKind::Complex: {
       TypeRef part = float_(t->bitwidth() / 2);
       child(0, [&] { out.push_back({part, path, ArgumentLeaf::Role::ComplexReal}); });
@@ -21,13 +22,15 @@ void add_leaves(TypeRef t, std::vector<unsigned>& path, std::vector<ArgumentLeaf
     }
     case TypeKind::UniTuple:
     case TypeKind::Tuple:
-      for (size_t i = 0; i < t->count(); ++i) child(static_cast<unsigned>(i), [&] { add_leaves(t->element(i), path, out); });
+      for (size_t i = 0; i < t->count(); ++i)
+        child(static_cast<unsigned>(i), [&] { add_leaves(t->element(i), path, out); });
       return;
     case TypeKind::Optional:
       child(0, [&] { add_leaves(t->element(0), path, out); });
       child(1, [&] { out.push_back({boolean(), path, ArgumentLeaf::Role::OptionalFlag}); });
       return;
-    default: out.push_back({t, path, ArgumentLeaf::Role::Value});
+    default:
+      out.push_back({t, path, ArgumentLeaf::Role::Value});
   }
 }
 

@@ -57,13 +57,11 @@ std::string python_string_repr(const std::string& text) {
 }
 
 [[noreturn]] void syntax_error(const std::string& input, size_t pos, const std::string& what) {
-  fail(ErrorKind::SyntaxError, "invalid syntax in signature " + python_string_repr(input) +
-                                   " at column " + std::to_string(pos + 1) + ": " + what);
+  fail(ErrorKind::SyntaxError, "invalid syntax in signature " + python_string_repr(input) + " at column " +
+                                   std::to_string(pos + 1) + ": " + what);
 }
 
-bool is_name_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
@@ -90,8 +88,7 @@ class Lexer {
       while (at_ < input_.size() && (is_name_start(input_[at_]) || is_digit(input_[at_]))) ++at_;
       return {TokenKind::Name, input_.substr(start, at_ - start), start};
     }
-    if (is_digit(c) || (c == '.' && at_ + 1 < input_.size() && is_digit(input_[at_ + 1])))
-      return number(start);
+    if (is_digit(c) || (c == '.' && at_ + 1 < input_.size() && is_digit(input_[at_ + 1]))) return number(start);
     if (c == '\'' || c == '"') return string_literal(start, c);
     if (std::strchr("()[],:=-+", c) != nullptr) {
       ++at_;
@@ -120,8 +117,7 @@ class Lexer {
     std::string text = input_.substr(start, at_ - start);
     if (at_ < input_.size() && (is_name_start(input_[at_]) || is_digit(input_[at_])))
       syntax_error(input_, start, "invalid number literal '" + text + input_[at_] + "'");
-    if (!is_float && text.size() > 1 && text[0] == '0' &&
-        text.find_first_not_of('0') != std::string::npos)
+    if (!is_float && text.size() > 1 && text[0] == '0' && text.find_first_not_of('0') != std::string::npos)
       syntax_error(input_, start, "leading zeros in decimal integer literals are not permitted");
     return {is_float ? TokenKind::Float : TokenKind::Int, text, start};
   }
@@ -134,8 +130,7 @@ class Lexer {
       if (input_[at_] == '\n') break;
       contents += input_[at_++];
     }
-    if (at_ >= input_.size() || input_[at_] != quote)
-      syntax_error(input_, start, "unterminated string literal");
+    if (at_ >= input_.size() || input_[at_] != quote) syntax_error(input_, start, "unterminated string literal");
     ++at_;
     return {TokenKind::String, contents, start};
   }
@@ -176,10 +171,9 @@ struct Node {
 // Python's reserved words cannot be names; eval() rejects them as syntax.
 bool is_python_keyword(const std::string& name) {
   static const char* const keywords[] = {
-      "and",   "as",     "assert", "async",    "await",  "break", "class", "continue",
-      "def",   "del",    "elif",   "else",     "except", "finally", "for", "from",
-      "global", "if",    "import", "in",       "is",     "lambda", "nonlocal", "not",
-      "or",    "pass",   "raise",  "return",   "try",    "while", "with",  "yield"};
+      "and",      "as",     "assert",  "async", "await", "break",  "class", "continue", "def",  "del",  "elif",
+      "else",     "except", "finally", "for",   "from",  "global", "if",    "import",   "in",   "is",   "lambda",
+      "nonlocal", "not",    "or",      "pass",  "raise", "return", "try",   "while",    "with", "yield"};
   for (const char* keyword : keywords)
     if (name == keyword) return true;
   return false;
@@ -187,8 +181,7 @@ bool is_python_keyword(const std::string& name) {
 
 class Parser {
  public:
-  Parser(const std::string& input, std::vector<Token> tokens)
-      : input_(input), tokens_(std::move(tokens)) {}
+  Parser(const std::string& input, std::vector<Token> tokens) : input_(input), tokens_(std::move(tokens)) {}
 
   // The whole text: an expression, or a comma-separated list making a tuple
   // (eval("int32, int32") is a tuple, as is "(int32, int32)").
@@ -386,10 +379,14 @@ class Parser {
 
   [[noreturn]] void unexpected(const Token& token) const {
     switch (token.kind) {
-      case TokenKind::End: syntax_error(input_, token.pos, "unexpected end of input");
-      case TokenKind::Name: syntax_error(input_, token.pos, "unexpected name '" + token.text + "'");
-      case TokenKind::String: syntax_error(input_, token.pos, "unexpected string '" + token.text + "'");
-      default: syntax_error(input_, token.pos, "unexpected '" + token.text + "'");
+      case TokenKind::End:
+        syntax_error(input_, token.pos, "unexpected end of input");
+      case TokenKind::Name:
+        syntax_error(input_, token.pos, "unexpected name '" + token.text + "'");
+      case TokenKind::String:
+        syntax_error(input_, token.pos, "unexpected string '" + token.text + "'");
+      default:
+        syntax_error(input_, token.pos, "unexpected '" + token.text + "'");
     }
   }
 
@@ -416,44 +413,76 @@ struct Value {
 // numba's class names, as type(value).__name__ shows them.
 const char* numba_class_name(TypeRef type) {
   switch (type->kind()) {
-    case TypeKind::None: return "NoneType";
-    case TypeKind::Boolean: return "Boolean";
-    case TypeKind::Integer: return "Integer";
-    case TypeKind::Float: return "Float";
-    case TypeKind::Complex: return "Complex";
-    case TypeKind::IntegerLiteral: return "IntegerLiteral";
-    case TypeKind::BooleanLiteral: return "BooleanLiteral";
-    case TypeKind::UniTuple: return "UniTuple";
-    case TypeKind::Tuple: return "Tuple";
-    case TypeKind::CPointer: return "CPointer";
-    case TypeKind::VoidPtr: return "RawPointer";
-    case TypeKind::Array: return "Array";
-    case TypeKind::Range: return "RangeType";
-    case TypeKind::Opaque: return "Opaque";
-    case TypeKind::Record: return "Record";
-    case TypeKind::NestedArray: return "NestedArray";
-    case TypeKind::Optional: return "Optional";
-    case TypeKind::BFloat16: break;  // cujit's own class; no numba name to show
-    case TypeKind::FP8: break;
-    case TypeKind::FP8Packed: break;
-    case TypeKind::Vector: return type->name() == "Dim3" ? "Dim3" : "_VectorType";
+    case TypeKind::None:
+      return "NoneType";
+    case TypeKind::Boolean:
+      return "Boolean";
+    case TypeKind::Integer:
+      return "Integer";
+    case TypeKind::Float:
+      return "Float";
+    case TypeKind::Complex:
+      return "Complex";
+    case TypeKind::IntegerLiteral:
+      return "IntegerLiteral";
+    case TypeKind::BooleanLiteral:
+      return "BooleanLiteral";
+    case TypeKind::UniTuple:
+      return "UniTuple";
+    case TypeKind::Tuple:
+      return "Tuple";
+    case TypeKind::CPointer:
+      return "CPointer";
+    case TypeKind::VoidPtr:
+      return "RawPointer";
+    case TypeKind::Array:
+      return "Array";
+    case TypeKind::Range:
+      return "RangeType";
+    case TypeKind::Opaque:
+      return "Opaque";
+    case TypeKind::Record:
+      return "Record";
+    case TypeKind::NestedArray:
+      return "NestedArray";
+    case TypeKind::Optional:
+      return "Optional";
+    case TypeKind::BFloat16:
+      break;  // cujit's own class; no numba name to show
+    case TypeKind::FP8:
+      break;
+    case TypeKind::FP8Packed:
+      break;
+    case TypeKind::Vector:
+      return type->name() == "Dim3" ? "Dim3" : "_VectorType";
   }
   return "Type";
 }
 
 std::string python_class_name(const Value& value) {
   switch (value.kind) {
-    case Value::Kind::Type: return numba_class_name(value.type);
-    case Value::Kind::Signature: return "Signature";
-    case Value::Kind::Int: return "int";
-    case Value::Kind::Float: return "float";
-    case Value::Kind::String: return "str";
-    case Value::Kind::Bool: return "bool";
-    case Value::Kind::None: return "NoneType";
-    case Value::Kind::Tuple: return "tuple";
-    case Value::Kind::List: return "list";
-    case Value::Kind::Slice: return "slice";
-    case Value::Kind::TypeClass: return "_TypeMetaclass";  // the metaclass of numba's type classes
+    case Value::Kind::Type:
+      return numba_class_name(value.type);
+    case Value::Kind::Signature:
+      return "Signature";
+    case Value::Kind::Int:
+      return "int";
+    case Value::Kind::Float:
+      return "float";
+    case Value::Kind::String:
+      return "str";
+    case Value::Kind::Bool:
+      return "bool";
+    case Value::Kind::None:
+      return "NoneType";
+    case Value::Kind::Tuple:
+      return "tuple";
+    case Value::Kind::List:
+      return "list";
+    case Value::Kind::Slice:
+      return "slice";
+    case Value::Kind::TypeClass:
+      return "_TypeMetaclass";  // the metaclass of numba's type classes
   }
   return "object";
 }
@@ -472,18 +501,27 @@ std::string python_sequence_repr(const std::vector<Value>& items, char open, cha
 
 std::string python_repr(const Value& value) {
   switch (value.kind) {
-    case Value::Kind::Type: return value.type->name();
+    case Value::Kind::Type:
+      return value.type->name();
     case Value::Kind::Signature:  // numba's Signature.__repr__: "<args tuple> -> <return type>"
       return python_sequence_repr(value.items, '(', ')') + " -> " + value.type->name();
     case Value::Kind::Int:
-    case Value::Kind::Float: return value.text;
-    case Value::Kind::String: return python_string_repr(value.text);
-    case Value::Kind::Bool: return value.truth ? "True" : "False";
-    case Value::Kind::None: return "None";
-    case Value::Kind::Tuple: return python_sequence_repr(value.items, '(', ')');
-    case Value::Kind::List: return python_sequence_repr(value.items, '[', ']');
-    case Value::Kind::Slice: return "slice" + python_sequence_repr(value.items, '(', ')');
-    case Value::Kind::TypeClass: return "<class '" + value.text + "'>";
+    case Value::Kind::Float:
+      return value.text;
+    case Value::Kind::String:
+      return python_string_repr(value.text);
+    case Value::Kind::Bool:
+      return value.truth ? "True" : "False";
+    case Value::Kind::None:
+      return "None";
+    case Value::Kind::Tuple:
+      return python_sequence_repr(value.items, '(', ')');
+    case Value::Kind::List:
+      return python_sequence_repr(value.items, '[', ']');
+    case Value::Kind::Slice:
+      return "slice" + python_sequence_repr(value.items, '(', ')');
+    case Value::Kind::TypeClass:
+      return "<class '" + value.text + "'>";
   }
   return "?";
 }
@@ -518,21 +556,53 @@ bool to_int64(const Value& value, int64_t* out) {
 // numba's sigutils check: every argument and the return type must be a type.
 TypeRef require_type_in_signature(const Value& value) {
   if (value.kind != Value::Kind::Type)
-    fail(ErrorKind::TypeError,
-         "invalid type in signature: expected a type instance, got " + python_repr(value));
+    fail(ErrorKind::TypeError, "invalid type in signature: expected a type instance, got " + python_repr(value));
   return value.type;
 }
 
 // Names numba.cuda.types defines that cujit's type system does not model.
 bool is_unsupported_numba_name(const std::string& name) {
-  static const char* const names[] = {
-      "Record", "NestedArray", "Optional", "optional", "grid_group",
-      "pyobject", "ffi", "ffi_forced_object", "deferred_type", "NamedTuple", "NamedUniTuple",
-      "Literal", "IntegerLiteral", "BooleanLiteral", "unicode_type", "string", "slice2_type",
-      "slice3_type", "ellipsis", "Any", "Omitted", "EnumMember", "IntEnumMember", "Boolean",
-      "Integer", "Float", "Complex", "RawPointer", "NoneType", "Opaque", "RangeType",
-      "range_iter32_type", "range_iter64_type", "unsigned_range_iter64_type", "undefined",
-      "unknown", "Dispatcher", "ExternalFunction", "FunctionType", "DType", "NumberClass"};
+  static const char* const names[] = {"Record",
+                                      "NestedArray",
+                                      "Optional",
+                                      "optional",
+                                      "grid_group",
+                                      "pyobject",
+                                      "ffi",
+                                      "ffi_forced_object",
+                                      "deferred_type",
+                                      "NamedTuple",
+                                      "NamedUniTuple",
+                                      "Literal",
+                                      "IntegerLiteral",
+                                      "BooleanLiteral",
+                                      "unicode_type",
+                                      "string",
+                                      "slice2_type",
+                                      "slice3_type",
+                                      "ellipsis",
+                                      "Any",
+                                      "Omitted",
+                                      "EnumMember",
+                                      "IntEnumMember",
+                                      "Boolean",
+                                      "Integer",
+                                      "Float",
+                                      "Complex",
+                                      "RawPointer",
+                                      "NoneType",
+                                      "Opaque",
+                                      "RangeType",
+                                      "range_iter32_type",
+                                      "range_iter64_type",
+                                      "unsigned_range_iter64_type",
+                                      "undefined",
+                                      "unknown",
+                                      "Dispatcher",
+                                      "ExternalFunction",
+                                      "FunctionType",
+                                      "DType",
+                                      "NumberClass"};
   for (const char* unsupported : names)
     if (name == unsupported) return true;
   return false;
@@ -541,17 +611,16 @@ bool is_unsupported_numba_name(const std::string& name) {
 // The arguments of a call matched to a callee's parameters, as Python binds them.
 class BoundArguments {
  public:
-  BoundArguments(const std::string& callee, const std::vector<std::string>& parameters,
-                 size_t required, const std::vector<Value>& arguments,
-                 const std::vector<std::string>& keywords)
+  BoundArguments(const std::string& callee, const std::vector<std::string>& parameters, size_t required,
+                 const std::vector<Value>& arguments, const std::vector<std::string>& keywords)
       : callee_(callee), parameters_(parameters), bound_(parameters.size(), nullptr) {
     size_t positional = 0;
     for (size_t i = 0; i < arguments.size(); ++i) {
       size_t slot = 0;
       if (keywords[i].empty()) {
         if (positional >= parameters.size())
-          fail(ErrorKind::TypeError, callee + "() takes at most " + std::to_string(parameters.size()) +
-                                         " arguments (" + std::to_string(arguments.size()) + " given)");
+          fail(ErrorKind::TypeError, callee + "() takes at most " + std::to_string(parameters.size()) + " arguments (" +
+                                         std::to_string(arguments.size()) + " given)");
         slot = positional++;
       } else {
         slot = index_of(keywords[i]);
@@ -561,27 +630,23 @@ class BoundArguments {
       bound_[slot] = &arguments[i];
     }
     for (size_t slot = 0; slot < required; ++slot)
-      if (!bound_[slot])
-        fail(ErrorKind::TypeError, callee + "() missing required argument '" + parameters[slot] + "'");
+      if (!bound_[slot]) fail(ErrorKind::TypeError, callee + "() missing required argument '" + parameters[slot] + "'");
   }
 
   const Value* get(size_t slot) const { return bound_[slot]; }
 
   TypeRef type(size_t slot) const {
     const Value& value = *bound_[slot];
-    if (value.kind != Value::Kind::Type)
-      wrong_argument(slot, "a type");
+    if (value.kind != Value::Kind::Type) wrong_argument(slot, "a type");
     return value.type;
   }
 
   int non_negative_int(size_t slot) const {
     const Value& value = *bound_[slot];
-    if (value.kind != Value::Kind::Int)
-      wrong_argument(slot, "an integer");
+    if (value.kind != Value::Kind::Int) wrong_argument(slot, "an integer");
     int64_t number = 0;
     if (!to_int64(value, &number) || number < 0 || number > 0x7fffffff)
-      fail(ErrorKind::ValueError,
-           callee_ + "() got an out-of-range '" + parameters_[slot] + "': " + value.text);
+      fail(ErrorKind::ValueError, callee_ + "() got an out-of-range '" + parameters_[slot] + "': " + value.text);
     return static_cast<int>(number);
   }
 
@@ -595,8 +660,8 @@ class BoundArguments {
 
  private:
   [[noreturn]] void wrong_argument(size_t slot, const std::string& expected) const {
-    fail(ErrorKind::TypeError, callee_ + "() expects " + expected + " for '" + parameters_[slot] +
-                                   "', got " + python_repr(*bound_[slot]));
+    fail(ErrorKind::TypeError,
+         callee_ + "() expects " + expected + " for '" + parameters_[slot] + "', got " + python_repr(*bound_[slot]));
   }
 
   size_t index_of(const std::string& keyword) const {
@@ -614,8 +679,10 @@ class Evaluator {
  public:
   Value evaluate(const Node& node) {
     switch (node.kind) {
-      case NodeKind::Name: return lookup(node.text);
-      case NodeKind::Int: return integer_literal(node.text);
+      case NodeKind::Name:
+        return lookup(node.text);
+      case NodeKind::Int:
+        return integer_literal(node.text);
       case NodeKind::Float: {
         Value value;
         value.kind = Value::Kind::Float;
@@ -632,14 +699,16 @@ class Evaluator {
       case NodeKind::List:
       case NodeKind::Slice: {
         Value value;
-        value.kind = node.kind == NodeKind::Tuple ? Value::Kind::Tuple
+        value.kind = node.kind == NodeKind::Tuple  ? Value::Kind::Tuple
                      : node.kind == NodeKind::List ? Value::Kind::List
                                                    : Value::Kind::Slice;
         for (const Node& child : node.children) value.items.push_back(evaluate(child));
         return value;
       }
-      case NodeKind::Absent: return Value{};  // an omitted slice part is None
-      case NodeKind::Negate: return negate(evaluate(node.children[0]));
+      case NodeKind::Absent:
+        return Value{};  // an omitted slice part is None
+      case NodeKind::Negate:
+        return negate(evaluate(node.children[0]));
       case NodeKind::Call: {
         Value callee = evaluate(node.children[0]);
         std::vector<Value> arguments;
@@ -735,15 +804,14 @@ class Evaluator {
     fail(ErrorKind::TypeError, "bad operand type for unary -: '" + python_class_name(operand) + "'");
   }
 
-  Value call(const Value& callee, const std::vector<Value>& arguments,
-             const std::vector<std::string>& keywords) {
+  Value call(const Value& callee, const std::vector<Value>& arguments, const std::vector<std::string>& keywords) {
     if (callee.kind == Value::Kind::Type) {
       // Calling a type makes a signature; numba checks the argument types
       // only once the whole string is evaluated.
       for (const std::string& keyword : keywords)
         if (!keyword.empty())
-          fail(ErrorKind::TypeError, "calling type " + callee.type->name() +
-                                         "() got an unexpected keyword argument '" + keyword + "'");
+          fail(ErrorKind::TypeError,
+               "calling type " + callee.type->name() + "() got an unexpected keyword argument '" + keyword + "'");
       Value signature;
       signature.kind = Value::Kind::Signature;
       signature.type = callee.type;
@@ -770,22 +838,19 @@ class Evaluator {
       return make_type(types::cpointer(bound.type(0)));
     }
     // Array(dtype, ndim, layout, readonly=False, name=None, aligned=True)
-    static const std::vector<std::string> parameters{"dtype",    "ndim", "layout",
-                                                     "readonly", "name", "aligned"};
+    static const std::vector<std::string> parameters{"dtype", "ndim", "layout", "readonly", "name", "aligned"};
     BoundArguments bound(class_name, parameters, 3, arguments, keywords);
     if (bound.get(4) && bound.get(4)->kind != Value::Kind::None)
       fail(ErrorKind::TypeError, "Array() with a custom name is not supported in signatures");
     const Value& layout = *bound.get(2);
-    if (layout.kind != Value::Kind::String ||
-        (layout.text != "C" && layout.text != "F" && layout.text != "A"))
+    if (layout.kind != Value::Kind::String || (layout.text != "C" && layout.text != "F" && layout.text != "A"))
       fail(ErrorKind::ValueError, "Invalid layout " + python_repr(layout) + " (expected 'C', 'F' or 'A')");
-    return make_type(types::array(bound.type(0), bound.non_negative_int(1), layout.text[0],
-                                  bound.flag(3, false), bound.flag(5, true)));
+    return make_type(types::array(bound.type(0), bound.non_negative_int(1), layout.text[0], bound.flag(3, false),
+                                  bound.flag(5, true)));
   }
 
   // numba's Tuple takes one iterable of types: Tuple((int32, float64)).
-  static TypeRef construct_tuple(const std::vector<Value>& arguments,
-                                 const std::vector<std::string>& keywords) {
+  static TypeRef construct_tuple(const std::vector<Value>& arguments, const std::vector<std::string>& keywords) {
     static const std::vector<std::string> parameters{"types"};
     if (arguments.size() > 1 && keywords[1].empty())
       fail(ErrorKind::TypeError, "Tuple() takes a single tuple of types, e.g. Tuple((int32, float64)); got " +
@@ -817,8 +882,8 @@ class Evaluator {
     }
     for (const Value* dimension : dimensions)
       if (!is_open_slice(*dimension))
-        fail(ErrorKind::TypeError, "Can only index numba types with slices with no start or stop, got " +
-                                       python_repr(index) + ".");
+        fail(ErrorKind::TypeError,
+             "Can only index numba types with slices with no start or stop, got " + python_repr(index) + ".");
     char layout = 'A';
     if (is_sequence && !dimensions.empty() && has_unit_step(*dimensions.front())) {
       layout = 'F';
@@ -865,9 +930,8 @@ Expected<Signature> parse_signature(const std::string& text) {
     if (value.kind == Value::Kind::Signature) {
       signature.return_type = value.type;
     } else if (value.kind != Value::Kind::Tuple) {
-      fail(ErrorKind::TypeError, "invalid signature: " + python_string_repr(text) +
-                                     " (type: 'str') evaluates to '" + python_class_name(value) +
-                                     "' instead of tuple or Signature");
+      fail(ErrorKind::TypeError, "invalid signature: " + python_string_repr(text) + " (type: 'str') evaluates to '" +
+                                     python_class_name(value) + "' instead of tuple or Signature");
     }
     for (const Value& argument : value.items) signature.args.push_back(require_type_in_signature(argument));
     return signature;
@@ -877,9 +941,8 @@ Expected<Signature> parse_signature(const std::string& text) {
 Expected<TypeRef> parse_type(const std::string& text) {
   return evaluate_text<TypeRef>(text, [&text](const Value& value) {
     if (value.kind != Value::Kind::Type)
-      fail(ErrorKind::TypeError, "invalid type: " + python_string_repr(text) +
-                                     " (type: 'str') evaluates to '" + python_class_name(value) +
-                                     "' instead of a type instance");
+      fail(ErrorKind::TypeError, "invalid type: " + python_string_repr(text) + " (type: 'str') evaluates to '" +
+                                     python_class_name(value) + "' instead of a type instance");
     return value.type;
   });
 }

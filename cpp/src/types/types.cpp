@@ -33,15 +33,13 @@ class TypeFactory {
     t.signed_ = is_signed;
     return t;
   }
-  static Type literal(TypeKind kind, std::string name, int bits, bool is_signed,
-                      int64_t value, TypeRef unliteral) {
+  static Type literal(TypeKind kind, std::string name, int bits, bool is_signed, int64_t value, TypeRef unliteral) {
     Type t = scalar(kind, std::move(name), bits, is_signed);
     t.literal_ = value;
     t.unliteral_ = unliteral;
     return t;
   }
-  static Type composite(TypeKind kind, std::string name, std::vector<TypeRef> elements,
-                        int count = 0) {
+  static Type composite(TypeKind kind, std::string name, std::vector<TypeRef> elements, int count = 0) {
     Type t = prototype(kind, std::move(name));
     t.elements_ = std::move(elements);
     t.count_ = count;
@@ -52,8 +50,7 @@ class TypeFactory {
     t.bits_ = 8 * count;
     return t;
   }
-  static Type array(std::string name, TypeRef dtype, int ndim, char layout, bool readonly,
-                    bool aligned) {
+  static Type array(std::string name, TypeRef dtype, int ndim, char layout, bool readonly, bool aligned) {
     Type t = composite(TypeKind::Array, std::move(name), {dtype}, ndim);
     t.layout_ = layout;
     t.readonly_ = readonly;
@@ -61,8 +58,7 @@ class TypeFactory {
     return t;
   }
 
-  static Type record(std::string name, const std::vector<types::RecordField>& fields, int64_t size,
-                     bool aligned) {
+  static Type record(std::string name, const std::vector<types::RecordField>& fields, int64_t size, bool aligned) {
     Type t = prototype(TypeKind::Record, std::move(name));
     for (const auto& f : fields) {
       t.field_names_.push_back(f.name);
@@ -174,8 +170,7 @@ TypeRef none() {
 
 TypeRef boolean() {
   // numba's Boolean is named "bool" (and is one bit wide for our purposes).
-  static const TypeRef cached =
-      TypeFactory::intern(TypeFactory::scalar(TypeKind::Boolean, "bool", 1, false));
+  static const TypeRef cached = TypeFactory::intern(TypeFactory::scalar(TypeKind::Boolean, "bool", 1, false));
   return cached;
 }
 
@@ -209,15 +204,12 @@ CUJIT_CACHED_TYPE(uint64, integer(64, false))
 TypeRef float_(int bits) {
   if (bits != 16 && bits != 32 && bits != 64)
     fail(ErrorKind::Internal, "no float type of " + std::to_string(bits) + " bits");
-  return TypeFactory::intern(
-      TypeFactory::scalar(TypeKind::Float, "float" + std::to_string(bits), bits, true));
+  return TypeFactory::intern(TypeFactory::scalar(TypeKind::Float, "float" + std::to_string(bits), bits, true));
 }
 
 TypeRef complex_(int bits) {
-  if (bits != 64 && bits != 128)
-    fail(ErrorKind::Internal, "no complex type of " + std::to_string(bits) + " bits");
-  return TypeFactory::intern(
-      TypeFactory::scalar(TypeKind::Complex, "complex" + std::to_string(bits), bits, true));
+  if (bits != 64 && bits != 128) fail(ErrorKind::Internal, "no complex type of " + std::to_string(bits) + " bits");
+  return TypeFactory::intern(TypeFactory::scalar(TypeKind::Complex, "complex" + std::to_string(bits), bits, true));
 }
 
 CUJIT_CACHED_TYPE(float16, float_(16))
@@ -229,8 +221,7 @@ CUJIT_CACHED_TYPE(complex128, complex_(128))
 #undef CUJIT_CACHED_TYPE
 
 TypeRef bfloat16() {
-  static const TypeRef cached =
-      TypeFactory::intern(TypeFactory::scalar(TypeKind::BFloat16, "__nv_bfloat16", 16, true));
+  static const TypeRef cached = TypeFactory::intern(TypeFactory::scalar(TypeKind::BFloat16, "__nv_bfloat16", 16, true));
   return cached;
 }
 
@@ -257,32 +248,38 @@ TypeRef fp8_packed(TypeRef fp8, int count) {
 
 TypeRef integer_literal(int64_t value) {
   // typeof(value) for any int64 value is int64, so the literal is 64-bit signed.
-  return TypeFactory::intern(TypeFactory::literal(TypeKind::IntegerLiteral,
-                                                  "Literal[int](" + std::to_string(value) + ")",
-                                                  64, true, value, int64()));
+  return TypeFactory::intern(TypeFactory::literal(
+      TypeKind::IntegerLiteral, "Literal[int](" + std::to_string(value) + ")", 64, true, value, int64()));
 }
 
 int64_t itemsize(TypeRef dtype) {
   switch (dtype->kind()) {
     case TypeKind::Record:
-    case TypeKind::NestedArray: return dtype->byte_size();
-    case TypeKind::Vector: return static_cast<int64_t>(dtype->count()) * itemsize(dtype->element(0));
-    default: return dtype->is_boolean() ? 1 : dtype->bitwidth() / 8;
+    case TypeKind::NestedArray:
+      return dtype->byte_size();
+    case TypeKind::Vector:
+      return static_cast<int64_t>(dtype->count()) * itemsize(dtype->element(0));
+    default:
+      return dtype->is_boolean() ? 1 : dtype->bitwidth() / 8;
   }
 }
 
 int64_t alignment(TypeRef dtype) {
   switch (dtype->kind()) {
-    case TypeKind::Complex: return itemsize(dtype) / 2;
-    case TypeKind::NestedArray: return alignment(dtype->element(0));
-    case TypeKind::Vector: return vector_alignment(dtype);
+    case TypeKind::Complex:
+      return itemsize(dtype) / 2;
+    case TypeKind::NestedArray:
+      return alignment(dtype->element(0));
+    case TypeKind::Vector:
+      return vector_alignment(dtype);
     case TypeKind::Record: {
       if (!dtype->aligned()) return 1;
       int64_t a = 1;
       for (TypeRef field : dtype->elements()) a = std::max(a, alignment(field));
       return a;
     }
-    default: return itemsize(dtype);
+    default:
+      return itemsize(dtype);
   }
 }
 
@@ -294,34 +291,30 @@ TypeRef unsigned_integer_literal(uint64_t value) {
 
 TypeRef boolean_literal(bool value) {
   return TypeFactory::intern(TypeFactory::literal(TypeKind::BooleanLiteral,
-                                                  value ? "Literal[bool](True)" : "Literal[bool](False)",
-                                                  1, false, value ? 1 : 0, boolean()));
+                                                  value ? "Literal[bool](True)" : "Literal[bool](False)", 1, false,
+                                                  value ? 1 : 0, boolean()));
 }
 
 TypeRef uni_tuple(TypeRef element, int count) {
   if (count < 0) fail(ErrorKind::ValueError, "UniTuple: count must not be negative, got " + std::to_string(count));
   std::string name = "UniTuple(" + element->name() + " x " + std::to_string(count) + ")";
-  return TypeFactory::intern(
-      TypeFactory::composite(TypeKind::UniTuple, std::move(name), {element}, count));
+  return TypeFactory::intern(TypeFactory::composite(TypeKind::UniTuple, std::move(name), {element}, count));
 }
 
 TypeRef tuple(const std::vector<TypeRef>& elements) {
   bool homogeneous = !elements.empty();
   for (TypeRef element : elements) homogeneous = homogeneous && element == elements.front();
   if (homogeneous) return uni_tuple(elements.front(), static_cast<int>(elements.size()));
-  return TypeFactory::intern(TypeFactory::composite(
-      TypeKind::Tuple, "Tuple(" + join_names(elements) + ")", elements,
-      static_cast<int>(elements.size())));
+  return TypeFactory::intern(TypeFactory::composite(TypeKind::Tuple, "Tuple(" + join_names(elements) + ")", elements,
+                                                    static_cast<int>(elements.size())));
 }
 
 TypeRef cpointer(TypeRef pointee) {
-  return TypeFactory::intern(
-      TypeFactory::composite(TypeKind::CPointer, pointee->name() + "*", {pointee}));
+  return TypeFactory::intern(TypeFactory::composite(TypeKind::CPointer, pointee->name() + "*", {pointee}));
 }
 
 TypeRef voidptr() {
-  static const TypeRef cached =
-      TypeFactory::intern(TypeFactory::prototype(TypeKind::VoidPtr, "void*"));
+  static const TypeRef cached = TypeFactory::intern(TypeFactory::prototype(TypeKind::VoidPtr, "void*"));
   return cached;
 }
 
@@ -329,7 +322,8 @@ TypeRef array(TypeRef dtype, int ndim, char layout, bool readonly, bool aligned)
   if (dtype->kind() == TypeKind::Array)
     fail(ErrorKind::TypeError,
          "The dtype of a Buffer type cannot itself be a Buffer type, this is unsupported "
-         "behaviour.\nThe dtype requested for the unsupported Buffer was: " + dtype->name() + ".");
+         "behaviour.\nThe dtype requested for the unsupported Buffer was: " +
+             dtype->name() + ".");
   if (layout != 'C' && layout != 'F' && layout != 'A')
     fail(ErrorKind::ValueError, std::string("Array: layout must be 'C', 'F' or 'A', got '") + layout + "'");
   if (ndim < 0) fail(ErrorKind::ValueError, "Array: ndim must not be negative, got " + std::to_string(ndim));
@@ -339,15 +333,13 @@ TypeRef array(TypeRef dtype, int ndim, char layout, bool readonly, bool aligned)
   std::string kind_name = "array";
   if (readonly) kind_name = "readonly " + kind_name;
   if (!aligned) kind_name = "unaligned " + kind_name;
-  std::string name = kind_name + "(" + dtype->name() + ", " + std::to_string(ndim) + "d, " +
-                     layout + ")";
-  return TypeFactory::intern(
-      TypeFactory::array(std::move(name), dtype, ndim, layout, readonly, aligned));
+  std::string name = kind_name + "(" + dtype->name() + ", " + std::to_string(ndim) + "d, " + layout + ")";
+  return TypeFactory::intern(TypeFactory::array(std::move(name), dtype, ndim, layout, readonly, aligned));
 }
 
 TypeRef range(TypeRef index_type) {
-  return TypeFactory::intern(TypeFactory::composite(
-      TypeKind::Range, "range_state_" + index_type->name(), {index_type}));
+  return TypeFactory::intern(
+      TypeFactory::composite(TypeKind::Range, "range_state_" + index_type->name(), {index_type}));
 }
 
 TypeRef record(const std::vector<RecordField>& unsorted, int64_t size, bool aligned) {
@@ -388,9 +380,7 @@ TypeRef optional(TypeRef type) {
 
 TypeRef optional_value(TypeRef type) { return type->kind() == TypeKind::Optional ? type->element(0) : type; }
 
-TypeRef opaque(const std::string& name) {
-  return TypeFactory::intern(TypeFactory::prototype(TypeKind::Opaque, name));
-}
+TypeRef opaque(const std::string& name) { return TypeFactory::intern(TypeFactory::prototype(TypeKind::Opaque, name)); }
 
 TypeRef detail::intern_vector(const std::string& name, TypeRef base, int count) {
   return TypeFactory::intern(
@@ -405,47 +395,121 @@ const std::unordered_map<std::string, TypeRef>& scalar_table() {
   // `float_` is only defined by numba under NumPy 1.x and `bool` only under
   // NumPy 2.x; we accept both.
   static const auto* table = new std::unordered_map<std::string, TypeRef>{
-      {"none", none()}, {"void", none()}, {"voidptr", voidptr()},
+      {"none", none()},
+      {"void", none()},
+      {"voidptr", voidptr()},
 
-      {"boolean", boolean()}, {"bool_", boolean()}, {"bool", boolean()}, {"b1", boolean()},
-      {"c_bool", boolean()}, {"py_bool", boolean()}, {"np_bool_", boolean()},
+      {"boolean", boolean()},
+      {"bool_", boolean()},
+      {"bool", boolean()},
+      {"b1", boolean()},
+      {"c_bool", boolean()},
+      {"py_bool", boolean()},
+      {"np_bool_", boolean()},
 
-      {"int8", int8()}, {"i1", int8()}, {"char", int8()}, {"np_char", int8()},
-      {"c_int8", int8()}, {"np_int8", int8()},
-      {"int16", int16()}, {"i2", int16()}, {"short", int16()}, {"np_short", int16()},
-      {"c_int16", int16()}, {"np_int16", int16()},
-      {"int32", int32()}, {"i4", int32()}, {"intc", int32()}, {"np_intc", int32()},
-      {"c_int32", int32()}, {"np_int32", int32()},
-      {"int64", int64()}, {"i8", int64()}, {"intp", int64()}, {"ssize_t", int64()},
-      {"int_", int64()}, {"np_int_", int64()}, {"long_", int64()}, {"np_long", int64()},
-      {"longlong", int64()}, {"np_longlong", int64()}, {"c_int64", int64()},
-      {"np_int64", int64()}, {"c_intp", int64()}, {"py_int", int64()}, {"np_intp", int64()},
+      {"int8", int8()},
+      {"i1", int8()},
+      {"char", int8()},
+      {"np_char", int8()},
+      {"c_int8", int8()},
+      {"np_int8", int8()},
+      {"int16", int16()},
+      {"i2", int16()},
+      {"short", int16()},
+      {"np_short", int16()},
+      {"c_int16", int16()},
+      {"np_int16", int16()},
+      {"int32", int32()},
+      {"i4", int32()},
+      {"intc", int32()},
+      {"np_intc", int32()},
+      {"c_int32", int32()},
+      {"np_int32", int32()},
+      {"int64", int64()},
+      {"i8", int64()},
+      {"intp", int64()},
+      {"ssize_t", int64()},
+      {"int_", int64()},
+      {"np_int_", int64()},
+      {"long_", int64()},
+      {"np_long", int64()},
+      {"longlong", int64()},
+      {"np_longlong", int64()},
+      {"c_int64", int64()},
+      {"np_int64", int64()},
+      {"c_intp", int64()},
+      {"py_int", int64()},
+      {"np_intp", int64()},
 
-      {"uint8", uint8()}, {"u1", uint8()}, {"byte", uint8()}, {"uchar", uint8()},
-      {"np_uchar", uint8()}, {"c_uint8", uint8()}, {"np_uint8", uint8()},
-      {"uint16", uint16()}, {"u2", uint16()}, {"ushort", uint16()}, {"np_ushort", uint16()},
-      {"c_uint16", uint16()}, {"np_uint16", uint16()},
-      {"uint32", uint32()}, {"u4", uint32()}, {"uintc", uint32()}, {"np_uintc", uint32()},
-      {"c_uint32", uint32()}, {"np_uint32", uint32()},
-      {"uint64", uint64()}, {"u8", uint64()}, {"uintp", uint64()}, {"size_t", uint64()},
-      {"uint", uint64()}, {"np_uint", uint64()}, {"ulong", uint64()}, {"np_ulong", uint64()},
-      {"ulonglong", uint64()}, {"np_ulonglong", uint64()}, {"c_uint64", uint64()},
-      {"np_uint64", uint64()}, {"c_uintp", uint64()}, {"np_uintp", uint64()},
+      {"uint8", uint8()},
+      {"u1", uint8()},
+      {"byte", uint8()},
+      {"uchar", uint8()},
+      {"np_uchar", uint8()},
+      {"c_uint8", uint8()},
+      {"np_uint8", uint8()},
+      {"uint16", uint16()},
+      {"u2", uint16()},
+      {"ushort", uint16()},
+      {"np_ushort", uint16()},
+      {"c_uint16", uint16()},
+      {"np_uint16", uint16()},
+      {"uint32", uint32()},
+      {"u4", uint32()},
+      {"uintc", uint32()},
+      {"np_uintc", uint32()},
+      {"c_uint32", uint32()},
+      {"np_uint32", uint32()},
+      {"uint64", uint64()},
+      {"u8", uint64()},
+      {"uintp", uint64()},
+      {"size_t", uint64()},
+      {"uint", uint64()},
+      {"np_uint", uint64()},
+      {"ulong", uint64()},
+      {"np_ulong", uint64()},
+      {"ulonglong", uint64()},
+      {"np_ulonglong", uint64()},
+      {"c_uint64", uint64()},
+      {"np_uint64", uint64()},
+      {"c_uintp", uint64()},
+      {"np_uintp", uint64()},
 
-      {"float16", float16()}, {"f2", float16()}, {"c_float16", float16()},
+      {"float16", float16()},
+      {"f2", float16()},
+      {"c_float16", float16()},
       {"np_float16", float16()},
-      {"float32", float32()}, {"f4", float32()}, {"float_", float32()}, {"np_float_", float32()},
-      {"c_float32", float32()}, {"np_float32", float32()},
-      {"float64", float64()}, {"f8", float64()}, {"double", float64()}, {"np_double", float64()},
-      {"c_float64", float64()}, {"py_float", float64()}, {"np_float64", float64()},
+      {"float32", float32()},
+      {"f4", float32()},
+      {"float_", float32()},
+      {"np_float_", float32()},
+      {"c_float32", float32()},
+      {"np_float32", float32()},
+      {"float64", float64()},
+      {"f8", float64()},
+      {"double", float64()},
+      {"np_double", float64()},
+      {"c_float64", float64()},
+      {"py_float", float64()},
+      {"np_float64", float64()},
 
-      {"bfloat16", bfloat16()}, {"__nv_bfloat16", bfloat16()},
-      {"fp8_e4m3", fp8_e4m3()}, {"fp8_e5m2", fp8_e5m2()}, {"fp8_e8m0", fp8_e8m0()},
-      {"fp8x2_e4m3", fp8_packed(fp8_e4m3(), 2)}, {"fp8x4_e4m3", fp8_packed(fp8_e4m3(), 4)},
-      {"fp8x2_e5m2", fp8_packed(fp8_e5m2(), 2)}, {"fp8x4_e5m2", fp8_packed(fp8_e5m2(), 4)},
-      {"fp8x2_e8m0", fp8_packed(fp8_e8m0(), 2)}, {"fp8x4_e8m0", fp8_packed(fp8_e8m0(), 4)},
-      {"complex64", complex64()}, {"c8", complex64()}, {"np_complex64", complex64()},
-      {"complex128", complex128()}, {"c16", complex128()}, {"py_complex", complex128()},
+      {"bfloat16", bfloat16()},
+      {"__nv_bfloat16", bfloat16()},
+      {"fp8_e4m3", fp8_e4m3()},
+      {"fp8_e5m2", fp8_e5m2()},
+      {"fp8_e8m0", fp8_e8m0()},
+      {"fp8x2_e4m3", fp8_packed(fp8_e4m3(), 2)},
+      {"fp8x4_e4m3", fp8_packed(fp8_e4m3(), 4)},
+      {"fp8x2_e5m2", fp8_packed(fp8_e5m2(), 2)},
+      {"fp8x4_e5m2", fp8_packed(fp8_e5m2(), 4)},
+      {"fp8x2_e8m0", fp8_packed(fp8_e8m0(), 2)},
+      {"fp8x4_e8m0", fp8_packed(fp8_e8m0(), 4)},
+      {"complex64", complex64()},
+      {"c8", complex64()},
+      {"np_complex64", complex64()},
+      {"complex128", complex128()},
+      {"c16", complex128()},
+      {"py_complex", complex128()},
       {"np_complex128", complex128()},
   };
   return *table;

@@ -21,15 +21,13 @@ const std::vector<TypeRef>& base_types() {
 // byte, short, intc, int_, longlong... there), in numba-cuda's order.
 const std::vector<std::pair<std::string, TypeRef>>& c_names() {
   static const std::vector<std::pair<std::string, TypeRef>> names{
-      {"char", int8()},    {"short", int16()},   {"int", int32()},     {"long", int64()},
-      {"longlong", int64()}, {"uchar", uint8()}, {"ushort", uint16()}, {"uint", uint32()},
-      {"ulong", uint64()}, {"ulonglong", uint64()}, {"float", float32()}, {"double", float64()}};
+      {"char", int8()},      {"short", int16()},      {"int", int32()},     {"long", int64()},
+      {"longlong", int64()}, {"uchar", uint8()},      {"ushort", uint16()}, {"uint", uint32()},
+      {"ulong", uint64()},   {"ulonglong", uint64()}, {"float", float32()}, {"double", float64()}};
   return names;
 }
 
-bool is_base_type(TypeRef t) {
-  return std::find(base_types().begin(), base_types().end(), t) != base_types().end();
-}
+bool is_base_type(TypeRef t) { return std::find(base_types().begin(), base_types().end(), t) != base_types().end(); }
 
 const std::unordered_map<std::string, TypeRef>& names() {
   static const auto* table = [] {

@@ -47,7 +47,8 @@ TypeRef array_getitem_type(TypeRef ary, TypeRef index, std::string& error) {
       seen_ellipsis = true;
       continue;
     }
-    if (t->is_integer()) ++ints;
+    if (t->is_integer())
+      ++ints;
     else if (!is_slice(t)) {
       error = "array indices must be integers or slices, got " + t->name();
       return nullptr;

@@ -97,9 +97,9 @@ std::optional<OpSignature> round_sig(const std::vector<TypeRef>& args) {
   TypeRef t = args[0]->unliteral();
   if (args.size() == 1) return OpSignature{{t->is_float() ? t : types::int64()}, types::int64()};
   if (!args[1]->is_integer()) return std::nullopt;
-  return choose_overload({{{types::float32(), types::int64()}, types::float32()},
-                          {{types::float64(), types::int64()}, types::float64()}},
-                         args);
+  return choose_overload(
+      {{{types::float32(), types::int64()}, types::float32()}, {{types::float64(), types::int64()}, types::float64()}},
+      args);
 }
 
 std::optional<OpSignature> complex_sig(const std::vector<TypeRef>& args) {
@@ -111,18 +111,18 @@ std::optional<OpSignature> complex_sig(const std::vector<TypeRef>& args) {
 const std::unordered_map<std::string, Resolver>& registry() {
   static const std::unordered_map<std::string, Resolver> table = [] {
     std::unordered_map<std::string, Resolver> t;
-    for (const char* f : {"sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
-                          "acosh", "atanh", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "fabs", "erf",
-                          "erfc", "gamma", "lgamma", "cbrt", "degrees", "radians"})
+    for (const char* f : {"sqrt",  "sin",   "cos",   "tan",   "asin",   "acos", "atan",    "sinh",   "cosh", "tanh",
+                          "asinh", "acosh", "atanh", "exp",   "expm1",  "exp2", "log",     "log1p",  "log2", "log10",
+                          "fabs",  "erf",   "erfc",  "gamma", "lgamma", "cbrt", "degrees", "radians"})
       t[std::string("math.") + f] = float_unary;
     for (const char* f : {"atan2", "pow", "hypot", "copysign", "fmod"}) t[std::string("math.") + f] = float_binary;
     for (const char* f : {"floor", "ceil", "trunc"}) t[std::string("math.") + f] = float_unary;
     t["math.pow"] = pow_sig;
     for (const char* f : {"isnan", "isinf", "isfinite"}) t[std::string("math.") + f] = float_predicate;
     // numpy's ufuncs on scalars keep float results (np.floor returns a float).
-    for (const char* f : {"sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
-                          "arcsinh", "arccosh", "arctanh", "exp", "expm1", "exp2", "log", "log1p", "log2", "log10",
-                          "fabs", "cbrt", "floor", "ceil", "trunc", "degrees", "radians"})
+    for (const char* f : {"sqrt", "sin",     "cos",     "tan",     "arcsin", "arccos", "arctan", "sinh",    "cosh",
+                          "tanh", "arcsinh", "arccosh", "arctanh", "exp",    "expm1",  "exp2",   "log",     "log1p",
+                          "log2", "log10",   "fabs",    "cbrt",    "floor",  "ceil",   "trunc",  "degrees", "radians"})
       t[std::string("numpy.") + f] = float_unary;
     for (const char* f : {"arctan2", "hypot", "copysign", "fmod", "power"}) t[std::string("numpy.") + f] = float_binary;
     for (const char* f : {"isnan", "isinf", "isfinite"}) t[std::string("numpy.") + f] = float_predicate;

@@ -62,12 +62,13 @@ class Inferer {
     TypeRef inferred = returns_ ? returns_ : types::none();
     if (returns_ && returns_none_) inferred = types::optional(returns_);
     if (req.kernel && returns_ && !req.declared_return)
-      fail(ErrorKind::TypeError, "CUDA kernel must have void return type (this kernel returns " + returns_->name() +
-                                     ")", value_return_loc_);
+      fail(ErrorKind::TypeError,
+           "CUDA kernel must have void return type (this kernel returns " + returns_->name() + ")", value_return_loc_);
     if (req.declared_return) {
       if (returns_ && can_convert(inferred, req.declared_return) == Conversion::Impossible)
-        fail(ErrorKind::TypingError, "cannot convert the return value of type " + inferred->name() +
-                                         " to the declared return type " + req.declared_return->name(),
+        fail(ErrorKind::TypingError,
+             "cannot convert the return value of type " + inferred->name() + " to the declared return type " +
+                 req.declared_return->name(),
              value_return_loc_);
       return req.declared_return;
     }
@@ -75,7 +76,9 @@ class Inferer {
   }
 
  private:
-  [[noreturn]] void typing_error(const std::string& msg, const SourceLoc& loc) { fail(ErrorKind::TypingError, msg, loc); }
+  [[noreturn]] void typing_error(const std::string& msg, const SourceLoc& loc) {
+    fail(ErrorKind::TypingError, msg, loc);
+  }
 
   void set_var(int v, TypeRef t, const SourceLoc& loc) {
     TypeRef& cur = fn_.vars[v].type;
@@ -170,8 +173,10 @@ class Inferer {
   void check_raise(Expr& exc) {
     const Expr& cls = exc.kind == ExprKind::Call ? *exc.operands[0] : exc;
     if (cls.kind != ExprKind::Global || cls.global.kind != K::ExceptionClass)
-      typing_error("raise needs an exception class or an instance of one made in the raise statement "
-                   "(raise ValueError(\"...\")), not this expression", exc.loc);
+      typing_error(
+          "raise needs an exception class or an instance of one made in the raise statement "
+          "(raise ValueError(\"...\")), not this expression",
+          exc.loc);
     if (exc.kind != ExprKind::Call) return;
     if (!exc.keywords.empty())
       typing_error("an exception raised in CUDA code takes positional arguments only", exc.keywords[0].second->loc);
@@ -179,8 +184,10 @@ class Inferer {
       const Expr& a = *exc.operands[i];
       bool constant = a.kind == ExprKind::Const && a.global.kind != K::Ellipsis;
       if (!constant)
-        typing_error("the arguments of an exception raised in CUDA code must be constants (a string, a number), "
-                     "known when the kernel is compiled", a.loc);
+        typing_error(
+            "the arguments of an exception raised in CUDA code must be constants (a string, a number), "
+            "known when the kernel is compiled",
+            a.loc);
     }
   }
 
@@ -188,7 +195,8 @@ class Inferer {
   // widens to the item's type).
   static bool storable(TypeRef t, TypeRef item) {
     TypeRef value = types::optional_value(t);
-    return (value->is_number() || value->kind() == TypeKind::BFloat16) && can_convert(t, item) != Conversion::Impossible;
+    return (value->is_number() || value->kind() == TypeKind::BFloat16) &&
+           can_convert(t, item) != Conversion::Impossible;
   }
 
   // A store into an array view (numba's setitem with slices): a scalar is broadcast to every element, an array
@@ -201,8 +209,8 @@ class Inferer {
            loc);
     if (t->kind() == TypeKind::Array) {
       if (t->ndim() > view->ndim())
-        typing_error("cannot assign a " + std::to_string(t->ndim()) + "-d array to a " +
-                         std::to_string(view->ndim()) + "-d array slice (numpy cannot broadcast it)",
+        typing_error("cannot assign a " + std::to_string(t->ndim()) + "-d array to a " + std::to_string(view->ndim()) +
+                         "-d array slice (numpy cannot broadcast it)",
                      loc);
       if (!storable(t->element(0), dtype))
         typing_error("cannot store the items of an array of " + t->element(0)->name() + " into an array slice of " +
@@ -222,8 +230,8 @@ class Inferer {
     }
     if (target.kind == ExprKind::Tuple) {
       if (!t->is_tuple() || t->count() != target.operands.size())
-        typing_error("cannot unpack a value of type " + t->name() + " into " +
-                         std::to_string(target.operands.size()) + " targets",
+        typing_error("cannot unpack a value of type " + t->name() + " into " + std::to_string(target.operands.size()) +
+                         " targets",
                      target.loc);
       target.type = t;
       for (size_t i = 0; i < target.operands.size(); ++i) assign(*target.operands[i], t->element(i), loc);
@@ -327,12 +335,18 @@ class Inferer {
           case K::Int:
             if (e.global.is_unsigned) return types::unsigned_integer_literal(static_cast<uint64_t>(e.global.int_value));
             return types::integer_literal(e.global.int_value);
-          case K::Float: return types::float64();
-          case K::Bool: return types::boolean_literal(e.global.int_value != 0);
-          case K::Complex: return types::complex128();
-          case K::Str: fail(ErrorKind::Unsupported, "Unsupported: strings as values cannot be compiled for CUDA", e.loc);
-          case K::Ellipsis: return ellipsis_type();
-          default: return types::none();
+          case K::Float:
+            return types::float64();
+          case K::Bool:
+            return types::boolean_literal(e.global.int_value != 0);
+          case K::Complex:
+            return types::complex128();
+          case K::Str:
+            fail(ErrorKind::Unsupported, "Unsupported: strings as values cannot be compiled for CUDA", e.loc);
+          case K::Ellipsis:
+            return ellipsis_type();
+          default:
+            return types::none();
         }
       case ExprKind::Var: {
         TypeRef t = fn_.vars[e.var].type;
@@ -358,7 +372,8 @@ class Inferer {
         }
         return slice_type(e.operands[2] != nullptr);
       }
-      case ExprKind::Binary: return type_binary(e);
+      case ExprKind::Binary:
+        return type_binary(e);
       case ExprKind::Unary: {
         std::vector<TypeRef> ts;
         if (!type_operands(e, 0, ts)) return nullptr;
@@ -370,7 +385,8 @@ class Inferer {
         e.operand_types = sig->params;
         return sig->result;
       }
-      case ExprKind::Compare: return type_compare(e);
+      case ExprKind::Compare:
+        return type_compare(e);
       case ExprKind::BoolOp: {
         std::vector<TypeRef> ts;
         if (!type_operands(e, 0, ts)) return nullptr;
@@ -390,14 +406,17 @@ class Inferer {
         require_condition(ts[0], *e.operands[0]);
         TypeRef u = unify(ts[1]->unliteral(), ts[2]->unliteral());
         if (u == nullptr)
-          typing_error("Cannot unify the branches of a conditional expression: " + ts[1]->name() + " and " +
-                           ts[2]->name(),
-                       e.loc);
+          typing_error(
+              "Cannot unify the branches of a conditional expression: " + ts[1]->name() + " and " + ts[2]->name(),
+              e.loc);
         return u;
       }
-      case ExprKind::Call: return type_call(e);
-      case ExprKind::Attribute: return type_attribute(e);
-      case ExprKind::Subscript: return type_subscript(e);
+      case ExprKind::Call:
+        return type_call(e);
+      case ExprKind::Attribute:
+        return type_attribute(e);
+      case ExprKind::Subscript:
+        return type_subscript(e);
       case ExprKind::Tuple: {
         std::vector<TypeRef> ts;
         if (!type_operands(e, 0, ts)) return nullptr;
@@ -458,8 +477,7 @@ class Inferer {
     bool ok = false;
     if (container->is_tuple()) {
       ok = true;
-      for (TypeRef element : container->elements())
-        ok = ok && resolve_compare(Op::Eq, item, element).has_value();
+      for (TypeRef element : container->elements()) ok = ok && resolve_compare(Op::Eq, item, element).has_value();
     } else if (container->kind() == TypeKind::Range) {
       ok = item->is_integer() || item->is_boolean();
     }
@@ -533,15 +551,13 @@ class Inferer {
     for (const auto& d : params->defaults)
       if (d && d->kind != K::Int && d->kind != K::Float && d->kind != K::Bool && d->kind != K::Complex &&
           d->kind != K::None)
-        typing_error(g.repr + "(): only numbers, booleans and None are supported as default parameter values",
-                     e.loc);
+        typing_error(g.repr + "(): only numbers, booleans and None are supported as default parameter values", e.loc);
     bind_arguments(e, g.name, params->names, &params->defaults);
   }
 
   // cuda.shared.array / cuda.local.array: the shape must be a constant int or tuple of ints.
   TypeRef type_memory_array(Expr& e, const std::string& name) {
-    if (e.operands.size() < 3 || e.operands.size() > 4)
-      typing_error(name + "() takes a shape and a dtype", e.loc);
+    if (e.operands.size() < 3 || e.operands.size() > 4) typing_error(name + "() takes a shape and a dtype", e.loc);
     if (type_expr(*e.operands[1]) == nullptr) return nullptr;
     const Expr& shape = *e.operands[1];
     if (!ir::literal_shape(shape))
@@ -566,8 +582,9 @@ class Inferer {
     }
     if (dtype.kind == ExprKind::Global && dtype.global.kind == K::Builtin &&
         types::lookup_vector(dtype.global.name.substr(dtype.global.name.rfind('.') + 1)))
-      typing_error("arrays of vector types (" + dtype.global.name + ") are not supported, as in numba-cuda: use an "
-                   "array of the base type with one axis more",
+      typing_error("arrays of vector types (" + dtype.global.name +
+                       ") are not supported, as in numba-cuda: use an "
+                       "array of the base type with one axis more",
                    dtype.loc);
     if (t == nullptr || !t->is_number() || t->is_literal())
       typing_error("dtype must be a numba or numpy scalar type (or its name)", dtype.loc);
@@ -647,7 +664,8 @@ class Inferer {
     if (!e.keywords.empty()) typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
     args.insert(args.begin(), self);
     auto sig = in->type(args);
-    if (!sig) typing_error("No implementation of " + self->name() + "." + callee.attr + "(" + type_list(args) + ")", e.loc);
+    if (!sig)
+      typing_error("No implementation of " + self->name() + "." + callee.attr + "(" + type_list(args) + ")", e.loc);
     fn_.cooperative = fn_.cooperative || in->cooperative;
     e.operand_types = sig->params;
     return sig->result;
@@ -675,9 +693,10 @@ class Inferer {
 
   void check_atomic_target(const Expr& ary) {
     if (ary.kind == ExprKind::Var && fn_.vars[ary.var].holds_local_array)
-      typing_error("atomic operations on local arrays are not supported (local memory is private to a thread; "
-                   "use a plain read-modify-write)",
-                   ary.loc);
+      typing_error(
+          "atomic operations on local arrays are not supported (local memory is private to a thread; "
+          "use a plain read-modify-write)",
+          ary.loc);
   }
 
   // numba compiles the callee for the arguments' types as typed here, literals included: f(3) makes a
@@ -751,7 +770,8 @@ class Inferer {
       return r;
     }
     if (base->kind() == TypeKind::Range) {
-      if (!ts[1]->is_integer()) typing_error("range indices must be integers, not " + ts[1]->name(), e.operands[1]->loc);
+      if (!ts[1]->is_integer())
+        typing_error("range indices must be integers, not " + ts[1]->name(), e.operands[1]->loc);
       return base->element(0);
     }
     if (base->is_tuple()) {

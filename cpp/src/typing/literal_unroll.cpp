@@ -167,7 +167,8 @@ void version_body(Stmt& loop, ir::Function& fn, size_t count) {
   int break_flag = has_break && has_continue ? new_var(fn, "$unroll_break" + std::to_string(fn.vars.size())) : -1;
 
   std::vector<StmtPtr> body;
-  if (break_flag >= 0) body.push_back(assign(break_flag, int_constant(0, loop.loc, ir::GlobalValue::Kind::Bool), loop.loc));
+  if (break_flag >= 0)
+    body.push_back(assign(break_flag, int_constant(0, loop.loc, ir::GlobalValue::Kind::Bool), loop.loc));
   for (size_t k = 0; k < count; ++k) {
     std::map<int, int> rename;
     for (int v : inside)

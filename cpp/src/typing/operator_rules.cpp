@@ -98,10 +98,20 @@ std::optional<OpSignature> bfloat16_signature(Op op, TypeRef lhs, TypeRef rhs) {
   TypeRef bf = types::bfloat16();
   if (lhs != bf || rhs != bf) return std::nullopt;
   switch (op) {
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: return OpSignature{{bf, bf}, bf};
-    case Op::Eq: case Op::NotEq: case Op::Lt: case Op::LtE: case Op::Gt: case Op::GtE:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+      return OpSignature{{bf, bf}, bf};
+    case Op::Eq:
+    case Op::NotEq:
+    case Op::Lt:
+    case Op::LtE:
+    case Op::Gt:
+    case Op::GtE:
       return OpSignature{{bf, bf}, types::boolean()};
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -162,7 +172,8 @@ std::optional<OpSignature> resolve_compare(Op op, TypeRef lhs, TypeRef rhs) {
 
 std::optional<OpSignature> resolve_unary(Op op, TypeRef operand) {
   if (op == Op::Not) return OpSignature{{operand}, types::boolean()};
-  if (operand->kind() == TypeKind::BFloat16 && (op == Op::USub || op == Op::UAdd)) return OpSignature{{operand}, operand};
+  if (operand->kind() == TypeKind::BFloat16 && (op == Op::USub || op == Op::UAdd))
+    return OpSignature{{operand}, operand};
   if (!operand->is_number()) return std::nullopt;
   std::vector<OpSignature> c;
   if (op == Op::Invert) {

@@ -30,8 +30,12 @@ class _Comprehension(Exception):
 # What a guess (is this a loop's test? a conditional expression?) may end in: the guess is then wrong.
 _GUESS_FAILED = (_Unreadable, _Construct, _Comprehension, IndexError, KeyError, AttributeError, TypeError)
 
-_INVERSE = {"POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE", "POP_JUMP_IF_FALSE": "POP_JUMP_IF_TRUE",
-            "POP_JUMP_IF_NONE": "POP_JUMP_IF_NOT_NONE", "POP_JUMP_IF_NOT_NONE": "POP_JUMP_IF_NONE"}
+_INVERSE = {
+    "POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE",
+    "POP_JUMP_IF_FALSE": "POP_JUMP_IF_TRUE",
+    "POP_JUMP_IF_NONE": "POP_JUMP_IF_NOT_NONE",
+    "POP_JUMP_IF_NOT_NONE": "POP_JUMP_IF_NONE",
+}
 
 
 class _ConditionReader:
@@ -96,8 +100,13 @@ class _ConditionReader:
         beyond), `POP_JUMP_IF_TRUE past; JUMP_BACKWARD head; past:` is read as a POP_JUMP_IF_FALSE to the jump
         back, each copy of it as the first one of the condition."""
         back = self.ins[nxt]
-        if jump.op not in _INVERSE or jump.target != nxt + 1 or back.op != "JUMP_BACKWARD" or \
-                not self.implicit(back) or not any(t > nxt for a in found for t in (a[2].target, a[4])):
+        if (
+            jump.op not in _INVERSE
+            or jump.target != nxt + 1
+            or back.op != "JUMP_BACKWARD"
+            or not self.implicit(back)
+            or not any(t > nxt for a in found for t in (a[2].target, a[4]))
+        ):
             return jump, nxt
         target = next((a[2].target for a in found if getattr(a[2], "back", None) == back.target), nxt)
         out = _Ins()
@@ -111,15 +120,18 @@ class _ConditionReader:
         conditional expression used as a condition (`if (a if c else b):`): an earlier atom (its test) jumps
         to the code after it (the false arm), where the atom's own jump does not."""
         x = self.ins[nxt]
-        return x.op == "JUMP_FORWARD" and jump.target != nxt + 1 and \
-            any(a[2].target == nxt + 1 for a in found)
+        return x.op == "JUMP_FORWARD" and jump.target != nxt + 1 and any(a[2].target == nxt + 1 for a in found)
 
     def chain_arm_ends(self, found, jump, cleanup):
         """Whether a chained comparison whose cleanup (POP_TOP, a jump on) is at `cleanup` ends the true arm of
         a conditional expression in a condition: an earlier atom (its test) jumps to the code after the
         cleanup (the false arm), where the comparison's own jump does not."""
-        return self.ins[cleanup + 1].op == "JUMP_FORWARD" and jump.target != cleanup + 2 and \
-            self.ins[cleanup - 1].target != cleanup + 2 and any(a[2].target == cleanup + 2 for a in found)
+        return (
+            self.ins[cleanup + 1].op == "JUMP_FORWARD"
+            and jump.target != cleanup + 2
+            and self.ins[cleanup - 1].target != cleanup + 2
+            and any(a[2].target == cleanup + 2 for a in found)
+        )
 
     def constant_arm(self, found, jump, nxt):
         """Whether the JUMP_FORWARD at `nxt`, right after the conditional jump `jump` that goes past it, is a
@@ -139,8 +151,14 @@ class _ConditionReader:
         to it, and it jumps out of the condition too (the jump over the false arm CPython folded away is left
         there where more of the condition follows)."""
         x = self.ins[pc]
-        return bool(found) and found[-1][5] and found[-1][3] == pc and x.op == "JUMP_FORWARD" and \
-            x.target > pc + 1 and any(a[2].target == pc for a in found if a[1] is not None)
+        return (
+            bool(found)
+            and found[-1][5]
+            and found[-1][3] == pc
+            and x.op == "JUMP_FORWARD"
+            and x.target > pc + 1
+            and any(a[2].target == pc for a in found if a[1] is not None)
+        )
 
     @staticmethod
     def atom_exits(atoms):
@@ -196,8 +214,12 @@ class _ConditionReader:
         return node
 
     def negate(self, node, jump):
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Is) and \
-                jump.op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], ast.Is)
+            and jump.op in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")
+        ):
             out = ast.Compare(left=node.left, ops=[ast.IsNot()], comparators=node.comparators)
             for f in ("lineno", "col_offset", "end_lineno", "end_col_offset", "_serial"):
                 setattr(out, f, getattr(node, f))
@@ -220,8 +242,7 @@ class _ConditionReader:
         other = jumps.pop()
         x = self.ins[after]
         last = atoms[-1][2]
-        if x.op in ("JUMP_FORWARD", "JUMP_BACKWARD") and other > after and last.target == other and \
-                self.implicit(x):
+        if x.op in ("JUMP_FORWARD", "JUMP_BACKWARD") and other > after and last.target == other and self.implicit(x):
             return other, after
         return after, other
 
@@ -256,6 +277,7 @@ def folded_tests(nodes):
     the code loads and tests (an if's, a while's, a conditional expression's, an assert's, through and, or and
     not) is written as an expression that folds to it (folds_to), not as the constant CPython would compile
     away (in place; `nodes`: a tree's, _nodes)."""
+
     def fold(e):
         if isinstance(e, ast.BoolOp):
             e.values = [fold(v) for v in e.values]

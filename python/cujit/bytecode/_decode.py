@@ -25,7 +25,6 @@ class _Ins:
         return f"{self.index}:{self.op}({self.argrepr or self.argval})"
 
 
-
 def _decode(code, table):
     """The instructions that mean something (no NOP, RESUME, caches), each with its jump target as an index.
     Read from co_code directly by the C++ decoder (dis builds much more than this needs) with the version's plan
@@ -47,8 +46,16 @@ def _decode(code, table):
             if x.target is not None:
                 x.target = moved[x.target]
     end = _Ins()
-    end.index, end.offset, end.op, end.arg, end.argval, end.argrepr, end.target, end.name = \
-        len(kept), -1, "<end>", None, None, "", None, "<end>"
+    end.index, end.offset, end.op, end.arg, end.argval, end.argrepr, end.target, end.name = (
+        len(kept),
+        -1,
+        "<end>",
+        None,
+        None,
+        "",
+        None,
+        "<end>",
+    )
     end.pos = end.loc = None
     if rules["threaded_value_jumps"]:
         _unthread_value_jumps(kept)
@@ -57,8 +64,9 @@ def _decode(code, table):
 
 
 # How _decode reads each opcode's argument (_plan), by number (cpp/bindings/py_bytecode.cpp's ArgKind).
-_PLAIN, _LOCAL, _CONST, _NAME, _JUMP, _BINARY, _COMPARE, _OPERATOR, _COMMON_CONSTANT, _INTRINSIC, _SPLIT, _SUPER = \
+_PLAIN, _LOCAL, _CONST, _NAME, _JUMP, _BINARY, _COMPARE, _OPERATOR, _COMMON_CONSTANT, _INTRINSIC, _SPLIT, _SUPER = (
     range(12)
+)
 _JUMP_OPCODES = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
 _PLANS = {}
 
@@ -85,8 +93,15 @@ def _plan(version, table):
             kind, extra = _SUPER, supers[name]
         elif opcode in _JUMP_OPCODES:
             # (JUMP_ABSOLUTE: JUMP_FORWARD or JUMP_BACKWARD, by where it goes; the reader follows those of JUMPS)
-            kind, extra = _JUMP, (rules["absolute_jumps"] and opcode in dis.hasjabs, name in ops.BACKWARD,
-                                  op == "JUMP_ABSOLUTE", op == "JUMP_ABSOLUTE" or op in ops.JUMPS)
+            kind, extra = (
+                _JUMP,
+                (
+                    rules["absolute_jumps"] and opcode in dis.hasjabs,
+                    name in ops.BACKWARD,
+                    op == "JUMP_ABSOLUTE",
+                    op == "JUMP_ABSOLUTE" or op in ops.JUMPS,
+                ),
+            )
         elif name in ("LOAD_CONST", "RETURN_CONST"):
             kind = _CONST
         elif name in ops.IMMEDIATE_CONSTANTS:
@@ -111,9 +126,18 @@ def _plan(version, table):
     if isinstance(caches, dict):  # 3.13: by name
         caches = [caches.get(name, 0) for name in dis.opname[:256]]
     binary = [(text, ops.OPERATOR_INSTRUCTIONS.get(text)) for _, text in getattr(dis, "_nb_ops", ())]
-    plan = _core.BytecodePlan(opcodes, list(caches[:256]), dis.opmap["EXTENDED_ARG"], binary, tuple(dis.cmp_op),
-                              rules["compare_shift"], tuple(ops.COMMON_CONSTANTS.get(version, ())),
-                              tuple(getattr(dis, "_intrinsic_1_descs", ())), _Ins, _Position)
+    plan = _core.BytecodePlan(
+        opcodes,
+        list(caches[:256]),
+        dis.opmap["EXTENDED_ARG"],
+        binary,
+        tuple(dis.cmp_op),
+        rules["compare_shift"],
+        tuple(ops.COMMON_CONSTANTS.get(version, ())),
+        tuple(getattr(dis, "_intrinsic_1_descs", ())),
+        _Ins,
+        _Position,
+    )
     _PLANS[id(table)] = (table, plan)
     return plan
 
@@ -123,13 +147,23 @@ def _unthread_value_jumps(kept):
     the same value the other way (`(v and 75) or 86`: v false goes straight to the cleanup before 86); such a
     jump goes to the next one's test again, as before 3.14, where the reader looks for it."""
     for x in kept:
-        if x.op not in ops.CONDITIONAL_JUMPS or x.index == 0 or kept[x.index - 1].op != "COPY" or \
-                kept[x.index - 1].argval != 1:
+        if (
+            x.op not in ops.CONDITIONAL_JUMPS
+            or x.index == 0
+            or kept[x.index - 1].op != "COPY"
+            or kept[x.index - 1].argval != 1
+        ):
             continue
         t = x.target
-        if t is not None and x.index + 2 < t < len(kept) and kept[t].op == "POP_TOP" and \
-                kept[t - 1].op in ops.CONDITIONAL_JUMPS and kept[t - 1].op != x.op and \
-                kept[t - 2].op == "COPY" and kept[t - 2].argval == 1:
+        if (
+            t is not None
+            and x.index + 2 < t < len(kept)
+            and kept[t].op == "POP_TOP"
+            and kept[t - 1].op in ops.CONDITIONAL_JUMPS
+            and kept[t - 1].op != x.op
+            and kept[t - 2].op == "COPY"
+            and kept[t - 2].argval == 1
+        ):
             x.target = t - 2
 
 
@@ -194,16 +228,25 @@ def _reshape(kept):
     for x in kept:
         if x.op == "CALL_KW" and prev is not None and prev.op == "LOAD_CONST" and isinstance(prev.argval, tuple):
             prev.op, x.op = "KW_NAMES", "CALL"
-        elif x.op == "MAKE_FUNCTION" and old and prev is not None and prev.op == "LOAD_CONST" and \
-                isinstance(prev.argval, str):
+        elif (
+            x.op == "MAKE_FUNCTION"
+            and old
+            and prev is not None
+            and prev.op == "LOAD_CONST"
+            and isinstance(prev.argval, str)
+        ):
             prev.op, dropped = None, True
         elif x.op == "SET_FUNCTION_ATTRIBUTE" and prev is not None and prev.op == "MAKE_FUNCTION":
             prev.argval |= x.argval
             x.op, dropped = None, True
         elif x.op == "CALL" and x.argval == 1 and old and prev is not None and prev.op == "GET_ITER":
             x.argval = 0
-        elif x.op == "COMPARE_OP" and prev3 is not None and [(y.name, y.op) for y in (prev3, prev2, prev)] == [
-                ("DUP_TOP", "COPY"), ("ROT_THREE", "SWAP"), ("ROT_THREE", "SWAP")]:
+        elif (
+            x.op == "COMPARE_OP"
+            and prev3 is not None
+            and [(y.name, y.op) for y in (prev3, prev2, prev)]
+            == [("DUP_TOP", "COPY"), ("ROT_THREE", "SWAP"), ("ROT_THREE", "SWAP")]
+        ):
             prev3.op, prev3.argval, prev3.arg = "SWAP", 2, 2
             prev2.op, prev2.argval, prev2.arg = "COPY", 2, 2
             prev.op, dropped = None, True
@@ -228,8 +271,13 @@ def _added_by_lines(instructions, x):
     that is a condition falling into it on the same line (`if c: continue`, whose body it is), or no line."""
     head = x
     before = instructions[x.index - 1] if x.index > 0 else None
-    if x.op == "RETURN_VALUE" and before is not None and before.op == "LOAD_CONST" and before.argval is None and \
-            before.pos.lineno == x.pos.lineno:
+    if (
+        x.op == "RETURN_VALUE"
+        and before is not None
+        and before.op == "LOAD_CONST"
+        and before.argval is None
+        and before.pos.lineno == x.pos.lineno
+    ):
         head = before
     line = head.pos.lineno
     if line is None:  # no line at all: CPython's own
@@ -297,8 +345,9 @@ def same_tree(a, b):
     if type(a) is not type(b):
         return False
     if isinstance(a, ast.AST):
-        return all(same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields) and \
-            all(getattr(a, f, None) == getattr(b, f, None) for f in a._attributes)
+        return all(same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields) and all(
+            getattr(a, f, None) == getattr(b, f, None) for f in a._attributes
+        )
     if isinstance(a, list):
         return len(a) == len(b) and all(same_tree(x, y) for x, y in zip(a, b))
     return a is b or repr(a) == repr(b)
@@ -315,8 +364,9 @@ def _nodes(tree):
         cls = type(node)
         names = fields.get(cls)
         if names is None:
-            names = fields[cls] = tuple(f for f in cls._fields if f not in _NO_NODES
-                                        and not (cls is ast.Constant and f == "value"))
+            names = fields[cls] = tuple(
+                f for f in cls._fields if f not in _NO_NODES and not (cls is ast.Constant and f == "value")
+            )
         for field in names:
             value = getattr(node, field, None)
             if type(value) is list:
@@ -328,13 +378,28 @@ def _nodes(tree):
 
 # The fields of a node class that never hold an expression or a statement (names, contexts, operators: the
 # operators' own nodes hold nothing), and per node class those that may (_nodes).
-_NO_NODES = {"ctx", "op", "ops", "id", "attr", "kind", "type_comment", "arg", "name", "conversion", "is_async",
-             "level", "module", "simple"}
+_NO_NODES = {
+    "ctx",
+    "op",
+    "ops",
+    "id",
+    "attr",
+    "kind",
+    "type_comment",
+    "arg",
+    "name",
+    "conversion",
+    "is_async",
+    "level",
+    "module",
+    "simple",
+}
 _CHILD_FIELDS = {}
 
 
 class _Position(collections.namedtuple("_Position", "lineno end_lineno col_offset end_col_offset")):
     """An instruction's location, as co_positions gives it."""
+
     __slots__ = ()
 
 
@@ -370,7 +435,6 @@ def _merge_return_copies(kept):
             x.target = next(t for t in copies[key] if t > x.index)
 
 
-
 def _normalised(code):
     """The instructions of `code` as comparable tuples: names, values and jump targets, no locations. Read from
     co_code as _decode reads it (dis.get_instructions, which builds much more, took most of the check's time)."""
@@ -396,8 +460,11 @@ def _normalised(code):
             out.append((name, index.get(target, -1)))
         elif opcode in dis.hasconst:
             value = code.co_consts[arg]
-            out.append((name, value.co_name) if isinstance(value, types.CodeType) else
-                       (name, type(value).__name__, repr(value)))
+            out.append(
+                (name, value.co_name)
+                if isinstance(value, types.CodeType)
+                else (name, type(value).__name__, repr(value))
+            )
         elif opcode in dis.hasname:
             shift = name_shift.get(name, 0)
             names = code.co_names
@@ -413,12 +480,22 @@ def _imported_names(instructions):
     """Globals the code calls a function of as of an imported module (CPython compiles `m.f()` differently
     where `m` comes from an import statement): the recompiled module imports them too."""
     if sys.version_info >= (3, 13):  # `m.f()` loads f without the method flag only where m is imported
-        pairs = [(i.argval, n.arg & 1) for i, n in zip(instructions, instructions[1:])
-                 if i.op == "LOAD_GLOBAL" and n.op == "LOAD_ATTR"]
+        pairs = [
+            (i.argval, n.arg & 1)
+            for i, n in zip(instructions, instructions[1:])
+            if i.op == "LOAD_GLOBAL" and n.op == "LOAD_ATTR"
+        ]
         return sorted({name for name, method in pairs if not method} - {name for name, method in pairs if method})
-    return sorted({i.argval for i, n in zip(instructions, instructions[1:])
-                   if i.op == "LOAD_GLOBAL" and i.arg & 1 and n.op == "LOAD_ATTR"
-                   and not (sys.version_info >= (3, 12) and n.arg & 1)})
+    return sorted(
+        {
+            i.argval
+            for i, n in zip(instructions, instructions[1:])
+            if i.op == "LOAD_GLOBAL"
+            and i.arg & 1
+            and n.op == "LOAD_ATTR"
+            and not (sys.version_info >= (3, 12) and n.arg & 1)
+        }
+    )
 
 
 # -- the recompile check: a rebuilt tree compiled back to a code object ------------------------------------
@@ -429,10 +506,13 @@ def _arguments(code):
     pos = code.co_argcount
     posonly = code.co_posonlyargcount
     kwonly = code.co_kwonlyargcount
-    a = ast.arguments(posonlyargs=[ast.arg(arg=n) for n in names[:posonly]],
-                      args=[ast.arg(arg=n) for n in names[posonly:pos]],
-                      kwonlyargs=[ast.arg(arg=n) for n in names[pos:pos + kwonly]],
-                      kw_defaults=[None] * kwonly, defaults=[])
+    a = ast.arguments(
+        posonlyargs=[ast.arg(arg=n) for n in names[:posonly]],
+        args=[ast.arg(arg=n) for n in names[posonly:pos]],
+        kwonlyargs=[ast.arg(arg=n) for n in names[pos : pos + kwonly]],
+        kw_defaults=[None] * kwonly,
+        defaults=[],
+    )
     i = pos + kwonly
     if code.co_flags & 4:
         a.vararg = ast.arg(arg=names[i])
@@ -449,13 +529,22 @@ def _recompiled(fdef, code, imported=()):
     """The code object `fdef` compiles to, with the same free variables as `code`."""
     inner = fdef
     if code.co_freevars:
-        outer = ast.FunctionDef(name="_outer", args=_arguments(code.replace(co_argcount=0, co_posonlyargcount=0,
-                                                                             co_kwonlyargcount=0,
-                                                                             co_flags=code.co_flags & ~12)),
-                                body=[ast.Assign(targets=[ast.Name(id=v, ctx=ast.Store()) for v in code.co_freevars],
-                                                 value=ast.Constant(value=None)), inner,
-                                      ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))],
-                                decorator_list=[], returns=None, type_comment=None)
+        outer = ast.FunctionDef(
+            name="_outer",
+            args=_arguments(
+                code.replace(co_argcount=0, co_posonlyargcount=0, co_kwonlyargcount=0, co_flags=code.co_flags & ~12)
+            ),
+            body=[
+                ast.Assign(
+                    targets=[ast.Name(id=v, ctx=ast.Store()) for v in code.co_freevars], value=ast.Constant(value=None)
+                ),
+                inner,
+                ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load())),
+            ],
+            decorator_list=[],
+            returns=None,
+            type_comment=None,
+        )
         if sys.version_info >= (3, 12):
             outer.type_params = []
         module = ast.Module(body=[outer], type_ignores=[])

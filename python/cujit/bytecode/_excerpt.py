@@ -38,8 +38,11 @@ class Excerpt:
         source (_expressions.py's reader). Found at the first error, not with every function."""
         if self._indent is None:
             code = self.code
-            cols = [c for line, _, c, _ in _code_positions(code) if line is not None and c is not None
-                    and line > code.co_firstlineno]
+            cols = [
+                c
+                for line, _, c, _ in _code_positions(code)
+                if line is not None and c is not None and line > code.co_firstlineno
+            ]
             self._indent = max(0, min(cols) - 4) if cols else 0
         return self._indent
 
@@ -48,8 +51,7 @@ class Excerpt:
         text = self.file_line(line)
         if text is not None:
             return f"{text}\n{_caret(col, end, len(text))}" if _COLUMNS else text
-        return self.rebuilt(line - self.code.co_firstlineno + 1, col, end_line - self.code.co_firstlineno + 1,
-                            end_col)
+        return self.rebuilt(line - self.code.co_firstlineno + 1, col, end_line - self.code.co_firstlineno + 1, end_col)
 
     # -- the file's own line -------------------------------------------------------------------------
     def file_line(self, line):
@@ -61,7 +63,7 @@ class Excerpt:
         if not 0 < line <= len(lines):
             return None
         text = lines[line - 1].rstrip("\r\n")
-        return text[self.indent:] if text[:self.indent].isspace() or not self.indent else text.lstrip()
+        return text[self.indent :] if text[: self.indent].isspace() or not self.indent else text.lstrip()
 
     def _matching_lines(self):
         code = self.code
@@ -69,7 +71,7 @@ class Excerpt:
         last = max((end for _, end, _, _ in _code_positions(code) if end is not None), default=code.co_firstlineno)
         if not lines or len(lines) < last or code.co_name == "<lambda>":
             return None
-        block = textwrap.dedent("".join(lines[code.co_firstlineno - 1:last]))
+        block = textwrap.dedent("".join(lines[code.co_firstlineno - 1 : last]))
         try:
             tree = ast.parse(block)
         except SyntaxError:
@@ -92,8 +94,7 @@ class Excerpt:
         pad = " " * (4 * depth + 4)  # the statement's indentation in the def
         span = None
         for node in _own_nodes(stmt):
-            if (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset) == (line, col, end_line,
-                                                                                       end_col):
+            if (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset) == (line, col, end_line, end_col):
                 span = _span(text, node)
                 break
         start, end = span if span is not None else (0, len(text))
@@ -107,6 +108,7 @@ def _compiles_to(fdef, code):
 
     from cujit.bytecode import _ops as _bytecode_ops
     from cujit.bytecode._decode import _decode, _imported_names, _normalised, _recompiled
+
     try:
         imported = _imported_names(_decode(code, _bytecode_ops.table(sys.version_info)))
         again = _recompiled(fdef, code, imported)
@@ -154,8 +156,13 @@ def _header(stmt):
 
 def _own_nodes(stmt):
     """The expressions of `stmt`, not of the statements nested in its body."""
-    roots = [stmt.test] if isinstance(stmt, (ast.If, ast.While)) else \
-        [stmt.target, stmt.iter] if isinstance(stmt, ast.For) else [stmt]
+    roots = (
+        [stmt.test]
+        if isinstance(stmt, (ast.If, ast.While))
+        else [stmt.target, stmt.iter]
+        if isinstance(stmt, ast.For)
+        else [stmt]
+    )
     for root in roots:
         for node in ast.walk(root):
             if isinstance(node, ast.expr) and getattr(node, "lineno", None) is not None:

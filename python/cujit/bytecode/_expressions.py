@@ -9,8 +9,15 @@ import sys
 import types
 
 from cujit.bytecode import _ops as ops
-from cujit.bytecode._conditions import (_GUESS_FAILED, _Comprehension, _ConditionReader, _Construct, _Unreadable,
-                                        _spanning, folds_to)
+from cujit.bytecode._conditions import (
+    _GUESS_FAILED,
+    _Comprehension,
+    _ConditionReader,
+    _Construct,
+    _Unreadable,
+    _spanning,
+    folds_to,
+)
 from cujit.bytecode._decode import _Ins, _decode
 from cujit.bytecode._graph import _Graph
 
@@ -46,38 +53,129 @@ class _Aug:
         self.target, self.op, self.value, self.ins = target, op, value, ins
 
 
-_BINARY = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv, "%": ast.Mod,
-           "**": ast.Pow, "<<": ast.LShift, ">>": ast.RShift, "&": ast.BitAnd, "|": ast.BitOr, "^": ast.BitXor,
-           "@": ast.MatMult}
+_BINARY = {
+    "+": ast.Add,
+    "-": ast.Sub,
+    "*": ast.Mult,
+    "/": ast.Div,
+    "//": ast.FloorDiv,
+    "%": ast.Mod,
+    "**": ast.Pow,
+    "<<": ast.LShift,
+    ">>": ast.RShift,
+    "&": ast.BitAnd,
+    "|": ast.BitOr,
+    "^": ast.BitXor,
+    "@": ast.MatMult,
+}
 _COMPARE = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq, "!=": ast.NotEq}
-_UNARY = {"UNARY_NEGATIVE": ast.USub, "UNARY_INVERT": ast.Invert, "UNARY_NOT": ast.Not,
-          "UNARY_POSITIVE": ast.UAdd}
+_UNARY = {"UNARY_NEGATIVE": ast.USub, "UNARY_INVERT": ast.Invert, "UNARY_NOT": ast.Not, "UNARY_POSITIVE": ast.UAdd}
 _LATE_FOLDING = ops.rule("late_folding", False)
-_STATEMENT_ENDS = {"STORE_FAST", "STORE_GLOBAL", "STORE_NAME", "STORE_SUBSCR", "STORE_ATTR", "STORE_SLICE",
-                   "UNPACK_SEQUENCE", "POP_TOP", "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "GET_ITER",
-                   "FOR_ITER"}
-_STORES = {"STORE_FAST", "STORE_GLOBAL", "STORE_NAME", "STORE_SUBSCR", "STORE_ATTR", "STORE_SLICE",
-           "UNPACK_SEQUENCE"}
+_STATEMENT_ENDS = {
+    "STORE_FAST",
+    "STORE_GLOBAL",
+    "STORE_NAME",
+    "STORE_SUBSCR",
+    "STORE_ATTR",
+    "STORE_SLICE",
+    "UNPACK_SEQUENCE",
+    "POP_TOP",
+    "RETURN_VALUE",
+    "RETURN_CONST",
+    "RAISE_VARARGS",
+    "GET_ITER",
+    "FOR_ITER",
+}
+_STORES = {"STORE_FAST", "STORE_GLOBAL", "STORE_NAME", "STORE_SUBSCR", "STORE_ATTR", "STORE_SLICE", "UNPACK_SEQUENCE"}
 # The instructions `expr` looks at before `pure` (stack shuffles and jumps that may be part of a value), and the
 # ones `pure` may run.
 _EXPR_SPECIAL = frozenset({"SWAP", "COPY"} | ops.VALUE_JUMPS | ops.CONDITIONAL_JUMPS)
-_PURE = frozenset({
-    "LOAD_CONST", "LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD", "PUSH_NULL", "BINARY_OP",
-    "BINARY_SUBSCR", "BINARY_SLICE", "BUILD_SLICE", "BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "LIST_EXTEND",
-    "SET_UPDATE", "BUILD_MAP", "BUILD_CONST_KEY_MAP", "CALL_INTRINSIC_1", "COMPARE_OP", "IS_OP", "CONTAINS_OP",
-    "KW_NAMES", "CALL", "COPY", "SWAP", "MAKE_FUNCTION", "GET_ITER", "LOAD_FAST_AND_CLEAR", "FORMAT_VALUE",
-    "BUILD_STRING", "CONVERT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "YIELD_VALUE", "RETURN_GENERATOR",
-    "IMPORT_NAME", "BEFORE_WITH", "DELETE_FAST", "DELETE_SUBSCR", "DELETE_ATTR", "DELETE_GLOBAL", "DELETE_NAME",
-} | set(_UNARY))
+_PURE = frozenset(
+    {
+        "LOAD_CONST",
+        "LOAD_FAST",
+        "LOAD_NAME",
+        "LOAD_GLOBAL",
+        "LOAD_ATTR",
+        "LOAD_METHOD",
+        "PUSH_NULL",
+        "BINARY_OP",
+        "BINARY_SUBSCR",
+        "BINARY_SLICE",
+        "BUILD_SLICE",
+        "BUILD_TUPLE",
+        "BUILD_LIST",
+        "BUILD_SET",
+        "LIST_EXTEND",
+        "SET_UPDATE",
+        "BUILD_MAP",
+        "BUILD_CONST_KEY_MAP",
+        "CALL_INTRINSIC_1",
+        "COMPARE_OP",
+        "IS_OP",
+        "CONTAINS_OP",
+        "KW_NAMES",
+        "CALL",
+        "COPY",
+        "SWAP",
+        "MAKE_FUNCTION",
+        "GET_ITER",
+        "LOAD_FAST_AND_CLEAR",
+        "FORMAT_VALUE",
+        "BUILD_STRING",
+        "CONVERT_VALUE",
+        "FORMAT_SIMPLE",
+        "FORMAT_WITH_SPEC",
+        "YIELD_VALUE",
+        "RETURN_GENERATOR",
+        "IMPORT_NAME",
+        "BEFORE_WITH",
+        "DELETE_FAST",
+        "DELETE_SUBSCR",
+        "DELETE_ATTR",
+        "DELETE_GLOBAL",
+        "DELETE_NAME",
+    }
+    | set(_UNARY)
+)
 # Instructions `pure` runs without a jump or a side effect on the reader, and ones that end a statement.
-_STRAIGHT = frozenset({"LOAD_CONST", "LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD", "PUSH_NULL",
-                       "BINARY_OP", "BINARY_SUBSCR", "COMPARE_OP", "BUILD_TUPLE", "CALL"})
-_ENDS_STATEMENT = frozenset({"STORE_FAST", "STORE_SUBSCR", "STORE_ATTR", "STORE_GLOBAL", "STORE_NAME", "POP_TOP",
-                             "RETURN_VALUE", "RETURN_CONST"})
+_STRAIGHT = frozenset(
+    {
+        "LOAD_CONST",
+        "LOAD_FAST",
+        "LOAD_NAME",
+        "LOAD_GLOBAL",
+        "LOAD_ATTR",
+        "LOAD_METHOD",
+        "PUSH_NULL",
+        "BINARY_OP",
+        "BINARY_SUBSCR",
+        "COMPARE_OP",
+        "BUILD_TUPLE",
+        "CALL",
+    }
+)
+_ENDS_STATEMENT = frozenset(
+    {
+        "STORE_FAST",
+        "STORE_SUBSCR",
+        "STORE_ATTR",
+        "STORE_GLOBAL",
+        "STORE_NAME",
+        "POP_TOP",
+        "RETURN_VALUE",
+        "RETURN_CONST",
+    }
+)
 # Constants that are one ast.Constant as loaded.
 _PLAIN_CONSTANTS = frozenset({int, float, bool, str, bytes, type(None)})
-_CODE_NAMES = {"<lambda>": ast.Lambda, "<genexpr>": ast.GeneratorExp, "<listcomp>": ast.ListComp,
-               "<setcomp>": ast.SetComp, "<dictcomp>": ast.DictComp}
+_CODE_NAMES = {
+    "<lambda>": ast.Lambda,
+    "<genexpr>": ast.GeneratorExp,
+    "<listcomp>": ast.ListComp,
+    "<setcomp>": ast.SetComp,
+    "<dictcomp>": ast.DictComp,
+}
 
 
 class _ExpressionReader(_ConditionReader):
@@ -91,8 +189,11 @@ class _ExpressionReader(_ConditionReader):
         self.first_line = code.co_firstlineno
         # Columns count from the def's indentation, as in the dedented source the source reader parses: the
         # body's statements sit one level (4 columns) in from the def.
-        cols = [x.pos.col_offset for x in self.ins[:-1] if x.pos.lineno is not None and x.pos.col_offset is not None
-                and x.pos.lineno > self.first_line]
+        cols = [
+            x.pos.col_offset
+            for x in self.ins[:-1]
+            if x.pos.lineno is not None and x.pos.col_offset is not None and x.pos.lineno > self.first_line
+        ]
         self.indent = max(0, min(cols) - 4) if cols else 0
         for x in self.ins:
             x.loc = self.location(x)
@@ -108,8 +209,9 @@ class _ExpressionReader(_ConditionReader):
 
     # -- locations ---------------------------------------------------------------------------
     def at(self, node, ins):
-        node.lineno, node.end_lineno, node.col_offset, node.end_col_offset = \
+        node.lineno, node.end_lineno, node.col_offset, node.end_col_offset = (
             ins.loc if type(ins) is _Ins else self.location(ins)
+        )
         self.serial += 1
         node._serial = self.serial
         return node
@@ -162,9 +264,8 @@ class _ExpressionReader(_ConditionReader):
         literals are imaginary numbers, as in the source."""
         real, imag = value.real, value.imag
         if real == 0:  # -1j: -(1j), whose real part is -0.0
-            return self.at(ast.UnaryOp(op=ast.USub(), operand=self.at(ast.Constant(value=complex(0, -imag)), ins)),
-                           ins)
-        left = self.at(ast.Constant(value=int(real) if real.is_integer() and abs(real) < 2 ** 53 else real), ins)
+            return self.at(ast.UnaryOp(op=ast.USub(), operand=self.at(ast.Constant(value=complex(0, -imag)), ins)), ins)
+        left = self.at(ast.Constant(value=int(real) if real.is_integer() and abs(real) < 2**53 else real), ins)
         op = ast.Sub() if math.copysign(1.0, imag) < 0 else ast.Add()
         right = self.at(ast.Constant(value=complex(0, abs(imag))), ins)
         return self.at(ast.BinOp(left=left, op=op, right=right), ins)
@@ -194,17 +295,30 @@ class _ExpressionReader(_ConditionReader):
                 pc += 1
             elif op == "SWAP" and len(stack) < x.argval:  # a value swapped under a loop's iterator (a return)
                 return pc
-            elif op == "SWAP" and x.argval == 2 and ins[pc + 1].op == "COPY" and ins[pc + 1].argval == 2 and \
-                    ins[pc + 2].op == "COMPARE_OP":
+            elif (
+                op == "SWAP"
+                and x.argval == 2
+                and ins[pc + 1].op == "COPY"
+                and ins[pc + 1].argval == 2
+                and ins[pc + 2].op == "COMPARE_OP"
+            ):
                 pc = self.chain(pc, stack)
-            elif op == "COPY" and x.argval == 1 and ins[pc + 1].op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE") \
-                    and ins[pc + 2].op == "POP_TOP" and ins[pc + 1].target > pc + 1:
+            elif (
+                op == "COPY"
+                and x.argval == 1
+                and ins[pc + 1].op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
+                and ins[pc + 2].op == "POP_TOP"
+                and ins[pc + 1].target > pc + 1
+            ):
                 pc = self.value_boolop(pc + 1, pc + 3, stack)
             elif op in ops.VALUE_JUMPS:
                 pc = self.value_boolop(pc, pc + 1, stack)
-            elif op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE") and x.target > pc and \
-                    ins[x.target - 1].op == ("JUMP_IF_TRUE_OR_POP" if op == "POP_JUMP_IF_FALSE"
-                                             else "JUMP_IF_FALSE_OR_POP"):
+            elif (
+                op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
+                and x.target > pc
+                and ins[x.target - 1].op
+                == ("JUMP_IF_TRUE_OR_POP" if op == "POP_JUMP_IF_FALSE" else "JUMP_IF_FALSE_OR_POP")
+            ):
                 # 3.11: `a and b or c` jumps from a straight to c: the and ends at the or's jump
                 pc = self.value_boolop(pc, pc + 1, stack, x.target - 1)
             elif op in ops.CONDITIONAL_JUMPS:
@@ -271,8 +385,8 @@ class _ExpressionReader(_ConditionReader):
             stack.append(self.slice(x, *parts))
         elif op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET"):
             n = x.argval
-            elts = stack[len(stack) - n:] if n else []
-            del stack[len(stack) - n:]
+            elts = stack[len(stack) - n :] if n else []
+            del stack[len(stack) - n :]
             cls = {"BUILD_TUPLE": ast.Tuple, "BUILD_LIST": ast.List, "BUILD_SET": ast.Set}[op]
             if cls is not ast.Tuple:
                 self.unsupported = cls is ast.Set or self.unsupported
@@ -289,7 +403,7 @@ class _ExpressionReader(_ConditionReader):
                 self.fail(x, "a starred list")
         elif op in ("BUILD_MAP", "BUILD_CONST_KEY_MAP"):
             n = x.argval * (2 if op == "BUILD_MAP" else 1) + (1 if op == "BUILD_CONST_KEY_MAP" else 0)
-            del stack[len(stack) - n:]
+            del stack[len(stack) - n :]
             self.unsupported = True
             stack.append(self.at(ast.Dict(keys=[], values=[]), x))
         elif op in _UNARY:
@@ -303,15 +417,19 @@ class _ExpressionReader(_ConditionReader):
             stack.append(self.at(ast.Compare(left=left, ops=[_COMPARE[sym]()], comparators=[right]), x))
         elif op in ("IS_OP", "CONTAINS_OP"):
             right, left = stack.pop(), stack.pop()
-            cmp = {("IS_OP", 0): ast.Is, ("IS_OP", 1): ast.IsNot, ("CONTAINS_OP", 0): ast.In,
-                   ("CONTAINS_OP", 1): ast.NotIn}[(op, x.arg)]
+            cmp = {
+                ("IS_OP", 0): ast.Is,
+                ("IS_OP", 1): ast.IsNot,
+                ("CONTAINS_OP", 0): ast.In,
+                ("CONTAINS_OP", 1): ast.NotIn,
+            }[(op, x.arg)]
             stack.append(self.at(ast.Compare(left=left, ops=[cmp()], comparators=[right]), x))
         elif op == "KW_NAMES":
             self.kw_names = self.code.co_consts[x.arg]
         elif op == "CALL":
             n = x.argval
-            args = stack[len(stack) - n:] if n else []
-            del stack[len(stack) - n:]
+            args = stack[len(stack) - n :] if n else []
+            del stack[len(stack) - n :]
             func = stack.pop()
             if stack and stack[-1] is _NULL:
                 stack.pop()
@@ -320,9 +438,9 @@ class _ExpressionReader(_ConditionReader):
                 return True
             kw = getattr(self, "kw_names", None) or ()
             self.kw_names = None
-            positional = args[:len(args) - len(kw)]
-            keywords = [ast.keyword(arg=k, value=v) for k, v in zip(kw, args[len(args) - len(kw):])]
-            for k, v in zip(keywords, args[len(args) - len(kw):]):
+            positional = args[: len(args) - len(kw)]
+            keywords = [ast.keyword(arg=k, value=v) for k, v in zip(kw, args[len(args) - len(kw) :])]
+            for k, v in zip(keywords, args[len(args) - len(kw) :]):
                 k.lineno, k.col_offset = v.lineno, v.col_offset
                 k.end_lineno, k.end_col_offset = v.end_lineno, v.end_col_offset
             stack.append(self.at(ast.Call(func=func, args=positional, keywords=keywords), x))
@@ -341,16 +459,21 @@ class _ExpressionReader(_ConditionReader):
             cls = _CODE_NAMES.get(code.co_name)
             self.unsupported = True
             if cls is ast.Lambda:
-                node = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
-                                                     defaults=[]), body=ast.Constant(value=None))
+                node = ast.Lambda(
+                    args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                    body=ast.Constant(value=None),
+                )
             elif cls is not None:
                 node = cls()
             else:
                 node = ast.Name(id="<function>", ctx=_LOAD)
                 node._nested_def = code.co_name
             stack.append(self.at(node, x))
-        elif op == "GET_ITER" and len(stack) > 1 and isinstance(stack[-2], (ast.GeneratorExp, ast.ListComp,
-                                                                              ast.SetComp, ast.DictComp)):
+        elif (
+            op == "GET_ITER"
+            and len(stack) > 1
+            and isinstance(stack[-2], (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp))
+        ):
             stack.pop()  # the iterable handed to the comprehension's function: the CALL gives the comprehension
             comp = stack.pop()
             if stack and stack[-1] is _NULL:
@@ -439,9 +562,14 @@ class _ExpressionReader(_ConditionReader):
         # on (the chain ends an arm of a conditional expression), the jump stays: it ends that arm.
         if ins[pc].op == "JUMP_FORWARD" and cleanup == pc + 1 and ins[cleanup + 2].op != "JUMP_FORWARD":
             pc = ins[pc].target
-        elif cleanup > pc and cleanup + 2 in self.stops and ins[cleanup].op == "SWAP" and \
-                ins[cleanup + 1].op == "POP_TOP" and self.returns_after(pc, cleanup) == cleanup and \
-                self.same_code(pc, cleanup, cleanup + 2):
+        elif (
+            cleanup > pc
+            and cleanup + 2 in self.stops
+            and ins[cleanup].op == "SWAP"
+            and ins[cleanup + 1].op == "POP_TOP"
+            and self.returns_after(pc, cleanup) == cleanup
+            and self.same_code(pc, cleanup, cleanup + 2)
+        ):
             # the chain ends a value (`x and a < b < c`) that ends after its cleanup, where the code after the value
             # goes on: CPython 3.12 copied that code, up to its return, before the cleanup
             pc = cleanup + 2
@@ -466,8 +594,11 @@ class _ExpressionReader(_ConditionReader):
                 pc = self.value(right_pc, stack, base, pc + 1 - n)
         right = stack.pop()
         cls = ast.And if is_and else ast.Or
-        values = [left] + (right.values if isinstance(right, ast.BoolOp) and isinstance(right.op, cls)
-                           and getattr(right, "_join", None) == join else [right])
+        values = [left] + (
+            right.values
+            if isinstance(right, ast.BoolOp) and isinstance(right.op, cls) and getattr(right, "_join", None) == join
+            else [right]
+        )
         node = ast.BoolOp(op=cls(), values=values)
         self.at(node, j)
         node.lineno, node.col_offset = left.lineno, left.col_offset
@@ -499,8 +630,11 @@ class _ExpressionReader(_ConditionReader):
         """``a if c else b`` where the jump of `c` (or of its first part) is at `jump_pc`; the condition's
         value is on top of `stack`. Pushes the IfExp and returns where the code goes on."""
         first = self.ins[jump_pc]
-        if first.target == jump_pc + 1 or (first.target == jump_pc + 2 and self.ins[jump_pc + 1].op ==
-                                           "JUMP_FORWARD" and self.ins[jump_pc + 1].target == first.target):
+        if first.target == jump_pc + 1 or (
+            first.target == jump_pc + 2
+            and self.ins[jump_pc + 1].op == "JUMP_FORWARD"
+            and self.ins[jump_pc + 1].target == first.target
+        ):
             return self.lone_arm(jump_pc, stack)
         node = stack.pop()
         base = len(stack)
@@ -575,10 +709,14 @@ class _ExpressionReader(_ConditionReader):
         """Whether the conditional jump at `pc` is the test of a conditional expression with one arm left
         (lone_arm): it goes where it falls through, on the same line."""
         x = self.ins[pc]
-        lone = x.target == pc + 1 or (x.target == pc + 2 and self.ins[pc + 1].op == "JUMP_FORWARD" and
-                                       self.ins[pc + 1].target == x.target)
-        return lone and self.line_of(self.ins[x.target]) == self.line_of(x) and \
-            not any(y.target == x.target for y in self.ins[:pc])  # (not the last part of `c or x or 1`)
+        lone = x.target == pc + 1 or (
+            x.target == pc + 2 and self.ins[pc + 1].op == "JUMP_FORWARD" and self.ins[pc + 1].target == x.target
+        )
+        return (
+            lone
+            and self.line_of(self.ins[x.target]) == self.line_of(x)
+            and not any(y.target == x.target for y in self.ins[:pc])
+        )  # (not the last part of `c or x or 1`)
 
     def lone_arm(self, jump_pc, stack):
         """``a if c or 1 else b`` (``b if c and 0 else a``): the test's jump goes to the next instruction, the arm
@@ -586,19 +724,26 @@ class _ExpressionReader(_ConditionReader):
         value it reads (the same bytecode for `-(a if c or 1 else b)` and `-a if c or 1 else b`). The dropped
         arm is rebuilt as a copy of the other (CPython and the compiler leave it out)."""
         import copy
+
         jump = self.ins[jump_pc]
         test = self.test_of(stack.pop(), jump)
         base = len(stack)
         best = None
         start = jump.target
         for end in range(start + 1, len(self.ins)):
-            if self.ins[end - 1].op in _STATEMENT_ENDS or self.ins[end - 1].target is not None and \
-                    self.ins[end - 1].target < end:
+            if (
+                self.ins[end - 1].op in _STATEMENT_ENDS
+                or self.ins[end - 1].target is not None
+                and self.ins[end - 1].target < end
+            ):
                 break
             s = list(stack)
             try:
-                if self.value(start, s, base, end) == end and len(s) == base + 1 and \
-                        all(x is y for x, y in zip(s, stack)):  # what is under it stays
+                if (
+                    self.value(start, s, base, end) == end
+                    and len(s) == base + 1
+                    and all(x is y for x, y in zip(s, stack))
+                ):  # what is under it stays
                     best = (end, s[-1])
             except _GUESS_FAILED:
                 continue
@@ -660,14 +805,19 @@ class _ExpressionReader(_ConditionReader):
             # CPython copied the code after the expression into both arms: the arms end where their code starts
             # to be the same (`(a if c else b) + 1` has `+ 1` in each arm).
             same = 0
-            while end - same - 1 >= pc and fend - same - 1 >= false and \
-                    self.same_code(end - same - 1, end - same, fend - same - 1):
+            while (
+                end - same - 1 >= pc
+                and fend - same - 1 >= false
+                and self.same_code(end - same - 1, end - same, fend - same - 1)
+            ):
                 same += 1
             for back in range(same, 0, -1):
                 try:
                     s2, f2 = list(stack), list(stack)
-                    if self.value(pc, s2, base, end - back) == end - back and \
-                            self.value(false, f2, base, fend - back) == fend - back:
+                    if (
+                        self.value(pc, s2, base, end - back) == end - back
+                        and self.value(false, f2, base, fend - back) == fend - back
+                    ):
                         # (the same code goes on from either; the false arm's may be an enclosing value's join,
                         # where the true arm runs into a copy of the code after that value)
                         # (the same code goes on from either, but the false arm's may be where an enclosing
@@ -700,8 +850,10 @@ class _ExpressionReader(_ConditionReader):
         n = a_end - a
         if n <= 0 or b + n > len(self.ins) - 1:
             return False
-        return all(self.ins[a + i].op == self.ins[b + i].op and self.ins[a + i].argval == self.ins[b + i].argval
-                   for i in range(n))
+        return all(
+            self.ins[a + i].op == self.ins[b + i].op and self.ins[a + i].argval == self.ins[b + i].argval
+            for i in range(n)
+        )
 
     def starts_ternary(self, start, stack):
         """Whether the condition starting at `start` is the test of a conditional expression (`x = a if c else
@@ -723,8 +875,9 @@ class _ExpressionReader(_ConditionReader):
         k = after  # (a true arm whose straight code ends in a statement off the test's line is none: not read)
         while k < false and ins[k].op in _STRAIGHT:
             k += 1
-        if not (k < false and ins[k].op in _ENDS_STATEMENT and
-                self.line_of(ins[k]) != getattr(atoms[0][1], "lineno", None)):
+        if not (
+            k < false and ins[k].op in _ENDS_STATEMENT and self.line_of(ins[k]) != getattr(atoms[0][1], "lineno", None)
+        ):
             s = list(stack)
             try:
                 end = self.value(after, s, base, false)
@@ -742,7 +895,6 @@ class _ExpressionReader(_ConditionReader):
         if not stack and len(self.ternary_tests) == decided:  # a statement's test: the if's reader reads it next
             self.statement_atoms[start] = (atoms, decided)
         return False
-
 
 
 def _is_constant(node):

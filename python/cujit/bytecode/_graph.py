@@ -12,7 +12,6 @@ class _Loop:
         self.after = None  # where a while loop's breaks go
 
 
-
 class _Graph:
     """Basic blocks, loops (natural loops of the backward jumps) and post-dominators per loop body."""
 

@@ -21,8 +21,16 @@ import sys
 import types
 
 from cujit.bytecode import _ops as ops
-from cujit.bytecode._decode import (_arguments, _code_positions, _has_handlers, _imported_names, _nodes,
-                                    _normalised, _place_paired_names, _recompiled)
+from cujit.bytecode._decode import (
+    _arguments,
+    _code_positions,
+    _has_handlers,
+    _imported_names,
+    _nodes,
+    _normalised,
+    _place_paired_names,
+    _recompiled,
+)
 from cujit.bytecode._excerpt import Excerpt as _Excerpt
 from cujit.bytecode._readings import readings
 from cujit.bytecode._conditions import _Comprehension, _Construct, folded_tests
@@ -35,8 +43,9 @@ __all__ = ["decompile", "function_source"]
 def _fdef(name, code, body):
     if not body:
         body = [ast.Pass(lineno=1, col_offset=0, end_lineno=1, end_col_offset=0)]
-    fdef = ast.FunctionDef(name=name, args=_arguments(code), body=body, decorator_list=[],
-                           returns=None, type_comment=None)
+    fdef = ast.FunctionDef(
+        name=name, args=_arguments(code), body=body, decorator_list=[], returns=None, type_comment=None
+    )
     if sys.version_info >= (3, 12):
         fdef.type_params = []
     fdef.lineno, fdef.col_offset, fdef.end_lineno, fdef.end_col_offset = 1, 0, 1, 0
@@ -48,19 +57,31 @@ def function_source(pyfunc):
     and line, and show the file's line where it still holds this code, else the statement rebuilt from the
     bytecode (_excerpt.py)."""
     from cujit import _core
+
     code = pyfunc.__code__
     fdef = decompile(pyfunc)
     qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
-    return _core.FunctionSource(fdef, pyfunc.__name__, qualname, pyfunc.__module__ or "<dynamic>",
-                                code.co_filename, [], code.co_firstlineno,
-                                _Excerpt(code, functools.partial(decompile, _bare(pyfunc))))
+    return _core.FunctionSource(
+        fdef,
+        pyfunc.__name__,
+        qualname,
+        pyfunc.__module__ or "<dynamic>",
+        code.co_filename,
+        [],
+        code.co_firstlineno,
+        _Excerpt(code, functools.partial(decompile, _bare(pyfunc))),
+    )
 
 
 def _bare(pyfunc):
     """What decompile reads of `pyfunc`: its code, names and docstring. An error excerpt keeps it to rebuild the
     tree, which keeps neither the function's globals alive nor follows a later change of its __code__."""
-    return types.SimpleNamespace(__code__=pyfunc.__code__, __name__=pyfunc.__name__, __doc__=pyfunc.__doc__,
-                                 __qualname__=getattr(pyfunc, "__qualname__", pyfunc.__name__))
+    return types.SimpleNamespace(
+        __code__=pyfunc.__code__,
+        __name__=pyfunc.__name__,
+        __doc__=pyfunc.__doc__,
+        __qualname__=getattr(pyfunc, "__qualname__", pyfunc.__name__),
+    )
 
 
 def decompile(pyfunc):
@@ -73,7 +94,8 @@ def decompile(pyfunc):
         raise UnsupportedError(
             f"cannot compile {qualname!r}: its source code is not available, and cujit reads the bytecode of "
             f"CPython {ops.covered()} only (this is CPython {version[0]}.{version[1]}). Define the function in "
-            "a module file.")
+            "a module file."
+        )
     name = pyfunc.__name__
     reader = _Reader(pyfunc, code, table)
     if code.co_flags & (0x20 | 0x80 | 0x200):  # a generator or coroutine: rejected at its first yield or await
@@ -86,15 +108,17 @@ def decompile(pyfunc):
             if "LOAD_FAST_AND_CLEAR" in kinds:
                 raise _Comprehension(next(x for x in reader.ins if x.op == "LOAD_FAST_AND_CLEAR"))
             if "BEFORE_WITH" in kinds:
-                raise _Construct(ast.With(items=[], body=[]), next(x for x in reader.ins if x.op == "BEFORE_WITH"),
-                                 statement=True)
+                raise _Construct(
+                    ast.With(items=[], body=[]), next(x for x in reader.ins if x.op == "BEFORE_WITH"), statement=True
+                )
             raise _Construct(ast.Try(body=[], handlers=[], orelse=[], finalbody=[]), reader.ins[0], statement=True)
         body = reader.function()
         # (on the first reading, which every other copies)
         supers = ops.SUPERINSTRUCTIONS.get(version)
         paired = bool(supers) and any(x.name in supers for x in reader.ins)
         tested = ops.ARGUMENTS[version]["late_folding"] and any(
-            x.op == "LOAD_CONST" and y.op in ops.CONDITIONAL_JUMPS for x, y in zip(reader.ins, reader.ins[1:]))
+            x.op == "LOAD_CONST" and y.op in ops.CONDITIONAL_JUMPS for x, y in zip(reader.ins, reader.ins[1:])
+        )
         nodes = _nodes(ast.Module(body=body, type_ignores=[])) if paired or tested else []
         if paired:
             _place_paired_names(nodes)
@@ -107,7 +131,8 @@ def decompile(pyfunc):
     except Exception as exc:  # noqa: BLE001 (any shape this reader gets wrong is a refusal, never a crash)
         raise UnsupportedError(
             f"cannot compile {qualname!r}: its source code is not available and its bytecode has a shape "
-            f"cujit's bytecode reader does not recover ({exc}). Define the function in a module file.") from None
+            f"cujit's bytecode reader does not recover ({exc}). Define the function in a module file."
+        ) from None
     first = []
     doc = pyfunc.__doc__
     if isinstance(doc, str) and code.co_consts and code.co_consts[0] == doc and name != "<lambda>":
@@ -140,8 +165,11 @@ def decompile(pyfunc):
 def _dead_locals(code, stored):
     """The locals the compiler dropped every assignment of (they were in code that never runs), in the code's
     order of its locals."""
-    params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4)
-                                  + bool(code.co_flags & 8)])
+    params = set(
+        code.co_varnames[
+            : code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 4) + bool(code.co_flags & 8)
+        ]
+    )
     return [v for v in code.co_varnames if v not in stored and v not in params]
 
 
@@ -172,8 +200,9 @@ def _placed(dead, code, body):
     places = [(stmts, i, s) for stmts, i, s in _assignments(body)]
     before = {}
     for v in dead:
-        at = next(((stmts, s) for stmts, i, s in places if any(number.get(t, -1) > number[v] for t in _targets(s))),
-                  None)
+        at = next(
+            ((stmts, s) for stmts, i, s in places if any(number.get(t, -1) > number[v] for t in _targets(s))), None
+        )
         before.setdefault(id(at[1]) if at else None, (at, []))[1].append(v)
     for at, names in before.values():
         if at is None:
@@ -196,8 +225,7 @@ def _assignments(stmts):
 
 def _targets(s):
     """The names statement `s` itself assigns."""
-    targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, (ast.AugAssign, ast.For)) \
-        else []
+    targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, (ast.AugAssign, ast.For)) else []
     names, work = [], list(targets)
     while work:  # names, and the names in tuples and lists of them (not a subscript's or attribute's)
         t = work.pop(0)
@@ -222,6 +250,7 @@ def _try_keyword(code):
     reader drops NOPs). None where there is none."""
     from cujit.bytecode._decode import _Position
     import dis
+
     nop = dis.opmap["NOP"]
     for (line, end_line, col, end_col), k in zip(_code_positions(code), range(0, len(code.co_code), 2)):
         if code.co_code[k] == nop and line is not None and end_line is not None and end_line > line:
@@ -238,11 +267,16 @@ def _check(fdef, code, qualname, imported):
         why = str(exc)
     else:
         why = "its instructions differ"
-    if again is not None and again.co_code == code.co_code and again.co_consts == code.co_consts and \
-            again.co_names == code.co_names:
+    if (
+        again is not None
+        and again.co_code == code.co_code
+        and again.co_consts == code.co_consts
+        and again.co_names == code.co_names
+    ):
         return  # the same bytes: no need to compare instruction by instruction
     if again is None or _normalised(again) != _normalised(code):
         raise UnsupportedError(
             f"cannot compile {qualname!r}: its source code is not available and the function cujit rebuilt from "
             f"its bytecode does not compile back to the same bytecode ({why}). Define the function in a module "
-            "file.")
+            "file."
+        )

@@ -16,7 +16,7 @@ def readings(body):
     """The statements `body` (the reader's reading) with the returns CPython copied merged (_merge_returns) and
     the other readings of that first, where that differs from `body`, then `body` and its other readings."""
     merged = copy.deepcopy(body) if _merge_returns(body, dry=True) else None  # (copies only where needed)
-    for base in ([merged, body] if merged is not None and _merge_returns(merged) else [body]):
+    for base in [merged, body] if merged is not None and _merge_returns(merged) else [body]:
         yield base
         for rewrite in _REWRITES:
             yield from rewrite(base)
@@ -78,8 +78,13 @@ def _merge_walk(stmts, tail, dry):
         elif isinstance(s, (ast.While, ast.For)):
             changed |= _merge_walk(s.body, None, dry)  # (its end goes back to the loop's start)
             changed |= _merge_walk(s.orelse, after, dry)
-    if stmts and tail is not None and isinstance(stmts[-1], ast.Return) and stmts[-1] is not tail and \
-            same_tree(stmts[-1], tail):
+    if (
+        stmts
+        and tail is not None
+        and isinstance(stmts[-1], ast.Return)
+        and stmts[-1] is not tail
+        and same_tree(stmts[-1], tail)
+    ):
         if not dry:
             stmts.pop()
         changed = True
@@ -121,8 +126,11 @@ def _lone_constants(body, most=3):
     for k, n in enumerate(marked):
         n._index = k
     count = len(marked)
-    choices = [set(range(count))] if count > most else \
-        [{k for k in range(count) if mask >> k & 1} for mask in range(1, 1 << count)]
+    choices = (
+        [set(range(count))]
+        if count > most
+        else [{k for k in range(count) if mask >> k & 1} for mask in range(1, 1 << count)]
+    )
     for chosen in choices:
         other = copy.deepcopy(body)
         yield [_Lone(chosen).visit(s) for s in other]
@@ -133,6 +141,7 @@ def _ended_blocks(body):
     constant that holds (`if 16.5:`), CPython compiles its body alone, but the body still ends a basic block,
     so the return after it is not copied into a jump to it (from a conditional expression's arm in the
     statement before the return). The compiler reads both as the statement."""
+
     def change(stmts, i):
         stmts[i - 1] = _located(ast.If(test=ast.Constant(value=True), body=[stmts[i - 1]], orelse=[]), stmts[i - 1])
 
@@ -144,15 +153,23 @@ def _broken_loops(body):
     break`, or `if 0.001: break` there): such a loop has no jump back, so the reader reads it as an if, but
     CPython 3.13 puts a jump of its own at the loop's exit where the if had none. The compiler reads both as
     the if."""
+
     def change(stmts, i):
         node = stmts[i]
         last = node.body[-1]
-        brk = ast.Break(lineno=last.end_lineno, col_offset=last.end_col_offset, end_lineno=last.end_lineno,
-                        end_col_offset=last.end_col_offset)
+        brk = ast.Break(
+            lineno=last.end_lineno,
+            col_offset=last.end_col_offset,
+            end_lineno=last.end_lineno,
+            end_col_offset=last.end_col_offset,
+        )
         stmts[i] = _located(ast.While(test=node.test, body=node.body + [brk], orelse=[]), node)
 
-    return _rewritten(body, lambda stmts, i: isinstance(stmts[i], ast.If) and not stmts[i].orelse and
-                      not _leaves(stmts[i].body), change)
+    return _rewritten(
+        body,
+        lambda stmts, i: isinstance(stmts[i], ast.If) and not stmts[i].orelse and not _leaves(stmts[i].body),
+        change,
+    )
 
 
 def _leaves(stmts):
@@ -172,12 +189,14 @@ def _unfolded_returns(body):
     to a constant (`return 54 and False`, `return 79 if 84 else x`), its block was not small enough, when
     CPython copies small returning blocks into the jumps to them, to be copied (a break's jump to it stays),
     and `True and constant` folds as late. The compiler reads both as the constant."""
+
     def change(stmts, i):
         value = stmts[i].value
         stmts[i].value = _located(ast.BoolOp(op=ast.And(), values=[ast.Constant(value=True), value]), value)
 
-    return _rewritten(body, lambda stmts, i: isinstance(stmts[i], ast.Return) and
-                      isinstance(stmts[i].value, ast.Constant), change)
+    return _rewritten(
+        body, lambda stmts, i: isinstance(stmts[i], ast.Return) and isinstance(stmts[i].value, ast.Constant), change
+    )
 
 
 def _arm_continues(body):
@@ -185,11 +204,17 @@ def _arm_continues(body):
     else's, then the if's): where the if/else ends a loop's body, the other arm runs into the loop's jump back
     either way, but CPython jumps from it to a `continue` written after the if/else (a statement of its own
     line) where it only jumps back from the arm's own."""
+
     def select(stmts, i):
-        return i == len(stmts) - 2 and isinstance(stmts[i], ast.If) and stmts[i].orelse and \
-            isinstance(stmts[-1], ast.Continue)
+        return (
+            i == len(stmts) - 2
+            and isinstance(stmts[i], ast.If)
+            and stmts[i].orelse
+            and isinstance(stmts[-1], ast.Continue)
+        )
 
     for field in ("orelse", "body"):
+
         def change(stmts, i, field=field):
             getattr(stmts[i], field).append(stmts.pop())
 

@@ -8,8 +8,16 @@ import dis
 from cujit.bytecode import _ops as ops
 from cujit.bytecode._decode import _added_by_lines, same_tree
 from cujit.bytecode._conditions import _GUESS_FAILED
-from cujit.bytecode._expressions import (_STATEMENT_ENDS, _STORES, _Aug, _ExpressionReader, _ForItem, _Group, _Slot,
-                                         _end_after_start)
+from cujit.bytecode._expressions import (
+    _STATEMENT_ENDS,
+    _STORES,
+    _Aug,
+    _ExpressionReader,
+    _ForItem,
+    _Group,
+    _Slot,
+    _end_after_start,
+)
 from cujit.bytecode._graph import _Loop
 
 # Whether positions have columns (3.11 on); 3.10's have lines only, and tell a statement from what CPython added
@@ -64,8 +72,13 @@ class _Reader(_ExpressionReader):
                 if loop is not None and t in loop.cont:
                     if not self.explicit_continue(x):
                         nxt = ins[x.index + 1]
-                        if out and nxt.op == x.op and nxt.target == t and self.implicit(x) and \
-                                ins[x.index - 1].target is None:  # (not the false arm 3.12 left after a jump)
+                        if (
+                            out
+                            and nxt.op == x.op
+                            and nxt.target == t
+                            and self.implicit(x)
+                            and ins[x.index - 1].target is None
+                        ):  # (not the false arm 3.12 left after a jump)
                             self.constant_if(out, x)
                         return out, "loop_end"
                     out.append(self.stmt_at(ast.Continue(), x))
@@ -99,8 +112,11 @@ class _Reader(_ExpressionReader):
         of the loop's body that CPython sent straight there."""
         if not _COLUMNS:
             return not _added_by_lines(self.ins, x)
-        return _spans(x, "continue") and not self.implicit(x) and \
-            not any(y.pos == x.pos and y.target is None for y in self.ins[:-1])  # (an 8-column test: `a[k] > 0`)
+        return (
+            _spans(x, "continue")
+            and not self.implicit(x)
+            and not any(y.pos == x.pos and y.target is None for y in self.ins[:-1])
+        )  # (an 8-column test: `a[k] > 0`)
 
     def constant_if(self, out, x):
         """The last statement of `out` as `if True: ... else: pass`: the jump `x` back to the loop's start right
@@ -179,8 +195,14 @@ class _Reader(_ExpressionReader):
                     out.append(self.assignment(pending, ins[start]))
                     return pc, None
                 continue
-            if op == "SWAP" and x.argval == 2 and len(stack) == 1 and ins[pc + 1].op == "POP_TOP" and \
-                    loop is not None and loop.is_for:
+            if (
+                op == "SWAP"
+                and x.argval == 2
+                and len(stack) == 1
+                and ins[pc + 1].op == "POP_TOP"
+                and loop is not None
+                and loop.is_for
+            ):
                 pc += 2  # `return v` in a for loop: v goes under the iterator, which is dropped
                 continue
             if op == "LOAD_ASSERTION_ERROR":
@@ -201,8 +223,9 @@ class _Reader(_ExpressionReader):
         width = (x.pos.end_col_offset or 0) - (x.pos.col_offset or 0)
         if prev is not None and prev.op == "LOAD_CONST" and prev.argval is None and prev.pos == x.pos:
             prev = self.ins[x.index - 2] if x.index > 1 else None
-        if width in (6, 11) and any(y.pos == x.pos and y.op not in ("RETURN_VALUE", "RETURN_CONST", "LOAD_CONST")
-                                    for y in self.ins[:-1]):
+        if width in (6, 11) and any(
+            y.pos == x.pos and y.op not in ("RETURN_VALUE", "RETURN_CONST", "LOAD_CONST") for y in self.ins[:-1]
+        ):
             return True  # a copy located on an expression six columns wide (`k < n2`) that other code has too
         return (prev is not None and prev.pos == x.pos) or width not in (6, 11)
 
@@ -215,8 +238,12 @@ class _Reader(_ExpressionReader):
     def bare_return(self, x, value):
         if not _COLUMNS:  # `return` and `return None` read the same: the former, more often written
             return isinstance(value, ast.Constant) and value.value is None
-        return isinstance(value, ast.Constant) and value.value is None and x.pos is not None and \
-            (x.pos.end_col_offset or 0) - (x.pos.col_offset or 0) == 6
+        return (
+            isinstance(value, ast.Constant)
+            and value.value is None
+            and x.pos is not None
+            and (x.pos.end_col_offset or 0) - (x.pos.col_offset or 0) == 6
+        )
 
     def store(self, pc, stack, pending):
         """A store of the top value: records (value, target) in `pending`; unpacking pushes slots."""
@@ -313,8 +340,13 @@ class _Reader(_ExpressionReader):
         if ins[after].op == "LOAD_ASSERTION_ERROR":
             return self.assertion(atoms, after, false, out)
         node, jump = atoms[0][1], atoms[0][2]
-        if after == false and len(atoms) == 1 and node is not None and jump.target == after and \
-                jump.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_NOT_NONE"):
+        if (
+            after == false
+            and len(atoms) == 1
+            and node is not None
+            and jump.target == after
+            and jump.op in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_NOT_NONE")
+        ):
             # `if c: pass`: the test jumps past a body that left no code, to where it falls through
             test = self.test_of(node, jump)
             stmt = self.stmt_at(ast.If(test=test, body=[self.stmt_at(ast.Pass(), jump)], orelse=[]), jump)
@@ -324,8 +356,13 @@ class _Reader(_ExpressionReader):
             return after, None
         test = None
         for true, other in ((after, false), (false, after)):
-            if true != other and other == atoms[-1][3] and ins[other].op == "JUMP_FORWARD" and \
-                    ins[other].target == true and self.line_of(ins[other]) == self.line_of(atoms[-1][2]):
+            if (
+                true != other
+                and other == atoms[-1][3]
+                and ins[other].op == "JUMP_FORWARD"
+                and ins[other].target == true
+                and self.line_of(ins[other]) == self.line_of(atoms[-1][2])
+            ):
                 # each way goes to `true`, one through the jump a conditional expression's true arm left when
                 # CPython folded both arms away, constants that hold (`if (44 if c else 62):`): it always holds
                 test = self.holds_either_way(self.structure(atoms, other, true), atoms[-1][2])
@@ -347,24 +384,46 @@ class _Reader(_ExpressionReader):
         if follow is None and false - 1 >= after:
             # Paths that meet only at a return: an arm that jumps over the other shows where the if ends.
             skip = ins[false - 1]
-            if skip.op == "JUMP_FORWARD" and skip.target > false and not (
-                    loop is not None and (skip.index in loop.brks or skip.index - 1 in loop.brks or
-                                          skip.target in loop.brks or skip.target in loop.cont)):
+            if (
+                skip.op == "JUMP_FORWARD"
+                and skip.target > false
+                and not (
+                    loop is not None
+                    and (
+                        skip.index in loop.brks
+                        or skip.index - 1 in loop.brks
+                        or skip.target in loop.brks
+                        or skip.target in loop.cont
+                    )
+                )
+            ):
                 follow = skip.target
-            elif loop is not None and false not in loop.brks and g.block_of[false] in loop.body and (
-                    (skip.target is None and skip.op not in ops.TERMINAL) or
+            elif (
+                loop is not None
+                and false not in loop.brks
+                and g.block_of[false] in loop.body
+                and (
+                    (skip.target is None and skip.op not in ops.TERMINAL)
+                    or
                     # code in the true arm goes on at the false target: a for loop that ends it (3.11), an
                     # if that ends it in a continue (an if/else's true arm never goes to its else)
-                    any(ins[i].target == false for i in range(after, false - 1)) or
-                    (skip.op == "JUMP_FORWARD" and (skip.index in loop.brks or skip.index - 1 in loop.brks))):
+                    any(ins[i].target == false for i in range(after, false - 1))
+                    or (skip.op == "JUMP_FORWARD" and (skip.index in loop.brks or skip.index - 1 in loop.brks))
+                )
+            ):
                 follow = false  # the true arm runs into the false target, or ends in a break: the if ends there
                 #                 (an else after a break is the code after the if to the compiler)
             elif loop is not None and skip.op in ("JUMP_BACKWARD", "JUMP") and skip.target in loop.cont:
                 # the true arm ends in a continue: a jump from it past the false arm, to code of the loop, goes
                 # to the code after the if (`if x: continue` ending the arm, whose false jump goes there)
-                past = [ins[i].target for i in range(after, false) if ins[i].target is not None and
-                        ins[i].target > false and g.block_of[ins[i].target] in loop.body and
-                        ins[i].target not in loop.brks]
+                past = [
+                    ins[i].target
+                    for i in range(after, false)
+                    if ins[i].target is not None
+                    and ins[i].target > false
+                    and g.block_of[ins[i].target] in loop.body
+                    and ins[i].target not in loop.brks
+                ]
                 follow = min(past, default=None)
         if stop is not None and follow is not None and follow > stop:
             follow = stop
@@ -437,8 +496,11 @@ class _Reader(_ExpressionReader):
             return True
         if is_for:  # a return drops the iterator from under its value (SWAP 2, POP_TOP); a break just drops it
             return any(self.ins[i].op == "POP_TOP" and self.ins[i - 1].op != "SWAP" for i in range(start, end))
-        last = max(self.line_of(self.ins[i]) for b in blocks
-                   for i in range(g.starts[b], g.starts[b + 1] if b + 1 < len(g.starts) else len(self.ins) - 1))
+        last = max(
+            self.line_of(self.ins[i])
+            for b in blocks
+            for i in range(g.starts[b], g.starts[b + 1] if b + 1 < len(g.starts) else len(self.ins) - 1)
+        )
         return self.line_of(self.ins[start]) > last
 
     def exits(self, blocks, normal, is_for=False):
@@ -453,8 +515,13 @@ class _Reader(_ExpressionReader):
                 start = g.starts[s]
                 end = g.starts[s + 1] if s + 1 < len(g.starts) else len(self.ins) - 1
                 last = self.ins[end - 1]
-                while last.op == "JUMP_FORWARD" and end - 1 == start and self.ins[last.target].op == "JUMP_FORWARD" \
-                        and g.block_of[last.target] not in blocks and not is_for:
+                while (
+                    last.op == "JUMP_FORWARD"
+                    and end - 1 == start
+                    and self.ins[last.target].op == "JUMP_FORWARD"
+                    and g.block_of[last.target] not in blocks
+                    and not is_for
+                ):
                     # a condition's jump to the break, a jump on its own line CPython does not jump past
                     start = last.target
                     end, last = start + 1, self.ins[start]
@@ -493,13 +560,15 @@ class _Reader(_ExpressionReader):
             blocks = set(range(g.block_of[header], g.block_of[exhausted]))
         entries, follow = self.exits(blocks, exhausted, is_for=True)
         if not latches:  # its breaks: dropping the iterator, then a jump past the else clause (if any)
-            past = [i for i in range(header + 1, exhausted) if ins[i].op == "JUMP_FORWARD" and
-                    ins[i].target > exhausted and ins[i - 1].op == "POP_TOP"]
+            past = [
+                i
+                for i in range(header + 1, exhausted)
+                if ins[i].op == "JUMP_FORWARD" and ins[i].target > exhausted and ins[i - 1].op == "POP_TOP"
+            ]
             entries |= {i - 1 for i in past}
             follow = min((ins[i].target for i in past), default=follow)
             for i in range(header + 1, exhausted):  # 3.12: a break runs a copy of the code after the loop
-                copy = self.tail_copy(i + 1, normal) if ins[i].op == "POP_TOP" and ins[i - 1].op != "SWAP" \
-                    else None
+                copy = self.tail_copy(i + 1, normal) if ins[i].op == "POP_TOP" and ins[i - 1].op != "SWAP" else None
                 if copy is not None:
                     entries.add(i)
                     follow = copy if follow is None else min(follow, copy)
@@ -519,8 +588,9 @@ class _Reader(_ExpressionReader):
         body, how = self.region(pc, latch, loop)
         if latches and how == "stop" and self.explicit_continue(ins[latch]):
             body.append(self.stmt_at(ast.Continue(), ins[latch]))  # a continue that ends the body
-        node = ast.For(target=target, iter=iterable, body=body or [self.stmt_at(ast.Pass(), ins[pc])],
-                       orelse=[], type_comment=None)
+        node = ast.For(
+            target=target, iter=iterable, body=body or [self.stmt_at(ast.Pass(), ins[pc])], orelse=[], type_comment=None
+        )
         self.stmt_at(node, ins[start])
         node.lineno, node.col_offset = iterable.lineno, 0
         _end_after_start(node)
@@ -553,15 +623,15 @@ class _Reader(_ExpressionReader):
         if rot is None and b in g.latches and g.starts[b] == pc:  # while True: the body starts here and jumps back here
             blocks = g.natural_loop(b)
             entries, follow = self.exits(blocks, None)
-            latch = max(i for i in range(pc, len(self.ins) - 1)
-                        if self.ins[i].target == pc and g.block_of[i] in blocks)
+            latch = max(i for i in range(pc, len(self.ins) - 1) if self.ins[i].target == pc and g.block_of[i] in blocks)
             loop = _Loop({pc}, entries, blocks)
             loop.is_for, loop.after = False, follow
             loop.start = pc
             body, _ = self.region(pc, latch, loop)
             test = self.at(ast.Constant(value=True), self.ins[pc])
-            node = self.stmt_at(ast.While(test=test, body=body or [self.stmt_at(ast.Pass(), self.ins[pc])],
-                                          orelse=[]), self.ins[pc])
+            node = self.stmt_at(
+                ast.While(test=test, body=body or [self.stmt_at(ast.Pass(), self.ins[pc])], orelse=[]), self.ins[pc]
+            )
             return node, follow
         if rot is None:
             return None
@@ -633,8 +703,7 @@ class _Reader(_ExpressionReader):
         if bottom < after:
             return None
         for i in range(n - 1):
-            if self.ins[pc + i].op != self.ins[bottom + i].op or self.ins[pc + i].argval != \
-                    self.ins[bottom + i].argval:
+            if self.ins[pc + i].op != self.ins[bottom + i].op or self.ins[pc + i].argval != self.ins[bottom + i].argval:
                 return None
         return atoms, after, false, bottom
 
@@ -642,8 +711,12 @@ class _Reader(_ExpressionReader):
 def _spans(x, keyword):
     """Whether instruction `x` is located on one line, as wide as `keyword` (a statement of that keyword alone)."""
     pos = x.pos
-    return pos is not None and pos.lineno is not None and pos.lineno == pos.end_lineno and \
-        (pos.end_col_offset or 0) - (pos.col_offset or 0) == len(keyword)
+    return (
+        pos is not None
+        and pos.lineno is not None
+        and pos.lineno == pos.end_lineno
+        and (pos.end_col_offset or 0) - (pos.col_offset or 0) == len(keyword)
+    )
 
 
 def _conditional_stores(body):
@@ -673,8 +746,12 @@ def _conditional_stores(body):
 
 def _merged_store(test, a, b):
     """`t = x if test else y` from the arms `t = x` and `t = y` (one target, at one place), or None."""
-    if not (isinstance(a, ast.Assign) and isinstance(b, ast.Assign) and len(a.targets) == len(b.targets) == 1
-            and same_tree(a.targets[0], b.targets[0])):
+    if not (
+        isinstance(a, ast.Assign)
+        and isinstance(b, ast.Assign)
+        and len(a.targets) == len(b.targets) == 1
+        and same_tree(a.targets[0], b.targets[0])
+    ):
         return None
     value = ast.IfExp(test=test, body=a.value, orelse=b.value)
     value.lineno, value.col_offset = a.value.lineno, a.value.col_offset

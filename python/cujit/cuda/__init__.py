@@ -1,56 +1,107 @@
 """``from cujit import cuda``: the numba.cuda namespace of cujit."""
 
-from cujit.compiler import (compile, compile_ptx, compile_all, compile_for_current_device,  # noqa: F401
-                            compile_ptx_for_current_device, DEFAULT_CC)
+from cujit.compiler import (
+    compile,
+    compile_ptx,
+    compile_all,
+    compile_for_current_device,  # noqa: F401
+    compile_ptx_for_current_device,
+    DEFAULT_CC,
+)
 from cujit.declarations import declare_device  # noqa: F401
-from cujit.linkable_code import (LinkableCode, PTXSource, CUSource, Cubin, Fatbin, Object, Archive,  # noqa: F401
-                                 LTOIR)
+from cujit.linkable_code import (
+    LinkableCode,
+    PTXSource,
+    CUSource,
+    Cubin,
+    Fatbin,
+    Object,
+    Archive,  # noqa: F401
+    LTOIR,
+)
 from cujit import config  # noqa: F401
 from cujit.dispatcher import jit, CUDADispatcher  # noqa: F401
 from cujit import types  # noqa: F401
 from cujit.types import *  # noqa: F401,F403
 from cujit.types import dim3, Dim3  # noqa: F401  (numba-cuda's cuda.dim3: the type of cuda.threadIdx...)
-from cujit.errors import (TypingError, UnsupportedError, CudaSupportError, CudaDriverError,  # noqa: F401
-                          NvrtcError, NvvmError, LinkerError)
+from cujit.errors import (
+    TypingError,
+    UnsupportedError,
+    CudaSupportError,
+    CudaDriverError,  # noqa: F401
+    NvrtcError,
+    NvvmError,
+    LinkerError,
+)
 from cujit.intrinsics import *  # noqa: F401,F403
 from cujit.vector_types import *  # noqa: F401,F403  (cuda.float32x4, cuda.float4... replace the plain stubs)
 from cujit.arg_hints import In, Out, InOut  # noqa: F401
+
 del bf16  # noqa: F821  (cuda.bf16 is the module cujit.cuda.bf16, with the same stubs, as numba.cuda.bf16 is)
 del fp8  # noqa: F821  (cuda.fp8 is the module cujit.cuda.fp8, with the same stubs and the fp8 types)
 
 # The runtime (devices, arrays, streams) is imported on first use: compiling needs
 # neither numpy nor a driver, and `import cujit` stays fast.
 _RUNTIME = {
-    "cujit.cudadrv.devices": ("is_available", "is_bfloat16_supported", "detect", "get_current_device", "select_device", "current_context",
-                              "synchronize", "close", "gpus", "list_devices"),
-    "cujit.cudadrv.devicearray": ("to_device", "device_array", "device_array_like", "DeviceNDArray",
-                                  "as_cuda_array", "is_cuda_array"),
-    "cujit.cudadrv.stream": ("stream", "default_stream", "legacy_default_stream", "per_thread_default_stream",
-                             "external_stream"),
+    "cujit.cudadrv.devices": (
+        "is_available",
+        "is_bfloat16_supported",
+        "detect",
+        "get_current_device",
+        "select_device",
+        "current_context",
+        "synchronize",
+        "close",
+        "gpus",
+        "list_devices",
+    ),
+    "cujit.cudadrv.devicearray": (
+        "to_device",
+        "device_array",
+        "device_array_like",
+        "DeviceNDArray",
+        "as_cuda_array",
+        "is_cuda_array",
+    ),
+    "cujit.cudadrv.stream": (
+        "stream",
+        "default_stream",
+        "legacy_default_stream",
+        "per_thread_default_stream",
+        "external_stream",
+    ),
 }
 _RUNTIME_NAMES = {name: module for module, names in _RUNTIME.items() for name in names}
 # Events, contexts, profiling and small host names (issue 27; docs/runtime.md).
-for _module, _names in (("cujit.cudadrv.events", ("event", "event_elapsed_time")),
-                        ("cujit.cudadrv.profiler", ("profile_start", "profile_stop", "profiling")),
-                        ("cujit.cudadrv.runtime", ("runtime", "is_supported_version")),
-                        ("cujit.cudadrv.devices", ("require_context", "cuda_error", "is_float16_supported")),
-                        ("cujit.cudadrv.devicearray", ("from_cuda_array_interface",)),
-                        ("cujit.errors", ("KernelRuntimeError",))):
+for _module, _names in (
+    ("cujit.cudadrv.events", ("event", "event_elapsed_time")),
+    ("cujit.cudadrv.profiler", ("profile_start", "profile_stop", "profiling")),
+    ("cujit.cudadrv.runtime", ("runtime", "is_supported_version")),
+    ("cujit.cudadrv.devices", ("require_context", "cuda_error", "is_float16_supported")),
+    ("cujit.cudadrv.devicearray", ("from_cuda_array_interface",)),
+    ("cujit.errors", ("KernelRuntimeError",)),
+):
     _RUNTIME_NAMES.update(dict.fromkeys(_names, _module))
 del _module, _names
 
 # Array functions built from Python code (issue 27; docs/vectorize.md).
-_RUNTIME_NAMES.update(vectorize="cujit.vectorizers", guvectorize="cujit.gufuncs", reduce="cujit.reduction",
-                      Reduce="cujit.reduction")
+_RUNTIME_NAMES.update(
+    vectorize="cujit.vectorizers", guvectorize="cujit.gufuncs", reduce="cujit.reduction", Reduce="cujit.reduction"
+)
 
 # Memory: host memory, memory managers (numba's EMM plug-ins), IPC (issue 27; docs/memory.md).
-for _module, _names in (("cujit.cudadrv.host_memory", ("pinned_array", "pinned_array_like", "mapped_array",
-                                                       "mapped_array_like", "managed_array", "pinned", "mapped")),
-                        ("cujit.cudadrv.memory_managers", ("set_memory_manager", "BaseCUDAMemoryManager",
-                                                           "HostOnlyCUDAMemoryManager", "defer_cleanup")),
-                        ("cujit.cudadrv.memory_pointers", ("MemoryPointer", "MappedMemory", "PinnedMemory",
-                                                           "ManagedMemory", "MemoryInfo")),
-                        ("cujit.cudadrv.ipc", ("IpcHandle", "GetIpcHandleMixin", "open_ipc_array"))):
+for _module, _names in (
+    (
+        "cujit.cudadrv.host_memory",
+        ("pinned_array", "pinned_array_like", "mapped_array", "mapped_array_like", "managed_array", "pinned", "mapped"),
+    ),
+    (
+        "cujit.cudadrv.memory_managers",
+        ("set_memory_manager", "BaseCUDAMemoryManager", "HostOnlyCUDAMemoryManager", "defer_cleanup"),
+    ),
+    ("cujit.cudadrv.memory_pointers", ("MemoryPointer", "MappedMemory", "PinnedMemory", "ManagedMemory", "MemoryInfo")),
+    ("cujit.cudadrv.ipc", ("IpcHandle", "GetIpcHandleMixin", "open_ipc_array")),
+):
     _RUNTIME_NAMES.update(dict.fromkeys(_names, _module))
 del _module, _names
 
@@ -63,6 +114,7 @@ _RUNTIME_NAMES["is_fp8_supported"] = "cujit.cuda.fp8"
 
 def __getattr__(name):
     import importlib
+
     if name in _RUNTIME_MODULES:
         value = globals()[name] = importlib.import_module(_RUNTIME_MODULES[name])
         return value

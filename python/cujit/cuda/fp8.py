@@ -25,12 +25,14 @@ from cujit.intrinsics import fp8 as _stubs
 
 class saturation_t(IntEnum):
     """What a narrowing conversion does with a value beyond the largest finite fp8 (cuda_fp8.h's __nv_saturation_t)."""
+
     NOSAT = 0
     SATFINITE = 1
 
 
 class fp8_interpretation_t(IntEnum):
     """Which fp8 format a storage conversion produces (cuda_fp8.h's __nv_fp8_interpretation_t)."""
+
     E4M3 = 0
     E5M2 = 1
 
@@ -38,6 +40,7 @@ class fp8_interpretation_t(IntEnum):
 class cudaRoundMode(IntEnum):
     """The rounding of the e8m0 conversions (CUDA's enum cudaRoundMode; they take cudaRoundZero or
     cudaRoundPosInf)."""
+
     cudaRoundNearest = 0
     cudaRoundZero = 1
     cudaRoundPosInf = 2
@@ -90,14 +93,46 @@ e8m0_to_bfloat16_raw = cvt_e8m0_to_bf16raw
 def is_fp8_supported():
     """numba-cuda's check: the current device has compute capability 8.9 or higher."""
     from cujit.cudadrv import devices
+
     return devices.runtime_usable() and devices.get_current_device().compute_capability >= (8, 9)
 
 
-__all__ = ["saturation_t", "fp8_interpretation_t", "cudaRoundMode", "SaturationMode", "FP8Format", "fp8_e4m3",
-           "fp8_e5m2", "fp8_e8m0", "fp8x2_e4m3", "fp8x4_e4m3", "fp8x2_e5m2", "fp8x4_e5m2", "fp8x2_e8m0",
-           "fp8x4_e8m0", "cvt_float_to_fp8", "cvt_double_to_fp8", "cvt_float2_to_fp8x2", "cvt_double2_to_fp8x2",
-           "cvt_bfloat16raw_to_fp8", "cvt_bfloat16raw_to_e8m0", "cvt_float_to_e8m0", "cvt_float2_to_e8m0x2",
-           "cvt_double_to_e8m0", "cvt_double2_to_e8m0x2", "cvt_e8m0_to_bf16raw", "float32_to_fp8", "float64_to_fp8",
-           "float32x2_to_fp8x2", "float64x2_to_fp8x2", "bfloat16_raw_to_fp8", "bfloat16_raw_to_e8m0",
-           "float32_to_e8m0", "float64_to_e8m0", "float32x2_to_e8m0x2", "float64x2_to_e8m0x2", "e8m0_to_bfloat16_raw",
-           "is_fp8_supported"]
+__all__ = [
+    "saturation_t",
+    "fp8_interpretation_t",
+    "cudaRoundMode",
+    "SaturationMode",
+    "FP8Format",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_e8m0",
+    "fp8x2_e4m3",
+    "fp8x4_e4m3",
+    "fp8x2_e5m2",
+    "fp8x4_e5m2",
+    "fp8x2_e8m0",
+    "fp8x4_e8m0",
+    "cvt_float_to_fp8",
+    "cvt_double_to_fp8",
+    "cvt_float2_to_fp8x2",
+    "cvt_double2_to_fp8x2",
+    "cvt_bfloat16raw_to_fp8",
+    "cvt_bfloat16raw_to_e8m0",
+    "cvt_float_to_e8m0",
+    "cvt_float2_to_e8m0x2",
+    "cvt_double_to_e8m0",
+    "cvt_double2_to_e8m0x2",
+    "cvt_e8m0_to_bf16raw",
+    "float32_to_fp8",
+    "float64_to_fp8",
+    "float32x2_to_fp8x2",
+    "float64x2_to_fp8x2",
+    "bfloat16_raw_to_fp8",
+    "bfloat16_raw_to_e8m0",
+    "float32_to_e8m0",
+    "float64_to_e8m0",
+    "float32x2_to_e8m0x2",
+    "float64x2_to_e8m0x2",
+    "e8m0_to_bfloat16_raw",
+    "is_fp8_supported",
+]

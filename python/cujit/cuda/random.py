@@ -20,10 +20,21 @@ from cujit.dispatcher import jit
 from cujit.types import float32, float64, int64, uint32, uint64
 
 __all__ = [
-    "xoroshiro128p_dtype", "xoroshiro128p_type", "init_xoroshiro128p_state", "rotl", "xoroshiro128p_next",
-    "xoroshiro128p_jump", "uint64_to_unit_float32", "uint64_to_unit_float64", "xoroshiro128p_uniform_float32",
-    "xoroshiro128p_uniform_float64", "xoroshiro128p_normal_float32", "xoroshiro128p_normal_float64",
-    "init_xoroshiro128p_states_cpu", "init_xoroshiro128p_states", "create_xoroshiro128p_states",
+    "xoroshiro128p_dtype",
+    "xoroshiro128p_type",
+    "init_xoroshiro128p_state",
+    "rotl",
+    "xoroshiro128p_next",
+    "xoroshiro128p_jump",
+    "uint64_to_unit_float32",
+    "uint64_to_unit_float64",
+    "xoroshiro128p_uniform_float32",
+    "xoroshiro128p_uniform_float64",
+    "xoroshiro128p_normal_float32",
+    "xoroshiro128p_normal_float64",
+    "init_xoroshiro128p_states_cpu",
+    "init_xoroshiro128p_states",
+    "create_xoroshiro128p_states",
 ]
 
 xoroshiro128p_dtype = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
@@ -39,6 +50,7 @@ _TWO_PI = 6.283185307179586
 
 
 # ---- on the device ----------------------------------------------------------------------------------------
+
 
 @jit(device=True)
 def init_xoroshiro128p_state(states, index, seed):
@@ -141,6 +153,7 @@ def xoroshiro128p_normal_float64(states, index):
 
 # ---- on the host ------------------------------------------------------------------------------------------
 
+
 def _splitmix64(seed):
     z = (seed + _SPLITMIX_GAMMA) & _MASK
     z = ((z ^ (z >> 30)) * _SPLITMIX_MUL1) & _MASK
@@ -179,8 +192,10 @@ class _Jumps:
     def matrix(cls, k):
         if not cls._matrices:
             columns = [_jump_once(1 << j, 0) if j < 64 else _jump_once(0, 1 << (j - 64)) for j in range(128)]
-            bits = np.array([[(c[0] >> i) & 1 for i in range(64)] + [(c[1] >> i) & 1 for i in range(64)]
-                             for c in columns], dtype=np.int64).T  # bits[out, in]
+            bits = np.array(
+                [[(c[0] >> i) & 1 for i in range(64)] + [(c[1] >> i) & 1 for i in range(64)] for c in columns],
+                dtype=np.int64,
+            ).T  # bits[out, in]
             cls._matrices.append(bits)
         while len(cls._matrices) <= k:
             m = cls._matrices[-1]
@@ -192,7 +207,7 @@ class _Jumps:
         table = cls._tables.get(k)
         if table is None:
             m = cls.matrix(k)
-            weights = (np.uint64(1) << np.arange(64, dtype=np.uint64))
+            weights = np.uint64(1) << np.arange(64, dtype=np.uint64)
             s0 = (m[:64].T.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)  # column j's s0 word
             s1 = (m[64:].T.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
             table = np.zeros((16, 256, 2), dtype=np.uint64)
@@ -200,7 +215,7 @@ class _Jumps:
                 for bit in range(8):
                     size = 1 << bit
                     column = np.array([s0[byte * 8 + bit], s1[byte * 8 + bit]], dtype=np.uint64)
-                    table[byte, size:2 * size] = table[byte, :size] ^ column
+                    table[byte, size : 2 * size] = table[byte, :size] ^ column
             cls._tables[k] = table
         return table
 
@@ -237,7 +252,7 @@ def init_xoroshiro128p_states_cpu(states, seed, subsequence_start):
     filled, k = 1, 0
     while filled < n:  # states [filled, 2*filled) are states [0, filled) jumped `filled` times
         take = min(filled, n - filled)
-        all0[filled:filled + take], all1[filled:filled + take] = _Jumps.apply(k, all0[:take], all1[:take])
+        all0[filled : filled + take], all1[filled : filled + take] = _Jumps.apply(k, all0[:take], all1[:take])
         filled += take
         k += 1
     states["s0"] = all0

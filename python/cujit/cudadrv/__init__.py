@@ -31,4 +31,5 @@ from cujit.cudadrv import devices, stream, devicearray, linker, modules, launch 
 linker.preload()
 if devices.is_available():
     from cujit.compiler import warm_up as _warm_up
+
     _warm_up(devices.get_device(0).compute_capability)

@@ -27,6 +27,7 @@ _drv = _core.driver
 
 # ---- layout helpers ----------------------------------------------------------------------------------------
 
+
 def _normalize_shape(shape):
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
@@ -104,6 +105,7 @@ def _context_of(owner):
 
 # ---- the device array --------------------------------------------------------------------------------------
 
+
 class DeviceNDArray:
     """An array in GPU memory. ``DeviceNDArray(shape, strides, dtype, stream=0, gpu_data=None)`` as in numba:
     without ``gpu_data`` it allocates; with it (an owner of device memory) it describes memory at
@@ -117,8 +119,9 @@ class DeviceNDArray:
         self.dtype = np.dtype(dtype)
         check_dtype(self.dtype)  # a big-endian or object array's bytes would reach kernels misread
         itemsize = self.dtype.itemsize
-        self.strides = (contiguous_strides(self.shape, itemsize) if strides is None
-                        else tuple(operator.index(s) for s in strides))
+        self.strides = (
+            contiguous_strides(self.shape, itemsize) if strides is None else tuple(operator.index(s) for s in strides)
+        )
         if len(self.strides) != len(self.shape):
             raise ValueError(f"strides {self.strides} do not match shape {self.shape}")
         self.ndim = len(self.shape)
@@ -173,8 +176,13 @@ class DeviceNDArray:
 
     @property
     def __cuda_array_interface__(self):
-        return cuda_array_interface(self.shape, None if self.is_c_contiguous() else self.strides, self.dtype,
-                                    self._ptr if self.size else 0, self.stream)
+        return cuda_array_interface(
+            self.shape,
+            None if self.is_c_contiguous() else self.strides,
+            self.dtype,
+            self._ptr if self.size else 0,
+            self.stream,
+        )
 
     @property
     def _numba_type_(self):
@@ -220,8 +228,11 @@ class DeviceNDArray:
             return ary if ary is not None else np.empty(self.shape, self.dtype)
         for order in ("C", "F"):
             if _is_contiguous(self.shape, self.strides, self.itemsize, order):
-                if ary is not None and ary.shape == self.shape and _is_contiguous(
-                        ary.shape, ary.strides, ary.itemsize, order):
+                if (
+                    ary is not None
+                    and ary.shape == self.shape
+                    and _is_contiguous(ary.shape, ary.strides, ary.itemsize, order)
+                ):
                     _drv.copy_dtoh(ary, self._ptr, self.nbytes, native, ctx)
                     return ary
                 host = np.empty(self.shape, self.dtype, order=order)
@@ -250,8 +261,7 @@ class DeviceNDArray:
             src = ary if isinstance(ary, DeviceNDArray) else as_cuda_array(ary)
             self._check_compatible(src.dtype, src.shape)
             if not _is_contiguous(src.shape, src.strides, src.itemsize, order):
-                raise ValueError("copy_to_device from a device array needs both arrays in the same contiguous "
-                                 "layout")
+                raise ValueError("copy_to_device from a device array needs both arrays in the same contiguous layout")
             _drv.copy_dtod(self._ptr, src.ptr, self.nbytes, native, self._context)
             return
         host = _host_array(ary)
@@ -264,8 +274,7 @@ class DeviceNDArray:
     def _check_compatible(self, dtype, shape):
         if np.dtype(dtype) != self.dtype:
             raise TypeError(f"incompatible dtype: {self.dtype} vs. {np.dtype(dtype)}")
-        if tuple(shape) != self.shape and tuple(s for s in shape if s != 1) != tuple(
-                s for s in self.shape if s != 1):
+        if tuple(shape) != self.shape and tuple(s for s in shape if s != 1) != tuple(s for s in self.shape if s != 1):
             raise ValueError(f"incompatible shape: {self.shape} vs. {tuple(shape)}")
 
     # -- views --------------------------------------------------------------------------------------------
@@ -277,11 +286,12 @@ class DeviceNDArray:
             raise IndexError("an index can only have a single ellipsis ('...')")
         indexed = sum(1 for k in key if k is not None and k is not Ellipsis)
         if indexed > self.ndim:
-            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, but {indexed} were "
-                             "indexed")
+            raise IndexError(
+                f"too many indices for array: array is {self.ndim}-dimensional, but {indexed} were indexed"
+            )
         if Ellipsis in key:
             at = key.index(Ellipsis)
-            key = key[:at] + (slice(None),) * (self.ndim - indexed) + key[at + 1:]
+            key = key[:at] + (slice(None),) * (self.ndim - indexed) + key[at + 1 :]
         else:
             key = key + (slice(None),) * (self.ndim - indexed)
         shape, strides, offset, axis = [], [], 0, 0
@@ -302,8 +312,10 @@ class DeviceNDArray:
                 try:
                     i = operator.index(k)
                 except TypeError:
-                    raise IndexError("only integers, slices (`:`), ellipsis (`...`) and numpy.newaxis (`None`) "
-                                     f"are valid indices for a device array, got {type(k).__name__}") from None
+                    raise IndexError(
+                        "only integers, slices (`:`), ellipsis (`...`) and numpy.newaxis (`None`) "
+                        f"are valid indices for a device array, got {type(k).__name__}"
+                    ) from None
                 if not -n <= i < n:
                     raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
                 offset += (i + n if i < 0 else i) * stride
@@ -316,8 +328,9 @@ class DeviceNDArray:
             host = np.empty((), self.dtype)
             _drv.copy_dtoh(host, self._ptr + offset, self.itemsize, native_stream(self.stream), self._context)
             return host[()]
-        return DeviceNDArray(shape, strides, self.dtype, self.stream, self.gpu_data,
-                             ptr=self._ptr + offset if self.size else 0)
+        return DeviceNDArray(
+            shape, strides, self.dtype, self.stream, self.gpu_data, ptr=self._ptr + offset if self.size else 0
+        )
 
     def getitem(self, key, stream=0):
         return self.bind(stream)[key]
@@ -331,8 +344,10 @@ class DeviceNDArray:
         if target.size == 0:
             return
         if not (target.is_c_contiguous() or target.is_f_contiguous()):
-            raise NotImplementedError("assigning to a non-contiguous device array view is not supported; copy it "
-                                      "to the host, change it there and copy it back")
+            raise NotImplementedError(
+                "assigning to a non-contiguous device array view is not supported; copy it "
+                "to the host, change it there and copy it back"
+            )
         if is_cuda_array(value):
             target.copy_to_device(value, stream)
             return
@@ -349,8 +364,14 @@ class DeviceNDArray:
         axes = tuple(range(self.ndim - 1, -1, -1)) if axes is None else tuple(axes)
         if sorted(axes) != list(range(self.ndim)):
             raise ValueError(f"invalid axes {axes} for a {self.ndim}-d array")
-        return DeviceNDArray(tuple(self.shape[a] for a in axes), tuple(self.strides[a] for a in axes), self.dtype,
-                             self.stream, self.gpu_data, ptr=self._ptr)
+        return DeviceNDArray(
+            tuple(self.shape[a] for a in axes),
+            tuple(self.strides[a] for a in axes),
+            self.dtype,
+            self.stream,
+            self.gpu_data,
+            ptr=self._ptr,
+        )
 
     @property
     def T(self):
@@ -374,8 +395,14 @@ class DeviceNDArray:
             order = "F" if self.is_f_contiguous() and not self.is_c_contiguous() else "C"
         if not _is_contiguous(self.shape, self.strides, self.itemsize, order):
             raise NotImplementedError("operation requires copying")
-        return DeviceNDArray(newshape, contiguous_strides(newshape, self.itemsize, order), self.dtype, self.stream,
-                             self.gpu_data, ptr=self._ptr)
+        return DeviceNDArray(
+            newshape,
+            contiguous_strides(newshape, self.itemsize, order),
+            self.dtype,
+            self.stream,
+            self.gpu_data,
+            ptr=self._ptr,
+        )
 
     def ravel(self, order="C", stream=0):
         return self.reshape(self.size, order=order)
@@ -385,11 +412,14 @@ class DeviceNDArray:
         if dtype.itemsize == self.itemsize:
             return DeviceNDArray(self.shape, self.strides, dtype, self.stream, self.gpu_data, ptr=self._ptr)
         if not self.shape or self.strides[-1] != self.itemsize or (self.shape[-1] * self.itemsize) % dtype.itemsize:
-            raise ValueError("To change to a dtype of a different size, the last axis must be contiguous and its "
-                             "size in bytes divisible by the new itemsize")
+            raise ValueError(
+                "To change to a dtype of a different size, the last axis must be contiguous and its "
+                "size in bytes divisible by the new itemsize"
+            )
         shape = self.shape[:-1] + (self.shape[-1] * self.itemsize // dtype.itemsize,)
-        return DeviceNDArray(shape, self.strides[:-1] + (dtype.itemsize,), dtype, self.stream, self.gpu_data,
-                             ptr=self._ptr)
+        return DeviceNDArray(
+            shape, self.strides[:-1] + (dtype.itemsize,), dtype, self.stream, self.gpu_data, ptr=self._ptr
+        )
 
     # -- splitting, squeezing, IPC and the memory object (numba-cuda's members) ----------------------------
     def split(self, section, stream=0):
@@ -403,9 +433,17 @@ class DeviceNDArray:
         if section <= 0:
             raise ValueError(f"split needs a positive section size, got {section}")
         stream = stream or self.stream
-        return (DeviceNDArray((min(section, self.size - begin),), self.strides, self.dtype, stream, self.gpu_data,
-                              ptr=self._ptr + begin * self.itemsize)
-                for begin in range(0, self.size, section))
+        return (
+            DeviceNDArray(
+                (min(section, self.size - begin),),
+                self.strides,
+                self.dtype,
+                stream,
+                self.gpu_data,
+                ptr=self._ptr + begin * self.itemsize,
+            )
+            for begin in range(0, self.size, section)
+        )
 
     def squeeze(self, axis=None, stream=0):
         """A view without the axes of length one (those of ``axis``, an int or a tuple, when given; ValueError
@@ -414,7 +452,7 @@ class DeviceNDArray:
             axes = {i for i, n in enumerate(self.shape) if n == 1}
         else:
             axes = set()
-            for a in ((axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)):
+            for a in (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis):
                 a = operator.index(a)
                 if not -self.ndim <= a < self.ndim:
                     raise _AxisError(f"axis {a} is out of bounds for array of dimension {self.ndim}")
@@ -423,8 +461,14 @@ class DeviceNDArray:
                     raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
                 axes.add(a)
         keep = [i for i in range(self.ndim) if i not in axes]
-        return DeviceNDArray(tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep), self.dtype,
-                             stream or self.stream, self.gpu_data, ptr=self._ptr)
+        return DeviceNDArray(
+            tuple(self.shape[i] for i in keep),
+            tuple(self.strides[i] for i in keep),
+            self.dtype,
+            stream or self.stream,
+            self.gpu_data,
+            ptr=self._ptr,
+        )
 
     def _memory(self):
         """A MemoryPointer over the bytes this array covers (what numba's ``gpu_data`` of a view is); the
@@ -432,11 +476,13 @@ class DeviceNDArray:
         low, high = _extent(self.shape, self.strides, self.itemsize)
         start = self._ptr + low if self.size else 0
         if isinstance(self.gpu_data, memory_pointers.MemoryPointer) and (
-                start == memory_pointers.device_address(self.gpu_data) and high - low == self.gpu_data.size):
+            start == memory_pointers.device_address(self.gpu_data) and high - low == self.gpu_data.size
+        ):
             return self.gpu_data
         ctx = self._context
-        return memory_pointers.MemoryPointer(None if ctx is None else memory_pointers.user_context(ctx), start,
-                                             high - low, owner=self.gpu_data)
+        return memory_pointers.MemoryPointer(
+            None if ctx is None else memory_pointers.user_context(ctx), start, high - low, owner=self.gpu_data
+        )
 
     def as_cuda_arg(self):
         """The device memory object of the array (a MemoryPointer: ``device_ctypes_pointer``, ``size``)."""
@@ -458,6 +504,7 @@ memory_pointers.register_runtime_type("array", DeviceNDArray)
 
 
 # ---- arrays described by __cuda_array_interface__ ----------------------------------------------------------
+
 
 def is_cuda_array(obj):
     """True for objects that describe GPU memory (``__cuda_array_interface__``)."""
@@ -504,6 +551,7 @@ def as_cuda_array(obj, sync=True):
 
 # ---- constructors ------------------------------------------------------------------------------------------
 
+
 def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
     """An uninitialised device array (numba's ``cuda.device_array``)."""
     shape = _normalize_shape(shape)
@@ -520,8 +568,9 @@ def device_array_like(ary, stream=0):
     shape = tuple(ary.shape)
     dtype = _dtype_of(ary)
     strides = tuple(getattr(ary, "strides", None) or contiguous_strides(shape, dtype.itemsize))
-    f_only = (_is_contiguous(shape, strides, dtype.itemsize, "F")
-              and not _is_contiguous(shape, strides, dtype.itemsize, "C"))
+    f_only = _is_contiguous(shape, strides, dtype.itemsize, "F") and not _is_contiguous(
+        shape, strides, dtype.itemsize, "C"
+    )
     return device_array(shape, dtype, order="F" if f_only else "C", stream=stream)
 
 
@@ -551,12 +600,13 @@ def auto_device(obj, stream=0, copy=True, user_explicit=False):
     if is_cuda_array(obj):
         return (obj if isinstance(obj, DeviceNDArray) else as_cuda_array(obj)), False
     if not user_explicit and _warn_on_implicit_copy():
-        warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead to/from "
-                                              "device."), stacklevel=4)
+        warnings.warn(
+            NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead to/from device."),
+            stacklevel=4,
+        )
     return to_device(obj, stream=stream, copy=copy), True
 
 
 def _warn_on_implicit_copy():
-    value = os.environ.get("CUJIT_CUDA_WARN_ON_IMPLICIT_COPY", os.environ.get("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY",
-                                                                              "1"))
+    value = os.environ.get("CUJIT_CUDA_WARN_ON_IMPLICIT_COPY", os.environ.get("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "1"))
     return value not in ("0", "", "false", "False")

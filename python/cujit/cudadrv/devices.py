@@ -24,20 +24,54 @@ MemoryInfo = memory_pointers.MemoryInfo
 
 # CUdevice_attribute numbers by numba's names (cuda.h's, without CU_DEVICE_ATTRIBUTE_).
 DEVICE_ATTRIBUTES = {
-    "MAX_THREADS_PER_BLOCK": 1, "MAX_BLOCK_DIM_X": 2, "MAX_BLOCK_DIM_Y": 3, "MAX_BLOCK_DIM_Z": 4,
-    "MAX_GRID_DIM_X": 5, "MAX_GRID_DIM_Y": 6, "MAX_GRID_DIM_Z": 7, "MAX_SHARED_MEMORY_PER_BLOCK": 8,
-    "TOTAL_CONSTANT_MEMORY": 9, "WARP_SIZE": 10, "MAX_PITCH": 11, "MAX_REGISTERS_PER_BLOCK": 12,
-    "CLOCK_RATE": 13, "TEXTURE_ALIGNMENT": 14, "MULTIPROCESSOR_COUNT": 16, "KERNEL_EXEC_TIMEOUT": 17,
-    "INTEGRATED": 18, "CAN_MAP_HOST_MEMORY": 19, "COMPUTE_MODE": 20, "CONCURRENT_KERNELS": 31,
-    "ECC_ENABLED": 32, "PCI_BUS_ID": 33, "PCI_DEVICE_ID": 34, "TCC_DRIVER": 35, "MEMORY_CLOCK_RATE": 36,
-    "GLOBAL_MEMORY_BUS_WIDTH": 37, "L2_CACHE_SIZE": 38, "MAX_THREADS_PER_MULTI_PROCESSOR": 39,
-    "MAX_THREADS_PER_MULTIPROCESSOR": 39, "ASYNC_ENGINE_COUNT": 40, "UNIFIED_ADDRESSING": 41,
-    "PCI_DOMAIN_ID": 50, "COMPUTE_CAPABILITY_MAJOR": 75, "COMPUTE_CAPABILITY_MINOR": 76,
-    "STREAM_PRIORITIES_SUPPORTED": 78, "GLOBAL_L1_CACHE_SUPPORTED": 79, "LOCAL_L1_CACHE_SUPPORTED": 80,
-    "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 81, "MAX_REGISTERS_PER_MULTIPROCESSOR": 82, "MANAGED_MEMORY": 83,
-    "MULTI_GPU_BOARD": 84, "MULTI_GPU_BOARD_GROUP_ID": 85, "SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO": 87,
-    "PAGEABLE_MEMORY_ACCESS": 88, "CONCURRENT_MANAGED_ACCESS": 89, "COMPUTE_PREEMPTION_SUPPORTED": 90,
-    "COOPERATIVE_LAUNCH": 95, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 97,
+    "MAX_THREADS_PER_BLOCK": 1,
+    "MAX_BLOCK_DIM_X": 2,
+    "MAX_BLOCK_DIM_Y": 3,
+    "MAX_BLOCK_DIM_Z": 4,
+    "MAX_GRID_DIM_X": 5,
+    "MAX_GRID_DIM_Y": 6,
+    "MAX_GRID_DIM_Z": 7,
+    "MAX_SHARED_MEMORY_PER_BLOCK": 8,
+    "TOTAL_CONSTANT_MEMORY": 9,
+    "WARP_SIZE": 10,
+    "MAX_PITCH": 11,
+    "MAX_REGISTERS_PER_BLOCK": 12,
+    "CLOCK_RATE": 13,
+    "TEXTURE_ALIGNMENT": 14,
+    "MULTIPROCESSOR_COUNT": 16,
+    "KERNEL_EXEC_TIMEOUT": 17,
+    "INTEGRATED": 18,
+    "CAN_MAP_HOST_MEMORY": 19,
+    "COMPUTE_MODE": 20,
+    "CONCURRENT_KERNELS": 31,
+    "ECC_ENABLED": 32,
+    "PCI_BUS_ID": 33,
+    "PCI_DEVICE_ID": 34,
+    "TCC_DRIVER": 35,
+    "MEMORY_CLOCK_RATE": 36,
+    "GLOBAL_MEMORY_BUS_WIDTH": 37,
+    "L2_CACHE_SIZE": 38,
+    "MAX_THREADS_PER_MULTI_PROCESSOR": 39,
+    "MAX_THREADS_PER_MULTIPROCESSOR": 39,
+    "ASYNC_ENGINE_COUNT": 40,
+    "UNIFIED_ADDRESSING": 41,
+    "PCI_DOMAIN_ID": 50,
+    "COMPUTE_CAPABILITY_MAJOR": 75,
+    "COMPUTE_CAPABILITY_MINOR": 76,
+    "STREAM_PRIORITIES_SUPPORTED": 78,
+    "GLOBAL_L1_CACHE_SUPPORTED": 79,
+    "LOCAL_L1_CACHE_SUPPORTED": 80,
+    "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 81,
+    "MAX_REGISTERS_PER_MULTIPROCESSOR": 82,
+    "MANAGED_MEMORY": 83,
+    "MULTI_GPU_BOARD": 84,
+    "MULTI_GPU_BOARD_GROUP_ID": 85,
+    "SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO": 87,
+    "PAGEABLE_MEMORY_ACCESS": 88,
+    "CONCURRENT_MANAGED_ACCESS": 89,
+    "COMPUTE_PREEMPTION_SUPPORTED": 90,
+    "COOPERATIVE_LAUNCH": 95,
+    "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 97,
 }
 
 
@@ -291,17 +325,19 @@ def close():
     if threading.current_thread() is not threading.main_thread():
         return
     for ctx in _drv.known_contexts():
-        Context(ctx).reset()        # teardown and unload of its modules, its memory manager, pending frees
-    _drv.unload_all_modules()       # anything loaded in a context no longer known
+        Context(ctx).reset()  # teardown and unload of its modules, its memory manager, pending frees
+    _drv.unload_all_modules()  # anything loaded in a context no longer known
 
 
 def require_context(fn):
     """numba's decorator: ``fn`` runs with a CUDA context current (device 0's primary context when the
     calling thread has none)."""
+
     @functools.wraps(fn)
     def _require_cuda_context(*args, **kwargs):
         _drv.current_context()
         return fn(*args, **kwargs)
+
     return _require_cuda_context
 
 
@@ -325,8 +361,9 @@ class _DeviceList:
         except TypeError:
             raise TypeError(f"cuda.gpus indices must be integers or slices, not {type(index).__name__}") from None
         if not -count <= n < count:
-            raise IndexError(f"cuda.gpus[{n}]: there is no device {n}; {count} CUDA device"
-                             f"{' is' if count == 1 else 's are'} visible")
+            raise IndexError(
+                f"cuda.gpus[{n}]: there is no device {n}; {count} CUDA device{' is' if count == 1 else 's are'} visible"
+            )
         return get_device(n % count)
 
     def __iter__(self):

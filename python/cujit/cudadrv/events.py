@@ -82,6 +82,7 @@ def event_elapsed_time(evtstart, evtend):
     ``cuda.event_elapsed_time``); both must have completed."""
     for name, value in (("evtstart", evtstart), ("evtend", evtend)):
         if not isinstance(value, Event):
-            raise TypeError(f"event_elapsed_time: {name} must be an event made by cuda.event(), got "
-                            f"{type(value).__name__}")
+            raise TypeError(
+                f"event_elapsed_time: {name} must be an event made by cuda.event(), got {type(value).__name__}"
+            )
     return _drv.Event.elapsed_ms(evtstart._native, evtend._native)

@@ -22,12 +22,12 @@ import ctypes
 import numpy as np
 
 from cujit.cudadrv import memory_managers
-from cujit.cudadrv.devicearray import (DeviceNDArray, _extent, _normalize_shape, contiguous_strides,
-                                       cuda_array_interface)
+from cujit.cudadrv.devicearray import DeviceNDArray, _extent, _normalize_shape, contiguous_strides, cuda_array_interface
 from cujit.cudadrv.memory_pointers import device_address, host_address, host_buffer
 
 
 # ---- layouts -----------------------------------------------------------------------------------------------
+
 
 def _layout(shape, dtype, strides, order):
     """(shape, strides, dtype, offset of element 0 into the buffer, buffer size) of a new host array."""
@@ -67,6 +67,7 @@ def _order_like(ary):
 
 # ---- arrays the device reads in place ----------------------------------------------------------------------
 
+
 class _DeviceReachableArray(np.ndarray):
     """A numpy array in memory the device reaches: ``gpu_data`` (the memory object), ``stream``, and
     ``__cuda_array_interface__`` with the device address. Views keep both; arrays in other memory (copies,
@@ -97,8 +98,10 @@ class _DeviceReachableArray(np.ndarray):
     def __cuda_array_interface__(self):
         memory = self.gpu_data
         if memory is None:
-            raise AttributeError(f"this {type(self).__name__}'s memory is not reachable by the device (a copy of a "
-                                 "mapped or managed array is ordinary host memory)")
+            raise AttributeError(
+                f"this {type(self).__name__}'s memory is not reachable by the device (a copy of a "
+                "mapped or managed array is ordinary host memory)"
+            )
         ptr = 0
         if self.size:
             ptr = device_address(memory) + (self.__array_interface__["data"][0] - host_address(memory))
@@ -134,6 +137,7 @@ class ManagedNDArray(_DeviceReachableArray):
 
 # ---- constructors ------------------------------------------------------------------------------------------
 
+
 def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
     """An uninitialised numpy array in page-locked host memory (``numpy.empty`` with a pinned buffer)."""
     shape, strides, dtype, offset, nbytes = _layout(shape, dtype, strides, order)
@@ -167,11 +171,19 @@ def pinned_array_like(ary):
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
     """``mapped_array`` with ``ary``'s shape, dtype and layout."""
-    return mapped_array(ary.shape, ary.dtype, strides=_strides_like(ary), order=_order_like(ary), stream=stream,
-                        portable=portable, wc=wc)
+    return mapped_array(
+        ary.shape,
+        ary.dtype,
+        strides=_strides_like(ary),
+        order=_order_like(ary),
+        stream=stream,
+        portable=portable,
+        wc=wc,
+    )
 
 
 # ---- pinning existing arrays -------------------------------------------------------------------------------
+
 
 def _host_view(ary, what):
     if isinstance(ary, np.ndarray):
@@ -179,8 +191,7 @@ def _host_view(ary, what):
     try:
         return np.frombuffer(ary, dtype=np.uint8)
     except TypeError:
-        raise TypeError(f"cuda.{what} takes host arrays (numpy arrays or buffers), got {type(ary).__name__}") \
-            from None
+        raise TypeError(f"cuda.{what} takes host arrays (numpy arrays or buffers), got {type(ary).__name__}") from None
 
 
 def _pin(ary, mapped):

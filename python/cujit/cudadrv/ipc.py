@@ -41,8 +41,9 @@ def _handle_bytes(handle):
         try:
             data = bytes(int(b) & 0xFF for b in handle)
         except TypeError:
-            raise TypeError(f"an IPC handle is {IPC_HANDLE_SIZE} bytes (bytes or a sequence of ints), got "
-                            f"{type(handle).__name__}") from None
+            raise TypeError(
+                f"an IPC handle is {IPC_HANDLE_SIZE} bytes (bytes or a sequence of ints), got {type(handle).__name__}"
+            ) from None
     if len(data) != IPC_HANDLE_SIZE:
         raise ValueError(f"an IPC handle is {IPC_HANDLE_SIZE} bytes, got {len(data)}")
     return data
@@ -51,8 +52,11 @@ def _handle_bytes(handle):
 def device_identity(device_id):
     """numba's ``Device.get_device_identity()``: the PCI location that names a device across processes."""
     info = _drv.device_info(device_id)
-    return {"pci_domain_id": info["pci_domain_id"], "pci_bus_id": info["pci_bus_id"],
-            "pci_device_id": info["pci_device_id"]}
+    return {
+        "pci_domain_id": info["pci_domain_id"],
+        "pci_bus_id": info["pci_bus_id"],
+        "pci_device_id": info["pci_device_id"],
+    }
 
 
 def device_from_identity(identity):

@@ -45,6 +45,7 @@ See https://numba.readthedocs.io/en/stable/cuda/kernels.html#kernel-invocation f
 
 # ---- launch configuration ----------------------------------------------------------------------------------
 
+
 def normalize_dims(dim, name):
     """A grid or block dimension as a 3-tuple, with numba's errors (docs/numba_abi.md: Launch configuration)."""
     if dim is None:
@@ -76,8 +77,12 @@ def configure(griddim, blockdim, stream=0, sharedmem=0, *, on_gpu=True):
     block = normalize_dims(blockdim, "blockdim")
     blocks = grid[0] * grid[1] * grid[2]
     if on_gpu and blocks < 128 and _env_flag("CUDA_LOW_OCCUPANCY_WARNINGS", "1"):
-        warnings.warn(NumbaPerformanceWarning(f"Grid size {blocks} will likely result in GPU under-utilization due "
-                                              "to low occupancy."), stacklevel=3)
+        warnings.warn(
+            NumbaPerformanceWarning(
+                f"Grid size {blocks} will likely result in GPU under-utilization due to low occupancy."
+            ),
+            stacklevel=3,
+        )
     return grid, block, stream, int(sharedmem or 0)
 
 
@@ -85,11 +90,13 @@ def validate_launch_config(griddim, blockdim, sharedmem=0, limits=None):
     """Raises ``LaunchConfigError`` for a configuration no GPU runs (zero or too many threads, too much shared
     memory). ``limits`` overrides the defaults: max_grid, max_block, max_threads_per_block,
     max_shared_per_block, static_shared. Launches check this against the real device and kernel anyway."""
-    _drv.validate_launch_config(normalize_dims(griddim, "griddim"), normalize_dims(blockdim, "blockdim"),
-                                int(sharedmem), limits)
+    _drv.validate_launch_config(
+        normalize_dims(griddim, "griddim"), normalize_dims(blockdim, "blockdim"), int(sharedmem), limits
+    )
 
 
 # ---- argument conversion -----------------------------------------------------------------------------------
+
 
 def _foreign_value(value, ndim, index, writebacks, stream):
     """A __cuda_array_interface__ object or a DLPack capsule or producer, read as the fast path reads it (the
@@ -138,8 +145,10 @@ def _array_value(value, ndim, index, writebacks, stream):
     foreign = _foreign_value(value, ndim, index, writebacks, stream)
     if foreign is not None:
         return foreign
-    raise TypeError(f"kernel argument {index} must be an array (numpy, device array, __cuda_array_interface__ "
-                    f"or DLPack object), got {type(value).__name__}")
+    raise TypeError(
+        f"kernel argument {index} must be an array (numpy, device array, __cuda_array_interface__ "
+        f"or DLPack object), got {type(value).__name__}"
+    )
 
 
 # The CPU target's dispatcher reads device arrays, CAI and DLPack arguments (host memory there) as launches do.
@@ -185,6 +194,7 @@ def _flatten(t, index, slots):
     def convert(v, out, wb, s):
         for leaf in converters:
             leaf(v, out, wb, s)
+
     return convert
 
 
@@ -200,6 +210,7 @@ def _leaf_converter(argtype, index, leaf_type, path, role, slot):
                 raise TypeError(f"kernel argument {index} must be a tuple of {len(t.types)} elements, got {v!r}")
             v, t = v[i], t.types[i]
         return v
+
     if slot[0] == "array":
         ndim = slot[1]
         return lambda v, out, wb, s: out.append(_array_value(value_of(v), ndim, index, wb, s))
@@ -226,8 +237,10 @@ class LaunchPlan:
         """(slot values, writebacks) for ``args``; writebacks run after the launch (callables) or are
         temporaries kept alive until then."""
         if len(args) != len(self._converters):
-            raise TypeError(f"the kernel takes {len(self._converters)} argument"
-                            f"{'' if len(self._converters) == 1 else 's'}, got {len(args)}")
+            raise TypeError(
+                f"the kernel takes {len(self._converters)} argument"
+                f"{'' if len(self._converters) == 1 else 's'}, got {len(args)}"
+            )
         values, writebacks = [], []
         for convert, value in zip(self._converters, args):
             convert(value, values, writebacks, stream)
@@ -259,10 +272,22 @@ def _register_fast_path_types():
     _core.launch.register_types(DeviceNDArray, np.ndarray, scalars)
 
 
-_TORCH_DTYPES = {"bool": ("b", 1), "int8": ("i", 1), "int16": ("i", 2), "int32": ("i", 4), "int64": ("i", 8),
-                 "uint8": ("u", 1), "uint16": ("u", 2), "uint32": ("u", 4), "uint64": ("u", 8),
-                 "float16": ("f", 2), "float32": ("f", 4), "float64": ("f", 8), "complex64": ("c", 8),
-                 "complex128": ("c", 16)}
+_TORCH_DTYPES = {
+    "bool": ("b", 1),
+    "int8": ("i", 1),
+    "int16": ("i", 2),
+    "int32": ("i", 4),
+    "int64": ("i", 8),
+    "uint8": ("u", 1),
+    "uint16": ("u", 2),
+    "uint32": ("u", 4),
+    "uint64": ("u", 8),
+    "float16": ("f", 2),
+    "float32": ("f", 4),
+    "float64": ("f", 8),
+    "complex64": ("c", 8),
+    "complex128": ("c", 16),
+}
 
 
 def _classify_array_class(cls):
@@ -275,8 +300,9 @@ def _classify_array_class(cls):
         if os.environ.get("CUPY_CUDA_ARRAY_INTERFACE_EXPORT_VERSION", "3") == "2":
             return "cupy", None
         stream = cupy.cuda.stream  # its C function when it exports one (CuPy >= 13), else a Python call
-        stream_ptr = (getattr(stream, "__pyx_capi__", {}).get("get_current_stream_ptr")
-                      or getattr(stream, "get_current_stream_ptr", None))
+        stream_ptr = getattr(stream, "__pyx_capi__", {}).get("get_current_stream_ptr") or getattr(
+            stream, "get_current_stream_ptr", None
+        )
         return "cupy", stream_ptr or (lambda: cupy.cuda.get_current_stream().ptr)
     torch = sys.modules.get("torch")
     if torch is not None and issubclass(cls, torch.Tensor):
@@ -308,12 +334,22 @@ def launch(cufunction_handle, plan, griddim, blockdim, stream=0, sharedmem=0, ar
         plan = plan_for(plan)
     grid = normalize_dims(griddim, "griddim")
     block = normalize_dims(blockdim, "blockdim")
-    launch_configured(cufunction_handle, plan, grid, block, stream, native_stream(stream), int(sharedmem or 0),
-                      args, bool(cooperative))
+    launch_configured(
+        cufunction_handle,
+        plan,
+        grid,
+        block,
+        stream,
+        native_stream(stream),
+        int(sharedmem or 0),
+        args,
+        bool(cooperative),
+    )
 
 
-def launch_configured(cufunction_handle, plan, grid, block, stream, native, sharedmem, args, cooperative=False,
-                      if_overlap=None):
+def launch_configured(
+    cufunction_handle, plan, grid, block, stream, native, sharedmem, args, cooperative=False, if_overlap=None
+):
     """``launch`` for a configuration already normalised by ``configure`` (3-tuples, the native stream): the
     Python path of ``kernel[...](args)``, for the argument kinds the C++ fast path (``_core.launch``) leaves to
     it (host arrays, In/Out/InOut, pointers, records) and for debug kernels. When two array arguments share bytes and ``if_overlap`` is

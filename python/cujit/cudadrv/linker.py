@@ -55,13 +55,13 @@ def link(inputs, arch, max_registers=None, lineinfo=False, debug=False, ptx=Fals
     (bytes) with ``ptx=True`` (an LTO link only). Runs without the GIL."""
     if not isinstance(arch, str):
         arch = arch_for(arch)
-    return _link.link(list(inputs), arch, int(max_registers or 0), bool(lineinfo), bool(debug), bool(ptx),
-                      list(extra))
+    return _link.link(list(inputs), arch, int(max_registers or 0), bool(lineinfo), bool(debug), bool(ptx), list(extra))
 
 
 def link_options(kinds, arch, max_registers=None, lineinfo=False, debug=False, ptx=False, extra=()):
     """The option list ``link`` would pass to nvJitLink for inputs of these kinds."""
     if not isinstance(arch, str):
         arch = arch_for(arch)
-    return _link.link_options(list(kinds), arch, int(max_registers or 0), bool(lineinfo), bool(debug), bool(ptx),
-                              list(extra))
+    return _link.link_options(
+        list(kinds), arch, int(max_registers or 0), bool(lineinfo), bool(debug), bool(ptx), list(extra)
+    )

@@ -23,8 +23,15 @@ from abc import ABCMeta, abstractmethod
 
 from cujit import _core
 from cujit.cudadrv.ipc import GetIpcHandleMixin, _require_ipc
-from cujit.cudadrv.memory_pointers import (MappedMemory, ManagedMemory, MemoryInfo, PinnedMemory, as_address,
-                                           native_context, user_context)
+from cujit.cudadrv.memory_pointers import (
+    MappedMemory,
+    ManagedMemory,
+    MemoryInfo,
+    PinnedMemory,
+    as_address,
+    native_context,
+    user_context,
+)
 
 _drv = _core.driver
 _mem = _core.memory
@@ -140,9 +147,9 @@ class CujitMemoryManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
 # ---- the plug-in in use ------------------------------------------------------------------------------------
 
 _lock = threading.RLock()
-_plugin = None          # the class set_memory_manager installed; None: cujit's own
-_configured = False     # the environment was read (or set_memory_manager called)
-_managers = {}          # context handle -> the manager instance of that context
+_plugin = None  # the class set_memory_manager installed; None: cujit's own
+_configured = False  # the environment was read (or set_memory_manager called)
+_managers = {}  # context handle -> the manager instance of that context
 
 
 def set_memory_manager(mm_plugin):
@@ -201,6 +208,7 @@ def memory_manager_class():
 
 
 # ---- the allocation path --------------------------------------------------------------------------------
+
 
 def memalloc(nbytes, context=None):
     """Device memory of ``nbytes`` in ``context`` (None: the current one): the one path every device allocation

@@ -60,8 +60,9 @@ def as_address(pointer):
     try:
         return Address(int(pointer))
     except (TypeError, ValueError):
-        raise TypeError(f"expected a memory address (an int or a ctypes pointer), got {type(pointer).__name__}") \
-            from None
+        raise TypeError(
+            f"expected a memory address (an int or a ctypes pointer), got {type(pointer).__name__}"
+        ) from None
 
 
 def native_context(context):

@@ -82,8 +82,12 @@ def hooks_for(link_inputs):
             try:
                 run(module)
             except Exception:  # noqa: BLE001  (reported, never swallowed; the unload goes on)
-                warnings.warn(f"teardown_callback {run!r} of module {module.key!r} raised:\n"
-                              f"{traceback.format_exc()}", RuntimeWarning, stacklevel=2)
+                warnings.warn(
+                    f"teardown_callback {run!r} of module {module.key!r} raised:\n{traceback.format_exc()}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+
     return setup, teardown
 
 

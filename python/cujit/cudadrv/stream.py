@@ -111,8 +111,10 @@ def native_stream(value):
     handle = getattr(value, "handle", None)  # numba-style stream objects
     if handle is not None:
         return _drv.wrap_stream(int(getattr(handle, "value", handle) or 0))
-    raise TypeError(f"expected a stream (cuda.stream(), cuda.default_stream(), 0 or an object with "
-                    f"__cuda_stream__), got {type(value).__name__}")
+    raise TypeError(
+        f"expected a stream (cuda.stream(), cuda.default_stream(), 0 or an object with "
+        f"__cuda_stream__), got {type(value).__name__}"
+    )
 
 
 def stream_handle(value):
