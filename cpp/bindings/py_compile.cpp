@@ -357,7 +357,13 @@ void register_compile(py::module_& m) {
       .def("copy", [](const CompileOptions& o) { return CompileOptions(o); })
       .def_readwrite("forceinline", &CompileOptions::forceinline)
       .def_readwrite("inline_always", &CompileOptions::inline_always)
+      .def_readwrite("lto", &CompileOptions::lto, "True, False, or None (LTO when a link input needs it)")
+      .def_readwrite("max_registers", &CompileOptions::max_registers, "0: nvJitLink's choice")
+      .def_readwrite("boundscheck", &CompileOptions::boundscheck, "the CPU target's checks; None: on")
+      .def_readwrite("carveout", &CompileOptions::carveout,
+                     "shared memory carveout percentage (-1: the default), or None")
       .def("key", &CompileOptions::key);
+  m.attr("DEFAULT_CC") = py::make_tuple(codegen::kDefaultCCMajor, codegen::kDefaultCCMinor);
 
   m.def("flags_summary", &compiler::flags_summary);
   m.def("resolve_arch", [](py::tuple cc) {
@@ -475,17 +481,16 @@ void register_compile(py::module_& m) {
   m.def(
       "type_function",
       [](const PyFunctionSource& src, py::object resolver, std::vector<TypeRef> args, py::object return_type,
-         const CompileOptions& options, const CompileOptions& callee_options,
-         std::vector<std::shared_ptr<link::LinkInput>> links) {
+         const CompileOptions& options, std::vector<std::shared_ptr<link::LinkInput>> links) {
         PyNameResolver names(resolver);
-        PyCalleeProvider callees(callee_options);
+        PyCalleeProvider callees(options);  // callees are typed with the caller's options
         Signature sig;
         sig.args = std::move(args);
         sig.return_type = return_type.is_none() ? nullptr : return_type.cast<TypeRef>();
         return unwrap(compiler::type_function(src.source, names, callees, sig, options, links), &src.source);
       },
       py::arg("source"), py::arg("resolver"), py::arg("args"), py::arg("return_type"), py::arg("options"),
-      py::arg("callee_options"), py::arg("links") = std::vector<std::shared_ptr<link::LinkInput>>{});
+      py::arg("links") = std::vector<std::shared_ptr<link::LinkInput>>{});
 
   m.def(
       "declare_external",

@@ -143,7 +143,7 @@ def _build_one(dispatcher, argtypes, noalias, ccs, output, number):
     filename = f"{number}-{dispatcher.__name__}.fatbin"
     with open(os.path.join(output, filename), "wb") as f:
         f.write(make_fatbin(cubins))
-    key, _ = caching.bundle_key(dispatcher, argtypes, kernel.options, noalias)
+    key, _ = caching.bundle_key(dispatcher, argtypes, kernel.options)
     return {
         "key": key,
         "kernel": dispatcher.__qualname__,

@@ -486,8 +486,7 @@ class Walk:
         if not self._once(c):
             return
         if isinstance(c, _core.Dispatcher):
-            options = {k: v for k, v in c.targetoptions.items() if k not in ("link", "cache")}
-            self._add("dispatcher", sorted((k, repr(v)) for k, v in options.items()))
+            self._add("dispatcher", c._compile_options.key(), c._fastmath)
             self.links(c._link_items)
             self.function(c.py_func)
         elif hasattr(c, "_link_hook") and hasattr(c, "sig"):  # a declare_device descriptor
@@ -544,27 +543,18 @@ class Walk:
 # ---- kernels ----------------------------------------------------------------------------------------------------
 
 
-def _specialisation_key(kind, identity, walk, dispatcher, argtypes, options, noalias, *more):
-    o = dispatcher.targetoptions
-    return digest(
-        kind,
-        identity,
-        walk.digest(),
-        [str(t) for t in argtypes],
-        options.key(),
-        noalias,
-        o.get("lto"),
-        o.get("max_registers"),
-        *more,
-    )
+def _specialisation_key(kind, identity, walk, argtypes, options, *more):
+    """A specialisation's key: the walk, the argument types and the options' one key (noalias, lto and
+    max_registers among them)."""
+    return digest(kind, identity, walk.digest(), [str(t) for t in argtypes], options.key(), *more)
 
 
-def kernel_key(dispatcher, argtypes, options, noalias, arch):
+def kernel_key(dispatcher, argtypes, options, arch):
     """(key, walk) of a kernel specialisation; raises Uncacheable."""
     with telemetry.stage("cache key"):
         walk = Walk()
         walk.callee(dispatcher)
-        return _specialisation_key("kernel", toolchain_id(), walk, dispatcher, argtypes, options, noalias, arch), walk
+        return _specialisation_key("kernel", toolchain_id(), walk, argtypes, options, arch), walk
 
 
 def link_manifest(link_inputs):
@@ -735,14 +725,14 @@ BUNDLE_INDEX = "index.json"
 _bundles_from_env = False
 
 
-def bundle_key(dispatcher, argtypes, options, noalias):
+def bundle_key(dispatcher, argtypes, options):
     """(key, walk) of a kernel in a bundle: the walk without files' locations, the options without the
     architecture (one entry serves several), cujit's version, not the toolchain's (loading needs no tools)."""
     walk = Walk(portable=True)
     walk.callee(dispatcher)
     o = options.copy()
-    o.cc = (7, 5)
-    return _specialisation_key("bundle", (__version__, FORMAT), walk, dispatcher, argtypes, o, noalias), walk
+    o.cc = _core.DEFAULT_CC
+    return _specialisation_key("bundle", (__version__, FORMAT), walk, argtypes, o), walk
 
 
 def load_bundle(path):
@@ -766,7 +756,7 @@ def load_bundle(path):
     return index
 
 
-def bundle_entry(dispatcher, argtypes, options, noalias, arch):
+def bundle_entry(dispatcher, argtypes, options, arch):
     """A loaded bundle's entry for this specialisation on ``arch`` (``CUJIT_AOT`` names bundles too), in the
     form ``unpack_kernel`` gives (the fatbin as the cubin); None when none has it."""
     global _bundles_from_env
@@ -778,7 +768,7 @@ def bundle_entry(dispatcher, argtypes, options, noalias, arch):
     if not bundles:
         return None
     try:
-        key, walk = bundle_key(dispatcher, argtypes, options, noalias)
+        key, walk = bundle_key(dispatcher, argtypes, options)
     except Exception:  # noqa: BLE001  (a kernel the walk cannot key is compiled as usual)
         return None
     for directory, entries in bundles:

@@ -5,7 +5,7 @@ import os
 import types
 import warnings
 
-from cujit import _core, _target, config, linking
+from cujit import _core, _target, config, linking, toolkit
 from cujit.linkable_code import LinkableCode
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaInvalidConfigWarning, entry_point
@@ -19,9 +19,9 @@ def warm_up(cc):
 
 
 #: The compute capability used when ``cc`` is not given: the lowest one that
-#: CUDA 12 and 13 support. It needs no GPU (numba-cuda 0.30.4 asks the current
-#: device instead, its bug B2).
-DEFAULT_CC = (7, 5)
+#: CUDA 12 and 13 support (defined once, in C++). It needs no GPU (numba-cuda
+#: 0.30.4 asks the current device instead, its bug B2).
+DEFAULT_CC = _core.DEFAULT_CC
 
 
 def parse_signature(sig):
@@ -82,10 +82,29 @@ def normalize_launch_bounds(launch_bounds):
 
 
 def make_options(
-    *, device, abi, abi_info, cc, fastmath, opt, debug, lineinfo, launch_bounds=None, forceinline=False, inline="never"
+    *,
+    device,
+    abi,
+    abi_info,
+    cc,
+    fastmath,
+    opt,
+    debug,
+    lineinfo,
+    launch_bounds=None,
+    forceinline=False,
+    inline="never",
+    lto=None,
+    max_registers=None,
+    carveout=None,
+    boundscheck=None,
 ):
-    """The one CompileOptions of a compile, checked: every entry point builds its options here. ``inline``:
-    ``"never"`` or ``"always"`` (``jit`` normalises what users pass, see ``normalize_inline``)."""
+    """The one CompileOptions of a compile, checked: every entry point builds its options here, and its
+    ``key()`` is what compiles are keyed by. ``inline``: ``"never"`` or ``"always"`` (``jit`` normalises what
+    users pass, see ``normalize_inline``); ``lto``, ``max_registers``, ``carveout`` (``shared_memory_carveout``)
+    and ``boundscheck``: ``jit``'s."""
+    if forceinline and not device:
+        raise ValueError("Cannot force-inline kernels")
     if debug is None:
         debug = False
     if opt is None:
@@ -124,7 +143,51 @@ def make_options(
         name = abi_info.get("abi_name")
         if name is not None:
             options.abi_name = _checked_abi_name(name)
+    options.lto = _checked_lto(lto)
+    options.max_registers = _checked_max_registers(max_registers)
+    options.carveout = _checked_carveout(carveout)
+    options.boundscheck = None if boundscheck is None else bool(boundscheck)
     return options
+
+
+_CARVEOUTS = {"default": -1, "maxl1": 0, "maxshared": 100}
+
+
+def _checked_carveout(value):
+    """``shared_memory_carveout``: "default", "MaxL1", "MaxShared" (any case) or a percentage -1..100."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        percent = _CARVEOUTS.get(value.lower())
+        if percent is None:
+            raise ValueError(
+                f"Invalid carveout value: {value!r} (use 'default', 'MaxL1', 'MaxShared' or an int from -1 to 100)"
+            )
+        return percent
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not -1 <= value <= 100:
+            raise ValueError("Carveout must be between -1 and 100")
+        return value
+    raise TypeError(f"shared_memory_carveout must be str or int, got {type(value).__name__}")
+
+
+def _checked_lto(lto):
+    """``lto``: True, False, or None (LTO when a kernel links CUDA C++ or LTO-IR, see linking.resolve_lto)."""
+    if lto:
+        for name in ("nvjitlink", "nvvm"):
+            found = toolkit.library(name)
+            if not found["found"]:
+                raise RuntimeError("LTO requires nvJitLink and libNVVM, which are not available: " + found["reason"])
+    return None if lto is None else bool(lto)
+
+
+def _checked_max_registers(value):
+    """``max_registers``: a positive int, or None (nvJitLink's choice)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"max_registers must be a positive int, got {value!r}")
+    return value
 
 
 def _checked_abi_name(name):
@@ -164,7 +227,6 @@ def type_function(pyfunc, signature, options, links=()):
         list(signature.args),
         signature.return_type,
         options,
-        options,
         list(links),
     )
 
@@ -187,8 +249,6 @@ def _check_common(output, forceinline, device, abi, launch_bounds):
         raise NotImplementedError(f"Unsupported output type: {output}")
     if forceinline and output != "ltoir":
         raise ValueError("Can only designate forced inlining in LTO-IR")
-    if forceinline and not device:
-        raise ValueError("Cannot force-inline kernels")
     check_abi(abi)
     if abi == "c" and not device:
         raise NotImplementedError("The C ABI is not supported for kernels")

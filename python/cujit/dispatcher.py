@@ -9,7 +9,7 @@ import functools
 import time
 import weakref
 
-from cujit import _core, _target, aot_bundles, linking, telemetry, toolkit
+from cujit import _core, _target, aot_bundles, linking, telemetry
 from cujit.compiler import compile_typed, for_cc, make_options, normalize_inline, parse_signature, type_function
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
@@ -73,7 +73,7 @@ class _Kernel:
             entry=self.entry,
             build=self._image,
             hooks=self._module_hooks if hooked else None,
-            carveout=self.options_carveout,
+            carveout=self.options.carveout,
             cooperative=self.cooperative,
             raises=bool(self.exceptions),
             if_overlap=self.if_overlap,
@@ -184,7 +184,7 @@ class _Kernel:
             cc,
             self.options,
             lto=self.lto,
-            max_registers=self.options_max_registers,
+            max_registers=self.options.max_registers,
             inputs=inputs,
         )
         if cached:
@@ -193,8 +193,6 @@ class _Kernel:
                 _caching().put_kernel(self.disk_key, self, cubin, arch)
         return cubin
 
-    options_max_registers = None
-    options_carveout = None  # jit's shared_memory_carveout, as the driver's percentage (-1: the default)
     disk_key = None  # the disk cache's key, for a kernel compiled while caching (and its architecture)
     disk_arch = None
     _cached_cubin = None
@@ -265,24 +263,24 @@ def _overlapping_variant(dispatcher, signature, cc):
     return function
 
 
-# The KernelCache tags of a dispatcher's specialisations, before the options' key: a kernel (or a device
-# function compiled on its own), its variant for overlapping arrays, a device function typed for a caller.
-_COMPILED, _OVERLAPPING, _FOR_CALLER = "compiled|", "overlapping|", "caller|"
-
-
 class CUDADispatcher(_core.Dispatcher):
     """``@cuda.jit``'s object: a face over its C++ KernelCache, which owns its specialisations (type key ->
     compiled kernel -> module and function per context) and their compile gates. The compiler and the launch
     fast path call it through the ``_core.Dispatcher`` interface (``_type_for_caller``, ``_call_parameters``,
     ``_select_kernel``, ``_launch_slow``)."""
 
-    def __init__(self, pyfunc, device, options, compile_options):
+    def __init__(self, pyfunc, device, compile_options, link=(), cache=False, fastmath=None, jit_options=None):
         _core.Dispatcher.__init__(self)
         functools.update_wrapper(self, pyfunc)
         self.py_func = pyfunc
         self.device = device
-        self.targetoptions = dict(options)
-        self._compile_options = compile_options  # jit's options, checked once (make_options); cc set per compile
+        # jit's options, checked once (make_options); cc set per compile. With them, what is not a compile
+        # option: the link items, whether to cache, and the fastmath its callers' options give way to (None:
+        # theirs).
+        self._compile_options = compile_options
+        self._cache = cache
+        self._fastmath = fastmath
+        self._jit_options = dict(jit_options or {})  # as given, for numba's targetoptions view only
         self.specialized = False
         self.specializations = {}
         self._can_compile = True
@@ -291,7 +289,26 @@ class CUDADispatcher(_core.Dispatcher):
         self._configs = {}
         # The launch fast path's specialisations by compact type key (C++; see cpp/bindings/py_launch.cpp).
         self._launch_table = _core.launch.LaunchTable()
-        self._link_items = tuple(self.targetoptions.get("link") or ())
+        self._link_items = tuple(link)
+
+    @property
+    def targetoptions(self):
+        """numba's view of jit's options (a dict by name), for users; cujit reads its typed options."""
+        return dict(self._jit_options)
+
+    def _clone(self):
+        """A new dispatcher of the same function and options (``specialize``)."""
+        clone = type(self)(
+            self.py_func,
+            self.device,
+            self._compile_options,
+            self._link_items,
+            self._cache,
+            self._fastmath,
+            self._jit_options,
+        )
+        clone._explicit_target = self._explicit_target
+        return clone
 
     _faces = (_Kernel,)  # the classes of its compiled specialisations (a device function's typings are not)
 
@@ -325,11 +342,12 @@ class CUDADispatcher(_core.Dispatcher):
         options.abi = "numba"
         options.abi_name = ""
         options.from_dispatcher = True
-        options.fastmath = bool(self.targetoptions.get("fastmath", options.fastmath))
+        if self._fastmath is not None:
+            options.fastmath = bool(self._fastmath)
         # Inlining is the callee's own choice, not its caller's.
         options.forceinline = self._compile_options.forceinline
         options.inline_always = self._compile_options.inline_always
-        tag = _FOR_CALLER + options.key()
+        tag = options.key()  # from_dispatcher tells a typing for callers from a compile of the function
         typed = self._kernels.find(argtypes, tag)
         if typed is not None:
             return typed
@@ -350,7 +368,6 @@ class CUDADispatcher(_core.Dispatcher):
                 Resolver(self.py_func),
                 list(argtypes),
                 self._declared_returns.get(tuple(argtypes)),
-                options,
                 options,
                 self._links(),
             )
@@ -382,7 +399,7 @@ class CUDADispatcher(_core.Dispatcher):
         options = self._options(cc)
         arrays = _noalias_arrays(signature.args) if not self.device else 0
         options.noalias_arrays = noalias and arrays > 0
-        tag = (_COMPILED if noalias else _OVERLAPPING) + options.key()  # the variants for overlaps stay unlisted
+        tag = options.key()  # noalias_arrays tells the variant for overlapping arrays (unlisted) apart
         argtypes = list(signature.args)
         compiled = self._kernels.find(argtypes, tag)
         if compiled is not None:
@@ -405,15 +422,15 @@ class CUDADispatcher(_core.Dispatcher):
         start = time.perf_counter()
         arch = linking.arch_for(tuple(options.cc)[:2])  # what link() gets for the device: (major, minor)
         if not self.device and aot_bundles.in_use():
-            built = _caching().bundle_entry(self, signature.args, options, noalias, arch)  # cujit.aot
+            built = _caching().bundle_entry(self, signature.args, options, arch)  # cujit.aot
             if built is not None:
                 telemetry.count("aot hits")
                 telemetry.log("ahead of time", self.__qualname__, signature.args, arch, time.perf_counter() - start)
                 return self._kernel_from_entry(built, signature, options)
         disk_key = walk = None
-        if not self.device and cache_wanted(self.targetoptions.get("cache")):
+        if not self.device and cache_wanted(self._cache):
             try:
-                disk_key, walk = _caching().kernel_key(self, signature.args, options, noalias, arch)
+                disk_key, walk = _caching().kernel_key(self, signature.args, options, arch)
             except Exception as e:  # noqa: BLE001  (Uncacheable, or an error the compile will raise in place)
                 telemetry.count("uncacheable")
                 telemetry.log("not cached", self.__qualname__, signature.args, f"({e})", time.perf_counter() - start)
@@ -451,19 +468,11 @@ class CUDADispatcher(_core.Dispatcher):
                 raise RuntimeError(f"the dispatcher of cached kernel {entry['symbol']} was collected")
             return dispatcher._typed_compile(signature, options)
 
-        kernel = _CachedKernel(entry, compile_fresh, signature.args, options, self.targetoptions.get("lto"))
-        self._set_launch_options(kernel)
-        return kernel
-
-    def _set_launch_options(self, kernel):
-        """What a specialisation takes from jit's options at link and load time."""
-        kernel.options_max_registers = self.targetoptions.get("max_registers")
-        kernel.options_carveout = self.targetoptions.get("shared_memory_carveout")
+        return _CachedKernel(entry, compile_fresh, signature.args, options, options.lto)
 
     def _compile_fresh(self, signature, options, start, disk_key=None, arch=None):
         code, typed = self._typed_compile(signature, options)
         compiled = _Kernel(code, typed, options, self._lto_of(typed, options))
-        self._set_launch_options(compiled)
         compiled.disk_key, compiled.disk_arch = disk_key, arch
         telemetry.count("compiles")
         telemetry.log(
@@ -480,7 +489,7 @@ class CUDADispatcher(_core.Dispatcher):
         LTO-IR (linking.resolve_lto). Device functions are linked by their callers."""
         if self.device:
             return False
-        return linking.resolve_lto(self.targetoptions.get("lto"), options.debug, [i.kind for i in typed.link_inputs])
+        return linking.resolve_lto(options.lto, options.debug, [i.kind for i in typed.link_inputs])
 
     def _typed_compile(self, signature, options):
         """Types and compiles one specialisation, its LLVM module lowered and optimised once: to LTO-IR when the
@@ -599,8 +608,7 @@ class CUDADispatcher(_core.Dispatcher):
         key = (self._current_cc(), argtypes)
         spec = self.specializations.get(key)
         if spec is None:
-            spec = type(self)(self.py_func, self.device, self.targetoptions, self._compile_options)
-            spec._explicit_target = self._explicit_target
+            spec = self._clone()
             spec.compile(argtypes)
             spec._can_compile = False
             spec.specialized = True
@@ -755,10 +763,10 @@ class HostDispatcher(CUDADispatcher):
 
     target = "cpu"
 
-    def __init__(self, pyfunc, device, options, compile_options):
+    def __init__(self, pyfunc, device, compile_options, *rest):
         from cujit import host_target
 
-        super().__init__(pyfunc, device, options, compile_options)
+        super().__init__(pyfunc, device, compile_options, *rest)
         self._host = host_target
         self._faces = (host_target.HostKernel,)
 
@@ -774,7 +782,7 @@ class HostDispatcher(CUDADispatcher):
             options,
             self._links(),
             self._describe(),
-            boundscheck=self.targetoptions.get("boundscheck"),
+            boundscheck=options.boundscheck,
         )
         telemetry.count("compiles")
         telemetry.log("compiled for the CPU", self.__qualname__, signature.args, "", time.perf_counter() - start)
@@ -800,7 +808,6 @@ class HostDispatcher(CUDADispatcher):
 _REJECTED = {"argtypes", "restype", "bind"}
 # What jit takes besides its named parameters (numba-cuda's **kws).
 _EXTRA_OPTIONS = {"fastmath", "max_registers", "extensions", "boundscheck"}
-_CARVEOUTS = {"default": -1, "maxl1": 0, "maxshared": 100}
 
 
 def _check_extra_options(kws, device, forceinline, target="cuda"):
@@ -837,36 +844,6 @@ def _check_extra_options(kws, device, forceinline, target="cuda"):
             "jit(extensions=[...]): argument-preparing extensions (prepare_args) are not "
             "supported by cujit; pass device arrays, __cuda_array_interface__ or DLPack objects"
         )
-    if forceinline and not device:
-        raise ValueError("Cannot force-inline kernels")
-
-
-def _carveout(value):
-    """``shared_memory_carveout``: "default", "MaxL1", "MaxShared" (any case) or a percentage -1..100."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        percent = _CARVEOUTS.get(value.lower())
-        if percent is None:
-            raise ValueError(
-                f"Invalid carveout value: {value!r} (use 'default', 'MaxL1', 'MaxShared' or an int from -1 to 100)"
-            )
-        return percent
-    if isinstance(value, int) and not isinstance(value, bool):
-        if not -1 <= value <= 100:
-            raise ValueError("Carveout must be between -1 and 100")
-        return value
-    raise TypeError(f"shared_memory_carveout must be str or int, got {type(value).__name__}")
-
-
-def _check_lto(lto):
-    """``lto``: True, False, or None (LTO when a kernel links CUDA C++ or LTO-IR, see linking.resolve_lto)."""
-    if lto:
-        for name in ("nvjitlink", "nvvm"):
-            found = toolkit.library(name)
-            if not found["found"]:
-                raise RuntimeError("LTO requires nvJitLink and libNVVM, which are not available: " + found["reason"])
-    return None if lto is None else bool(lto)
 
 
 def jit(
@@ -900,19 +877,7 @@ def jit(
     explicit_target, target = target is not None, _target.resolve_target(target)
     _check_extra_options(kws, device, forceinline, target)
     link = linking.normalize_items(link)
-    options = dict(
-        kws,
-        debug=debug,
-        opt=opt,
-        lineinfo=lineinfo,
-        link=link,
-        lto=_check_lto(lto),
-        inline=normalize_inline(inline),
-        forceinline=bool(forceinline),
-        launch_bounds=launch_bounds,
-        cache=cache,
-        shared_memory_carveout=_carveout(shared_memory_carveout),
-    )
+    inline = normalize_inline(inline)
     # The compile options, checked once here (numba-cuda warns about debug with opt at decoration too).
     compile_options = make_options(
         device=device,
@@ -925,14 +890,31 @@ def jit(
         lineinfo=lineinfo,
         launch_bounds=launch_bounds,
         forceinline=forceinline,
-        inline=options["inline"],
+        inline=inline,
+        lto=lto,
+        max_registers=kws.get("max_registers"),
+        carveout=shared_memory_carveout,
+        boundscheck=kws.get("boundscheck"),
+    )
+    jit_options = dict(  # numba's targetoptions, for users who read it
+        kws,
+        debug=debug,
+        opt=opt,
+        lineinfo=lineinfo,
+        link=link,
+        lto=compile_options.lto,
+        inline=inline,
+        forceinline=bool(forceinline),
+        launch_bounds=launch_bounds,
+        cache=cache,
+        shared_memory_carveout=compile_options.carveout,
     )
     # (a device function's items are linked by its callers, with their options: the default ones assumed).
     # Not for cached kernels: their NVRTC results come from the disk cache, or none is needed on a hit.
     if target == "cpu":
         pass  # no GPU code to prefetch
     elif not cache_wanted(cache):
-        linking.prefetch(link, None if device else options["lto"], compile_options)
+        linking.prefetch(link, None if device else compile_options.lto, compile_options)
     elif not device:
         _caching().prepare()
 
@@ -940,7 +922,7 @@ def jit(
     def wrap(pyfunc, sigs=()):
         # Device functions are typed into their callers: one dispatcher serves kernels of either target.
         cls = HostDispatcher if target == "cpu" and not device else CUDADispatcher
-        dispatcher = cls(pyfunc, device, options, compile_options)
+        dispatcher = cls(pyfunc, device, compile_options, link, cache, kws.get("fastmath"), jit_options)
         dispatcher._explicit_target = explicit_target
         for sig in sigs:
             dispatcher.compile(sig)

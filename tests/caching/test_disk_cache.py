@@ -23,7 +23,7 @@ ARCH = "sm_90a"
 def key_of(dispatcher, argtypes=(types.float32[:],), fastmath=False, arch=ARCH, cc=(9, 0)):
     options = dispatcher._options(cc)
     options.fastmath = fastmath
-    return caching.kernel_key(dispatcher, argtypes, options, True, arch)[0]
+    return caching.kernel_key(dispatcher, argtypes, options, arch)[0]
 
 
 # ---- keys ---------------------------------------------------------------------------------------------------

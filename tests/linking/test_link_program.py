@@ -107,7 +107,7 @@ def test_ltoir_in_an_object_asks_for_lto(tmp_path):
 def test_max_registers_reaches_nvjitlink():
     kernel = cuda.jit(max_registers=32)(src.multiply_vectors)
     compiled = kernel.compile("void(float32[::1], float32[::1], float32[::1])", cc=(8, 0))
-    assert compiled.options_max_registers == 32
+    assert compiled.options.max_registers == 32
     assert _core.link.cubin_has_symbol(compiled.link((8, 0)), compiled.entry)
 
 

@@ -14,8 +14,11 @@
 
 namespace cujit::codegen {
 
+// The default architecture of a compile given none (numba-cuda's 7.5), and the lowest cujit supports.
+inline constexpr int kDefaultCCMajor = 7, kDefaultCCMinor = 5;
+
 struct ComputeCapability {
-  int major = 7, minor = 5;
+  int major = kDefaultCCMajor, minor = kDefaultCCMinor;
   std::string suffix;  // "", "a" or "f"
 };
 
@@ -58,9 +61,18 @@ struct CompileOptions {
   // numba's mangled names record.
   bool forceinline = false;
   bool inline_always = false;
+  // Linking a kernel: jit's lto (nullopt: LTO when a link input is CUDA C++ or LTO-IR, link::resolve_lto) and
+  // max_registers (0: nvJitLink's choice). They change the cubin, so the key has them.
+  std::optional<bool> lto;
+  int max_registers = 0;
+  // The CPU target's array bounds checks (nullopt: the target's default, on).
+  std::optional<bool> boundscheck;
+  // jit's shared_memory_carveout as the driver's percentage (-1: the driver's default; nullopt: not set): set on
+  // each loaded kernel, not in its code, so not in the key.
+  std::optional<int> carveout;
 
-  // Every field, in one string: what a compile is keyed by (dispatcher tables, the disk cache). A field added
-  // above is added here, in the one place.
+  // Every field that changes the code, in one string: what a compile is keyed by (dispatcher tables, the disk
+  // cache). A field added above is added here, in the one place.
   std::string key() const;
 };
 

@@ -11,7 +11,9 @@ std::string CompileOptions::key() const {
   for (bool b : {fastmath, opt, lineinfo, debug, kernel, abi == Abi::C, from_dispatcher, noalias_arrays, forceinline,
                  inline_always})
     k += flag(b);
+  auto tri = [](const std::optional<bool>& b) { return b ? (*b ? '1' : '0') : '-'; };
   k += ";" + std::to_string(max_threads) + "," + std::to_string(min_blocks) + "," + std::to_string(max_cluster);
+  k += ";lto" + std::string(1, tri(lto)) + ",regs" + std::to_string(max_registers) + ",bounds" + tri(boundscheck);
   return k + ";" + abi_name;
 }
 

@@ -400,7 +400,7 @@ def detect():
     supported = 0
     for dev in devices:
         cc = dev.compute_capability
-        ok = cc >= (7, 5)
+        ok = cc >= _core.DEFAULT_CC  # the lowest architecture cujit compiles for
         supported += ok
         print(f"id {dev.id:<5d} {dev.name!r:>40} [{'SUPPORTED' if ok else 'NOT SUPPORTED (CC < 7.5)'}]")
         print(f"{'Compute Capability':>40}: {cc[0]}.{cc[1]}")
