@@ -133,7 +133,7 @@ def _sweep_options(typed, options):
             continue
         variant = options.copy()
         variant.opt, variant.debug, variant.lineinfo, variant.fastmath = opt, debug, lineinfo, fastmath
-        ptx = _original_compile_ptx(typed, variant, False)[0]
+        ptx = _original_compile_ptx(typed, variant, False).code
         _PENDING.append(ptx)
         SWEPT[0] += 1
 
@@ -142,7 +142,7 @@ def _capturing_compile_ptx(*args, **kwargs):
     result = _original_compile_ptx(*args, **kwargs)
     if _OPTION_SWEEP:
         _sweep_options(args[0] if args else kwargs["fn"], args[1] if len(args) > 1 else kwargs["options"])
-    ptx = result[0] if isinstance(result, tuple) else result
+    ptx = result.code
     if isinstance(ptx, str):
         _PENDING.append(ptx)
         CAPTURED_COUNT[0] += 1

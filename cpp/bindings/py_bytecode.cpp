@@ -133,7 +133,7 @@ class BytecodePlan {
     std::vector<py::object> positions = code_positions(code, bytes.size() / 2);
     py::tuple consts = code.attr("co_consts");
     py::tuple names = code.attr("co_names");
-    py::object varname, varnames, cells;  // code._varname_from_oparg (3.11 on), or 3.10's two lists (when used)
+    py::object varname, varnames, cells;  // the local slots' names (3.11 on), or 3.10's two lists (when used)
     py::list kept;
     std::vector<int> index_of(bytes.size() / 2 + 1, -1);  // by code unit: the instruction there or after
     std::vector<std::pair<py::object, uint32_t>> jumps;     // (instruction, the offset it goes to)
@@ -232,12 +232,24 @@ class BytecodePlan {
     return py::reinterpret_steal<py::object>(PySequence_GetItem(sequence.ptr(), static_cast<Py_ssize_t>(i)));
   }
 
+  // The names of a code object's local slots (CPython 3.11 on), numbered as instructions number them: its locals,
+  // the cells that are not also locals, its free variables (bytecode/_decode.py's local_slots, from the public
+  // attributes rather than CPython's private code._varname_from_oparg).
+  static py::object local_slots(py::handle code) {
+    py::object varnames = code.attr("co_varnames");
+    py::list slots(varnames);
+    for (py::handle cell : code.attr("co_cellvars"))
+      if (PySequence_Contains(varnames.ptr(), cell.ptr()) == 0) slots.append(cell);
+    for (py::handle free : code.attr("co_freevars")) slots.append(free);
+    return py::tuple(slots);
+  }
+
   // The local (or cell, or free variable) an instruction reads or writes.
   static py::object local_name(py::handle code, const OpcodeRule& rule, uint32_t arg, py::object& varname,
                                py::object& varnames, py::object& cells) {
     if (PY_VERSION_HEX >= 0x030B0000) {
-      if (!varname) varname = code.attr("_varname_from_oparg");
-      return varname(arg);
+      if (!varname) varname = local_slots(code);
+      return item(varname, arg, "local");
     }
     if (rule.cell) {
       if (!cells) {

@@ -232,16 +232,16 @@ void register_resolved(py::module_& m) {
 // (a kernel names `cuda`, its constants and its types many times over).
 class PyNameResolver : public frontend::NameResolver {
  public:
-  explicit PyNameResolver(py::object resolver) : resolver_(std::move(resolver)) {}
+  explicit PyNameResolver(Resolver& resolver) : resolver_(resolver) {}
   bool resolve_name(const std::string& name, ir::GlobalValue& out) override {
-    return answer(names_, name, out, [&] { return resolver_.attr("resolve")(name); });
+    return answer(names_, name, out, [&] { return resolver_.resolve(name); });
   }
   bool resolve_attribute(const ir::GlobalValue& base, const std::string& attr, ir::GlobalValue& out) override {
     bool object = base.kind == K::Object;
     std::string question = (object ? "#" + std::to_string(base.int_value) : base.name) + "." + attr;
     return answer(attributes_, question, out, [&] {
       py::object key = object ? py::object(py::int_(base.int_value)) : py::object(py::str(base.name));
-      return resolver_.attr("resolve_attribute")(object, key, attr);
+      return resolver_.resolve_attribute(object, key, attr);
     });
   }
 
@@ -268,7 +268,7 @@ class PyNameResolver : public frontend::NameResolver {
     return true;
   }
 
-  py::object resolver_;
+  Resolver& resolver_;  // the caller's Python object keeps it alive for the compile
   Answers names_, attributes_;
 };
 
@@ -480,7 +480,7 @@ void register_compile(py::module_& m) {
 
   m.def(
       "type_function",
-      [](const PyFunctionSource& src, py::object resolver, std::vector<TypeRef> args, py::object return_type,
+      [](const PyFunctionSource& src, Resolver& resolver, std::vector<TypeRef> args, py::object return_type,
          const CompileOptions& options, std::vector<std::shared_ptr<link::LinkInput>> links) {
         PyNameResolver names(resolver);
         PyCalleeProvider callees(options);  // callees are typed with the caller's options
@@ -509,16 +509,28 @@ void register_compile(py::module_& m) {
     }
   });
 
+  py::class_<codegen::CompiledCode>(m, "CompiledCode",
+                                    "a compiled function's code (PTX text or LTO-IR bytes), its symbol and LLVM IR")
+      .def_property_readonly("code",
+                             [](const codegen::CompiledCode& c) -> py::object {
+                               if (c.kind == codegen::CompiledCode::Kind::LtoIr) return py::bytes(c.code);
+                               return py::str(c.code);
+                             })
+      .def_property_readonly(
+          "kind",
+          [](const codegen::CompiledCode& c) { return c.kind == codegen::CompiledCode::Kind::LtoIr ? "ltoir" : "ptx"; })
+      .def_readonly("llvm_ir", &codegen::CompiledCode::llvm_ir)
+      .def_readonly("symbol", &codegen::CompiledCode::symbol);
+
   m.def(
       "compile_ptx",
       [](const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
-        Expected<codegen::CompiledPtx> out = [&] {
+        Expected<codegen::CompiledCode> out = [&] {
           py::gil_scoped_release nogil;
           return codegen::compile_to_ptx(fn, options, keep_llvm_ir);
         }();
         frontend::FunctionSource located = source_of(*fn.fn);
-        codegen::CompiledPtx ptx = unwrap(std::move(out), &located);
-        return py::make_tuple(ptx.ptx, ptx.llvm_ir, ptx.symbol);
+        return unwrap(std::move(out), &located);
       },
       py::arg("fn"), py::arg("options"), py::arg("keep_llvm_ir") = false);
 
@@ -538,13 +550,12 @@ void register_compile(py::module_& m) {
   m.def(
       "compile_ltoir",
       [](const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
-        Expected<codegen::CompiledPtx> out = [&] {
+        Expected<codegen::CompiledCode> out = [&] {
           py::gil_scoped_release nogil;
           return codegen::compile_to_ltoir(fn, options, keep_llvm_ir);
         }();
         frontend::FunctionSource located = source_of(*fn.fn);
-        codegen::CompiledPtx code = unwrap(std::move(out), &located);
-        return py::make_tuple(py::bytes(code.ltoir), code.llvm_ir, code.symbol);
+        return unwrap(std::move(out), &located);
       },
       py::arg("fn"), py::arg("options"), py::arg("keep_llvm_ir") = false);
 }

@@ -191,38 +191,43 @@ py::tuple slot_spec(const drv::ArgSlot& s) {
 
 namespace {
 
-py::dict device_dict(const drv::DeviceInfo& d) {
-  py::dict out;
-  out["id"] = d.id;
-  out["name"] = d.name;
-  out["uuid"] = d.uuid;
-  out["compute_capability"] = py::make_tuple(d.cc_major, d.cc_minor);
-  out["total_memory"] = d.total_memory;
-  out["pci_domain_id"] = d.pci_domain_id;
-  out["pci_bus_id"] = d.pci_bus_id;
-  out["pci_device_id"] = d.pci_device_id;
-  out["multiprocessor_count"] = d.multiprocessor_count;
-  out["warp_size"] = d.warp_size;
-  out["max_threads_per_block"] = d.max_threads_per_block;
-  out["max_block_dim"] = py::make_tuple(d.max_block_dim[0], d.max_block_dim[1], d.max_block_dim[2]);
-  out["max_grid_dim"] = py::make_tuple(d.max_grid_dim[0], d.max_grid_dim[1], d.max_grid_dim[2]);
-  out["max_shared_memory_per_block"] = d.max_shared_memory_per_block;
-  out["max_shared_memory_per_block_optin"] = d.max_shared_memory_per_block_optin;
-  out["cooperative_launch"] = d.cooperative_launch;
-  return out;
-}
-
-py::dict attributes_dict(const drv::FunctionAttributes& a) {
-  py::dict out;
-  out["max_threads_per_block"] = a.max_threads_per_block;
-  out["shared_size_bytes"] = a.shared_size_bytes;
-  out["const_size_bytes"] = a.const_size_bytes;
-  out["local_size_bytes"] = a.local_size_bytes;
-  out["num_regs"] = a.num_regs;
-  out["ptx_version"] = a.ptx_version;
-  out["binary_version"] = a.binary_version;
-  out["max_dynamic_shared_size_bytes"] = a.max_dynamic_shared_size_bytes;
-  return out;
+// The driver's answers as typed, read-only classes (attributes, not dictionary keys).
+void register_driver_answers(py::module_& d) {
+  py::class_<drv::DriverStatus>(d, "DriverStatus", "whether libcuda loaded, from where, and why not")
+      .def_readonly("available", &drv::DriverStatus::available)
+      .def_readonly("reason", &drv::DriverStatus::reason)
+      .def_readonly("library", &drv::DriverStatus::library)
+      .def_readonly("version", &drv::DriverStatus::version)
+      .def_readonly("device_count", &drv::DriverStatus::device_count);
+  py::class_<drv::DeviceInfo>(d, "DeviceInfo", "a device's properties, read once")
+      .def_readonly("id", &drv::DeviceInfo::id)
+      .def_readonly("name", &drv::DeviceInfo::name)
+      .def_readonly("uuid", &drv::DeviceInfo::uuid)
+      .def_property_readonly("compute_capability",
+                             [](const drv::DeviceInfo& i) { return py::make_tuple(i.cc_major, i.cc_minor); })
+      .def_readonly("total_memory", &drv::DeviceInfo::total_memory)
+      .def_readonly("pci_domain_id", &drv::DeviceInfo::pci_domain_id)
+      .def_readonly("pci_bus_id", &drv::DeviceInfo::pci_bus_id)
+      .def_readonly("pci_device_id", &drv::DeviceInfo::pci_device_id)
+      .def_readonly("multiprocessor_count", &drv::DeviceInfo::multiprocessor_count)
+      .def_readonly("warp_size", &drv::DeviceInfo::warp_size)
+      .def_readonly("max_threads_per_block", &drv::DeviceInfo::max_threads_per_block)
+      .def_property_readonly("max_block_dim",
+                             [](const drv::DeviceInfo& i) { return py::tuple(py::cast(i.max_block_dim)); })
+      .def_property_readonly("max_grid_dim",
+                             [](const drv::DeviceInfo& i) { return py::tuple(py::cast(i.max_grid_dim)); })
+      .def_readonly("max_shared_memory_per_block", &drv::DeviceInfo::max_shared_memory_per_block)
+      .def_readonly("max_shared_memory_per_block_optin", &drv::DeviceInfo::max_shared_memory_per_block_optin)
+      .def_readonly("cooperative_launch", &drv::DeviceInfo::cooperative_launch);
+  py::class_<drv::FunctionAttributes>(d, "FunctionAttributes", "a loaded kernel's attributes (cuFuncGetAttribute)")
+      .def_readonly("max_threads_per_block", &drv::FunctionAttributes::max_threads_per_block)
+      .def_readonly("shared_size_bytes", &drv::FunctionAttributes::shared_size_bytes)
+      .def_readonly("const_size_bytes", &drv::FunctionAttributes::const_size_bytes)
+      .def_readonly("local_size_bytes", &drv::FunctionAttributes::local_size_bytes)
+      .def_readonly("num_regs", &drv::FunctionAttributes::num_regs)
+      .def_readonly("ptx_version", &drv::FunctionAttributes::ptx_version)
+      .def_readonly("binary_version", &drv::FunctionAttributes::binary_version)
+      .def_readonly("max_dynamic_shared_size_bytes", &drv::FunctionAttributes::max_dynamic_shared_size_bytes);
 }
 
 }  // namespace
@@ -314,19 +319,11 @@ void register_driver(py::module_& m) {
 
   py::module_ d = m.def_submodule("driver", "the CUDA Driver API runtime (libcuda loaded on first use)");
 
-  d.def("status", [] {
-    const drv::DriverStatus& s = drv::driver_status();
-    py::dict out;
-    out["available"] = s.available;
-    out["reason"] = s.reason;
-    out["library"] = s.library;
-    out["version"] = s.version;
-    out["device_count"] = s.device_count;
-    return out;
-  });
+  register_driver_answers(d);
+  d.def("status", [] { return drv::driver_status(); }, py::return_value_policy::copy);
   d.def("error_name", &drv::error_name);
   d.def("device_count", &drv::device_count);
-  d.def("device_info", [](int ordinal) { return device_dict(drv::device_info(ordinal)); });
+  d.def("device_info", [](int ordinal) { return drv::device_info(ordinal); }, py::return_value_policy::copy);
   d.def("device_attribute", &drv::device_attribute, py::arg("ordinal"), py::arg("attribute"));
   d.def("half_bits", &drv::half_bits, "binary16 bits of a float, rounded to nearest even");
 
@@ -426,7 +423,7 @@ void register_driver(py::module_& m) {
       .def_property_readonly("handle",
                              [](const drv::Function& f) { return reinterpret_cast<std::uintptr_t>(f.handle()); })
       .def_property_readonly("name", &drv::Function::name)
-      .def_property_readonly("attributes", [](const drv::Function& f) { return attributes_dict(f.attributes()); })
+      .def_property_readonly("attributes", [](const drv::Function& f) { return f.attributes(); })
       .def("max_active_blocks_per_multiprocessor", &drv::Function::max_active_blocks_per_multiprocessor,
            py::arg("block_size"), py::arg("shared_mem") = 0)
       .def_property("preferred_shared_memory_carveout", &drv::Function::preferred_shared_memory_carveout,

@@ -1,11 +1,21 @@
 // The interfaces Python implements for the core (see py_interfaces.h): Callee and Dispatcher as pybind11
-// classes with trampolines, each checking its subclasses when they are defined.
+// classes with trampolines, each checking its subclasses when they are defined (Resolver too).
 #include "py_interfaces.h"
 
 #include <pybind11/stl.h>
 
 namespace cujit::bindings {
 namespace {
+
+class PyResolver : public Resolver {
+ public:
+  py::object resolve(const std::string& name) override {
+    PYBIND11_OVERRIDE_PURE_NAME(py::object, Resolver, "resolve", resolve, name);
+  }
+  py::object resolve_attribute(bool is_object, py::object key, const std::string& attr) override {
+    PYBIND11_OVERRIDE_PURE_NAME(py::object, Resolver, "resolve_attribute", resolve_attribute, is_object, key, attr);
+  }
+};
 
 class PyCallee : public Callee {
  public:
@@ -58,6 +68,12 @@ void require_methods(py::object cls, std::vector<std::string> methods) {
 }  // namespace
 
 void register_interfaces(py::module_& m) {
+  py::class_<Resolver, PyResolver> resolver(m, "Resolver",
+                                            "What the frontend asks about names a function reads from outside it: "
+                                            "resolve(name) -> Resolved or None; resolve_attribute(is_object, key, "
+                                            "attr) -> Resolved or None");
+  resolver.def(py::init<>());
+  require_methods(resolver, {"resolve", "resolve_attribute"});
   py::class_<Callee, PyCallee> callee(m, "Callee",
                                       "What typing asks of a function called from CUDA code: _type_for_caller("
                                       "argtypes, caller_options) -> TypedFunction; _call_parameters() -> (names, "

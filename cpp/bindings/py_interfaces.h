@@ -2,6 +2,7 @@
 // (pybind11 trampolines); a subclass that lacks one of an interface's methods is a TypeError when the class
 // is defined, so a rename on either side fails at import, not at the first call.
 //
+//   Resolver    what the frontend asks about the names a function reads from outside it (cujit._source)
 //   Callee      what typing asks of a function called from CUDA code (a device dispatcher, a declaration)
 //   Dispatcher  what the launch fast path asks of a kernel's dispatcher (a Callee too: one object is both)
 //
@@ -19,6 +20,16 @@
 #include "cujit/kernel_cache.h"
 
 namespace cujit::bindings {
+
+class Resolver {
+ public:
+  virtual ~Resolver() = default;
+  // The _core.Resolved for a global or closure name, or None when the function's scope does not define it.
+  virtual py::object resolve(const std::string& name) = 0;
+  // The Resolved for `attr` of a module or class (is_object false: `key` is its dotted name) or of an object the
+  // resolver keeps (is_object true: `key` is its index), or None.
+  virtual py::object resolve_attribute(bool is_object, py::object key, const std::string& attr) = 0;
+};
 
 class Callee {
  public:

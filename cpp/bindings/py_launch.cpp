@@ -706,15 +706,29 @@ void register_launch(py::module_& m) {
       py::arg("obj"),
       "The cujit array type of a device array, a __cuda_array_interface__ object or a DLPack capsule or "
       "producer, as the launch path types it; None for objects it does not read (numpy arrays, records).");
+  // What read_array answers: an array argument as the launch reads it.
+  struct ReadArray {
+    std::uint64_t data;
+    std::int64_t nitems, itemsize;
+    py::tuple shape, strides;
+    py::object keepalive;  // a capsule made for the launch, kept until it is queued (or None)
+  };
+  py::class_<ReadArray>(l, "ReadArray", "an array argument as a launch reads it")
+      .def_readonly("data", &ReadArray::data)
+      .def_readonly("nitems", &ReadArray::nitems)
+      .def_readonly("itemsize", &ReadArray::itemsize)
+      .def_readonly("shape", &ReadArray::shape)
+      .def_readonly("strides", &ReadArray::strides)
+      .def_readonly("keepalive", &ReadArray::keepalive);
   l.def(
       "read_array",
-      [](py::handle obj, std::size_t position, py::handle native_stream) -> py::object {
+      [](py::handle obj, std::size_t position, py::handle native_stream) -> std::optional<ReadArray> {
         ArrayValue v;
         std::vector<py::object> keep;
         drv::CUstream consumer = native_stream.is_none() ? nullptr : native_stream.cast<drv::Stream&>().handle();
         std::int64_t cupy_stream = -1;
         ArrayRead read = read_array_object(obj.ptr(), position, consumer, v, keep, cupy_stream);
-        if (read.type == nullptr) return py::none();
+        if (read.type == nullptr) return std::nullopt;
         v.position = static_cast<int>(position);
         if (v.device >= 0) check_array_device(v, drv::current_context().device_id());  // no driver call otherwise
         if (read.producer_stream != 0) drv::order_after(consumer, read.producer_stream);
@@ -723,11 +737,11 @@ void register_launch(py::module_& m) {
           shape[d] = py::int_(v.shape[d]);
           strides[d] = py::int_(v.strides[d]);
         }
-        return py::make_tuple(v.data, v.nitems, v.itemsize, shape, strides, keep.empty() ? py::none() : keep[0]);
+        return ReadArray{v.data, v.nitems, v.itemsize, shape, strides, keep.empty() ? py::none() : keep[0]};
       },
       py::arg("obj"), py::arg("position"), py::arg("native_stream"),
-      "(data, nitems, itemsize, shape, strides, keepalive) of an array object for a launch on native_stream "
-      "(the producer's stream ordered before it), or None for objects the fast path does not read.");
+      "The ReadArray of an array object for a launch on native_stream (the producer's stream ordered before "
+      "it), or None for objects the fast path does not read.");
 }
 
 }  // namespace cujit::bindings

@@ -131,23 +131,25 @@ void register_nvvm(py::module_& m) {
 void register_toolkit(py::module_& m) {
   py::module_ t = m.def_submodule("toolkit", "where the CUDA toolkit's parts were found");
   t.def("set_wheel_roots", &tk::set_wheel_roots, py::arg("roots"));
-  t.def("library", [](const std::string& which) {
-    static const std::pair<const char*, tk::Library> names[] = {{"nvrtc", tk::Library::Nvrtc},
-                                                                {"nvjitlink", tk::Library::NvJitLink},
-                                                                {"nvvm", tk::Library::Nvvm},
-                                                                {"driver", tk::Library::Driver}};
-    for (const auto& [name, lib] : names) {
-      if (which != name) continue;
-      const tk::Located& l = tk::library(lib);
-      py::dict out;
-      out["found"] = l.handle != nullptr;
-      out["path"] = l.path;
-      out["reason"] = l.reason;
-      out["searched"] = l.searched;
-      return out;
-    }
-    throw py::value_error("unknown library '" + which + "' (nvrtc, nvjitlink, nvvm or driver)");
-  });
+  py::class_<tk::Located>(t, "Located", "where a CUDA library was found, or why not and where it was looked for")
+      .def_property_readonly("found", [](const tk::Located& l) { return l.handle != nullptr; })
+      .def_readonly("path", &tk::Located::path)
+      .def_readonly("reason", &tk::Located::reason)
+      .def_readonly("searched", &tk::Located::searched);
+  t.def(
+      "library",
+      [](const std::string& which) -> tk::Located {
+        static const std::pair<const char*, tk::Library> names[] = {{"nvrtc", tk::Library::Nvrtc},
+                                                                    {"nvjitlink", tk::Library::NvJitLink},
+                                                                    {"nvvm", tk::Library::Nvvm},
+                                                                    {"driver", tk::Library::Driver}};
+        for (const auto& [name, lib] : names) {
+          if (which != name) continue;
+          return tk::library(lib);
+        }
+        throw py::value_error("unknown library '" + which + "' (nvrtc, nvjitlink, nvvm or driver)");
+      },
+      py::return_value_policy::copy, py::arg("which"));
   t.def("libdevice_path", [] {
     std::string reason;
     std::string path = tk::libdevice_path(&reason);
@@ -183,15 +185,17 @@ void register_link_nvjitlink(py::module_& m) {
       "LTO-IR, not for debug, and nvJitLink and libNVVM are there).");
   l.def("lto_available", &lnk::lto_available, py::call_guard<py::gil_scoped_release>(),
         "Whether kernels can link with link-time optimisation: nvJitLink and libNVVM are found (loads them).");
-  l.def("status", [] {
-    const lnk::LinkerStatus& s = lnk::nvjitlink_status();
-    py::dict out;
-    out["available"] = s.available;
-    out["path"] = s.path;
-    out["reason"] = s.reason;
-    out["version"] = py::make_tuple(s.major, s.minor);
-    return out;
-  });
+  py::class_<lnk::LinkerStatus>(l, "LinkerStatus", "whether nvJitLink loaded, from where, and why not")
+      .def_readonly("available", &lnk::LinkerStatus::available)
+      .def_readonly("path", &lnk::LinkerStatus::path)
+      .def_readonly("reason", &lnk::LinkerStatus::reason)
+      .def_property_readonly("version", [](const lnk::LinkerStatus& s) { return py::make_tuple(s.major, s.minor); });
+  l.def("status", [] { return lnk::nvjitlink_status(); }, py::return_value_policy::copy);
+  py::class_<lnk::ProgramLinkResult>(l, "LinkResult", "one kernel's link: the cubin and what the tools said")
+      .def_property_readonly("cubin", [](const lnk::ProgramLinkResult& r) { return py::bytes(r.cubin); })
+      .def_readonly("info_log", &lnk::ProgramLinkResult::info_log)
+      .def_readonly("options", &lnk::ProgramLinkResult::options)
+      .def_readonly("nvrtc_logs", &lnk::ProgramLinkResult::nvrtc_logs);
   auto to_inputs = [](py::handle inputs) {
     std::vector<lnk::LinkInput> out;
     for (py::handle item : inputs) {
@@ -274,18 +278,13 @@ void register_program_link(py::module_& m) {
           py::gil_scoped_release release;
           r = lnk::link_program(p);
         }
-        py::dict out;
-        out["cubin"] = py::bytes(r.cubin);
-        out["info_log"] = r.info_log;
-        out["options"] = r.options;
-        out["nvrtc_logs"] = r.nvrtc_logs;
-        return out;
+        return r;
       },
       py::arg("own"), py::arg("inputs"), py::arg("arch"), py::arg("lto") = false, py::arg("debug") = false,
       py::arg("lineinfo") = false, py::arg("max_registers") = 0, py::arg("include_dirs") = std::vector<std::string>{},
       py::arg("entry") = "", py::arg("externs") = std::vector<std::pair<std::string, std::string>>{},
-      "One kernel's link: .cu inputs through NVRTC, then nvJitLink; returns {cubin, info_log, options, "
-      "nvrtc_logs}.");
+      "One kernel's link: .cu inputs through NVRTC, then nvJitLink; returns a LinkResult (cubin, info_log, "
+      "options, nvrtc_logs).");
   l.def("cubin_has_symbol",
         [](py::bytes cubin, const std::string& symbol) { return lnk::cubin_has_symbol(std::string(cubin), symbol); });
 }

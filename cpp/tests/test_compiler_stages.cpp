@@ -181,9 +181,9 @@ TEST(Codegen, PtxForBothAbis) {
     ASSERT_TRUE(typed) << typed.error().message;
     auto ptx = codegen::compile_to_ptx(**typed, o);
     ASSERT_TRUE(ptx) << ptx.error().message;
-    EXPECT_NE(ptx->ptx.find(".target sm_80"), std::string::npos);
-    EXPECT_NE(ptx->ptx.find(".visible .func"), std::string::npos);
-    EXPECT_NE(ptx->ptx.find("add.s64"), std::string::npos) << ptx->ptx;
+    EXPECT_NE(ptx->code.find(".target sm_80"), std::string::npos);
+    EXPECT_NE(ptx->code.find(".visible .func"), std::string::npos);
+    EXPECT_NE(ptx->code.find("add.s64"), std::string::npos) << ptx->code;
   }
 }
 
@@ -200,12 +200,17 @@ TEST(Codegen, OptionsKeyCoversEveryField) {
            [](codegen::CompileOptions& o) { o.from_dispatcher = true; },
            [](codegen::CompileOptions& o) { o.noalias_arrays = true; },
            [](codegen::CompileOptions& o) { o.forceinline = true; },
-           [](codegen::CompileOptions& o) { o.inline_always = true; },
+           [](codegen::CompileOptions& o) { o.inline_always = true; }, [](codegen::CompileOptions& o) { o.lto = true; },
+           [](codegen::CompileOptions& o) { o.lto = false; }, [](codegen::CompileOptions& o) { o.max_registers = 32; },
+           [](codegen::CompileOptions& o) { o.boundscheck = false; },
            [](codegen::CompileOptions& o) { o.cc = {9, 0, "a"}; }}) {
     codegen::CompileOptions c = device_options();
     change(c);
     EXPECT_NE(c.key(), a.key());
   }
+  codegen::CompileOptions loaded = device_options();
+  loaded.carveout = 100;  // set when the kernel is loaded, not in its code
+  EXPECT_EQ(loaded.key(), a.key());
 }
 
 }  // namespace

@@ -71,8 +71,8 @@ def main(argv=None):
         found = {}
         for name in ("driver", "nvrtc", "nvjitlink", "nvvm"):
             found[name] = toolkit.library(name)
-            print(f"{name}: {found[name].get('path') or 'not found: ' + found[name].get('reason', '')}")
-        for line in _target_lines(bool(found["driver"].get("found"))):
+            print(f"{name}: {found[name].path or 'not found: ' + found[name].reason}")
+        for line in _target_lines(found["driver"].found):
             print(line)
         return 0
     print(cujit.__version__ if args.version else f"cujit {cujit.__version__} (python -m cujit --help)")

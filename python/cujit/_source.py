@@ -209,11 +209,12 @@ def _known():
 _R = _core.Resolved  # the answers: typed values the frontend reads (cpp/bindings/py_compile.cpp)
 
 
-class Resolver:
+class Resolver(_core.Resolver):
     """Answers the frontend's questions about names outside the function: a ``_core.Resolved`` for each
-    name it knows, None for an undefined one."""
+    name it knows, None for an undefined one (the ``_core.Resolver`` interface the compiler calls)."""
 
     def __init__(self, pyfunc):
+        _core.Resolver.__init__(self)
         self.pyfunc = pyfunc
         self.globals = pyfunc.__globals__
         code = pyfunc.__code__

@@ -176,8 +176,8 @@ def _checked_lto(lto):
     if lto:
         for name in ("nvjitlink", "nvvm"):
             found = toolkit.library(name)
-            if not found["found"]:
-                raise RuntimeError("LTO requires nvJitLink and libNVVM, which are not available: " + found["reason"])
+            if not found.found:
+                raise RuntimeError("LTO requires nvJitLink and libNVVM, which are not available: " + found.reason)
     return None if lto is None else bool(lto)
 
 
@@ -235,8 +235,8 @@ def compile_typed(typed, options, output, keep_llvm_ir=False):
     """A typed function's code, lowered and optimised once: PTX (str) or LTO-IR (bytes); and its optimised
     LLVM IR when `keep_llvm_ir`."""
     compile_code = _core.compile_ltoir if output == "ltoir" else _core.compile_ptx
-    code, llvm_ir, _ = compile_code(typed, options, keep_llvm_ir)
-    return code, llvm_ir
+    compiled = compile_code(typed, options, keep_llvm_ir)
+    return compiled.code, compiled.llvm_ir
 
 
 def check_abi(abi):
@@ -374,7 +374,7 @@ def _current_device_cc():
         # The runtime's rule (cujit.cudadrv installs the host driver on its first import): on the CPU target the
         # current device is the host driver's, compute capability 9.0, also when no runtime call came first.
         _core.host.use_host_driver()
-    return tuple(driver.device_info(driver.current_context().device_id)["compute_capability"])
+    return tuple(driver.device_info(driver.current_context().device_id).compute_capability)
 
 
 @entry_point

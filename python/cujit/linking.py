@@ -152,7 +152,7 @@ def prefetch(items, lto=None, options=None):
     context = _core.driver.current_context_or_none()
     if context is None:
         return
-    arch = arch_for(_core.driver.device_info(context.device_id)["compute_capability"])  # read once, cached
+    arch = arch_for(_core.driver.device_info(context.device_id).compute_capability)  # read once, cached
     try:
         made = [link_input(item) for item in sources]
     except (OSError, ValueError):  # a missing or unreadable file: the link reports it
@@ -194,8 +194,8 @@ def link_kernel(own, typed, cc, options, lto=False, max_registers=None, inputs=N
         entry=typed.symbol,
         externs=list(typed.externs),
     )
-    warn_nvrtc_logs(result["nvrtc_logs"])
-    return result["cubin"]
+    warn_nvrtc_logs(result.nvrtc_logs)
+    return result.cubin
 
 
 def compile_cuda_source(made, arch, lto, options):

@@ -46,7 +46,8 @@ def configure():
 
 
 def library(name):
-    """{"found", "path", "reason", "searched"} for "nvrtc", "nvjitlink", "nvvm" or "driver"."""
+    """Where "nvrtc", "nvjitlink", "nvvm" or "driver" was found: a ``Located`` (``found``, ``path``, ``reason``,
+    ``searched``)."""
     return _core.toolkit.library(name)
 
 

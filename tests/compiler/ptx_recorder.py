@@ -17,7 +17,7 @@ def pytest_configure(config):
 
     def recording(typed, options, keep_llvm_ir=False):
         out = original(typed, options, keep_llvm_ir)
-        _records.setdefault(_current[0], []).append(out[0])
+        _records.setdefault(_current[0], []).append(out.code)
         return out
 
     _core.compile_ptx = recording

@@ -907,3 +907,21 @@ def test_differential_test_corpus(tmp_path):
     assert compared > 100
     assert not differing, f"{len(differing)} of {compared} PTX differ: {differing[:10]}"
     assert len(missing) <= 0.05 * len(source), f"the bytecode reader refused functions in {missing}"
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.10 numbers locals and cells apart")
+def test_local_slots_are_numbered_as_cpython_numbers_them():
+    """The decoders name a local slot from the code object's public attributes; CPython's private lookup agrees."""
+    from cujit.bytecode._decode import local_slots
+
+    def outer(a, b):
+        c = a + b
+
+        def inner(d):
+            return a + c + d  # a and c are cells, a also an argument
+
+        return inner
+
+    for code in (outer.__code__, outer(1, 2).__code__, test_local_slots_are_numbered_as_cpython_numbers_them.__code__):
+        slots = local_slots(code)
+        assert slots == tuple(code._varname_from_oparg(i) for i in range(len(slots)))

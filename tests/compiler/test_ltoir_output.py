@@ -127,7 +127,7 @@ def test_random_programs_to_ltoir(tmp_path):
                 lineinfo=options.get("lineinfo", False),
             )
             typed = type_function(module.f, parse_signature(program.signature), opts)
-            ltoir, _, _ = _core.compile_ltoir(typed, opts)
+            ltoir = _core.compile_ltoir(typed, opts).code
             assert ltoir[:4] == MAGIC, program.source
             if program.kernel:
                 _link_lto(cc, ("ltoir", ltoir, "<cudapy-ltoir>"), entry=typed.symbol)
@@ -200,7 +200,7 @@ def test_barriers_and_wrapping_atomics_in_both_dialects(cc):
         device=False, abi="numba", abi_info=None, cc=cc, fastmath=False, opt=None, debug=False, lineinfo=False
     )
     typed = type_function(_busy_kernel, parse_signature("void(float32[::1], uint32[::1], float32[::1])"), opts)
-    ltoir, _, _ = _core.compile_ltoir(typed, opts)
+    ltoir = _core.compile_ltoir(typed, opts).code
     assert ltoir[:4] == MAGIC
     cubin, _ = _core.link.link([("ltoir", ltoir, "<cudapy-ltoir>")], arch)
     assert _core.link.cubin_has_symbol(cubin, typed.symbol), f"{typed.symbol} missing from the {arch} cubin"

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 import warnings
 
 import pytest
@@ -96,7 +97,7 @@ class _FakeContext:
 def _with_a_context(monkeypatch, cc=(8, 0)):
     """declare_device and jit prefetch only when a context is current: a stand-in one, for a device of cc."""
     monkeypatch.setattr(_core.driver, "current_context_or_none", lambda: _FakeContext())
-    monkeypatch.setattr(_core.driver, "device_info", lambda i: {"compute_capability": cc})
+    monkeypatch.setattr(_core.driver, "device_info", lambda i: types.SimpleNamespace(compute_capability=cc))
 
 
 def _until_a_compile_starts(before, seconds=60):
@@ -195,12 +196,12 @@ def test_a_process_that_exits_while_a_prefetch_compiles_exits_cleanly(tmp_path):
     path = tmp_path / "at_exit.cu"
     path.write_text(open(os.path.join(DATA, "functions.cu")).read() + "\n// at exit\n")
     script = f"""
-import time
+import time, types
 from cujit import _core, cuda
 class Context:
     device_id = 0
 _core.driver.current_context_or_none = lambda: Context()
-_core.driver.device_info = lambda i: {{"compute_capability": (8, 0)}}
+_core.driver.device_info = lambda i: types.SimpleNamespace(compute_capability=(8, 0))
 before = _core.nvrtc.compile_count()
 cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=[{str(path)!r}])
 deadline = time.monotonic() + 60
@@ -286,7 +287,7 @@ def test_missing_nvrtc_names_the_places_and_cuda_home(tmp_path):
         from cujit import _core, toolkit
         _core.toolkit.set_wheel_roots([])  # as if no wheels were installed
         info = _core.toolkit.library("nvrtc")
-        print(info["reason"] if not info["found"] else "found " + info["path"])
+        print(info.reason if not info.found else "found " + info.path)
         """)
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True).stdout
     # (where /usr/local/cuda has NVRTC, the GPU machine's, it is found there, after CUDA_HOME)

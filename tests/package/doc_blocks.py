@@ -185,7 +185,7 @@ def _run(program, ptx_json):
 
     def capturing(*args, **kwargs):
         result = compile_ptx(*args, **kwargs)
-        ptx = result[0] if isinstance(result, tuple) else result
+        ptx = result.code
         if isinstance(ptx, str):
             made.append(ptx)
         return result

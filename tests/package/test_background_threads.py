@@ -22,7 +22,7 @@ pid = os.fork()
 if pid == 0:
     signal.alarm(30)  # a hang fails instead of stalling the test
     ptx, _ = cuda.compile_ptx(f, "float32(float32)", device=True, cc=(9, 0))
-    ok = ".visible .func" in ptx and _core.link.status()["available"]
+    ok = ".visible .func" in ptx and _core.link.status().available
     os._exit(0 if ok else 2)
 _, status = os.waitpid(pid, 0)
 sys.exit(0 if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else 3)

@@ -289,7 +289,7 @@ def test_streams_order_copies():
 @gpu_support.needs_device("loads a PTX module with the driver")
 def test_saxpy_device_arrays_and_host_arrays(module):
     fn = module.get_function("saxpy")
-    assert fn.attributes["num_regs"] > 0 and fn.attributes["max_threads_per_block"] >= 256
+    assert fn.attributes.num_regs > 0 and fn.attributes.max_threads_per_block >= 256
     n = 100_003
     rng = np.random.default_rng(2)
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
@@ -414,7 +414,7 @@ def test_scalar_packing_on_device(module):
 def test_dynamic_shared_memory(module):
     fn = module.get_function("reverse_shared")
     dev = devices.get_current_device()
-    limit = dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN - fn.attributes["shared_size_bytes"]
+    limit = dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN - fn.attributes.shared_size_bytes
     n = min(limit // 4, 20_000)  # 80 KB when the device allows it: above the 48 KB default
     host = np.arange(n, dtype=np.float32)
     out = devicearray.device_array(n, np.float32)
@@ -430,7 +430,7 @@ def test_launch_config_errors_on_device(module):
     out = devicearray.device_array(256, np.int32)
     plan = launch.plan_for(("int32[::1]",))
     bounded = module.get_function("bounded")
-    assert bounded.attributes["max_threads_per_block"] == 128
+    assert bounded.attributes.max_threads_per_block == 128
     launch.launch(bounded, plan, 1, 128, 0, 0, (out,))
     np.testing.assert_array_equal(out[:128].copy_to_host(), np.arange(128))
     with pytest.raises(errors.LaunchConfigError, match="limit of 128 for this kernel"):

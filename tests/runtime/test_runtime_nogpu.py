@@ -50,7 +50,7 @@ def test_unavailable_is_false_with_a_reason():
     reason = devices.cuda_error()
     assert "libcuda" in reason or "cuInit" in reason or "no GPU" in reason
     status = _drv.status()
-    assert status["available"] is False and status["reason"] == reason
+    assert status.available is False and status.reason == reason
 
 
 @no_driver
@@ -573,7 +573,7 @@ def test_missing_nvjitlink_names_the_library_and_places():
         from cujit import errors
         from cujit.cudadrv import linker
         status = linker.nvjitlink_status()
-        assert not status["available"]
+        assert not status.available
         try:
             linker.link([("ptx", ".version 8.0", "x")], "sm_80")
         except errors.LinkerError as e:
@@ -591,9 +591,9 @@ def test_search_order_lists_cuda_home_first():
         os.environ["CUDA_HOME"] = "/opt/some-cuda"
         from cujit import toolkit
         info = toolkit.library("nvrtc")
-        searched = [p for p in info["searched"] if "/" in p]
+        searched = [p for p in info.searched if "/" in p]
         print(searched[0])
-        print(info["found"] and not info["path"].startswith("/opt/some-cuda"))
+        print(info.found and not info.path.startswith("/opt/some-cuda"))
         """,
         library="",
     )
@@ -614,8 +614,8 @@ def test_link_ptx_to_cubin(tmp_path):
         from cujit import errors
         from cujit.cudadrv import linker
         status = linker.nvjitlink_status()
-        assert status["available"], status
-        assert status["version"] >= (12, 3), status
+        assert status.available, status
+        assert status.version >= (12, 3), status
         kernel = open({str(tmp_path / "kernel.ptx")!r}).read()
         image, log = linker.link([("ptx", kernel, "<cudapy-ptx>"), linker.read_input({str(tmp_path / "helper.ptx")!r})],
                                  (8, 0))

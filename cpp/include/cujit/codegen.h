@@ -76,22 +76,24 @@ struct CompileOptions {
   std::string key() const;
 };
 
-struct CompiledPtx {
-  std::string ptx;      // compile_to_ptx
-  std::string ltoir;    // compile_to_ltoir: NVVM LTO-IR bytes (magic ed 43 4e 7f)
+// A compiled function's code: PTX text (compile_to_ptx) or NVVM LTO-IR bytes (compile_to_ltoir, magic ed 43 4e 7f).
+struct CompiledCode {
+  enum class Kind : uint8_t { Ptx, LtoIr };
+  Kind kind = Kind::Ptx;
+  std::string code;
   std::string llvm_ir;  // optimised LLVM IR (kept for inspection)
   std::string symbol;
 };
 
 // Lowering + optimisation + PTX emission. Needs no Python and no GIL.
-Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options,
-                                     bool keep_llvm_ir = false);
+Expected<CompiledCode> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options,
+                                      bool keep_llvm_ir = false);
 // The same optimised module as LTO-IR, through libNVVM (-gen-lto): below
 // compute_100 in libNVVM's legacy dialect (LLVM 7, typed pointers), from
 // compute_100 up in its modern one. A kernel stays listed in @llvm.used so
 // that nvJitLink's -lto keeps it. libNVVM's failures are LoweringErrors.
-Expected<CompiledPtx> compile_to_ltoir(const ir::TypedFunction& fn, const CompileOptions& options,
-                                       bool keep_llvm_ir = false);
+Expected<CompiledCode> compile_to_ltoir(const ir::TypedFunction& fn, const CompileOptions& options,
+                                        bool keep_llvm_ir = false);
 
 // The first compile for a target builds its TargetMachine and pass managers
 // (milliseconds). start_warm_up(cc) builds them on a thread of cujit's own

@@ -400,7 +400,7 @@ void verify_lowered_module(const llvm::Module& module) {
 // Lowering, libdevice and optimisation of one module, in LLVM objects the
 // caller owns (and leaks if LLVM fails fatally half-way).
 void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& options, Pipeline& pipeline,
-                            llvm::Module& module, bool keep_llvm_ir, CompiledPtx& out, telemetry::StageClock& timer) {
+                            llvm::Module& module, bool keep_llvm_ir, CompiledCode& out, telemetry::StageClock& timer) {
   module.setTargetTriple(llvm::Triple(kNvptxTriple));
   module.setDataLayout(pipeline.target_machine().createDataLayout());
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", options.fastmath ? 1 : 0);
@@ -458,8 +458,8 @@ Error internal_compiler_error(const ir::TypedFunction& fn, const std::string& wh
 // Runs the stages up to an optimised module, then `emit` (PTX or LTO-IR),
 // all inside one recovery point for LLVM's fatal errors.
 template <typename Emit>
-Expected<CompiledPtx> run_stages(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir,
-                                 telemetry::Stage emit_stage, Emit emit) {
+Expected<CompiledCode> run_stages(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir,
+                                  telemetry::Stage emit_stage, Emit emit) {
   auto arch = resolve_arch(options.cc);
   if (!arch) return arch.error();
   // Owned here, outside the guarded region: after a fatal error in LLVM they are
@@ -467,7 +467,7 @@ Expected<CompiledPtx> run_stages(const ir::TypedFunction& fn, const CompileOptio
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(fn.fn->module + "." + fn.fn->qualname, *ctx);
   PipelineLease lease(*arch, options);
-  CompiledPtx out;
+  CompiledCode out;
   std::optional<Error> error;
   std::optional<std::string> fatal = run_recovering_fatal_errors([&] {
     try {
@@ -494,21 +494,23 @@ Expected<CompiledPtx> run_stages(const ir::TypedFunction& fn, const CompileOptio
 
 }  // namespace
 
-Expected<CompiledPtx> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
+Expected<CompiledCode> compile_to_ptx(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
   return run_stages(fn, options, keep_llvm_ir, telemetry::Stage::PtxEmission,
-                    [](Pipeline& pipeline, llvm::Module& module, const TargetArch&, CompiledPtx& out) {
+                    [](Pipeline& pipeline, llvm::Module& module, const TargetArch&, CompiledCode& out) {
                       plant_before_codegen(module);
                       // Launch bounds travel as nvvm.annotations, which both NVVM dialects
                       // read; LLVM 22's NVPTX reads them as function attributes.
                       llvm::UpgradeNVVMAnnotations(module);
-                      out.ptx = pipeline.emit(module);
+                      out.kind = CompiledCode::Kind::Ptx;
+                      out.code = pipeline.emit(module);
                     });
 }
 
-Expected<CompiledPtx> compile_to_ltoir(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
+Expected<CompiledCode> compile_to_ltoir(const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
   return run_stages(fn, options, keep_llvm_ir, telemetry::Stage::Nvvm,
-                    [&](Pipeline&, llvm::Module& module, const TargetArch& arch, CompiledPtx& out) {
-                      out.ltoir = emit_ltoir(module, fn, options, arch);
+                    [&](Pipeline&, llvm::Module& module, const TargetArch& arch, CompiledCode& out) {
+                      out.kind = CompiledCode::Kind::LtoIr;
+                      out.code = emit_ltoir(module, fn, options, arch);
                     });
 }
 

@@ -174,11 +174,19 @@ def _jump_target(rules, name, opcode, arg, after):
     return after - 2 * arg if name in ops.BACKWARD else after + 2 * arg
 
 
+def local_slots(code):
+    """The names of a code object's local slots from CPython 3.11 on, in the numbering instructions use: its
+    locals (arguments first), the cells that are not also locals, then its free variables (what CPython's private
+    ``code._varname_from_oparg`` looks up, read here from the public attributes)."""
+    varnames = code.co_varnames
+    return varnames + tuple(c for c in code.co_cellvars if c not in varnames) + code.co_freevars
+
+
 def _local(code, name, arg):
     """The local (or cell, or free variable) instruction `name` with argument `arg` reads or writes."""
     if sys.version_info < (3, 11):
         return (code.co_cellvars + code.co_freevars)[arg] if name in ops.CELLS else code.co_varnames[arg]
-    return code._varname_from_oparg(arg)
+    return local_slots(code)[arg]
 
 
 def _instructions(code):
@@ -452,7 +460,8 @@ def _normalised(code):
     for start, offset, opcode, arg, after in raw:
         name = dis.opname[opcode]
         if name in supers:  # which two locals 3.13 pairs follows their numbering: compared one by one
-            out += [(op, code._varname_from_oparg(a)) for op, a in zip(supers[name], (arg >> 4, arg & 15))]
+            slots = local_slots(code)
+            out += [(op, slots[a]) for op, a in zip(supers[name], (arg >> 4, arg & 15))]
         elif opcode in dis.hasjrel or opcode in dis.hasjabs:
             target = _jump_target(rules, name, opcode, arg, after)
             while target not in index and target < len(code.co_code):

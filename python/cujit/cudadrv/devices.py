@@ -78,7 +78,7 @@ DEVICE_ATTRIBUTES = {
 def is_available():
     """True when a CUDA driver and at least one GPU are usable. Never raises. On the CPU target too it says whether
     this machine has a usable GPU (kernels run on the host there either way: see ``on_host_driver``)."""
-    return bool(_drv.status()["available"])
+    return bool(_drv.status().available)
 
 
 def on_host_driver():
@@ -105,13 +105,13 @@ def is_bfloat16_supported():
 def cuda_error():
     """Why CUDA is not available (a string), or None when it is."""
     status = _drv.status()
-    return None if status["available"] else status["reason"]
+    return None if status.available else status.reason
 
 
 def driver_version():
     """The driver's CUDA version as (major, minor), e.g. (13, 0)."""
     _drv.device_count()  # raises CudaSupportError without a driver
-    version = _drv.status()["version"]
+    version = _drv.status().version
     return (version // 1000, (version % 1000) // 10)
 
 
@@ -130,31 +130,31 @@ class Device:
 
     @property
     def name(self):
-        return self._props["name"]
+        return self._props.name
 
     @property
     def compute_capability(self):
-        return self._props["compute_capability"]
+        return self._props.compute_capability
 
     @property
     def uuid(self):
-        return self._props["uuid"]
+        return self._props.uuid
 
     @property
     def pci_bus_id(self):
-        return self._props["pci_bus_id"]
+        return self._props.pci_bus_id
 
     @property
     def pci_device_id(self):
-        return self._props["pci_device_id"]
+        return self._props.pci_device_id
 
     @property
     def pci_domain_id(self):
-        return self._props["pci_domain_id"]
+        return self._props.pci_domain_id
 
     @property
     def total_memory(self):
-        return self._props["total_memory"]
+        return self._props.total_memory
 
     @property
     def supports_float16(self):

@@ -53,9 +53,9 @@ def device_identity(device_id):
     """numba's ``Device.get_device_identity()``: the PCI location that names a device across processes."""
     info = _drv.device_info(device_id)
     return {
-        "pci_domain_id": info["pci_domain_id"],
-        "pci_bus_id": info["pci_bus_id"],
-        "pci_device_id": info["pci_device_id"],
+        "pci_domain_id": info.pci_domain_id,
+        "pci_bus_id": info.pci_bus_id,
+        "pci_device_id": info.pci_device_id,
     }
 
 

@@ -104,9 +104,9 @@ def _foreign_value(value, ndim, index, writebacks, stream):
     read = _core.launch.read_array(value, index, native_stream(stream))
     if read is None:
         return None
-    if read[5] is not None:
-        writebacks.append(read[5])  # a capsule made for the launch: kept alive until it is queued
-    return _check_ndim(read[:5], ndim, index)
+    if read.keepalive is not None:
+        writebacks.append(read.keepalive)  # a capsule made for the launch: kept alive until it is queued
+    return _check_ndim((read.data, read.nitems, read.itemsize, read.shape, read.strides), ndim, index)
 
 
 def _check_ndim(value, ndim, index):

@@ -26,12 +26,12 @@ def preload():
 
 
 def nvjitlink_status():
-    """{"available", "path", "reason", "version"}; loads nvJitLink the first time."""
+    """A ``LinkerStatus`` (``available``, ``path``, ``reason``, ``version``); loads nvJitLink the first time."""
     return _link.status()
 
 
 def nvjitlink_available():
-    return bool(nvjitlink_status()["available"])
+    return bool(nvjitlink_status().available)
 
 
 def input_kind_for_path(path):
