@@ -6,6 +6,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "cujit/argument_slots.h"
 #include "cujit/driver.h"
 #include "cujit/error.h"
 #include "cujit/frontend.h"
@@ -47,10 +48,7 @@ void set_runtime_error(std::exception_ptr p);
 // floats round to the slot's precision, float16 as binary16); TypeError naming `index` for a wrong kind.
 std::uint64_t scalar_bits(const driver::ArgSlot& slot, PyObject* value, std::size_t index);
 
-// The launcher slot of one argument leaf (types::argument_leaves): an array, or a scalar of the width it is
-// passed as (booleans one byte, pointers 8-byte unsigned); nullopt for leaves no launch can pass (records,
-// bfloat16). The one rule both launch paths follow.
-std::optional<driver::ArgSlot> slot_for(TypeRef leaf);
+using driver::slot_for;  // the one rule of argument slots (cujit/argument_slots.h)
 // A slot as Python names it: ("array", ndim) or (kind, size), kind "b", "i", "u" or "f" (KernelLauncher's).
 py::tuple slot_spec(const driver::ArgSlot& slot);
 

@@ -166,20 +166,6 @@ std::function<void(drv::LoadedModule&)> python_hook(py::object fn) {
   };
 }
 
-std::optional<drv::ArgSlot> slot_for(TypeRef t) {
-  if (t->kind() == TypeKind::Array) return drv::ArgSlot::make_array(t->ndim());
-  if (t->is_boolean()) return drv::ArgSlot::make_scalar(drv::ScalarKind::Bool, 1);
-  if (t->is_integer()) {
-    TypeRef u = t->unliteral();
-    return drv::ArgSlot::make_scalar(u->is_signed() ? drv::ScalarKind::Signed : drv::ScalarKind::Unsigned,
-                                     std::max(u->bitwidth(), 8) / 8);
-  }
-  if (t->is_float()) return drv::ArgSlot::make_scalar(drv::ScalarKind::Float, t->bitwidth() / 8);
-  if (t->kind() == TypeKind::CPointer || t->kind() == TypeKind::VoidPtr)
-    return drv::ArgSlot::make_scalar(drv::ScalarKind::Unsigned, 8);
-  return std::nullopt;
-}
-
 py::tuple slot_spec(const drv::ArgSlot& s) {
   if (s.kind == drv::ArgSlot::Kind::Array) return py::make_tuple("array", s.ndim);
   const char* k = s.scalar == drv::ScalarKind::Bool       ? "b"

@@ -65,43 +65,19 @@ def _host_array(value, ndim, index, keep, stream):
 
 
 class _HostPlan:
-    """How one tuple of argument types is packed: the GPU launcher's parameter buffer, host arrays in place."""
+    """How one tuple of argument types is packed: the launch path's plan (cudadrv.launch.LaunchPlan, the one
+    reading of arguments both targets share), host arrays passed in place."""
 
     def __init__(self, argtypes):
-        slots, self._leaves = [], []
-        for index, t in enumerate(argtypes):
-            for leaf_type, path, role, slot in _core.launch.argument_leaves(t):
-                if slot is None:
-                    raise NotImplementedError(
-                        f"kernel argument {index}: cujit cannot pass a value of type {t} to a kernel"
-                    )
-                slots.append(slot)
-                self._leaves.append((index, path, role, slot, leaf_type.kind))
-        self.launcher = _core.driver.KernelLauncher(slots)
+        from cujit.cudadrv import launch  # the runtime's Python sits above the compiler's
+
+        self._plan = launch.LaunchPlan(argtypes, read_array=_host_array)
+        self.launcher = self._plan.launcher
         self.offsets = list(self.launcher.param_offsets)
 
     def pack(self, args, stream):
         """(parameter buffer, what must stay alive until the grid has run)."""
-        values, keep = [], []
-        for index, path, role, slot, kind in self._leaves:
-            v = args[index]
-            steps = path[:-1] if role in ("complex_real", "complex_imag") else path
-            for i in steps:
-                if not isinstance(v, tuple):
-                    raise TypeError(f"kernel argument {index} must be a tuple, got {type(v).__name__}")
-                v = v[i]
-            if slot[0] == "array":
-                values.append(_host_array(v, slot[1], index, keep, stream))
-            elif role == "complex_real":
-                values.append(complex(v).real)
-            elif role == "complex_imag":
-                values.append(complex(v).imag)
-            elif kind in ("cpointer", "voidptr"):
-                from cujit.cudadrv import launch
-
-                values.append(launch.pointer_value(v, index))
-            else:
-                values.append(v)
+        values, keep = self._plan.prepare(args, stream)
         return self.launcher.pack(values), keep
 
 

@@ -180,7 +180,7 @@ def _as_type(t):
     return t
 
 
-def _flatten(t, index, slots):
+def _flatten(t, index, slots, read_array):
     """Appends t's slots; returns the converter (value, out values, writebacks, stream) for one argument. The
     leaves and their slots are the C++ rule the compiler's lowering and the fast path follow
     (``launch.argument_leaves``); this side only reads each leaf's value from the Python argument."""
@@ -189,7 +189,7 @@ def _flatten(t, index, slots):
         if slot is None:
             raise NotImplementedError(f"kernel argument {index}: cujit cannot pass a value of type {t} to a kernel")
         slots.append(slot)
-        converters.append(_leaf_converter(t, index, leaf_type, path, role, slot))
+        converters.append(_leaf_converter(t, index, leaf_type, path, role, slot, read_array))
 
     def convert(v, out, wb, s):
         for leaf in converters:
@@ -198,7 +198,7 @@ def _flatten(t, index, slots):
     return convert
 
 
-def _leaf_converter(argtype, index, leaf_type, path, role, slot):
+def _leaf_converter(argtype, index, leaf_type, path, role, slot, read_array):
     """The converter of one leaf: its value found along `path` (tuple indices; a complex part's last index
     names the part), then converted for its slot."""
     steps = path[:-1] if role in ("complex_real", "complex_imag") else path
@@ -213,7 +213,7 @@ def _leaf_converter(argtype, index, leaf_type, path, role, slot):
 
     if slot[0] == "array":
         ndim = slot[1]
-        return lambda v, out, wb, s: out.append(_array_value(value_of(v), ndim, index, wb, s))
+        return lambda v, out, wb, s: out.append(read_array(value_of(v), ndim, index, wb, s))
     if role == "complex_real":
         return lambda v, out, wb, s: out.append(complex(value_of(v)).real)
     if role == "complex_imag":
@@ -224,12 +224,16 @@ def _leaf_converter(argtype, index, leaf_type, path, role, slot):
 
 
 class LaunchPlan:
-    """How one tuple of kernel argument types is packed: the C++ launcher and a converter per argument."""
+    """How one tuple of kernel argument types is packed: the C++ launcher and a converter per argument, for both
+    targets. ``read_array(value, ndim, index, writebacks, stream)`` gives an array argument's (data, nitems,
+    itemsize, shape, strides): in GPU memory by default, in host memory for the CPU target
+    (``host_target._host_array``)."""
 
-    def __init__(self, argtypes):
+    def __init__(self, argtypes, read_array=None):
         self.argtypes = tuple(_as_type(t) for t in argtypes)
         slots = []
-        self._converters = [_flatten(t, i, slots) for i, t in enumerate(self.argtypes)]
+        read_array = read_array or _array_value
+        self._converters = [_flatten(t, i, slots, read_array) for i, t in enumerate(self.argtypes)]
         self.slots = tuple(slots)
         self.launcher = _drv.KernelLauncher(slots)
 

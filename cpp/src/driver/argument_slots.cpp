@@ -1,0 +1,21 @@
+// Launcher slots of argument leaves (cujit/argument_slots.h).
+#include "cujit/argument_slots.h"
+
+#include <algorithm>
+
+namespace cujit::driver {
+
+std::optional<ArgSlot> slot_for(TypeRef t) {
+  if (t->kind() == TypeKind::Array) return ArgSlot::make_array(t->ndim());
+  if (t->is_boolean()) return ArgSlot::make_scalar(ScalarKind::Bool, 1);
+  if (t->is_integer()) {
+    TypeRef u = t->unliteral();
+    return ArgSlot::make_scalar(u->is_signed() ? ScalarKind::Signed : ScalarKind::Unsigned,
+                                std::max(u->bitwidth(), 8) / 8);
+  }
+  if (t->is_float()) return ArgSlot::make_scalar(ScalarKind::Float, t->bitwidth() / 8);
+  if (t->kind() == TypeKind::CPointer || t->kind() == TypeKind::VoidPtr) return ArgSlot::make_scalar(ScalarKind::Unsigned, 8);
+  return std::nullopt;
+}
+
+}  // namespace cujit::driver
