@@ -91,7 +91,7 @@ test-bytecode-versions: setup
 	  fi; \
 	  echo "test-bytecode-versions: CPython $$v"; \
 	  $(MAKE) --no-print-directory build PYTHON=$$py || exit 1; \
-	  .venv-py$$(echo $$v | tr -d .)/bin/python -m pytest -q tests/compiler/test_bytecode_frontend.py tests/compiler/test_bytecode_machine_shapes.py || exit 1; \
+	  .venv-py$$(echo $$v | tr -d .)/bin/python -m pytest -q -n auto tests/compiler/test_bytecode_frontend.py tests/compiler/test_bytecode_machine_shapes.py || exit 1; \
 	done
 
 # A wheel for this Python (`make wheel PYTHON=python3.12` for another) in dist/, repaired by auditwheel: LLVM is
