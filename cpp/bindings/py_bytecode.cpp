@@ -1,6 +1,6 @@
 // The bytecode frontend's decoder (python/cujit/_bytecode_decode.py calls it): a code object's instructions as
 // the reader's `_Ins` records, each opcode read by the running version's plan. The plan (`BytecodePlan`) is built
-// once per version in Python, from the tables of _bytecode_ops.py, so what each version's opcodes mean stays in
+// once per version in Python, from the tables of bytecode/_ops.py, so what each version's opcodes mean stays in
 // that one place; here are only the mechanics of applying it (cujit/bytecode_units.h reads the bytes).
 #include <Python.h>
 #include <structmember.h>

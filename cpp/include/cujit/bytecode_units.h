@@ -1,5 +1,5 @@
 // The instructions of a CPython code object's co_code, for the bytecode frontend's decoder (the binding
-// cpp/bindings/py_bytecode.cpp, with the version's table of python/cujit/_bytecode_ops.py): each instruction's
+// cpp/bindings/py_bytecode.cpp, with the version's table of python/cujit/bytecode/_ops.py): each instruction's
 // opcode and whole argument (its EXTENDED_ARG prefixes folded in), where it starts (its first prefix), and
 // where the next one starts (after its inline caches, 3.11 on). No Python here: the bytes and the version's
 // cache sizes are all it reads.
