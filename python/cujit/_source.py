@@ -71,7 +71,14 @@ def _read(pyfunc, chosen):
                 f"cannot compile {qualname!r}: its source code is not available, and CUJIT_FRONTEND=source "
                 "turns off reading functions from their bytecode"
             )
-        return _source_text.parse(pyfunc, found)
+        parsed = _source_text.parse(pyfunc, found)
+        if parsed is not None:
+            return parsed
+        if chosen == "source":
+            qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
+            raise UnsupportedError(f"cannot find the definition of {qualname!r} in its source")
+        # Lines that stand where the function would but hold another: a lambda made by eval() in a `python -c`
+        # program, whose text CPython 3.13 keeps in linecache under the same "<string>" as eval's code.
     from cujit import bytecode
 
     return bytecode.function_source(pyfunc)  # no lines to show: the file (if any) is not what runs

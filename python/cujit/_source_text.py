@@ -107,7 +107,8 @@ def source_lines(pyfunc):
 
 
 def parse(pyfunc, found):
-    """The FunctionSource of `pyfunc`, from `found`: its source lines and first line (source_lines)."""
+    """The FunctionSource of `pyfunc`, from `found`: its source lines and first line (source_lines); None when
+    the lines hold no definition of it (lines that only stand where it would: see _source._read)."""
     qualname = getattr(pyfunc, "__qualname__", pyfunc.__name__)
     lines, first_line = found
     text = textwrap.dedent("".join(lines))
@@ -117,7 +118,7 @@ def parse(pyfunc, found):
         tree = ast.parse(text)
         fdef = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if fdef is None:
-        raise UnsupportedError(f"cannot find the definition of {qualname!r} in its source")
+        return None
     if isinstance(fdef, ast.AsyncFunctionDef):
         raise UnsupportedError(f"{qualname!r}: async functions cannot be compiled for CUDA")
     filename = pyfunc.__code__.co_filename  # what inspect.getsourcefile gives for a function with source

@@ -925,3 +925,17 @@ def test_local_slots_are_numbered_as_cpython_numbers_them():
     for code in (outer.__code__, outer(1, 2).__code__, test_local_slots_are_numbered_as_cpython_numbers_them.__code__):
         slots = local_slots(code)
         assert slots == tuple(code._varname_from_oparg(i) for i in range(len(slots)))
+
+
+@needs_reader
+def test_an_eval_lambda_in_a_python_c_program_is_read_from_its_bytecode():
+    """CPython 3.13 keeps a -c program's text in linecache as "<string>", the name eval() gives its code too: a
+    one-line lambda then seems to stand on the program's first line, which holds no lambda (was an error)."""
+    program = (
+        "from cujit import cuda, int32\n"
+        "double = eval('lambda x: x * 2 + 1')\n"
+        "print(cuda.compile_ptx(double, (int32,), device=True)[1])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["int64"]
