@@ -22,10 +22,14 @@ ArgSlot slot(const char* type) {
 }
 
 TEST(ArgumentSlots, ScalarsArePassedAtTheirWidth) {
-  for (auto [type, kind, size] : {std::tuple{"int8", ScalarKind::Signed, 1}, {"uint16", ScalarKind::Unsigned, 2},
-                                  {"int64", ScalarKind::Signed, 8}, {"float16", ScalarKind::Float, 2},
-                                  {"float32", ScalarKind::Float, 4}, {"float64", ScalarKind::Float, 8},
-                                  {"boolean", ScalarKind::Bool, 1}, {"voidptr", ScalarKind::Unsigned, 8}}) {
+  for (auto [type, kind, size] : {std::tuple{"int8", ScalarKind::Signed, 1},
+                                  {"uint16", ScalarKind::Unsigned, 2},
+                                  {"int64", ScalarKind::Signed, 8},
+                                  {"float16", ScalarKind::Float, 2},
+                                  {"float32", ScalarKind::Float, 4},
+                                  {"float64", ScalarKind::Float, 8},
+                                  {"boolean", ScalarKind::Bool, 1},
+                                  {"voidptr", ScalarKind::Unsigned, 8}}) {
     ArgSlot s = slot(type);
     EXPECT_EQ(s.kind, ArgSlot::Kind::Scalar) << type;
     EXPECT_EQ(s.scalar, kind) << type;
