@@ -142,6 +142,9 @@ void register_cache(py::module_& m) {
              out["untrusted"] = s.untrusted;
              return out;
            })
+      .def_property_readonly(
+          "untrusted", [](const DiskCache& self) { return self.stats().untrusted; },
+          "entries refused so far: owned by another user or writable by others")
       .def_property_readonly("last_error", &DiskCache::last_error)
       .def_property_readonly("dir", &DiskCache::dir)
       .def_property_readonly("max_bytes", &DiskCache::max_bytes)

@@ -108,17 +108,28 @@ class ReadingLease {
 // numba's typeof of a scalar: bool, int (int64, or uint64 from 2**63; larger is a ValueError), float,
 // complex (and their subclasses, as numba's typeof dispatches on them), and the numpy scalar types registered
 // with their dtype's type; null for any other object.
+namespace {
+
+// numba's typeof of a Python int: int64 (bit_length() < 64), or uint64 from 2**63; null when no integer type
+// holds it.
+TypeRef int_type(PyObject* obj) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+  if (overflow == 0 && v != LLONG_MIN) return types::int64();
+  if (overflow > 0) {
+    PyLong_AsUnsignedLongLong(obj);
+    if (!PyErr_Occurred()) return types::uint64();
+    PyErr_Clear();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 TypeRef scalar_type(PyObject* obj) {
   if (PyBool_Check(obj)) return types::boolean();
   if (PyLong_Check(obj)) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-    if (overflow == 0 && v != LLONG_MIN) return types::int64();  // typeof: bit_length() < 64
-    if (overflow > 0) {
-      PyLong_AsUnsignedLongLong(obj);
-      if (!PyErr_Occurred()) return types::uint64();
-      PyErr_Clear();
-    }
+    if (TypeRef t = int_type(obj)) return t;
     PyErr_SetString(PyExc_ValueError, "Int value is too large");
     throw py::error_already_set();
   }
@@ -131,23 +142,13 @@ TypeRef scalar_type(PyObject* obj) {
 
 namespace {
 
-// Whether a Python int has an integer type as scalar_type types it (int64, or uint64 from 2**63).
-bool int_has_type(PyObject* obj) {
-  int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
-  if (overflow == 0) return v != LLONG_MIN;
-  if (overflow < 0) return false;
-  PyLong_AsUnsignedLongLong(obj);
-  const bool fits = !PyErr_Occurred();
-  PyErr_Clear();
-  return fits;
-}
-
 // Appends `obj`'s key words and leaves; false when it is a kind only the Python path passes.
 bool read_argument(PyObject* obj, std::size_t position, drv::CUstream consumer, Reading& in) {
-  // An int no integer type holds: the Python path's error names the argument.
-  if (PyLong_Check(obj) && !PyBool_Check(obj) && !int_has_type(obj)) return false;
-  if (TypeRef t = scalar_type(obj)) {
+  // An int no integer type holds leaves the fast path: the Python path's error names the argument.
+  const bool is_int = PyLong_Check(obj) && !PyBool_Check(obj);
+  TypeRef t = is_int ? int_type(obj) : scalar_type(obj);
+  if (is_int && t == nullptr) return false;
+  if (t != nullptr) {
     in.key.push_back(reinterpret_cast<KeyWord>(t));
     in.leaves.push_back({obj, -1});
     return true;

@@ -41,12 +41,16 @@ def _dtype_problem(dtype):
 def dtype_type(dtype):
     """numba's from_dtype: the cujit type of a numpy dtype, structured dtypes included (a dtype check_dtype
     refuses is a NumbaValueError)."""
-    check_dtype(dtype)
+    check_dtype(dtype)  # the whole dtype, once: its parts are typed unchecked
+    return _dtype_type(dtype)
+
+
+def _dtype_type(dtype):
     if dtype.fields is not None:
         return _record_type(dtype)
     if dtype.subdtype is not None:
         base, shape = dtype.subdtype
-        return _core.types.nested_array(dtype_type(base), list(shape))
+        return _core.types.nested_array(_dtype_type(base), list(shape))
     t = _lookup(_DTYPE_NAMES.get(dtype.name, dtype.name))
     if t is None:
         raise TypingError(f"unsupported array dtype {dtype} for a CUDA kernel argument")
@@ -64,7 +68,7 @@ def from_dtype(dtype):
 def _record_type(dtype):
     # As numba: a titled field is listed under its name and under its title, both carrying the title.
     fields = [
-        (name, dtype_type(info[0]), info[1], info[2] if len(info) > 2 else "") for name, info in dtype.fields.items()
+        (name, _dtype_type(info[0]), info[1], info[2] if len(info) > 2 else "") for name, info in dtype.fields.items()
     ]
     return _core.types.record(fields, dtype.itemsize, bool(dtype.isalignedstruct))
 

@@ -106,12 +106,12 @@ def store():
     return _stores[path]
 
 
-def _warn_once(path, message):
+def _warn_once(path, message, stacklevel=4):
     with _stores_lock:
         first = path not in _warned
         _warned.add(path)
     if first:
-        warnings.warn(message, NumbaWarning, stacklevel=4)
+        warnings.warn(message, NumbaWarning, stacklevel=stacklevel)
 
 
 def _disable(disk, why):
@@ -119,14 +119,9 @@ def _disable(disk, why):
     with _stores_lock:
         if _stores.get(disk.dir) is disk:
             _stores[disk.dir] = None
-        first = disk.dir not in _warned
-        _warned.add(disk.dir)
-    if first:
-        warnings.warn(
-            f"cujit: the disk cache at {disk.dir} cannot be written ({why}); compiling without it",
-            NumbaWarning,
-            stacklevel=4,
-        )
+    _warn_once(
+        disk.dir, f"cujit: the disk cache at {disk.dir} cannot be written ({why}); compiling without it", stacklevel=5
+    )
 
 
 def get(section, key):
@@ -166,9 +161,9 @@ def put_record(section, key, record):
 
 def _checked(disk, read, section, key):
     """read(section, key), warning once when the store refused an entry another user could have written."""
-    untrusted = disk.stats()["untrusted"]
+    untrusted = disk.untrusted
     found = read(section, key)
-    if found is None and disk.stats()["untrusted"] != untrusted:
+    if found is None and disk.untrusted != untrusted:
         _warn_once(
             ("entry", disk.dir),
             f"cujit: {disk.last_error.removeprefix('cujit cache: ')}: not read (an "
@@ -636,7 +631,7 @@ def _exception_class(name):
     found = sys.modules.get(module)
     for part in qualname.split("."):
         namespace = getattr(found, "__dict__", None)
-        found = namespace.get(part) if isinstance(namespace, dict) or hasattr(namespace, "get") else None
+        found = namespace.get(part) if namespace is not None else None  # a module's dict, a class's mappingproxy
         if found is None:
             return None
     return found if isinstance(found, type) and issubclass(found, BaseException) else None

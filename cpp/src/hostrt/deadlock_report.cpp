@@ -80,10 +80,13 @@ std::string block_lines(const HostLaunch& config, const std::vector<Fiber>& fibe
 
 }  // namespace
 
+std::string kernel_label(const std::string& kernel_name) {
+  return kernel_name.empty() ? "the kernel" : "kernel '" + kernel_name + "'";
+}
+
 std::string deadlock_report(const HostLaunch& config, const std::vector<Fiber>& fibers,
                             const std::vector<ResidentBlock>& blocks, const std::string& why, const char* what) {
-  std::string kernel = config.kernel_name.empty() ? "the kernel" : "kernel '" + config.kernel_name + "'";
-  std::string out = kernel + " " + what + ": " + why + ".\n";
+  std::string out = kernel_label(config.kernel_name) + " " + what + ": " + why + ".\n";
   std::size_t listed = 0, running = 0, whole = 0;
   std::string returned_blocks;
   for (const ResidentBlock& block : blocks) {

@@ -123,7 +123,7 @@ void FiberScheduler::overflowed(const Fiber& fiber) {
     return "(" + std::to_string(linear % d.x) + ", " + std::to_string(linear / d.x % d.y) + ", " +
            std::to_string(linear / (uint64_t{d.x} * d.y)) + ")";
   };
-  std::string kernel = config_.kernel_name.empty() ? "the kernel" : "kernel '" + config_.kernel_name + "'";
+  const std::string kernel = kernel_label(config_.kernel_name);
   error_ = Error{ErrorKind::Runtime,
                  kernel + ": thread " + triple(fiber.thread, blk) + " of block " + triple(block.linear, config_.grid) +
                      " overflowed its stack (the CPU target gives each thread " +

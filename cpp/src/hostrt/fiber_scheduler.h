@@ -142,6 +142,9 @@ bool is_block_barrier(HostCollective kind);
 bool is_warp_function(HostCollective kind);
 // "cuda.shfl_sync", "cuda.syncthreads", "grid.sync()" ...
 const char* collective_name(HostCollective kind);
+// How the runtime's reports name a launch's kernel: "kernel 'name'", or "the kernel" without a name
+// (deadlock_report.cpp).
+std::string kernel_label(const std::string& kernel_name);
 
 // A deadlock report (deadlock_report.cpp): the kernel, `what`, `why`, and for each block still running, the threads
 // waiting at each call (kind, mask, where) and those that have returned.

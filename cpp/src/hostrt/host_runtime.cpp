@@ -38,15 +38,14 @@ std::optional<Error> check(const HostLaunch& c) {
     return bad("grid or block dimension out of CUDA's limits");
   const std::size_t room = thread_stack_bytes() - kRuntimeStackBytes;
   if (c.frame_bytes > room) {
-    const std::string kernel = c.kernel_name.empty() ? "the kernel" : "kernel '" + c.kernel_name + "'";
+    const uint64_t needs_kib = (c.frame_bytes + 1023) / 1024;
     return Error{ErrorKind::Runtime,
-                 kernel + " needs " + std::to_string((c.frame_bytes + 1023) / 1024) +
+                 detail::kernel_label(c.kernel_name) + " needs " + std::to_string(needs_kib) +
                      " KiB of stack per thread for its locals (cuda.local.array...), more than the " +
                      std::to_string(room / 1024) +
                      " KiB the CPU target gives each thread: make the local arrays smaller, or raise the limit "
                      "with CUJIT_HOST_STACK_KIB=" +
-                     std::to_string((c.frame_bytes + 1023) / 1024 + 16) +
-                     " (or more) in the environment before the process's first launch",
+                     std::to_string(needs_kib + 16) + " (or more) in the environment before the process's first launch",
                  {}};
   }
   return std::nullopt;

@@ -6,6 +6,7 @@
 
 #include "cujit/host_context.h"
 #include "cujit/hostrt.h"
+#include "fiber_scheduler.h"
 
 namespace cujit::hostrt {
 namespace {
@@ -45,7 +46,7 @@ InterruptScope::~InterruptScope() {
 
 Error interrupted_error(const std::string& kernel_name) {
   return Error{ErrorKind::Interrupted,
-               (kernel_name.empty() ? std::string("the kernel") : "kernel '" + kernel_name + "'") +
+               detail::kernel_label(kernel_name) +
                    " was interrupted: its threads stopped where they were (the CPU target is ready for the next "
                    "launch)",
                {}};

@@ -182,11 +182,12 @@ def local_slots(code):
     return varnames + tuple(c for c in code.co_cellvars if c not in varnames) + code.co_freevars
 
 
-def _local(code, name, arg):
-    """The local (or cell, or free variable) instruction `name` with argument `arg` reads or writes."""
+def _local(code, slots, name, arg):
+    """The local (or cell, or free variable) instruction `name` with argument `arg` reads or writes; `slots`:
+    local_slots(code) from CPython 3.11 on (made once per code object by the caller)."""
     if sys.version_info < (3, 11):
         return (code.co_cellvars + code.co_freevars)[arg] if name in ops.CELLS else code.co_varnames[arg]
-    return local_slots(code)[arg]
+    return slots[arg]
 
 
 def _instructions(code):
@@ -456,11 +457,11 @@ def _normalised(code):
     for start, offset, opcode, _, _ in raw:
         index[start] = index[offset] = k
         k += 2 if dis.opname[opcode] in supers else 1
+    slots = local_slots(code) if version >= (3, 11) else None
     out = []
     for start, offset, opcode, arg, after in raw:
         name = dis.opname[opcode]
         if name in supers:  # which two locals 3.13 pairs follows their numbering: compared one by one
-            slots = local_slots(code)
             out += [(op, slots[a]) for op, a in zip(supers[name], (arg >> 4, arg & 15))]
         elif opcode in dis.hasjrel or opcode in dis.hasjabs:
             target = _jump_target(rules, name, opcode, arg, after)
@@ -479,7 +480,7 @@ def _normalised(code):
             names = code.co_names
             out.append((name, names[arg >> shift] if arg >> shift < len(names) else arg, arg & ((1 << shift) - 1)))
         elif name in ops.LOCALS:
-            out.append((ops.SAME_EFFECT.get(name, name), _local(code, name, arg)))
+            out.append((ops.SAME_EFFECT.get(name, name), _local(code, slots, name, arg)))
         else:
             out.append((ops.SAME_EFFECT.get(name, name), arg))
     return out
