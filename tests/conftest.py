@@ -3,10 +3,10 @@
 * Every PTX string that cujit produces during a test -- in the test body or in
   its fixtures -- is assembled with ``ptxas -arch=<the PTX's .target>`` once the
   test body has run; an assembler failure fails that test with ptxas's log.
-  The capture wraps ``cujit._core.compile_ptx`` (the single place where the
-  compiler turns a typed function into PTX: ``cuda.compile``,
-  ``cuda.compile_ptx`` and dispatchers all go through it) at conftest import,
-  before any test module is imported. ``test_compile_api`` checks that the
+  The capture is the core's PTX observer (``cujit._core.observe_ptx``: the
+  compile driver and ``_core.compile_ptx`` report every PTX they make;
+  ``cuda.compile``, ``cuda.compile_ptx`` and dispatchers all go through them),
+  installed at conftest import, before any test module is imported. ``test_compile_api`` checks that the
   capture sees the PTX of every public entry point.
 * ``ptxas`` (session fixture): the assembler's path; fails clearly if missing.
 * ``register_ptx`` (fixture): hand PTX obtained some other way (e.g. from a
@@ -115,7 +115,7 @@ def assemble(ptx):
 _PENDING = []  # PTX produced since the last check
 CAPTURED_COUNT = [0]  # total number of PTX strings seen (for the capture self-test)
 
-_original_compile_ptx = _core.compile_ptx
+_compile_ptx = _core.compile_ptx  # (observed too: the option sweep's PTX is assembled as it is made)
 
 
 # CUJIT_OPTION_SWEEP=1: every function the tests compile is compiled again under each combination of
@@ -133,23 +133,25 @@ def _sweep_options(typed, options):
             continue
         variant = options.copy()
         variant.opt, variant.debug, variant.lineinfo, variant.fastmath = opt, debug, lineinfo, fastmath
-        ptx = _original_compile_ptx(typed, variant, False).code
-        _PENDING.append(ptx)
+        _SWEEPING[0] = True
+        try:
+            _compile_ptx(typed, variant, False)
+        finally:
+            _SWEEPING[0] = False
         SWEPT[0] += 1
 
 
-def _capturing_compile_ptx(*args, **kwargs):
-    result = _original_compile_ptx(*args, **kwargs)
-    if _OPTION_SWEEP:
-        _sweep_options(args[0] if args else kwargs["fn"], args[1] if len(args) > 1 else kwargs["options"])
-    ptx = result.code
-    if isinstance(ptx, str):
-        _PENDING.append(ptx)
-        CAPTURED_COUNT[0] += 1
-    return result
+_SWEEPING = [False]
 
 
-_core.compile_ptx = _capturing_compile_ptx
+def _observe_ptx(ptx, typed, options):
+    _PENDING.append(ptx)
+    CAPTURED_COUNT[0] += 1
+    if _OPTION_SWEEP and not _SWEEPING[0]:
+        _sweep_options(typed, options)
+
+
+_core.observe_ptx(_observe_ptx)
 
 
 def _check_pending():

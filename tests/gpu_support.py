@@ -16,7 +16,7 @@ import pytest
 from cujit import _target, cuda
 from cujit.cudadrv import devices
 
-ON_CPU_TARGET = _target.process_target() == "cpu"
+ON_CPU_TARGET = not _target.process_target().on_gpu
 GPU_AVAILABLE = cuda.is_available()
 KERNELS_RUN = ON_CPU_TARGET or GPU_AVAILABLE
 

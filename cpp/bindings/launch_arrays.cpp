@@ -375,12 +375,18 @@ const DeviceArrayView& device_array_view(PyObject* obj, std::size_t position) {
   if (view == nullptr) {
     py::handle h(obj);
     DeviceArrayView v{};
-    v.type = py::reinterpret_borrow<py::object>(h.attr("_numba_type_")).cast<const Type*>();
     v.value.data = h.attr("_ptr").cast<std::uint64_t>();
     v.value.ndim = read_dims(h.attr("shape").ptr(), v.value.shape, position, "shape");
     read_dims(h.attr("strides").ptr(), v.value.strides, position, "strides");
-    v.value.itemsize = h.attr("dtype").attr("itemsize").cast<std::int64_t>();
+    py::object dtype = h.attr("dtype");
+    v.value.itemsize = dtype.attr("itemsize").cast<std::int64_t>();
     v.value.nitems = count_items(v.value);
+    // A plain scalar dtype in the machine's byte order is typed here as a CAI array's is; records, subarrays and
+    // what numba refuses are typed by the array itself (its _numba_type_, which raises numba's errors).
+    std::string kind = py::str(dtype.attr("kind")), order = py::str(dtype.attr("byteorder"));
+    int code = kind.size() == 1 && (order == "=" || order == "|") ? dtype_code(kind[0], v.value.itemsize) : -1;
+    v.type = code >= 0 ? typed_array(v.value, code, false)
+                       : py::reinterpret_borrow<py::object>(h.attr("_numba_type_")).cast<const Type*>();
     py::bytes bytes(reinterpret_cast<const char*>(&v), sizeof v);
     if (PyDict_SetItem(dict, k_view, bytes.ptr()) != 0) throw py::error_already_set();
     view = item(dict, k_view);

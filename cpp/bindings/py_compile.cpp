@@ -12,6 +12,7 @@
 #include "cujit/background.h"
 #include "cujit/codegen.h"
 #include "cujit/compiler.h"
+#include "cujit/hostgen.h"
 #include "cujit/intrinsics.h"
 #include "cujit/telemetry.h"
 #include "py_interfaces.h"
@@ -310,6 +311,36 @@ struct PyFunctionSource {
 };
 
 // What error messages need of a typed function's source: file, lines, first line.
+// The GIL, released while the driver's target makes code.
+class GilUnlocker final : public compiler::Unlocker {
+ public:
+  void unlock() override { state_ = PyEval_SaveThread(); }
+  void relock() override { PyEval_RestoreThread(state_); }
+
+ private:
+  PyThreadState* state_ = nullptr;
+};
+
+// Tests' observer of every PTX a compile makes (_core.observe_ptx): called with (ptx, typed function, options).
+py::object& ptx_observer() {
+  static py::object* observer = new py::object(py::none());  // never destroyed: read until the interpreter exits
+  return *observer;
+}
+
+void observe_ptx(const std::string& ptx, const std::shared_ptr<ir::TypedFunction>& typed,
+                 const codegen::CompileOptions& options) {
+  py::object& observer = ptx_observer();
+  if (!observer.is_none()) observer(py::str(ptx), typed, options);
+}
+
+// The targets a compile can name (cujit/kernel_target.h), by the name of their Python Target.
+const codegen::KernelTarget& kernel_target(const std::string& name) {
+  static const codegen::KernelTarget* const targets[] = {&codegen::cuda_target(), &hostgen::host_target()};
+  for (const codegen::KernelTarget* t : targets)
+    if (name == t->name()) return *t;
+  throw py::value_error("unknown compile target '" + name + "' (the targets are 'cuda' and 'cpu')");
+}
+
 frontend::FunctionSource source_of(const ir::Function& fn) {
   frontend::FunctionSource located;
   located.filename = fn.filename;
@@ -438,21 +469,8 @@ void register_compile(py::module_& m) {
       .def_property_readonly("external", [](const ir::TypedFunction& f) { return f.external; })
       .def_property_readonly("cooperative", [](const ir::TypedFunction& f) { return f.cooperative; })
       .def_property_readonly("link_inputs", [](const ir::TypedFunction& f) { return f.link_inputs; })
-      .def_property_readonly("externs",
-                             [](const ir::TypedFunction& f) {
-                               // Declared functions it reaches through any depth of calls: (symbol, where declared).
-                               std::vector<std::pair<std::string, std::string>> out;
-                               std::vector<const ir::TypedFunction*> todo{&f};
-                               std::set<const ir::TypedFunction*> seen;
-                               while (!todo.empty()) {
-                                 const ir::TypedFunction* t = todo.back();
-                                 todo.pop_back();
-                                 if (!seen.insert(t).second) continue;
-                                 if (t->external) out.emplace_back(t->symbol, t->declared_at);
-                                 for (const auto& c : t->callees) todo.push_back(c.get());
-                               }
-                               return out;
-                             })
+      .def_property_readonly("externs", &ir::reached_externs,
+                             "Declared functions it reaches through any depth of calls: (symbol, where declared)")
       .def_property_readonly("exceptions",
                              [](const ir::TypedFunction& f) {
                                // The raise sites it reaches, in status-code order (code i + 1 is site i):
@@ -524,15 +542,121 @@ void register_compile(py::module_& m) {
 
   m.def(
       "compile_ptx",
-      [](const ir::TypedFunction& fn, const CompileOptions& options, bool keep_llvm_ir) {
+      [](const std::shared_ptr<ir::TypedFunction>& fn, const CompileOptions& options, bool keep_llvm_ir) {
         Expected<codegen::CompiledCode> out = [&] {
           py::gil_scoped_release nogil;
-          return codegen::compile_to_ptx(fn, options, keep_llvm_ir);
+          return codegen::compile_to_ptx(*fn, options, keep_llvm_ir);
         }();
-        frontend::FunctionSource located = source_of(*fn.fn);
-        return unwrap(std::move(out), &located);
+        frontend::FunctionSource located = source_of(*fn->fn);
+        codegen::CompiledCode code = unwrap(std::move(out), &located);
+        observe_ptx(code.code, fn, options);
+        return code;
       },
       py::arg("fn"), py::arg("options"), py::arg("keep_llvm_ir") = false);
+
+  m.def(
+      "observe_ptx", [](py::object observer) { ptx_observer() = std::move(observer); }, py::arg("observer"),
+      "Tests only: observer(ptx, typed, options) is called with every PTX a compile makes (None: no observer).");
+
+  py::class_<codegen::KernelCode, std::shared_ptr<codegen::KernelCode>>(
+      m, "KernelCode", "what a target made of one typed function (cujit/kernel_target.h)")
+      .def_readonly("llvm_ir", &codegen::KernelCode::llvm_ir);
+
+  py::class_<codegen::GpuKernelCode, codegen::KernelCode, std::shared_ptr<codegen::GpuKernelCode>>(
+      m, "GpuKernelCode", "the GPU target's code of a function: PTX or LTO-IR, linked per device architecture")
+      .def_property_readonly("lto", &codegen::GpuKernelCode::lto)
+      .def_property_readonly("kind",
+                             [](const codegen::GpuKernelCode& c) {
+                               return c.own().kind == codegen::CompiledCode::Kind::LtoIr ? "ltoir" : "ptx";
+                             })
+      .def_property_readonly("code",
+                             [](const codegen::GpuKernelCode& c) -> py::object {
+                               if (c.own().kind == codegen::CompiledCode::Kind::LtoIr) return py::bytes(c.own().code);
+                               return py::str(c.own().code);
+                             })
+      .def_property_readonly("ptx",
+                             [](const codegen::GpuKernelCode& c) {
+                               Expected<std::string> ptx = [&] {
+                                 py::gil_scoped_release nogil;
+                                 return c.ptx();
+                               }();
+                               frontend::FunctionSource located = source_of(*c.typed()->fn);
+                               std::string text = unwrap(std::move(ptx), &located);
+                               if (c.lto()) observe_ptx(text, c.typed(), c.options());  // made now
+                               return text;
+                             })
+      .def(
+          "own_input",
+          [](const codegen::GpuKernelCode& c, py::tuple cc) {
+            const int major = cc[0].cast<int>(), minor = cc[1].cast<int>();
+            Expected<link::LinkInput> input = [&] {
+              py::gil_scoped_release nogil;
+              return c.own_input(major, minor);
+            }();
+            frontend::FunctionSource located = source_of(*c.typed()->fn);
+            return std::make_shared<link::LinkInput>(unwrap(std::move(input), &located));
+          },
+          py::arg("cc"), "Its code as a link input for a device of cc (major, minor): PTX, or LTO-IR for that cc")
+      .def(
+          "link",
+          [](const codegen::GpuKernelCode& c, py::tuple cc, std::vector<std::string> include_dirs,
+             std::optional<std::vector<std::shared_ptr<link::LinkInput>>> inputs) {
+            const int major = cc[0].cast<int>(), minor = cc[1].cast<int>();
+            py::gil_scoped_release nogil;
+            return c.link(major, minor, include_dirs, inputs ? &*inputs : nullptr);
+          },
+          py::arg("cc"), py::arg("include_dirs"), py::arg("inputs") = py::none(),
+          "The cubin for a device of cc (major, minor) as a LinkResult; `inputs` stands for the typed function's "
+          "link inputs (the disk cache's NVRTC results)");
+
+  py::class_<compiler::CompiledKernel>(m, "CompiledKernel",
+                                       "the compile driver's answer: the typed function, the target's code and the "
+                                       "options it was compiled with")
+      .def_readonly("typed", &compiler::CompiledKernel::typed)
+      .def_readonly("code", &compiler::CompiledKernel::code)
+      .def_readonly("options", &compiler::CompiledKernel::options);
+
+  m.def(
+      "compile_kernel",
+      [](const PyFunctionSource& src, Resolver& resolver, std::vector<TypeRef> args, py::object return_type,
+         const CompileOptions& options, std::vector<std::shared_ptr<link::LinkInput>> links, const std::string& target,
+         const std::string& output, std::string describe, bool launchable) {
+        PyNameResolver names(resolver);
+        PyCalleeProvider callees(options);  // callees are typed with the caller's options
+        compiler::KernelRequest request;
+        request.source = &src.source;
+        request.names = &names;
+        request.callees = &callees;
+        request.signature.args = std::move(args);
+        request.signature.return_type = return_type.is_none() ? nullptr : return_type.cast<TypeRef>();
+        request.options = options;
+        request.links = std::move(links);
+        request.target = &kernel_target(target);
+        request.output = output == "ptx"     ? codegen::Output::Ptx
+                         : output == "ltoir" ? codegen::Output::LtoIr
+                                             : codegen::Output::Decide;
+        request.describe = std::move(describe);
+        request.launchable = launchable;
+        GilUnlocker unlocker;
+        request.unlocker = &unlocker;
+        std::variant<compiler::CompiledKernel, compiler::KernelFailure> out = compiler::compile_kernel(request);
+        if (auto* failure = std::get_if<compiler::KernelFailure>(&out)) {
+          if (failure->fn == nullptr) raise_error(failure->error, &src.source);
+          frontend::FunctionSource located = source_of(*failure->fn);
+          raise_error(failure->error, &located);
+        }
+        compiler::CompiledKernel& kernel = std::get<compiler::CompiledKernel>(out);
+        if (auto* gpu = dynamic_cast<const codegen::GpuKernelCode*>(kernel.code.get()))
+          if (gpu->own().kind == codegen::CompiledCode::Kind::Ptx)
+            observe_ptx(gpu->own().code, kernel.typed, kernel.options);
+        return std::move(kernel);
+      },
+      py::arg("source"), py::arg("resolver"), py::arg("args"), py::arg("return_type"), py::arg("options"),
+      py::arg("links"), py::arg("target") = "cuda", py::arg("output") = "", py::arg("describe") = "",
+      py::arg("launchable") = false,
+      "The compile driver (cujit/compiler.h): one function for one signature, typed and compiled for `target` "
+      "('cuda', 'cpu'); `output` 'ptx' or 'ltoir' asks for that code (default: the target decides); "
+      "`launchable`: a kernel cujit launches, checked against the devices' limits and the target's refusals");
 
   py::module_ tm = m.def_submodule("telemetry", "compile stage totals (cpp/include/cujit/telemetry.h)");
   tm.def(

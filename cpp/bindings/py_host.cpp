@@ -1,5 +1,5 @@
-// Python bindings of the CPU target: `_core.host.compile(typed, options)` compiles a typed kernel for this
-// machine (codegen/host_jit.cpp) and `HostKernel.launch(...)` runs its grid on the host runtime (hostrt/),
+// Python bindings of the CPU target: `_core.compile_kernel(..., target="cpu")` compiles a kernel for this
+// machine (hostgen/host_jit.cpp) and `HostKernel.launch(...)` runs its grid on the host runtime (hostrt/),
 // with parameters packed as KernelLauncher.pack packs them for a GPU launch.
 #include <cstring>
 #include <optional>
@@ -9,8 +9,8 @@
 
 #include "bindings.h"
 #include "cujit/codegen.h"
-#include "cujit/host_codegen.h"
 #include "cujit/host_driver.h"
+#include "cujit/hostgen.h"
 #include "cujit/hostrt.h"
 #include "cujit/ir.h"
 
@@ -33,7 +33,7 @@ hostrt::Dim3 dim3_of(const std::vector<uint32_t>& d) {
   return out;
 }
 
-void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid, const std::vector<uint32_t>& block,
+void launch(const hostgen::HostKernel& kernel, const std::vector<uint32_t>& grid, const std::vector<uint32_t>& block,
             uint64_t sharedmem, const py::bytes& params, const std::vector<std::size_t>& offsets, bool cooperative,
             const std::string& name) {
   std::string bytes = params;
@@ -56,8 +56,8 @@ void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid
     error = hostrt::launch(kernel.entry, pointers.data(), config);
   }
   // (the checks' records are taken whatever happened, so that a failed launch leaves none for the next)
-  std::optional<std::string> bad_index = codegen::take_index_error(kernel);
-  std::optional<std::string> bad_shared = codegen::take_shared_report(kernel);
+  std::optional<std::string> bad_index = hostgen::take_index_error(kernel);
+  std::optional<std::string> bad_shared = hostgen::take_shared_report(kernel);
   // Interrupted: Python's own handler saw the SIGINT too, and raises what the user's handler asks for.
   if (error && error->kind == ErrorKind::Interrupted && PyErr_CheckSignals() != 0) throw py::error_already_set();
   if (error) raise_error(*error);
@@ -69,33 +69,22 @@ void launch(const codegen::HostKernel& kernel, const std::vector<uint32_t>& grid
 
 void register_host(py::module_& m) {
   py::module_ h = m.def_submodule("host", "the CPU target: kernels compiled for the host and its runtime");
-  py::class_<codegen::HostKernel, std::shared_ptr<codegen::HostKernel>>(h, "HostKernel")
-      .def_readonly("symbol", &codegen::HostKernel::symbol)
-      .def_readonly("llvm_ir", &codegen::HostKernel::llvm_ir)
-      .def_readonly("static_shared_bytes", &codegen::HostKernel::static_shared_bytes)
-      .def_readonly("uses_barrier", &codegen::HostKernel::uses_barrier)
-      .def_readonly("frame_bytes", &codegen::HostKernel::frame_bytes,
+  py::class_<hostgen::HostKernel, codegen::KernelCode, std::shared_ptr<hostgen::HostKernel>>(
+      h, "HostKernel", "the CPU target's code of a kernel (what _core.compile_kernel(target='cpu') makes)")
+      .def_readonly("symbol", &hostgen::HostKernel::symbol)
+      .def_readonly("static_shared_bytes", &hostgen::HostKernel::static_shared_bytes)
+      .def_readonly("uses_barrier", &hostgen::HostKernel::uses_barrier)
+      .def_readonly("frame_bytes", &hostgen::HostKernel::frame_bytes,
                     "the stack its fixed-size locals need per thread (a launch refuses more than the limit)")
-      .def("global_address", &codegen::host_global_address, py::arg("name"),
+      .def("global_address", &hostgen::host_global_address, py::arg("name"),
            "the address of a global the module keeps (a debug kernel's exception records), or 0")
       .def("launch", &launch, py::arg("grid"), py::arg("block"), py::arg("sharedmem"), py::arg("params"),
            py::arg("offsets"), py::arg("cooperative") = false, py::arg("name") = "",
            "Runs the grid: params is KernelLauncher.pack's buffer, offsets its param_offsets; cooperative: every "
            "block at once (a grid sync); name: the kernel's, for error reports (a deadlock is a RuntimeError).");
-  h.def(
-      "compile",
-      [](const ir::TypedFunction& fn, const codegen::CompileOptions& options, bool boundscheck) {
-        Expected<std::shared_ptr<codegen::HostKernel>> out = [&] {
-          py::gil_scoped_release nogil;
-          return codegen::compile_for_host(fn, options, boundscheck);
-        }();
-        return unwrap(std::move(out));
-      },
-      py::arg("fn"), py::arg("options"), py::arg("boundscheck") = false,
-      "boundscheck: array accesses check their indices (the launch raises IndexError for the first bad one).");
-  h.def("math_functions", &codegen::host_math_names,
+  h.def("math_functions", &hostgen::host_math_names,
         "the libdevice functions (and compiler runtime helpers) the CPU target implements");
-  h.def("_nudge_math", &codegen::set_host_math_nudge, py::arg("ulps"),
+  h.def("_nudge_math", &hostgen::set_host_math_nudge, py::arg("ulps"),
         "Tests only: the next compiles move each transcendental function's result by `ulps` ulps (0 stops).");
   h.def("worker_count", &hostrt::worker_count, "the worker threads a launch runs blocks on");
   h.def(

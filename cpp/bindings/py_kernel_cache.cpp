@@ -1,12 +1,14 @@
 // `cujit._core.driver.KernelCache`: a dispatcher's specialisations as Python sees them (the C++ KernelCache is
 // their one owner, see cujit/kernel_cache.h). The dispatcher asks specialise(argtypes, tag, compile) and gets
 // its face (its _Kernel) back; compile() runs once per key, behind the key's gate, and answers with a
-// Specialisation: the face, the entry symbol, build((major, minor)) -> cubin, hooks() -> (setup, teardown),
-// and the launch facts the fast path reads without calling back (py_launch.cpp).
+// Specialisation: the face, the entry symbol, how its image is built (its GPU code, linked here without Python;
+// a cubin from a cache; or build((major, minor)) -> cubin), hooks() -> (setup, teardown), and the launch facts
+// the fast path reads without calling back (py_launch.cpp).
 #include <pybind11/stl.h>
 
 #include <cstring>
 
+#include "cujit/kernel_target.h"
 #include "py_interfaces.h"
 
 namespace cujit::bindings {
@@ -29,6 +31,37 @@ drv::KernelCache::BuildImage python_build(const py::object& build) {
   return [fn](int major, int minor) {
     py::gil_scoped_acquire gil;
     return image_bytes(py::handle(fn)(py::make_tuple(major, minor)));
+  };
+}
+
+// The image of a kernel's GPU code, linked here: nothing of Python runs but the warning of an NVRTC log.
+drv::KernelCache::BuildImage code_build(std::shared_ptr<codegen::GpuKernelCode> code,
+                                        std::vector<std::string> include_dirs) {
+  return [code = std::move(code), include_dirs = std::move(include_dirs)](int major, int minor) {
+    link::ProgramLinkResult linked = code->link(major, minor, include_dirs);
+    if (!linked.nvrtc_logs.empty()) {
+      py::gil_scoped_acquire gil;
+      for (const auto& [name, log] : linked.nvrtc_logs)
+        if (PyErr_WarnEx(PyExc_UserWarning, ("NVRTC log messages: " + log).c_str(), 1) != 0)
+          throw py::error_already_set();
+    }
+    return std::move(linked.cubin);
+  };
+}
+
+// How a specialisation's image is built: `build` (its GPU code, linked in C++, or a Python callable), with
+// `image` (the cubin for devices of architecture `image_arch`, from a cache or bundle) served as it is.
+drv::KernelCache::BuildImage image_build(const py::object& build, py::object image, std::string image_arch,
+                                         std::vector<std::string> include_dirs) {
+  drv::KernelCache::BuildImage made =
+      py::isinstance<codegen::GpuKernelCode>(build)
+          ? code_build(build.cast<std::shared_ptr<codegen::GpuKernelCode>>(), std::move(include_dirs))
+          : python_build(build);
+  if (image.is_none()) return made;
+  return [made = std::move(made), cubin = image_bytes(image), arch = std::move(image_arch)](int major, int minor) {
+    if (codegen::device_arch(major, minor) == arch) return cubin;
+    if (!made) throw std::runtime_error("no image of this kernel for " + codegen::device_arch(major, minor));
+    return made(major, minor);
   };
 }
 
@@ -134,13 +167,16 @@ std::string specialisation_key(const std::vector<TypeRef>& argtypes, const std::
 void register_kernel_cache(py::module_& d) {
   py::class_<Specialisation>(d, "Specialisation",
                              "What a KernelCache compile answers: the specialisation's face (the dispatcher's "
-                             "object for it), its entry symbol, build((major, minor)) -> cubin, hooks() -> "
-                             "(setup, teardown) for each module loaded, and the launch facts")
+                             "object for it), its entry symbol, build (a GpuKernelCode, linked in C++ with "
+                             "include_dirs for NVRTC, or a callable (major, minor) -> cubin), image (a cubin "
+                             "for image_arch, served as it is), hooks() -> (setup, teardown) for each module "
+                             "loaded, and the launch facts")
       .def(py::init([](py::object face, std::string entry, py::object build, py::object hooks,
-                       std::optional<int> carveout, bool cooperative, bool raises, py::object if_overlap, bool listed) {
+                       std::optional<int> carveout, bool cooperative, bool raises, py::object if_overlap, bool listed,
+                       py::object image, std::string image_arch, std::vector<std::string> include_dirs) {
              Specialisation s;
              s.code.entry = std::move(entry);
-             s.code.build = python_build(build);
+             s.code.build = image_build(build, std::move(image), std::move(image_arch), std::move(include_dirs));
              s.code.hooks = python_hooks(hooks);
              s.py.build = std::move(build);
              s.py.hooks = std::move(hooks);
@@ -154,7 +190,9 @@ void register_kernel_cache(py::module_& d) {
            }),
            py::arg("face"), py::kw_only(), py::arg("entry") = "", py::arg("build") = py::none(),
            py::arg("hooks") = py::none(), py::arg("carveout") = py::none(), py::arg("cooperative") = false,
-           py::arg("raises") = false, py::arg("if_overlap") = py::none(), py::arg("listed") = true);
+           py::arg("raises") = false, py::arg("if_overlap") = py::none(), py::arg("listed") = true,
+           py::arg("image") = py::none(), py::arg("image_arch") = "",
+           py::arg("include_dirs") = std::vector<std::string>{});
 
   py::class_<Kernel, std::shared_ptr<Kernel>>(
       d, "CachedKernel", "One specialisation of a KernelCache: its image per architecture, function per context")

@@ -42,13 +42,13 @@ def _target_lines(driver_found):
         return lines + [f"kernels compile for: unknown: {e}"]
     if os.environ.get("CUJIT_TARGET", "").strip():
         why = f"CUJIT_TARGET={os.environ['CUJIT_TARGET'].strip()}"
-    elif chosen == "cpu":
+    elif not chosen.on_gpu:
         why = f"NUMBA_ENABLE_CUDASIM={os.environ.get('NUMBA_ENABLE_CUDASIM', '').strip()}"
     else:
         why = "the default: CUJIT_TARGET is not set"
-    where = "the GPU" if chosen == "cuda" else "the CPU target"
-    line = f"kernels compile for: {chosen} ({where}; {why})"
-    if chosen == "cuda" and not driver_found:
+    where = "the GPU" if chosen.on_gpu else "the CPU target"
+    line = f"kernels compile for: {chosen.name} ({where}; {why})"
+    if chosen.on_gpu and not driver_found:
         line += "; with no CUDA driver here they cannot launch: CUJIT_TARGET=cpu runs them on the CPU"
     return lines + [line]
 

@@ -6,7 +6,40 @@ A leaf module: the standard library only, so that both may import it."""
 
 import os
 
-TARGETS = ("cuda", "cpu")
+
+class Target:
+    """A target kernels compile for, as a value (the C++ compile driver's target of the same ``name``,
+    cujit/kernel_target.h): ``on_gpu`` tells whether its kernels run on a CUDA device (the runtime's driver,
+    streams and device memory are the GPU's) or on cujit's host runtime."""
+
+    __slots__ = ("name", "on_gpu")
+
+    def __init__(self, name, on_gpu):
+        self.name, self.on_gpu = name, on_gpu
+
+    def __repr__(self):
+        return f"<cujit target {self.name!r}>"
+
+    def __eq__(self, other):  # equal to its name too, as the string users pass to jit(target=...)
+        if isinstance(other, Target):
+            return self is other
+        return isinstance(other, str) and other.lower() == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __reduce__(self):
+        return (by_name, (self.name,))
+
+
+CUDA = Target("cuda", on_gpu=True)
+CPU = Target("cpu", on_gpu=False)
+_BY_NAME = {t.name: t for t in (CUDA, CPU)}
+TARGETS = tuple(_BY_NAME)
+
+
+def by_name(name):
+    return _BY_NAME[name]
 
 
 def default_target():
@@ -16,19 +49,21 @@ def default_target():
     if chosen:
         if chosen not in TARGETS:
             raise ValueError(f"CUJIT_TARGET={chosen!r}: the targets are {', '.join(map(repr, TARGETS))}")
-        return chosen
+        return _BY_NAME[chosen]
     if os.environ.get("NUMBA_ENABLE_CUDASIM", "0").strip() not in ("", "0"):
-        return "cpu"
-    return "cuda"
+        return CPU
+    return CUDA
 
 
 def resolve_target(target):
-    """jit's ``target=``: None (the default target), "cuda" or "cpu"."""
+    """jit's ``target=`` as a Target: None (the default target), "cuda" or "cpu" (or a Target)."""
     if target is None:
         return default_target()
+    if isinstance(target, Target):
+        return target
     if not isinstance(target, str) or target.lower() not in TARGETS:
         raise ValueError(f"jit(target={target!r}): the targets are {', '.join(map(repr, TARGETS))}")
-    return target.lower()
+    return _BY_NAME[target.lower()]
 
 
 _process_target = None

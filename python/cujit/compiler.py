@@ -220,7 +220,8 @@ def python_function(pyfunc, api="compile"):
 
 
 def type_function(pyfunc, signature, options, links=()):
-    """Frontend and typing of `pyfunc` for `signature`; `links`: its own link inputs."""
+    """Frontend and typing of `pyfunc` for `signature` alone (what a caller's typing and ufunc typing need);
+    `links`: its own link inputs."""
     return _core.type_function(
         function_source(pyfunc),
         Resolver(pyfunc),
@@ -231,12 +232,26 @@ def type_function(pyfunc, signature, options, links=()):
     )
 
 
-def compile_typed(typed, options, output, keep_llvm_ir=False):
-    """A typed function's code, lowered and optimised once: PTX (str) or LTO-IR (bytes); and its optimised
-    LLVM IR when `keep_llvm_ir`."""
-    compile_code = _core.compile_ltoir if output == "ltoir" else _core.compile_ptx
-    compiled = compile_code(typed, options, keep_llvm_ir)
-    return compiled.code, compiled.llvm_ir
+def compile_request(
+    pyfunc, signature, options, links=(), target=_target.CUDA, describe="", output="", launchable=False
+):
+    """The compile driver's one call (``_core.compile_kernel``, cpp/src/compiler/): `pyfunc` read here (its
+    source or bytecode, and the resolver of its names), then typed, checked and compiled in C++ for `target`
+    (a ``Target``); `output` "ptx" or "ltoir" asks for that code (default: the target decides); `launchable`: a
+    dispatcher's kernel, which cujit loads and launches (checked against the devices' limits). Returns a
+    ``_core.CompiledKernel`` (its typed function, its code, the options it was compiled with)."""
+    return _core.compile_kernel(
+        function_source(pyfunc),
+        Resolver(pyfunc),
+        list(signature.args),
+        signature.return_type,
+        options,
+        list(links),
+        target=target.name,
+        output=output,
+        describe=describe,
+        launchable=launchable,
+    )
 
 
 def check_abi(abi):
@@ -315,10 +330,10 @@ def _prepare(
 
 
 def _compile_prepared(pyfunc, signature, options, output, links=()):
-    """The function's own code (PTX str, or LTO-IR bytes from the same optimised module) and its typing;
-    `links`: its own link inputs (a dispatcher's ``link=``)."""
-    typed = type_function(pyfunc, signature, options, links)
-    return compile_typed(typed, options, output)[0], typed
+    """The function's own code (PTX str, or LTO-IR bytes) and its typing; `links`: its own link inputs (a
+    dispatcher's ``link=``)."""
+    compiled = compile_request(pyfunc, signature, options, links, output=output)
+    return compiled.code.code, compiled.typed
 
 
 @entry_point
@@ -370,7 +385,7 @@ def compile_all(
 
 def _current_device_cc():
     driver = _core.driver  # not cujit.cudadrv: the runtime's Python sits above the compiler
-    if _target.process_target() == "cpu":
+    if not _target.process_target().on_gpu:
         # The runtime's rule (cujit.cudadrv installs the host driver on its first import): on the CPU target the
         # current device is the host driver's, compute capability 9.0, also when no runtime call came first.
         _core.host.use_host_driver()

@@ -10,7 +10,7 @@ import time
 import weakref
 
 from cujit import _core, _target, aot_bundles, linking, telemetry
-from cujit.compiler import compile_typed, for_cc, make_options, normalize_inline, parse_signature, type_function
+from cujit.compiler import compile_request, for_cc, make_options, normalize_inline, parse_signature
 from cujit.config import cache_wanted
 from cujit._source import Resolver, function_source
 from cujit.errors import CudaSupportError, NumbaError, TypingError, entry_point, raised_in_kernel
@@ -24,28 +24,19 @@ def _caching():
     return caching
 
 
-class KernelCode:
-    """A specialisation's code, made from its one optimised module: PTX, or LTO-IR for the compile's cc; and the
-    optimised LLVM IR (for inspect_llvm)."""
-
-    __slots__ = ("ptx", "ltoir", "llvm_ir")
-
-    def __init__(self, ptx, ltoir, llvm_ir):
-        self.ptx, self.ltoir, self.llvm_ir = ptx, ltoir, llvm_ir
-
-
 class _Kernel:
-    """One kernel specialisation as Python sees it: its PTX, typed function and launch plan. The dispatcher's
-    C++ KernelCache owns it (the face of one of its specialisations) with everything made of it: a cubin per
-    device architecture (its code and link inputs linked by nvJitLink; LTO-IR instead of PTX with lto) and a
-    module and function per CUDA context, loaded on first use with the link inputs' setup callbacks. A face
-    keeps its cache alive (and so its modules); the cache shows its faces to the collector, which frees the
-    three together, unloading the modules (teardown first), once neither dispatcher nor face is in use."""
+    """One kernel specialisation as Python sees it: the compile driver's answer (``_core.CompiledKernel``: its typed
+    function and its GPU code) and launch plan. The dispatcher's C++ KernelCache owns it (the face of one of its
+    specialisations) with everything made of it: a cubin per device architecture (linked in C++ from its code and
+    the link inputs its calls collected, with no call back into Python) and a module and function per CUDA context,
+    loaded on first use with the link inputs' setup callbacks. A face keeps its cache alive (and so its modules);
+    the cache shows its faces to the collector, which frees the three together, unloading the modules (teardown
+    first), once neither dispatcher nor face is in use."""
 
-    def __init__(self, code, typed, options, lto):
-        self.lto = lto  # linking.resolve_lto's answer for this specialisation
-        self._own = code  # KernelCode: what its compile made of its one optimised module
-        self.typed = typed
+    def __init__(self, compiled):
+        self._compiled = compiled
+        typed = compiled.typed
+        options = compiled.options
         # debug=True: the raise sites its status codes stand for (code i + 1 is site i); see raised().
         self._specialise(
             options, typed.symbol, typed.args, typed.cooperative, typed.exceptions if options.debug else ()
@@ -68,10 +59,14 @@ class _Kernel:
         """This face as its dispatcher's KernelCache takes it: how to build, load and launch it."""
         self._owner = (cache, tag)
         hooked = any(made.origin is not None for made in self.link_inputs())  # LinkableCode with callbacks
+        image, image_arch = self._image_made()
         return _core.driver.Specialisation(
             self,
             entry=self.entry,
-            build=self._image,
+            build=self._builder(),
+            image=image,
+            image_arch=image_arch or "",
+            include_dirs=linking.nvrtc_include_dirs(),
             hooks=self._module_hooks if hooked else None,
             carveout=self.options.carveout,
             cooperative=self.cooperative,
@@ -79,6 +74,14 @@ class _Kernel:
             if_overlap=self.if_overlap,
             listed=listed,
         )
+
+    def _builder(self):
+        """How the cache builds an image of it: its GPU code, linked in C++."""
+        return self.code
+
+    def _image_made(self):
+        """(cubin, its architecture) made before the cache took it (linked to write the disk cache), or Nones."""
+        return self._cached_cubin, self.disk_arch
 
     def native(self):
         """Its specialisation in the dispatcher's KernelCache (a CachedKernel)."""
@@ -91,20 +94,27 @@ class _Kernel:
 
         return modules.hooks_for(self.link_inputs())
 
-    def _code(self):
-        return self._own
+    @property
+    def typed(self):
+        return self._compiled.typed
+
+    @property
+    def code(self):
+        """Its GPU code (``_core.GpuKernelCode``): PTX, or LTO-IR when it links with LTO."""
+        return self._compiled.code
+
+    @property
+    def lto(self):
+        return self.code.lto
 
     @property
     def ptx(self):
         """The kernel's PTX. An LTO kernel is linked from LTO-IR: its PTX is made when first asked for here."""
-        code = self._code()
-        if code.ptx is None:
-            code.ptx = compile_typed(self.typed, self.options, "ptx")[0]
-        return code.ptx
+        return self.code.ptx
 
     @property
     def llvm_ir(self):
-        return self._code().llvm_ir
+        return self.code.llvm_ir
 
     @property
     def plan(self):
@@ -144,9 +154,6 @@ class _Kernel:
 
         return raised_in_kernel(self.exceptions, load)
 
-    def _image(self, cc):
-        return self.link(tuple(cc))
-
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
         """How many blocks of ``blockdim`` threads a cooperative launch of this kernel can have on the current
         device: every block must be resident at once (numba-cuda's ``_Kernel.max_cooperative_grid_blocks``)."""
@@ -158,19 +165,11 @@ class _Kernel:
         per_sm = self.function().max_active_blocks_per_multiprocessor(threads, dynsmemsize)
         return per_sm * devices.get_current_device().MULTIPROCESSOR_COUNT
 
-    def own_code(self, cc):
-        """This kernel's code as a link input for a device of ``cc``: its PTX, or LTO-IR compiled for ``cc``."""
-        if not self.lto:
-            return _core.LinkInput("ptx", self.ptx, "<cudapy-ptx>")
-        code, options = self._code(), for_cc(self.options, cc)
-        if code.ltoir is not None and options.cc == self.options.cc:  # the compile's own cc: its LTO-IR
-            return _core.LinkInput("ltoir", code.ltoir, "<cudapy-ltoir>")
-        return _core.LinkInput("ltoir", compile_typed(self.typed, options, "ltoir")[0], "<cudapy-ltoir>")
-
     def link(self, cc):
-        """The cubin for a device of ``cc``: this kernel linked with every input its calls collected (their
-        CUDA C++ through the disk cache's NVRTC results when the kernel is cached), written to the disk cache
-        when the kernel is cached for ``cc``'s architecture."""
+        """The cubin for a device of ``cc`` (what the cache builds, for the disk cache and ``cujit.aot``): this
+        kernel linked with every input its calls collected (their CUDA C++ through the disk cache's NVRTC results
+        when the kernel is cached), written to the disk cache when the kernel is cached for ``cc``'s
+        architecture."""
         arch = linking.arch_for(cc)
         cached = self.disk_key is not None and arch == self.disk_arch
         if cached and self._cached_cubin is not None:  # linked when it was compiled, to write the entry
@@ -178,20 +177,13 @@ class _Kernel:
         inputs = (
             _caching().precompiled_sources(self.typed.link_inputs, arch, self.lto, self.options) if cached else None
         )
-        cubin = linking.link_kernel(
-            self.own_code(cc),
-            self.typed,
-            cc,
-            self.options,
-            lto=self.lto,
-            max_registers=self.options.max_registers,
-            inputs=inputs,
-        )
+        linked = self.code.link(tuple(cc)[:2], linking.nvrtc_include_dirs(), inputs)
+        linking.warn_nvrtc_logs(linked.nvrtc_logs)
         if cached:
-            self._cached_cubin = cubin
+            self._cached_cubin = linked.cubin
             with telemetry.stage("cache write"):
-                _caching().put_kernel(self.disk_key, self, cubin, arch)
-        return cubin
+                _caching().put_kernel(self.disk_key, self, linked.cubin, arch)
+        return linked.cubin
 
     disk_key = None  # the disk cache's key, for a kernel compiled while caching (and its architecture)
     disk_arch = None
@@ -199,29 +191,33 @@ class _Kernel:
 
 
 class _CachedKernel(_Kernel):
-    """A kernel specialisation loaded from the disk cache: its cubin, entry symbol and link inputs, with no
-    typing done. What needs the typed function (inspection, another architecture) compiles it then."""
+    """A kernel specialisation loaded from the disk cache or a bundle: its cubin, entry symbol and link inputs, with
+    no typing done. What needs the typed function (inspection, another architecture) compiles it then."""
 
-    def __init__(self, entry, compile_fresh, argtypes, options, lto):
+    def __init__(self, entry, compile_fresh, argtypes, options):
         self._entry = entry
-        self._compile_fresh = compile_fresh  # () -> (KernelCode, typed)
+        self._compile_fresh = compile_fresh  # () -> _core.CompiledKernel
         self._fresh = None
-        self._lto_option = lto  # resolved on need: resolving may look for (and load) nvJitLink and libNVVM
         self._specialise(options, entry["symbol"], argtypes, entry["cooperative"], entry["exceptions"])
 
-    def _typed_parts(self):
+    @property
+    def _compiled(self):
         if self._fresh is None:
             self._fresh = self._compile_fresh()
         return self._fresh
 
     @property
-    def lto(self):
-        return linking.resolve_lto(self._lto_option, self.options.debug, [i.kind for i in self.link_inputs()])
+    def lto(self):  # resolved on need: resolving may look for (and load) nvJitLink and libNVVM
+        return linking.resolve_lto(self.options.lto, self.options.debug, [i.kind for i in self.link_inputs()])
 
-    def _code(self):
-        return self._typed_parts()[0]
+    def _builder(self):
+        return self._link_elsewhere  # another architecture than the entry's: compiled then
 
-    typed = property(lambda self: self._typed_parts()[1])
+    def _link_elsewhere(self, cc):
+        return self.link(tuple(cc))
+
+    def _image_made(self):
+        return self._entry["cubin"], self._entry["arch"]
 
     def link_inputs(self):
         return self._entry["link_inputs"]
@@ -310,6 +306,7 @@ class CUDADispatcher(_core.Dispatcher):
         clone._explicit_target = self._explicit_target
         return clone
 
+    target = _target.CUDA  # where its kernels run (device functions are typed into callers of either target)
     _faces = (_Kernel,)  # the classes of its compiled specialisations (a device function's typings are not)
 
     def _links(self):
@@ -466,13 +463,12 @@ class CUDADispatcher(_core.Dispatcher):
             dispatcher = ref()
             if dispatcher is None:
                 raise RuntimeError(f"the dispatcher of cached kernel {entry['symbol']} was collected")
-            return dispatcher._typed_compile(signature, options)
+            return dispatcher._compile_request(signature, options)
 
-        return _CachedKernel(entry, compile_fresh, signature.args, options, options.lto)
+        return _CachedKernel(entry, compile_fresh, signature.args, options)
 
     def _compile_fresh(self, signature, options, start, disk_key=None, arch=None):
-        code, typed = self._typed_compile(signature, options)
-        compiled = _Kernel(code, typed, options, self._lto_of(typed, options))
+        compiled = _Kernel(self._compile_request(signature, options))
         compiled.disk_key, compiled.disk_arch = disk_key, arch
         telemetry.count("compiles")
         telemetry.log(
@@ -484,22 +480,13 @@ class CUDADispatcher(_core.Dispatcher):
         )
         return compiled
 
-    def _lto_of(self, typed, options):
-        """Whether this specialisation links with LTO: jit's lto, or by default when a link input is CUDA C++ or
-        LTO-IR (linking.resolve_lto). Device functions are linked by their callers."""
-        if self.device:
-            return False
-        return linking.resolve_lto(options.lto, options.debug, [i.kind for i in typed.link_inputs])
-
-    def _typed_compile(self, signature, options):
-        """Types and compiles one specialisation, its LLVM module lowered and optimised once: to LTO-IR when the
-        kernel links with LTO (its PTX then made only if asked for), else to PTX."""
-        typed = type_function(self.py_func, signature, options, self._links())
-        if options.kernel:
-            _core.check_static_shared_memory(typed)
-        output = "ltoir" if self._lto_of(typed, options) else "ptx"
-        code, llvm_ir = compile_typed(typed, options, output, keep_llvm_ir=True)
-        return KernelCode(code if output == "ptx" else None, code if output == "ltoir" else None, llvm_ir), typed
+    def _compile_request(self, signature, options):
+        """One call of the compile driver (``_core.compile_kernel``): typed, checked and compiled for this
+        dispatcher's target; a GPU kernel's module is lowered and optimised once, to LTO-IR when it links with
+        LTO (its PTX then made only if asked for), else to PTX."""
+        return compile_request(
+            self.py_func, signature, options, self._links(), self.target, self._describe(), launchable=True
+        )
 
     @entry_point
     def compile(self, sig, cc=None):
@@ -761,7 +748,7 @@ class HostDispatcher(CUDADispatcher):
     inspection), whose specialisations compile for this machine's CPU (``cujit.host_target``) and whose launches
     run on the host runtime, in order, returning when the grid has run."""
 
-    target = "cpu"
+    target = _target.CPU
 
     def __init__(self, pyfunc, device, compile_options, *rest):
         from cujit import host_target
@@ -776,14 +763,9 @@ class HostDispatcher(CUDADispatcher):
 
     def _compile_kernel(self, signature, options, noalias):
         start = time.perf_counter()
-        kernel = self._host.compile_kernel(
-            self.py_func,
-            signature,
-            options,
-            self._links(),
-            self._describe(),
-            boundscheck=options.boundscheck,
-        )
+        options = options.copy()
+        options.boundscheck = self._host.boundscheck(options.boundscheck)
+        kernel = self._host.HostKernel(self._compile_request(signature, options), self.py_func.__qualname__)
         telemetry.count("compiles")
         telemetry.log("compiled for the CPU", self.__qualname__, signature.args, "", time.perf_counter() - start)
         return kernel
@@ -810,7 +792,7 @@ _REJECTED = {"argtypes", "restype", "bind"}
 _EXTRA_OPTIONS = {"fastmath", "max_registers", "extensions", "boundscheck"}
 
 
-def _check_extra_options(kws, device, forceinline, target="cuda"):
+def _check_extra_options(kws, device, forceinline, target=_target.CUDA):
     unknown = sorted(set(kws) - _EXTRA_OPTIONS - _REJECTED)
     if unknown:
         known = sorted(
@@ -837,7 +819,7 @@ def _check_extra_options(kws, device, forceinline, target="cuda"):
         raise DeprecationWarning(
             f"Deprecated keyword argument `{key}`. Signatures should be passed as the first positional argument."
         )
-    if kws.get("boundscheck") and target != "cpu":  # the CPU target checks bounds (on by default there)
+    if kws.get("boundscheck") and target.on_gpu:  # the CPU target checks bounds (on by default there)
         raise NotImplementedError("bounds checking is not supported for CUDA")
     if kws.get("extensions"):
         raise NotImplementedError(
@@ -911,7 +893,7 @@ def jit(
     )
     # (a device function's items are linked by its callers, with their options: the default ones assumed).
     # Not for cached kernels: their NVRTC results come from the disk cache, or none is needed on a hit.
-    if target == "cpu":
+    if not target.on_gpu:
         pass  # no GPU code to prefetch
     elif not cache_wanted(cache):
         linking.prefetch(link, None if device else compile_options.lto, compile_options)
@@ -921,7 +903,7 @@ def jit(
     @entry_point  # a list of signatures compiles at decoration
     def wrap(pyfunc, sigs=()):
         # Device functions are typed into their callers: one dispatcher serves kernels of either target.
-        cls = HostDispatcher if target == "cpu" and not device else CUDADispatcher
+        cls = HostDispatcher if not target.on_gpu and not device else CUDADispatcher
         dispatcher = cls(pyfunc, device, compile_options, link, cache, kws.get("fastmath"), jit_options)
         dispatcher._explicit_target = explicit_target
         for sig in sigs:

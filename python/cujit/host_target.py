@@ -17,7 +17,6 @@ import sys
 
 from cujit import _core
 from cujit._target import TARGETS, default_target, resolve_target  # noqa: F401  (the rule lives in _target)
-from cujit.compiler import type_function
 from cujit.errors import entry_point
 
 
@@ -81,35 +80,21 @@ class _HostPlan:
         return self.launcher.pack(values), keep
 
 
-def _check_links(typed, describe):
-    """Kernels that link GPU code cannot run on the CPU: the error names every item."""
-    items = list(typed.link_inputs)
-    if items:
-        names = ", ".join(f"{item.name!r} ({item.kind})" for item in items)
-        raise NotImplementedError(
-            f"{describe} links {names}: linked code (PTX, cubin, LTO-IR, CUDA C++) is GPU "
-            "code and cannot run on the CPU target (a .cu item may be compiled for the host "
-            "later; see docs/cpu_target.md)"
-        )
-
-
 class HostKernel:
-    """One specialisation compiled for the CPU: its typed function, JIT-compiled code and argument plan (the CPU
-    target's face of a specialisation in its dispatcher's KernelCache)."""
+    """One specialisation compiled for the CPU: the compile driver's answer (its typed function and JIT-compiled
+    code) and argument plan (the CPU target's face of a specialisation in its dispatcher's KernelCache)."""
 
-    target = "cpu"
-
-    def __init__(self, typed, native, argtypes, options):
-        self.typed = typed
-        self.native = native  # _core.host.HostKernel: owns the JIT-compiled code
-        self.argtypes = tuple(argtypes)
-        self.options = options
+    def __init__(self, compiled, name):
+        typed = self.typed = compiled.typed
+        self.native = compiled.code  # _core.host.HostKernel: owns the JIT-compiled code
+        self.argtypes = tuple(typed.args)
+        self.options = options = compiled.options
         self.entry = typed.symbol
         self.plan = _HostPlan(self.argtypes)
         self.if_overlap = None  # host kernels compile without noalias arrays: overlapping arrays are fine
         # debug=True: the raise sites its status codes stand for, reported after each launch as on the GPU.
         self.exceptions = tuple(typed.exceptions) if options.debug else ()
-        self.name = typed.symbol  # the Python function's qualified name once compile_kernel sets it (reports)
+        self.name = name  # the Python function's qualified name (reports)
         self.cooperative = bool(typed.cooperative)  # a grid sync: every block runs at once
 
     def specialisation(self, cache, tag, listed):
@@ -182,9 +167,9 @@ class HostKernel:
         return _core.host.max_cooperative_blocks(threads)
 
 
-def _boundscheck(option):
+def boundscheck(option):
     """Whether a kernel checks its array indices: NUMBA_BOUNDSCHECK ("0" or "1") if set, else jit's option (on
-    unless it is False)."""
+    unless it is False; a launch then raises IndexError for the first bad one)."""
     import os
 
     forced = os.environ.get("NUMBA_BOUNDSCHECK", "").strip()
@@ -193,22 +178,6 @@ def _boundscheck(option):
     if forced:
         raise ValueError(f"NUMBA_BOUNDSCHECK={forced!r}: use 0 or 1 (or leave it unset)")
     return option is not False
-
-
-def compile_kernel(py_func, signature, options, links, describe, boundscheck=None):
-    """A kernel specialisation for the CPU: typed as for the GPU (without noalias arrays: a launch does not check
-    overlaps here), lowered with the host target's hooks and compiled by ORC JIT. ``boundscheck`` (jit's option;
-    ``NUMBA_BOUNDSCHECK=0`` or ``1`` overrides it for every kernel, as in numba):
-    array accesses check their indices unless it is False; a launch raises IndexError for the first bad one."""
-    options = options.copy()
-    options.noalias_arrays = False
-    typed = type_function(py_func, signature, options, links)
-    _check_links(typed, describe)
-    _core.check_static_shared_memory(typed)
-    native = _core.host.compile(typed, options, boundscheck=_boundscheck(boundscheck))
-    kernel = HostKernel(typed, native, signature.args, options)
-    kernel.name = py_func.__qualname__
-    return kernel
 
 
 class HostLaunch:

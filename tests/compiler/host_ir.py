@@ -19,8 +19,7 @@ def llvm_ir(pyfunc, signature):
     fn, sig, options = compiler._prepare(
         pyfunc, signature, None, False, True, False, None, None, "c", None, "ptx", False, None
     )
-    typed = compiler.type_function(fn, sig, options)
-    return compiler.compile_typed(typed, options, "ptx", keep_llvm_ir=True)[1]
+    return compiler.compile_request(fn, sig, options, output="ptx").code.llvm_ir
 
 
 def host_functions(workdir, functions):

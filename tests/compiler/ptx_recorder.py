@@ -13,14 +13,7 @@ _current = [None]
 def pytest_configure(config):
     from cujit import _core
 
-    original = _core.compile_ptx
-
-    def recording(typed, options, keep_llvm_ir=False):
-        out = original(typed, options, keep_llvm_ir)
-        _records.setdefault(_current[0], []).append(out.code)
-        return out
-
-    _core.compile_ptx = recording
+    _core.observe_ptx(lambda ptx, typed, options: _records.setdefault(_current[0], []).append(ptx))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -47,7 +47,7 @@ def _link_lto(cc, *inputs, entry):
 @pytest.mark.parametrize("cc", CCS, ids=[f"sm_{a}{b}" for a, b in CCS])
 def test_kernel_ltoir_links_with_nvrtc_ltoir(cc):
     kernel = cuda.jit(lto=True)(src.multiply_vectors).compile("void(float32[::1], float32[::1], float32[::1])", cc=cc)
-    own = kernel.own_code(cc)
+    own = kernel.code.own_input(cc)
     assert own.kind == "ltoir" and own.data[:4] == MAGIC
     cubin = kernel.link(cc)  # the kernel's LTO-IR and functions.cu through NVRTC -dlto
     assert _core.link.cubin_has_symbol(cubin, kernel.entry)

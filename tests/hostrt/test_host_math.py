@@ -1,4 +1,4 @@
-"""libdevice's math on the CPU target (codegen/host_math*.cpp): every __nv_* function cujit's lowering can call
+"""libdevice's math on the CPU target (hostgen/host_math*.cpp): every __nv_* function cujit's lowering can call
 has a host implementation (the table covers numba-cuda's cuda.libdevice list), and kernels compiled with
 ``cuda.jit(target="cpu")`` give results within the ulps docs/cpu_target.md states, against numpy, Python's math
 and exact references (fractions for the rounding-mode variants, Python integers for the integer intrinsics) on

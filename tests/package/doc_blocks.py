@@ -181,16 +181,7 @@ def _run(program, ptx_json):
     from cujit import _core
 
     made = []
-    compile_ptx = _core.compile_ptx
-
-    def capturing(*args, **kwargs):
-        result = compile_ptx(*args, **kwargs)
-        ptx = result.code
-        if isinstance(ptx, str):
-            made.append(ptx)
-        return result
-
-    _core.compile_ptx = capturing
+    _core.observe_ptx(lambda ptx, typed, options: made.append(ptx))
     sys.path[0] = os.getcwd()  # as `python program.py` run from the document's directory would have it
     try:
         runpy.run_path(program, run_name="__main__")

@@ -20,11 +20,11 @@ from cujit import cuda, _core
 from cujit import dispatcher as _dispatcher
 
 compiles = []
-_real_compile = _dispatcher.CUDADispatcher._typed_compile
+_real_compile = _dispatcher.CUDADispatcher._compile_request
 def _counting_compile(self, *args, **kwargs):
     compiles.append(self.py_func.__name__)
     return _real_compile(self, *args, **kwargs)
-_dispatcher.CUDADispatcher._typed_compile = _counting_compile
+_dispatcher.CUDADispatcher._compile_request = _counting_compile
 
 events = []
 def setup(module):

@@ -1,16 +1,18 @@
-// The compile driver, above codegen: the frontend and typing of one function
-// for one signature, numba's symbol names, and the typed descriptions of
-// external functions (cuda.declare_device). Codegen then turns a typed
-// function into PTX or LTO-IR; link/ links it.
+// The compile driver, above codegen: one request (a function's frontend input, its signature, options, link
+// inputs and target) in, one compiled kernel out: frontend and typing, numba's symbol names, the checks every
+// target shares, then the target's code (cujit/kernel_target.h: PTX or LTO-IR linked per device, or host code);
+// and the typed descriptions of external functions (cuda.declare_device).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "cujit/codegen.h"
 #include "cujit/frontend.h"
 #include "cujit/ir.h"
+#include "cujit/kernel_target.h"
 #include "cujit/link_input.h"
 #include "cujit/typing.h"
 
@@ -27,6 +29,51 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
     const frontend::FunctionSource& source, frontend::NameResolver& resolver, typing::CalleeProvider& callees,
     const Signature& signature, const CompileOptions& options,
     const std::vector<std::shared_ptr<link::LinkInput>>& own_links = {});
+
+// A lock of the caller's that the stages after typing do not need (they call nothing of it): the driver gives it
+// up while the target makes code, so that other threads run meanwhile (the bindings release the GIL).
+class Unlocker {
+ public:
+  virtual ~Unlocker() = default;
+  virtual void unlock() = 0;
+  virtual void relock() = 0;
+};
+
+// One compile asked of the driver.
+struct KernelRequest {
+  const frontend::FunctionSource* source = nullptr;
+  frontend::NameResolver* names = nullptr;
+  typing::CalleeProvider* callees = nullptr;
+  Signature signature;  // argument types; the return type when declared
+  CompileOptions options;  // checked by the caller (jit, compile*); the target adapts them
+  std::vector<std::shared_ptr<link::LinkInput>> links;  // the function's own link= items
+  const codegen::KernelTarget* target = nullptr;  // null: the GPU
+  codegen::Output output = codegen::Output::Decide;
+  std::string describe;  // how messages name the function ("@cuda.jit function 'f' at f.py:3")
+  // A kernel cujit will load and launch (a dispatcher's): checked against every device's limits (static shared
+  // memory) and what the target refuses. cuda.compile's output is checked by whoever links it.
+  bool launchable = false;
+  Unlocker* unlocker = nullptr;
+};
+
+// What the driver answers: the typed function (its symbol, link inputs, launch facts: cooperative, raise sites)
+// and the target's code, compiled with `options` (the target's).
+struct CompiledKernel {
+  std::shared_ptr<ir::TypedFunction> typed;
+  std::shared_ptr<codegen::KernelCode> code;
+  CompileOptions options;
+};
+
+// A failure of the driver, with the function whose source locates it (null: the requested one).
+struct KernelFailure {
+  Error error;
+  const ir::Function* fn = nullptr;
+  std::shared_ptr<ir::TypedFunction> typed;  // keeps `fn` alive (it may be a callee's)
+};
+
+// Runs one request: types the function, checks a kernel's static shared memory and what the target refuses, and
+// makes the target's code. Needs no Python and no GIL beyond what the resolver and callee provider take.
+std::variant<CompiledKernel, KernelFailure> compile_kernel(const KernelRequest& request);
 
 // A function defined by linked code, called with `abi` (numba: int status and
 // a return slot; c: plain) under its exact symbol `name`. `signature` must

@@ -1,6 +1,6 @@
 // The host target's per-thread context: what the host runtime (hostrt/) fills
 // for each thread of a grid and what code compiled for the host target reads
-// (codegen/host_target.cpp). No LLVM here: the runtime includes it alone.
+// (hostgen/host_target.cpp). No LLVM here: the runtime includes it alone.
 #pragma once
 
 #include <atomic>
@@ -50,7 +50,7 @@ inline thread_local HostInterruptHandler host_interrupt_handler{};
   if (h.abandon != nullptr) h.abandon(h.runtime);
   __builtin_trap();  // compiled host code runs only under a handler
 }
-// The symbols compiled host code refers to them by (codegen/host_interrupts.cpp defines them in each JIT).
+// The symbols compiled host code refers to them by (hostgen/host_interrupts.cpp defines them in each JIT).
 inline constexpr const char* kHostInterruptFlagSymbol = "__cujit_host_interrupt_requested";
 inline constexpr const char* kHostInterruptedFunction = "__cujit_host_interrupted";
 
@@ -87,7 +87,7 @@ inline constexpr const char* kHostSharedBytesSymbol = "__cujit_static_shared_byt
 inline constexpr const char* kHostBarrierMetadata = "cujit.host.barrier";
 
 // Bounds checks: the first out-of-bounds array access of a launch, as code compiled for the host records it
-// (through kHostIndexErrorFunction, codegen/host_checks.cpp) in its module's kHostIndexErrorSymbol global.
+// (through kHostIndexErrorFunction, hostgen/host_checks.cpp) in its module's kHostIndexErrorSymbol global.
 struct HostIndexError {
   uint32_t raised;  // 0 until the first (which sets it atomically)
   uint32_t ndim;
@@ -103,7 +103,7 @@ inline constexpr const char* kHostIndexErrorSymbol = "__cujit_index_error";
 inline constexpr const char* kHostIndexErrorFunction = "__cujit_host_index_error";
 
 // Debug checks of shared memory: the module's global holding its checks' state (a pointer the JIT's owner sets),
-// and the function every load and store calls (codegen/host_shared_checks.cpp):
+// and the function every load and store calls (hostgen/host_shared_checks.cpp):
 // void (HostThreadContext*, void* state, const void* address, uint32_t bytes, uint32_t write, const char* site)
 inline constexpr const char* kHostSharedChecksSymbol = "__cujit_shared_checks";
 inline constexpr const char* kHostSharedAccessFunction = "__cujit_host_shared_access";

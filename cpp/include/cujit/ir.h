@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cujit/error.h"
@@ -222,5 +223,9 @@ struct ExceptionSite {
   const Stmt* stmt;
 };
 std::vector<ExceptionSite> exception_sites(const TypedFunction& top);
+
+// The declared (external) functions a function reaches through any depth of calls: (symbol, where declared), for
+// the link's error naming an undefined one.
+std::vector<std::pair<std::string, std::string>> reached_externs(const TypedFunction& top);
 
 }  // namespace cujit::ir

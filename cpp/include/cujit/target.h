@@ -1,8 +1,8 @@
 // The target interface: what lowering emits differently per target (special
 // registers, barriers, shared memory; atomics and math to follow). Lowering and
 // the intrinsic table stay one and call these hooks; the implementations live in
-// codegen/ (nvptx_target.cpp: NVVM intrinsics and address space 3, as before;
-// host_target.cpp: a per-thread context the host runtime passes to each function).
+// codegen/nvptx_target.cpp (NVVM intrinsics and address space 3) and
+// hostgen/host_target.cpp (a per-thread context the host runtime passes to each function).
 #pragma once
 
 #include <cstdint>

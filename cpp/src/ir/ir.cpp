@@ -138,4 +138,19 @@ std::vector<ExceptionSite> exception_sites(const TypedFunction& top) {
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> reached_externs(const TypedFunction& top) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<const TypedFunction*> todo{&top};
+  std::vector<const TypedFunction*> seen;
+  while (!todo.empty()) {
+    const TypedFunction* t = todo.back();
+    todo.pop_back();
+    if (std::find(seen.begin(), seen.end(), t) != seen.end()) continue;
+    seen.push_back(t);
+    if (t->external) out.emplace_back(t->symbol, t->declared_at);
+    for (const auto& c : t->callees) todo.push_back(c.get());
+  }
+  return out;
+}
+
 }  // namespace cujit::ir

@@ -21,7 +21,7 @@ from cujit import _core, _target
 # The CPU target for the whole process (CUJIT_TARGET=cpu, NUMBA_ENABLE_CUDASIM=1 when the runtime is first imported):
 # the runtime runs on the host driver (device memory is host memory, streams run in order at once), from before any
 # driver call.
-if _target.process_target() == "cpu":
+if not _target.process_target().on_gpu:
     _core.host.use_host_driver()
 
 from cujit.cudadrv import devices, stream, devicearray, linker, modules, launch  # noqa: E402,F401

@@ -12,12 +12,15 @@
 
 #include "cujit/codegen.h"
 #include "cujit/host_context.h"
+#include "cujit/kernel_target.h"
 
 namespace llvm::orc {
 class LLJIT;
 }  // namespace llvm::orc
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
+
+using codegen::CompileOptions;
 
 struct HostSharedChecks;  // host_shared_checks.cpp
 
@@ -25,7 +28,7 @@ struct HostSharedChecks;  // host_shared_checks.cpp
 using HostKernelEntry = void (*)(target::HostThreadContext* context, void** params);
 
 // One kernel compiled for the host; owns its JIT (the code lives as long as this object).
-class HostKernel {
+class HostKernel final : public codegen::KernelCode {
  public:
   HostKernel();
   ~HostKernel();
@@ -37,7 +40,6 @@ class HostKernel {
   bool uses_barrier = true;  // its code reaches a collective (a barrier, a warp function...): its threads are fibers
   uint64_t frame_bytes = 0;  // the stack its fixed-size locals need per thread (cuda.local.array...), callees' too
   std::string symbol;    // the kernel's mangled name
-  std::string llvm_ir;   // the optimised module (inspect_llvm)
   std::unique_ptr<llvm::orc::LLJIT> jit;
   // Bounds checks: the module's record of the first out-of-bounds access (null when compiled without checks).
   target::HostIndexError* index_error = nullptr;
@@ -48,18 +50,18 @@ class HostKernel {
 
 // After a launch: the first out-of-bounds access it made, as IndexError's message (naming the kernel, the array,
 // the index, the shape and the thread's block and thread ids), and the record cleared for the next launch; or
-// nothing. (codegen/host_checks.cpp)
+// nothing. (hostgen/host_checks.cpp)
 std::optional<std::string> take_index_error(const HostKernel& kernel);
 // After a launch of a kernel compiled with debug=True: the first read of uninitialised shared memory or data race
 // on shared memory it made (naming the kernel, the array, the byte and the threads), or nothing; the checks'
-// records are cleared for the next launch. (codegen/host_shared_checks.cpp)
+// records are cleared for the next launch. (hostgen/host_shared_checks.cpp)
 std::optional<std::string> take_shared_report(const HostKernel& kernel);
 
 // The address of a global the kernel's module defines and keeps (a debug kernel's exception records,
 // <symbol>__errcode__ and the thread's ids, which the host reads after a launch as it does on the GPU), or 0.
 uint64_t host_global_address(const HostKernel& kernel, const std::string& name);
 
-// The libdevice functions (and compiler runtime helpers) the CPU target implements (codegen/host_math.cpp).
+// The libdevice functions (and compiler runtime helpers) the CPU target implements (hostgen/host_math.cpp).
 std::vector<std::string> host_math_names();
 
 // Tests only: the next CPU-target compiles move every transcendental libdevice function's result (sin, exp, pow,
@@ -72,7 +74,12 @@ void set_host_math_nudge(int ulps);
 Expected<std::shared_ptr<HostKernel>> compile_for_host(const ir::TypedFunction& fn, const CompileOptions& options,
                                                        bool bounds_check = false);
 
+// The CPU target of the compile driver (cujit/kernel_target.h): kernels without noalias arrays (a launch does not
+// check overlaps here), refusing linked GPU code, compiled by compile_for_host with bounds checks unless
+// options.boundscheck is false. Its code is a HostKernel.
+const codegen::KernelTarget& host_target();
+
 // The name of the function compiled modules expose to the host runtime.
 inline constexpr const char* kHostEntrySymbol = "__cujit_host_entry";
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

@@ -18,7 +18,7 @@ class LLJIT;
 }  // namespace orc
 }  // namespace llvm
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 
 struct HostMathFunction {
   const char* name;  // the libdevice symbol (__nv_sinf) or a compiler runtime helper (__truncsfhf2)
@@ -44,4 +44,4 @@ void describe_host_math_calls(llvm::Module& module);
 const HostMathFunction* host_math_special(std::size_t* count);
 const HostMathFunction* host_math_rounding(std::size_t* count);
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

@@ -11,7 +11,7 @@ class LLJIT;
 }  // namespace orc
 }  // namespace llvm
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 
 // Defines the checks' recorder (target::kHostIndexErrorFunction) in the JIT's main library.
 llvm::Error add_host_checks(llvm::orc::LLJIT& jit);
@@ -22,4 +22,4 @@ std::shared_ptr<HostSharedChecks> make_shared_checks();
 // Defines the debug checks' recorder (target::kHostSharedAccessFunction) in the JIT's main library.
 llvm::Error add_shared_checks(llvm::orc::LLJIT& jit);
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

@@ -1,4 +1,4 @@
-// The host target's compile (cujit/host_codegen.h): lowering with the host
+// The host target's compile (cujit/hostgen.h): lowering with the host
 // target's hooks, an entry that unpacks a kernelParams array, LLVM's O3 pipeline
 // tuned for this CPU, then ORC's LLJIT, in process.
 #include <cstddef>
@@ -15,7 +15,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/Internalize.h>
 
-#include "cujit/host_codegen.h"
+#include "cujit/hostgen.h"
 #include "cujit/lowering.h"
 #include "cujit/target.h"
 #include "host_checks.h"
@@ -23,7 +23,7 @@
 #include "host_math.h"
 #include "host_print.h"
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 
 HostKernel::HostKernel() = default;
 HostKernel::~HostKernel() = default;
@@ -191,4 +191,45 @@ Expected<std::shared_ptr<HostKernel>> compile_for_host(const ir::TypedFunction& 
   }
 }
 
-}  // namespace cujit::codegen
+namespace {
+
+class HostTarget final : public codegen::KernelTarget {
+ public:
+  const char* name() const override { return "cpu"; }
+
+  CompileOptions adapt(const CompileOptions& options) const override {
+    CompileOptions out = options;
+    out.noalias_arrays = false;
+    return out;
+  }
+
+  std::optional<Error> check(const ir::TypedFunction& kernel, const std::string& describe) const override {
+    if (kernel.link_inputs.empty()) return std::nullopt;
+    std::string names;
+    for (const auto& item : kernel.link_inputs)
+      names += (names.empty() ? "'" : ", '") + item->name + "' (" + link::input_kind_name(item->kind) + ")";
+    return Error{ErrorKind::NotImplemented,
+                 describe + " links " + names +
+                     ": linked code (PTX, cubin, LTO-IR, CUDA C++) is GPU code and cannot run on the CPU target (a "
+                     ".cu item may be compiled for the host later; see docs/cpu_target.md)",
+                 {}};
+  }
+
+  Expected<std::shared_ptr<codegen::KernelCode>> emit(const std::shared_ptr<ir::TypedFunction>& typed,
+                                                      const CompileOptions& options,
+                                                      codegen::Output /*output*/) const override {
+    Expected<std::shared_ptr<HostKernel>> kernel =
+        compile_for_host(*typed, options, options.boundscheck.value_or(true));
+    if (!kernel) return kernel.error();
+    return std::shared_ptr<codegen::KernelCode>(std::move(*kernel));
+  }
+};
+
+}  // namespace
+
+const codegen::KernelTarget& host_target() {
+  static const HostTarget target;
+  return target;
+}
+
+}  // namespace cujit::hostgen

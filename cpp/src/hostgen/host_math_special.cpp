@@ -8,7 +8,7 @@
 
 #include "host_math.h"
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 namespace {
 
 using LD = long double;
@@ -164,4 +164,4 @@ const HostMathFunction* host_math_special(std::size_t* count) {
   return kSpecial;
 }
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

@@ -12,7 +12,7 @@
 
 #include "host_math.h"
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 namespace {
 
 using llvm::Value;
@@ -151,4 +151,4 @@ void define_inline_math(llvm::Module& module) {
   }
 }
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

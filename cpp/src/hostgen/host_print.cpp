@@ -13,7 +13,7 @@
 
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 namespace {
 
 // Reads a value of `size` bytes at the next multiple of `size` in the buffer.
@@ -118,4 +118,4 @@ llvm::Error add_host_print(llvm::orc::LLJIT& jit) {
   return jit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)));
 }
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

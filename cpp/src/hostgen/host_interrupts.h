@@ -13,7 +13,7 @@ class LLJIT;
 }  // namespace orc
 }  // namespace llvm
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 
 // Adds to every loop of the optimised module a poll of the runtime's interrupt flag at its header (a relaxed load
 // and a branch the optimiser has already seen nothing of: added after the pipeline, so no loop loses its
@@ -28,4 +28,4 @@ llvm::Error add_interrupt_symbols(llvm::orc::LLJIT& jit);
 // what a thread needs beyond the runtime's own frames. 0 if the module has no such function.
 uint64_t static_frame_bytes(const llvm::Module& module, const char* name);
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

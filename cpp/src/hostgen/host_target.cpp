@@ -172,7 +172,7 @@ class HostTarget final : public Target {
     return b.getInt32(0);
   }
 
-  // Bounds checks: a call of the host's recorder (codegen/host_checks.cpp) with the module's record, the site's
+  // Bounds checks: a call of the host's recorder (hostgen/host_checks.cpp) with the module's record, the site's
   // name and the index and shape in two stack arrays of the function's entry block.
   void index_error(llvm::IRBuilder<>& b, llvm::Value* context, const std::string& site, llvm::Value* data,
                    const std::vector<llvm::Value*>& indices, const std::vector<llvm::Value*>& shape) const override {
@@ -200,7 +200,7 @@ class HostTarget final : public Target {
                             b.getInt32(static_cast<uint32_t>(indices.size())), index_array, shape_array});
   }
 
-  // Debug checks: every access calls the host's recorder (codegen/host_shared_checks.cpp), which keeps those
+  // Debug checks: every access calls the host's recorder (hostgen/host_shared_checks.cpp), which keeps those
   // that touch the block's shared memory; the module's state pointer is set once it is compiled.
   void memory_access(llvm::IRBuilder<>& b, llvm::Value* context, llvm::Value* address, uint64_t bytes, bool write,
                      const std::string& site) const override {

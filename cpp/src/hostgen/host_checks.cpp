@@ -12,11 +12,11 @@
 #include <llvm/ExecutionEngine/Orc/AbsoluteSymbols.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 
-#include "cujit/host_codegen.h"
 #include "cujit/host_context.h"
+#include "cujit/hostgen.h"
 #include "host_checks.h"
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 namespace {
 
 using target::HostIndexError;
@@ -100,4 +100,4 @@ std::optional<std::string> take_index_error(const HostKernel& kernel) {
   return message;
 }
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

@@ -20,11 +20,11 @@
 #include <llvm/ExecutionEngine/Orc/AbsoluteSymbols.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 
-#include "cujit/host_codegen.h"
 #include "cujit/host_context.h"
+#include "cujit/hostgen.h"
 #include "host_checks.h"
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 
 using target::HostThreadContext;
 
@@ -185,4 +185,4 @@ std::optional<std::string> take_shared_report(const HostKernel& kernel) {
   return out;
 }
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

@@ -22,7 +22,7 @@
 
 #include "cujit/host_context.h"
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 
 void add_interrupt_polls(llvm::Module& module) {
   auto& ctx = module.getContext();
@@ -97,4 +97,4 @@ uint64_t static_frame_bytes(const llvm::Module& module, const char* name) {
   return frame_bytes(*f, module.getDataLayout(), known, open);
 }
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

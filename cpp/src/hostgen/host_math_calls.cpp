@@ -22,10 +22,10 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 
-#include "cujit/host_codegen.h"
+#include "cujit/hostgen.h"
 #include "host_math.h"
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 namespace {
 
 std::atomic<int> g_nudge_ulps{0};
@@ -96,4 +96,4 @@ void describe_host_math_calls(llvm::Module& module) {
   }
 }
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

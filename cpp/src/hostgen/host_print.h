@@ -12,7 +12,7 @@ class LLJIT;
 }  // namespace orc
 }  // namespace llvm
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 
 // The name kernels call: CUDA's vprintf.
 inline constexpr const char* kHostPrintFunction = "vprintf";
@@ -20,4 +20,4 @@ inline constexpr const char* kHostPrintFunction = "vprintf";
 // Defines vprintf in the JIT's main library (an absolute symbol to the host implementation).
 llvm::Error add_host_print(llvm::orc::LLJIT& jit);
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

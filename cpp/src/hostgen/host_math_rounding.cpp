@@ -10,7 +10,7 @@
 
 #include "host_math.h"
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 namespace {
 
 // f() computed with the rounding mode `mode`. The operands pass through volatile locals that f reads after the
@@ -253,4 +253,4 @@ const HostMathFunction* host_math_rounding(std::size_t* count) {
   return kRounding;
 }
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen

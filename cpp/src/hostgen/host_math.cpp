@@ -20,10 +20,10 @@
 #include <llvm/ExecutionEngine/Orc/AbsoluteSymbols.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 
-#include "cujit/host_codegen.h"
+#include "cujit/hostgen.h"
 #include "host_math.h"
 
-namespace cujit::codegen {
+namespace cujit::hostgen {
 namespace {
 
 template <class F>
@@ -320,4 +320,4 @@ llvm::Error add_host_math(llvm::orc::LLJIT& jit) {
   return jit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(symbols)));
 }
 
-}  // namespace cujit::codegen
+}  // namespace cujit::hostgen
