@@ -28,6 +28,7 @@
 #include "bindings.h"
 #include "cujit/driver.h"
 #include "cujit/kernel_cache.h"
+#include "cujit/launch_program.h"
 #include "cujit/types.h"
 #include "launch_arrays.h"
 #include "launch_cupy.h"
@@ -41,17 +42,9 @@ using namespace launch;
 
 // ---- the type key and the argument leaves --------------------------------------------------------------
 
-// A key word is a TypeRef (a scalar or an array argument) or a tuple marker.
-using KeyWord = std::uintptr_t;
-constexpr KeyWord kTupleOpen = 1, kTupleClose = 2;
-
-struct KeyHash {
-  std::size_t operator()(const std::vector<KeyWord>& key) const {
-    std::size_t h = key.size();
-    for (KeyWord w : key) h = (h ^ (w >> 4)) * 0x100000001b3ull;
-    return h;
-  }
-};
+using drv::KeyWord;
+using drv::kTupleClose;
+using drv::kTupleOpen;
 
 // One value the arguments were read into: a scalar's object or an array's index in `arrays`.
 struct Leaf {
@@ -170,98 +163,32 @@ bool read_argument(PyObject* obj, std::size_t position, drv::CUstream consumer, 
   return true;
 }
 
-// The argument types a key stands for (a miss asks the dispatcher for the kernel of these).
-TypeRef key_type(const std::vector<KeyWord>& key, std::size_t& at) {
-  if (key[at] != kTupleOpen) return reinterpret_cast<TypeRef>(key[at++]);
-  ++at;
-  std::vector<TypeRef> elements;
-  while (key[at] != kTupleClose) elements.push_back(key_type(key, at));
-  ++at;
-  return types::tuple(elements);
-}
-
 // ---- specialisations -----------------------------------------------------------------------------------
 
-// How one leaf read from the arguments goes into the parameter buffer.
-struct PackOp {
-  enum class Kind : std::uint8_t { Scalar, Complex, Array } kind;
-  std::uint32_t slot;  // Complex: the real part's slot, the imaginary part's is the next
-};
-
-// One specialisation as the launch path sees it.
+// One specialisation as the launch path sees it: its kernel and the program its arguments are packed by
+// (driver::fast_program), or the Python path.
 struct Entry {
-  std::vector<KeyWord> key;
   std::shared_ptr<drv::KernelCache::Kernel> native;  // the specialisation, owned by the dispatcher's KernelCache
   bool python_path = false;  // launched by the dispatcher's launch_slow (see the file comment)
   drv::ArgumentPlan plan;
-  std::vector<PackOp> program;
+  std::vector<drv::LeafOp> ops;
 };
 
-// The plan and program for parameters `params` and a key; false when the fast path cannot pack them (the
-// Python path converts, or raises its error).
-bool build_program(const std::vector<TypeRef>& params, const std::vector<KeyWord>& key, Entry& e) {
-  std::vector<drv::ArgSlot> slots;
-  std::vector<KeyWord> leaf_words;  // the key's words of leaves, in order
-  for (KeyWord w : key)
-    if (w != kTupleOpen && w != kTupleClose) leaf_words.push_back(w);
-  std::size_t next = 0;
-  for (TypeRef p : params) {
-    for (const types::ArgumentLeaf& leaf : types::argument_leaves(p)) {
-      const TypeKind k = leaf.type->kind();
-      const bool scalar = leaf.type->is_number() && k != TypeKind::Complex;
-      if (k != TypeKind::Array && !scalar) return false;  // pointers, records, bfloat16, Optional...
-      if (leaf.role == types::ArgumentLeaf::Role::OptionalFlag) return false;
-      if (leaf.role == types::ArgumentLeaf::Role::ComplexImag) {
-        slots.push_back(*slot_for(leaf.type));
-        continue;
-      }
-      if (next >= leaf_words.size()) return false;
-      auto given = reinterpret_cast<TypeRef>(leaf_words[next++]);
-      if ((k == TypeKind::Array) != (given->kind() == TypeKind::Array)) return false;
-      if (k == TypeKind::Array && given->ndim() != leaf.type->ndim()) return false;
-      const auto slot = static_cast<std::uint32_t>(slots.size());
-      slots.push_back(*slot_for(leaf.type));
-      e.program.push_back({k == TypeKind::Array                                  ? PackOp::Kind::Array
-                           : leaf.role == types::ArgumentLeaf::Role::ComplexReal ? PackOp::Kind::Complex
-                                                                                 : PackOp::Kind::Scalar,
-                           slot});
-    }
+using LaunchTable = drv::LaunchTable<Entry>;
+
+std::shared_ptr<Entry> make_entry(const std::vector<KeyWord>& key, std::shared_ptr<drv::KernelCache::Kernel> kernel) {
+  auto e = std::make_shared<Entry>();
+  e->native = std::move(kernel);
+  const PySpecialisation& spec = py_specialisation(*e->native);
+  std::optional<drv::ArgumentProgram> program;
+  if (!spec.raises) program = drv::fast_program(spec.argtypes, key);
+  e->python_path = !program;
+  if (program) {
+    e->plan = drv::ArgumentPlan(std::move(program->slots));
+    e->ops = std::move(program->ops);
   }
-  if (next != leaf_words.size()) return false;
-  e.plan = drv::ArgumentPlan(std::move(slots));
-  return true;
+  return e;
 }
-
-// One dispatcher's specialisations by type key. Used under the GIL only.
-class LaunchTable {
- public:
-  std::shared_ptr<Entry> find(const std::vector<KeyWord>& key) {
-    if (last_ && last_->key == key) return last_;
-    auto it = entries_.find(key);
-    if (it == entries_.end()) return nullptr;
-    last_ = it->second;
-    return last_;
-  }
-  std::shared_ptr<Entry> add(const std::vector<KeyWord>& key, std::shared_ptr<drv::KernelCache::Kernel> kernel) {
-    auto e = std::make_shared<Entry>();
-    e->key = key;
-    e->native = std::move(kernel);
-    const PySpecialisation& spec = py_specialisation(*e->native);
-    e->python_path = spec.raises || !build_program(spec.argtypes, key, *e);
-    entries_[key] = e;
-    last_ = e;
-    return e;
-  }
-  void clear() {
-    entries_.clear();
-    last_.reset();
-  }
-  std::size_t size() const { return entries_.size(); }
-
- private:
-  std::unordered_map<std::vector<KeyWord>, std::shared_ptr<Entry>, KeyHash> entries_;
-  std::shared_ptr<Entry> last_;
-};
 
 // ---- the configured kernel -----------------------------------------------------------------------------
 
@@ -355,11 +282,12 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   clock.lap(kReadArguments);
   std::shared_ptr<Entry> e = self->table->find(in.key);
   if (!e) {
-    std::vector<TypeRef> argtypes;
-    for (std::size_t at = 0; at < in.key.size();) argtypes.push_back(key_type(in.key, at));
-    std::shared_ptr<drv::KernelCache::Kernel> kernel = dispatcher_of(self).kernel_for_types(argtypes);
+    std::shared_ptr<drv::KernelCache::Kernel> kernel = dispatcher_of(self).kernel_for_types(drv::key_types(in.key));
     e = self->table->find(in.key);  // another thread may have added it meanwhile
-    if (!e) e = self->table->add(in.key, kernel);
+    if (!e) {
+      e = make_entry(in.key, std::move(kernel));
+      self->table->add(in.key, e);
+    }
   }
   if (e->python_path) return call_python_path(self, args, n);
   std::shared_ptr<drv::Function> fn = function_here(*e);
@@ -384,18 +312,18 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   auto* bytes = reinterpret_cast<std::uint8_t*>(storage);
   const auto& offsets = plan.param_offsets();
   for (std::size_t p = 0; p < offsets.size(); ++p) pointers[p] = bytes + offsets[p];
-  for (std::size_t i = 0; i < e->program.size(); ++i) {
-    const PackOp& op = e->program[i];
+  for (std::size_t i = 0; i < e->ops.size(); ++i) {
+    const drv::LeafOp& op = e->ops[i];
     const Leaf& leaf = in.leaves[i];
     std::uint8_t* at = bytes + offsets[plan.first_param(op.slot)];
     const drv::ArgSlot& slot = plan.slots()[op.slot];
     switch (op.kind) {
-      case PackOp::Kind::Scalar: {
+      case drv::LeafOp::Kind::Scalar: {
         std::uint64_t bits = scalar_bits(slot, leaf.object, i);
         std::memcpy(at, &bits, static_cast<std::size_t>(slot.size));
         break;
       }
-      case PackOp::Kind::Complex: {  // two float parameters of 4 or 8 bytes
+      case drv::LeafOp::Kind::Complex: {  // two float parameters of 4 or 8 bytes
         Py_complex c = PyComplex_AsCComplex(leaf.object);
         if (c.real == -1.0 && PyErr_Occurred()) throw py::error_already_set();
         std::uint8_t* imag = bytes + offsets[plan.first_param(op.slot + 1)];
@@ -409,11 +337,13 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
         }
         break;
       }
-      case PackOp::Kind::Array: {
+      case drv::LeafOp::Kind::Array: {
         const ArrayValue& a = in.arrays[static_cast<std::size_t>(leaf.array)];
         drv::write_array_params(reinterpret_cast<std::int64_t*>(at), a.ndim, a.arg());
         break;
       }
+      case drv::LeafOp::Kind::Pointer:  // fast_program leaves pointers to the Python path
+        break;
     }
   }
   const py::object& if_overlap = py_specialisation(*e->native).if_overlap;
@@ -668,23 +598,47 @@ void register_launch(py::module_& m) {
       "How the fast path reads arguments of class cls: 'cupy' (+ ' (in place)' once CuPy's field layout was "
       "confirmed), 'torch' (+ ' (DLPack exchange)' when through its DLPack C exchange table), 'DLPack "
       "exchange' (another class with such a table) or 'protocols'.");
+  py::enum_<drv::LeafOp::Kind>(l, "LeafKind", "how one leaf of a kernel's arguments is read (cujit/launch_program.h)")
+      .value("scalar", drv::LeafOp::Kind::Scalar)
+      .value("complex", drv::LeafOp::Kind::Complex)
+      .value("array", drv::LeafOp::Kind::Array)
+      .value("pointer", drv::LeafOp::Kind::Pointer);
+  py::class_<drv::LeafOp>(l, "LeafOp", "one leaf of a kernel's arguments: what reads it and the slot it fills")
+      .def_readonly("kind", &drv::LeafOp::kind)
+      .def_readonly("argument", &drv::LeafOp::argument)
+      .def_property_readonly("path", [](const drv::LeafOp& op) { return py::tuple(py::cast(op.path)); })
+      .def_readonly("slot", &drv::LeafOp::slot)
+      .def_property_readonly(
+          "type", [](const drv::LeafOp& op) { return op.type; }, py::return_value_policy::reference)
+      .def("__repr__", [](const drv::LeafOp& op) {
+        static const char* kinds[] = {"scalar", "complex", "array", "pointer"};
+        return std::string("<LeafOp ") + kinds[static_cast<int>(op.kind)] + " of argument " +
+               std::to_string(op.argument) + " in slot " + std::to_string(op.slot) + ">";
+      });
+  py::class_<drv::ArgumentProgram>(l, "ArgumentProgram",
+                                   "how a launch of kernels of these parameter types reads and packs its arguments")
+      .def_property_readonly("slots",
+                             [](const drv::ArgumentProgram& p) {
+                               py::list out;
+                               for (const auto& slot : p.slots) out.append(slot_spec(slot));
+                               return out;
+                             })
+      .def_readonly("ops", &drv::ArgumentProgram::ops);
   l.def(
-      "argument_leaves",
-      [](TypeRef t) {
-        static const char* roles[] = {"value", "complex_real", "complex_imag", "optional_flag"};
-        py::list out;
-        for (const types::ArgumentLeaf& leaf : types::argument_leaves(t)) {
-          std::optional<drv::ArgSlot> slot = slot_for(leaf.type);
-          py::object spec = py::none();
-          if (slot && leaf.role != types::ArgumentLeaf::Role::OptionalFlag) spec = slot_spec(*slot);
-          out.append(py::make_tuple(py::cast(leaf.type, py::return_value_policy::reference),
-                                    py::tuple(py::cast(leaf.path)), roles[static_cast<int>(leaf.role)], spec));
+      "argument_program",
+      [](const std::vector<TypeRef>& params) {
+        auto made = drv::argument_program(params);
+        if (auto* bad = std::get_if<drv::UnpassableArgument>(&made)) {
+          const std::string message = "kernel argument " + std::to_string(bad->argument) +
+                                      ": cujit cannot pass a value of type " + bad->type->name() + " to a kernel";
+          PyErr_SetString(PyExc_NotImplementedError, message.c_str());
+          throw py::error_already_set();
         }
-        return out;
+        return std::get<drv::ArgumentProgram>(std::move(made));
       },
-      py::arg("argtype"),
-      "How a kernel argument of this type is passed, leaf by leaf: (leaf type, path of tuple/complex indices, "
-      "role, launcher slot spec or None when no launch can pass it), the rule the compiler's lowering follows.");
+      py::arg("argtypes"),
+      "The program of kernels of these parameter types (driver::argument_program): the launcher's slots and one "
+      "LeafOp per value read from the arguments, the rule the fast path and the compiler's lowering follow.");
   l.def(
       "scalar_type",
       [](py::handle obj) -> py::object {

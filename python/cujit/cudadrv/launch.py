@@ -180,47 +180,54 @@ def _as_type(t):
     return t
 
 
-def _flatten(t, index, slots, read_array):
-    """Appends t's slots; returns the converter (value, out values, writebacks, stream) for one argument. The
-    leaves and their slots are the C++ rule the compiler's lowering and the fast path follow
-    (``launch.argument_leaves``); this side only reads each leaf's value from the Python argument."""
-    converters = []
-    for leaf_type, path, role, slot in _core.launch.argument_leaves(t):
-        if slot is None:
-            raise NotImplementedError(f"kernel argument {index}: cujit cannot pass a value of type {t} to a kernel")
-        slots.append(slot)
-        converters.append(_leaf_converter(t, index, leaf_type, path, role, slot, read_array))
-
-    def convert(v, out, wb, s):
-        for leaf in converters:
-            leaf(v, out, wb, s)
-
-    return convert
-
-
-def _leaf_converter(argtype, index, leaf_type, path, role, slot, read_array):
-    """The converter of one leaf: its value found along `path` (tuple indices; a complex part's last index
-    names the part), then converted for its slot."""
-    steps = path[:-1] if role in ("complex_real", "complex_imag") else path
+def _path_reader(argtype, op):
+    """The value of `op`'s leaf in its argument's value: found along its path of tuple indices."""
+    path, index = op.path, op.argument
+    if not path:
+        return lambda v: v
 
     def value_of(v):
         t = argtype
-        for i in steps:
+        for i in path:
             if not isinstance(v, tuple) or len(v) != len(t.types):
                 raise TypeError(f"kernel argument {index} must be a tuple of {len(t.types)} elements, got {v!r}")
             v, t = v[i], t.types[i]
         return v
 
-    if slot[0] == "array":
-        ndim = slot[1]
-        return lambda v, out, wb, s: out.append(read_array(value_of(v), ndim, index, wb, s))
-    if role == "complex_real":
-        return lambda v, out, wb, s: out.append(complex(value_of(v)).real)
-    if role == "complex_imag":
-        return lambda v, out, wb, s: out.append(complex(value_of(v)).imag)
-    if leaf_type.kind in ("cpointer", "voidptr"):
-        return lambda v, out, wb, s: out.append(_pointer_value(value_of(v), index))
+    return value_of
+
+
+def _read_scalar(value_of, op, read_array):
     return lambda v, out, wb, s: out.append(value_of(v))
+
+
+def _read_complex(value_of, op, read_array):
+    def read(v, out, wb, s):
+        c = complex(value_of(v))
+        out.append(c.real)
+        out.append(c.imag)
+
+    return read
+
+
+def _read_array(value_of, op, read_array):
+    ndim, index = op.type.ndim, op.argument
+    return lambda v, out, wb, s: out.append(read_array(value_of(v), ndim, index, wb, s))
+
+
+def _read_pointer(value_of, op, read_array):
+    index = op.argument
+    return lambda v, out, wb, s: out.append(_pointer_value(value_of(v), index))
+
+
+# The reader of each kind of leaf (the kinds are the C++ rule's, driver::argument_program): this side only reads a
+# leaf's value from the Python argument.
+_READERS = {
+    _core.launch.LeafKind.scalar: _read_scalar,
+    _core.launch.LeafKind.complex: _read_complex,
+    _core.launch.LeafKind.array: _read_array,
+    _core.launch.LeafKind.pointer: _read_pointer,
+}
 
 
 class LaunchPlan:
@@ -231,23 +238,26 @@ class LaunchPlan:
 
     def __init__(self, argtypes, read_array=None):
         self.argtypes = tuple(_as_type(t) for t in argtypes)
-        slots = []
+        program = _core.launch.argument_program(list(self.argtypes))  # the one rule (cujit/launch_program.h)
         read_array = read_array or _array_value
-        self._converters = [_flatten(t, i, slots, read_array) for i, t in enumerate(self.argtypes)]
-        self.slots = tuple(slots)
-        self.launcher = _drv.KernelLauncher(slots)
+        self._readers = [
+            (op.argument, _READERS[op.kind](_path_reader(self.argtypes[op.argument], op), op, read_array))
+            for op in program.ops
+        ]
+        self.slots = tuple(program.slots)
+        self.launcher = _drv.KernelLauncher(self.slots)
 
     def prepare(self, args, stream=0):
         """(slot values, writebacks) for ``args``; writebacks run after the launch (callables) or are
         temporaries kept alive until then."""
-        if len(args) != len(self._converters):
+        if len(args) != len(self.argtypes):
             raise TypeError(
-                f"the kernel takes {len(self._converters)} argument"
-                f"{'' if len(self._converters) == 1 else 's'}, got {len(args)}"
+                f"the kernel takes {len(self.argtypes)} argument"
+                f"{'' if len(self.argtypes) == 1 else 's'}, got {len(args)}"
             )
         values, writebacks = [], []
-        for convert, value in zip(self._converters, args):
-            convert(value, values, writebacks, stream)
+        for argument, read in self._readers:
+            read(args[argument], values, writebacks, stream)
         return values, writebacks
 
     def pack(self, args):
