@@ -616,6 +616,8 @@ void register_compile(py::module_& m) {
       .def_readonly("code", &compiler::CompiledKernel::code)
       .def_readonly("options", &compiler::CompiledKernel::options);
 
+  m.def("noalias_arrays", &compiler::noalias_arrays, py::arg("argtypes"),
+        "How many array arguments a kernel of these types compiles with noalias data (compiler::noalias_arrays)");
   m.def(
       "compile_kernel",
       [](const PyFunctionSource& src, Resolver& resolver, std::vector<TypeRef> args, py::object return_type,

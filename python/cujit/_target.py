@@ -12,10 +12,20 @@ class Target:
     cujit/kernel_target.h): ``on_gpu`` tells whether its kernels run on a CUDA device (the runtime's driver,
     streams and device memory are the GPU's) or on cujit's host runtime."""
 
-    __slots__ = ("name", "on_gpu")
+    __slots__ = ("name", "on_gpu", "_hooks_at")
 
-    def __init__(self, name, on_gpu):
+    def __init__(self, name, on_gpu, hooks_at):
         self.name, self.on_gpu = name, on_gpu
+        self._hooks_at = hooks_at  # "module:attribute" of its dispatcher hooks, imported on first need
+
+    def hooks(self):
+        """What a dispatcher does differently on this target (``dispatcher.GpuHooks``, ``host_target.HostHooks``):
+        the faces of its specialisations, the compute capability it compiles for, compiling one, configuring a
+        launch, its assembly."""
+        import importlib
+
+        module, _, attribute = self._hooks_at.partition(":")
+        return getattr(importlib.import_module(module), attribute)
 
     def __repr__(self):
         return f"<cujit target {self.name!r}>"
@@ -32,8 +42,8 @@ class Target:
         return (by_name, (self.name,))
 
 
-CUDA = Target("cuda", on_gpu=True)
-CPU = Target("cpu", on_gpu=False)
+CUDA = Target("cuda", on_gpu=True, hooks_at="cujit.dispatcher:GpuHooks")
+CPU = Target("cpu", on_gpu=False, hooks_at="cujit.host_target:HostHooks")
 _BY_NAME = {t.name: t for t in (CUDA, CPU)}
 TARGETS = tuple(_BY_NAME)
 

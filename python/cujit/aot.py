@@ -23,7 +23,6 @@ import sys
 import tempfile
 
 from cujit import _core, caching, linking, toolkit
-from cujit.dispatcher import _noalias_arrays
 
 INDEX = caching.BUNDLE_INDEX
 
@@ -128,7 +127,7 @@ def build(module, archs, output=None, warm_cache=False):
 
 def _variants(argtypes):
     """The noalias variant of a kernel, and the one for overlapping arrays when it has two or more."""
-    return (True, False) if _noalias_arrays(argtypes) > 1 else (True,)
+    return (True, False) if _core.noalias_arrays(list(argtypes)) > 1 else (True,)
 
 
 def _build_one(dispatcher, argtypes, noalias, ccs, output, number):

@@ -230,20 +230,6 @@ class _CachedKernel(_Kernel):
 
 _CO_VARARGS = 0x04  # inspect.CO_VARARGS (inspect imports ast and tokenize: not at `import cujit`)
 
-_SCALAR_KINDS = frozenset({"boolean", "boolean_literal", "integer", "integer_literal", "float", "complex"})
-
-
-def _noalias_arrays(argtypes):
-    """How many array arguments a kernel of these argument types may declare `noalias`: all of them when the
-    rest are scalars, none when a pointer, tuple or other aggregate could reach the same memory unchecked."""
-    arrays = 0
-    for t in argtypes:
-        if t.kind == "array":
-            arrays += 1
-        elif t.kind not in _SCALAR_KINDS:
-            return 0
-    return arrays
-
 
 def _overlapping_variant(dispatcher, signature, cc):
     """The callable a launch with overlapping arrays calls for the function of the variant without noalias;
@@ -265,8 +251,14 @@ class CUDADispatcher(_core.Dispatcher):
     fast path call it through the ``_core.Dispatcher`` interface (``_type_for_caller``, ``_call_parameters``,
     ``_select_kernel``, ``_launch_slow``)."""
 
-    def __init__(self, pyfunc, device, compile_options, link=(), cache=False, fastmath=None, jit_options=None):
+    def __init__(
+        self, pyfunc, device, compile_options, link=(), cache=False, fastmath=None, jit_options=None, target=None
+    ):
         _core.Dispatcher.__init__(self)
+        # Where its kernels run (device functions are typed into callers of either target): a Target, and its
+        # hooks (what differs per target: the faces of its specialisations, compiling one, configuring a launch).
+        self.target = target or _target.CUDA
+        self._on_target = self.target.hooks()
         functools.update_wrapper(self, pyfunc)
         self.py_func = pyfunc
         self.device = device
@@ -302,12 +294,15 @@ class CUDADispatcher(_core.Dispatcher):
             self._cache,
             self._fastmath,
             self._jit_options,
+            self.target,
         )
         clone._explicit_target = self._explicit_target
         return clone
 
-    target = _target.CUDA  # where its kernels run (device functions are typed into callers of either target)
-    _faces = (_Kernel,)  # the classes of its compiled specialisations (a device function's typings are not)
+    @property
+    def _faces(self):
+        """The classes of its compiled specialisations (a device function's typings are not)."""
+        return self._on_target.faces
 
     def _links(self):
         """This function's own ``link=`` items as link inputs (files read once per version)."""
@@ -376,13 +371,8 @@ class CUDADispatcher(_core.Dispatcher):
     def _options(self, cc=None):
         return for_cc(self._compile_options, cc)
 
-    @staticmethod
-    def _current_cc():
-        from cujit.cudadrv import devices
-
-        if devices.is_available():
-            return devices.get_current_device().compute_capability
-        return None
+    def _current_cc(self):
+        return self._on_target.current_cc()
 
     def _compile_signature(self, signature, cc=None, noalias=True):
         """Compile once per (argument types, options); returns the _Kernel (or, for device functions, the
@@ -394,7 +384,7 @@ class CUDADispatcher(_core.Dispatcher):
         compiled without it (``noalias=False``), on first need."""
         cc = cc if cc is not None else self._current_cc()
         options = self._options(cc)
-        arrays = _noalias_arrays(signature.args) if not self.device else 0
+        arrays = _core.noalias_arrays(list(signature.args)) if not self.device else 0
         options.noalias_arrays = noalias and arrays > 0
         tag = options.key()  # noalias_arrays tells the variant for overlapping arrays (unlisted) apart
         argtypes = list(signature.args)
@@ -403,7 +393,7 @@ class CUDADispatcher(_core.Dispatcher):
             return compiled
 
         def compile_it():
-            compiled = self._compile_kernel(signature, options, noalias)
+            compiled = self._on_target.compile_kernel(self, signature, options)
             if options.noalias_arrays and arrays > 1:
                 compiled.if_overlap = _overlapping_variant(self, signature, cc)
             if noalias and not self._can_compile:  # the new signature may be the better match for types seen
@@ -412,8 +402,8 @@ class CUDADispatcher(_core.Dispatcher):
 
         return self._kernels.specialise(argtypes, tag, compile_it)
 
-    def _compile_kernel(self, signature, options, noalias):
-        """A kernel (or device function) specialisation: from the disk cache when this dispatcher caches and
+    def _compile_gpu_kernel(self, signature, options):
+        """A kernel (or device function) specialisation for the GPU: from the disk cache when this dispatcher caches and
         the entry is there, else compiled. A cached kernel is compiled and linked under the entry's lock, so
         that processes starting at once compile it once: the others wait, then load it."""
         start = time.perf_counter()
@@ -613,7 +603,7 @@ class CUDADispatcher(_core.Dispatcher):
         return entries
 
     def inspect_asm(self, signature=None):
-        return self._inspect("ptx", signature)
+        return self._on_target.inspect_asm(self, signature)
 
     def inspect_llvm(self, signature=None):
         return self._inspect("llvm_ir", signature)
@@ -651,12 +641,10 @@ class CUDADispatcher(_core.Dispatcher):
         from cujit.cudadrv import launch
         from cujit.cudadrv.stream import native_stream
 
-        self._check_runtime_runs_gpu_code()
-        grid, block, stream, sharedmem = launch.configure(*config)
-        configured = _core.launch.ConfiguredLaunch(
-            self, self._launch_table, grid, block, stream, native_stream(stream), sharedmem
-        )
-        return self._remember(config, configured)
+        self._on_target.check_runtime(self)
+        grid, block, stream, sharedmem = launch.configure(*config, on_gpu=self.target.on_gpu)
+        native = native_stream(stream)  # (a bad stream is an error on either target)
+        return self._remember(config, self._on_target.configured(self, grid, block, stream, native, sharedmem))
 
     # Whether jit was given target="cuda" (jit sets it): else the target was CUJIT_TARGET's at decoration.
     _explicit_target = False
@@ -737,54 +725,45 @@ class CUDADispatcher(_core.Dispatcher):
 
     def __repr__(self):
         kind = "device function" if self.device else "kernel"
-        return f"<cujit CUDA {kind} {self.__qualname__}>"
+        where = "" if self.target.on_gpu or self.device else f" (target={self.target.name!r})"
+        return f"<cujit CUDA {kind} {self.__qualname__}{where}>"
 
 
 _core.launch.install_subscript(CUDADispatcher)
 
 
-class HostDispatcher(CUDADispatcher):
-    """``@cuda.jit`` kernels on the CPU target: the same dispatcher (specialisations, signatures, overload choice,
-    inspection), whose specialisations compile for this machine's CPU (``cujit.host_target``) and whose launches
-    run on the host runtime, in order, returning when the grid has run."""
+class GpuHooks:
+    """The GPU target's part of a dispatcher (``Target.hooks()``; the CPU target's is ``host_target.HostHooks``):
+    specialisations are ``_Kernel`` faces, compiled for the current device's compute capability through the AOT
+    bundles and the disk cache, and launched by the C++ fast path."""
 
-    target = _target.CPU
-
-    def __init__(self, pyfunc, device, compile_options, *rest):
-        from cujit import host_target
-
-        super().__init__(pyfunc, device, compile_options, *rest)
-        self._host = host_target
-        self._faces = (host_target.HostKernel,)
+    faces = (_Kernel,)
 
     @staticmethod
-    def _current_cc():
-        return None  # the compile's default: nothing here depends on a GPU's architecture
+    def current_cc():
+        from cujit.cudadrv import devices
 
-    def _compile_kernel(self, signature, options, noalias):
-        start = time.perf_counter()
-        options = options.copy()
-        options.boundscheck = self._host.boundscheck(options.boundscheck)
-        kernel = self._host.HostKernel(self._compile_request(signature, options), self.py_func.__qualname__)
-        telemetry.count("compiles")
-        telemetry.log("compiled for the CPU", self.__qualname__, signature.args, "", time.perf_counter() - start)
-        return kernel
+        if devices.is_available():
+            return devices.get_current_device().compute_capability
+        return None
 
-    def _configure(self, config):
-        if len(config) not in (2, 3, 4):
-            raise ValueError("must specify at least the griddim and blockdim")
-        from cujit.cudadrv import launch
-        from cujit.cudadrv.stream import native_stream
+    @staticmethod
+    def compile_kernel(dispatcher, signature, options):
+        return dispatcher._compile_gpu_kernel(signature, options)
 
-        grid, block, stream, sharedmem = launch.configure(*config, on_gpu=False)
-        native_stream(stream)  # a bad stream is the GPU launch's error
-        return self._remember(config, self._host.HostLaunch(self, grid, block, stream, sharedmem))
+    @staticmethod
+    def check_runtime(dispatcher):
+        dispatcher._check_runtime_runs_gpu_code()
 
-    def inspect_asm(self, signature=None):
-        raise NotImplementedError("kernels compiled for the CPU target have no PTX; inspect_llvm() gives their LLVM IR")
+    @staticmethod
+    def configured(dispatcher, grid, block, stream, native, sharedmem):
+        return _core.launch.ConfiguredLaunch(
+            dispatcher, dispatcher._launch_table, grid, block, stream, native, sharedmem
+        )
 
-    def __repr__(self):
-        return f"<cujit CUDA kernel {self.__qualname__} (target='cpu')>"
+    @staticmethod
+    def inspect_asm(dispatcher, signature):
+        return dispatcher._inspect("ptx", signature)
 
 
 _REJECTED = {"argtypes", "restype", "bind"}
@@ -902,9 +881,17 @@ def jit(
 
     @entry_point  # a list of signatures compiles at decoration
     def wrap(pyfunc, sigs=()):
-        # Device functions are typed into their callers: one dispatcher serves kernels of either target.
-        cls = HostDispatcher if not target.on_gpu and not device else CUDADispatcher
-        dispatcher = cls(pyfunc, device, compile_options, link, cache, kws.get("fastmath"), jit_options)
+        # Device functions are typed into their callers: their dispatcher serves kernels of either target.
+        dispatcher = CUDADispatcher(
+            pyfunc,
+            device,
+            compile_options,
+            link,
+            cache,
+            kws.get("fastmath"),
+            jit_options,
+            _target.CUDA if device else target,
+        )
         dispatcher._explicit_target = explicit_target
         for sig in sigs:
             dispatcher.compile(sig)

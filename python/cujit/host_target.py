@@ -1,7 +1,7 @@
 """The CPU target (issue 30): kernels compiled for this machine's CPU and run on cujit's host runtime.
 
 ``cuda.jit(target="cpu")``, or ``CUJIT_TARGET=cpu`` (``NUMBA_ENABLE_CUDASIM=1`` is read the same way) for every
-kernel, gives a ``HostDispatcher``: the kernel is typed as for the GPU, lowered with the host target's hooks
+kernel, gives a dispatcher of the CPU ``Target``: the kernel is typed as for the GPU, lowered with the host target's hooks
 (special registers, barriers and shared memory from a per-thread context), compiled in process by LLVM's ORC JIT
 and launched as ``kernel[grid, block](*args)``. Blocks run on worker threads, the threads of a block as fibers
 that switch at ``cuda.syncthreads()``. Arrays are host memory on this target: numpy arrays (and objects with
@@ -9,8 +9,8 @@ that switch at ``cuda.syncthreads()``. Arrays are host memory on this target: nu
 process-wide target is the CPU, the runtime runs on the host driver (cujit/host_driver.h): device arrays,
 ``__cuda_array_interface__`` objects and DLPack producers (kDLCPU) are host memory too and are passed in place.
 
-``HostDispatcher`` itself is ``cujit.dispatcher``'s (the one dispatcher, with the target picked there); this module
-holds what differs on the CPU: compiling a specialisation, packing its arguments and launching its grid.
+The dispatcher itself is ``cujit.dispatcher``'s (one class for both targets); this module holds what differs on the
+CPU (``HostHooks``, the target's hooks): compiling a specialisation, packing its arguments and launching its grid.
 """
 
 import sys
@@ -199,3 +199,40 @@ class HostLaunch:
 
     def __repr__(self):
         return f"<configured {self.dispatcher!r} [{self.griddim}, {self.blockdim}]>"
+
+
+class HostHooks:
+    """The CPU target's part of a dispatcher (``Target.hooks()``): specialisations are ``HostKernel`` faces, compiled
+    for this machine whatever the current device, and launched by ``HostLaunch`` on the host runtime."""
+
+    faces = (HostKernel,)
+
+    @staticmethod
+    def current_cc():
+        return None  # the compile's default: nothing here depends on a GPU's architecture
+
+    @staticmethod
+    def compile_kernel(dispatcher, signature, options):
+        import time
+
+        from cujit import telemetry
+
+        start = time.perf_counter()
+        options = options.copy()
+        options.boundscheck = boundscheck(options.boundscheck)
+        kernel = HostKernel(dispatcher._compile_request(signature, options), dispatcher.py_func.__qualname__)
+        telemetry.count("compiles")
+        telemetry.log("compiled for the CPU", dispatcher.__qualname__, signature.args, "", time.perf_counter() - start)
+        return kernel
+
+    @staticmethod
+    def check_runtime(dispatcher):
+        pass  # the CPU target's kernels run in any process
+
+    @staticmethod
+    def configured(dispatcher, grid, block, stream, native, sharedmem):
+        return HostLaunch(dispatcher, grid, block, stream, sharedmem)
+
+    @staticmethod
+    def inspect_asm(dispatcher, signature):
+        raise NotImplementedError("kernels compiled for the CPU target have no PTX; inspect_llvm() gives their LLVM IR")
