@@ -222,14 +222,13 @@ def python_function(pyfunc, api="compile"):
 def type_function(pyfunc, signature, options, links=()):
     """Frontend and typing of `pyfunc` for `signature` alone (what a caller's typing and ufunc typing need);
     `links`: its own link inputs."""
-    return _core.type_function(
-        function_source(pyfunc),
-        Resolver(pyfunc),
-        list(signature.args),
-        signature.return_type,
-        options,
-        list(links),
-    )
+    return _core.type_function(*_request(pyfunc, signature, options, links))
+
+
+def _request(pyfunc, signature, options, links):
+    """The core's arguments for a function: its frontend input (its source or bytecode, read here), the resolver
+    of its names, the signature's types, the options and its own link inputs."""
+    return function_source(pyfunc), Resolver(pyfunc), list(signature.args), signature.return_type, options, list(links)
 
 
 def compile_request(
@@ -241,12 +240,7 @@ def compile_request(
     dispatcher's kernel, which cujit loads and launches (checked against the devices' limits). Returns a
     ``_core.CompiledKernel`` (its typed function, its code, the options it was compiled with)."""
     return _core.compile_kernel(
-        function_source(pyfunc),
-        Resolver(pyfunc),
-        list(signature.args),
-        signature.return_type,
-        options,
-        list(links),
+        *_request(pyfunc, signature, options, links),
         target=target.name,
         output=output,
         describe=describe,

@@ -10,9 +10,9 @@ import time
 import weakref
 
 from cujit import _core, _target, aot_bundles, linking, telemetry
-from cujit.compiler import compile_request, for_cc, make_options, normalize_inline, parse_signature
+from cujit.compiler import compile_request, for_cc, make_options, normalize_inline, parse_signature, type_function
 from cujit.config import cache_wanted
-from cujit._source import Resolver, function_source
+from cujit._source import Resolver
 from cujit.errors import CudaSupportError, NumbaError, TypingError, entry_point, raised_in_kernel
 from cujit._typeof import typeof
 
@@ -355,15 +355,8 @@ class CUDADispatcher(_core.Dispatcher):
             )
 
         def type_it():  # the return type of a signature given for these argument types holds for callers too
-            typed = _core.type_function(
-                function_source(self.py_func),
-                Resolver(self.py_func),
-                list(argtypes),
-                self._declared_returns.get(tuple(argtypes)),
-                options,
-                self._links(),
-            )
-            return _core.driver.Specialisation(typed)
+            signature = _core.Signature(self._declared_returns.get(tuple(argtypes)), list(argtypes))
+            return _core.driver.Specialisation(type_function(self.py_func, signature, options, self._links()))
 
         return self._kernels.specialise(argtypes, tag, type_it)
 
