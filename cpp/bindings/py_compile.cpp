@@ -618,13 +618,30 @@ void register_compile(py::module_& m) {
 
   m.def("noalias_arrays", &compiler::noalias_arrays, py::arg("argtypes"),
         "How many array arguments a kernel of these types compiles with noalias data (compiler::noalias_arrays)");
+  py::class_<compiler::KernelBuild>(m, "KernelBuild",
+                                    "build_kernel's answer: the kept kernel (what the store's find() gave) or the "
+                                    "kernel compiled now, with its image when it was kept")
+      .def_property_readonly("kept",
+                             [](const compiler::KernelBuild& b) -> py::object {
+                               return b.kept ? *static_cast<py::object*>(b.kept.get()) : py::object(py::none());
+                             })
+      .def_readonly("compiled", &compiler::KernelBuild::compiled)
+      .def_property_readonly("image",
+                             [](const compiler::KernelBuild& b) -> py::object {
+                               return b.image.empty() ? py::object(py::none()) : py::object(py::bytes(b.image));
+                             })
+      .def_readonly("nvrtc_logs", &compiler::KernelBuild::nvrtc_logs)
+      .def_readonly("not_kept", &compiler::KernelBuild::not_kept);
+
   m.def(
       "compile_kernel",
       [](const PyFunctionSource& src, Resolver& resolver, std::vector<TypeRef> args, py::object return_type,
          const CompileOptions& options, std::vector<std::shared_ptr<link::LinkInput>> links, const std::string& target,
-         const std::string& output, std::string describe, bool launchable) {
+         const std::string& output, std::string describe, bool launchable, compiler::KernelStore* store,
+         std::vector<std::string> include_dirs) -> py::object {
         PyNameResolver names(resolver);
         PyCalleeProvider callees(options);  // callees are typed with the caller's options
+        GilUnlocker unlocker;
         compiler::KernelRequest request;
         request.source = &src.source;
         request.names = &names;
@@ -639,26 +656,38 @@ void register_compile(py::module_& m) {
                                              : codegen::Output::Decide;
         request.describe = std::move(describe);
         request.launchable = launchable;
-        GilUnlocker unlocker;
+        request.include_dirs = std::move(include_dirs);
         request.unlocker = &unlocker;
-        std::variant<compiler::CompiledKernel, compiler::KernelFailure> out = compiler::compile_kernel(request);
-        if (auto* failure = std::get_if<compiler::KernelFailure>(&out)) {
-          if (failure->fn == nullptr) raise_error(failure->error, &src.source);
-          frontend::FunctionSource located = source_of(*failure->fn);
-          raise_error(failure->error, &located);
+        auto fail = [&](const compiler::KernelFailure& failure) {
+          if (failure.fn == nullptr) raise_error(failure.error, &src.source);
+          frontend::FunctionSource located = source_of(*failure.fn);
+          raise_error(failure.error, &located);
+        };
+        auto observed = [](const compiler::CompiledKernel& kernel) {
+          if (auto* gpu = dynamic_cast<const codegen::GpuKernelCode*>(kernel.code.get()))
+            if (gpu->own().kind == codegen::CompiledCode::Kind::Ptx)
+              observe_ptx(gpu->own().code, kernel.typed, kernel.options);
+        };
+        if (store == nullptr) {
+          std::variant<compiler::CompiledKernel, compiler::KernelFailure> out = compiler::compile_kernel(request);
+          if (auto* failure = std::get_if<compiler::KernelFailure>(&out)) fail(*failure);
+          observed(std::get<compiler::CompiledKernel>(out));
+          return py::cast(std::get<compiler::CompiledKernel>(std::move(out)));
         }
-        compiler::CompiledKernel& kernel = std::get<compiler::CompiledKernel>(out);
-        if (auto* gpu = dynamic_cast<const codegen::GpuKernelCode*>(kernel.code.get()))
-          if (gpu->own().kind == codegen::CompiledCode::Kind::Ptx)
-            observe_ptx(gpu->own().code, kernel.typed, kernel.options);
-        return std::move(kernel);
+        std::variant<compiler::KernelBuild, compiler::KernelFailure> out = compiler::build_kernel(request, *store);
+        if (auto* failure = std::get_if<compiler::KernelFailure>(&out)) fail(*failure);
+        compiler::KernelBuild& build = std::get<compiler::KernelBuild>(out);
+        if (build.compiled) observed(*build.compiled);
+        return py::cast(std::move(build));
       },
       py::arg("source"), py::arg("resolver"), py::arg("args"), py::arg("return_type"), py::arg("options"),
       py::arg("links"), py::arg("target") = "cuda", py::arg("output") = "", py::arg("describe") = "",
-      py::arg("launchable") = false,
+      py::arg("launchable") = false, py::arg("store") = nullptr, py::arg("include_dirs") = std::vector<std::string>{},
       "The compile driver (cujit/compiler.h): one function for one signature, typed and compiled for `target` "
       "('cuda', 'cpu'); `output` 'ptx' or 'ltoir' asks for that code (default: the target decides); "
-      "`launchable`: a kernel cujit launches, checked against the devices' limits and the target's refusals");
+      "`launchable`: a kernel cujit launches, checked against the devices' limits and the target's refusals. "
+      "Answers a CompiledKernel; with a KernelStore `store`, a KernelBuild (build_kernel: the kept kernel, or one "
+      "compiled now and kept, linked with NVRTC's `include_dirs`).");
 
   py::module_ tm = m.def_submodule("telemetry", "compile stage totals (cpp/include/cujit/telemetry.h)");
   tm.def(

@@ -4,6 +4,8 @@
 
 #include <pybind11/stl.h>
 
+#include "cujit/compiler.h"
+
 namespace cujit::bindings {
 namespace {
 
@@ -48,6 +50,49 @@ class PyDispatcher : public Dispatcher {
   }
 };
 
+class PyKernelStore : public compiler::KernelStore {
+ public:
+  compiler::KeptKernel find() override {
+    py::object found = call("find");
+    return found.is_none() ? nullptr : keep_object(std::move(found));
+  }
+  bool keeps() override { return call("keeps").cast<bool>(); }
+  std::shared_ptr<void> lock() override {
+    auto* held = new py::object(call("lock"));
+    return std::shared_ptr<void>(held, [](void* p) {
+      py::gil_scoped_acquire gil;
+      auto* lock = static_cast<py::object*>(p);
+      try {
+        if (!lock->is_none()) lock->attr("release")();
+      } catch (py::error_already_set& e) {  // a release that fails cannot be reported from here: shown, not raised
+        e.discard_as_unraisable("releasing a kernel store's lock");
+      }
+      delete lock;
+    });
+  }
+  std::vector<std::shared_ptr<link::LinkInput>> link_inputs(const compiler::CompiledKernel& kernel) override {
+    return call("link_inputs", kernel).cast<std::vector<std::shared_ptr<link::LinkInput>>>();
+  }
+  void keep(const compiler::CompiledKernel& kernel, const std::string& image) override {
+    call("keep", kernel, py::bytes(image));
+  }
+
+ private:
+  template <typename... Args>
+  py::object call(const char* name, const Args&... args) {
+    py::gil_scoped_acquire gil;
+    py::function method = py::get_override(static_cast<const compiler::KernelStore*>(this), name);
+    if (!method) throw py::type_error(std::string("a KernelStore without its method ") + name);
+    return method(args...);
+  }
+  static std::shared_ptr<void> keep_object(py::object obj) {
+    return std::shared_ptr<void>(new py::object(std::move(obj)), [](void* p) {
+      py::gil_scoped_acquire gil;
+      delete static_cast<py::object*>(p);
+    });
+  }
+};
+
 // Makes `cls.__init_subclass__` check that each subclass has the interface's `methods`.
 void require_methods(py::object cls, std::vector<std::string> methods) {
   py::cpp_function check(
@@ -87,6 +132,13 @@ void register_interfaces(py::module_& m) {
       "(the fast path's __getitem__ reads it)");
   dispatcher.def(py::init<>());
   require_methods(dispatcher, {"_type_for_caller", "_call_parameters", "_select_kernel", "_launch_slow", "_configure"});
+  py::class_<compiler::KernelStore, PyKernelStore> store(
+      m, "KernelStore",
+      "Where kernels are kept between processes, for one compile (cujit/compiler.h): find() -> the kept kernel or "
+      "None; keeps() -> whether a kernel compiled now is kept; lock() -> an object whose release() ends the "
+      "entry's lock; link_inputs(compiled) -> [LinkInput]; keep(compiled, image)");
+  store.def(py::init<>());
+  require_methods(store, {"find", "keeps", "lock", "link_inputs", "keep"});
 }
 
 }  // namespace cujit::bindings

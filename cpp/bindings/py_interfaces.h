@@ -5,6 +5,8 @@
 //   Resolver    what the frontend asks about the names a function reads from outside it (cujit._source)
 //   Callee      what typing asks of a function called from CUDA code (a device dispatcher, a declaration)
 //   Dispatcher  what the launch fast path asks of a kernel's dispatcher (a Callee too: one object is both)
+//   KernelStore where the compile driver finds and keeps kernels between processes (compiler::KernelStore;
+//               its trampoline is in py_interfaces.cpp)
 //
 // And the payload the bindings keep in each KernelCache specialisation (its Python face and the launch facts),
 // shared by the cache's Python face (py_kernel_cache.cpp) and the launch fast path (py_launch.cpp).

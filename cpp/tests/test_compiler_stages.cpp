@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "cujit/codegen.h"
@@ -211,6 +213,121 @@ TEST(Codegen, OptionsKeyCoversEveryField) {
   codegen::CompileOptions loaded = device_options();
   loaded.carveout = 100;  // set when the kernel is loaded, not in its code
   EXPECT_EQ(loaded.key(), a.key());
+}
+
+// ---- the compile driver (compiler::compile_kernel, build_kernel) ------------------------------------------
+
+compiler::KernelRequest add_request(const frontend::FunctionSource& source, frontend::NameResolver& names,
+                                    typing::CalleeProvider& callees) {
+  compiler::KernelRequest request;
+  request.source = &source;
+  request.names = &names;
+  request.callees = &callees;
+  request.signature.args = {types::int64(), types::int64()};
+  request.options = device_options();
+  return request;
+}
+
+TEST(Driver, OneRequestAnswersTheTypedFunctionAndTheGpuCode) {
+  NoNames names;
+  NoCallees callees;
+  frontend::FunctionSource source = add_source();
+  auto out = compiler::compile_kernel(add_request(source, names, callees));
+  ASSERT_TRUE(std::holds_alternative<compiler::CompiledKernel>(out));
+  const compiler::CompiledKernel& kernel = std::get<compiler::CompiledKernel>(out);
+  auto* gpu = dynamic_cast<const codegen::GpuKernelCode*>(kernel.code.get());
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_FALSE(gpu->lto());
+  Expected<std::string> ptx = gpu->ptx();
+  ASSERT_TRUE(ptx);
+  EXPECT_NE(ptx->find(kernel.typed->symbol), std::string::npos);
+  EXPECT_NE(gpu->llvm_ir.find("define"), std::string::npos);
+}
+
+TEST(Driver, ATypingFailureIsTheRequestedFunctions) {
+  NoNames names;
+  NoCallees callees;
+  frontend::FunctionSource source = function("f", {"x"}, {node("Return", {{"value", name("missing")}})});
+  compiler::KernelRequest request = add_request(source, names, callees);
+  request.signature.args = {types::int64()};
+  auto out = compiler::compile_kernel(request);
+  ASSERT_TRUE(std::holds_alternative<compiler::KernelFailure>(out));
+  EXPECT_EQ(std::get<compiler::KernelFailure>(out).fn, nullptr);  // located in the request's source
+  EXPECT_NE(std::get<compiler::KernelFailure>(out).error.message.find("missing"), std::string::npos);
+}
+
+// A store that records what the driver asks, in order.
+struct RecordingStore : compiler::KernelStore {
+  std::vector<std::string> calls;
+  compiler::KeptKernel kept_on_find;
+  bool keeps_kernels = false;
+  bool lock_released = false;
+  compiler::KeptKernel find() override {
+    calls.push_back("find");
+    return kept_on_find;
+  }
+  bool keeps() override {
+    calls.push_back("keeps");
+    return keeps_kernels;
+  }
+  std::shared_ptr<void> lock() override {
+    calls.push_back("lock");
+    return std::shared_ptr<void>(new int(0), [this](void* p) {
+      lock_released = true;
+      delete static_cast<int*>(p);
+    });
+  }
+  std::vector<std::shared_ptr<link::LinkInput>> link_inputs(const compiler::CompiledKernel&) override {
+    calls.push_back("link_inputs");
+    throw std::runtime_error("no link here");  // (this test links nothing)
+  }
+  void keep(const compiler::CompiledKernel&, const std::string&) override { calls.push_back("keep"); }
+};
+
+TEST(Driver, AKeptKernelIsNotCompiled) {
+  NoNames names;
+  NoCallees callees;
+  frontend::FunctionSource source = add_source();
+  RecordingStore store;
+  store.kept_on_find = std::make_shared<int>(7);
+  auto out = compiler::build_kernel(add_request(source, names, callees), store);
+  ASSERT_TRUE(std::holds_alternative<compiler::KernelBuild>(out));
+  const compiler::KernelBuild& build = std::get<compiler::KernelBuild>(out);
+  EXPECT_EQ(build.kept, store.kept_on_find);
+  EXPECT_FALSE(build.compiled.has_value());
+  EXPECT_EQ(store.calls, (std::vector<std::string>{"find"}));
+}
+
+TEST(Driver, AStoreThatDoesNotKeepIsAskedOnce) {
+  NoNames names;
+  NoCallees callees;
+  frontend::FunctionSource source = add_source();
+  RecordingStore store;
+  auto out = compiler::build_kernel(add_request(source, names, callees), store);
+  const compiler::KernelBuild& build = std::get<compiler::KernelBuild>(out);
+  EXPECT_TRUE(build.compiled.has_value());
+  EXPECT_EQ(store.calls, (std::vector<std::string>{"find", "keeps"}));
+}
+
+TEST(Driver, AKernelToKeepIsCompiledUnderTheLockAfterASecondLook) {
+  NoNames names;
+  NoCallees callees;
+  frontend::FunctionSource source = add_source();
+  RecordingStore store;
+  store.keeps_kernels = true;
+  auto out = compiler::build_kernel(add_request(source, names, callees), store);
+  const compiler::KernelBuild& build = std::get<compiler::KernelBuild>(out);
+  EXPECT_TRUE(build.compiled.has_value());
+  EXPECT_EQ(build.not_kept, "no link here");  // a link that fails keeps nothing; the kernel is used all the same
+  EXPECT_TRUE(build.image.empty());
+  EXPECT_EQ(store.calls, (std::vector<std::string>{"find", "keeps", "lock", "find", "link_inputs"}));
+  EXPECT_TRUE(store.lock_released);
+}
+
+TEST(Driver, NoaliasArraysOnlyBesideScalars) {
+  TypeRef array = types::array(types::float32(), 1, 'C', false);
+  EXPECT_EQ(compiler::noalias_arrays({array, array, types::float32()}), 2);
+  EXPECT_EQ(compiler::noalias_arrays({array, types::tuple({types::int32(), types::int32()})}), 0);
 }
 
 }  // namespace

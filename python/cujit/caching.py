@@ -28,7 +28,6 @@ fcntl) would more than double the package's import time for programs that never 
 asked without it: ``config.cache_wanted`` and ``aot_bundles.in_use``.
 """
 
-import contextlib
 import fcntl
 import hashlib
 import json
@@ -37,6 +36,7 @@ import os
 import re
 import sys
 import threading
+import time
 import types as pytypes
 import warnings
 
@@ -173,25 +173,26 @@ def _checked(disk, read, section, key):
     return found
 
 
-@contextlib.contextmanager
-def entry_lock(section, key):
-    """An exclusive lock on one entry across processes (``flock`` on ``<dir>/.locks/<section>-<key>``), held
-    while it is compiled and written; no lock when the directory cannot hold one. (The store skips
-    directories named with a dot: lock files are never evicted while held.)"""
-    disk = store()
-    fd = None
-    if disk is not None:
-        try:
-            os.makedirs(os.path.join(disk.dir, ".locks"), exist_ok=True)
-            fd = os.open(os.path.join(disk.dir, ".locks", f"{section}-{key}"), os.O_RDWR | os.O_CREAT, 0o644)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:
-            if fd is not None:
-                os.close(fd)
-            fd = None
-    try:
-        yield
-    finally:
+class EntryLock:
+    """An exclusive lock on one entry across processes (``flock`` on ``<dir>/.locks/<section>-<key>``), held from
+    its making until ``release()`` while the entry is compiled and written; no lock when the directory cannot hold
+    one. (The store skips directories named with a dot: lock files are never evicted while held.)"""
+
+    def __init__(self, section, key):
+        disk = store()
+        self._fd = None
+        if disk is not None:
+            try:
+                os.makedirs(os.path.join(disk.dir, ".locks"), exist_ok=True)
+                self._fd = os.open(os.path.join(disk.dir, ".locks", f"{section}-{key}"), os.O_RDWR | os.O_CREAT, 0o644)
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+            except OSError:
+                if self._fd is not None:
+                    os.close(self._fd)
+                self._fd = None
+
+    def release(self):
+        fd, self._fd = self._fd, None
         if fd is not None:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
@@ -552,20 +553,69 @@ def kernel_key(dispatcher, argtypes, options, arch):
         return _specialisation_key("kernel", toolchain_id(), walk, argtypes, options, arch), walk
 
 
+class KernelStore(_core.KernelStore):
+    """The AOT bundles and the disk cache for one kernel specialisation, as the compile driver asks them
+    (cujit/compiler.h: ``build_kernel`` decides when each step runs): what is keyed by the function's names is
+    answered here. ``bundles``: look in the loaded bundles (``CUJIT_AOT``, ``cujit.aot.load``); ``cache``: the
+    disk cache is on for it (``cache=True`` or ``CUJIT_CACHE=1``)."""
+
+    def __init__(self, dispatcher, argtypes, options, arch, start, bundles, cache):
+        super().__init__()
+        self._dispatcher, self._argtypes, self._options = dispatcher, argtypes, options
+        self.arch, self._start, self._bundles = arch, start, bundles
+        self.key = self._walk = None
+        if cache:
+            try:
+                self.key, self._walk = kernel_key(dispatcher, argtypes, options, arch)
+            except Exception as e:  # noqa: BLE001  (Uncacheable, or an error the compile will raise in place)
+                self._log("uncacheable", "not cached", f"({e})")
+
+    def _log(self, counter, what, detail):
+        telemetry.count(counter)
+        telemetry.log(what, self._dispatcher.__qualname__, self._argtypes, detail, time.perf_counter() - self._start)
+
+    def find(self):
+        if self._bundles:
+            self._bundles = False  # (asked once: bundles are not written while a process runs)
+            entry = bundle_entry(self._dispatcher, self._argtypes, self._options, self.arch)
+            if entry is not None:
+                self._log("aot hits", "ahead of time", self.arch)
+                return entry
+        entry = get_kernel(self.key, self._walk) if self.key is not None else None
+        if entry is not None:
+            self._log("cache hits", "cache hit", entry["arch"])
+        return entry
+
+    def keeps(self):
+        return self.key is not None
+
+    def lock(self):
+        return EntryLock("kernel", self.key)
+
+    def link_inputs(self, compiled):
+        telemetry.count("cache misses")  # (asked once a kernel to keep was compiled)
+        return precompiled_sources(compiled.typed.link_inputs, self.arch, compiled.code.lto, compiled.options)
+
+    def keep(self, compiled, image):
+        with telemetry.stage("cache write"):
+            put_kernel(self.key, compiled, image, self.arch)
+
+
 def link_manifest(link_inputs):
     """What an entry records of the inputs its link used: (kind, content hash) each, in order."""
     return [(m.kind, content_hash(m)) for m in link_inputs]
 
 
-def put_kernel(key, kernel, cubin, arch):
-    """Writes a kernel's entry: the cubin and what loading and launching need without typing. A kernel whose
-    exceptions a reader could not find by name (a class defined in a function) or whose arguments are not
-    constants of str, int, float, bool or None is not written."""
+def put_kernel(key, compiled, cubin, arch):
+    """Writes the entry of a kernel compiled now (a ``_core.CompiledKernel``): the cubin and what loading and
+    launching need without typing. A kernel whose exceptions a reader could not find by name (a class defined in a
+    function) or whose arguments are not constants of str, int, float, bool or None is not written."""
+    typed = compiled.typed
     try:
-        raises = [_raise_record(site) for site in kernel.exceptions]
+        raises = [_raise_record(site) for site in (typed.exceptions if compiled.options.debug else ())]
     except TypeError as e:
         telemetry.count("uncacheable")
-        telemetry.log("not cached", kernel.entry, kernel.argtypes, f"({e})", 0.0)
+        telemetry.log("not cached", typed.symbol, typed.args, f"({e})", 0.0)
         return
     put_record(
         "kernel",
@@ -573,10 +623,10 @@ def put_kernel(key, kernel, cubin, arch):
         Record(
             Record.Kind.kernel,
             bytes(cubin),
-            symbol=kernel.entry,
+            symbol=typed.symbol,
             arch=str(arch),
-            cooperative=bool(kernel.cooperative),
-            links=link_manifest(kernel.typed.link_inputs),
+            cooperative=bool(typed.cooperative),
+            links=link_manifest(typed.link_inputs),
             raises=raises,
         ),
     )

@@ -222,29 +222,33 @@ def python_function(pyfunc, api="compile"):
 def type_function(pyfunc, signature, options, links=()):
     """Frontend and typing of `pyfunc` for `signature` alone (what a caller's typing and ufunc typing need);
     `links`: its own link inputs."""
-    return _core.type_function(*_request(pyfunc, signature, options, links))
+    return _core.type_function(*core_arguments(pyfunc, signature, options, links))
 
 
-def _request(pyfunc, signature, options, links):
+def core_arguments(pyfunc, signature, options, links):
     """The core's arguments for a function: its frontend input (its source or bytecode, read here), the resolver
     of its names, the signature's types, the options and its own link inputs."""
     return function_source(pyfunc), Resolver(pyfunc), list(signature.args), signature.return_type, options, list(links)
 
 
 def compile_request(
-    pyfunc, signature, options, links=(), target=_target.CUDA, describe="", output="", launchable=False
+    pyfunc, signature, options, links=(), target=_target.CUDA, describe="", output="", launchable=False, store=None
 ):
     """The compile driver's one call (``_core.compile_kernel``, cpp/src/compiler/): `pyfunc` read here (its
     source or bytecode, and the resolver of its names), then typed, checked and compiled in C++ for `target`
     (a ``Target``); `output` "ptx" or "ltoir" asks for that code (default: the target decides); `launchable`: a
     dispatcher's kernel, which cujit loads and launches (checked against the devices' limits). Returns a
-    ``_core.CompiledKernel`` (its typed function, its code, the options it was compiled with)."""
+    ``_core.CompiledKernel`` (its typed function, its code, the options it was compiled with); with a
+    ``_core.KernelStore`` (``caching.KernelStore``), a ``_core.KernelBuild``: the kept kernel, or the one compiled
+    now, linked and kept."""
     return _core.compile_kernel(
-        *_request(pyfunc, signature, options, links),
+        *core_arguments(pyfunc, signature, options, links),
         target=target.name,
         output=output,
         describe=describe,
         launchable=launchable,
+        store=store,
+        include_dirs=linking.nvrtc_include_dirs() if store is not None else [],
     )
 
 

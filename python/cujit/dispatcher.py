@@ -10,7 +10,14 @@ import time
 import weakref
 
 from cujit import _core, _target, aot_bundles, linking, telemetry
-from cujit.compiler import compile_request, for_cc, make_options, normalize_inline, parse_signature, type_function
+from cujit.compiler import (
+    compile_request,
+    core_arguments,
+    for_cc,
+    make_options,
+    normalize_inline,
+    parse_signature,
+)
 from cujit.config import cache_wanted
 from cujit._source import Resolver
 from cujit.errors import CudaSupportError, NumbaError, TypingError, entry_point, raised_in_kernel
@@ -166,27 +173,15 @@ class _Kernel:
         return per_sm * devices.get_current_device().MULTIPROCESSOR_COUNT
 
     def link(self, cc):
-        """The cubin for a device of ``cc`` (what the cache builds, for the disk cache and ``cujit.aot``): this
-        kernel linked with every input its calls collected (their CUDA C++ through the disk cache's NVRTC results
-        when the kernel is cached), written to the disk cache when the kernel is cached for ``cc``'s
-        architecture."""
-        arch = linking.arch_for(cc)
-        cached = self.disk_key is not None and arch == self.disk_arch
-        if cached and self._cached_cubin is not None:  # linked when it was compiled, to write the entry
+        """The cubin for a device of ``cc`` (what ``cujit.aot`` bundles): the one linked when it was compiled to
+        write the disk cache, or this kernel linked now with every input its calls collected."""
+        if self._cached_cubin is not None and linking.arch_for(cc) == self.disk_arch:
             return self._cached_cubin
-        inputs = (
-            _caching().precompiled_sources(self.typed.link_inputs, arch, self.lto, self.options) if cached else None
-        )
-        linked = self.code.link(tuple(cc)[:2], linking.nvrtc_include_dirs(), inputs)
+        linked = self.code.link(tuple(cc)[:2], linking.nvrtc_include_dirs())
         linking.warn_nvrtc_logs(linked.nvrtc_logs)
-        if cached:
-            self._cached_cubin = linked.cubin
-            with telemetry.stage("cache write"):
-                _caching().put_kernel(self.disk_key, self, linked.cubin, arch)
         return linked.cubin
 
-    disk_key = None  # the disk cache's key, for a kernel compiled while caching (and its architecture)
-    disk_arch = None
+    disk_arch = None  # the architecture of the cubin linked to write the disk cache (a kernel compiled to cache)
     _cached_cubin = None
 
 
@@ -356,7 +351,10 @@ class CUDADispatcher(_core.Dispatcher):
 
         def type_it():  # the return type of a signature given for these argument types holds for callers too
             signature = _core.Signature(self._declared_returns.get(tuple(argtypes)), list(argtypes))
-            return _core.driver.Specialisation(type_function(self.py_func, signature, options, self._links()))
+            # (called here, not through compiler.type_function: each level of a chain of device calls nests a
+            # typing in Python, so a frame less here is a deeper chain before the recursion limit)
+            typed = _core.type_function(*core_arguments(self.py_func, signature, options, self._links()))
+            return _core.driver.Specialisation(typed)
 
         return self._kernels.specialise(argtypes, tag, type_it)
 
@@ -396,48 +394,23 @@ class CUDADispatcher(_core.Dispatcher):
         return self._kernels.specialise(argtypes, tag, compile_it)
 
     def _compile_gpu_kernel(self, signature, options):
-        """A kernel (or device function) specialisation for the GPU: from the disk cache when this dispatcher caches and
-        the entry is there, else compiled. A cached kernel is compiled and linked under the entry's lock, so
-        that processes starting at once compile it once: the others wait, then load it."""
+        """A kernel (or device function) specialisation for the GPU. A kernel is looked for in the AOT bundles and,
+        when this dispatcher caches, the disk cache (``caching.KernelStore``, asked by the compile driver); a kernel
+        to cache is compiled, linked and written under the entry's lock, so that processes starting at once compile
+        it once: the others wait, then load it."""
         start = time.perf_counter()
+        bundles, cache = aot_bundles.in_use(), cache_wanted(self._cache)
+        if self.device or not (bundles or cache):
+            return self._compiled_now(self._compile_request(signature, options), signature, start)
         arch = linking.arch_for(tuple(options.cc)[:2])  # what link() gets for the device: (major, minor)
-        if not self.device and aot_bundles.in_use():
-            built = _caching().bundle_entry(self, signature.args, options, arch)  # cujit.aot
-            if built is not None:
-                telemetry.count("aot hits")
-                telemetry.log("ahead of time", self.__qualname__, signature.args, arch, time.perf_counter() - start)
-                return self._kernel_from_entry(built, signature, options)
-        disk_key = walk = None
-        if not self.device and cache_wanted(self._cache):
-            try:
-                disk_key, walk = _caching().kernel_key(self, signature.args, options, arch)
-            except Exception as e:  # noqa: BLE001  (Uncacheable, or an error the compile will raise in place)
-                telemetry.count("uncacheable")
-                telemetry.log("not cached", self.__qualname__, signature.args, f"({e})", time.perf_counter() - start)
-        if disk_key is None:
-            return self._compile_fresh(signature, options, start)
-        kernel = self._load_cached(disk_key, walk, signature, options, start)
-        if kernel is not None:
-            return kernel
-        with _caching().entry_lock("kernel", disk_key):
-            kernel = self._load_cached(disk_key, walk, signature, options, start)  # written while we waited
-            if kernel is not None:
-                return kernel
-            telemetry.count("cache misses")
-            kernel = self._compile_fresh(signature, options, start, disk_key, arch)
-            try:
-                kernel.link(tuple(options.cc)[:2])  # writes the entry
-            except Exception as e:  # noqa: BLE001  (no entry: the first launch links again and raises it there)
-                telemetry.log("not cached", self.__qualname__, signature.args, f"(link: {e})", 0.0)
-            return kernel
-
-    def _load_cached(self, disk_key, walk, signature, options, start):
-        entry = _caching().get_kernel(disk_key, walk)
-        if entry is None:
-            return None
-        telemetry.count("cache hits")
-        telemetry.log("cache hit", self.__qualname__, signature.args, entry["arch"], time.perf_counter() - start)
-        return self._kernel_from_entry(entry, signature, options)
+        store = _caching().KernelStore(self, signature.args, options, arch, start, bundles, cache)
+        build = self._compile_request(signature, options, store)
+        if build.kept is not None:
+            return self._kernel_from_entry(build.kept, signature, options)
+        linking.warn_nvrtc_logs(build.nvrtc_logs)
+        if build.not_kept:
+            telemetry.log("not cached", self.__qualname__, signature.args, f"(link: {build.not_kept})", 0.0)
+        return self._compiled_now(build.compiled, signature, start, store.keeps(), build.image, arch)
 
     def _kernel_from_entry(self, entry, signature, options):
         ref = weakref.ref(self)  # the kernel's face outlives the dispatcher when a user keeps it
@@ -450,25 +423,27 @@ class CUDADispatcher(_core.Dispatcher):
 
         return _CachedKernel(entry, compile_fresh, signature.args, options)
 
-    def _compile_fresh(self, signature, options, start, disk_key=None, arch=None):
-        compiled = _Kernel(self._compile_request(signature, options))
-        compiled.disk_key, compiled.disk_arch = disk_key, arch
+    def _compiled_now(self, compiled, signature, start, cached=False, image=None, arch=None):
+        """The face of a kernel compiled now (``image``: its cubin for ``arch``, linked to write the disk cache)."""
+        kernel = _Kernel(compiled)
+        kernel._cached_cubin, kernel.disk_arch = image, arch
         telemetry.count("compiles")
         telemetry.log(
             "compiled",
             self.__qualname__,
             signature.args,
-            "and cached" if disk_key else "not cached",
+            "and cached" if cached else "not cached",
             time.perf_counter() - start,
         )
-        return compiled
+        return kernel
 
-    def _compile_request(self, signature, options):
+    def _compile_request(self, signature, options, store=None):
         """One call of the compile driver (``_core.compile_kernel``): typed, checked and compiled for this
         dispatcher's target; a GPU kernel's module is lowered and optimised once, to LTO-IR when it links with
-        LTO (its PTX then made only if asked for), else to PTX."""
+        LTO (its PTX then made only if asked for), else to PTX. With a ``caching.KernelStore``, the driver's
+        ``KernelBuild``: the kernel the store keeps, or one compiled now (and kept)."""
         return compile_request(
-            self.py_func, signature, options, self._links(), self.target, self._describe(), launchable=True
+            self.py_func, signature, options, self._links(), self.target, self._describe(), launchable=True, store=store
         )
 
     @entry_point

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -53,6 +55,7 @@ struct KernelRequest {
   // A kernel cujit will load and launch (a dispatcher's): checked against every device's limits (static shared
   // memory) and what the target refuses. cuda.compile's output is checked by whoever links it.
   bool launchable = false;
+  std::vector<std::string> include_dirs;  // NVRTC's, when the driver links (build_kernel with a store that keeps)
   Unlocker* unlocker = nullptr;
 };
 
@@ -79,6 +82,41 @@ int noalias_arrays(const std::vector<TypeRef>& argtypes);
 // Runs one request: types the function, checks a kernel's static shared memory and what the target refuses, and
 // makes the target's code. Needs no Python and no GIL beyond what the resolver and callee provider take.
 std::variant<CompiledKernel, KernelFailure> compile_kernel(const KernelRequest& request);
+
+// A kernel kept between processes (an entry of the disk cache or of an AOT bundle) as its store gives it: opaque to
+// the driver, which hands it back (the store's entry holds the image, the symbol and what launching needs).
+using KeptKernel = std::shared_ptr<void>;
+
+// Where kernels are kept between processes, for one request. Its entries are keyed by everything the function
+// reads from outside it (the caller walks the function's names), so the caller implements it; the driver decides
+// when each step runs (build_kernel).
+class KernelStore {
+ public:
+  virtual ~KernelStore() = default;
+  virtual KeptKernel find() = 0;  // the kept kernel, or null
+  virtual bool keeps() = 0;       // whether a kernel compiled now is kept (the disk cache is on for it)
+  // Held while the kernel is compiled and kept (released when dropped): processes that start at once compile it
+  // once, the others wait and then find it.
+  virtual std::shared_ptr<void> lock() = 0;
+  // A kernel's link inputs as a kept kernel links them (CUDA C++ through the store's NVRTC results).
+  virtual std::vector<std::shared_ptr<link::LinkInput>> link_inputs(const CompiledKernel& kernel) = 0;
+  // Keeps a kernel compiled now, with its image for the compile's device.
+  virtual void keep(const CompiledKernel& kernel, const std::string& image) = 0;
+};
+
+// What build_kernel answers: a kept kernel, or one compiled now (with its image, when it was kept).
+struct KernelBuild {
+  KeptKernel kept;
+  std::optional<CompiledKernel> compiled;
+  std::string image;  // the image linked to keep it, for the compile's device (major, minor)
+  std::vector<std::pair<std::string, std::string>> nvrtc_logs;  // (name, log) of CUDA C++ that linking compiled
+  std::string not_kept;  // why a kernel compiled now was not kept (its link failed: a launch meets it again), or ""
+};
+
+// The driver with a store: the kept kernel when the store has it; else, when the store keeps kernels, under its
+// lock (and after looking again), the compile, the GPU link for the compile's device with the store's inputs, and
+// keep(); else the compile alone.
+std::variant<KernelBuild, KernelFailure> build_kernel(const KernelRequest& request, KernelStore& store);
 
 // A function defined by linked code, called with `abi` (numba: int status and
 // a return slot; c: plain) under its exact symbol `name`. `signature` must
