@@ -54,7 +54,7 @@ class PyKernelStore : public compiler::KernelStore {
  public:
   compiler::KeptKernel find() override {
     py::object found = call("find");
-    return found.is_none() ? nullptr : keep_object(std::move(found));
+    return found.is_none() ? nullptr : std::shared_ptr<void>(bindings::keep(std::move(found)));
   }
   bool keeps() override { return call("keeps").cast<bool>(); }
   std::shared_ptr<void> lock() override {
@@ -84,12 +84,6 @@ class PyKernelStore : public compiler::KernelStore {
     py::function method = py::get_override(static_cast<const compiler::KernelStore*>(this), name);
     if (!method) throw py::type_error(std::string("a KernelStore without its method ") + name);
     return method(args...);
-  }
-  static std::shared_ptr<void> keep_object(py::object obj) {
-    return std::shared_ptr<void>(new py::object(std::move(obj)), [](void* p) {
-      py::gil_scoped_acquire gil;
-      delete static_cast<py::object*>(p);
-    });
   }
 };
 
