@@ -32,13 +32,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def compiles(monkeypatch):
     """The names of the functions compiled during the test."""
     seen = []
-    real = dispatcher.CUDADispatcher._typed_compile
+    real = dispatcher.CUDADispatcher._compile_request
 
     def counting(self, *args, **kwargs):
         seen.append(self.py_func.__name__)
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(dispatcher.CUDADispatcher, "_typed_compile", counting)
+    monkeypatch.setattr(dispatcher.CUDADispatcher, "_compile_request", counting)
     return seen
 
 
