@@ -130,3 +130,14 @@ def test_the_launch_program_from_python():
     assert program.ops[0].type.ndim == 2 and program.ops[2].argument == 2
     with pytest.raises(NotImplementedError, match="kernel argument 1: cujit cannot pass a value of type __nv_bfloat16"):
         _core.launch.argument_program([parse("int32"), parse("bfloat16")])
+
+
+def test_every_target_lowers_the_options_one_way():
+    """codegen::lowering_options: the CPU target's kernels get the debug levels the GPU's get (line tables with
+    lineinfo, full debug info with debug)."""
+    for flags, emission in (({"lineinfo": True}, "DebugDirectivesOnly"), ({"debug": True, "opt": False}, "FullDebug")):
+        kernel = cuda.jit("void(float32[::1], float32[::1], float32)", target="cpu", **flags)(saxpy)
+        ir = kernel.inspect_llvm()[tuple(SIG.args)]
+        assert f"emissionKind: {emission}" in ir and "!DILocation" in ir, flags
+    plain = cuda.jit("void(float32[::1], float32[::1], float32)", target="cpu")(saxpy)
+    assert "DICompileUnit" not in plain.inspect_llvm()[tuple(SIG.args)]

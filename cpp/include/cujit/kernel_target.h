@@ -14,6 +14,7 @@
 
 #include "cujit/codegen.h"
 #include "cujit/link.h"
+#include "cujit/lowering.h"
 
 namespace cujit::codegen {
 
@@ -44,6 +45,11 @@ class KernelTarget {
 
 // The GPU target.
 const KernelTarget& cuda_target();
+
+// How the options of a compile lower a function on `target` (the one mapping every target's code generation
+// starts from: fastmath, debug levels, launch bounds, noalias arrays, the exception channel); a target adds its
+// own checks after.
+lowering::LoweringOptions lowering_options(const CompileOptions& options, const target::Target& target);
 
 // The GPU target's code of one function: PTX or LTO-IR from its one optimised module, and what linking it for a
 // device needs (its typed function and options: LTO-IR for another architecture is compiled from them).

@@ -62,6 +62,21 @@ const KernelTarget& cuda_target() {
   return target;
 }
 
+lowering::LoweringOptions lowering_options(const CompileOptions& options, const target::Target& target) {
+  lowering::LoweringOptions lo;
+  lo.target = &target;
+  lo.fastmath = options.fastmath;
+  lo.max_threads = options.max_threads;
+  lo.min_blocks = options.min_blocks;
+  lo.max_cluster = options.max_cluster;
+  lo.noalias_arrays = options.noalias_arrays && options.kernel;
+  lo.exception_channel = options.debug && options.kernel;
+  lo.debug = options.debug      ? lowering::DebugLevel::Full
+             : options.lineinfo ? lowering::DebugLevel::LineTables
+                                : lowering::DebugLevel::None;
+  return lo;
+}
+
 std::string device_arch(int major, int minor) {
   return "sm_" + std::to_string(major) + std::to_string(minor) + (major >= 9 ? "a" : "");
 }

@@ -43,6 +43,7 @@
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 
 #include "cujit/background.h"
+#include "cujit/kernel_target.h"
 #include "cujit/lowering.h"
 #include "cujit/target.h"
 #include "cujit/telemetry.h"
@@ -405,17 +406,7 @@ void build_optimised_module(const ir::TypedFunction& fn, const CompileOptions& o
   module.setDataLayout(pipeline.target_machine().createDataLayout());
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", options.fastmath ? 1 : 0);
 
-  lowering::LoweringOptions lo;
-  lo.target = &target::nvptx();
-  lo.fastmath = options.fastmath;
-  lo.max_threads = options.max_threads;
-  lo.min_blocks = options.min_blocks;
-  lo.max_cluster = options.max_cluster;
-  lo.noalias_arrays = options.noalias_arrays && options.kernel;
-  lo.exception_channel = options.debug && options.kernel;
-  lo.debug = options.debug      ? lowering::DebugLevel::Full
-             : options.lineinfo ? lowering::DebugLevel::LineTables
-                                : lowering::DebugLevel::None;
+  const lowering::LoweringOptions lo = lowering_options(options, target::nvptx());
   auto lowered = lowering::lower_module(fn, module, lo);
   if (!lowered) throw CompileError(lowered.error().kind, lowered.error().message, lowered.error().loc);
   plant_after_lowering(module);

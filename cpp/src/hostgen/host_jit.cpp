@@ -102,12 +102,9 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   module->setTargetTriple((*tm)->getTargetTriple());
   module->setDataLayout((*tm)->createDataLayout());
 
-  lowering::LoweringOptions lo;
-  lo.target = &target::host();
-  lo.fastmath = options.fastmath;
+  lowering::LoweringOptions lo = codegen::lowering_options(options, target::host());  // as every target's
   lo.bounds_check = bounds_check;
   lo.shared_checks = options.debug;  // debug=True: shared memory's uninitialised reads and races
-  lo.exception_channel = options.debug && options.kernel;  // debug=True: raises reported after the launch
   auto lowered = lowering::lower_module(fn, *module, lo);
   if (!lowered) return lowered.error();
   std::set<std::string> missing = unresolved_calls(*module);
