@@ -98,8 +98,45 @@ void register_types(py::module_& m) {
       .def_property_readonly("literal_value", &Type::literal_value)
       .def_property_readonly("ndim", &Type::ndim)
       .def_property_readonly("layout", [](const Type& t) { return std::string(1, t.layout()); })
-      .def_property_readonly(
-          "dtype", [](const Type& t) { return t.element(0); }, py::return_value_policy::reference)
+      .def_property_readonly("dtype",
+                             [](const Type& t) -> py::object {
+                               // numba's: an array's, a nested array's, a UniTuple's and a pointer's element
+                               // type; a record's numpy dtype; no attribute of other types
+                               switch (t.kind()) {
+                                 case TypeKind::Array:
+                                 case TypeKind::NestedArray:
+                                 case TypeKind::UniTuple:
+                                 case TypeKind::CPointer:
+                                   return py::cast(t.element(0), py::return_value_policy::reference);
+                                 case TypeKind::Record:
+                                   return py::module_::import("cujit._typeof").attr("record_dtype")(
+                                       py::cast(&t, py::return_value_policy::reference));
+                                 default:
+                                   throw py::attribute_error("type " + t.name() + " has no attribute 'dtype'");
+                               }
+                             })
+      .def_property_readonly("mutable", [](const Type& t) { return !t.readonly(); })
+      .def_property_readonly("key", [](const Type& t) { return t.name(); })
+      .def_property_readonly("underlying_float",
+                             [](const Type& t) -> py::object {
+                               if (t.kind() != TypeKind::Complex)
+                                 throw py::attribute_error("type " + t.name() + " has no attribute 'underlying_float'");
+                               return py::cast(types::float_(t.bitwidth() / 2), py::return_value_policy::reference);
+                             })
+      .def(
+          "copy",
+          [](const Type& t, py::object dtype, py::object ndim, py::object layout, py::object readonly) {
+            if (t.kind() != TypeKind::Array) throw py::type_error("copy() makes array types; " + t.name() + " is not");
+            TypeRef d = dtype.is_none() ? t.element(0) : dtype.cast<TypeRef>();
+            int n = ndim.is_none() ? t.ndim() : ndim.cast<int>();
+            std::string l = layout.is_none() ? std::string(1, t.layout()) : layout.cast<std::string>();
+            if (l != "C" && l != "F" && l != "A") throw py::value_error("layout must be 'C', 'F' or 'A'");
+            bool ro = readonly.is_none() ? t.readonly() : readonly.cast<bool>();
+            return types::array(d, n, l[0], ro, t.aligned());
+          },
+          py::arg("dtype") = py::none(), py::arg("ndim") = py::none(), py::arg("layout") = py::none(),
+          py::arg("readonly") = py::none(), py::return_value_policy::reference,
+          "numba's Array.copy: the same array type with the given parts changed")
       .def_property_readonly("count", &Type::count)
       .def_property_readonly("size", [](const Type& t) { return types::itemsize(&t); })
       .def_property_readonly("aligned", &Type::aligned)
@@ -107,12 +144,21 @@ void register_types(py::module_& m) {
       .def_property_readonly(
           "fields",
           [](const Type& t) {
-            py::list out;
+            // numba's Record.fields: {name: (type, offset)}, in the record's order
+            py::dict out;
             for (size_t i = 0; i < t.field_names().size(); ++i)
-              out.append(py::make_tuple(t.field_names()[i], py::cast(t.element(i), py::return_value_policy::reference),
-                                        t.field_offsets()[i]));
+              out[py::str(t.field_names()[i])] =
+                  py::make_tuple(py::cast(t.element(i), py::return_value_policy::reference), t.field_offsets()[i]);
             return out;
           })
+      .def(
+          "typeof",
+          [](const Type& t, const std::string& field) {
+            int i = t.field_index(field);
+            if (i < 0) throw py::key_error(field);
+            return t.element(static_cast<size_t>(i));
+          },
+          py::arg("field"), py::return_value_policy::reference, "a record field's type (numba's Record.typeof)")
       .def_property_readonly(
           "types",
           [](const Type& t) {

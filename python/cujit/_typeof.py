@@ -73,6 +73,28 @@ def _record_type(dtype):
     return _core.types.record(fields, dtype.itemsize, bool(dtype.isalignedstruct))
 
 
+def record_dtype(record):
+    """numba's Record.dtype: the numpy dtype of a record type (its fields at their offsets, its size)."""
+    import numpy
+
+    names, formats, offsets = [], [], []
+    for name, (t, offset) in record.fields.items():
+        names.append(name)
+        formats.append(_numpy_format(t))
+        offsets.append(offset)
+    return numpy.dtype(
+        {"names": names, "formats": formats, "offsets": offsets, "itemsize": record.size}, align=record.aligned
+    )
+
+
+def _numpy_format(t):
+    if t.kind == "record":
+        return record_dtype(t)
+    if t.kind == "nestedarray":
+        return (_numpy_format(t.dtype), tuple(t.shape))
+    return {"boolean": "bool"}.get(t.name, t.name)
+
+
 def array_type(dtype, shape, strides, readonly):
     np = sys.modules["numpy"]
     dtype = np.dtype(dtype)

@@ -1,14 +1,18 @@
-"""numba's type objects (``int32``, ``float32[::1]``, ``UniTuple(int32, 2)``...).
+"""numba's type objects (``int32``, ``float32[::1]``, ``UniTuple(int32, 2)``...) and numba's type classes.
 
-Types are interned C++ objects: equal types are the same object. Calling a type
-builds a Signature (``int32(int32, int32)``); subscripting a scalar type builds
-an array type (``float32[:, ::1]``).
+Types are interned C++ objects (``_core.Type``): equal types are the same object, and the C++ type is the only
+truth. The classes here (``Array``, ``Integer``, ``UniTuple``, ``Record``...) are numba's hierarchy as views chosen by
+a type's kind, one table (``_KINDS``): ``isinstance(float32[:], types.Array)``, ``issubclass(types.Array,
+types.Buffer)`` and ``isinstance(int32, types.Number)`` hold as in numba, and calling a class builds a type
+(``Array(float32, 2, "C")``, ``UniTuple(int32, 2)``). Calling a type builds a Signature (``int32(int32, int32)``);
+subscripting a scalar type builds an array type (``float32[:, ::1]``). Types pickle (by structure) and, when numba is
+installed, numba's own type objects convert (``from_numba``).
 """
 
 from cujit import _core
 
-Type = _core.Type
 Signature = _core.Signature
+_Type = _core.Type
 
 _SCALARS = (
     "boolean bool_ b1 int8 int16 int32 int64 uint8 uint16 uint32 uint64 i1 i2 i4 i8 u1 u2 u4 u8 "
@@ -31,7 +35,7 @@ dim3 = Dim3 = _core.parse_type("dim3")
 
 
 def _check_type(constructor, argument, value):
-    if not isinstance(value, Type):
+    if not isinstance(value, _Type):
         raise TypeError(f"{constructor}: {argument} must be a cujit type (int32, float64[:], ...), got {value!r}")
 
 
@@ -47,38 +51,353 @@ MAX_NDIM = 64
 MAX_TUPLE_COUNT = (1 << 31) - 1
 
 
-def CPointer(dtype):
-    """A pointer to ``dtype`` (``float32*``)."""
-    _check_type("CPointer", "dtype", dtype)
-    return _core.types.cpointer(dtype)
+# ---- numba's type classes, as views of the C++ types by kind -------------------------------------------------
 
 
-def UniTuple(dtype, count):
-    """A homogeneous tuple of ``count`` elements."""
-    _check_type("UniTuple", "dtype", dtype)
-    _check_count("UniTuple", "count", count, MAX_TUPLE_COUNT)
-    return _core.types.uni_tuple(dtype, count)
+class _TypeClass(type):
+    """The metaclass of numba's type classes here: an instance is a ``_core.Type`` whose kind the class or one of
+    its subclasses covers; calling the class builds a type (its ``_make``)."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _Type) and (cls is Type or obj.kind in _TypeClass._covered(cls))
+
+    def __call__(cls, *args, **kwargs):
+        make = cls.__dict__.get("_make")
+        if make is None:
+            raise NotImplementedError(
+                f"types.{cls.__name__}(...): cujit does not make {cls.__name__} types (its type objects are numba's "
+                "scalars, arrays, tuples, records, pointers and vector types)"
+            )
+        return make.__func__(*args, **kwargs)
+
+    def _covered(cls):
+        covered = cls.__dict__.get("_all_kinds")
+        if covered is None:
+            covered = set(cls.__dict__.get("_kinds", ()))
+            for sub in cls.__subclasses__():
+                covered |= _TypeClass._covered(sub)
+            covered = frozenset(covered)
+            cls._all_kinds = covered
+        return covered
 
 
-def Tuple(elements):
-    """A heterogeneous tuple; homogeneous element lists give a UniTuple, as in numba."""
-    elements = list(elements)
-    for i, element in enumerate(elements):
-        _check_type("Tuple", f"element {i}", element)
-    return _core.types.tuple(elements)
+class Type(metaclass=_TypeClass):
+    """The base of every type: every ``_core.Type`` is one."""
 
 
-def Array(dtype, ndim, layout, readonly=False, aligned=True):
+class Dummy(Type):
+    pass
+
+
+class Hashable(Type):
+    pass
+
+
+class Number(Hashable):
+    pass
+
+
+class Integer(Number):
+    _kinds = ("integer",)
+
+    @staticmethod
+    def _make(name, bitwidth=None, signed=None):
+        found = _core.types.lookup(name)
+        if found is None or found.kind != "integer":
+            raise ValueError(f"types.Integer({name!r}): not an integer type's name")
+        return found
+
+
+class Float(Number):
+    _kinds = ("float",)
+
+
+class Complex(Number):
+    _kinds = ("complex",)
+
+
+class Boolean(Hashable):
+    _kinds = ("boolean",)
+
+
+class Literal(Type):
+    pass
+
+
+class IntegerLiteral(Literal, Integer):
+    _kinds = ("integer_literal",)
+
+    @staticmethod
+    def _make(value):
+        return _core.types.integer_literal(value)
+
+
+class BooleanLiteral(Literal, Boolean):
+    _kinds = ("boolean_literal",)
+
+
+class StringLiteral(Literal):
+    pass
+
+
+class ArrayCompatible(Type):
+    pass
+
+
+class Buffer(ArrayCompatible):
+    pass
+
+
+class Array(Buffer):
     """An array type, e.g. ``Array(float32, 2, "C")`` (same as ``float32[:, ::1]``)."""
-    _check_type("Array", "dtype", dtype)
-    _check_count("Array", "ndim", ndim, MAX_NDIM)
-    if layout not in ("C", "F", "A"):
-        raise ValueError(f"Array: layout must be 'C', 'F' or 'A', got {layout!r}")
-    return _core.types.array(dtype, ndim, layout, bool(readonly), bool(aligned))
+
+    _kinds = ("array",)
+
+    @staticmethod
+    def _make(dtype, ndim, layout, readonly=False, aligned=True, name=None):
+        _check_type("Array", "dtype", dtype)
+        _check_count("Array", "ndim", ndim, MAX_NDIM)
+        if layout not in ("C", "F", "A"):
+            raise ValueError(f"Array: layout must be 'C', 'F' or 'A', got {layout!r}")
+        return _core.types.array(dtype, ndim, layout, bool(readonly), bool(aligned))
+
+
+class NestedArray(Array):
+    _kinds = ("nestedarray",)
+
+
+class BaseTuple(Type):
+    pass
+
+
+class BaseAnonymousTuple(BaseTuple):
+    pass
+
+
+class UniTuple(BaseAnonymousTuple):
+    """A homogeneous tuple of ``count`` elements."""
+
+    _kinds = ("unituple",)
+
+    @staticmethod
+    def _make(dtype, count):
+        _check_type("UniTuple", "dtype", dtype)
+        _check_count("UniTuple", "count", count, MAX_TUPLE_COUNT)
+        return _core.types.uni_tuple(dtype, count)
+
+
+class Tuple(BaseAnonymousTuple):
+    """A heterogeneous tuple; homogeneous element lists give a UniTuple, as in numba."""
+
+    _kinds = ("tuple",)
+
+    @staticmethod
+    def _make(elements):
+        elements = list(elements)
+        for i, element in enumerate(elements):
+            _check_type("Tuple", f"element {i}", element)
+        return _core.types.tuple(elements)
+
+
+class BaseNamedTuple(BaseTuple):
+    pass
+
+
+class NamedUniTuple(BaseNamedTuple):
+    pass
+
+
+class NamedTuple(BaseNamedTuple):
+    pass
+
+
+class Opaque(Dummy):
+    _kinds = ("opaque",)
+
+
+class NoneType(Opaque):
+    _kinds = ("none",)
+
+
+class Optional(Type):
+    _kinds = ("optional",)
+
+
+class Omitted(Opaque):
+    pass
+
+
+class Record(Type):
+    _kinds = ("record",)
+
+
+class CPointer(Type):
+    """A pointer to ``dtype`` (``float32*``)."""
+
+    _kinds = ("cpointer",)
+
+    @staticmethod
+    def _make(dtype, addrspace=None):
+        _check_type("CPointer", "dtype", dtype)
+        return _core.types.cpointer(dtype)
+
+
+class RawPointer(Opaque):
+    _kinds = ("voidptr",)
+
+
+class RangeType(Type):
+    _kinds = ("range",)
+
+
+class NumberClass(Opaque):
+    """A number type used as a value (``np.float32`` in CUDA code): typed by cujit's compiler, not a type object."""
+
+
+class Function(Type):
+    pass
+
+
+class Dispatcher(Type):
+    pass
+
+
+class EnumMember(Type):
+    pass
+
+
+class IntEnumMember(EnumMember):
+    pass
+
+
+class NPDatetime(Type):
+    pass
+
+
+class NPTimedelta(Type):
+    pass
+
+
+class Bfloat16(Number):
+    """numba-cuda's bfloat16 (``__nv_bfloat16``)."""
+
+    _kinds = ("bfloat16",)
+
+
+class FP8(Number):
+    """numba-cuda's fp8 scalars (``fp8_e4m3``, ``fp8_e5m2``, ``fp8_e8m0``)."""
+
+    _kinds = ("fp8",)
+
+
+class FP8x(Type):
+    """numba-cuda's packed fp8 values (``fp8x2_e4m3``...)."""
+
+    _kinds = ("fp8packed",)
+
+
+class VectorType(Type):
+    """numba-cuda's vector types (``float32x4``, ``uchar2``...) and Dim3."""
+
+    _kinds = ("vector",)
+
+
+#: numba's domains (sets of types).
+signed_domain = frozenset(_names[n] for n in ("int8", "int16", "int32", "int64"))
+unsigned_domain = frozenset(_names[n] for n in ("uint8", "uint16", "uint32", "uint64"))
+integer_domain = signed_domain | unsigned_domain
+real_domain = frozenset(_names[n] for n in ("float32", "float64"))
+complex_domain = frozenset(_names[n] for n in ("complex64", "complex128"))
+number_domain = real_domain | integer_domain | complex_domain
+
+#: numba's ``types.none`` is an instance of NoneType; ``types.intp`` and ``uintp`` the pointer-sized integers.
+signed_integers = sorted(signed_domain, key=lambda t: t.bitwidth)
+unsigned_integers = sorted(unsigned_domain, key=lambda t: t.bitwidth)
+real_types = sorted(real_domain, key=lambda t: t.bitwidth)
+complex_types = sorted(complex_domain, key=lambda t: t.bitwidth)
+integer_types = signed_integers + unsigned_integers
+number_types = integer_types + real_types + complex_types
 
 
 def is_type(obj):
-    return isinstance(obj, Type)
+    return isinstance(obj, _Type)
+
+
+# ---- pickling: a type rebuilt from its structure -------------------------------------------------------------
+
+
+def _rebuild(kind, parts):
+    return _REBUILD[kind](*parts)
+
+
+_REBUILD = {
+    "named": lambda name: _core.types.lookup(name) or _core.parse_type(name),
+    "array": lambda dtype, ndim, layout, readonly, aligned: _core.types.array(dtype, ndim, layout, readonly, aligned),
+    "unituple": _core.types.uni_tuple,
+    "tuple": lambda elements: _core.types.tuple(list(elements)),
+    "cpointer": _core.types.cpointer,
+    "integer_literal": _core.types.integer_literal,
+    "record": lambda fields, size, aligned: _core.types.record(list(fields), size, aligned),
+    "nestedarray": lambda dtype, shape: _core.types.nested_array(dtype, list(shape)),
+}
+
+
+def _reduce(t):
+    kind = t.kind
+    if kind == "array":
+        return _rebuild, ("array", (t.dtype, t.ndim, t.layout, not t.mutable, t.aligned))
+    if kind == "unituple":
+        return _rebuild, ("unituple", (t.dtype, t.count))
+    if kind == "tuple":
+        return _rebuild, ("tuple", (tuple(t.types),))
+    if kind == "cpointer":
+        return _rebuild, ("cpointer", (t.dtype,))
+    if kind == "integer_literal":
+        return _rebuild, ("integer_literal", (t.literal_value,))
+    if kind == "record":
+        fields = [(name, ft, offset, "") for name, (ft, offset) in t.fields.items()]
+        return _rebuild, ("record", (fields, t.size, t.aligned))
+    if kind == "nestedarray":
+        return _rebuild, ("nestedarray", (t.dtype, tuple(t.shape)))
+    return _rebuild, ("named", (t.name,))
+
+
+_Type.__reduce__ = _reduce
+
+
+# ---- numba's own type objects ----------------------------------------------------------------------------------
+
+
+def from_numba(t):
+    """The cujit type of a numba type object (``numba.types.float32[:]``, ``numba.types.UniTuple(...)``), or ``t``
+    itself when it is a cujit type already; TypeError for anything else."""
+    if isinstance(t, _Type):
+        return t
+    module = type(t).__module__ or ""
+    if not module.startswith("numba"):
+        raise TypeError(f"expected a cujit or numba type, got {t!r}")
+    name = type(t).__name__
+    if name in ("Array", "NestedArray") and hasattr(t, "layout"):
+        return _core.types.array(from_numba(t.dtype), t.ndim, t.layout, not t.mutable, bool(t.aligned))
+    if name == "UniTuple":
+        return _core.types.uni_tuple(from_numba(t.dtype), t.count)
+    if name == "Tuple":
+        return _core.types.tuple([from_numba(e) for e in t.types])
+    if name == "CPointer":
+        return _core.types.cpointer(from_numba(t.dtype))
+    if name == "Record":
+        return _core.types.record(
+            [(f, from_numba(ft), off, "") for f, (ft, off) in ((f, (v[0], v[1])) for f, v in t.fields.items())],
+            t.size,
+            bool(t.aligned),
+        )
+    found = _core.types.lookup(str(t))
+    if found is not None:
+        return found
+    try:
+        return _core.parse_type(str(t))
+    except Exception:  # noqa: BLE001  (named below)
+        raise TypeError(f"numba type {t!r} has no cujit counterpart") from None
 
 
 __all__ = sorted(_names) + ["CPointer", "UniTuple", "Tuple", "Array", "Type", "Signature"]
