@@ -109,8 +109,8 @@ void register_types(py::module_& m) {
                                  case TypeKind::CPointer:
                                    return py::cast(t.element(0), py::return_value_policy::reference);
                                  case TypeKind::Record:
-                                   return py::module_::import("cujit._typeof").attr("record_dtype")(
-                                       py::cast(&t, py::return_value_policy::reference));
+                                   return py::module_::import("cujit._typeof")
+                                       .attr("record_dtype")(py::cast(&t, py::return_value_policy::reference));
                                  default:
                                    throw py::attribute_error("type " + t.name() + " has no attribute 'dtype'");
                                }
@@ -141,16 +141,15 @@ void register_types(py::module_& m) {
       .def_property_readonly("size", [](const Type& t) { return types::itemsize(&t); })
       .def_property_readonly("aligned", &Type::aligned)
       .def_property_readonly("shape", [](const Type& t) { return t.shape(); })
-      .def_property_readonly(
-          "fields",
-          [](const Type& t) {
-            // numba's Record.fields: {name: (type, offset)}, in the record's order
-            py::dict out;
-            for (size_t i = 0; i < t.field_names().size(); ++i)
-              out[py::str(t.field_names()[i])] =
-                  py::make_tuple(py::cast(t.element(i), py::return_value_policy::reference), t.field_offsets()[i]);
-            return out;
-          })
+      .def_property_readonly("fields",
+                             [](const Type& t) {
+                               // numba's Record.fields: {name: (type, offset)}, in the record's order
+                               py::dict out;
+                               for (size_t i = 0; i < t.field_names().size(); ++i)
+                                 out[py::str(t.field_names()[i])] = py::make_tuple(
+                                     py::cast(t.element(i), py::return_value_policy::reference), t.field_offsets()[i]);
+                               return out;
+                             })
       .def(
           "typeof",
           [](const Type& t, const std::string& field) {

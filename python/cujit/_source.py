@@ -281,6 +281,10 @@ class Resolver(_core.Resolver):
             return _R.none()
         if isinstance(obj, _core.Type):
             return _R.type(obj)
+        if (type(obj).__module__ or "").startswith("numba.core.types"):  # numba's own type object
+            from cujit.types import from_numba
+
+            return _R.type(from_numba(obj))
         if isinstance(obj, type) and obj in known.scalar_types:
             return _R.type(_core.types.lookup(known.scalar_types[obj]))
         if np is not None and isinstance(obj, np.dtype) and obj.name in _NUMPY_SCALARS + ("bool",):

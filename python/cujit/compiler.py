@@ -25,19 +25,35 @@ DEFAULT_CC = _core.DEFAULT_CC
 
 
 def parse_signature(sig):
-    """A signature string, a Signature, or a tuple of argument types -> Signature."""
+    """A signature string, a Signature, or a tuple of argument types -> Signature. numba's own signatures and type
+    objects (a library's ``numba.types.void(numba.types.float32[:])``) are taken as cujit's."""
     if isinstance(sig, _core.Signature):
         return sig
     if isinstance(sig, str):
         return _core.parse_signature(sig)
+    if _from_numba(sig) and hasattr(sig, "args") and hasattr(sig, "return_type"):  # a numba Signature
+        ret = sig.return_type
+        return _core.Signature(None if ret is None else _as_type(ret), [_as_type(t) for t in sig.args])
     if isinstance(sig, (tuple, list)):
-        for t in sig:
-            if not isinstance(t, _core.Type):
-                raise TypeError(f"invalid type in signature: expected a type instance, got {t!r}")
-        return _core.Signature(None, list(sig))
+        return _core.Signature(None, [_as_type(t) for t in sig])
     if isinstance(sig, _core.Type):
         raise TypeError(f"invalid signature: {sig!r} is a single type, not a tuple or Signature")
     raise TypeError(f"invalid signature: expected a string, a Signature or a tuple of types, got {sig!r}")
+
+
+def _from_numba(obj):
+    return (type(obj).__module__ or "").startswith("numba.")
+
+
+def _as_type(t):
+    """A signature's type: a cujit type, or numba's converted (cujit.types.from_numba)."""
+    if isinstance(t, _core.Type):
+        return t
+    if _from_numba(t):
+        from cujit.types import from_numba
+
+        return from_numba(t)
+    raise TypeError(f"invalid type in signature: expected a type instance, got {t!r}")
 
 
 def normalize_cc(cc):

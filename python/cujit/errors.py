@@ -17,12 +17,16 @@ class UnsupportedError(TypingError):
     """The function uses a Python construct that cujit does not compile for CUDA."""
 
 
-class NumbaValueError(NumbaError, ValueError):
+class NumbaValueError(TypingError, ValueError):
     """A value cujit cannot type or pass to a kernel (numba.core.errors.NumbaValueError): an array whose dtype is
     not native-endian, or holds Python objects."""
 
 
-class NotDefinedError(NumbaError):
+class IRError(NumbaError):
+    """An error in the IR of a function (numba.core.errors.IRError)."""
+
+
+class NotDefinedError(IRError):
     """A variable is read before any assignment to it (numba.core.errors.NotDefinedError)."""
 
 
@@ -30,11 +34,11 @@ class CCSupportError(RuntimeError):
     """The requested compute capability is below what the CUDA toolkit supports."""
 
 
-class InternalError(RuntimeError):
+class InternalError(NumbaError, RuntimeError):
     """A bug in cujit; please report it with the function that triggered it."""
 
 
-class LoweringError(NumbaError, InternalError):
+class LoweringError(InternalError):
     """Compiling a function that typed correctly failed in code generation (invalid LLVM IR, a fatal error
     inside LLVM): a bug in cujit, reported with the function's name. The compiler stays usable."""
 
@@ -63,12 +67,142 @@ class NumbaWarning(UserWarning):
     """A general warning of the compiler (numba.core.errors.NumbaWarning)."""
 
 
-class NumbaInvalidConfigWarning(UserWarning):
+class NumbaInvalidConfigWarning(NumbaWarning):
     """Incompatible options, e.g. debug=True together with opt=True."""
 
 
-class NumbaPerformanceWarning(UserWarning):
+class NumbaPerformanceWarning(NumbaWarning):
     """Something will run, but slowly."""
+
+
+# The rest of numba.core.errors' hierarchy, for code that raises, catches or filters numba's names (cujit raises
+# the ones above; these keep their place in numba's tree).
+class NumbaDeprecationWarning(NumbaWarning, DeprecationWarning):
+    pass
+
+
+class NumbaPendingDeprecationWarning(NumbaWarning, PendingDeprecationWarning):
+    pass
+
+
+class NumbaParallelSafetyWarning(NumbaWarning):
+    pass
+
+
+class NumbaTypeSafetyWarning(NumbaWarning):
+    pass
+
+
+class NumbaExperimentalFeatureWarning(NumbaWarning):
+    pass
+
+
+class NumbaPedanticWarning(NumbaWarning):
+    pass
+
+
+class NumbaIRAssumptionWarning(NumbaPedanticWarning):
+    pass
+
+
+class NumbaDebugInfoWarning(NumbaWarning):
+    pass
+
+
+class NumbaSystemWarning(NumbaWarning):
+    pass
+
+
+class UnsupportedBytecodeError(Exception):
+    pass
+
+
+class UnsupportedRewriteError(UnsupportedError):
+    pass
+
+
+class RedefinedError(IRError):
+    pass
+
+
+class VerificationError(IRError):
+    pass
+
+
+class DeprecationError(NumbaError):
+    pass
+
+
+class UnsupportedParforsError(NumbaError):
+    pass
+
+
+class ForbiddenConstruct(LoweringError):
+    pass
+
+
+class UntypedAttributeError(TypingError):
+    pass
+
+
+class ByteCodeSupportError(NumbaError):
+    pass
+
+
+class CompilerError(NumbaError):
+    pass
+
+
+class ConstantInferenceError(NumbaError):
+    pass
+
+
+class InternalTargetMismatchError(InternalError):
+    pass
+
+
+class NonexistentTargetError(InternalError):
+    pass
+
+
+class RequireLiteralValue(TypingError):
+    pass
+
+
+class ForceLiteralArg(NumbaError):
+    pass
+
+
+class LiteralTypingError(TypingError):
+    pass
+
+
+class NumbaTypeError(TypingError, TypeError):
+    pass
+
+
+class NumbaAttributeError(TypingError, AttributeError):
+    pass
+
+
+class NumbaAssertionError(TypingError, AssertionError):
+    pass
+
+
+class NumbaNotImplementedError(TypingError, NotImplementedError):
+    pass
+
+
+class NumbaKeyError(TypingError, KeyError):
+    pass
+
+
+class NumbaIndexError(TypingError, IndexError):
+    pass
+
+
+class NumbaRuntimeError(NumbaError):
+    pass
 
 
 class LaunchConfigError(CudaDriverError, ValueError):
