@@ -15,7 +15,7 @@ TOOLS_PATH := PATH=$(abspath $(VENV))/bin:$$PATH
 SMOKE := CUJIT_FUZZ_SEEDS=100 CUJIT_BYTECODE_SEEDS=100 CUJIT_TARGET_DIFF_SEEDS=100
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup core build lint format test check test-cpp test-py test-cpu-target test-bytecode-versions test-wheel wheel demo bench bench-setup gpu-build gpu-test clean
+.PHONY: setup core build lint format test check test-cpp test-py test-cpu-target test-bytecode-versions test-wheel wheel demo bench bench-setup conformance gpu-build gpu-test clean
 
 setup: $(VENV)/.stamp
 
@@ -142,6 +142,13 @@ demo: build
 
 bench-setup:
 	@bash benchmarks/setup_numba_venv.sh
+
+# numba-cuda's own test suite on cujit (issue 41): numba-cuda 0.30.4's tests from its PyPI wheel in .bench-venv, their
+# imports of the public API rewritten to cujit's, run beside numba-cuda's own on the CPU target / simulator
+# (tests/conformance/run.py; --gpu on a GPU machine). Per-file counts; results in build/conformance/results.json.
+conformance: build bench-setup
+	@.bench-venv/bin/python -m pip install -q --disable-pip-version-check pytest pytest-xdist filecheck cffi
+	@$(VPY) tests/conformance/run.py
 
 bench: build bench-setup
 	@$(VPY) benchmarks/compile_latency.py

@@ -1,4 +1,5 @@
-"""Settings read at each use (numba-cuda's ``config`` names), settable at run time.
+"""Settings read at each use (numba-cuda's ``config`` names), settable at run time; and ``ENABLE_CUDASIM`` and
+``CUDA_DEFAULT_PTX_CC``, read once.
 
 - ``CUDA_NVRTC_EXTRA_SEARCH_PATHS``: ``:``-separated include directories for CUDA C++ link inputs, after the
   CUDA headers; from ``CUJIT_NVRTC_EXTRA_SEARCH_PATHS`` or ``NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS``.
@@ -9,6 +10,14 @@
 """
 
 import os
+
+from cujit import _core, _target
+
+#: numba-cuda's facts a program reads at import to choose its path (read once here, as numba's config is):
+#: whether kernels run without a GPU (the process's target is the CPU: ``CUJIT_TARGET=cpu`` or
+#: ``NUMBA_ENABLE_CUDASIM=1``), and the compute capability a compile given no ``cc`` targets.
+ENABLE_CUDASIM = not _target.default_target().on_gpu
+CUDA_DEFAULT_PTX_CC = _core.DEFAULT_CC
 
 CUDA_NVRTC_EXTRA_SEARCH_PATHS = os.environ.get("CUJIT_NVRTC_EXTRA_SEARCH_PATHS") or os.environ.get(
     "NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS", ""

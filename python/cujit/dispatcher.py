@@ -161,6 +161,36 @@ class _Kernel:
 
         return raised_in_kernel(self.exceptions, load)
 
+    # numba-cuda's resource queries (its dispatcher's get_regs_per_thread...): the loaded function's attributes in
+    # the current context.
+    regs_per_thread = property(lambda self: self.function().attributes.num_regs)
+    shared_mem_per_block = property(lambda self: self.function().attributes.shared_size_bytes)
+    max_threads_per_block = property(lambda self: self.function().attributes.max_threads_per_block)
+    local_mem_per_thread = property(lambda self: self.function().attributes.local_size_bytes)
+    const_mem_size = property(lambda self: self.function().attributes.const_size_bytes)
+
+    @property
+    def sass(self):
+        """The kernel's SASS for the current device: its cubin disassembled by the toolkit's ``nvdisasm``."""
+        import os
+        import shutil
+        import subprocess
+        import tempfile
+
+        from cujit import toolkit
+        from cujit.cudadrv import devices
+
+        tool = shutil.which("nvdisasm") or next(
+            (p for p in (os.path.join(r, "bin", "nvdisasm") for r in toolkit.search_roots()) if os.path.exists(p)), None
+        )
+        if tool is None:
+            raise RuntimeError("inspect_sass needs the CUDA toolkit's nvdisasm (on PATH or under CUDA_HOME)")
+        cubin = self.link(tuple(devices.get_current_device().compute_capability))
+        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+            f.write(cubin)
+            f.flush()
+            return subprocess.run([tool, "-c", f.name], capture_output=True, text=True, check=True).stdout
+
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
         """How many blocks of ``blockdim`` threads a cooperative launch of this kernel can have on the current
         device: every block must be resident at once (numba-cuda's ``_Kernel.max_cooperative_grid_blocks``)."""
@@ -273,6 +303,7 @@ class CUDADispatcher(_core.Dispatcher):
         # The launch fast path's specialisations by compact type key (C++; see cpp/bindings/py_launch.cpp).
         self._launch_table = _core.launch.LaunchTable()
         self._link_items = tuple(link)
+        self.extensions = []  # numba-cuda's argument-handler extensions (jit(extensions=...) is refused for now)
 
     @property
     def targetoptions(self):
@@ -575,6 +606,27 @@ class CUDADispatcher(_core.Dispatcher):
 
     def inspect_llvm(self, signature=None):
         return self._inspect("llvm_ir", signature)
+
+    def inspect_sass(self, signature=None):
+        """numba-cuda's inspect_sass: each kernel's SASS for the current device (nvdisasm)."""
+        return self._inspect("sass", signature)
+
+    # numba-cuda's resource queries: {signature: value}, or the value of one signature's kernel (loaded in the
+    # current context; on the CPU target, what its host code uses).
+    def get_regs_per_thread(self, signature=None):
+        return self._inspect("regs_per_thread", signature)
+
+    def get_shared_mem_per_block(self, signature=None):
+        return self._inspect("shared_mem_per_block", signature)
+
+    def get_max_threads_per_block(self, signature=None):
+        return self._inspect("max_threads_per_block", signature)
+
+    def get_local_mem_per_thread(self, signature=None):
+        return self._inspect("local_mem_per_thread", signature)
+
+    def get_const_mem_size(self, signature=None):
+        return self._inspect("const_mem_size", signature)
 
     def inspect_types(self, file=None):
         lines = []

@@ -105,6 +105,18 @@ class HostKernel:
     def llvm_ir(self):
         return self.native.llvm_ir
 
+    # numba-cuda's resource queries, answered for host code: no registers or constant bank, its static shared
+    # memory per block, its locals' stack per thread, a GPU's 1024 threads per block.
+    regs_per_thread = 0
+    const_mem_size = 0
+    max_threads_per_block = 1024
+    shared_mem_per_block = property(lambda self: self.native.static_shared_bytes)
+    local_mem_per_thread = property(lambda self: self.native.frame_bytes)
+
+    @property
+    def sass(self):
+        raise NotImplementedError("a kernel compiled for the CPU target has no SASS; inspect_llvm() gives its LLVM IR")
+
     @property
     def ptx(self):
         raise NotImplementedError("a kernel compiled for the CPU target has no PTX; inspect_llvm() gives its LLVM IR")

@@ -27,3 +27,41 @@ def test_cujits_own_errors_keep_their_builtin_bases():
     assert issubclass(errors.InternalError, RuntimeError) and issubclass(errors.LoweringError, errors.NumbaError)
     assert issubclass(errors.NumbaPerformanceWarning, errors.NumbaWarning)
     assert issubclass(errors.NumbaDeprecationWarning, DeprecationWarning)
+
+
+def test_numba_cuda_names():
+    from cujit import cuda, types
+
+    assert cuda.bool is types.boolean and cuda.char is types.int8 and cuda.uchar is types.uint8
+    assert cuda.size_t is types.uintp and cuda.ssize_t is types.intp and cuda.optional is types.Optional
+    assert isinstance(cuda.HAS_NUMBA, bool)
+    assert cuda.cudadrv.__name__ == "cujit.cudadrv" and cuda.errors is errors
+    assert cuda.devicearray.DeviceNDArray is cuda.DeviceNDArray and cuda.compiler.compile_ptx is cuda.compile_ptx
+    from cujit.cuda.libdevice import fmaf
+
+    assert fmaf is cuda.libdevice.fmaf and "sinf" in cuda.libdevice.__all__
+    from cujit import config
+
+    assert config.CUDA_DEFAULT_PTX_CC == cuda.DEFAULT_CC and isinstance(config.ENABLE_CUDASIM, bool)
+
+
+def test_dispatcher_resource_queries_on_the_cpu_target():
+    import numpy as np
+
+    from cujit import cuda
+
+    @cuda.jit("void(float32[::1])", target="cpu")
+    def kernel(x):
+        s = cuda.shared.array(32, np.float32)
+        s[cuda.threadIdx.x] = x[cuda.threadIdx.x]
+        cuda.syncthreads()
+        x[cuda.threadIdx.x] = s[31 - cuda.threadIdx.x]
+
+    sig = "void(float32[::1])"
+    assert kernel.get_shared_mem_per_block(sig) == 128
+    assert kernel.get_regs_per_thread() == {(cuda.float32[::1],): 0}
+    assert kernel.get_max_threads_per_block(sig) == 1024 and kernel.get_const_mem_size(sig) == 0
+    assert kernel.get_local_mem_per_thread(sig) >= 0
+    assert kernel.extensions == []
+    with pytest.raises(NotImplementedError, match="no SASS"):
+        kernel.inspect_sass()

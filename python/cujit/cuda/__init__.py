@@ -37,8 +37,18 @@ from cujit.intrinsics import *  # noqa: F401,F403
 from cujit.vector_types import *  # noqa: F401,F403  (cuda.float32x4, cuda.float4... replace the plain stubs)
 from cujit.arg_hints import In, Out, InOut  # noqa: F401
 
+# numba.cuda's C type names and type helpers (numba.core.types' char, uchar, size_t...).
+bool = types.boolean  # noqa: A001  (numba.cuda.bool, as numba's)
+char, uchar = types.int8, types.uint8
+size_t, ssize_t = types.uintp, types.intp
+optional = types.Optional
+
+#: Whether numba (its CPU side) is installed beside cujit (numba-cuda's ``HAS_NUMBA``; cujit needs none of it).
+HAS_NUMBA = __import__("importlib.util").util.find_spec("numba") is not None
+
 del bf16  # noqa: F821  (cuda.bf16 is the module cujit.cuda.bf16, with the same stubs, as numba.cuda.bf16 is)
-del fp8  # noqa: F821  (cuda.fp8 is the module cujit.cuda.fp8, with the same stubs and the fp8 types)
+del fp8  # noqa: F821
+del libdevice  # noqa: F821  (cuda.libdevice is the module cujit.cuda.libdevice, with the same stubs)  (cuda.fp8 is the module cujit.cuda.fp8, with the same stubs and the fp8 types)
 
 # The runtime (devices, arrays, streams) is imported on first use: compiling needs
 # neither numpy nor a driver, and `import cujit` stays fast.
@@ -105,8 +115,18 @@ for _module, _names in (
     _RUNTIME_NAMES.update(dict.fromkeys(_names, _module))
 del _module, _names
 
-# cuda.driver.memcpy_htod, for module setup callbacks; cuda.random, numba-cuda's generator (a submodule).
-_RUNTIME_MODULES = {"driver": "cujit.cudadrv.driver", "random": "cujit.cuda.random", "bf16": "cujit.cuda.bf16"}
+# cuda.driver.memcpy_htod, for module setup callbacks; cuda.random, numba-cuda's generator (a submodule); the
+# modules numba.cuda names that programs reach: cuda.cudadrv, cuda.devicearray, cuda.errors, cuda.compiler.
+_RUNTIME_MODULES = {
+    "driver": "cujit.cudadrv.driver",
+    "random": "cujit.cuda.random",
+    "bf16": "cujit.cuda.bf16",
+    "libdevice": "cujit.cuda.libdevice",
+    "cudadrv": "cujit.cudadrv",
+    "devicearray": "cujit.cudadrv.devicearray",
+    "errors": "cujit.errors",
+    "compiler": "cujit.compiler",
+}
 # cuda.fp8 (numba-cuda's fp8 types and conversions) and cuda.is_fp8_supported, from cujit/cuda/fp8.py.
 _RUNTIME_MODULES["fp8"] = "cujit.cuda.fp8"
 _RUNTIME_NAMES["is_fp8_supported"] = "cujit.cuda.fp8"
