@@ -19,6 +19,21 @@ from cujit import _core, _target
 ENABLE_CUDASIM = not _target.default_target().on_gpu
 CUDA_DEFAULT_PTX_CC = _core.DEFAULT_CC
 
+#: numba-cuda's warning switches, settable at run time (``config.CUDA_LOW_OCCUPANCY_WARNINGS = 0``, as numba-cuda's
+#: own test case does); None: the environment decides at each use (``NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS``,
+#: ``NUMBA_CUDA_WARN_ON_IMPLICIT_COPY``, or their ``CUJIT_`` spellings; on unless "0").
+CUDA_LOW_OCCUPANCY_WARNINGS = None
+CUDA_WARN_ON_IMPLICIT_COPY = None
+
+
+def warning_enabled(name):
+    """Whether numba-cuda's warning switch ``name`` (``CUDA_LOW_OCCUPANCY_WARNINGS``...) is on."""
+    value = globals().get(name)
+    if value is None:
+        value = os.environ.get("CUJIT_" + name, os.environ.get("NUMBA_" + name, "1"))
+    return value not in (0, False, "0", "", "false", "False")
+
+
 CUDA_NVRTC_EXTRA_SEARCH_PATHS = os.environ.get("CUJIT_NVRTC_EXTRA_SEARCH_PATHS") or os.environ.get(
     "NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS", ""
 )

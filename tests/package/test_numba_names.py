@@ -65,3 +65,24 @@ def test_dispatcher_resource_queries_on_the_cpu_target():
     assert kernel.extensions == []
     with pytest.raises(NotImplementedError, match="no SASS"):
         kernel.inspect_sass()
+
+
+def test_warning_switches_are_config_attributes(monkeypatch):
+    import warnings
+
+    from cujit import config
+    from cujit.cudadrv import launch
+
+    monkeypatch.delenv("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", raising=False)
+    monkeypatch.delenv("CUJIT_CUDA_LOW_OCCUPANCY_WARNINGS", raising=False)
+    monkeypatch.setattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        launch.configure(1, 1)  # no low-occupancy warning: switched off at run time
+    monkeypatch.setattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS", None)  # the environment decides: on
+    with pytest.warns(errors.NumbaPerformanceWarning, match="low occupancy"):
+        launch.configure(1, 1)
+    monkeypatch.setenv("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "0")
+    assert not config.warning_enabled("CUDA_WARN_ON_IMPLICIT_COPY")
+    monkeypatch.setattr(config, "CUDA_WARN_ON_IMPLICIT_COPY", 1)
+    assert config.warning_enabled("CUDA_WARN_ON_IMPLICIT_COPY")

@@ -11,12 +11,11 @@ the byte span it covers, so every view can be read; writing to the device needs 
 
 import ctypes
 import operator
-import os
 import warnings
 
 import numpy as np
 
-from cujit import _core
+from cujit import _core, config
 from cujit._typeof import array_type, check_dtype
 from cujit.cudadrv import ipc, memory_managers, memory_pointers
 from cujit.cudadrv.stream import native_stream
@@ -599,14 +598,9 @@ def auto_device(obj, stream=0, copy=True, user_explicit=False):
     """numba's helper: (device array, True when a host copy was made). Warns for implicit host copies."""
     if is_cuda_array(obj):
         return (obj if isinstance(obj, DeviceNDArray) else as_cuda_array(obj)), False
-    if not user_explicit and _warn_on_implicit_copy():
+    if not user_explicit and config.warning_enabled("CUDA_WARN_ON_IMPLICIT_COPY"):
         warnings.warn(
             NumbaPerformanceWarning("Host array used in CUDA kernel will incur copy overhead to/from device."),
             stacklevel=4,
         )
     return to_device(obj, stream=stream, copy=copy), True
-
-
-def _warn_on_implicit_copy():
-    value = os.environ.get("CUJIT_CUDA_WARN_ON_IMPLICIT_COPY", os.environ.get("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "1"))
-    return value not in ("0", "", "false", "False")

@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from cujit import _core
+from cujit import _core, config
 from cujit._typeof import dtype_type
 from cujit.arg_hints import ArgHint, In, Out, InOut  # noqa: F401  (In, Out, InOut re-exported: numba's names here)
 from cujit.cudadrv.devicearray import DeviceNDArray, as_cuda_array, auto_device
@@ -62,11 +62,6 @@ def normalize_dims(dim, name):
     return tuple(dims)
 
 
-def _env_flag(name, default):
-    value = os.environ.get("CUJIT_" + name, os.environ.get("NUMBA_" + name, default))
-    return value not in ("0", "", "false", "False")
-
-
 def configure(griddim, blockdim, stream=0, sharedmem=0, *, on_gpu=True):
     """(grid 3-tuple, block 3-tuple, stream, sharedmem) for ``kernel[...]``; for a GPU kernel (``on_gpu``), warns
     for grids under 128 blocks as numba does (``NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0`` turns it off). A GPU's
@@ -76,7 +71,7 @@ def configure(griddim, blockdim, stream=0, sharedmem=0, *, on_gpu=True):
     grid = normalize_dims(griddim, "griddim")
     block = normalize_dims(blockdim, "blockdim")
     blocks = grid[0] * grid[1] * grid[2]
-    if on_gpu and blocks < 128 and _env_flag("CUDA_LOW_OCCUPANCY_WARNINGS", "1"):
+    if on_gpu and blocks < 128 and config.warning_enabled("CUDA_LOW_OCCUPANCY_WARNINGS"):
         warnings.warn(
             NumbaPerformanceWarning(
                 f"Grid size {blocks} will likely result in GPU under-utilization due to low occupancy."
