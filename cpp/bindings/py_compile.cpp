@@ -600,14 +600,16 @@ void register_compile(py::module_& m) {
       .def(
           "link",
           [](const codegen::GpuKernelCode& c, py::tuple cc, std::vector<std::string> include_dirs,
-             std::optional<std::vector<std::shared_ptr<link::LinkInput>>> inputs) {
+             std::optional<std::vector<std::shared_ptr<link::LinkInput>>> inputs, bool ptx) {
             const int major = cc[0].cast<int>(), minor = cc[1].cast<int>();
+            if (ptx && !c.lto()) throw py::value_error("LTO is not enabled: an LTO link's PTX needs jit(lto=True)");
             py::gil_scoped_release nogil;
-            return c.link(major, minor, include_dirs, inputs ? &*inputs : nullptr);
+            return c.link(major, minor, include_dirs, inputs ? &*inputs : nullptr, ptx);
           },
-          py::arg("cc"), py::arg("include_dirs"), py::arg("inputs") = py::none(),
+          py::arg("cc"), py::arg("include_dirs"), py::arg("inputs") = py::none(), py::arg("ptx") = false,
           "The cubin for a device of cc (major, minor) as a LinkResult; `inputs` stands for the typed function's "
-          "link inputs (the disk cache's NVRTC results)");
+          "link inputs (the disk cache's NVRTC results); `ptx`: the LTO link's optimised PTX instead (its cubin "
+          "field holds the text)");
 
   py::class_<compiler::CompiledKernel>(m, "CompiledKernel",
                                        "the compile driver's answer: the typed function, the target's code and the "

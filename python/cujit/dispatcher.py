@@ -170,6 +170,14 @@ class _Kernel:
     const_mem_size = property(lambda self: self.function().attributes.const_size_bytes)
 
     @property
+    def lto_ptx(self):
+        """The PTX of its LTO link for the current device (nvJitLink -ptx over its LTO-IR inputs)."""
+        from cujit.cudadrv import devices
+
+        cc = tuple(devices.get_current_device().compute_capability)[:2]
+        return self.code.link(cc, linking.nvrtc_include_dirs(), None, True).cubin.decode()
+
+    @property
     def sass(self):
         """The kernel's SASS for the current device: its cubin disassembled by the toolkit's ``nvdisasm``."""
         import os
@@ -610,6 +618,11 @@ class CUDADispatcher(_core.Dispatcher):
     def inspect_sass(self, signature=None):
         """numba-cuda's inspect_sass: each kernel's SASS for the current device (nvdisasm)."""
         return self._inspect("sass", signature)
+
+    def inspect_lto_ptx(self, signature=None):
+        """numba-cuda's inspect_lto_ptx: each kernel's PTX after link-time optimisation with its LTO-IR inputs, for
+        the current device (a kernel compiled with ``lto=True``)."""
+        return self._inspect("lto_ptx", signature)
 
     # numba-cuda's resource queries: {signature: value}, or the value of one signature's kernel (loaded in the
     # current context; on the CPU target, what its host code uses).

@@ -218,6 +218,10 @@ class Opaque(Dummy):
 class NoneType(Opaque):
     _kinds = ("none",)
 
+    @staticmethod
+    def _make(name="none"):
+        return _core.types.lookup("none")  # numba's NoneType("none") is its one instance, types.none
+
 
 class Optional(Type):
     _kinds = ("optional",)

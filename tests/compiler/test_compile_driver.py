@@ -141,3 +141,23 @@ def test_every_target_lowers_the_options_one_way():
         assert f"emissionKind: {emission}" in ir and "!DILocation" in ir, flags
     plain = cuda.jit("void(float32[::1], float32[::1], float32)", target="cpu")(saxpy)
     assert "DICompileUnit" not in plain.inspect_llvm()[tuple(SIG.args)]
+
+
+def test_an_lto_links_ptx_for_inspection(ptxas):
+    """GpuKernelCode.link(ptx=True): the LTO link's optimised PTX (what inspect_lto_ptx shows); a kernel compiled
+    without LTO has none."""
+    compiled = compiler.compile_request(saxpy, SIG, options(), output="ltoir", launchable=True)
+    ptx = compiled.code.link((8, 0), [], None, True).cubin.decode()
+    assert ".entry" in ptx and compiled.typed.symbol in ptx
+    plain = compiler.compile_request(saxpy, SIG, options(), launchable=True)
+    with pytest.raises(ValueError, match="LTO is not enabled"):
+        plain.code.link((8, 0), [], None, True)
+
+
+def test_a_cujit_type_called_with_numba_types_makes_a_signature():
+    nt = pytest.importorskip("numba").types
+    from cujit import types
+
+    assert str(types.void(nt.float32[:], nt.int32)) == str(types.void(types.float32[:], types.int32))
+    with pytest.raises(TypeError, match="expected a type instance"):
+        types.void(3)

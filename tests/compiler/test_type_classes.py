@@ -103,6 +103,10 @@ def test_types_pickle_to_themselves(make):
     assert pickle.loads(pickle.dumps(t)) is t
 
 
+def test_none_type_makes_none():
+    assert types.NoneType("none") is types.none
+
+
 def test_domains():
     assert types.int32 in types.integer_domain and types.uint64 in types.unsigned_domain
     assert types.float32 in types.real_domain and types.complex64 in types.number_domain

@@ -182,8 +182,12 @@ def prepare(source_dir, dest, rewritten=True):
 
 
 # The pytest fixture numba-cuda's CUDATestCase uses, defined in numba-cuda's repository (not in its wheel): the
-# harness's plugin gives it, doing nothing.
-PLUGIN = """import pytest
+# harness's plugin gives it, doing nothing (and lets numba-cuda import under numpy 2.5).
+PLUGIN = """import numpy
+import pytest
+
+if not hasattr(numpy, "row_stack"):  # numba-cuda 0.30.4 imports numpy.row_stack, which numpy 2.5 removed
+    numpy.row_stack = numpy.vstack
 
 
 @pytest.fixture
@@ -204,7 +208,7 @@ def run_suite(label, tests_dir, rootdir, gpu, jobs, keyword, report_only=False):
         f.write(PLUGIN)
     env = dict(
         os.environ,
-        PYTHONPATH=os.pathsep.join([plugin_dir, cujit_path()]),
+        PYTHONPATH=os.pathsep.join([plugin_dir, cujit_path()] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
         PYTHONDONTWRITEBYTECODE="1",
         NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
     )
@@ -255,7 +259,7 @@ def main():
     )
     options = parser.parse_args()
     global PYTHON
-    PYTHON = options.python
+    PYTHON = shutil.which(options.python) or options.python
     if not os.path.exists(PYTHON):
         sys.exit(f"no {PYTHON}: run `make conformance` (it installs numba-cuda 0.30.4 from PyPI in .bench-venv)")
     os.makedirs(OUT, exist_ok=True)

@@ -34,3 +34,19 @@ def test_resource_queries_and_sass():
     assert reverse.get_local_mem_per_thread(SIG) >= 0 and reverse.get_const_mem_size(SIG) >= 0
     sass = reverse.inspect_sass(SIG)
     assert "BAR" in sass and "EXIT" in sass
+
+
+def test_inspect_lto_ptx():
+    @cuda.jit(SIG, lto=True)
+    def double(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] *= 2
+
+    data = np.random.default_rng().random(32, dtype=np.float32)
+    d = cuda.to_device(data)
+    double[1, 32](d)
+    np.testing.assert_array_equal(d.copy_to_host(), data * 2)
+    ptx = double.inspect_lto_ptx(SIG)
+    assert ".entry" in ptx and ".target sm_" in ptx
+    assert list(double.inspect_lto_ptx()) == [(cuda.float32[::1],)]

@@ -88,6 +88,9 @@ struct ProgramLink {
   // Declared external functions the code calls: symbol -> how to name the
   // declaration in an error ("cuda.declare_device('mul', ...) at f.py:3").
   std::vector<std::pair<std::string, std::string>> externs;
+  // Link to PTX instead of a cubin (nvJitLink -ptx, an LTO link's optimised PTX: inspect_lto_ptx); inputs that are
+  // not LTO-IR are left out, as numba-cuda's does, and `entry` is not checked.
+  bool ptx_output = false;
 };
 
 struct ProgramLinkResult {

@@ -3,6 +3,7 @@
 // nvJitLink with everything its calls collected.
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "cujit/kernel_target.h"
 #include "cujit/toolkit.h"
@@ -125,7 +126,9 @@ Expected<link::LinkInput> GpuKernelCode::own_input(int major, int minor) const {
 }
 
 link::ProgramLinkResult GpuKernelCode::link(int major, int minor, const std::vector<std::string>& include_dirs,
-                                            const std::vector<std::shared_ptr<link::LinkInput>>* inputs) const {
+                                            const std::vector<std::shared_ptr<link::LinkInput>>* inputs,
+                                            bool ptx_output) const {
+  if (ptx_output && !lto_) throw std::logic_error("LTO is not enabled");
   link::ProgramLink program;
   program.own = value_or_throw(own_input(major, minor));
   program.inputs = inputs != nullptr ? *inputs : typed_->link_inputs;
@@ -138,6 +141,7 @@ link::ProgramLinkResult GpuKernelCode::link(int major, int minor, const std::vec
   program.include_dirs = include_dirs;
   program.entry = typed_->symbol;
   program.externs = ir::reached_externs(*typed_);
+  program.ptx_output = ptx_output;
   return link::link_program(program);
 }
 

@@ -68,7 +68,7 @@ ProgramLinkResult link_program(const ProgramLink& p) {
   for (const auto& in : p.inputs) {
     if (!seen.emplace(in->kind, in->data).second) continue;
     if (in->kind != InputKind::Cu) {
-      inputs.push_back(*in);
+      if (!p.ptx_output || in->kind == InputKind::LtoIr) inputs.push_back(*in);
       continue;
     }
     NvrtcOutput out = compile_cuda(in->data, in->name, nvrtc);
@@ -80,6 +80,7 @@ ProgramLinkResult link_program(const ProgramLink& p) {
   options.arch = p.arch;
   options.max_registers = p.max_registers;
   options.lineinfo = p.lineinfo;
+  options.ptx_output = p.ptx_output;
   LinkResult linked;
   try {
     linked = link(inputs, options);
@@ -87,7 +88,7 @@ ProgramLinkResult link_program(const ProgramLink& p) {
     if (e.kind() != LinkError::Kind::Failed) throw;
     explain_failure(e, p);
   }
-  if (!p.entry.empty() && !cubin_has_symbol(linked.image, p.entry))
+  if (!p.ptx_output && !p.entry.empty() && !cubin_has_symbol(linked.image, p.entry))
     throw LinkError(
         LinkError::Kind::Failed, "the linked cubin does not contain the kernel '" + p.entry +
                                      "' (nvJitLink dropped it; options:" +
