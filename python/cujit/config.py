@@ -18,6 +18,8 @@ from cujit import _core, _target
 #: ``NUMBA_ENABLE_CUDASIM=1``), and the compute capability a compile given no ``cc`` targets.
 ENABLE_CUDASIM = not _target.default_target().on_gpu
 CUDA_DEFAULT_PTX_CC = _core.DEFAULT_CC
+#: numba-cuda's runtime (NRT: reference-counted arrays allocated in kernels): cujit has none.
+CUDA_ENABLE_NRT = False
 
 #: numba-cuda's warning switches, settable at run time (``config.CUDA_LOW_OCCUPANCY_WARNINGS = 0``, as numba-cuda's
 #: own test case does); None: the environment decides at each use (``NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS``,

@@ -86,3 +86,27 @@ def test_warning_switches_are_config_attributes(monkeypatch):
     assert not config.warning_enabled("CUDA_WARN_ON_IMPLICIT_COPY")
     monkeypatch.setattr(config, "CUDA_WARN_ON_IMPLICIT_COPY", 1)
     assert config.warning_enabled("CUDA_WARN_ON_IMPLICIT_COPY")
+
+
+def test_a_contexts_pending_deallocations(monkeypatch):
+    """numba-cuda's Context.deallocations and memory_manager.deallocations (stumpy clears them)."""
+    import gc
+
+    import numpy as np
+
+    import gpu_support
+    from cujit import cuda
+
+    if not gpu_support.KERNELS_RUN:
+        pytest.skip("needs a GPU or the CPU target")
+    ctx = cuda.current_context()
+    pending = ctx.deallocations
+    pending.clear()
+    assert len(pending) == 0
+    with pending.disable():
+        a = cuda.to_device(np.arange(10))
+        del a
+        gc.collect()
+        assert len(ctx.memory_manager.deallocations) == 1
+    pending.clear()
+    assert len(pending) == 0

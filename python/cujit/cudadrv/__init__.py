@@ -25,6 +25,7 @@ if not _target.process_target().on_gpu:
     _core.host.use_host_driver()
 
 from cujit.cudadrv import devices, stream, devicearray, linker, modules, launch  # noqa: E402,F401
+from cujit.cudadrv import driver  # noqa: E402,F401  (numba-cuda's cuda.cudadrv.driver, reached as an attribute)
 
 # nvJitLink is large, and the first compile for a target builds its code generator:
 # start both now, in the background, so the first kernel launch finds them ready.

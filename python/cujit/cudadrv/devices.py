@@ -232,6 +232,11 @@ class Context:
     def synchronize(self):
         self._native.synchronize()
 
+    @property
+    def deallocations(self):
+        """numba-cuda's pending deallocations of this context (stumpy clears them): ``clear()``, ``len()``."""
+        return memory_managers.PendingDeallocations(self._native)
+
     def reset(self):
         """Resets the memory manager, unloads the context's modules (running teardown hooks) and frees deferred
         memory."""

@@ -126,6 +126,26 @@ def _managed_from_driver(context, size, attach_global):
     return ManagedMemory(context, native.ptr, size, finalizer=native.release)
 
 
+class PendingDeallocations:
+    """numba-cuda's view of a context's deferred frees (``Context.deallocations``,
+    ``memory_manager.deallocations``): ``clear()`` frees them now, ``len()`` counts them, ``disable()`` holds them
+    while a block runs (``defer_cleanup``)."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native):
+        self._native = native
+
+    def clear(self):
+        self._native.flush_deferred()
+
+    def __len__(self):
+        return self._native.pending_frees
+
+    def disable(self):
+        return defer_cleanup(self._native)
+
+
 class CujitMemoryManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
     """cujit's own manager (numba's ``NumbaCUDAMemoryManager``): device memory from the C++ allocator, whose
     frees are deferred and batched per context. ``memalloc`` gives that allocation (``ptr``, ``size``)."""
@@ -138,6 +158,10 @@ class CujitMemoryManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
 
     def get_memory_info(self):
         return MemoryInfo(*self._native().memory_info())
+
+    @property
+    def deallocations(self):
+        return PendingDeallocations(self._native())
 
     @property
     def interface_version(self):
