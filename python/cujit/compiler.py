@@ -60,6 +60,11 @@ def normalize_cc(cc):
     """``cc`` as a tuple: (major, minor), or (major, minor, suffix) with a non-empty suffix."""
     if cc is None:
         return DEFAULT_CC
+    if isinstance(cc, str):  # "90", "75", "100a" (nvmath passes the cc so): the last digit is the minor
+        digits = cc.rstrip("af")
+        if len(digits) < 2 or not digits.isdigit() or len(cc) - len(digits) > 1:
+            raise ValueError(f"cc must be a (major, minor) tuple or a string such as '90' or '90a', got {cc!r}")
+        cc = (int(digits[:-1]), int(digits[-1])) + ((cc[len(digits) :],) if len(cc) > len(digits) else ())
     if not isinstance(cc, (tuple, list)) or len(cc) not in (2, 3):
         raise ValueError(f"cc must be a (major, minor) or (major, minor, suffix) tuple, got {cc!r}")
     return tuple(cc) if len(cc) == 2 or cc[2] else tuple(cc[:2])

@@ -110,3 +110,18 @@ def test_a_contexts_pending_deallocations(monkeypatch):
         assert len(ctx.memory_manager.deallocations) == 1
     pending.clear()
     assert len(pending) == 0
+
+
+def test_cc_given_as_a_string():
+    from cujit import compiler, cuda
+
+    assert compiler.normalize_cc("90") == (9, 0) and compiler.normalize_cc("100a") == (10, 0, "a")
+    for bad in ("9", "x90", "90ab"):
+        with pytest.raises(ValueError, match="cc must be"):
+            compiler.normalize_cc(bad)
+
+    def add(x, y):
+        return x + y
+
+    ptx, _ = cuda.compile_ptx(add, "int32(int32, int32)", device=True, cc="86")
+    assert ".target sm_86" in ptx
