@@ -281,7 +281,9 @@ class Resolver(_core.Resolver):
             return _R.none()
         if isinstance(obj, _core.Type):
             return _R.type(obj)
-        if (type(obj).__module__ or "").startswith("numba.core.types"):  # numba's own type object
+        if (type(obj).__module__ or "").startswith(
+            ("numba.core.types", "numba.cuda.types")
+        ):  # numba's (or numba-cuda's) type object
             from cujit.types import from_numba
 
             return _R.type(from_numba(obj))
