@@ -13,11 +13,11 @@ arrays, streams and events work without a GPU). ``make test-cpu-target`` runs ev
 
 import pytest
 
-from cujit import _target, cuda
+from cujit import _target
 from cujit.cudadrv import devices
 
 ON_CPU_TARGET = not _target.process_target().on_gpu
-GPU_AVAILABLE = cuda.is_available()
+GPU_AVAILABLE = devices.gpu_available()
 KERNELS_RUN = ON_CPU_TARGET or GPU_AVAILABLE
 
 

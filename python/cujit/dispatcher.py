@@ -776,7 +776,7 @@ class GpuHooks:
     def current_cc():
         from cujit.cudadrv import devices
 
-        if devices.is_available():
+        if devices.gpu_available():
             return devices.get_current_device().compute_capability
         return None
 

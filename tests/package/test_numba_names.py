@@ -125,3 +125,14 @@ def test_cc_given_as_a_string():
 
     ptx, _ = cuda.compile_ptx(add, "int32(int32, int32)", device=True, cc="86")
     assert ".target sm_86" in ptx
+
+
+def test_is_available_answers_as_the_simulator_on_the_cpu_target(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = "from cujit import cuda; from cujit.cudadrv import devices; print(cuda.is_available(), devices.on_host_driver())"
+    env = dict(os.environ, CUJIT_TARGET="cpu", PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.split() == ["True", "True"], out.stderr[-2000:]

@@ -13,8 +13,8 @@ from threads import run_threads
 
 pytestmark = gpu_support.gpu
 
-cp = pytest.importorskip("cupy") if cuda.is_available() else None
-torch = pytest.importorskip("torch") if cuda.is_available() else None
+cp = pytest.importorskip("cupy") if gpu_support.GPU_AVAILABLE else None
+torch = pytest.importorskip("torch") if gpu_support.GPU_AVAILABLE else None
 
 
 @pytest.fixture(autouse=True)

@@ -30,7 +30,7 @@ from cujit.cudadrv import driver  # noqa: E402,F401  (numba-cuda's cuda.cudadrv.
 # nvJitLink is large, and the first compile for a target builds its code generator:
 # start both now, in the background, so the first kernel launch finds them ready.
 linker.preload()
-if devices.is_available():
+if devices.gpu_available():
     from cujit.compiler import warm_up as _warm_up
 
     _warm_up(devices.get_device(0).compute_capability)

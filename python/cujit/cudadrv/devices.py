@@ -1,6 +1,7 @@
 """Devices and contexts as numba-cuda has them: ``is_available()``, ``cuda_error()``, ``detect()``, ``gpus``,
 ``list_devices()``, ``get_current_device()``, ``select_device(n)``, ``current_context()``, ``synchronize()``,
-``close()``, ``require_context``.
+``close()``, ``require_context``. On the CPU target ``is_available()`` is True, as numba-cuda's simulator answers
+(``gpu_available()`` says whether this machine has a GPU either way).
 
 Each device is used through its primary context (retained once, made current per thread, as numba does). A
 ``Device`` reads its properties once; driver attributes are also readable by their numba names
@@ -76,8 +77,14 @@ DEVICE_ATTRIBUTES = {
 
 
 def is_available():
-    """True when a CUDA driver and at least one GPU are usable. Never raises. On the CPU target too it says whether
-    this machine has a usable GPU (kernels run on the host there either way: see ``on_host_driver``)."""
+    """numba's ``cuda.is_available()``: True when kernels can run, on a GPU (a CUDA driver and at least one GPU are
+    usable) or, as numba-cuda's simulator answers, on the CPU target's host driver. Never raises."""
+    return on_host_driver() or gpu_available()
+
+
+def gpu_available():
+    """True when a CUDA driver and at least one GPU are usable on this machine, whichever target runs. Never
+    raises."""
     return bool(_drv.status().available)
 
 
@@ -89,7 +96,7 @@ def on_host_driver():
 
 def runtime_usable():
     """A GPU, or the CPU target's host driver: devices, contexts and memory work."""
-    return on_host_driver() or is_available()
+    return on_host_driver() or gpu_available()
 
 
 def is_float16_supported():
@@ -393,11 +400,11 @@ def detect():
     """Prints the GPUs the driver sees (as numba's ``cuda.detect()``); True when at least one is usable. On the CPU
     target it says whether there is a GPU, then lists the host driver's device: True (kernels run there)."""
     if on_host_driver():
-        print("CUDA driver not available: " + cuda_error() if not is_available() else "A CUDA GPU is present, unused")
+        print("CUDA driver not available: " + cuda_error() if not gpu_available() else "A CUDA GPU is present, unused")
         print("CPU target: kernels run on this machine's CPU (CUJIT_TARGET=cpu)")
         print(f"id {0:<5d} {get_device(0).name!r:>40} [SUPPORTED (CPU target)]")
         return True
-    if not is_available():
+    if not gpu_available():
         print(f"CUDA driver not available: {cuda_error()}")
         return False
     devices = list_devices()
