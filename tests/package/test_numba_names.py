@@ -136,3 +136,16 @@ def test_is_available_answers_as_the_simulator_on_the_cpu_target(tmp_path):
     env = dict(os.environ, CUJIT_TARGET="cpu", PYTHONPATH=os.pathsep.join(sys.path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.stdout.split() == ["True", "True"], out.stderr[-2000:]
+
+
+def test_prepare_shape_strides_dtype_and_default_cc():
+    import numpy as np
+
+    from cujit import cuda
+
+    assert cuda.prepare_shape_strides_dtype(4, None, np.float32, "C") == ((4,), (4,), np.dtype(np.float32))
+    assert cuda.prepare_shape_strides_dtype((2, 3), None, "f8", "F") == ((2, 3), (8, 16), np.dtype(np.float64))
+    assert cuda.prepare_shape_strides_dtype((2, 3), (24, 8), "f8", "C")[1] == (24, 8)
+    with pytest.raises(TypeError, match="shape must be an integer"):
+        cuda.prepare_shape_strides_dtype(2.0, None, "f8", "C")
+    assert cuda.config_default_cc == cuda.numba_cuda_default_ptx_cc == cuda.DEFAULT_CC

@@ -43,6 +43,9 @@ char, uchar = types.int8, types.uint8
 size_t, ssize_t = types.uintp, types.intp
 optional = types.Optional
 
+#: numba-cuda's default compute capability names (config.CUDA_DEFAULT_PTX_CC; numba-cuda's own floor, 7.5).
+config_default_cc = numba_cuda_default_ptx_cc = DEFAULT_CC
+
 #: Whether numba (its CPU side) is installed beside cujit (numba-cuda's ``HAS_NUMBA``; cujit needs none of it).
 HAS_NUMBA = __import__("importlib.util").util.find_spec("numba") is not None
 
@@ -88,7 +91,7 @@ for _module, _names in (
     ("cujit.cudadrv.profiler", ("profile_start", "profile_stop", "profiling")),
     ("cujit.cudadrv.runtime", ("runtime", "is_supported_version")),
     ("cujit.cudadrv.devices", ("require_context", "cuda_error", "is_float16_supported")),
-    ("cujit.cudadrv.devicearray", ("from_cuda_array_interface",)),
+    ("cujit.cudadrv.devicearray", ("from_cuda_array_interface", "prepare_shape_strides_dtype")),
     ("cujit.errors", ("KernelRuntimeError",)),
 ):
     _RUNTIME_NAMES.update(dict.fromkeys(_names, _module))

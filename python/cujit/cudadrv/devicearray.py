@@ -551,14 +551,27 @@ def as_cuda_array(obj, sync=True):
 # ---- constructors ------------------------------------------------------------------------------------------
 
 
-def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
-    """An uninitialised device array (numba's ``cuda.device_array``)."""
+def prepare_shape_strides_dtype(shape, strides, dtype, order):
+    """numba-cuda's ``cuda.prepare_shape_strides_dtype``: (shape tuple, strides tuple, numpy dtype) of an array
+    of that shape, dtype and order ("C" or "F") when ``strides`` is not given."""
+    if isinstance(shape, (float, np.floating)) or (isinstance(shape, np.ndarray) and shape.dtype.kind == "f"):
+        raise TypeError("shape must be an integer or tuple of integers")
     shape = _normalize_shape(shape)
     dtype = np.dtype(dtype)
-    if strides is None:
+    if isinstance(strides, int):
+        strides = (strides,)
+    elif strides:
+        strides = tuple(strides)
+    else:
         if order not in ("C", "F"):
             raise ValueError("order must be 'C' or 'F'")
         strides = contiguous_strides(shape, dtype.itemsize, order)
+    return shape, strides, dtype
+
+
+def device_array(shape, dtype=np.float64, strides=None, order="C", stream=0):
+    """An uninitialised device array (numba's ``cuda.device_array``)."""
+    shape, strides, dtype = prepare_shape_strides_dtype(shape, strides, dtype, order)
     return DeviceNDArray(shape, strides, dtype, stream)
 
 
