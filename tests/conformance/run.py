@@ -268,29 +268,20 @@ def main():
     dest = os.path.join(OUT, "cujit", "conformance_tests")
     internals = prepare(source, dest) if not options.report_only else prepare(source, os.path.join(OUT, "scratch"))
     theirs = os.path.join(OUT, "numba", "conformance_tests")
+    if options.only != "cujit" and not options.report_only:
+        prepare(source, theirs, rewritten=False)
     results = {}
-    if options.only != "cujit":
-        if not options.report_only:
-            prepare(source, theirs, rewritten=False)
-        results["numba"] = run_suite(
-            f"numba-{mode}",
-            theirs,
-            os.path.dirname(theirs),
-            options.gpu,
-            options.jobs,
-            options.keyword,
-            options.report_only,
-        )
-    if options.only != "numba":
-        results["cujit"] = run_suite(
-            f"cujit-{mode}",
-            dest,
-            os.path.dirname(dest),
-            options.gpu,
-            options.jobs,
-            options.keyword,
-            options.report_only,
-        )
+    for side, tests in (("numba", theirs), ("cujit", dest)):
+        if options.only in (None, side):
+            results[side] = run_suite(
+                f"{side}-{mode}",
+                tests,
+                os.path.dirname(tests),
+                options.gpu,
+                options.jobs,
+                options.keyword,
+                options.report_only,
+            )
     report(results, internals, mode)
 
 
