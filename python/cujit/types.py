@@ -29,6 +29,12 @@ for _name in _SCALARS:
 del _name, _t
 
 
+#: numba-cuda's vector types as type objects (``types.float32x4``; ``cuda.float32x4`` is the stub called in kernels).
+for _base in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"):
+    for _n in (1, 2, 3, 4):
+        globals()[f"{_base}x{_n}"] = _core.parse_type(f"{_base}x{_n}")
+del _base, _n
+
 #: numba-cuda's Dim3, the type of ``cuda.threadIdx``, ``blockIdx``, ``blockDim`` and ``gridDim`` (``x``, ``y``,
 #: ``z`` of int32). numba-cuda has a class ``Dim3`` and its instance ``dim3``; here both names are the type.
 dim3 = Dim3 = _core.parse_type("dim3")

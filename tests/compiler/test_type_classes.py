@@ -103,6 +103,12 @@ def test_types_pickle_to_themselves(make):
     assert pickle.loads(pickle.dumps(t)) is t
 
 
+def test_vector_types_are_type_objects():
+    assert isinstance(types.float32x4, types.VectorType) and types.float32x4.name == "float32x4"
+    assert isinstance(types.uint8x2, types.Type) and not isinstance(types.uint8x2, types.Number)
+    assert pickle.loads(pickle.dumps(types.int16x3)) is types.int16x3
+
+
 def test_none_type_makes_none():
     assert types.NoneType("none") is types.none
 
