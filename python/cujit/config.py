@@ -26,14 +26,21 @@ CUDA_ENABLE_NRT = False
 #: ``NUMBA_CUDA_WARN_ON_IMPLICIT_COPY``, or their ``CUJIT_`` spellings; on unless "0").
 CUDA_LOW_OCCUPANCY_WARNINGS = None
 CUDA_WARN_ON_IMPLICIT_COPY = None
+#: numba's switch that silences every NumbaPerformanceWarning (both above); None: NUMBA_DISABLE_PERFORMANCE_WARNINGS.
+DISABLE_PERFORMANCE_WARNINGS = None
+
+
+def _switch(name, default):
+    value = globals().get(name)
+    if value is None:
+        value = os.environ.get("CUJIT_" + name, os.environ.get("NUMBA_" + name, default))
+    return value not in (0, False, "0", "", "false", "False")
 
 
 def warning_enabled(name):
-    """Whether numba-cuda's warning switch ``name`` (``CUDA_LOW_OCCUPANCY_WARNINGS``...) is on."""
-    value = globals().get(name)
-    if value is None:
-        value = os.environ.get("CUJIT_" + name, os.environ.get("NUMBA_" + name, "1"))
-    return value not in (0, False, "0", "", "false", "False")
+    """Whether numba-cuda's performance warning switch ``name`` (``CUDA_LOW_OCCUPANCY_WARNINGS``...) is on (and
+    ``DISABLE_PERFORMANCE_WARNINGS`` is not)."""
+    return _switch(name, "1") and not _switch("DISABLE_PERFORMANCE_WARNINGS", "0")
 
 
 CUDA_NVRTC_EXTRA_SEARCH_PATHS = os.environ.get("CUJIT_NVRTC_EXTRA_SEARCH_PATHS") or os.environ.get(

@@ -149,3 +149,22 @@ def test_prepare_shape_strides_dtype_and_default_cc():
     with pytest.raises(TypeError, match="shape must be an integer"):
         cuda.prepare_shape_strides_dtype(2.0, None, "f8", "C")
     assert cuda.config_default_cc == cuda.numba_cuda_default_ptx_cc == cuda.DEFAULT_CC
+
+
+def test_more_runtime_names(monkeypatch):
+    import numpy as np
+
+    import gpu_support
+    from cujit import config, cuda
+    from cujit.cudadrv import devicearray, driver, events, stream
+
+    assert driver.Stream is stream.Stream and driver.Event is events.Event
+    monkeypatch.setattr(config, "DISABLE_PERFORMANCE_WARNINGS", 1)
+    assert not config.warning_enabled("CUDA_LOW_OCCUPANCY_WARNINGS")
+    monkeypatch.setattr(config, "DISABLE_PERFORMANCE_WARNINGS", 0)
+    if not gpu_support.KERNELS_RUN:
+        return
+    ctx = cuda.current_context()
+    assert isinstance(ctx.create_stream(), stream.Stream) and isinstance(ctx.create_event(), events.Event)
+    like = devicearray.from_array_like(np.zeros((3, 4), np.float32))
+    assert (like.shape, like.strides, like.dtype) == ((3, 4), (16, 4), np.dtype(np.float32))

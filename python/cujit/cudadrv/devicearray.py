@@ -551,6 +551,13 @@ def as_cuda_array(obj, sync=True):
 # ---- constructors ------------------------------------------------------------------------------------------
 
 
+def from_array_like(ary, stream=0, gpu_data=None):
+    """numba-cuda's ``devicearray.from_array_like``: a device array of ``ary``'s shape, strides and dtype (in
+    ``gpu_data`` when given, else newly allocated)."""
+    dtype = _dtype_of(ary)
+    return DeviceNDArray(tuple(ary.shape), tuple(ary.strides), dtype, stream, gpu_data)
+
+
 def prepare_shape_strides_dtype(shape, strides, dtype, order):
     """numba-cuda's ``cuda.prepare_shape_strides_dtype``: (shape tuple, strides tuple, numpy dtype) of an array
     of that shape, dtype and order ("C" or "F") when ``strides`` is not given."""

@@ -24,3 +24,19 @@ def memcpy_htod(dst, src, nbytes=None, stream=None):
 
 def memcpy_dtoh(dst, src, nbytes=None, stream=None):
     _core.driver.copy_dtoh(dst, int(src), nbytes, _native(stream))
+
+
+def __getattr__(name):
+    """numba-cuda's driver module names its runtime's classes too (``driver.Stream``, ``driver.Event``,
+    ``driver.Context``, ``driver.Device``): cujit's, imported on first use."""
+    where = {
+        "Stream": "cujit.cudadrv.stream",
+        "Event": "cujit.cudadrv.events",
+        "Context": "cujit.cudadrv.devices",
+        "Device": "cujit.cudadrv.devices",
+    }.get(name)
+    if where is None:
+        raise AttributeError(f"module 'cujit.cudadrv.driver' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(where), name)
