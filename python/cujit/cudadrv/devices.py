@@ -239,25 +239,6 @@ class Context:
     def synchronize(self):
         self._native.synchronize()
 
-    def create_stream(self):
-        """numba's Context.create_stream: a new stream of this context."""
-        from cujit.cudadrv import stream
-
-        return self._made_here(stream.stream)
-
-    def create_event(self, timing=True):
-        """numba's Context.create_event: a new event of this context."""
-        from cujit.cudadrv import events
-
-        return self._made_here(lambda: events.event(timing))
-
-    def _made_here(self, make):
-        _drv.push_context(self._native)
-        try:
-            return make()
-        finally:
-            _drv.pop_context()
-
     @property
     def deallocations(self):
         """numba-cuda's pending deallocations of this context (stumpy clears them): ``clear()``, ``len()``."""
