@@ -233,6 +233,8 @@ void register_types(py::module_& m) {
     return py::cast(r, py::return_value_policy::reference);
   });
   t.def("integer_literal", &types::integer_literal, py::return_value_policy::reference);
+  t.def("opaque", &types::opaque, py::arg("name"), py::return_value_policy::reference,
+        "the interned opaque type of this name (numba's Opaque: GridGroup, ffi...)");
   t.def("uni_tuple", &types::uni_tuple, py::return_value_policy::reference);
   t.def("tuple", &types::tuple, py::return_value_policy::reference);
   t.def("cpointer", &types::cpointer, py::return_value_policy::reference);

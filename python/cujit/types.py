@@ -65,7 +65,12 @@ class _TypeClass(type):
     its subclasses covers; calling the class builds a type (its ``_make``)."""
 
     def __instancecheck__(cls, obj):
-        return isinstance(obj, _Type) and (cls is Type or obj.kind in _TypeClass._covered(cls))
+        if not isinstance(obj, _Type):
+            return False
+        named = cls.__dict__.get("_names")  # a class of opaque types chosen by name (GridGroup)
+        if named is not None:
+            return obj.kind == "opaque" and obj.name in named
+        return cls is Type or obj.kind in _TypeClass._covered(cls)
 
     def __call__(cls, *args, **kwargs):
         make = cls.__dict__.get("_make")
@@ -221,6 +226,23 @@ class Opaque(Dummy):
     _kinds = ("opaque",)
 
 
+class GridGroup(Opaque):
+    """numba-cuda's type of ``cuda.cg.this_grid()`` (its one instance: ``grid_group``)."""
+
+    _names = ("GridGroup",)
+
+    @staticmethod
+    def _make():
+        return _core.types.opaque("GridGroup")
+
+
+class DeferredType(Type):
+    """numba's type defined later (recursive jitclass types): cujit has none."""
+
+
+deferred_type = DeferredType
+
+
 class NoneType(Opaque):
     _kinds = ("none",)
 
@@ -312,6 +334,11 @@ class VectorType(Type):
     _kinds = ("vector",)
 
 
+#: numba-cuda's grid group, and numba's opaque ``ffi`` types (``numba.cuda.ffi`` is one).
+grid_group = GridGroup()
+ffi = _core.types.opaque("ffi")
+ffi_forced_object = _core.types.opaque("ffi_forced_object")
+
 #: numba's domains (sets of types).
 signed_domain = frozenset(_names[n] for n in ("int8", "int16", "int32", "int64"))
 unsigned_domain = frozenset(_names[n] for n in ("uint8", "uint16", "uint32", "uint64"))
@@ -347,6 +374,7 @@ _REBUILD = {
     "tuple": lambda elements: _core.types.tuple(list(elements)),
     "cpointer": _core.types.cpointer,
     "integer_literal": _core.types.integer_literal,
+    "opaque": _core.types.opaque,
     "record": lambda fields, size, aligned: _core.types.record(list(fields), size, aligned),
     "nestedarray": lambda dtype, shape: _core.types.nested_array(dtype, list(shape)),
 }
@@ -369,6 +397,8 @@ def _reduce(t):
         return _rebuild, ("record", (fields, t.size, t.aligned))
     if kind == "nestedarray":
         return _rebuild, ("nestedarray", (t.dtype, tuple(t.shape)))
+    if kind == "opaque":
+        return _rebuild, ("opaque", (t.name,))
     return _rebuild, ("named", (t.name,))
 
 

@@ -109,6 +109,14 @@ def test_vector_types_are_type_objects():
     assert pickle.loads(pickle.dumps(types.int16x3)) is types.int16x3
 
 
+def test_grid_group_ffi_and_deferred_type():
+    assert isinstance(cuda.grid_group, cuda.GridGroup) and isinstance(cuda.grid_group, types.Opaque)
+    assert cuda.GridGroup() is cuda.grid_group and not isinstance(cuda.ffi, types.GridGroup)
+    assert str(cuda.ffi) == "ffi" and pickle.loads(pickle.dumps(cuda.grid_group)) is cuda.grid_group
+    with pytest.raises(NotImplementedError, match="DeferredType"):
+        cuda.deferred_type()
+
+
 def test_none_type_makes_none():
     assert types.NoneType("none") is types.none
 

@@ -42,6 +42,7 @@ bool = types.boolean  # noqa: A001  (numba.cuda.bool, as numba's)
 char, uchar = types.int8, types.uint8
 size_t, ssize_t = types.uintp, types.intp
 optional = types.Optional
+GridGroup, grid_group, deferred_type, ffi = types.GridGroup, types.grid_group, types.deferred_type, types.ffi
 
 #: numba-cuda's default compute capability names (config.CUDA_DEFAULT_PTX_CC; numba-cuda's own floor, 7.5).
 config_default_cc = numba_cuda_default_ptx_cc = DEFAULT_CC
