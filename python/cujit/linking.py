@@ -1,11 +1,11 @@
-"""Link items (``link=`` of ``cuda.jit`` and ``cuda.declare_device``) as link inputs of the core, and one
-kernel's link.
+"""Link items (``link=`` of ``cuda.jit`` and ``cuda.declare_device``) as link inputs of the core.
 
 An item is a path (its extension picks the kind; ``.cu`` goes through NVRTC) or a ``LinkableCode``. Each
 becomes one ``_core.LinkInput``, made once per file version or object (and again only when a ``StringIO``'s
 text changed), so an item reached through several declarations and device functions is linked once. Typed
-functions carry their inputs to every kernel that calls them; ``link_kernel`` links a kernel with all of
-them for one architecture: NVRTC (cached per source and options), then nvJitLink, warnings for NVRTC's logs.
+functions carry their inputs to every kernel that calls them; the core links a kernel with all of them for one
+architecture (``GpuKernelCode.link``, cujit/kernel_target.h): NVRTC (cached per source and options), then
+nvJitLink; ``warn_nvrtc_logs`` gives NVRTC's logs as warnings.
 
 ``lto=None`` (the default, as numba-cuda's) links with link-time optimisation when a kernel links CUDA C++ or
 LTO-IR and nvJitLink and libNVVM are there, unless it is compiled for debugging: NVRTC's LTO-IR comes faster
@@ -173,29 +173,6 @@ def prefetch(items, lto=None, options=None):
 def warn_nvrtc_logs(logs):
     for name, log in logs:
         warnings.warn(f"NVRTC log messages: {log}", UserWarning, stacklevel=4)
-
-
-def link_kernel(own, typed, cc, options, lto=False, max_registers=None, inputs=None):
-    """Links a kernel's own code (``own``: a ``_core.LinkInput`` of its PTX or LTO-IR) with every input its
-    typed function collected (or ``inputs`` standing for them), for the device of ``cc``, with the debug and
-    lineinfo of its CompileOptions ``options``; returns the cubin (bytes), checked for the kernel."""
-    inputs = list(typed.link_inputs if inputs is None else inputs)
-    if typed.cooperative:
-        inputs.append(link_input(toolkit.cudadevrt_path()))
-    result = _core.link.link_program(
-        own,
-        inputs,
-        arch_for(cc),
-        lto=lto,
-        debug=options.debug,
-        lineinfo=options.lineinfo,
-        max_registers=int(max_registers or 0),
-        include_dirs=nvrtc_include_dirs(),
-        entry=typed.symbol,
-        externs=list(typed.externs),
-    )
-    warn_nvrtc_logs(result.nvrtc_logs)
-    return result.cubin
 
 
 def compile_cuda_source(made, arch, lto, options):

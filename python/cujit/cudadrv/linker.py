@@ -1,7 +1,7 @@
 """nvJitLink (``cujit._core.link``) at the level of inputs: ``link(inputs, arch)`` turns ``(kind, data, name)``
 tuples (PTX, cubin, fatbin, object, library, LTO-IR) into a cubin for one exact architecture; ``-lto`` is
 passed only when an LTO-IR input is present. A kernel's whole link (its code, CUDA C++ through NVRTC and
-every input its calls collected) is ``cujit.linking.link_kernel``.
+every input its calls collected) is the core's (``GpuKernelCode.link``).
 
 nvJitLink is found by the toolkit locator (``cujit.toolkit``): ``$CUDA_HOME``, NVIDIA's pip wheels,
 ``/usr/local/cuda``, the loader's path, or the file ``CUJIT_NVJITLINK`` names. When it is missing,
