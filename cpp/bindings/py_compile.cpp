@@ -602,7 +602,6 @@ void register_compile(py::module_& m) {
           [](const codegen::GpuKernelCode& c, py::tuple cc, std::vector<std::string> include_dirs,
              std::optional<std::vector<std::shared_ptr<link::LinkInput>>> inputs, bool ptx) {
             const int major = cc[0].cast<int>(), minor = cc[1].cast<int>();
-            if (ptx && !c.lto()) throw py::value_error("LTO is not enabled: an LTO link's PTX needs jit(lto=True)");
             py::gil_scoped_release nogil;
             return c.link(major, minor, include_dirs, inputs ? &*inputs : nullptr, ptx);
           },
@@ -618,6 +617,8 @@ void register_compile(py::module_& m) {
       .def_readonly("code", &compiler::CompiledKernel::code)
       .def_readonly("options", &compiler::CompiledKernel::options);
 
+  m.def("device_arch", &codegen::device_arch, py::arg("major"), py::arg("minor"),
+        "sm_XY a kernel links for on a device of (major, minor), with numba-cuda's 'a' from 9.0 up");
   m.def("noalias_arrays", &compiler::noalias_arrays, py::arg("argtypes"),
         "How many array arguments a kernel of these types compiles with noalias data (compiler::noalias_arrays)");
   py::class_<compiler::KernelBuild>(m, "KernelBuild",

@@ -244,10 +244,7 @@ class _CachedKernel(_Kernel):
         return linking.resolve_lto(self.options.lto, self.options.debug, [i.kind for i in self.link_inputs()])
 
     def _builder(self):
-        return self._link_elsewhere  # another architecture than the entry's: compiled then
-
-    def _link_elsewhere(self, cc):
-        return self.link(tuple(cc))
+        return self.link  # another architecture than the entry's: compiled then
 
     def _image_made(self):
         return self._entry["cubin"], self._entry["arch"]

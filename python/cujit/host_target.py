@@ -14,8 +14,9 @@ CPU (``HostHooks``, the target's hooks): compiling a specialisation, packing its
 """
 
 import sys
+import time
 
-from cujit import _core
+from cujit import _core, telemetry
 from cujit._target import TARGETS, default_target, resolve_target  # noqa: F401  (the rule lives in _target)
 from cujit.errors import entry_point
 
@@ -225,10 +226,6 @@ class HostHooks:
 
     @staticmethod
     def compile_kernel(dispatcher, signature, options):
-        import time
-
-        from cujit import telemetry
-
         start = time.perf_counter()
         options = options.copy()
         options.boundscheck = boundscheck(options.boundscheck)

@@ -124,9 +124,9 @@ def nvrtc_include_dirs():
 
 def arch_for(cc):
     """``sm_XY[suffix]`` that a kernel for ``cc`` links for: numba-cuda's ``sm_90a`` and up on cc >= 9.0."""
-    major, minor = cc[0], cc[1]
-    suffix = cc[2] if len(cc) > 2 else ("a" if major >= 9 else "")
-    return f"sm_{major}{minor}{suffix}"
+    if len(cc) > 2:  # a suffix asked for
+        return f"sm_{cc[0]}{cc[1]}{cc[2]}"
+    return _core.device_arch(cc[0], cc[1])  # the core's rule, which its image cache follows
 
 
 def lto_available():

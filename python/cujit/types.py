@@ -426,11 +426,8 @@ def from_numba(t):
     if name == "CPointer":
         return _core.types.cpointer(from_numba(t.dtype))
     if name == "Record":
-        return _core.types.record(
-            [(f, from_numba(ft), off, "") for f, (ft, off) in ((f, (v[0], v[1])) for f, v in t.fields.items())],
-            t.size,
-            bool(t.aligned),
-        )
+        fields = [(name, from_numba(field[0]), field[1], "") for name, field in t.fields.items()]
+        return _core.types.record(fields, t.size, bool(t.aligned))
     found = _core.types.lookup(str(t))
     if found is not None:
         return found

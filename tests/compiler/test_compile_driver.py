@@ -161,3 +161,12 @@ def test_a_cujit_type_called_with_numba_types_makes_a_signature():
     assert str(types.void(nt.float32[:], nt.int32)) == str(types.void(types.float32[:], types.int32))
     with pytest.raises(TypeError, match="expected a type instance"):
         types.void(3)
+
+
+def test_one_rule_names_a_devices_architecture():
+    """The image cache (C++) and Python's linking.arch_for name a device's architecture by one rule."""
+    from cujit import linking
+
+    assert linking.arch_for((9, 0)) == _core.device_arch(9, 0) == "sm_90a"
+    assert linking.arch_for((8, 6)) == _core.device_arch(8, 6) == "sm_86"
+    assert linking.arch_for((10, 0, "f")) == "sm_100f" and linking.arch_for((9, 0, "")) == "sm_90"

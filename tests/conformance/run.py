@@ -109,6 +109,11 @@ def rewrite(source):
     API and the test helpers)."""
     internal = set()
 
+    def note_internal(module, imported):
+        """`module` is an internal one when what is imported from it is not all test helpers."""
+        if module.startswith(INTERNAL_MODULES) and not all(name.startswith(HELPERS) for name in imported):
+            internal.add(module)
+
     def from_import(m):
         indent, module, names = m.group(1), m.group(2), m.group(3)
         if module == "numba":  # from numba import cuda / types / float32...: cuda and types become cujit's
@@ -116,9 +121,8 @@ def rewrite(source):
         target = PUBLIC.get(module)
         if target is not None:
             return f"{indent}from {target} import{names}"
-        imported = [f"{module}.{n.split(' as ')[0].strip()}" for n in names.split(",") if n.strip()] or [module]
-        if module.startswith(INTERNAL_MODULES) and not all(name.startswith(HELPERS) for name in imported):
-            internal.add(module)
+        imported = [f"{module}.{n.split(' as ')[0].strip()}" for n in names.split(",") if n.strip()]
+        note_internal(module, imported or [module])
         return m.group(0)
 
     def import_as(m):
@@ -126,8 +130,7 @@ def rewrite(source):
         target = PUBLIC.get(module)
         if target is not None:
             return f"{indent}import {target} as {alias}"
-        if module.startswith(INTERNAL_MODULES) and not module.startswith(HELPERS):
-            internal.add(module)
+        note_internal(module, [module])
         return m.group(0)
 
     out = _FROM.sub(from_import, source)
@@ -196,9 +199,9 @@ def initialize_from_pytest_config():
 """
 
 
-def run_suite(label, tests_dir, rootdir, gpu, jobs, keyword, report_only=False):
-    """Runs pytest on `tests_dir` in the venv (``report_only``: reads the last run's results); returns {file:
-    (passed, total)}."""
+def run_suite(label, tests_dir, rootdir, gpu, jobs, keyword, report_only=False, path=()):
+    """Runs pytest on `tests_dir` in the venv, with `path` ahead on PYTHONPATH (``report_only``: reads the last
+    run's results); returns {file: (passed, total)}."""
     xml = os.path.join(OUT, f"{label}.xml")
     if report_only:
         return read_results(xml)
@@ -208,7 +211,7 @@ def run_suite(label, tests_dir, rootdir, gpu, jobs, keyword, report_only=False):
         f.write(PLUGIN)
     env = dict(
         os.environ,
-        PYTHONPATH=os.pathsep.join([plugin_dir, cujit_path()] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
+        PYTHONPATH=os.pathsep.join([plugin_dir, *path] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
         PYTHONDONTWRITEBYTECODE="1",
         NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS="0",
     )
@@ -281,6 +284,8 @@ def main():
                 options.jobs,
                 options.keyword,
                 options.report_only,
+                # numba-cuda's side runs without cujit; cujit's imports the package found once
+                [cujit_path()] if side == "cujit" and not options.report_only else [],
             )
     report(results, internals, mode)
 

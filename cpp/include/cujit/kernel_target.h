@@ -68,7 +68,8 @@ class GpuKernelCode final : public KernelCode {
   // The cubin for a device of (major, minor): its code linked with every input its calls collected (`inputs`
   // stands for them when given: the disk cache's NVRTC results), the device runtime for cooperative kernels.
   // Throws link::LinkError, NvrtcError, or CompileError (compiling for the device failed).
-  // `ptx_output`: the LTO link's optimised PTX instead (inspect_lto_ptx; an LTO kernel's only).
+  // `ptx_output`: the LTO link's optimised PTX instead (inspect_lto_ptx; an LTO kernel's only, else
+  // std::invalid_argument).
   link::ProgramLinkResult link(int major, int minor, const std::vector<std::string>& include_dirs,
                                const std::vector<std::shared_ptr<link::LinkInput>>* inputs = nullptr,
                                bool ptx_output = false) const;

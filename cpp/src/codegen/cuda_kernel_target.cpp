@@ -128,7 +128,7 @@ Expected<link::LinkInput> GpuKernelCode::own_input(int major, int minor) const {
 link::ProgramLinkResult GpuKernelCode::link(int major, int minor, const std::vector<std::string>& include_dirs,
                                             const std::vector<std::shared_ptr<link::LinkInput>>* inputs,
                                             bool ptx_output) const {
-  if (ptx_output && !lto_) throw std::logic_error("LTO is not enabled");
+  if (ptx_output && !lto_) throw std::invalid_argument("LTO is not enabled: an LTO link's PTX needs jit(lto=True)");
   link::ProgramLink program;
   program.own = value_or_throw(own_input(major, minor));
   program.inputs = inputs != nullptr ? *inputs : typed_->link_inputs;

@@ -29,7 +29,6 @@ std::variant<KernelBuild, KernelFailure> build_kernel(const KernelRequest& reque
     build.nvrtc_logs = std::move(linked.nvrtc_logs);
   } catch (const std::exception& e) {  // not kept: the first launch links again and raises it there
     build.not_kept = e.what();
-    build.image.clear();
   }
   return build;
 }
