@@ -19,6 +19,7 @@ import threading
 import types as _pytypes
 
 from cujit import _core
+from cujit import types as _types
 from cujit.errors import TypingError, UnsupportedError
 
 # Set by cujit.declarations: the wrapper that types calls to objects with ``__numba_cuda_declare__``.
@@ -281,12 +282,8 @@ class Resolver(_core.Resolver):
             return _R.none()
         if isinstance(obj, _core.Type):
             return _R.type(obj)
-        if (type(obj).__module__ or "").startswith(
-            ("numba.core.types", "numba.cuda.types")
-        ):  # numba's (or numba-cuda's) type object
-            from cujit.types import from_numba
-
-            return _R.type(from_numba(obj))
+        if _types.is_numba_type(obj):
+            return _R.type(_types.from_numba(obj))
         if isinstance(obj, type) and obj in known.scalar_types:
             return _R.type(_core.types.lookup(known.scalar_types[obj]))
         if np is not None and isinstance(obj, np.dtype) and obj.name in _NUMPY_SCALARS + ("bool",):

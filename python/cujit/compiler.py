@@ -6,6 +6,7 @@ import types
 import warnings
 
 from cujit import _core, _target, config, linking, toolkit
+from cujit import types as _types
 from cujit.linkable_code import LinkableCode
 from cujit._source import Resolver, function_source
 from cujit.errors import NumbaInvalidConfigWarning, entry_point
@@ -31,7 +32,7 @@ def parse_signature(sig):
         return sig
     if isinstance(sig, str):
         return _core.parse_signature(sig)
-    if _from_numba(sig) and hasattr(sig, "args") and hasattr(sig, "return_type"):  # a numba Signature
+    if _numba_signature(sig):
         ret = sig.return_type
         return _core.Signature(None if ret is None else _as_type(ret), [_as_type(t) for t in sig.args])
     if isinstance(sig, (tuple, list)):
@@ -41,18 +42,18 @@ def parse_signature(sig):
     raise TypeError(f"invalid signature: expected a string, a Signature or a tuple of types, got {sig!r}")
 
 
-def _from_numba(obj):
-    return (type(obj).__module__ or "").startswith("numba.")
+def _numba_signature(sig):
+    """Whether ``sig`` is numba's (or numba-cuda's) Signature object (``numba.types.void(...)``)."""
+    module = type(sig).__module__ or ""
+    return module.startswith(("numba.core.typing", "numba.cuda.typing")) and hasattr(sig, "args")
 
 
 def _as_type(t):
     """A signature's type: a cujit type, or numba's converted (cujit.types.from_numba)."""
     if isinstance(t, _core.Type):
         return t
-    if _from_numba(t):
-        from cujit.types import from_numba
-
-        return from_numba(t)
+    if _types.is_numba_type(t):
+        return _types.from_numba(t)
     raise TypeError(f"invalid type in signature: expected a type instance, got {t!r}")
 
 

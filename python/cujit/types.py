@@ -408,13 +408,20 @@ _Type.__reduce__ = _reduce
 # ---- numba's own type objects ----------------------------------------------------------------------------------
 
 
+_NUMBA_TYPE_MODULES = ("numba.core.types", "numba.cuda.types")  # numba's, and the copy numba-cuda keeps
+
+
+def is_numba_type(obj):
+    """Whether ``obj`` is one of numba's (or numba-cuda's) own type objects, which ``from_numba`` converts."""
+    return (type(obj).__module__ or "").startswith(_NUMBA_TYPE_MODULES)
+
+
 def from_numba(t):
     """The cujit type of a numba type object (``numba.types.float32[:]``, ``numba.types.UniTuple(...)``), or ``t``
     itself when it is a cujit type already; TypeError for anything else."""
     if isinstance(t, _Type):
         return t
-    module = type(t).__module__ or ""
-    if not module.startswith("numba"):
+    if not is_numba_type(t):
         raise TypeError(f"expected a cujit or numba type, got {t!r}")
     name = type(t).__name__
     if name in ("Array", "NestedArray") and hasattr(t, "layout"):
