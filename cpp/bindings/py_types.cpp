@@ -101,8 +101,9 @@ void register_types(py::module_& m) {
       .def_property_readonly("dtype",
                              [](const Type& t) -> py::object {
                                // numba's: an array's, a nested array's, a UniTuple's and a pointer's element
-                               // type; a record's numpy dtype; no attribute of other types
+                               // type, a range's index type; a record's numpy dtype; no attribute of other types
                                switch (t.kind()) {
+                                 case TypeKind::Range:
                                  case TypeKind::Array:
                                  case TypeKind::NestedArray:
                                  case TypeKind::UniTuple:

@@ -5,6 +5,7 @@ A device-function dispatcher types its function once per argument-type tuple
 into each caller's module. Kernels compile eagerly for given signatures and
 lazily otherwise; launching them comes with the runtime."""
 
+import collections
 import functools
 import time
 import weakref
@@ -177,9 +178,8 @@ class _Kernel:
         cc = tuple(devices.get_current_device().compute_capability)[:2]
         return self.code.link(cc, linking.nvrtc_include_dirs(), None, True).cubin.decode()
 
-    @property
-    def sass(self):
-        """The kernel's SASS for the current device: its cubin disassembled by the toolkit's ``nvdisasm``."""
+    def _disassemble(self, *flags):
+        """The kernel's cubin for the current device disassembled by the toolkit's ``nvdisasm`` with ``flags``."""
         import os
         import shutil
         import subprocess
@@ -197,7 +197,11 @@ class _Kernel:
         with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
             f.write(cubin)
             f.flush()
-            return subprocess.run([tool, "-c", f.name], capture_output=True, text=True, check=True).stdout
+            return subprocess.run([tool, *flags, f.name], capture_output=True, text=True, check=True).stdout
+
+    # The kernel's SASS for the current device, and its control-flow graph (DOT), as nvdisasm gives them.
+    sass = property(lambda self: self._disassemble("-c"))
+    sass_cfg = property(lambda self: self._disassemble("-cfg"))
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0):
         """How many blocks of ``blockdim`` threads a cooperative launch of this kernel can have on the current
@@ -260,6 +264,10 @@ class _CachedKernel(_Kernel):
 
 _CO_VARARGS = 0x04  # inspect.CO_VARARGS (inspect imports ast and tokenize: not at `import cujit`)
 
+#: numba's dispatcher ``stats``: the disk cache's directory (None when the dispatcher does not cache) and its hits and
+#: misses by argument types, counted by this process.
+CompileStats = collections.namedtuple("_CompileStats", ("cache_path", "cache_hits", "cache_misses"))
+
 
 def _overlapping_variant(dispatcher, signature, cc):
     """The callable a launch with overlapping arrays calls for the function of the variant without noalias;
@@ -308,6 +316,7 @@ class CUDADispatcher(_core.Dispatcher):
         # The launch fast path's specialisations by compact type key (C++; see cpp/bindings/py_launch.cpp).
         self._launch_table = _core.launch.LaunchTable()
         self._link_items = tuple(link)
+        self._cache_hits, self._cache_misses = collections.Counter(), collections.Counter()
         self.extensions = []  # numba-cuda's argument-handler extensions (jit(extensions=...) is refused for now)
 
     @property
@@ -442,7 +451,10 @@ class CUDADispatcher(_core.Dispatcher):
         store = _caching().KernelStore(self, signature.args, options, arch, start, bundles, cache)
         build = self._compile_request(signature, options, store)
         if build.kept is not None:
+            self._cache_hits[tuple(signature.args)] += 1
             return self._kernel_from_entry(build.kept, signature, options)
+        if store.keeps():
+            self._cache_misses[tuple(signature.args)] += 1
         linking.warn_nvrtc_logs(build.nvrtc_logs)
         if build.not_kept:
             telemetry.log("not cached", self.__qualname__, signature.args, f"(link: {build.not_kept})", 0.0)
@@ -599,6 +611,51 @@ class CUDADispatcher(_core.Dispatcher):
     def disable_compile(self, val=True):
         self._can_compile = not val
 
+    # -- numba's Dispatcher interface, beside compile() and specialize() -----------------------------------------
+    def typeof_pyval(self, val):
+        """The type a launch gives the argument ``val`` (numba's Dispatcher.typeof_pyval)."""
+        return typeof(val)
+
+    @entry_point
+    def _compile_for_args(self, *args, **kws):
+        """The kernel for these arguments, compiled if it is not yet (what a launch does first; numba-cuda's)."""
+        if kws:
+            raise TypeError(f"{self._describe()}: kernels take no keyword arguments, got {', '.join(kws)}")
+        return self._kernel_for_args(args)
+
+    @property
+    def nopython_signatures(self):
+        """The compiled signatures, as Signature objects (a kernel's return type is void)."""
+        return [
+            _core.Signature(self._declared_returns.get(argtypes) or _core.types.lookup("none"), list(argtypes))
+            for argtypes in self.overloads
+        ]
+
+    @property
+    def stats(self):
+        """numba's ``stats``: ``(cache_path, cache_hits, cache_misses)``, the counters by argument types."""
+        path = _caching().directory() if cache_wanted(self._cache) else None
+        return CompileStats(path, self._cache_hits, self._cache_misses)
+
+    @entry_point
+    def recompile(self):
+        """Compiles every signature compiled so far again, reading the function's globals afresh (numba's
+        recompile; the disk cache, keyed by the values the function reads, then holds the new kernels)."""
+        signatures = [(argtypes, self._declared_returns.get(argtypes)) for argtypes, _ in self._compiled_items()]
+        self._kernels = _core.driver.KernelCache()
+        self._launch_table.clear()
+        self._configs.clear()
+        for argtypes, returns in signatures:
+            self._compile_signature(_core.Signature(returns, list(argtypes)))
+
+    def configure(self, griddim, blockdim, stream=0, sharedmem=0):
+        """``kernel.configure(griddim, blockdim, ...)``: the same as ``kernel[griddim, blockdim, ...]``."""
+        return self[griddim, blockdim, stream, sharedmem]
+
+    def call(self, args, griddim, blockdim, stream=0, sharedmem=0):
+        """Launches the kernel with ``args`` (a sequence) in one call."""
+        return self[griddim, blockdim, stream, sharedmem](*args)
+
     # -- inspection --------------------------------------------------------------------------
     def _inspect(self, attribute, signature):
         entries = {argtypes: getattr(kernel, attribute) for argtypes, kernel in self._compiled_items()}
@@ -615,6 +672,10 @@ class CUDADispatcher(_core.Dispatcher):
     def inspect_sass(self, signature=None):
         """numba-cuda's inspect_sass: each kernel's SASS for the current device (nvdisasm)."""
         return self._inspect("sass", signature)
+
+    def inspect_sass_cfg(self, signature=None):
+        """numba-cuda's inspect_sass_cfg: each kernel's control-flow graph in DOT (``nvdisasm -cfg``)."""
+        return self._inspect("sass_cfg", signature)
 
     def inspect_lto_ptx(self, signature=None):
         """numba-cuda's inspect_lto_ptx: each kernel's PTX after link-time optimisation with its LTO-IR inputs, for

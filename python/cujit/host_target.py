@@ -118,6 +118,8 @@ class HostKernel:
     def sass(self):
         raise NotImplementedError("a kernel compiled for the CPU target has no SASS; inspect_llvm() gives its LLVM IR")
 
+    sass_cfg = sass
+
     @property
     def ptx(self):
         raise NotImplementedError("a kernel compiled for the CPU target has no PTX; inspect_llvm() gives its LLVM IR")

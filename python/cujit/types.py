@@ -9,6 +9,8 @@ subscripting a scalar type builds an array type (``float32[:, ::1]``). Types pic
 installed, numba's own type objects convert (``from_numba``).
 """
 
+import sys
+
 from cujit import _core
 
 Signature = _core.Signature
@@ -67,9 +69,11 @@ class _TypeClass(type):
     def __instancecheck__(cls, obj):
         if not isinstance(obj, _Type):
             return False
-        named = cls.__dict__.get("_names")  # a class of opaque types chosen by name (GridGroup)
+        named = cls.__dict__.get("_names")  # a class of opaque types chosen by name (GridGroup), or by its start
         if named is not None:
-            return obj.kind == "opaque" and obj.name in named
+            return obj.kind == "opaque" and (
+                obj.name in named or obj.name.startswith(cls.__dict__.get("_starts", named))
+            )
         return cls is Type or obj.kind in _TypeClass._covered(cls)
 
     def __call__(cls, *args, **kwargs):
@@ -256,7 +260,14 @@ class Optional(Type):
 
 
 class Omitted(Opaque):
-    pass
+    """numba's type of an argument left out for its default (``Omitted(None)``), named ``omitted(default=...)``."""
+
+    _names = ()
+    _starts = ("omitted(default=",)
+
+    @staticmethod
+    def _make(value):
+        return _core.types.opaque(f"omitted(default={value!r})")
 
 
 class Record(Type):
@@ -279,7 +290,32 @@ class RawPointer(Opaque):
 
 
 class RangeType(Type):
+    """A ``range``'s state: ``RangeType(int32)`` is ``range_state32_type`` (named ``range_state_int32``)."""
+
     _kinds = ("range",)
+
+    @staticmethod
+    def _make(dtype):
+        return _core.parse_type(_RANGE_NAMES[_range_index("RangeType", dtype).name] + "_type")
+
+
+class RangeIteratorType(Opaque):
+    """An iterator over a range (``range_iter32_type``, named ``range_iter_int32``): typing only."""
+
+    _names = ("range_iter_int32", "range_iter_int64", "range_iter_uint64")
+
+    @staticmethod
+    def _make(dtype):
+        return _core.types.opaque(f"range_iter_{_range_index('RangeIteratorType', dtype).name}")
+
+
+_RANGE_NAMES = {"int32": "range_state32", "int64": "range_state64", "uint64": "unsigned_range_state64"}
+
+
+def _range_index(constructor, dtype):
+    if not isinstance(dtype, _Type) or dtype.name not in _RANGE_NAMES:
+        raise TypeError(f"{constructor}: the index type must be int32, int64 or uint64, got {dtype!r}")
+    return dtype
 
 
 class NumberClass(Opaque):
@@ -302,12 +338,35 @@ class IntEnumMember(EnumMember):
     pass
 
 
-class NPDatetime(Type):
-    pass
+class NPDatetime(Opaque):
+    """NumPy's ``datetime64`` of a unit (``NPDatetime("ns")``, named ``datetime64[ns]``): typing only."""
+
+    _names = ()
+    _starts = ("datetime64[",)
+
+    @staticmethod
+    def _make(unit):
+        return _core.types.opaque(f"datetime64[{_time_unit('NPDatetime', unit)}]")
 
 
-class NPTimedelta(Type):
-    pass
+class NPTimedelta(Opaque):
+    """NumPy's ``timedelta64`` of a unit (``NPTimedelta("s")``, named ``timedelta64[s]``): typing only."""
+
+    _names = ()
+    _starts = ("timedelta64[",)
+
+    @staticmethod
+    def _make(unit):
+        return _core.types.opaque(f"timedelta64[{_time_unit('NPTimedelta', unit)}]")
+
+
+_TIME_UNITS = ("", "Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
+
+
+def _time_unit(constructor, unit):
+    if unit not in _TIME_UNITS:
+        raise ValueError(f"{constructor}: {unit!r} is not one of NumPy's time units {_TIME_UNITS[1:]}")
+    return unit
 
 
 class Bfloat16(Number):
@@ -338,6 +397,14 @@ class VectorType(Type):
 grid_group = GridGroup()
 ffi = _core.types.opaque("ffi")
 ffi_forced_object = _core.types.opaque("ffi_forced_object")
+
+#: numba's range states and range iterators.
+range_state32_type = RangeType(_names["int32"])
+range_state64_type = RangeType(_names["int64"])
+unsigned_range_state64_type = RangeType(_names["uint64"])
+range_iter32_type = RangeIteratorType(_names["int32"])
+range_iter64_type = RangeIteratorType(_names["int64"])
+unsigned_range_iter64_type = RangeIteratorType(_names["uint64"])
 
 #: numba's domains (sets of types).
 signed_domain = frozenset(_names[n] for n in ("int8", "int16", "int32", "int64"))
@@ -399,6 +466,8 @@ def _reduce(t):
         return _rebuild, ("nestedarray", (t.dtype, tuple(t.shape)))
     if kind == "opaque":
         return _rebuild, ("opaque", (t.name,))
+    if kind == "range":
+        return RangeType, (t.dtype,)
     return _rebuild, ("named", (t.name,))
 
 
@@ -408,7 +477,7 @@ _Type.__reduce__ = _reduce
 # ---- numba's own type objects ----------------------------------------------------------------------------------
 
 
-_NUMBA_TYPE_MODULES = ("numba.core.types", "numba.cuda.types")  # numba's, and the copy numba-cuda keeps
+_NUMBA_TYPE_MODULES = ("numba.core.types", "numba.np.types", "numba.cuda.types")  # numba's, and numba-cuda's copy
 
 
 def is_numba_type(obj):
@@ -432,6 +501,10 @@ def from_numba(t):
         return _core.types.tuple([from_numba(e) for e in t.types])
     if name == "CPointer":
         return _core.types.cpointer(from_numba(t.dtype))
+    if name == "RangeType":
+        return RangeType(from_numba(t.dtype))
+    if name in ("RangeIteratorType", "Omitted", "NPDatetime", "NPTimedelta"):  # typing-only types, by their names
+        return _core.types.opaque(str(t))
     if name == "Record":
         fields = [(name, from_numba(field[0]), field[1], "") for name, field in t.fields.items()]
         return _core.types.record(fields, t.size, bool(t.aligned))
@@ -445,3 +518,7 @@ def from_numba(t):
 
 
 __all__ = sorted(_names) + ["CPointer", "UniTuple", "Tuple", "Array", "Type", "Signature"]
+
+# numba-cuda's ``numba.cuda.types.types`` (the types module reached through its package; nvmath-python's FFT
+# callbacks take their element types from it): cujit's types module itself.
+types = sys.modules[__name__]

@@ -43,8 +43,31 @@ def test_isinstance_follows_numbas_hierarchy():
 def test_classes_cujit_has_no_types_of_are_still_classes():
     for cls in (types.NumberClass, types.Function, types.Dispatcher, types.NPDatetime, types.EnumMember):
         assert not isinstance(types.int32, cls)
-    with pytest.raises(NotImplementedError, match="NPDatetime"):
-        types.NPDatetime("ns")
+    with pytest.raises(NotImplementedError, match="NumberClass"):
+        types.NumberClass(types.int32)
+
+
+def test_range_types_as_numbas():
+    state, iterator = types.range_state32_type, types.range_iter32_type
+    assert isinstance(state, types.RangeType) and state.dtype is types.int32 and str(state) == "range_state_int32"
+    assert (
+        types.RangeType(types.int64) is types.range_state64_type
+        and types.unsigned_range_state64_type.dtype is types.uint64
+    )
+    assert isinstance(iterator, types.RangeIteratorType) and str(iterator) == "range_iter_int32"
+    assert not isinstance(iterator, types.RangeType) and not isinstance(state, types.RangeIteratorType)
+    assert types.RangeIteratorType(types.uint64) is types.unsigned_range_iter64_type
+    with pytest.raises(TypeError, match="int32, int64 or uint64"):
+        types.RangeType(types.float32)
+
+
+def test_typing_only_types_by_name():
+    assert types.Omitted(None) is types.Omitted(None) and str(types.Omitted(1000)) == "omitted(default=1000)"
+    assert isinstance(types.Omitted(None), types.Omitted) and not isinstance(types.ffi, types.Omitted)
+    assert str(types.NPDatetime("ns")) == "datetime64[ns]" and isinstance(types.NPDatetime("ns"), types.NPDatetime)
+    assert str(types.NPTimedelta("")) == "timedelta64[]" and not isinstance(types.NPTimedelta("s"), types.NPDatetime)
+    with pytest.raises(ValueError, match="time units"):
+        types.NPDatetime("fortnight")
 
 
 def test_array_attributes_as_numbas():
@@ -96,6 +119,9 @@ def test_record_attributes():
         lambda: cujit.from_dtype(np.dtype([("x", np.float32), ("y", np.int32, (3,))])),
         lambda: types.complex64,
         lambda: types.none,
+        lambda: types.range_state64_type,
+        lambda: types.range_iter32_type,
+        lambda: types.NPDatetime("ms"),
     ],
 )
 def test_types_pickle_to_themselves(make):
@@ -145,6 +171,10 @@ def test_numba_types_convert(nt):
     assert types.from_numba(nt.boolean) is types.boolean and types.from_numba(nt.intp) is types.intp
     rec = numba.from_dtype(np.dtype([("x", np.float32), ("y", np.int32)]))
     assert types.from_numba(rec) is cujit.from_dtype(np.dtype([("x", np.float32), ("y", np.int32)]))
+    assert types.from_numba(nt.range_state32_type) is types.range_state32_type
+    assert types.from_numba(nt.range_iter64_type) is types.range_iter64_type
+    assert types.from_numba(nt.NPDatetime("ns")) is types.NPDatetime("ns")
+    assert types.from_numba(nt.Omitted(None)) is types.Omitted(None)
     with pytest.raises(TypeError, match="expected a cujit or numba type"):
         types.from_numba(3)
 

@@ -1,6 +1,6 @@
 """numba-cuda's resource queries and SASS on a GPU (issue 41): a dispatcher's get_regs_per_thread,
 get_shared_mem_per_block, get_max_threads_per_block, get_local_mem_per_thread, get_const_mem_size, inspect_sass,
-read from the loaded kernel, beside a launch compared with numpy."""
+inspect_sass_cfg, read from the loaded kernel, beside a launch compared with numpy."""
 
 import numpy as np
 
@@ -34,6 +34,7 @@ def test_resource_queries_and_sass():
     assert reverse.get_local_mem_per_thread(SIG) >= 0 and reverse.get_const_mem_size(SIG) >= 0
     sass = reverse.inspect_sass(SIG)
     assert "BAR" in sass and "EXIT" in sass
+    assert reverse.inspect_sass_cfg(SIG).lstrip().startswith("digraph")
 
 
 def test_inspect_lto_ptx():
