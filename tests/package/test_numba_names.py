@@ -166,3 +166,9 @@ def test_more_runtime_names(monkeypatch):
         return
     like = devicearray.from_array_like(np.zeros((3, 4), np.float32))
     assert (like.shape, like.strides, like.dtype) == ((3, 4), (16, 4), np.dtype(np.float32))
+
+
+def test_gpus_lst_lists_the_devices():
+    from cujit import cuda
+
+    assert cuda.gpus.lst == list(cuda.gpus)

@@ -382,6 +382,11 @@ class _DeviceList:
         return iter(list_devices() if runtime_usable() else [])
 
     @property
+    def lst(self):
+        """The devices as a list (numba-cuda's attribute of ``cuda.gpus``)."""
+        return list(self)
+
+    @property
     def current(self):
         """The Device of the calling thread's current context, or None when it has none (numba's)."""
         if not runtime_usable():
