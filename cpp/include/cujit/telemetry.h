@@ -11,6 +11,7 @@ namespace cujit::telemetry {
 
 enum class Stage : int {
   Frontend,      // Python AST -> cujit IR
+  Passes,        // the IR passes before typing (branch pruning, SSA versions)
   Typing,        // type inference
   Lowering,      // typed IR -> LLVM IR
   Libdevice,     // linking the libdevice functions used

@@ -9,6 +9,7 @@
 
 #include "cujit/compiler.h"
 #include "cujit/mangle.h"
+#include "cujit/passes.h"
 #include "cujit/telemetry.h"
 
 namespace cujit::compiler {
@@ -108,6 +109,9 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
   auto fn = frontend::build_ir(source, resolver);
   clock.lap(telemetry::Stage::Frontend);
   if (!fn) return fn.error();
+  passes::prune_branches(**fn, signature.args);
+  passes::version_variables(**fn);
+  clock.lap(telemetry::Stage::Passes);
   auto tf = std::make_shared<ir::TypedFunction>();
   tf->fn = *fn;
   tf->kernel = options.kernel;

@@ -20,8 +20,9 @@ bool printing() {
 }  // namespace
 
 const char* stage_name(Stage stage) {
-  static const char* const names[kStages] = {"frontend",     "typing",  "lowering", "libdevice", "LLVM optimisation",
-                                             "PTX emission", "libNVVM", "NVRTC",    "nvJitLink", "module load"};
+  static const char* const names[kStages] = {"frontend",  "IR passes",         "typing",       "lowering",
+                                             "libdevice", "LLVM optimisation", "PTX emission", "libNVVM",
+                                             "NVRTC",     "nvJitLink",         "module load"};
   const int i = static_cast<int>(stage);
   return i >= 0 && i < kStages ? names[i] : "?";
 }

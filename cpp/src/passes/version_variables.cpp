@@ -1,0 +1,241 @@
+// numba's SSA form on cujit's tree IR (passes.h: version_variables).
+//
+// One walk in program order keeps, for each name, the version that reaches the current point (its environment).
+// An assignment defines a new version; a read is rewritten to the version reaching it. Where paths join, the
+// versions reaching from each path become one variable (a union-find over variables): after an if/else, at a
+// loop's head (the versions on entry, at the end of the body and at each `continue`), at a loop's exit (its head
+// and each `break`). A path that cannot reach the join (it returned, raised, broke out or continued) adds
+// nothing. A loop's head gets, for each name its body assigns, the version on entry (or a new one where there is
+// none), so that reads in the body before the name's assignment there see the value of the last iteration too.
+// A name read where no version reaches it keeps its first variable: typing reports it used before assignment.
+#include <algorithm>
+
+#include "cujit/passes.h"
+
+namespace cujit::passes {
+namespace {
+
+using ir::Expr;
+using ir::ExprKind;
+using ir::Stmt;
+using ir::StmtKind;
+using ir::StmtPtr;
+
+// name (a variable of the frontend's) -> the version reaching a point, -1 where none does.
+using Env = std::vector<int>;
+
+void collect_targets(const Expr& target, std::vector<int>& out) {
+  if (target.kind == ExprKind::Var) out.push_back(target.var);
+  if (target.kind == ExprKind::Tuple)
+    for (const auto& t : target.operands) collect_targets(*t, out);
+}
+
+// The names a block assigns, at any depth (its loops' indices too).
+void collect_assigned(const std::vector<StmtPtr>& block, std::vector<int>& out) {
+  for (const auto& s : block) {
+    if ((s->kind == StmtKind::Assign || s->kind == StmtKind::ForRange) && s->target) collect_targets(*s->target, out);
+    collect_assigned(s->body, out);
+    collect_assigned(s->orelse, out);
+  }
+}
+
+class Versioner {
+ public:
+  explicit Versioner(ir::Function& fn) : fn_(fn), names_(fn.vars.size()) {
+    parent_.resize(names_);
+    for (size_t v = 0; v < names_; ++v) parent_[v] = static_cast<int>(v);
+    defined_.assign(names_, false);
+  }
+
+  void run() {
+    Env env(names_, -1);
+    for (int p : fn_.params) {
+      env[p] = p;
+      defined_[p] = true;
+    }
+    block(fn_.body, env);
+    resolve_block(fn_.body);
+  }
+
+ private:
+  struct Loop {
+    std::vector<std::pair<int, int>> heads;  // (name, its version at the loop's head), for the names it assigns
+    std::vector<Env> breaks;
+  };
+
+  // A new version of `name`: its own variable the first time, a new variable of the same name after.
+  int new_version(int name) {
+    if (!defined_[name]) {
+      defined_[name] = true;
+      return name;
+    }
+    ir::Variable v;
+    v.name = fn_.vars[name].name;
+    fn_.vars.push_back(std::move(v));
+    parent_.push_back(static_cast<int>(parent_.size()));
+    return static_cast<int>(parent_.size()) - 1;
+  }
+
+  int find(int v) {
+    while (parent_[v] != v) {
+      parent_[v] = parent_[parent_[v]];
+      v = parent_[v];
+    }
+    return v;
+  }
+
+  // One variable for two versions that meet: a parameter's stays (its value on entry lives there), else the
+  // first made.
+  void unite(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    bool a_first = fn_.vars[a].is_param || (!fn_.vars[b].is_param && a < b);
+    if (a_first)
+      parent_[b] = a;
+    else
+      parent_[a] = b;
+  }
+
+  void join(Env& into, const Env& other) {
+    for (size_t n = 0; n < names_; ++n) {
+      if (other[n] < 0 || into[n] == other[n]) continue;
+      if (into[n] < 0)
+        into[n] = other[n];
+      else
+        unite(into[n], other[n]);
+    }
+  }
+
+  void read(Expr* e, const Env& env) {
+    if (e == nullptr) return;
+    if (e->kind == ExprKind::Var && e->var >= 0 && static_cast<size_t>(e->var) < names_ && env[e->var] >= 0)
+      e->var = env[e->var];
+    for (auto& o : e->operands) read(o.get(), env);
+    for (auto& [name, k] : e->keywords) read(k.get(), env);
+  }
+
+  void assign(Expr& target, Env& env) {
+    if (target.kind == ExprKind::Var) {
+      int v = new_version(target.var);
+      env[target.var] = v;
+      target.var = v;
+    } else if (target.kind == ExprKind::Tuple) {
+      for (auto& t : target.operands) assign(*t, env);
+    } else {
+      read(&target, env);  // a subscript or attribute target reads its base and index
+    }
+  }
+
+  void block(std::vector<StmtPtr>& stmts, Env& env) {
+    for (auto& s : stmts) stmt(*s, env);
+  }
+
+  void stmt(Stmt& s, Env& env) {
+    switch (s.kind) {
+      case StmtKind::Assign:
+        read(s.value.get(), env);
+        assign(*s.target, env);
+        break;
+      case StmtKind::ExprStmt:
+        read(s.value.get(), env);
+        break;
+      case StmtKind::Return:
+      case StmtKind::Raise:
+        read(s.value.get(), env);
+        reachable_ = false;
+        break;
+      case StmtKind::If: {
+        read(s.value.get(), env);
+        bool before = reachable_;
+        Env taken = env;
+        block(s.body, taken);
+        bool body_reaches = reachable_;
+        reachable_ = before;
+        block(s.orelse, env);
+        bool orelse_reaches = reachable_;
+        if (body_reaches && !orelse_reaches)
+          env = std::move(taken);
+        else if (body_reaches || !orelse_reaches)
+          join(env, taken);
+        reachable_ = body_reaches || orelse_reaches;
+        break;
+      }
+      case StmtKind::While:
+      case StmtKind::ForRange:
+        loop(s, env);
+        break;
+      case StmtKind::Break:
+        if (!loops_.empty()) loops_.back()->breaks.push_back(env);
+        reachable_ = false;
+        break;
+      case StmtKind::Continue:
+        if (!loops_.empty()) to_head(*loops_.back(), env);
+        reachable_ = false;
+        break;
+      case StmtKind::Pass:
+        break;
+    }
+  }
+
+  void to_head(const Loop& loop, const Env& env) {
+    for (auto [name, head] : loop.heads)
+      if (env[name] >= 0 && env[name] != head) unite(env[name], head);
+  }
+
+  void loop(Stmt& s, Env& env) {
+    for (auto& a : s.range_args) read(a.get(), env);  // a for loop's range is evaluated once, before it
+    Loop here;
+    std::vector<int> assigned;
+    if (s.kind == StmtKind::ForRange) collect_targets(*s.target, assigned);
+    collect_assigned(s.body, assigned);
+    std::sort(assigned.begin(), assigned.end());
+    assigned.erase(std::unique(assigned.begin(), assigned.end()), assigned.end());
+    for (int name : assigned) {
+      if (env[name] < 0) env[name] = new_version(name);
+      here.heads.emplace_back(name, env[name]);
+    }
+    bool before = reachable_;
+    if (s.kind == StmtKind::While) read(s.value.get(), env);  // the test runs at the head
+    Env body = env;
+    if (s.kind == StmtKind::ForRange) assign(*s.target, body);
+    loops_.push_back(&here);
+    block(s.body, body);
+    loops_.pop_back();
+    if (reachable_) to_head(here, body);
+    reachable_ = before;
+    block(s.orelse, env);  // `else` runs when the loop ends at its head
+    for (const Env& b : here.breaks) join(env, b);
+    reachable_ = before;
+  }
+
+  void resolve(Expr* e) {
+    if (e == nullptr) return;
+    if (e->kind == ExprKind::Var && e->var >= 0) e->var = find(e->var);
+    for (auto& o : e->operands) resolve(o.get());
+    for (auto& [name, k] : e->keywords) resolve(k.get());
+  }
+
+  void resolve_block(std::vector<StmtPtr>& stmts) {
+    for (auto& s : stmts) {
+      resolve(s->target.get());
+      resolve(s->value.get());
+      for (auto& a : s->range_args) resolve(a.get());
+      resolve_block(s->body);
+      resolve_block(s->orelse);
+    }
+  }
+
+  ir::Function& fn_;
+  const size_t names_;  // the frontend's variables: one per name
+  std::vector<int> parent_;  // union-find over variables (names and the versions made here)
+  std::vector<bool> defined_;  // per name: its first variable holds a version
+  std::vector<Loop*> loops_;
+  bool reachable_ = true;
+};
+
+}  // namespace
+
+void version_variables(ir::Function& fn) { Versioner(fn).run(); }
+
+}  // namespace cujit::passes
