@@ -159,6 +159,7 @@ void register_resolved(py::module_& m) {
           throw py::type_error("Resolved.device needs a cujit._core.Callee, not " +
                                py::str(py::type::handle_of(callee).attr("__name__")).cast<std::string>());
         ir::GlobalValue g = resolved(K::DeviceFunction, name);
+        g.int_value = reinterpret_cast<intptr_t>(callee.ptr());  // its identity (a device function used as a value)
         g.function = hold(std::move(callee));
         g.name = std::move(name);
         return g;

@@ -55,6 +55,12 @@ const char* kind_name(TypeKind k) {
       return "vector";
     case TypeKind::Opaque:
       return "opaque";
+    case TypeKind::NumberClass:
+      return "number_class";
+    case TypeKind::Function:
+      return "function";
+    case TypeKind::Dispatcher:
+      return "dispatcher";
   }
   return "?";
 }
@@ -118,6 +124,14 @@ void register_types(py::module_& m) {
                              })
       .def_property_readonly("mutable", [](const Type& t) { return !t.readonly(); })
       .def_property_readonly("key", [](const Type& t) { return t.name(); })
+      .def_property_readonly(
+          "instance_type",
+          [](const Type& t) -> TypeRef {
+            if (t.kind() != TypeKind::NumberClass)
+              throw py::attribute_error("type " + t.name() + " has no attribute 'instance_type'");
+            return t.element(0);
+          },
+          py::return_value_policy::reference)
       .def_property_readonly("underlying_float",
                              [](const Type& t) -> py::object {
                                if (t.kind() != TypeKind::Complex)
@@ -236,6 +250,16 @@ void register_types(py::module_& m) {
   t.def("integer_literal", &types::integer_literal, py::return_value_policy::reference);
   t.def("opaque", &types::opaque, py::arg("name"), py::return_value_policy::reference,
         "the interned opaque type of this name (numba's Opaque: GridGroup, ffi...)");
+  t.def(
+      "number_class",
+      [](TypeRef instance) {
+        if (!instance->is_number()) throw py::type_error("NumberClass needs a number type, got " + instance->name());
+        return types::number_class(instance);
+      },
+      py::arg("instance"), py::return_value_policy::reference,
+      "numba's NumberClass: the type of a number type used as a value (class(int32))");
+  t.def("function_value", &types::function_value, py::arg("path"), py::return_value_policy::reference,
+        "the type of a builtin or intrinsic function used as a value (Function(cuda.atomic.add))");
   t.def("uni_tuple", &types::uni_tuple, py::return_value_policy::reference);
   t.def("tuple", &types::tuple, py::return_value_policy::reference);
   t.def("cpointer", &types::cpointer, py::return_value_policy::reference);

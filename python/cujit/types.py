@@ -319,15 +319,34 @@ def _range_index(constructor, dtype):
 
 
 class NumberClass(Opaque):
-    """A number type used as a value (``np.float32`` in CUDA code): typed by cujit's compiler, not a type object."""
+    """A number type used as a value (``uint32`` passed to a device function): ``NumberClass(uint32)``, named
+    ``class(uint32)``; ``instance_type`` is the number type."""
+
+    _kinds = ("number_class",)
+
+    @staticmethod
+    def _make(instance_type):
+        _check_type("NumberClass", "instance_type", instance_type)
+        return _core.types.number_class(instance_type)
 
 
 class Function(Type):
-    pass
+    """A builtin or intrinsic function used as a value (``cuda.atomic.add`` passed to a device function), named
+    ``Function(cuda.atomic.add)``; ``Function("cuda.atomic.add")`` builds it from the path."""
+
+    _kinds = ("function",)
+
+    @staticmethod
+    def _make(path):
+        if not isinstance(path, str):
+            raise TypeError(f"Function: the function's path must be a string (cuda.atomic.add), got {path!r}")
+        return _core.types.function_value(path)
 
 
 class Dispatcher(Type):
-    pass
+    """A @cuda.jit device function used as a value (passed to another device function): made by the compiler."""
+
+    _kinds = ("dispatcher",)
 
 
 class EnumMember(Type):
@@ -468,6 +487,10 @@ def _reduce(t):
         return _rebuild, ("opaque", (t.name,))
     if kind == "range":
         return RangeType, (t.dtype,)
+    if kind == "number_class":
+        return NumberClass, (t.instance_type,)
+    if kind == "function":
+        return _core.types.function_value, (t.name[len("Function(") : -1],)
     return _rebuild, ("named", (t.name,))
 
 

@@ -43,8 +43,18 @@ def test_isinstance_follows_numbas_hierarchy():
 def test_classes_cujit_has_no_types_of_are_still_classes():
     for cls in (types.NumberClass, types.Function, types.Dispatcher, types.NPDatetime, types.EnumMember):
         assert not isinstance(types.int32, cls)
-    with pytest.raises(NotImplementedError, match="NumberClass"):
-        types.NumberClass(types.int32)
+    with pytest.raises(NotImplementedError, match="EnumMember"):
+        types.EnumMember(int, types.int64)
+
+
+def test_values_that_are_types_or_functions():
+    number, function = types.NumberClass(types.uint32), types.Function("cuda.atomic.add")
+    assert str(number) == "class(uint32)" and number.instance_type is types.uint32
+    assert isinstance(number, types.NumberClass) and isinstance(number, types.Opaque)
+    assert str(function) == "Function(cuda.atomic.add)" and isinstance(function, types.Function)
+    assert types.NumberClass(types.uint32) is number and not isinstance(number, types.Function)
+    with pytest.raises(TypeError, match="number type"):
+        types.NumberClass(types.float32[:])
 
 
 def test_range_types_as_numbas():
@@ -122,6 +132,8 @@ def test_record_attributes():
         lambda: types.range_state64_type,
         lambda: types.range_iter32_type,
         lambda: types.NPDatetime("ms"),
+        lambda: types.NumberClass(types.int8),
+        lambda: types.Function("math.sqrt"),
     ],
 )
 def test_types_pickle_to_themselves(make):

@@ -88,7 +88,7 @@ struct GlobalValue {
   };
   Kind kind = Kind::None;
   std::string name;  // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid"); Str: the text
-  int64_t int_value = 0;  // Int, Bool; Object: an opaque handle of the resolver
+  int64_t int_value = 0;  // Int, Bool; Object: an opaque handle of the resolver; DeviceFunction: its identity
   bool is_unsigned = false;  // Int: int_value holds the bits of a uint64 value >= 2**63 (typed uint64, as numba)
   double float_value = 0;  // Float; Complex real part
   double imag_value = 0;  // Complex imaginary part

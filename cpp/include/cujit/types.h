@@ -33,6 +33,11 @@ enum class TypeKind : uint8_t {
   FP8Packed,       // numba-cuda's fp8x2_e4m3 ... fp8x4_e8m0: 2 or 4 fp8 values (element()) held as 16 or 32 bits
   Vector,          // a CUDA vector type (float32x4, uchar2's uint8x2...) or Dim3: elements() read as .x .y .z .w
   Opaque,          // anything else named by a string (modules, functions: typing only)
+  // Compile-time values (numba's types of values that are types or functions), typing only: a value of one is
+  // the one object its type names, so reading it is substituting that object.
+  NumberClass,     // a number type used as a value: "class(uint32)"; element() is the type
+  Function,        // a builtin or intrinsic function used as a value: "Function(cuda.atomic.add)"
+  Dispatcher,      // a @cuda.jit device function used as a value: "Dispatcher(module.qualname)"
 };
 
 class Type;
@@ -146,6 +151,14 @@ TypeRef optional(TypeRef type);
 // The T of Optional(T); any other type as it is.
 TypeRef optional_value(TypeRef type);
 TypeRef opaque(const std::string& name);
+// numba's NumberClass of a number type (the type of `uint32` used as a value): "class(uint32)".
+TypeRef number_class(TypeRef instance);
+// The type of a function used as a value, named by its path ("cuda.atomic.add") or, for a device function, by
+// a name the caller makes unique per function object (typing/value_types.cpp).
+TypeRef function_value(const std::string& path);
+TypeRef dispatcher_value(const std::string& name);
+// The path or name a function_value / dispatcher_value was made with.
+std::string value_name(TypeRef t);
 struct RecordField {
   std::string name;
   TypeRef type;

@@ -46,6 +46,10 @@ Type* DataModel::value_type(TypeRef t) const {
     }
     case TypeKind::Opaque:
       return Type::getInt64Ty(ctx_);  // handles (a cooperative grid group)
+    case TypeKind::NumberClass:
+    case TypeKind::Function:
+    case TypeKind::Dispatcher:
+      return Type::getInt8Ty(ctx_);  // compile-time values: nothing is read from them
     case TypeKind::Optional:
       return llvm::StructType::get(ctx_, {value_type(t->element(0)), Type::getInt1Ty(ctx_)});
     case TypeKind::BFloat16:

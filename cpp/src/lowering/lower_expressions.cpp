@@ -128,6 +128,10 @@ Value* FunctionLowering::build_tuple(const std::vector<Value*>& elems, TypeRef t
 
 Value* FunctionLowering::lower_expr(const Expr& e) {
   set_location(e.loc);
+  if (e.type != nullptr && e.kind != ExprKind::Call &&
+      (e.type->kind() == TypeKind::NumberClass || e.type->kind() == TypeKind::Function ||
+       e.type->kind() == TypeKind::Dispatcher))
+    return b_.getInt8(0);  // a type or function as a value: its type says which (typing/value_types.cpp)
   switch (e.kind) {
     case ExprKind::Const:
       return constant(e);

@@ -455,6 +455,12 @@ const char* numba_class_name(TypeRef type) {
       break;
     case TypeKind::Vector:
       return type->name() == "Dim3" ? "Dim3" : "_VectorType";
+    case TypeKind::NumberClass:
+      return "NumberClass";
+    case TypeKind::Function:
+      return "Function";
+    case TypeKind::Dispatcher:
+      return "Dispatcher";
   }
   return "Type";
 }

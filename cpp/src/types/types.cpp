@@ -382,6 +382,26 @@ TypeRef optional_value(TypeRef type) { return type->kind() == TypeKind::Optional
 
 TypeRef opaque(const std::string& name) { return TypeFactory::intern(TypeFactory::prototype(TypeKind::Opaque, name)); }
 
+TypeRef number_class(TypeRef instance) {
+  instance = instance->unliteral();
+  return TypeFactory::intern(
+      TypeFactory::composite(TypeKind::NumberClass, "class(" + instance->name() + ")", {instance}));
+}
+
+TypeRef function_value(const std::string& path) {
+  return TypeFactory::intern(TypeFactory::prototype(TypeKind::Function, "Function(" + path + ")"));
+}
+
+TypeRef dispatcher_value(const std::string& name) {
+  return TypeFactory::intern(TypeFactory::prototype(TypeKind::Dispatcher, "Dispatcher(" + name + ")"));
+}
+
+std::string value_name(TypeRef t) {
+  const std::string& n = t->name();
+  size_t open = n.find('(');
+  return open == std::string::npos || n.empty() ? n : n.substr(open + 1, n.size() - open - 2);
+}
+
 TypeRef detail::intern_vector(const std::string& name, TypeRef base, int count) {
   return TypeFactory::intern(
       TypeFactory::composite(TypeKind::Vector, name, std::vector<TypeRef>(static_cast<size_t>(count), base)));

@@ -86,6 +86,8 @@ TypeRef array_attribute_type(TypeRef ary, const std::string& attr) {
   if (attr == "shape" || attr == "strides") return types::uni_tuple(types::int64(), ary->ndim());
   if (attr == "size" || attr == "itemsize" || attr == "nbytes") return types::int64();
   if (attr == "ndim") return types::integer_literal(ary->ndim());
+  // numba's DType: a compile-time value, called or given as a dtype as the scalar type (arr.dtype.type(0)).
+  if (attr == "dtype" && ary->element(0)->is_number()) return types::number_class(ary->element(0));
   return nullptr;
 }
 

@@ -360,6 +360,7 @@ class Inferer {
           if (in && in->kind == intrinsics::Intrinsic::Kind::Value) return in->type({})->result;
         }
         if (e.global.kind == K::NdArray) return e.global.type;
+        if (TypeRef value = value_type(e.global)) return value;
         typing_error("cannot use " + e.global.repr + " as a value in CUDA code", e.loc);
       }
       case ExprKind::Slice: {
@@ -579,6 +580,10 @@ class Inferer {
       TypeRef base = type_expr(*dtype.operands[0]);
       if (base == nullptr) return nullptr;
       if (base->kind() == TypeKind::Array) t = base->element(0);
+    } else if (dtype.kind != ExprKind::Global) {  // a number type as a value: a variable, arr.dtype.type...
+      TypeRef held = type_expr(dtype);
+      if (held == nullptr) return nullptr;
+      if (held->kind() == TypeKind::NumberClass) t = held->element(0);
     }
     if (dtype.kind == ExprKind::Global && dtype.global.kind == K::Builtin &&
         types::lookup_vector(dtype.global.name.substr(dtype.global.name.rfind('.') + 1)))
@@ -602,8 +607,18 @@ class Inferer {
       return t->unliteral();
     }
     if (callee.kind == ExprKind::Attribute) return type_method_call(e);
-    if (callee.kind != ExprKind::Global)
-      typing_error("cannot call a value of this kind (only functions, builtins and types are callable)", callee.loc);
+    if (callee.kind != ExprKind::Global) {
+      TypeRef t = type_expr(callee);
+      if (t == nullptr) return nullptr;
+      if (!is_value_type(t))
+        typing_error("cannot call a value of type " + t->name() + " (only functions, builtins and types are callable)",
+                     callee.loc);
+      // A type or function held in a variable: calling it is calling the one object its type stands for.
+      auto global = std::make_unique<Expr>(ExprKind::Global, callee.loc);
+      global->global = value_global(t);
+      e.operands[0] = std::move(global);
+      return type_call(e);
+    }
     const ir::GlobalValue& g = callee.global;
     if (g.kind == K::Builtin) {
       bind_intrinsic_arguments(e, g.name);
@@ -656,6 +671,12 @@ class Inferer {
   TypeRef type_method_call(Expr& e) {
     Expr& callee = *e.operands[0];
     TypeRef self = type_expr(*callee.operands[0]);
+    if (self != nullptr && self->kind() == TypeKind::NumberClass && callee.attr == "type") {
+      auto global = std::make_unique<Expr>(ExprKind::Global, callee.loc);  // arr.dtype.type(x): a cast
+      global->global = value_global(self);
+      e.operands[0] = std::move(global);
+      return type_call(e);
+    }
     std::vector<TypeRef> args;
     if (!type_operands(e, 1, args) || self == nullptr) return nullptr;
     const intrinsics::Intrinsic* in = intrinsics::find(self->name() + "." + callee.attr);
@@ -728,6 +749,7 @@ class Inferer {
     if (t->kind() == TypeKind::Array) {
       if (TypeRef r = array_attribute_type(t, e.attr)) return r;
     }
+    if (t->kind() == TypeKind::NumberClass && e.attr == "type") return t;  // arr.dtype.type: the scalar type
     if (t->is_number() && (e.attr == "real" || e.attr == "imag")) {
       e.operand_types = {t};
       return t->is_complex() ? types::float_(t->bitwidth() / 2) : t;

@@ -28,4 +28,12 @@ int record_field_index(TypeRef record, const ir::Expr& key, std::string& error);
 // element of a heterogeneous tuple and clears the mark (literal_unroll.cpp). False while t's type is unknown.
 bool expand_literal_unroll(ir::Stmt& loop, ir::Function& fn, bool final_pass);
 
+// Types and functions used as values (value_types.cpp): the type of a global that is a number type, a builtin
+// or intrinsic function, or a device function, read as a value (numba's NumberClass, Function, Dispatcher);
+// nullptr for any other global. `value_global` is the global such a type stands for (calling a value of it, or
+// passing it as a dtype, is calling or passing that global).
+TypeRef value_type(const ir::GlobalValue& g);
+bool is_value_type(TypeRef t);
+ir::GlobalValue value_global(TypeRef t);
+
 }  // namespace cujit::typing
