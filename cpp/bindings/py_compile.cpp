@@ -186,6 +186,18 @@ void register_resolved(py::module_& m) {
       py::arg("dtype"), py::arg("shape"), py::arg("data"), py::arg("repr"),
       "A global array, frozen into constant memory: its C-order bytes");
   r.def_static(
+      "tuple",
+      [](std::vector<ir::GlobalValue> items, std::string repr) {
+        for (const auto& item : items)
+          if (item.kind != K::Int && item.kind != K::Float && item.kind != K::Bool && item.kind != K::None &&
+              item.kind != K::Complex && item.kind != K::Tuple)
+            throw py::type_error("Resolved.tuple holds constants (numbers, None, tuples of them), not " + item.repr);
+        ir::GlobalValue g = resolved(K::Tuple, std::move(repr));
+        g.items = std::move(items);
+        return g;
+      },
+      py::arg("items"), py::arg("repr"), "A tuple of constants, built in the function as the tuple it is");
+  r.def_static(
       "object",
       [](int64_t handle, std::string repr) {
         ir::GlobalValue g = resolved(K::Object, std::move(repr));
@@ -194,8 +206,9 @@ void register_resolved(py::module_& m) {
       },
       py::arg("handle"), py::arg("repr"), "Any other object, by the resolver's handle for it");
   r.def_property_readonly("kind", [](const ir::GlobalValue& g) {
-    static const char* const names[] = {"int",    "float", "bool",   "none",    "complex", "module",   "builtin",
-                                        "device", "type",  "object", "ndarray", "str",     "ellipsis", "exception"};
+    static const char* const names[] = {"int",     "float",   "bool",     "none",      "complex",
+                                        "module",  "builtin", "device",   "type",      "object",
+                                        "ndarray", "str",     "ellipsis", "exception", "tuple"};
     return names[static_cast<int>(g.kind)];
   });
   r.def_property_readonly(

@@ -290,6 +290,12 @@ class Resolver(_core.Resolver):
             return _R.type(_core.types.lookup("boolean" if obj.name == "bool" else obj.name))
         if np is not None and isinstance(obj, np.ndarray):
             return self._ndarray(obj, np)
+        if type(obj) is tuple:  # a tuple of constants is built in the function as written (numba's constant tuple)
+            mark = len(self.objects)
+            items = [self.classify(item) for item in obj]
+            if all(item.kind in _CONSTANT_KINDS for item in items):
+                return _R.tuple(items, repr(obj))
+            del self.objects[mark:]  # (the handles its items took: the tuple is one object)
         if isinstance(obj, type) and issubclass(obj, BaseException):
             return _R.exception(obj, obj.__qualname__)
         intrinsic = getattr(obj, "_cujit_intrinsic", None)
@@ -316,6 +322,9 @@ class Resolver(_core.Resolver):
             return _R.builtin(known.functions[id(obj)])
         self.objects.append(obj)
         return _R.object(len(self.objects) - 1, _describe(obj, path))
+
+
+_CONSTANT_KINDS = ("int", "float", "bool", "none", "complex", "tuple")
 
 
 def _describe(obj, path=None):

@@ -1,5 +1,6 @@
 """Types, functions and device functions as values (issue 42), as numba-cuda's own atomic tests write them: a
-device function receiving a number type, an atomic function, a cast function and a literal size, and using them."""
+device function receiving a number type, an atomic function, a cast function and a literal size, and using them;
+constant tuples passed as shapes and read from globals."""
 
 PROGRAM = """
 import numpy as np
@@ -36,6 +37,33 @@ def histogram_add(ary):
 @cuda.jit
 def histogram_sub(ary, idx):
     histogram_shared(ary, idx, 1.0, float64, 32, cuda.atomic.sub, cast_to_int, 0.0)
+
+
+SM_SIZE = (4, 8)
+PAIR = (1.0, 2.5)
+NESTED = (1.5, (3, 4))
+
+
+@cuda.jit(device=True)
+def fill_shared(ary, shape, dt):
+    sm = cuda.shared.array(shape, dt)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    sm[tx, ty] = ary[tx, ty] + shape[0] * 10 + shape[1]
+    cuda.syncthreads()
+    ary[tx, ty] = sm[tx, ty]
+
+
+@cuda.jit
+def tuple_constants(ary, out):
+    fill_shared(ary, (4, 8), uint32)
+    s = cuda.shared.array(SM_SIZE, float64)
+    s[cuda.threadIdx.x, cuda.threadIdx.y] = NESTED[0]
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0 and cuda.threadIdx.y == 0:
+        for i, v in enumerate(PAIR):
+            out[i] = v
+        out[2] = NESTED[1][1] + s[3, 7]
 
 
 @cuda.jit

@@ -23,6 +23,13 @@ def test_the_callee_is_specialised_for_the_values(frontend):
     assert isinstance(argtypes[3], types.NumberClass) and isinstance(argtypes[6], types.Dispatcher)
 
 
+def test_a_constant_tuple_argument_keeps_its_literals(frontend):
+    scope = define(PROGRAM, frontend)
+    scope["tuple_constants"].compile("void(uint32[:, ::1], float64[::1])", cc=(9, 0))
+    (argtypes,) = scope["fill_shared"].overloads
+    assert str(argtypes[1]) == "Tuple(Literal[int](4), Literal[int](8))"
+
+
 def test_calling_a_value_that_is_not_callable(frontend):
     source = "def f(x):\n    y = x\n    return y(1)\n"
     fn = define(source, frontend)["f"]

@@ -1,6 +1,7 @@
 """Types and functions as values (issue 42), run on both frontends against NumPy on fresh random data: numba-cuda's
 atomic-test pattern (a number type, an atomic function, a device function and a literal size passed to a device
-function) and dtype-generic code (``a.dtype.type(0)``, a numpy type in a variable)."""
+function), dtype-generic code (``a.dtype.type(0)``, a numpy type in a variable), and constant tuples (a shape passed
+to a device function, global tuples)."""
 
 import numpy as np
 import pytest
@@ -33,3 +34,13 @@ def test_dtype_generic_accumulator(frontend, dtype):
     kernel[1, 1](a, out)
     np.testing.assert_allclose(out[0], a.sum(dtype=dtype), rtol=1e-6)
     np.testing.assert_allclose(out[1], dtype(1.5) + a[0], rtol=1e-6)
+
+
+def test_constant_tuples_as_shapes_and_globals(frontend):
+    kernel = define(PROGRAM, frontend)["tuple_constants"]
+    ary = np.random.default_rng().integers(0, 1000, size=(4, 8)).astype(np.uint32)
+    expected = ary + 48
+    out = np.zeros(3)
+    kernel[1, (4, 8)](ary, out)
+    np.testing.assert_array_equal(ary, expected)
+    np.testing.assert_array_equal(out, [1.0, 2.5, 5.5])

@@ -84,7 +84,8 @@ struct GlobalValue {
     NdArray,
     Str,
     Ellipsis,
-    ExceptionClass
+    ExceptionClass,
+    Tuple  // a tuple of constants (numbers, None, tuples of them): the frontend builds it as a tuple expression
   };
   Kind kind = Kind::None;
   std::string name;  // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid"); Str: the text
@@ -97,6 +98,7 @@ struct GlobalValue {
   std::string data;  // NdArray: its bytes (C order), frozen at compile time
   std::shared_ptr<void> function;  // DeviceFunction, ExceptionClass: resolver-owned handle of the Python object
   std::string repr;  // how to name it in messages
+  std::vector<GlobalValue> items;  // Tuple: its items
 };
 
 enum class ExprKind {

@@ -604,6 +604,15 @@ class IrBuilder {
     using K = ir::GlobalValue::Kind;
     K k = e->global.kind;
     if (k == K::Int || k == K::Float || k == K::Bool || k == K::None || k == K::Complex) e->kind = ExprKind::Const;
+    if (k == K::Tuple) {  // a global tuple of constants: the tuple expression that writes it
+      auto tuple = std::make_unique<Expr>(ExprKind::Tuple, e->loc);
+      for (const auto& item : e->global.items) {
+        auto part = std::make_unique<Expr>(ExprKind::Global, e->loc);
+        part->global = item;
+        tuple->operands.push_back(fold_global(std::move(part)));
+      }
+      return tuple;
+    }
     return e;
   }
 

@@ -94,6 +94,15 @@ std::optional<std::vector<int64_t>> literal_shape(const Expr& shape) {
     return std::nullopt;
   };
   std::vector<int64_t> dims;
+  if (shape.kind != ExprKind::Tuple && shape.type != nullptr && shape.type->is_tuple()) {
+    for (size_t i = 0; i < shape.type->count(); ++i) {  // a tuple of literals held in a variable (an argument)
+      TypeRef item = shape.type->element(i);
+      if (item->kind() != TypeKind::IntegerLiteral || item->literal_value() < 0) return std::nullopt;
+      dims.push_back(item->literal_value());
+    }
+    if (dims.empty()) return std::nullopt;
+    return dims;
+  }
   if (shape.kind == ExprKind::Tuple) {
     for (auto& item : shape.operands) {
       auto v = literal(*item);

@@ -724,6 +724,16 @@ class Inferer {
   // specialisation for Literal[int](3), which its mangled name shows.
   TypeRef type_device_call(Expr& e, std::vector<TypeRef> args) {
     const ir::GlobalValue& g = e.operands[0]->global;
+    // A tuple of constants written as an argument is passed as a tuple of literals, as numba types a constant
+    // tuple (the callee can use it as a shape).
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Expr& a = *e.operands[i + 1];
+      if (a.kind != ExprKind::Tuple || a.operands.empty()) continue;
+      std::vector<TypeRef> items;
+      for (const auto& item : a.operands)
+        if (item->type != nullptr && item->type->kind() == TypeKind::IntegerLiteral) items.push_back(item->type);
+      if (items.size() == a.operands.size()) args[i] = types::tuple(items);
+    }
     auto key = std::make_pair(g.function.get(), args);
     auto it = callee_cache_.find(key);
     if (it == callee_cache_.end()) {

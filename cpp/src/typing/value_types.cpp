@@ -60,8 +60,8 @@ TypeRef value_type(const ir::GlobalValue& g) {
 }
 
 bool is_value_type(TypeRef t) {
-  return t != nullptr && (t->kind() == TypeKind::NumberClass || t->kind() == TypeKind::Function ||
-                          t->kind() == TypeKind::Dispatcher);
+  return t != nullptr &&
+         (t->kind() == TypeKind::NumberClass || t->kind() == TypeKind::Function || t->kind() == TypeKind::Dispatcher);
 }
 
 ir::GlobalValue value_global(TypeRef t) {
