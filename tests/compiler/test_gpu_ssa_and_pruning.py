@@ -13,6 +13,7 @@ pytestmark = [*gpu_support.gpu, pytest.mark.parametrize("frontend", FRONTENDS)]
 
 PROGRAM = """
 import numpy as np
+from cujit import cuda
 
 @cuda.jit
 def strided_sum(x, out):

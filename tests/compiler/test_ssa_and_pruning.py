@@ -49,6 +49,14 @@ def carried(x, n):
         prev = x[i]
     return total
 
+def loops_rebind(x):
+    s = 0.0
+    for v in (x, x + 1):
+        s += v
+    for v in ((1.5, 2.5), (3.5, 4.5)):  # the same name, another type: no read joins the two loops' versions
+        s += v[0]
+    return s
+
 def conflict(c):
     if c > 0:
         y = (1, 2)
@@ -105,6 +113,10 @@ def test_versions_that_meet_unify(frontend):
     assert ret == types.float64
     _, ret = ptx_and_type(frontend, "carried", "(int32[::1], int64)")
     assert ret == types.int64
+
+
+def test_versions_no_read_joins_stay_apart(frontend):
+    assert ptx_and_type(frontend, "loops_rebind", "(int64,)")[1] == types.float64
 
 
 def test_a_conflict_is_reported_where_it_is_made(frontend):

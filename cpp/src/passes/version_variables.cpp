@@ -1,13 +1,14 @@
 // numba's SSA form on cujit's tree IR (passes.h: version_variables).
 //
 // One walk in program order keeps, for each name, the version that reaches the current point (its environment).
-// An assignment defines a new version; a read is rewritten to the version reaching it. Where paths join, the
-// versions reaching from each path become one variable (a union-find over variables): after an if/else, at a
-// loop's head (the versions on entry, at the end of the body and at each `continue`), at a loop's exit (its head
-// and each `break`). A path that cannot reach the join (it returned, raised, broke out or continued) adds
-// nothing. A loop's head gets, for each name its body assigns, the version on entry (or a new one where there is
-// none), so that reads in the body before the name's assignment there see the value of the last iteration too.
-// A name read where no version reaches it keeps its first variable: typing reports it used before assignment.
+// An assignment defines a new version; a read is rewritten to the version reaching it. Where paths that reach with
+// different versions join, a phi version stands for them: after an if/else, at a loop's head (the version on
+// entry, at the end of the body and at each `continue`), at a loop's exit (its head and each `break`). A path that
+// cannot reach the join (it returned, raised, broke out or continued) adds nothing. A phi that is read (directly,
+// or through another phi that is) makes its versions one variable (a union-find over variables), typed by
+// unification as numba's phi nodes are; a phi no read reaches joins nothing, so a name re-bound to another type
+// in a later loop, or after the loop, is a variable of its own there. A name read where no version reaches it
+// keeps its first variable: typing reports it used before assignment.
 #include <algorithm>
 
 #include "cujit/passes.h"
@@ -44,7 +45,9 @@ class Versioner {
   explicit Versioner(ir::Function& fn) : fn_(fn), names_(fn.vars.size()) {
     parent_.resize(names_);
     for (size_t v = 0; v < names_; ++v) parent_[v] = static_cast<int>(v);
+    phi_operands_.resize(names_);
     defined_.assign(names_, false);
+    live_.assign(names_, false);
   }
 
   void run() {
@@ -54,26 +57,39 @@ class Versioner {
       defined_[p] = true;
     }
     block(fn_.body, env);
+    join_live_phis();
     resolve_block(fn_.body);
   }
 
  private:
   struct Loop {
-    std::vector<std::pair<int, int>> heads;  // (name, its version at the loop's head), for the names it assigns
+    std::vector<std::pair<int, int>> heads;  // (name, the phi at the loop's head), for the names it assigns
     std::vector<Env> breaks;
   };
 
-  // A new version of `name`: its own variable the first time, a new variable of the same name after.
+  int new_variable(int name) {
+    ir::Variable v;
+    v.name = fn_.vars[name].name;
+    fn_.vars.push_back(std::move(v));
+    parent_.push_back(static_cast<int>(parent_.size()));
+    phi_operands_.emplace_back();
+    live_.push_back(false);
+    return static_cast<int>(parent_.size()) - 1;
+  }
+
+  // A new version of `name` by assignment: its own variable the first time, a new variable of the same name after.
   int new_version(int name) {
     if (!defined_[name]) {
       defined_[name] = true;
       return name;
     }
-    ir::Variable v;
-    v.name = fn_.vars[name].name;
-    fn_.vars.push_back(std::move(v));
-    parent_.push_back(static_cast<int>(parent_.size()));
-    return static_cast<int>(parent_.size()) - 1;
+    return new_variable(name);
+  }
+
+  int new_phi(int name, std::vector<int> operands) {
+    int v = new_variable(name);
+    phi_operands_[v] = std::move(operands);
+    return v;
   }
 
   int find(int v) {
@@ -97,24 +113,44 @@ class Versioner {
       parent_[a] = b;
   }
 
+  // The phis a read reaches join their versions, transitively; the others join nothing.
+  void join_live_phis() {
+    std::vector<int> work;
+    for (size_t v = 0; v < live_.size(); ++v)
+      if (live_[v]) work.push_back(static_cast<int>(v));
+    while (!work.empty()) {
+      int v = work.back();
+      work.pop_back();
+      for (int operand : phi_operands_[v]) {
+        unite(v, operand);
+        if (!live_[operand]) {
+          live_[operand] = true;
+          work.push_back(operand);
+        }
+      }
+    }
+  }
+
+  // The environment where `other` joins `into`: a phi for each name that reaches with two versions.
   void join(Env& into, const Env& other) {
     for (size_t n = 0; n < names_; ++n) {
       if (other[n] < 0 || into[n] == other[n]) continue;
       if (into[n] < 0)
         into[n] = other[n];
       else
-        unite(into[n], other[n]);
+        into[n] = new_phi(static_cast<int>(n), {into[n], other[n]});
     }
   }
 
   void read(Expr* e, const Env& env) {
     if (e == nullptr) return;
-    if (e->kind == ExprKind::Var && e->var >= 0 && static_cast<size_t>(e->var) < names_ && env[e->var] >= 0)
-      e->var = env[e->var];
+    if (e->kind == ExprKind::Var && e->var >= 0 && static_cast<size_t>(e->var) < names_) {
+      if (env[e->var] >= 0) e->var = env[e->var];
+      live_[e->var] = true;
+    }
     for (auto& o : e->operands) read(o.get(), env);
     for (auto& [name, k] : e->keywords) read(k.get(), env);
   }
-
   void assign(Expr& target, Env& env) {
     if (target.kind == ExprKind::Var) {
       int v = new_version(target.var);
@@ -180,7 +216,7 @@ class Versioner {
 
   void to_head(const Loop& loop, const Env& env) {
     for (auto [name, head] : loop.heads)
-      if (env[name] >= 0 && env[name] != head) unite(env[name], head);
+      if (env[name] >= 0 && env[name] != head) phi_operands_[head].push_back(env[name]);
   }
 
   void loop(Stmt& s, Env& env) {
@@ -192,7 +228,9 @@ class Versioner {
     std::sort(assigned.begin(), assigned.end());
     assigned.erase(std::unique(assigned.begin(), assigned.end()), assigned.end());
     for (int name : assigned) {
-      if (env[name] < 0) env[name] = new_version(name);
+      std::vector<int> entry;
+      if (env[name] >= 0) entry.push_back(env[name]);
+      env[name] = new_phi(name, std::move(entry));
       here.heads.emplace_back(name, env[name]);
     }
     bool before = reachable_;
@@ -229,7 +267,9 @@ class Versioner {
   ir::Function& fn_;
   const size_t names_;  // the frontend's variables: one per name
   std::vector<int> parent_;  // union-find over variables (names and the versions made here)
+  std::vector<std::vector<int>> phi_operands_;  // per variable: a phi's versions (empty for any other)
   std::vector<bool> defined_;  // per name: its first variable holds a version
+  std::vector<bool> live_;  // per variable: read, or a version of a phi that is
   std::vector<Loop*> loops_;
   bool reachable_ = true;
 };
