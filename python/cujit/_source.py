@@ -118,6 +118,7 @@ _BUILTINS = {
     enumerate: "enumerate",
     zip: "zip",
     print: "print",
+    tuple: "tuple",
 }
 
 _NUMPY_SCALARS = (
@@ -301,6 +302,10 @@ class Resolver(_core.Resolver):
         intrinsic = getattr(obj, "_cujit_intrinsic", None)
         if isinstance(intrinsic, str):
             return _R.builtin(intrinsic)
+        if isinstance(obj, type) and obj.__module__ == "numba.cuda.stubs":  # numba-cuda's own stub of a cuda name
+            intrinsic = getattr(getattr(_cuda_namespace(), obj.__name__, None), "_cujit_intrinsic", None)
+            if isinstance(intrinsic, str):
+                return _R.builtin(intrinsic)
         if isinstance(obj, _core.Callee):  # a device dispatcher or a declared function
             return _R.device(obj, obj.__qualname__)
         if declaring_callee is not None and getattr(obj, "__numba_cuda_declare__", None) is not None:

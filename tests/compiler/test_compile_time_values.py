@@ -36,3 +36,16 @@ def test_calling_a_value_that_is_not_callable(frontend):
     with pytest.raises(TypingError, match=r"cannot call a value of type float64") as info:
         cuda.compile_ptx(fn, "(float64,)", device=True)
     assert "y(1)" in str(info.value) and "^" in str(info.value)
+
+
+def test_tuple_of_a_tuple_is_itself(frontend):
+    fn = define("def f(x):\n    t = tuple((x, x + 1.5))\n    return t[1]\n", frontend)["f"]
+    assert cuda.compile_ptx(fn, "(int64,)", device=True)[1] == types.float64
+
+
+def test_numba_cudas_own_stubs_are_cujits_names(frontend):
+    """numba-cuda's vector-type stub classes (numba.cuda.stubs, what its internal vector_types table hands out)
+    resolve to cujit's names of the same name."""
+    stub = type("float32x2", (), {"__module__": "numba.cuda.stubs"})
+    fn = define("def f(x):\n    v = stub(x, x + 1)\n    return v.y\n", frontend, {"stub": stub})["f"]
+    assert cuda.compile_ptx(fn, "(float32,)", device=True)[1] == types.float32

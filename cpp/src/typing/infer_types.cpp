@@ -620,6 +620,14 @@ class Inferer {
       return type_call(e);
     }
     const ir::GlobalValue& g = callee.global;
+    if (g.kind == K::Builtin && g.name == "tuple" && e.operands.size() == 2 && e.keywords.empty()) {
+      TypeRef t = type_expr(*e.operands[1]);  // tuple(t) of a tuple is t
+      if (t == nullptr) return nullptr;
+      if (!t->is_tuple()) typing_error("tuple() in CUDA code takes a tuple, not " + t->name(), e.loc);
+      ir::ExprPtr inner = std::move(e.operands[1]);
+      e = std::move(*inner);
+      return t;
+    }
     if (g.kind == K::Builtin) {
       bind_intrinsic_arguments(e, g.name);
       if (g.name == "cuda.shared.array" || g.name == "cuda.local.array") return type_memory_array(e, g.name);
