@@ -119,6 +119,7 @@ _BUILTINS = {
     zip: "zip",
     print: "print",
     tuple: "tuple",
+    pow: "operator.pow",  # pow(a, b) is a ** b
 }
 
 _NUMPY_SCALARS = (

@@ -99,8 +99,8 @@ def test_grid_sync_needs_the_device_runtime_and_a_cooperative_launch():
 def test_python_stubs_come_from_the_intrinsic_table():
     paths = _core.intrinsic_paths()
     for path in paths:
-        if not path.startswith("cuda."):  # cmath.*: typed through the cmath module itself
-            assert path.startswith("cmath.") and not hasattr(cuda, path.split(".")[1]), path
+        if not path.startswith("cuda."):  # cmath.*, math.*: typed through the module itself
+            assert path.split(".")[0] in ("cmath", "math") and not hasattr(cuda, path.split(".")[1]), path
             continue
         obj = cuda
         for part in path.split(".")[1:]:

@@ -13,6 +13,23 @@ std::optional<OpSignature> same_integer(const std::vector<TypeRef>& args) {
 }  // namespace
 
 void add_bit_functions(Table& t) {
+  // Python's int.bit_count() on every integer type: the number of one bits of the value's magnitude (numba's
+  // overload: the population count of |x|), an int64.
+  for (TypeRef type : {types::int8(), types::int16(), types::int32(), types::int64(), types::uint8(), types::uint16(),
+                       types::uint32(), types::uint64()}) {
+    Intrinsic method{Intrinsic::Kind::Method,
+                     type->name() + ".bit_count",
+                     {},
+                     fixed_typer({type}, types::int64()),
+                     [type](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) -> llvm::Value* {
+                       auto& b = em.builder();
+                       llvm::Value* v = a[0];
+                       if (type->is_signed()) v = b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, v, b.getFalse());
+                       llvm::Value* count = b.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, v);
+                       return b.CreateZExtOrTrunc(count, b.getInt64Ty());
+                     }};
+    t[method.name] = std::move(method);
+  }
   add(t, "cuda.popc", same_integer, [](Emitter& em, std::vector<llvm::Value*> a, const CallTypes&) {
     return em.builder().CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, a[0]);
   });

@@ -116,6 +116,39 @@ class ComplexMath {
     Cx one{c(1), c(0)};
     return log(add(z, mul(sqrt(add(z, one)), sqrt(sub(z, one)))));
   }
+  // a ** b as CPython's complex power (numba's): an integral real exponent of at most 100 in magnitude by
+  // repeated squaring (its reciprocal for a negative one), any other through polar form; b == 0 gives 1, a == 0
+  // gives 0 for an exponent with a positive real part and no imaginary part, NaN otherwise.
+  Cx pow(Cx a, Cx b) {
+    Value* vabs = f("hypot", {a.re, a.im});
+    Value* at = phase(a);
+    Value* len = f("pow", {vabs, b.re});
+    Value* angle = b_.CreateFMul(at, b.re);
+    Value* has_im = b_.CreateFCmpUNE(b.im, c(0));
+    len = select(has_im, b_.CreateFDiv(len, f("exp", {b_.CreateFMul(at, b.im)})), len);
+    angle = select(has_im, b_.CreateFAdd(angle, b_.CreateFMul(b.im, f("log", {vabs}))), angle);
+    Cx general{b_.CreateFMul(len, f("cos", {angle})), b_.CreateFMul(len, f("sin", {angle}))};
+
+    Value* integral = b_.CreateAnd(b_.CreateNot(has_im), b_.CreateAnd(b_.CreateFCmpOEQ(f("floor", {b.re}), b.re),
+                                                                      b_.CreateFCmpOLE(f("fabs", {b.re}), c(100))));
+    Value* n = b_.CreateFPToSI(select(integral, b.re, c(0)), b_.getInt32Ty());
+    Value* m = b_.CreateSelect(b_.CreateICmpSLT(n, b_.getInt32(0)), b_.CreateNeg(n), n);
+    Cx r{c(1), c(0)}, x = a;
+    for (int bit = 0; bit < 7; ++bit) {  // |n| <= 100 < 2**7
+      Value* set = b_.CreateICmpNE(b_.CreateAnd(m, b_.getInt32(1 << bit)), b_.getInt32(0));
+      r = select(set, mul(r, x), r);
+      x = mul(x, x);
+    }
+    Cx powi = select(b_.CreateICmpSLT(n, b_.getInt32(0)), div(Cx{c(1), c(0)}, r), r);
+    Cx result = select(integral, powi, general);
+
+    Value* a_zero = b_.CreateAnd(b_.CreateFCmpOEQ(a.re, c(0)), b_.CreateFCmpOEQ(a.im, c(0)));
+    Value* zero_ok = b_.CreateAnd(b_.CreateNot(has_im), b_.CreateFCmpOGT(b.re, c(0)));
+    Value* nan = c(std::nan(""));
+    result = select(a_zero, select(zero_ok, Cx{c(0), c(0)}, Cx{nan, nan}), result);
+    Value* b_zero = b_.CreateAnd(b_.CreateFCmpOEQ(b.re, c(0)), b_.CreateNot(has_im));
+    return select(b_zero, Cx{c(1), c(0)}, result);
+  }
 
  private:
   Emitter& em_;
@@ -184,6 +217,9 @@ void add_complex_math(Table& t) {
     return m.pack(r);
   });
 
+  // a ** b and pow(a, b) on complex numbers (lowering calls this row for the operator).
+  add_cmath(t, "__pow__", 2, same,
+            [](ComplexMath& m, std::vector<Value*>& a) { return m.pack(m.pow(m.unpack(a[0]), m.unpack(a[1]))); });
   add_cmath(t, "phase", 1, component, [](ComplexMath& m, std::vector<Value*>& a) { return m.phase(m.unpack(a[0])); });
   add_cmath(
       t, "polar", 1, [](TypeRef c) { return types::uni_tuple(component(c), 2); },

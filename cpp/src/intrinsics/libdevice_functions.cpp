@@ -55,10 +55,59 @@ void add_function(Table& t, const LibdeviceSignature& f) {
       });
 }
 
+// math.frexp, math.modf and math.ldexp on float32 and float64, as numba types them (the exponent is a C int): the
+// libdevice functions of the argument's width, an out-parameter returned in the tuple.
+std::optional<OpSignature> float_argument(const std::vector<TypeRef>& args, size_t count) {
+  if (args.size() != count || !args[0]->is_float() || args[0]->bitwidth() < 32) return std::nullopt;
+  return OpSignature{{args[0]}, args[0]};
+}
+
+void add_math_out_parameters(Table& t) {
+  auto suffix = [](TypeRef f) { return std::string(f->bitwidth() == 32 ? "f" : ""); };
+  add(
+      t, "math.frexp",
+      [](const std::vector<TypeRef>& args) -> std::optional<OpSignature> {
+        auto sig = float_argument(args, 1);
+        if (sig) sig->result = types::tuple({args[0], types::int32()});
+        return sig;
+      },
+      [suffix](Emitter& em, std::vector<llvm::Value*> args, const CallTypes& types) -> llvm::Value* {
+        TypeRef f = types.params[0];
+        llvm::Value* exponent = em.stack_slot(em.builder().getInt32Ty());
+        llvm::Value* mantissa = em.call_function("__nv_frexp" + suffix(f), em.value_type(f), {args[0], exponent});
+        return em.build_tuple({mantissa, em.builder().CreateLoad(em.builder().getInt32Ty(), exponent)}, types.result);
+      });
+  add(
+      t, "math.modf",
+      [](const std::vector<TypeRef>& args) -> std::optional<OpSignature> {
+        auto sig = float_argument(args, 1);
+        if (sig) sig->result = types::uni_tuple(args[0], 2);
+        return sig;
+      },
+      [suffix](Emitter& em, std::vector<llvm::Value*> args, const CallTypes& types) -> llvm::Value* {
+        TypeRef f = types.params[0];
+        llvm::Value* whole = em.stack_slot(em.value_type(f));
+        llvm::Value* fraction = em.call_function("__nv_modf" + suffix(f), em.value_type(f), {args[0], whole});
+        return em.build_tuple({fraction, em.builder().CreateLoad(em.value_type(f), whole)}, types.result);
+      });
+  add(
+      t, "math.ldexp",
+      [](const std::vector<TypeRef>& args) -> std::optional<OpSignature> {
+        if (args.size() != 2 || !args[0]->is_float() || args[0]->bitwidth() < 32 || !args[1]->is_integer())
+          return std::nullopt;
+        return OpSignature{{args[0], types::int32()}, args[0]};
+      },
+      [suffix](Emitter& em, std::vector<llvm::Value*> args, const CallTypes& types) -> llvm::Value* {
+        TypeRef f = types.params[0];
+        return em.call_function("__nv_ldexp" + suffix(f), em.value_type(f), {args[0], args[1]});
+      });
+}
+
 }  // namespace
 
 void add_libdevice(Table& t) {
   for (const auto& f : kFunctions) add_function(t, f);
+  add_math_out_parameters(t);
 }
 
 }  // namespace cujit::intrinsics

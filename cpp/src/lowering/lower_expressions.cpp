@@ -377,6 +377,10 @@ Value* FunctionLowering::complex_binary(Op op, Value* a, Value* b, TypeRef t) {
       im = b_.CreateFDiv(b_.CreateFSub(b_.CreateFMul(ai, br), b_.CreateFMul(ar, bi)), denom);
       break;
     }
+    case Op::Pow: {  // the cmath family's complex power (intrinsics/complex_math.cpp)
+      const std::vector<TypeRef> params{t, t};
+      return intrinsics::find("cmath.__pow__")->lower(*this, {a, b}, intrinsics::CallTypes{params, t});
+    }
     default:
       fail(ErrorKind::Unsupported, std::string("Unsupported: operator ") + ir::op_symbol(op) + " on complex numbers");
   }

@@ -1,0 +1,99 @@
+"""Library functions numba-cuda has in device code (issue 42): math.frexp, math.ldexp, math.modf, complex ``**`` and
+``pow()``, ``int.bit_count()``. Compiled on both frontends everywhere (the PTX assembled), and run against NumPy
+and Python on fresh random data where kernels run (a GPU, or the CPU target)."""
+
+import numpy as np
+import pytest
+
+import gpu_support
+from frontends import FRONTENDS, define
+
+from cujit import cuda, types
+
+pytestmark = pytest.mark.parametrize("frontend", FRONTENDS)
+
+PROGRAM = """
+import math
+from cujit import cuda
+
+def float_parts(x, mantissa, exponent, fraction, whole, scaled):
+    i = cuda.grid(1)
+    if i < x.size:
+        m, e = math.frexp(x[i])
+        mantissa[i] = m
+        exponent[i] = e
+        f, w = math.modf(x[i])
+        fraction[i] = f
+        whole[i] = w
+        scaled[i] = math.ldexp(x[i], e - 3)
+
+def complex_power(r, r2, x, y):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = x[i] ** y[i]
+        r2[i] = pow(x[i], y[i])
+
+def bit_counts(out, a, b, c):
+    out[0] = a.bit_count()
+    out[1] = b.bit_count()
+    out[2] = c.bit_count()
+"""
+
+SIGS = {
+    "float_parts": "void(float32[::1], float32[::1], int32[::1], float32[::1], float32[::1], float32[::1])",
+    "complex_power": "void(complex128[::1], complex128[::1], complex128[::1], complex128[::1])",
+    "bit_counts": "void(int64[::1], uint8, int32, uint64)",
+}
+
+
+@pytest.mark.parametrize("name", list(SIGS))
+def test_compiles(frontend, name):
+    ptx, _ = cuda.compile_ptx(define(PROGRAM, frontend)[name], SIGS[name], cc=(9, 0))
+    assert ".entry" in ptx
+
+
+def test_types(frontend):
+    src = "import math\ndef f(x):\n    return math.frexp(x)\ndef g(x):\n    return math.modf(x)\n"
+    scope = define(src, frontend)
+    assert cuda.compile_ptx(scope["f"], "(float64,)", device=True)[1] == types.Tuple((types.float64, types.int32))
+    assert cuda.compile_ptx(scope["g"], "(float32,)", device=True)[1] == types.UniTuple(types.float32, 2)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_parts_run(frontend, dtype):
+    kernel = cuda.jit(define(PROGRAM, frontend)["float_parts"])
+    x = (np.random.default_rng().standard_normal(200) * 1000).astype(dtype)
+    out = [np.zeros_like(x), np.zeros(200, np.int32), np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)]
+    kernel[2, 128](x, *out)
+    mantissa, exponent = np.frexp(x)
+    fraction, whole = np.modf(x)
+    for got, want in zip(out, [mantissa, exponent, fraction, whole, np.ldexp(x, exponent - 3)]):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_power_run(frontend, dtype):
+    kernel = cuda.jit(define(PROGRAM, frontend)["complex_power"])
+    rng = np.random.default_rng()
+    x = (rng.standard_normal(128) + 1j * rng.standard_normal(128)).astype(dtype)
+    y = (rng.standard_normal(128) + 1j * rng.standard_normal(128)).astype(dtype)
+    y[:6] = [0, 1, 2, -3, 100, 0.5]  # integral exponents take repeated squaring, as CPython's
+    r, r2 = np.zeros_like(x), np.zeros_like(x)
+    kernel[1, 128](r, r2, x, y)
+    np.testing.assert_allclose(r, x**y, rtol=2e-5 if dtype == np.complex64 else 1e-12)
+    np.testing.assert_array_equal(r, r2)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_bit_count_run(frontend):
+    kernel = cuda.jit(define(PROGRAM, frontend)["bit_counts"])
+    rng = np.random.default_rng()
+    a, b, c = np.uint8(rng.integers(0, 256)), np.int32(rng.integers(-(2**31), 2**31)), np.uint64(rng.integers(0, 2**63))
+    out = np.zeros(3, np.int64)
+    kernel[1, 1](out, a, b, c)
+    assert list(out) == [int(a).bit_count(), int(b).bit_count(), int(c).bit_count()]
