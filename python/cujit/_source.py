@@ -24,6 +24,8 @@ from cujit.errors import TypingError, UnsupportedError
 
 # Set by cujit.declarations: the wrapper that types calls to objects with ``__numba_cuda_declare__``.
 declaring_callee = None
+# Set by cujit.dispatcher: the device dispatcher of one of numba's jit/njit dispatchers (None for other objects).
+device_for_numba = None
 
 _cache = {}
 _cache_lock = threading.Lock()
@@ -312,6 +314,9 @@ class Resolver(_core.Resolver):
         if declaring_callee is not None and getattr(obj, "__numba_cuda_declare__", None) is not None:
             callee = declaring_callee(obj)  # declarations.py: typed through the declaration it gives
             return _R.device(callee, callee.__qualname__)
+        device = device_for_numba(obj) if device_for_numba is not None else None
+        if device is not None:  # numba's jit/njit function: compiled as a device function, as numba-cuda does
+            return _R.device(device, device.__qualname__)
         if _is_ffi_from_buffer(obj):
             return _R.builtin("ffi.from_buffer")
         if obj is math or obj is cmath or (np is not None and obj is np):

@@ -7,10 +7,11 @@ lazily otherwise; launching them comes with the runtime."""
 
 import collections
 import functools
+import threading
 import time
 import weakref
 
-from cujit import _core, _target, aot_bundles, linking, telemetry
+from cujit import _core, _source, _target, aot_bundles, linking, telemetry
 from cujit.compiler import (
     compile_request,
     core_arguments,
@@ -364,11 +365,8 @@ class CUDADispatcher(_core.Dispatcher):
         return names, answers
 
     def _type_for_caller(self, argtypes, caller_options):
-        if not self.device:
-            raise TypingError(
-                f"{self.__qualname__!r} is a kernel; kernels cannot be called from device code. "
-                "Decorate it with @cuda.jit(device=True) to call it."
-            )
+        # A @cuda.jit function without device=True called from CUDA code is compiled as a device function for the
+        # call, as numba-cuda's dispatchers do (compile_device).
         options = caller_options.copy()
         options.kernel = False
         options.abi = "numba"
@@ -862,6 +860,35 @@ _REJECTED = {"argtypes", "restype", "bind"}
 _EXTRA_OPTIONS = {"fastmath", "max_registers", "extensions", "boundscheck"}
 
 
+def numba_py_func(obj):
+    """The Python function of one of numba's own dispatchers (``numba.jit``/``njit``, CPU functions numba-cuda
+    lets kernels call), else None."""
+    if (type(obj).__module__ or "").startswith("numba.") and not isinstance(obj, _core.Dispatcher):
+        py_func = getattr(obj, "py_func", None)
+        if isinstance(py_func, type(numba_py_func)):
+            return py_func
+    return None
+
+
+_numba_devices = {}  # id(numba's dispatcher) -> (it, the device dispatcher of its function)
+_numba_devices_lock = threading.Lock()
+
+
+def _device_for_numba(obj):
+    """The device dispatcher a kernel calls for one of numba's jit/njit dispatchers (one per dispatcher)."""
+    py_func = numba_py_func(obj)
+    if py_func is None:
+        return None
+    with _numba_devices_lock:
+        kept = _numba_devices.get(id(obj))
+        if kept is None or kept[0] is not obj:
+            kept = _numba_devices[id(obj)] = (obj, jit(device=True)(py_func))
+        return kept[1]
+
+
+_source.device_for_numba = _device_for_numba  # how the compiler types calls of such objects (no import cycle)
+
+
 def _check_extra_options(kws, device, forceinline, target=_target.CUDA):
     unknown = sorted(set(kws) - _EXTRA_OPTIONS - _REJECTED)
     if unknown:
@@ -972,6 +999,7 @@ def jit(
 
     @entry_point  # a list of signatures compiles at decoration
     def wrap(pyfunc, sigs=()):
+        pyfunc = numba_py_func(pyfunc) or pyfunc  # numba's own jit/njit dispatcher: its Python function
         # Device functions are typed into their callers: their dispatcher serves kernels of either target.
         dispatcher = CUDADispatcher(
             pyfunc,
