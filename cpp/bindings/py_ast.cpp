@@ -55,7 +55,13 @@ frontend::SyntaxField convert_field(py::handle value, int line_offset) {
   if (PyList_Check(value.ptr())) {
     std::vector<frontend::SyntaxNodePtr> items;
     for (py::handle item : value) {
-      if (PyUnicode_Check(item.ptr())) continue;  // e.g. the names of a global statement
+      if (PyUnicode_Check(item.ptr())) {  // the names of a global or nonlocal statement: "str" nodes
+        auto name = std::make_shared<frontend::SyntaxNode>();
+        name->type = "str";
+        name->fields.emplace("value", std::string(py::str(item)));
+        items.push_back(std::move(name));
+        continue;
+      }
       items.push_back(convert_ast(item, line_offset));
     }
     return items;

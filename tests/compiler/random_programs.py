@@ -224,7 +224,7 @@ class _Generator:
         planted = {
             "read_before_assign": [f"{pad}q = zz + 1", f"{pad}zz = q"],
             "undefined_name": [f"{pad}q = undefined_name_xyz + 1"],
-            "unsupported": [f"{pad}q = {self.choice(('[1, 2]', '{1: 2}', 'lambda: 1', '(x for x in a)'))}"],
+            "unsupported": [f"{pad}q = {self.choice(('[1, 2]', '{1: 2}', '(lambda: 1)()', '(x for x in a)'))}"],
             "bad_call": [f"{pad}q = helper(a, b, n, 1)"],
             "huge_literal": [f"{pad}q = a + {self.choice(('2 ** 64', '18446744073709551616', '(-(2 ** 63) - 1)'))}"],
             "bad_attribute": [f"{pad}q = math.no_such_function(a)"],

@@ -545,7 +545,7 @@ def test_inspect_types_and_mangled_names_match(tmp_path, monkeypatch):
     [
         ("q = [v * 2 for v in range(3)]", "list comprehensions"),
         ("q = {1: x}", "dicts"),
-        ("q = lambda: 1", "lambda expressions"),
+        ("q = (lambda: 1)()", "lambda expressions used other than bound to a name"),
     ],
 )
 def test_unsupported_constructs_give_the_source_paths_error(body, construct):

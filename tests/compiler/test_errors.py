@@ -55,8 +55,7 @@ def uses_string(a):
 
 
 def uses_lambda(a):
-    g = lambda y: y + 1  # noqa: E731
-    return g(a)
+    return (lambda y: y + 1)(a)  # a lambda not bound to a name
 
 
 def uses_list(a):
@@ -206,8 +205,10 @@ INVALID_BODIES = [
     "from math import sqrt\nreturn sqrt(a)",
     "global G\nG = a\nreturn a",
     "b = a\ndel b\nreturn a",
-    "g = lambda y: y\nreturn g(a)",
+    "g = lambda y: y\nreturn g",
     "return (lambda: 1)()",
+    "def g(y):\n    return g(y)\nreturn g(a)",
+    "def g():\n    return 1\nwhile g() < a:\n    a -= 1\nreturn a",
     "return a.foo",
     "a.foo = 1\nreturn a",
     "return a[0]",

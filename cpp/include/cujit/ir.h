@@ -85,7 +85,9 @@ struct GlobalValue {
     Str,
     Ellipsis,
     ExceptionClass,
-    Tuple  // a tuple of constants (numbers, None, tuples of them): the frontend builds it as a tuple expression
+    Tuple,  // a tuple of constants (numbers, None, tuples of them): the frontend builds it as a tuple expression
+    InnerFunction  // a function defined in the function (def or lambda): `function` holds its ir::Function, whose
+                   // calls passes::inline_inner_functions inlines before typing
   };
   Kind kind = Kind::None;
   std::string name;  // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid"); Str: the text
@@ -96,7 +98,8 @@ struct GlobalValue {
   TypeRef type = nullptr;  // TypeObject: the numba type it names; NdArray: its (readonly, C) array type
   std::vector<int64_t> shape;  // NdArray: its shape
   std::string data;  // NdArray: its bytes (C order), frozen at compile time
-  std::shared_ptr<void> function;  // DeviceFunction, ExceptionClass: resolver-owned handle of the Python object
+  std::shared_ptr<void> function;  // DeviceFunction, ExceptionClass: resolver-owned handle of the Python object;
+                                   // InnerFunction: its ir::Function
   std::string repr;  // how to name it in messages
   std::vector<GlobalValue> items;  // Tuple: its items
 };
@@ -177,6 +180,9 @@ struct Variable {
   TypeRef type = nullptr;
   bool is_param = false;
   bool holds_local_array = false;  // assigned from cuda.local.array (atomics on it are rejected)
+  // An inner function's variable that is the enclosing function's variable `captured` (a name it reads from,
+  // or declares nonlocal in, the function it is defined in); -1 for its own.
+  int captured = -1;
 };
 
 struct Function {
@@ -189,6 +195,10 @@ struct Function {
   ExcerptText excerpt;  // without source lines: the line and caret of a location (read from bytecode)
   std::vector<Variable> vars;
   std::vector<int> params;  // indices into vars
+  // An inner function's default parameter values, one per parameter (null where none), expressions of the
+  // function it is defined in.
+  std::vector<ExprPtr> param_defaults;
+  const Function* enclosing = nullptr;  // an inner function's: the function it is defined in
   std::vector<StmtPtr> body;
   // Filled in by typing: it calls an intrinsic that needs a cooperative launch (cuda.cg).
   bool cooperative = false;

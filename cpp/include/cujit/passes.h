@@ -8,6 +8,12 @@
 
 namespace cujit::passes {
 
+// numba's closure inlining: each call of an inner function (a def in the function, or a lambda bound to a name;
+// the frontend builds each as an ir::Function reached through a GlobalValue::Kind::InnerFunction) is replaced by
+// its body, with its parameters and locals as new variables and the variables it captured as the enclosing
+// function's own. First of the passes: the others then see one function.
+void inline_inner_functions(ir::Function& fn);
+
 // numba's SSA form on the tree IR: each assignment of a local variable defines a version of it, and a read sees
 // the versions that reach it. Versions that meet where control flow joins (after an if/else, at a loop's head
 // and exit, after a `break`) are one variable, typed by unification as numba's phi nodes are; the others are

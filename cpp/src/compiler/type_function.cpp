@@ -109,6 +109,11 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
   auto fn = frontend::build_ir(source, resolver);
   clock.lap(telemetry::Stage::Frontend);
   if (!fn) return fn.error();
+  try {
+    passes::inline_inner_functions(**fn);
+  } catch (CompileError& e) {
+    return e.error();
+  }
   passes::prune_branches(**fn, signature.args);
   passes::version_variables(**fn);
   clock.lap(telemetry::Stage::Passes);

@@ -1,10 +1,12 @@
 // Python AST (as SyntaxNode trees) -> cujit IR. Scoping follows Python: a name
 // assigned anywhere in the function is local; every other name is resolved
 // once, here, through the NameResolver and frozen into the IR.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <variant>
 
 #include "cujit/frontend.h"
 #include "fold_constants.h"
@@ -91,14 +93,13 @@ std::string describe_unsupported(const std::string& type) {
       {"With", "with statements"},
       {"AsyncWith", "async with statements"},
       {"Raise", "re-raising (a bare raise)"},
-      {"FunctionDef", "nested function definitions"},
-      {"AsyncFunctionDef", "nested function definitions"},
+      {"AsyncFunctionDef", "nested async function definitions"},
       {"ClassDef", "class definitions"},
-      {"Lambda", "lambda expressions"},
+      {"Lambda", "lambda expressions used other than bound to a name"},
       {"Import", "import statements"},
       {"ImportFrom", "import statements"},
       {"Global", "global statements"},
-      {"Nonlocal", "nonlocal statements"},
+      {"Nonlocal", "nonlocal statements outside an inner function"},
       {"Delete", "del statements"},
       {"Yield", "generators (yield)"},
       {"YieldFrom", "generators (yield from)"},
@@ -123,7 +124,10 @@ std::string describe_unsupported(const std::string& type) {
 
 class IrBuilder {
  public:
-  IrBuilder(const FunctionSource& src, NameResolver& resolver) : src_(src), resolver_(resolver) {}
+  // `parent`: the builder of the function an inner function is defined in (names it does not bind are looked up
+  // there first: passes::inline_inner_functions inlines its calls).
+  IrBuilder(const FunctionSource& src, NameResolver& resolver, IrBuilder* parent = nullptr)
+      : src_(src), resolver_(resolver), parent_(parent) {}
 
   std::shared_ptr<ir::Function> build() {
     fn_ = std::make_shared<ir::Function>();
@@ -140,6 +144,38 @@ class IrBuilder {
     for (auto& s : def.list("body")) collect_locals(*s);
     fn_->body = build_block(def.list("body"));
     return fn_;
+  }
+
+  // An inner function (a def in the function, or a lambda bound to a name): its own IR, whose variables for
+  // names of the enclosing functions are captured (ir::Variable::captured), and its defaults built in the
+  // enclosing function.
+  void build_inner(const SyntaxNode& def, const std::string& name, std::shared_ptr<ir::Function> fn) {
+    fn_ = std::move(fn);
+    fn_->enclosing = parent_->fn_.get();
+    fn_->name = name;
+    fn_->qualname = parent_->fn_->qualname + ".<locals>." + name;
+    fn_->module = src_.module;
+    fn_->filename = src_.filename;
+    fn_->source_lines = src_.source_lines;
+    fn_->first_line = src_.first_line;
+    fn_->excerpt = src_.excerpt;
+    build_params(def);
+    if (SyntaxNodePtr args = def.node("args")) {
+      const auto& defaults = args->list("defaults");
+      fn_->param_defaults.resize(fn_->params.size());
+      size_t first = fn_->params.size() - std::min(defaults.size(), fn_->params.size());
+      for (size_t i = 0; i < defaults.size() && first + i < fn_->params.size(); ++i)
+        fn_->param_defaults[first + i] = parent_->build_expr(*defaults[i]);
+    }
+    if (def.type == "Lambda") {
+      auto ret = stmt(StmtKind::Return, def);
+      ret->value = build_expr(*def.node("body"));
+      fn_->body.push_back(std::move(ret));
+      return;
+    }
+    for (auto& s : def.list("body")) collect_nonlocals(*s);
+    for (auto& s : def.list("body")) collect_locals(*s);
+    fn_->body = build_block(def.list("body"));
   }
 
  private:
@@ -175,14 +211,65 @@ class IrBuilder {
   }
 
   void collect_target_names(const SyntaxNode& t) {
-    if (t.type == "Name")
-      add_var(t.str("id"));
-    else if (t.type == "Tuple" || t.type == "List")
+    if (t.type == "Name") {
+      if (!nonlocal_.count(t.str("id"))) add_var(t.str("id"));
+    } else if (t.type == "Tuple" || t.type == "List") {
       for (auto& e : t.list("elts")) collect_target_names(*e);
+    }
   }
 
-  // Python scoping: any name bound in the body is local to the whole function.
+  // An inner function's `nonlocal` names: the enclosing function's variables, not its own.
+  void collect_nonlocals(const SyntaxNode& s) {
+    if (s.type == "Nonlocal")
+      for (auto& n : s.list("names")) nonlocal_.insert(n->str("value"));
+    if (s.type == "FunctionDef" || s.type == "AsyncFunctionDef") return;
+    for (const char* block : {"body", "orelse"})
+      for (auto& c : s.list(block)) collect_nonlocals(*c);
+  }
+
+  // A name not bound in this function, looked up for an inner function it encloses: one of its variables (made a
+  // captured variable here first when it is an enclosing function's), or an inner function it defines.
+  std::optional<std::variant<int, std::shared_ptr<ir::Function>>> capture(const std::string& name) {
+    if (auto it = inner_names_.find(name); it != inner_names_.end()) return it->second;
+    if (auto it = var_index_.find(name); it != var_index_.end()) return it->second;
+    if (parent_ == nullptr) return std::nullopt;
+    auto outer = parent_->capture(name);
+    if (outer && std::holds_alternative<int>(*outer)) return captured_var(name, std::get<int>(*outer));
+    return outer;
+  }
+
+  int captured_var(const std::string& name, int outer) {
+    int v = add_var(name);
+    fn_->vars[v].captured = outer;
+    assigned_.insert(v);
+    return v;
+  }
+
+  ExprPtr inner_function_expr(const std::shared_ptr<ir::Function>& inner, SourceLoc loc) {
+    auto e = std::make_unique<Expr>(ExprKind::Global, loc);
+    e->global.kind = ir::GlobalValue::Kind::InnerFunction;
+    e->global.name = inner->name;
+    e->global.repr = "inner function '" + inner->name + "'";
+    e->global.function = inner;
+    return e;
+  }
+
+  // `def name(...)` in the function, or `name = lambda ...` (the bytecode reader gives a def as an assignment of
+  // its FunctionDef node): an inner function, bound to the name.
+  void define_inner(const SyntaxNode& def, const std::string& name) {
+    if (!def.list("decorator_list").empty())
+      unsupported(*def.list("decorator_list")[0], "decorated inner functions (define them at module level)");
+    IrBuilder inner(src_, resolver_, this);
+    inner.temp_counter_ = temp_counter_;
+    auto fn = std::make_shared<ir::Function>();
+    inner_names_[name] = fn;  // bound before its body is built: a call of itself there is found (and refused)
+    inner.build_inner(def, name, std::move(fn));
+  }
+
+  // Python scoping: any name bound in the body is local to the whole function (an inner function's body is its
+  // own scope).
   void collect_locals(const SyntaxNode& s) {
+    if (s.type == "FunctionDef" || s.type == "AsyncFunctionDef" || s.type == "ClassDef") return;
     if (s.type == "Assign") {
       for (auto& t : s.list("targets")) collect_target_names(*t);
     } else if (s.type == "AugAssign" || s.type == "AnnAssign" || s.type == "For") {
@@ -233,6 +320,16 @@ class IrBuilder {
 
   void build_stmt(const SyntaxNode& n, std::vector<StmtPtr>& out) {
     const std::string& t = n.type;
+    if (t == "FunctionDef") {
+      define_inner(n, n.str("name"));
+      return;
+    }
+    if (t == "Nonlocal" && parent_ != nullptr) return;  // (collect_nonlocals read it)
+    if (t == "Assign" && n.list("targets").size() == 1 && n.list("targets")[0]->type == "Name" &&
+        (n.node("value")->type == "Lambda" || n.node("value")->type == "FunctionDef")) {
+      define_inner(*n.node("value"), n.list("targets")[0]->str("id"));
+      return;
+    }
     if (t == "Assign") {
       const auto& targets = n.list("targets");
       ExprPtr value = decided_value(build_expr(*n.node("value")), n, out);
@@ -509,6 +606,12 @@ class IrBuilder {
   }
 
   ExprPtr build_target(const SyntaxNode& n) {
+    if (n.type == "Name" && nonlocal_.count(n.str("id"))) {  // assigns the enclosing function's variable
+      auto found = capture(n.str("id"));
+      if (!found || !std::holds_alternative<int>(*found))
+        fail(ErrorKind::SyntaxError, "no binding for nonlocal '" + n.str("id") + "' found", n.loc);
+      return var_expr(std::get<int>(*found), n.loc);
+    }
     if (n.type == "Name") {
       int v = add_var(n.str("id"));
       assigned_.insert(v);
@@ -572,6 +675,13 @@ class IrBuilder {
 
   ExprPtr name(const SyntaxNode& n) {
     std::string id = n.str("id");
+    if (auto inner = inner_names_.find(id); inner != inner_names_.end())
+      return inner_function_expr(inner->second, n.loc);
+    if (parent_ != nullptr && !var_index_.count(id)) {  // a name of an enclosing function
+      auto found = parent_->capture(id);
+      if (found && std::holds_alternative<int>(*found)) return var_expr(captured_var(id, std::get<int>(*found)), n.loc);
+      if (found) return inner_function_expr(std::get<std::shared_ptr<ir::Function>>(*found), n.loc);
+    }
     auto it = var_index_.find(id);
     if (it != var_index_.end()) {
       // numba reads the bytecode in order and rejects a variable read before any
@@ -804,7 +914,10 @@ class IrBuilder {
 
   const FunctionSource& src_;
   NameResolver& resolver_;
+  IrBuilder* parent_ = nullptr;  // an inner function's: the builder of the function it is defined in
   std::shared_ptr<ir::Function> fn_;
+  std::unordered_map<std::string, std::shared_ptr<ir::Function>> inner_names_;  // its inner functions by name
+  std::set<std::string> nonlocal_;  // an inner function's nonlocal names
   std::unordered_map<std::string, int> var_index_;
   std::set<int> assigned_;  // variables with an assignment earlier in the source than the current point
   int temp_counter_ = 0;

@@ -178,6 +178,17 @@ _CODE_NAMES = {
 }
 
 
+# Set by _reader: decompile, for inner functions' code objects (no import cycle).
+nested_decompile = None
+
+
+def _body_indent(code):
+    """The columns a function's body is indented by less one level, as _ExpressionReader counts them."""
+    positions = code.co_positions() if hasattr(code, "co_positions") else ()
+    cols = [c for line, _, c, _ in positions if line is not None and c is not None and line > code.co_firstlineno]
+    return max(0, min(cols) - 4) if cols else 0
+
+
 class _ExpressionReader(_ConditionReader):
     """Expressions, conditions and conditional expressions rebuilt from the instructions (the statement reader,
     _statements.py, builds on it)."""
@@ -206,6 +217,35 @@ class _ExpressionReader(_ConditionReader):
         # decided then); the if statement's reader takes it where no other jump has been decided since
         self.statement_atoms = {}
         self.back_targets = {x.target for x in self.ins[:-1] if x.target is not None and x.target <= x.index}
+
+    # -- inner functions ---------------------------------------------------------------------
+    def nested_function(self, code, defaults):
+        """The FunctionDef (or Lambda) of an inner function's code object, its locations moved into this
+        function's (lines from this def's, columns from this body's indentation), `defaults` (the tuple
+        MAKE_FUNCTION took) as its defaults."""
+        fdef = nested_decompile(
+            types.SimpleNamespace(
+                __code__=code,
+                __name__=code.co_name,
+                __doc__=None,
+                __qualname__=getattr(code, "co_qualname", code.co_name),
+            )
+        )
+        lines = code.co_firstlineno - self.first_line
+        cols = _body_indent(code) - self.indent
+        for node in ast.walk(fdef):
+            if getattr(node, "lineno", None) is not None:
+                node.lineno += lines
+                node.end_lineno = (node.end_lineno or node.lineno - lines) + lines
+                node.col_offset = max(0, node.col_offset + cols)
+                node.end_col_offset = max(0, (node.end_col_offset or 0) + cols)
+        if isinstance(defaults, ast.Tuple):
+            fdef.args.defaults = list(defaults.elts)
+        elif isinstance(defaults, ast.Constant) and isinstance(defaults.value, tuple):
+            fdef.args.defaults = [ast.copy_location(ast.Constant(value=v), defaults) for v in defaults.value]
+        if code.co_name == "<lambda>" and len(fdef.body) == 1 and isinstance(fdef.body[0], ast.Return):
+            return ast.Lambda(args=fdef.args, body=fdef.body[0].value)
+        return fdef
 
     # -- locations ---------------------------------------------------------------------------
     def at(self, node, ins):
@@ -453,10 +493,15 @@ class _ExpressionReader(_ConditionReader):
             if not isinstance(code, types.CodeType):
                 self.fail(x, "a function definition")
             flags = x.argval if isinstance(x.argval, int) else 0
+            popped = {}
             for bit in (8, 4, 2, 1):
                 if flags & bit:
-                    stack.pop()
+                    popped[bit] = stack.pop()
             cls = _CODE_NAMES.get(code.co_name)
+            if cls in (None, ast.Lambda) and not flags & 6 and nested_decompile is not None:
+                # an inner function (a def, or a lambda): its own code read as a function, placed in this one
+                stack.append(self.at(self.nested_function(code, popped.get(1)), x))
+                return True
             self.unsupported = True
             if cls is ast.Lambda:
                 node = ast.Lambda(

@@ -20,7 +20,7 @@ import functools
 import sys
 import types
 
-from cujit.bytecode import _ops as ops
+from cujit.bytecode import _expressions, _ops as ops
 from cujit.bytecode._decode import (
     _arguments,
     _code_positions,
@@ -141,6 +141,11 @@ def decompile(pyfunc):
         docstring.value.lineno, docstring.value.end_lineno = 2, 2
         docstring.value.col_offset, docstring.value.end_col_offset = 4, 4
         first = [docstring]
+    stored_free = [v for v in code.co_freevars if v in reader.stored]
+    if stored_free:  # an inner function's stores into its enclosing function's variables
+        declared = ast.Nonlocal(names=stored_free)
+        declared.lineno, declared.end_lineno, declared.col_offset, declared.end_col_offset = 2, 2, 4, 4
+        first = first + [declared]
     dead = _dead_locals(code, reader.stored)
     failed = None
     for k, reading in enumerate(readings(body)):  # the reader's reading, then other spellings of the same bytecode
@@ -280,3 +285,6 @@ def _check(fdef, code, qualname, imported):
             f"its bytecode does not compile back to the same bytecode ({why}). Define the function in a module "
             "file."
         )
+
+
+_expressions.nested_decompile = decompile  # inner functions' code objects are read by the same reader

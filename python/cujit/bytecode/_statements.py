@@ -294,6 +294,9 @@ class _Reader(_ExpressionReader):
         if len(values) == 1:
             value = values[0]
             targets = [t for _, t in pending]
+            if isinstance(value, ast.FunctionDef) and len(targets) == 1 and isinstance(targets[0], ast.Name):
+                value.name = targets[0].id  # `def f(...)` in the function: MAKE_FUNCTION then its name's store
+                return value
             if isinstance(value, _Aug):
                 if len(targets) != 1:
                     self.fail(first, "an augmented assignment")
