@@ -122,6 +122,7 @@ _BUILTINS = {
     print: "print",
     tuple: "tuple",
     pow: "operator.pow",  # pow(a, b) is a ** b
+    divmod: "divmod",
 }
 
 _NUMPY_SCALARS = (

@@ -719,6 +719,12 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
     if (pt[0]->kind() == TypeKind::Range) return cast(range_value_length(args[0], pt[0], e.loc), pt[0]->element(0), rt);
     return array_field(args[0], 5, 0);
   }
+  if (name == "divmod") {  // (a // b, a % b), each as its operator
+    TypeRef item = rt->element(0);
+    return build_tuple({binary(Op::FloorDiv, args[0], args[1], pt[0], pt[1], item),
+                        binary(Op::Mod, args[0], args[1], pt[0], pt[1], item)},
+                       rt);
+  }
   if (name == "complex") {
     if (args.size() == 1) return cast(args[0], pt[0], rt);
     return build_tuple({args[0], args[1]}, rt);

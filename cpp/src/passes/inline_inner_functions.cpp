@@ -186,8 +186,9 @@ class Inliner {
     for (size_t i = 0; i < e->operands.size(); ++i) {
       bool conditional = (e->kind == ExprKind::BoolOp && i > 0) || (e->kind == ExprKind::IfExp && i > 0);
       if (conditional && e->operands[i])
-        refuse_in(*e->operands[i], "a call of an inner function that Python may not evaluate (after and/or, in "
-                                   "a branch of a conditional expression)");
+        refuse_in(*e->operands[i],
+                  "a call of an inner function that Python may not evaluate (after and/or, in "
+                  "a branch of a conditional expression)");
       else
         hoist(e->operands[i], before);
     }
@@ -195,8 +196,7 @@ class Inliner {
     if (e->kind != ExprKind::Call) return;
     // Only a function defined in this one: its captured variables are this one's (a call of one defined further
     // out is inlined once the code holding it is in the function that defines it).
-    if (auto inner = inner_of(*e->operands[0]); inner && inner->enclosing == &fn_)
-      e = inline_call(*e, *inner, before);
+    if (auto inner = inner_of(*e->operands[0]); inner && inner->enclosing == &fn_) e = inline_call(*e, *inner, before);
   }
 
   // The call's arguments by parameter: positional, keyword, then the defaults.
@@ -212,10 +212,10 @@ class Inliner {
     for (auto& [key, value] : call.keywords) {
       size_t i = 0;
       while (i < count && inner.vars[inner.params[i]].name != key) ++i;
-      if (i == count) fail(ErrorKind::TypingError, inner.name + "() got an unexpected keyword argument '" + key + "'",
-                           value->loc);
-      if (args[i]) fail(ErrorKind::TypingError, inner.name + "() got multiple values for argument '" + key + "'",
-                        value->loc);
+      if (i == count)
+        fail(ErrorKind::TypingError, inner.name + "() got an unexpected keyword argument '" + key + "'", value->loc);
+      if (args[i])
+        fail(ErrorKind::TypingError, inner.name + "() got multiple values for argument '" + key + "'", value->loc);
       args[i] = std::move(value);
     }
     for (size_t i = 0; i < count; ++i) {  // (a default is an expression of this function: copied as it is)
@@ -242,8 +242,7 @@ class Inliner {
   }
 
   ExprPtr inline_call(Expr& call, ir::Function& inner, std::vector<StmtPtr>& before) {
-    if (state_.active.count(&inner))
-      refuse("a recursive inner function ('" + inner.name + "' calls itself)", call.loc);
+    if (state_.active.count(&inner)) refuse("a recursive inner function ('" + inner.name + "' calls itself)", call.loc);
     state_.active.insert(&inner);
     if (!state_.prepared.count(&inner)) {  // its own inner functions first, once
       state_.prepared.insert(&inner);
@@ -252,10 +251,10 @@ class Inliner {
     std::vector<ExprPtr> args = bind(call, inner);
     std::map<int, int> rename;
     for (size_t v = 0; v < inner.vars.size(); ++v)
-      rename[static_cast<int>(v)] =
-          inner.vars[v].captured >= 0 ? inner.vars[v].captured : new_var(inner.vars[v].name);
+      rename[static_cast<int>(v)] = inner.vars[v].captured >= 0 ? inner.vars[v].captured : new_var(inner.vars[v].name);
     SourceLoc loc = call.loc;
-    for (size_t i = 0; i < args.size(); ++i) before.push_back(assign(rename.at(inner.params[i]), std::move(args[i]), loc));
+    for (size_t i = 0; i < args.size(); ++i)
+      before.push_back(assign(rename.at(inner.params[i]), std::move(args[i]), loc));
     int ret = has_value_return(inner.body) ? new_var("$" + inner.name + "_result") : -1;
     int done = -1;
     if (returns_in_loop(inner.body, false)) {

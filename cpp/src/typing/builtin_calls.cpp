@@ -143,6 +143,14 @@ const std::unordered_map<std::string, Resolver>& registry() {
       if (index == nullptr) return std::nullopt;
       return OpSignature{std::vector<TypeRef>(a.size(), index), types::range(index)};
     };
+    // divmod(a, b): (a // b, a % b), by the operators' rules.
+    t["divmod"] = [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+      if (a.size() != 2) return std::nullopt;
+      auto quotient = resolve_binary(ir::Op::FloorDiv, a[0], a[1]);
+      auto remainder = resolve_binary(ir::Op::Mod, a[0], a[1]);
+      if (!quotient || !remainder || quotient->result != remainder->result) return std::nullopt;
+      return OpSignature{quotient->params, types::uni_tuple(quotient->result, 2)};
+    };
     t["min"] = min_max_sig;
     t["max"] = min_max_sig;
     t["round"] = round_sig;
