@@ -179,6 +179,14 @@ _NUMPY_FUNCTIONS = (
     "isfinite",
     "abs",
     "absolute",
+    # whole-array reductions (typing/builtin_calls.cpp: reduction_sig)
+    "sum",
+    "prod",
+    "max",
+    "amax",
+    "min",
+    "amin",
+    "mean",
 )
 
 

@@ -37,6 +37,24 @@ def first(a, scale=None):
         return v
     return v * scale[0]
 
+@cuda.jit(device=True)
+def find(x, v):
+    for i in range(x.size):
+        if x[i] == v:
+            return i
+    return None
+
+@cuda.jit
+def narrowed(x, out):
+    i = find(x, x[3])
+    if i is not None:
+        out[i] = 1.0
+    j = find(x, -1.0)
+    if j is None:
+        out[0] = -1.0
+    else:
+        out[j] = 2.0
+
 @cuda.jit
 def firsts(a1, a2, scale, out):
     out[0] = first(a1)
@@ -62,3 +80,14 @@ def test_dimension_and_none_branches_pruned(frontend):
     out = np.zeros(4)
     kernel[1, 1](a1, a2, scale, out)
     np.testing.assert_allclose(out, [a1[0], a2[0, 0], a1[0] * scale[0], a2[0, 0] * scale[0]])
+
+
+def test_an_optional_index_tested_not_none(frontend):
+    kernel = define(PROGRAM, frontend)["narrowed"]
+    x = np.random.default_rng().permutation(8).astype(np.float64)
+    out = np.zeros(8)
+    kernel[1, 1](x, out)
+    expected = np.zeros(8)
+    expected[int(np.flatnonzero(x == x[3])[0])] = 1.0
+    expected[0] = -1.0
+    np.testing.assert_array_equal(out, expected)

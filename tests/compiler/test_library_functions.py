@@ -1,5 +1,5 @@
 """Library functions numba-cuda has in device code (issue 42): math.frexp, math.ldexp, math.modf, complex ``**`` and
-``pow()``, ``int.bit_count()``, ``divmod()``. Compiled on both frontends everywhere (the PTX assembled), and run against NumPy
+``pow()``, ``int.bit_count()``, ``divmod()``, whole-array reductions (``a.sum()``, ``np.amax(a)``...). Compiled on both frontends everywhere (the PTX assembled), and run against NumPy
 and Python on fresh random data where kernels run (a GPU, or the CPU target)."""
 
 import numpy as np
@@ -14,6 +14,7 @@ pytestmark = pytest.mark.parametrize("frontend", FRONTENDS)
 
 PROGRAM = """
 import math
+import numpy as np
 from cujit import cuda
 
 def float_parts(x, mantissa, exponent, fraction, whole, scaled):
@@ -41,6 +42,14 @@ def divisions(out, a, b, x, y):
     out[2] = fq
     out[3] = fr
 
+def reductions(out, a):
+    out[0] = a.sum()
+    out[1] = a.prod()
+    out[2] = a.min()
+    out[3] = a.max()
+    out[4] = a.mean()
+    out[5] = np.sum(a) - np.amax(a) + np.min(a)
+
 def bit_counts(out, a, b, c):
     out[0] = a.bit_count()
     out[1] = b.bit_count()
@@ -52,6 +61,7 @@ SIGS = {
     "complex_power": "void(complex128[::1], complex128[::1], complex128[::1], complex128[::1])",
     "bit_counts": "void(int64[::1], uint8, int32, uint64)",
     "divisions": "void(float64[::1], int64, int64, float64, float64)",
+    "reductions": "void(float64[::1], float32[:, :])",
 }
 
 
@@ -59,6 +69,15 @@ SIGS = {
 def test_compiles(frontend, name):
     ptx, _ = cuda.compile_ptx(define(PROGRAM, frontend)[name], SIGS[name], cc=(9, 0))
     assert ".entry" in ptx
+
+
+def test_reduction_types(frontend):
+    src = "def f(a):\n    return a.sum()\ndef g(a):\n    return a.mean()\ndef h(a):\n    return a.max()\n"
+    scope = define(src, frontend)
+    assert cuda.compile_ptx(scope["f"], "(int32[:],)", device=True)[1] == types.int64
+    assert cuda.compile_ptx(scope["f"], "(uint8[:],)", device=True)[1] == types.uint64
+    assert cuda.compile_ptx(scope["g"], "(int16[:, :],)", device=True)[1] == types.float64
+    assert cuda.compile_ptx(scope["h"], "(float32[::1],)", device=True)[1] == types.float32
 
 
 def test_types(frontend):
@@ -119,3 +138,14 @@ def test_divmod_run(frontend):
     out = np.zeros(4)
     kernel[1, 1](out, a, b, x, y)
     np.testing.assert_allclose(out, [*divmod(a, b), *divmod(x, y)])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_reductions_run(frontend):
+    kernel = cuda.jit(define(PROGRAM, frontend)["reductions"])
+    a = (np.random.default_rng().random((5, 7)) + 0.5).astype(np.float32)[:, ::2]  # a strided view
+    out = np.zeros(6)
+    kernel[1, 1](out, a)
+    expected = [a.sum(), a.prod(), a.min(), a.max(), a.mean(), a.sum() - a.max() + a.min()]
+    np.testing.assert_allclose(out, expected, rtol=1e-5)

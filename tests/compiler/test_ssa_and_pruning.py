@@ -85,6 +85,22 @@ def by_length(t):
         return t[2]
     return t[0]
 
+def find(x, v):
+    for i in range(x.size):
+        if x[i] == v:
+            return i
+    return None
+
+def narrowed(x, out):
+    i = find(x, 3.0)
+    if i is not None:
+        out[i] = 1.0
+    j = find(x, 2.0)
+    if j is None:
+        out[0] = -1.0
+    else:
+        out[j] = 2.0
+
 def not_pruned(a, n):
     if n == 2:
         return a.shape[0]
@@ -147,3 +163,10 @@ def test_a_condition_on_values_is_not_pruned(frontend):
     """``n == 2`` depends on a value, not a type: both branches are typed (a float32 has no shape)."""
     with pytest.raises(TypingError, match="shape"):
         ptx_and_type(frontend, "not_pruned", "(float32, int64)")
+
+
+def test_an_optional_tested_not_none_is_its_value(frontend):
+    scope = define(PROGRAMS, frontend)
+    scope["find"] = cuda.jit(device=True)(scope["find"])  # (the globals narrowed reads)
+    ptx, _ = cuda.compile_ptx(scope["narrowed"], "void(float64[::1], float64[::1])")
+    assert ".entry" in ptx

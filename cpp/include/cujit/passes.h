@@ -14,6 +14,11 @@ namespace cujit::passes {
 // function's own. First of the passes: the others then see one function.
 void inline_inner_functions(ir::Function& fn);
 
+// In the branch of an `if` whose test proves a variable is not None (`x is not None`, `x != None`, `and`s of them;
+// the else branch of `x is None`), the variable is re-bound to its value (`x = $optional_value(x)`): with
+// version_variables, an Optional narrowed there is its value type there. Runs before version_variables.
+void narrow_optionals(ir::Function& fn);
+
 // numba's SSA form on the tree IR: each assignment of a local variable defines a version of it, and a read sees
 // the versions that reach it. Versions that meet where control flow joins (after an if/else, at a loop's head
 // and exit, after a `break`) are one variable, typed by unification as numba's phi nodes are; the others are

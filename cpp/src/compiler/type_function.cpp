@@ -115,6 +115,7 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
     return e.error();
   }
   passes::prune_branches(**fn, signature.args);
+  passes::narrow_optionals(**fn);
   passes::version_variables(**fn);
   clock.lap(telemetry::Stage::Passes);
   auto tf = std::make_shared<ir::TypedFunction>();

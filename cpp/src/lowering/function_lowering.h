@@ -181,6 +181,8 @@ class FunctionLowering : public intrinsics::Emitter {
   // lower_array_assign.cpp: `value` (a scalar, or an array broadcast by numpy's rules) stored into every element
   // of the array view `view`.
   void assign_to_view(llvm::Value* view, TypeRef vty, llvm::Value* value, TypeRef type);
+  // lower_array_reductions.cpp: sum, prod, min, max or mean of every element of `ary`, as `result`.
+  llvm::Value* array_reduction(const std::string& name, llvm::Value* ary, TypeRef aty, TypeRef result);
   llvm::Value* array_view(llvm::Value* ary, TypeRef aty, const std::vector<IndexItem>& items, TypeRef result);
   llvm::Value* array_attribute(llvm::Value* ary, TypeRef aty, const std::string& attr);
   llvm::Value* memory_array(const ir::Expr& e, const std::string& name);

@@ -719,6 +719,14 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
     if (pt[0]->kind() == TypeKind::Range) return cast(range_value_length(args[0], pt[0], e.loc), pt[0]->element(0), rt);
     return array_field(args[0], 5, 0);
   }
+  if (name.rfind("numpy.", 0) == 0 && !pt.empty() && pt[0]->kind() == TypeKind::Array) {  // np.sum(a)...
+    std::string what = name.substr(6);
+    if (what == "amax") what = "max";
+    if (what == "amin") what = "min";
+    return array_reduction(what, args[0], pt[0], rt);
+  }
+  if (name == "$optional_value")  // passes/narrow_optionals.cpp: the value of an Optional tested not None
+    return pt[0]->kind() == TypeKind::Optional ? b_.CreateExtractValue(args[0], 0) : args[0];
   if (name == "divmod") {  // (a // b, a % b), each as its operator
     TypeRef item = rt->element(0);
     return build_tuple({binary(Op::FloorDiv, args[0], args[1], pt[0], pt[1], item),

@@ -102,6 +102,24 @@ std::optional<OpSignature> round_sig(const std::vector<TypeRef>& args) {
       args);
 }
 
+// np.sum(a), a.sum() and the other whole-array reductions, as numba types them: a sum or product of integers
+// (or booleans) is an int64 (uint64 for unsigned ones), of floats or complex numbers their own type; a min or max
+// the array's dtype; a mean of integers a float64.
+std::optional<OpSignature> reduction_sig(const std::string& name, const std::vector<TypeRef>& args) {
+  if (args.size() != 1 || args[0]->kind() != TypeKind::Array) return std::nullopt;
+  TypeRef dtype = args[0]->element(0);
+  if (!dtype->is_number()) return std::nullopt;
+  bool integral = dtype->is_integer() || dtype->is_boolean();
+  TypeRef result = dtype;
+  if (name == "sum" || name == "prod")
+    result = integral ? (dtype->is_integer() && !dtype->is_signed() ? types::uint64() : types::int64()) : dtype;
+  else if (name == "mean")
+    result = integral ? types::float64() : dtype;
+  else if (dtype->is_complex())
+    return std::nullopt;  // (min and max of complex numbers: not numba's)
+  return OpSignature{{args[0]}, result};
+}
+
 std::optional<OpSignature> complex_sig(const std::vector<TypeRef>& args) {
   if (args.empty() || args.size() > 2 || !all_numbers(args)) return std::nullopt;
   if (args.size() == 1) return cast_to(types::complex128(), args);
@@ -151,6 +169,13 @@ const std::unordered_map<std::string, Resolver>& registry() {
       if (!quotient || !remainder || quotient->result != remainder->result) return std::nullopt;
       return OpSignature{quotient->params, types::uni_tuple(quotient->result, 2)};
     };
+    // passes/narrow_optionals.cpp: an Optional's value where a test proved it is not None.
+    t["$optional_value"] = [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+      if (a.size() != 1) return std::nullopt;
+      return OpSignature{{a[0]}, types::optional_value(a[0])};
+    };
+    for (const char* f : {"sum", "prod", "max", "amax", "min", "amin", "mean"})
+      t[std::string("numpy.") + f] = [f](const std::vector<TypeRef>& a) { return reduction_sig(f, a); };
     t["min"] = min_max_sig;
     t["max"] = min_max_sig;
     t["round"] = round_sig;

@@ -4,6 +4,7 @@
 // second, different value is assigned.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "cujit/conversions.h"
 #include "cujit/intrinsics.h"
@@ -679,6 +680,17 @@ class Inferer {
   TypeRef type_method_call(Expr& e) {
     Expr& callee = *e.operands[0];
     TypeRef self = type_expr(*callee.operands[0]);
+    static const std::set<std::string> reductions{"sum", "prod", "max", "min", "mean"};
+    if (self != nullptr && self->kind() == TypeKind::Array && reductions.count(callee.attr) && e.operands.size() == 1 &&
+        e.keywords.empty()) {
+      auto global = std::make_unique<Expr>(ExprKind::Global, callee.loc);  // a.sum() is np.sum(a)
+      global->global.kind = K::Builtin;
+      global->global.name = global->global.repr = "numpy." + callee.attr;
+      ir::ExprPtr array = std::move(callee.operands[0]);
+      e.operands[0] = std::move(global);
+      e.operands.push_back(std::move(array));
+      return type_call(e);
+    }
     if (self != nullptr && self->kind() == TypeKind::NumberClass && callee.attr == "type") {
       auto global = std::make_unique<Expr>(ExprKind::Global, callee.loc);  // arr.dtype.type(x): a cast
       global->global = value_global(self);
