@@ -1,5 +1,6 @@
 """Library functions numba-cuda has in device code (issue 42): math.frexp, math.ldexp, math.modf, complex ``**`` and
-``pow()``, ``int.bit_count()``, ``divmod()``, whole-array reductions (``a.sum()``, ``np.amax(a)``...). Compiled on both frontends everywhere (the PTX assembled), and run against NumPy
+``pow()``, ``int.bit_count()``, ``divmod()``, whole-array reductions (``a.sum()``, ``np.amax(a)``...), NumPy's math ufuncs on arrays with an output array
+(``np.sin(x, out)``, broadcast by NumPy's rules). Compiled on both frontends everywhere (the PTX assembled), and run against NumPy
 and Python on fresh random data where kernels run (a GPU, or the CPU target)."""
 
 import numpy as np
@@ -9,6 +10,7 @@ import gpu_support
 from frontends import FRONTENDS, define
 
 from cujit import cuda, types
+from cujit.errors import TypingError
 
 pytestmark = pytest.mark.parametrize("frontend", FRONTENDS)
 
@@ -50,6 +52,12 @@ def reductions(out, a):
     out[4] = a.mean()
     out[5] = np.sum(a) - np.amax(a) + np.min(a)
 
+def ufuncs(x, row, out1, out2, out3):
+    np.sin(x, out1)
+    np.hypot(x, row, out2)  # row broadcast along the first axis
+    r = np.sqrt(x, out3)
+    r[0, 0] += 1.0  # the value is the output array
+
 def bit_counts(out, a, b, c):
     out[0] = a.bit_count()
     out[1] = b.bit_count()
@@ -62,6 +70,7 @@ SIGS = {
     "bit_counts": "void(int64[::1], uint8, int32, uint64)",
     "divisions": "void(float64[::1], int64, int64, float64, float64)",
     "reductions": "void(float64[::1], float32[:, :])",
+    "ufuncs": "void(float64[:, ::1], float32[::1], float64[:, ::1], float64[:, ::1], float32[:, :])",
 }
 
 
@@ -78,6 +87,13 @@ def test_reduction_types(frontend):
     assert cuda.compile_ptx(scope["f"], "(uint8[:],)", device=True)[1] == types.uint64
     assert cuda.compile_ptx(scope["g"], "(int16[:, :],)", device=True)[1] == types.float64
     assert cuda.compile_ptx(scope["h"], "(float32[::1],)", device=True)[1] == types.float32
+
+
+def test_a_ufunc_on_arrays_needs_an_output_array(frontend):
+    fn = define("import numpy as np\ndef f(x):\n    np.sin(x, 2.0)\n", frontend)["f"]
+    with pytest.raises(TypingError, match=r"output array, its last argument") as info:
+        cuda.compile_ptx(fn, "void(float64[::1])")
+    assert "2.0" in str(info.value) and "^" in str(info.value)
 
 
 def test_types(frontend):
@@ -149,3 +165,18 @@ def test_reductions_run(frontend):
     kernel[1, 1](out, a)
     expected = [a.sum(), a.prod(), a.min(), a.max(), a.mean(), a.sum() - a.max() + a.min()]
     np.testing.assert_allclose(out, expected, rtol=1e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_ufuncs_run(frontend):
+    kernel = cuda.jit(define(PROGRAM, frontend)["ufuncs"])
+    rng = np.random.default_rng()
+    x, row = rng.random((4, 5)), rng.random(5).astype(np.float32)
+    out1, out2, out3 = np.zeros((4, 5)), np.zeros((4, 5)), np.zeros((4, 5), np.float32)
+    kernel[1, 1](x, row, out1, out2, out3)
+    expected3 = np.sqrt(x).astype(np.float32)
+    expected3[0, 0] += 1
+    np.testing.assert_allclose(out1, np.sin(x), rtol=1e-12)
+    np.testing.assert_allclose(out2, np.hypot(x, row), rtol=1e-12)
+    np.testing.assert_allclose(out3, expected3, rtol=1e-6)

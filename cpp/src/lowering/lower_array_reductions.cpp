@@ -27,8 +27,9 @@ Value* FunctionLowering::array_reduction(const std::string& name, Value* ary, Ty
       start = b_.getInt1(is_min);
     } else {
       unsigned bits = static_cast<unsigned>(acc_t->bitwidth());
-      llvm::APInt limit = is_min ? (acc_t->is_signed() ? llvm::APInt::getSignedMaxValue(bits) : llvm::APInt::getMaxValue(bits))
-                                 : (acc_t->is_signed() ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getMinValue(bits));
+      llvm::APInt limit =
+          is_min ? (acc_t->is_signed() ? llvm::APInt::getSignedMaxValue(bits) : llvm::APInt::getMaxValue(bits))
+                 : (acc_t->is_signed() ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getMinValue(bits));
       start = llvm::ConstantInt::get(lt, limit);
     }
   } else if (acc_t->is_complex()) {

@@ -719,6 +719,8 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
     if (pt[0]->kind() == TypeKind::Range) return cast(range_value_length(args[0], pt[0], e.loc), pt[0]->element(0), rt);
     return array_field(args[0], 5, 0);
   }
+  if (name.rfind("numpy.", 0) == 0 && rt->kind() == TypeKind::Array)
+    return ufunc_loop(name, args, e);  // np.sin(x, out)
   if (name.rfind("numpy.", 0) == 0 && !pt.empty() && pt[0]->kind() == TypeKind::Array) {  // np.sum(a)...
     std::string what = name.substr(6);
     if (what == "amax") what = "max";

@@ -657,6 +657,9 @@ class Inferer {
         if (sig) fn_.cooperative = fn_.cooperative || in->cooperative;
         std::string why = !sig && in->explain ? in->explain(args) : "";
         if (!why.empty()) typing_error("No implementation of " + what + "(" + type_list(args) + "): " + why, e.loc);
+      } else if (g.name.rfind("numpy.", 0) == 0 && args.size() >= 2 &&
+                 std::any_of(args.begin(), args.end(), [](TypeRef a) { return a->kind() == TypeKind::Array; })) {
+        return type_ufunc(e, g.name, args);
       } else {
         sig = resolve_builtin_call(g.name, args, e.loc);
       }
@@ -674,6 +677,33 @@ class Inferer {
     if (!sig) typing_error("No implementation of " + what + "(" + type_list(args) + ")", e.loc);
     e.operand_types = sig->params;
     return sig->result;
+  }
+
+  // np.sin(x, out), np.arctan2(y, x, out): a NumPy math ufunc on arrays (or scalars) broadcast into the output
+  // array, the last argument (lowering/lower_ufuncs.cpp); its value is the output.
+  TypeRef type_ufunc(Expr& e, const std::string& name, const std::vector<TypeRef>& args) {
+    TypeRef out = args.back();
+    const std::string what = name.substr(name.find('.') + 1);
+    if (out->kind() != TypeKind::Array || out->readonly())
+      typing_error("np." + what + "() on arrays in CUDA code writes into an output array, its last argument (np." +
+                       what + "(x, out)), not a value of type " + out->name(),
+                   e.operands.back()->loc);
+    std::vector<TypeRef> scalars;
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      TypeRef a = args[i];
+      if (a->kind() == TypeKind::Array && a->ndim() > out->ndim())
+        typing_error("np." + what + "(): an input of " + std::to_string(a->ndim()) +
+                         " dimensions does not broadcast "
+                         "to the " +
+                         std::to_string(out->ndim()) + "-d output",
+                     e.operands[i + 1]->loc);
+      scalars.push_back(a->kind() == TypeKind::Array ? a->element(0) : a);
+    }
+    auto sig = resolve_builtin_call(name, scalars, e.loc);
+    if (!sig || !storable(sig->result, out->element(0)))
+      typing_error("No implementation of " + name + "(" + type_list(args) + ")", e.loc);
+    e.operand_types = args;
+    return out;
   }
 
   // obj.method(args): the intrinsic "<type of obj>.<method>" with obj as its first argument.
