@@ -1,6 +1,6 @@
 """Library functions numba-cuda has in device code (issue 42): math.frexp, math.ldexp, math.modf, complex ``**`` and
 ``pow()``, ``int.bit_count()``, ``divmod()``, whole-array reductions (``a.sum()``, ``np.amax(a)``...), NumPy's math ufuncs on arrays with an output array
-(``np.sin(x, out)``, broadcast by NumPy's rules). Compiled on both frontends everywhere (the PTX assembled), and run against NumPy
+(``np.sin(x, out)``, ``np.add(a, b, out)``, broadcast by NumPy's rules). Compiled on both frontends everywhere (the PTX assembled), and run against NumPy
 and Python on fresh random data where kernels run (a GPU, or the CPU target)."""
 
 import numpy as np
@@ -52,11 +52,14 @@ def reductions(out, a):
     out[4] = a.mean()
     out[5] = np.sum(a) - np.amax(a) + np.min(a)
 
-def ufuncs(x, row, out1, out2, out3):
+def ufuncs(x, row, out1, out2, out3, out4, out5, s):
     np.sin(x, out1)
     np.hypot(x, row, out2)  # row broadcast along the first axis
     r = np.sqrt(x, out3)
     r[0, 0] += 1.0  # the value is the output array
+    np.add(x, row, out4)  # the arithmetic ufuncs are their operators
+    np.maximum(np.multiply(x, 2.0, out5), row, out5)
+    s[0] = np.add(1.5, 2) + np.floor_divide(7, 2) + np.minimum(3.0, 1.0)
 
 def bit_counts(out, a, b, c):
     out[0] = a.bit_count()
@@ -70,7 +73,8 @@ SIGS = {
     "bit_counts": "void(int64[::1], uint8, int32, uint64)",
     "divisions": "void(float64[::1], int64, int64, float64, float64)",
     "reductions": "void(float64[::1], float32[:, :])",
-    "ufuncs": "void(float64[:, ::1], float32[::1], float64[:, ::1], float64[:, ::1], float32[:, :])",
+    "ufuncs": "void(float64[:, ::1], float32[::1], float64[:, ::1], float64[:, ::1], float32[:, :], float64[:, ::1], "
+    "float64[:, ::1], float64[::1])",
 }
 
 
@@ -174,9 +178,13 @@ def test_ufuncs_run(frontend):
     rng = np.random.default_rng()
     x, row = rng.random((4, 5)), rng.random(5).astype(np.float32)
     out1, out2, out3 = np.zeros((4, 5)), np.zeros((4, 5)), np.zeros((4, 5), np.float32)
-    kernel[1, 1](x, row, out1, out2, out3)
+    out4, out5, s = np.zeros((4, 5)), np.zeros((4, 5)), np.zeros(1)
+    kernel[1, 1](x, row, out1, out2, out3, out4, out5, s)
     expected3 = np.sqrt(x).astype(np.float32)
     expected3[0, 0] += 1
     np.testing.assert_allclose(out1, np.sin(x), rtol=1e-12)
     np.testing.assert_allclose(out2, np.hypot(x, row), rtol=1e-12)
     np.testing.assert_allclose(out3, expected3, rtol=1e-6)
+    np.testing.assert_allclose(out4, x + row, rtol=1e-12)
+    np.testing.assert_allclose(out5, np.maximum(x * 2.0, row), rtol=1e-12)
+    assert s[0] == np.add(1.5, 2) + np.floor_divide(7, 2) + np.minimum(3.0, 1.0)

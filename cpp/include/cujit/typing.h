@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cujit/conversions.h"
@@ -32,6 +33,8 @@ class CalleeProvider {
 std::optional<OpSignature> resolve_binary(ir::Op op, TypeRef lhs, TypeRef rhs);
 std::optional<OpSignature> resolve_unary(ir::Op op, TypeRef operand);
 std::optional<OpSignature> resolve_compare(ir::Op op, TypeRef lhs, TypeRef rhs);
+// NumPy's arithmetic ufuncs that are an operator on scalars ("numpy.add" -> +), by path.
+const std::unordered_map<std::string, ir::Op>& numpy_operators();
 // range(...) with 1-3 arguments: the index type, or nullptr.
 TypeRef resolve_range(const std::vector<TypeRef>& args);
 

@@ -687,6 +687,11 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
   const std::vector<TypeRef>& pt = e.operand_types;
   TypeRef rt = e.type;
   if (name == "ffi.from_buffer") return array_field(args[0], kData);  // cffi: the array's data pointer
+  if (name.rfind("numpy.", 0) == 0 && rt->kind() == TypeKind::Array)
+    return ufunc_loop(name, args, e);  // np.sin(x, out)
+  if (auto op = typing::numpy_operators().find(name); op != typing::numpy_operators().end())
+    return binary(op->second, args[0], args[1], pt[0], pt[1], rt);  // np.add(a, b) of scalars: a + b
+  if (name == "numpy.minimum" || name == "numpy.maximum") return min_max(name == "numpy.minimum", args, rt);
   if (name == "min" || name == "max") {
     if (args.size() == 1) {  // min(tuple)
       TypeRef tt = pt[0];
@@ -719,8 +724,6 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
     if (pt[0]->kind() == TypeKind::Range) return cast(range_value_length(args[0], pt[0], e.loc), pt[0]->element(0), rt);
     return array_field(args[0], 5, 0);
   }
-  if (name.rfind("numpy.", 0) == 0 && rt->kind() == TypeKind::Array)
-    return ufunc_loop(name, args, e);  // np.sin(x, out)
   if (name.rfind("numpy.", 0) == 0 && !pt.empty() && pt[0]->kind() == TypeKind::Array) {  // np.sum(a)...
     std::string what = name.substr(6);
     if (what == "amax") what = "max";

@@ -120,6 +120,28 @@ std::optional<OpSignature> reduction_sig(const std::string& name, const std::vec
   return OpSignature{{args[0]}, result};
 }
 
+}  // namespace
+
+// NumPy's arithmetic ufuncs on scalars are their operators (np.add(a, b) is a + b): by name, the operator.
+const std::unordered_map<std::string, ir::Op>& numpy_operators() {
+  static const std::unordered_map<std::string, ir::Op> table = {{"numpy.add", ir::Op::Add},
+                                                                {"numpy.subtract", ir::Op::Sub},
+                                                                {"numpy.multiply", ir::Op::Mul},
+                                                                {"numpy.divide", ir::Op::Div},
+                                                                {"numpy.true_divide", ir::Op::Div},
+                                                                {"numpy.floor_divide", ir::Op::FloorDiv},
+                                                                {"numpy.remainder", ir::Op::Mod},
+                                                                {"numpy.mod", ir::Op::Mod},
+                                                                {"numpy.bitwise_and", ir::Op::BitAnd},
+                                                                {"numpy.bitwise_or", ir::Op::BitOr},
+                                                                {"numpy.bitwise_xor", ir::Op::BitXor},
+                                                                {"numpy.left_shift", ir::Op::LShift},
+                                                                {"numpy.right_shift", ir::Op::RShift}};
+  return table;
+}
+
+namespace {
+
 std::optional<OpSignature> complex_sig(const std::vector<TypeRef>& args) {
   if (args.empty() || args.size() > 2 || !all_numbers(args)) return std::nullopt;
   if (args.size() == 1) return cast_to(types::complex128(), args);
@@ -176,6 +198,13 @@ const std::unordered_map<std::string, Resolver>& registry() {
     };
     for (const char* f : {"sum", "prod", "max", "amax", "min", "amin", "mean"})
       t[std::string("numpy.") + f] = [f](const std::vector<TypeRef>& a) { return reduction_sig(f, a); };
+    for (const auto& [path, op] : numpy_operators())
+      t[path] = [op = op](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
+        if (a.size() != 2) return std::nullopt;
+        return resolve_binary(op, types::optional_value(a[0]), types::optional_value(a[1]));
+      };
+    t["numpy.minimum"] = min_max_sig;
+    t["numpy.maximum"] = min_max_sig;
     t["min"] = min_max_sig;
     t["max"] = min_max_sig;
     t["round"] = round_sig;
