@@ -186,6 +186,22 @@ void register_resolved(py::module_& m) {
       py::arg("dtype"), py::arg("shape"), py::arg("data"), py::arg("repr"),
       "A global array, frozen into constant memory: its C-order bytes");
   r.def_static(
+      "device_array",
+      [](TypeRef dtype, std::vector<int64_t> shape, std::vector<int64_t> strides, uintptr_t data, bool readonly,
+         std::string repr) {
+        if (shape.size() != strides.size()) throw py::value_error("Resolved.device_array: one stride per axis");
+        ir::GlobalValue g = resolved(K::DeviceArray, std::move(repr));
+        const int ndim = static_cast<int>(shape.size());
+        char layout = types::array_layout(ndim, shape.data(), strides.data(), types::itemsize(dtype));
+        g.type = types::array(dtype, ndim, layout, readonly);
+        g.shape = std::move(shape);
+        g.strides = std::move(strides);
+        g.int_value = static_cast<int64_t>(data);
+        return g;
+      },
+      py::arg("dtype"), py::arg("shape"), py::arg("strides"), py::arg("data"), py::arg("readonly"), py::arg("repr"),
+      "A device array the function captures by reference (its pointer, shape and strides frozen into the code)");
+  r.def_static(
       "tuple",
       [](std::vector<ir::GlobalValue> items, std::string repr) {
         for (const auto& item : items)
@@ -206,9 +222,9 @@ void register_resolved(py::module_& m) {
       },
       py::arg("handle"), py::arg("repr"), "Any other object, by the resolver's handle for it");
   r.def_property_readonly("kind", [](const ir::GlobalValue& g) {
-    static const char* const names[] = {"int",     "float",   "bool",     "none",      "complex",
-                                        "module",  "builtin", "device",   "type",      "object",
-                                        "ndarray", "str",     "ellipsis", "exception", "tuple"};
+    static const char* const names[] = {"int",      "float",     "bool",  "none",   "complex",     "module",
+                                        "builtin",  "device",    "type",  "object", "ndarray",     "str",
+                                        "ellipsis", "exception", "tuple", "inner",  "device_array"};
     return names[static_cast<int>(g.kind)];
   });
   r.def_property_readonly(

@@ -293,6 +293,25 @@ class Resolver(_core.Resolver):
         data = np.ascontiguousarray(obj).tobytes()
         return _R.ndarray(dtype, tuple(obj.shape), data, f"array({name}, {obj.ndim}d)")
 
+    def _device_array(self, obj, cai, np, path):
+        """numba-cuda's capture of a global or closure device array: its pointer, shape and strides frozen into the
+        code (the kernel sees the array's current contents, not a copy)."""
+        dtype = np.dtype(cai["typestr"])
+        element = _core.types.lookup("boolean" if dtype.name == "bool" else dtype.name)
+        if element is None:
+            raise TypingError(f"captured device array {_describe(obj, path)}: dtype {dtype} is not supported")
+        shape = tuple(int(n) for n in cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:  # C-contiguous
+            strides, step = [], dtype.itemsize
+            for n in reversed(shape):
+                strides.insert(0, step)
+                step *= max(n, 1)
+        pointer, readonly = cai["data"]
+        return _R.device_array(
+            element, shape, tuple(int(s) for s in strides), int(pointer or 0), bool(readonly), _describe(obj, path)
+        )
+
     def classify(self, obj, path=None):
         known = _known()
         np = known.numpy
@@ -319,6 +338,9 @@ class Resolver(_core.Resolver):
             return _R.type(_core.types.lookup("boolean" if obj.name == "bool" else obj.name))
         if np is not None and isinstance(obj, np.ndarray):
             return self._ndarray(obj, np)
+        cai = getattr(obj, "__cuda_array_interface__", None) if not isinstance(obj, type) else None
+        if isinstance(cai, dict) and np is not None:  # a device array (cujit's, CuPy's...): captured by reference
+            return self._device_array(obj, cai, np, path)
         if type(obj) is tuple:  # a tuple of constants is built in the function as written (numba's constant tuple)
             mark = len(self.objects)
             items = [self.classify(item) for item in obj]

@@ -33,6 +33,7 @@ import hashlib
 import json
 import linecache
 import os
+import pickle
 import re
 import sys
 import threading
@@ -53,6 +54,18 @@ Constant = _core.cache.Constant
 
 class Uncacheable(Exception):
     """Why a function cannot be cached (the message names the object)."""
+
+
+#: numba-cuda's refusal to cache a kernel that captures device arrays (raised for ``cache=True``).
+CAPTURED_DEVICE_ARRAYS = (
+    "Cannot serialize kernels or device functions referencing global device arrays. Pass the array(s) as arguments "
+    "to the kernel instead."
+)
+
+
+class CapturedDeviceArray(Uncacheable):
+    """The function captures a device array by reference: its pointer is in the code, which no other process may
+    run."""
 
 
 # ---- settings ------------------------------------------------------------------------------------------------
@@ -475,6 +488,8 @@ class Walk:
             self._add("exception", v.__module__, v.__qualname__)
         elif tag == "device":
             self.callee(value)
+        elif tag == "device_array":
+            raise CapturedDeviceArray(f"{v!r:.80}: a captured device array")
         else:
             self.object(v, resolver, names)
 
@@ -567,6 +582,10 @@ class KernelStore(_core.KernelStore):
         if cache:
             try:
                 self.key, self._walk = kernel_key(dispatcher, argtypes, options, arch)
+            except CapturedDeviceArray as e:
+                if dispatcher._cache:  # cache=True asked for it: numba-cuda's error
+                    raise pickle.PicklingError(CAPTURED_DEVICE_ARRAYS) from None
+                self._log("uncacheable", "not cached", f"({e})")
             except Exception as e:  # noqa: BLE001  (Uncacheable, or an error the compile will raise in place)
                 self._log("uncacheable", "not cached", f"({e})")
 

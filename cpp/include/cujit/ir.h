@@ -86,8 +86,10 @@ struct GlobalValue {
     Ellipsis,
     ExceptionClass,
     Tuple,  // a tuple of constants (numbers, None, tuples of them): the frontend builds it as a tuple expression
-    InnerFunction  // a function defined in the function (def or lambda): `function` holds its ir::Function, whose
-                   // calls passes::inline_inner_functions inlines before typing
+    InnerFunction,  // a function defined in the function (def or lambda): `function` holds its ir::Function, whose
+                    // calls passes::inline_inner_functions inlines before typing
+    DeviceArray  // a device array the function captures (a global or closure variable), by reference: its data
+                 // pointer in `int_value`, `shape` and `strides`, its array type in `type` (numba-cuda's capture)
   };
   Kind kind = Kind::None;
   std::string name;  // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid"); Str: the text
@@ -96,7 +98,8 @@ struct GlobalValue {
   double float_value = 0;  // Float; Complex real part
   double imag_value = 0;  // Complex imaginary part
   TypeRef type = nullptr;  // TypeObject: the numba type it names; NdArray: its (readonly, C) array type
-  std::vector<int64_t> shape;  // NdArray: its shape
+  std::vector<int64_t> shape;  // NdArray, DeviceArray: its shape
+  std::vector<int64_t> strides;  // DeviceArray: its strides in bytes
   std::string data;  // NdArray: its bytes (C order), frozen at compile time
   std::shared_ptr<void> function;  // DeviceFunction, ExceptionClass: resolver-owned handle of the Python object;
                                    // InnerFunction: its ir::Function

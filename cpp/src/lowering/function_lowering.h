@@ -189,6 +189,8 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* array_attribute(llvm::Value* ary, TypeRef aty, const std::string& attr);
   llvm::Value* memory_array(const ir::Expr& e, const std::string& name);
   llvm::Value* constant_array(const ir::GlobalValue& g);
+  // A captured device array: its pointer, shape and strides as constants (lower_arrays.cpp).
+  llvm::Value* captured_array(const ir::GlobalValue& g);
   // An element of dtype `dtype` at `ptr`, assuming `align` bytes of alignment (0: the dtype's own). A record
   // element reads as its address and is written by copying its bytes.
   llvm::Value* load_element(llvm::Value* ptr, TypeRef dtype, int64_t align = 0);

@@ -373,6 +373,16 @@ Value* FunctionLowering::make_c_array(TypeRef aty, Value* data, const std::vecto
 }
 
 // A global numpy array used in a kernel is frozen into constant memory.
+// numba-cuda captures a global or closure device array by reference: the kernel reads and writes its memory
+// through the pointer it had when the kernel was compiled.
+Value* FunctionLowering::captured_array(const ir::GlobalValue& g) {
+  std::vector<Value*> shape, strides;
+  for (int64_t d : g.shape) shape.push_back(b_.getInt64(d));
+  for (int64_t s : g.strides) strides.push_back(b_.getInt64(s));
+  Value* data = b_.CreateIntToPtr(b_.getInt64(static_cast<uint64_t>(g.int_value)), llvm::PointerType::get(ctx_, 0));
+  return make_array(g.type, data, shape, strides);
+}
+
 Value* FunctionLowering::constant_array(const ir::GlobalValue& g) {
   TypeRef aty = g.type;
   TypeRef dtype = aty->element(0);

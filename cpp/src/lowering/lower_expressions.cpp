@@ -190,6 +190,7 @@ Value* FunctionLowering::lower_expr(const Expr& e) {
     }
     case ExprKind::Global:
       if (e.global.kind == K::NdArray) return constant_array(e.global);
+      if (e.global.kind == K::DeviceArray) return captured_array(e.global);
       if (e.global.kind == K::Builtin) return intrinsic_value(e.global.name);
       break;
     case ExprKind::Slice:

@@ -360,7 +360,7 @@ class Inferer {
           const intrinsics::Intrinsic* in = intrinsics::find(e.global.name);
           if (in && in->kind == intrinsics::Intrinsic::Kind::Value) return in->type({})->result;
         }
-        if (e.global.kind == K::NdArray) return e.global.type;
+        if (e.global.kind == K::NdArray || e.global.kind == K::DeviceArray) return e.global.type;
         if (TypeRef value = value_type(e.global)) return value;
         typing_error("cannot use " + e.global.repr + " as a value in CUDA code", e.loc);
       }
