@@ -206,13 +206,17 @@ void register_resolved(py::module_& m) {
       [](std::vector<ir::GlobalValue> items, std::string repr) {
         for (const auto& item : items)
           if (item.kind != K::Int && item.kind != K::Float && item.kind != K::Bool && item.kind != K::None &&
-              item.kind != K::Complex && item.kind != K::Tuple)
-            throw py::type_error("Resolved.tuple holds constants (numbers, None, tuples of them), not " + item.repr);
+              item.kind != K::Complex && item.kind != K::Tuple && item.kind != K::NdArray &&
+              item.kind != K::DeviceArray)
+            throw py::type_error("Resolved.tuple holds constants (numbers, None, arrays, tuples of them), not " +
+                                 item.repr);
         ir::GlobalValue g = resolved(K::Tuple, std::move(repr));
         g.items = std::move(items);
         return g;
       },
-      py::arg("items"), py::arg("repr"), "A tuple of constants, built in the function as the tuple it is");
+      py::arg("items"), py::arg("repr"),
+      "A tuple of constants (numbers, None, global or device arrays, tuples of them), built in the function as the "
+      "tuple it is");
   r.def_static(
       "object",
       [](int64_t handle, std::string repr) {

@@ -382,7 +382,7 @@ class Resolver(_core.Resolver):
         return _R.object(len(self.objects) - 1, _describe(obj, path))
 
 
-_CONSTANT_KINDS = ("int", "float", "bool", "none", "complex", "tuple")
+_CONSTANT_KINDS = ("int", "float", "bool", "none", "complex", "tuple", "ndarray", "device_array")
 
 
 def _describe(obj, path=None):

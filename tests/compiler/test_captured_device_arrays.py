@@ -1,8 +1,8 @@
 """Device arrays captured by a kernel (issue 42), as numba-cuda captures them: a global or closure variable
 holding a device array (cujit's, CuPy's: anything with ``__cuda_array_interface__``) is read by reference, its
 pointer, shape and strides frozen into the code, so the kernel sees the array's contents at each launch; caching
-such a kernel (``cache=True``) is refused with numba-cuda's PicklingError. On both frontends; run where kernels
-run."""
+such a kernel (``cache=True``) is refused with numba-cuda's PicklingError. Global tuples may hold arrays. On both
+frontends; run where kernels run."""
 
 import pickle
 
@@ -94,3 +94,23 @@ def test_a_closure_array_is_written_through(frontend):
     kernel[1, 16](out)
     np.testing.assert_allclose(out.copy_to_host(), values * 2)
     np.testing.assert_array_equal(captured.copy_to_host(), -np.ones(16))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_a_global_tuple_of_arrays(frontend):
+    source = """
+    from cujit import cuda
+
+    def summed(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = PAIR[0][i] + PAIR[1][i]
+    """
+    rng = np.random.default_rng()
+    device, host = rng.random(8), rng.random(8)
+    pair = (cuda.to_device(device), host)  # a device array (by reference) and a numpy array (frozen)
+    kernel = cuda.jit(define(source, frontend, {"PAIR": pair})["summed"])
+    out = cuda.device_array(8)
+    kernel[1, 8](out)
+    np.testing.assert_allclose(out.copy_to_host(), device + host)

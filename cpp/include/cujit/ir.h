@@ -85,7 +85,8 @@ struct GlobalValue {
     Str,
     Ellipsis,
     ExceptionClass,
-    Tuple,  // a tuple of constants (numbers, None, tuples of them): the frontend builds it as a tuple expression
+    Tuple,  // a tuple of constants (numbers, None, arrays, tuples of them): the frontend builds it as a tuple
+            // expression
     InnerFunction,  // a function defined in the function (def or lambda): `function` holds its ir::Function, whose
                     // calls passes::inline_inner_functions inlines before typing
     DeviceArray  // a device array the function captures (a global or closure variable), by reference: its data
