@@ -183,7 +183,7 @@ class FunctionLowering : public intrinsics::Emitter {
   void assign_to_view(llvm::Value* view, TypeRef vty, llvm::Value* value, TypeRef type);
   // lower_array_reductions.cpp: sum, prod, min, max or mean of every element of `ary`, as `result`.
   llvm::Value* array_reduction(const std::string& name, llvm::Value* ary, TypeRef aty, TypeRef result);
-  // lower_ufuncs.cpp: a NumPy math ufunc of array (or scalar) inputs into the output array, the last argument.
+  // lower_ufuncs.cpp: a NumPy ufunc of array (or scalar) inputs into the output array, the last argument.
   llvm::Value* ufunc_loop(const std::string& name, const std::vector<llvm::Value*>& args, const ir::Expr& e);
   llvm::Value* array_view(llvm::Value* ary, TypeRef aty, const std::vector<IndexItem>& items, TypeRef result);
   llvm::Value* array_attribute(llvm::Value* ary, TypeRef aty, const std::string& attr);

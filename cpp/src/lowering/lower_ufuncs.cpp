@@ -1,5 +1,5 @@
-// NumPy's math ufuncs on arrays in device code, with an output array as numba-cuda takes them: `np.sin(x, out)`,
-// `np.arctan2(y, x, out)` (typed in typing/infer_types.cpp: type_ufunc). One loop over the output's elements in C
+// NumPy's ufuncs on arrays in device code, with an output array as numba-cuda takes them: `np.sin(x, out)`,
+// `np.add(a, b, out)` (typed in typing/infer_types.cpp: type_ufunc). One loop over the output's elements in C
 // order; each input is an array broadcast by NumPy's rules (its axes align with the output's last ones, each of
 // the output's extent or 1) or a scalar; each element is the scalar function of the inputs' elements, converted
 // to the output's dtype. The call's value is the output array.

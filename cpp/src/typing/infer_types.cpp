@@ -679,8 +679,8 @@ class Inferer {
     return sig->result;
   }
 
-  // np.sin(x, out), np.arctan2(y, x, out): a NumPy math ufunc on arrays (or scalars) broadcast into the output
-  // array, the last argument (lowering/lower_ufuncs.cpp); its value is the output.
+  // np.sin(x, out), np.add(a, b, out): a NumPy ufunc on arrays (or scalars) broadcast into the output array, the
+  // last argument (lowering/lower_ufuncs.cpp); its value is the output.
   TypeRef type_ufunc(Expr& e, const std::string& name, const std::vector<TypeRef>& args) {
     TypeRef out = args.back();
     const std::string what = name.substr(name.find('.') + 1);
@@ -692,9 +692,7 @@ class Inferer {
     for (size_t i = 0; i + 1 < args.size(); ++i) {
       TypeRef a = args[i];
       if (a->kind() == TypeKind::Array && a->ndim() > out->ndim())
-        typing_error("np." + what + "(): an input of " + std::to_string(a->ndim()) +
-                         " dimensions does not broadcast "
-                         "to the " +
+        typing_error("np." + what + "(): a " + std::to_string(a->ndim()) + "-d input does not broadcast to the " +
                          std::to_string(out->ndim()) + "-d output",
                      e.operands[i + 1]->loc);
       scalars.push_back(a->kind() == TypeKind::Array ? a->element(0) : a);
