@@ -175,6 +175,15 @@ struct Stmt {
 // A string literal (print items, dtype names, record field names).
 bool is_string_constant(const Expr& e);
 
+// Nodes the passes that rewrite the IR build: a read of variable `v`; an integer (or, with `kind`, a boolean)
+// constant; `var = value`.
+ExprPtr var_expr(int v, SourceLoc loc);
+ExprPtr int_expr(int64_t value, SourceLoc loc, GlobalValue::Kind kind = GlobalValue::Kind::Int);
+StmtPtr assign_stmt(int var, ExprPtr value, SourceLoc loc);
+// A deep copy of `e` (null for null) as typing has not seen it (its `field` kept), each node first offered to
+// `substitute`: what it returns (not null) stands in that node's place.
+ExprPtr copy_expr(const Expr* e, const std::function<ExprPtr(const Expr&)>& substitute = {});
+
 // The constant shape of cuda.shared.array / cuda.local.array: an integer
 // literal or a tuple of them (after typing); nullopt otherwise.
 std::optional<std::vector<int64_t>> literal_shape(const Expr& shape);

@@ -50,6 +50,7 @@ using ir::Op;
 using ir::Stmt;
 using ir::StmtKind;
 using ir::StmtPtr;
+using ir::var_expr;
 
 const std::unordered_map<std::string, Op>& operator_table() {
   static const std::unordered_map<std::string, Op> table = {
@@ -597,12 +598,6 @@ class IrBuilder {
     auto it = operator_table().find(n.type);
     if (it == operator_table().end()) unsupported(where, "the operator " + n.type);
     return it->second;
-  }
-
-  ExprPtr var_expr(int v, SourceLoc loc) {
-    auto e = std::make_unique<Expr>(ExprKind::Var, loc);
-    e->var = v;
-    return e;
   }
 
   ExprPtr build_target(const SyntaxNode& n) {

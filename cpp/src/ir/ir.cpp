@@ -87,6 +87,42 @@ std::string format_source_excerpt(const std::string& filename, const std::vector
 
 bool is_string_constant(const Expr& e) { return e.kind == ExprKind::Const && e.global.kind == GlobalValue::Kind::Str; }
 
+ExprPtr var_expr(int v, SourceLoc loc) {
+  auto e = std::make_unique<Expr>(ExprKind::Var, loc);
+  e->var = v;
+  return e;
+}
+
+ExprPtr int_expr(int64_t value, SourceLoc loc, GlobalValue::Kind kind) {
+  auto e = std::make_unique<Expr>(ExprKind::Const, loc);
+  e->global.kind = kind;
+  e->global.int_value = value;
+  return e;
+}
+
+StmtPtr assign_stmt(int var, ExprPtr value, SourceLoc loc) {
+  auto s = std::make_unique<Stmt>(StmtKind::Assign, loc);
+  s->target = var_expr(var, loc);
+  s->value = std::move(value);
+  return s;
+}
+
+ExprPtr copy_expr(const Expr* e, const std::function<ExprPtr(const Expr&)>& substitute) {
+  if (e == nullptr) return nullptr;
+  if (substitute)
+    if (ExprPtr replaced = substitute(*e)) return replaced;
+  auto c = std::make_unique<Expr>(e->kind, e->loc);
+  c->op = e->op;
+  c->ops = e->ops;
+  c->var = e->var;
+  c->global = e->global;
+  c->attr = e->attr;
+  c->field = e->field;
+  for (const auto& o : e->operands) c->operands.push_back(copy_expr(o.get(), substitute));
+  for (const auto& [name, k] : e->keywords) c->keywords.emplace_back(name, copy_expr(k.get(), substitute));
+  return c;
+}
+
 std::optional<std::vector<int64_t>> literal_shape(const Expr& shape) {
   auto literal = [](const Expr& e) -> std::optional<int64_t> {
     if (e.type != nullptr && e.type->kind() == TypeKind::IntegerLiteral) return e.type->literal_value();

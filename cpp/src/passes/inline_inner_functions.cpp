@@ -35,25 +35,9 @@ std::shared_ptr<ir::Function> inner_of(const Expr& callee) {
   return std::static_pointer_cast<ir::Function>(callee.global.function);
 }
 
-ExprPtr var_ref(int v, SourceLoc loc) {
-  auto e = std::make_unique<Expr>(ExprKind::Var, loc);
-  e->var = v;
-  return e;
-}
-
-ExprPtr bool_const(bool value, SourceLoc loc) {
-  auto e = std::make_unique<Expr>(ExprKind::Const, loc);
-  e->global.kind = K::Bool;
-  e->global.int_value = value;
-  return e;
-}
-
-StmtPtr assign(int var, ExprPtr value, SourceLoc loc) {
-  auto s = std::make_unique<Stmt>(StmtKind::Assign, loc);
-  s->target = var_ref(var, loc);
-  s->value = std::move(value);
-  return s;
-}
+using ir::assign_stmt;
+using ir::int_expr;
+using ir::var_expr;
 
 bool has_value_return(const std::vector<StmtPtr>& block) {
   for (const auto& s : block)
@@ -85,24 +69,16 @@ class BodyCopy {
   BodyCopy(std::map<int, int> rename, int ret, int done) : rename_(std::move(rename)), ret_(ret), done_(done) {}
 
   ExprPtr expr(const Expr* e) const {
-    if (e == nullptr) return nullptr;
-    auto c = std::make_unique<Expr>(e->kind, e->loc);
-    c->op = e->op;
-    c->ops = e->ops;
-    c->var = e->kind == ExprKind::Var ? rename_.at(e->var) : e->var;
-    c->global = e->global;
-    c->attr = e->attr;
-    for (const auto& o : e->operands) c->operands.push_back(expr(o.get()));
-    for (const auto& [name, k] : e->keywords) c->keywords.emplace_back(name, expr(k.get()));
-    return c;
+    return ir::copy_expr(
+        e, [this](const Expr& x) { return x.kind == ExprKind::Var ? var_expr(rename_.at(x.var), x.loc) : nullptr; });
   }
 
   std::vector<StmtPtr> block(const std::vector<StmtPtr>& stmts, int loops) const {
     std::vector<StmtPtr> out;
     for (const auto& s : stmts) {
       if (s->kind == StmtKind::Return) {
-        if (s->value && ret_ >= 0) out.push_back(assign(ret_, expr(s->value.get()), s->loc));
-        if (loops > 0) out.push_back(assign(done_, bool_const(true, s->loc), s->loc));
+        if (s->value && ret_ >= 0) out.push_back(assign_stmt(ret_, expr(s->value.get()), s->loc));
+        if (loops > 0) out.push_back(assign_stmt(done_, int_expr(1, s->loc, K::Bool), s->loc));
         out.push_back(std::make_unique<Stmt>(StmtKind::Break, s->loc));
         break;  // (what follows a return never runs)
       }
@@ -117,7 +93,7 @@ class BodyCopy {
       out.push_back(std::move(c));
       if (loop && has_return(s->body)) {  // a return inside it ends the enclosing loop too
         auto check = std::make_unique<Stmt>(StmtKind::If, s->loc);
-        check->value = var_ref(done_, s->loc);
+        check->value = var_expr(done_, s->loc);
         check->body.push_back(std::make_unique<Stmt>(StmtKind::Break, s->loc));
         out.push_back(std::move(check));
       }
@@ -224,21 +200,9 @@ class Inliner {
       if (d == nullptr)
         fail(ErrorKind::TypingError,
              inner.name + "() missing required argument '" + inner.vars[inner.params[i]].name + "'", call.loc);
-      args[i] = copy_own(d);
+      args[i] = ir::copy_expr(d);
     }
     return args;
-  }
-
-  static ExprPtr copy_own(const Expr* e) {
-    auto c = std::make_unique<Expr>(e->kind, e->loc);
-    c->op = e->op;
-    c->ops = e->ops;
-    c->var = e->var;
-    c->global = e->global;
-    c->attr = e->attr;
-    for (const auto& o : e->operands) c->operands.push_back(o ? copy_own(o.get()) : nullptr);
-    for (const auto& [name, k] : e->keywords) c->keywords.emplace_back(name, copy_own(k.get()));
-    return c;
   }
 
   ExprPtr inline_call(Expr& call, ir::Function& inner, std::vector<StmtPtr>& before) {
@@ -254,26 +218,23 @@ class Inliner {
       rename[static_cast<int>(v)] = inner.vars[v].captured >= 0 ? inner.vars[v].captured : new_var(inner.vars[v].name);
     SourceLoc loc = call.loc;
     for (size_t i = 0; i < args.size(); ++i)
-      before.push_back(assign(rename.at(inner.params[i]), std::move(args[i]), loc));
+      before.push_back(assign_stmt(rename.at(inner.params[i]), std::move(args[i]), loc));
     int ret = has_value_return(inner.body) ? new_var("$" + inner.name + "_result") : -1;
     int done = -1;
     if (returns_in_loop(inner.body, false)) {
       done = new_var("$" + inner.name + "_returned");
-      before.push_back(assign(done, bool_const(false, loc), loc));
+      before.push_back(assign_stmt(done, int_expr(0, loc, K::Bool), loc));
     }
     auto once = std::make_unique<Stmt>(StmtKind::ForRange, loc);
-    once->target = var_ref(new_var("$" + inner.name + "_once"), loc);
-    auto one = std::make_unique<Expr>(ExprKind::Const, loc);
-    one->global.kind = K::Int;
-    one->global.int_value = 1;
-    once->range_args.push_back(std::move(one));
+    once->target = var_expr(new_var("$" + inner.name + "_once"), loc);
+    once->range_args.push_back(int_expr(1, loc));
     once->body = BodyCopy(std::move(rename), ret, done).block(inner.body, 0);
     std::vector<StmtPtr> inlined;
     inlined.push_back(std::move(once));
     block(inlined);  // calls of the enclosing function's other inner functions in it
     state_.active.erase(&inner);
     for (auto& s : inlined) before.push_back(std::move(s));
-    if (ret >= 0) return var_ref(ret, loc);
+    if (ret >= 0) return var_expr(ret, loc);
     auto none = std::make_unique<Expr>(ExprKind::Const, loc);
     none->global.kind = K::None;
     return none;

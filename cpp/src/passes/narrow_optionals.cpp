@@ -11,7 +11,6 @@ using ir::Expr;
 using ir::ExprKind;
 using ir::ExprPtr;
 using ir::Op;
-using ir::Stmt;
 using ir::StmtKind;
 using ir::StmtPtr;
 using K = ir::GlobalValue::Kind;
@@ -36,20 +35,13 @@ void not_none(const Expr& test, bool holds, std::vector<int>& out) {
 }
 
 StmtPtr unwrap(int var, SourceLoc loc) {
-  auto s = std::make_unique<Stmt>(StmtKind::Assign, loc);
-  auto target = std::make_unique<Expr>(ExprKind::Var, loc);
-  target->var = var;
   auto call = std::make_unique<Expr>(ExprKind::Call, loc);
   auto fn = std::make_unique<Expr>(ExprKind::Global, loc);
   fn->global.kind = K::Builtin;
   fn->global.name = fn->global.repr = "$optional_value";
   call->operands.push_back(std::move(fn));
-  auto source = std::make_unique<Expr>(ExprKind::Var, loc);
-  source->var = var;
-  call->operands.push_back(std::move(source));
-  s->target = std::move(target);
-  s->value = std::move(call);
-  return s;
+  call->operands.push_back(ir::var_expr(var, loc));
+  return ir::assign_stmt(var, std::move(call), loc);
 }
 
 void narrow(std::vector<StmtPtr>& block) {

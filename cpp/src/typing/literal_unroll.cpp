@@ -60,25 +60,9 @@ void find_jumps(const std::vector<StmtPtr>& block, bool& has_break, bool& has_co
   }
 }
 
-ExprPtr int_constant(int64_t v, SourceLoc loc, ir::GlobalValue::Kind kind = ir::GlobalValue::Kind::Int) {
-  auto e = std::make_unique<Expr>(ExprKind::Const, loc);
-  e->global.kind = kind;
-  e->global.int_value = v;
-  return e;
-}
-
-ExprPtr var_ref(int v, SourceLoc loc) {
-  auto e = std::make_unique<Expr>(ExprKind::Var, loc);
-  e->var = v;
-  return e;
-}
-
-StmtPtr assign(int var, ExprPtr value, SourceLoc loc) {
-  auto s = std::make_unique<Stmt>(StmtKind::Assign, loc);
-  s->target = var_ref(var, loc);
-  s->value = std::move(value);
-  return s;
-}
+using ir::assign_stmt;
+using ir::int_expr;
+using ir::var_expr;
 
 // One copy of the body: variables renamed through `rename`, the loop index read as the constant `element`.
 class BodyCopier {
@@ -87,19 +71,12 @@ class BodyCopier {
       : rename_(std::move(rename)), index_(index), element_(element), break_flag_(break_flag) {}
 
   ExprPtr copy(const Expr* e) const {
-    if (e == nullptr) return nullptr;
-    if (e->kind == ExprKind::Var && e->var == index_) return int_constant(element_, e->loc);
-    auto c = std::make_unique<Expr>(e->kind, e->loc);
-    c->op = e->op;
-    c->ops = e->ops;
-    c->var = e->var;
-    if (auto it = rename_.find(e->var); e->kind == ExprKind::Var && it != rename_.end()) c->var = it->second;
-    c->global = e->global;
-    c->attr = e->attr;
-    c->field = e->field;
-    for (const auto& o : e->operands) c->operands.push_back(copy(o.get()));
-    for (const auto& [name, k] : e->keywords) c->keywords.emplace_back(name, copy(k.get()));
-    return c;
+    return ir::copy_expr(e, [this](const Expr& x) -> ExprPtr {
+      if (x.kind != ExprKind::Var) return nullptr;
+      if (x.var == index_) return int_expr(element_, x.loc);
+      auto it = rename_.find(x.var);
+      return it != rename_.end() ? var_expr(it->second, x.loc) : nullptr;
+    });
   }
 
   // `depth`: loops nested inside the body so far (their break/continue are theirs).
@@ -107,7 +84,7 @@ class BodyCopier {
     std::vector<StmtPtr> out;
     for (const auto& s : block) {
       if (s->kind == StmtKind::Break && depth == 0 && break_flag_ >= 0)
-        out.push_back(assign(break_flag_, int_constant(1, s->loc, ir::GlobalValue::Kind::Bool), s->loc));
+        out.push_back(assign_stmt(break_flag_, int_expr(1, s->loc, ir::GlobalValue::Kind::Bool), s->loc));
       out.push_back(copy_stmt(*s, depth));
     }
     return out;
@@ -142,8 +119,8 @@ int new_var(ir::Function& fn, const std::string& name) {
 // A one-trip loop `for $v in range(1): body`.
 StmtPtr one_trip_loop(ir::Function& fn, std::vector<StmtPtr> body, SourceLoc loc) {
   auto loop = std::make_unique<Stmt>(StmtKind::ForRange, loc);
-  loop->target = var_ref(new_var(fn, "$unroll" + std::to_string(fn.vars.size())), loc);
-  loop->range_args.push_back(int_constant(1, loc));
+  loop->target = var_expr(new_var(fn, "$unroll" + std::to_string(fn.vars.size())), loc);
+  loop->range_args.push_back(int_expr(1, loc));
   loop->body = std::move(body);
   return loop;
 }
@@ -168,7 +145,7 @@ void version_body(Stmt& loop, ir::Function& fn, size_t count) {
 
   std::vector<StmtPtr> body;
   if (break_flag >= 0)
-    body.push_back(assign(break_flag, int_constant(0, loop.loc, ir::GlobalValue::Kind::Bool), loop.loc));
+    body.push_back(assign_stmt(break_flag, int_expr(0, loop.loc, ir::GlobalValue::Kind::Bool), loop.loc));
   for (size_t k = 0; k < count; ++k) {
     std::map<int, int> rename;
     for (int v : inside)
@@ -182,14 +159,14 @@ void version_body(Stmt& loop, ir::Function& fn, size_t count) {
     body.push_back(one_trip_loop(fn, std::move(copy), loop.loc));
     if (break_flag >= 0) {  // if $break: break
       auto check = std::make_unique<Stmt>(StmtKind::If, loop.loc);
-      check->value = var_ref(break_flag, loop.loc);
+      check->value = var_expr(break_flag, loop.loc);
       check->body.push_back(std::make_unique<Stmt>(StmtKind::Break, loop.loc));
       body.push_back(std::move(check));
     }
   }
   loop.body = std::move(body);
   loop.range_args.clear();
-  loop.range_args.push_back(int_constant(1, loop.loc));
+  loop.range_args.push_back(int_expr(1, loop.loc));
 }
 
 }  // namespace
