@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "assigned_names.h"
 #include "cujit/passes.h"
 
 namespace cujit::passes {
@@ -45,26 +46,13 @@ bool jumps(const Stmt& s) {
   }
 }
 
-void collect_assigned(const Expr& target, std::vector<bool>& assigned) {
-  if (target.kind == ExprKind::Var && target.var >= 0) assigned[target.var] = true;
-  if (target.kind == ExprKind::Tuple)
-    for (const auto& t : target.operands) collect_assigned(*t, assigned);
-}
-
-void collect_assigned(const std::vector<StmtPtr>& block, std::vector<bool>& assigned) {
-  for (const auto& s : block) {
-    if ((s->kind == StmtKind::Assign || s->kind == StmtKind::ForRange) && s->target)
-      collect_assigned(*s->target, assigned);
-    collect_assigned(s->body, assigned);
-    collect_assigned(s->orelse, assigned);
-  }
-}
-
 class Pruner {
  public:
   Pruner(ir::Function& fn, const std::vector<TypeRef>& argtypes) : fn_(fn), types_(fn.vars.size(), nullptr) {
+    std::vector<int> names;
+    assigned_names(fn.body, names);
     std::vector<bool> assigned(fn.vars.size(), false);
-    collect_assigned(fn.body, assigned);
+    for (int v : names) assigned[v] = true;
     for (size_t i = 0; i < fn.params.size() && i < argtypes.size(); ++i)
       if (!assigned[fn.params[i]]) types_[fn.params[i]] = argtypes[i];
   }

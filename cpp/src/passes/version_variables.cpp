@@ -11,6 +11,7 @@
 // keeps its first variable: typing reports it used before assignment.
 #include <algorithm>
 
+#include "assigned_names.h"
 #include "cujit/passes.h"
 
 namespace cujit::passes {
@@ -24,21 +25,6 @@ using ir::StmtPtr;
 
 // name (a variable of the frontend's) -> the version reaching a point, -1 where none does.
 using Env = std::vector<int>;
-
-void collect_targets(const Expr& target, std::vector<int>& out) {
-  if (target.kind == ExprKind::Var) out.push_back(target.var);
-  if (target.kind == ExprKind::Tuple)
-    for (const auto& t : target.operands) collect_targets(*t, out);
-}
-
-// The names a block assigns, at any depth (its loops' indices too).
-void collect_assigned(const std::vector<StmtPtr>& block, std::vector<int>& out) {
-  for (const auto& s : block) {
-    if ((s->kind == StmtKind::Assign || s->kind == StmtKind::ForRange) && s->target) collect_targets(*s->target, out);
-    collect_assigned(s->body, out);
-    collect_assigned(s->orelse, out);
-  }
-}
 
 class Versioner {
  public:
@@ -223,8 +209,8 @@ class Versioner {
     for (auto& a : s.range_args) read(a.get(), env);  // a for loop's range is evaluated once, before it
     Loop here;
     std::vector<int> assigned;
-    if (s.kind == StmtKind::ForRange) collect_targets(*s.target, assigned);
-    collect_assigned(s.body, assigned);
+    if (s.kind == StmtKind::ForRange) target_names(*s.target, assigned);
+    assigned_names(s.body, assigned);
     std::sort(assigned.begin(), assigned.end());
     assigned.erase(std::unique(assigned.begin(), assigned.end()), assigned.end());
     for (int name : assigned) {
