@@ -178,6 +178,11 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* array_getitem(const ir::Expr& e);
   llvm::Value* pointer_item(const ir::Expr& e);  // the address of p[i] for a CPointer p
   void array_setitem(const ir::Expr& target, llvm::Value* value, TypeRef type);
+  // The shape of `ary` (`ndim` axes, into `shape`) and its element count; the per-axis indices of the element at
+  // position `linear` of a C-order walk over `shape` (loops over every element: stores into views, reductions,
+  // ufuncs).
+  llvm::Value* element_count(llvm::Value* ary, int ndim, std::vector<llvm::Value*>& shape);
+  std::vector<llvm::Value*> c_order_index(llvm::Value* linear, const std::vector<llvm::Value*>& shape);
   // lower_array_assign.cpp: `value` (a scalar, or an array broadcast by numpy's rules) stored into every element
   // of the array view `view`.
   void assign_to_view(llvm::Value* view, TypeRef vty, llvm::Value* value, TypeRef type);

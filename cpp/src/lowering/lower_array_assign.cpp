@@ -21,11 +21,7 @@ void FunctionLowering::assign_to_view(Value* view, TypeRef vty, Value* value, Ty
   Value* one = b_.getInt64(1);
 
   std::vector<Value*> shape;
-  Value* total = one;
-  for (int d = 0; d < n; ++d) {
-    shape.push_back(array_field(view, kShape, d));
-    total = b_.CreateMul(total, shape.back(), "", true, true);
-  }
+  Value* total = element_count(view, n, shape);
   Value* go = b_.CreateICmpSGT(total, b_.getInt64(0));
   Value* scalar = nullptr;
   Value* backward = b_.getFalse();
@@ -49,15 +45,7 @@ void FunctionLowering::assign_to_view(Value* view, TypeRef vty, Value* value, Ty
   llvm::PHINode* k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
   k->addIncoming(b_.getInt64(0), entry);
   Value* linear = b_.CreateSelect(backward, b_.CreateSub(b_.CreateSub(total, one), k), k);
-  std::vector<Value*> index(n);
-  for (int d = n - 1; d >= 0; --d) {  // C order: the last axis varies fastest
-    if (d == 0) {
-      index[d] = linear;
-    } else {
-      index[d] = b_.CreateURem(linear, shape[d]);
-      linear = b_.CreateUDiv(linear, shape[d]);
-    }
-  }
+  std::vector<Value*> index = c_order_index(linear, shape);
   const std::vector<bool> non_negative(static_cast<size_t>(n), true);
   Value* item = scalar;
   if (from_array) {

@@ -41,11 +41,7 @@ Value* FunctionLowering::array_reduction(const std::string& name, Value* ary, Ty
   }
 
   std::vector<Value*> shape;
-  Value* total = b_.getInt64(1);
-  for (int d = 0; d < n; ++d) {
-    shape.push_back(array_field(ary, kShape, d));
-    total = b_.CreateMul(total, shape.back(), "", true, true);
-  }
+  Value* total = element_count(ary, n, shape);
   llvm::BasicBlock* entry = b_.GetInsertBlock();
   llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx_, "reduce.loop", llfn_);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "reduce.done", llfn_);
@@ -55,16 +51,7 @@ Value* FunctionLowering::array_reduction(const std::string& name, Value* ary, Ty
   llvm::PHINode* acc = b_.CreatePHI(lt, 2, "acc");
   k->addIncoming(b_.getInt64(0), entry);
   acc->addIncoming(start, entry);
-  std::vector<Value*> index(static_cast<size_t>(n));
-  Value* linear = k;
-  for (int d = n - 1; d >= 0; --d) {  // C order: the last axis varies fastest
-    if (d == 0) {
-      index[d] = linear;
-    } else {
-      index[d] = b_.CreateURem(linear, shape[d]);
-      linear = b_.CreateUDiv(linear, shape[d]);
-    }
-  }
+  std::vector<Value*> index = c_order_index(k, shape);
   Value* at = element_pointer(ary, aty, index, std::vector<bool>(static_cast<size_t>(n), true));
   Value* item = cast(load_element(at, dtype, aty->aligned() ? 0 : 1), dtype, acc_t);
   Value* next;

@@ -373,6 +373,29 @@ Value* FunctionLowering::make_c_array(TypeRef aty, Value* data, const std::vecto
 }
 
 // A global numpy array used in a kernel is frozen into constant memory.
+Value* FunctionLowering::element_count(Value* ary, int ndim, std::vector<Value*>& shape) {
+  Value* total = b_.getInt64(1);
+  for (int d = 0; d < ndim; ++d) {
+    shape.push_back(array_field(ary, kShape, d));
+    total = b_.CreateMul(total, shape.back(), "", true, true);
+  }
+  return total;
+}
+
+std::vector<Value*> FunctionLowering::c_order_index(Value* linear, const std::vector<Value*>& shape) {
+  const int n = static_cast<int>(shape.size());
+  std::vector<Value*> index(shape.size());
+  for (int d = n - 1; d >= 0; --d) {  // C order: the last axis varies fastest
+    if (d == 0) {
+      index[d] = linear;
+    } else {
+      index[d] = b_.CreateURem(linear, shape[d]);
+      linear = b_.CreateUDiv(linear, shape[d]);
+    }
+  }
+  return index;
+}
+
 // numba-cuda captures a global or closure device array by reference: the kernel reads and writes its memory
 // through the pointer it had when the kernel was compiled.
 Value* FunctionLowering::captured_array(const ir::GlobalValue& g) {

@@ -25,11 +25,7 @@ Value* FunctionLowering::ufunc_loop(const std::string& name, const std::vector<V
   element.type = sig->result;
 
   std::vector<Value*> shape;
-  Value* total = b_.getInt64(1);
-  for (int d = 0; d < n; ++d) {
-    shape.push_back(array_field(out, kShape, d));
-    total = b_.CreateMul(total, shape.back(), "", true, true);
-  }
+  Value* total = element_count(out, n, shape);
   llvm::BasicBlock* entry = b_.GetInsertBlock();
   llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx_, "ufunc.loop", llfn_);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "ufunc.done", llfn_);
@@ -37,16 +33,7 @@ Value* FunctionLowering::ufunc_loop(const std::string& name, const std::vector<V
   b_.SetInsertPoint(loop);
   llvm::PHINode* k = b_.CreatePHI(b_.getInt64Ty(), 2, "k");
   k->addIncoming(b_.getInt64(0), entry);
-  std::vector<Value*> index(static_cast<size_t>(n));
-  Value* linear = k;
-  for (int d = n - 1; d >= 0; --d) {
-    if (d == 0) {
-      index[d] = linear;
-    } else {
-      index[d] = b_.CreateURem(linear, shape[d]);
-      linear = b_.CreateUDiv(linear, shape[d]);
-    }
-  }
+  std::vector<Value*> index = c_order_index(k, shape);
   std::vector<Value*> items;
   for (size_t i = 0; i < inputs; ++i) {
     Value* item = args[i];
