@@ -113,10 +113,12 @@ void register_interfaces(py::module_& m) {
                                             "attr) -> Resolved or None");
   resolver.def(py::init<>());
   require_methods(resolver, {"resolve", "resolve_attribute"});
-  py::class_<Callee, PyCallee> callee(m, "Callee",
-                                      "What typing asks of a function called from CUDA code: _type_for_caller("
-                                      "argtypes, caller_options) -> TypedFunction; _call_parameters() -> (names, "
-                                      "defaults) or None");
+  py::class_<Callee, PyCallee> callee(
+      m, "Callee",
+      "What typing asks of a function called from CUDA code: _type_for_caller("
+      "argtypes, caller_options) -> TypedFunction (None: a call into the function being typed, "
+      "recursion); _call_parameters() -> (names, "
+      "defaults) or None");
   callee.def(py::init<>());
   require_methods(callee, {"_type_for_caller", "_call_parameters"});
   py::class_<Dispatcher, Callee, PyDispatcher> dispatcher(

@@ -98,7 +98,7 @@ TEST(Frontend, AnUndefinedNameIsLocated) {
   if (fn) {  // resolved lazily: typing reports it
     NoCallees callees;
     std::vector<std::shared_ptr<ir::TypedFunction>> called;
-    auto t = typing::infer_types(**fn, {{}, nullptr, false}, callees, called);
+    auto t = typing::infer_types(**fn, {{}, nullptr, false, nullptr}, callees, called);
     ASSERT_FALSE(t);
     EXPECT_NE(t.error().message.find("missing"), std::string::npos) << t.error().message;
     EXPECT_TRUE(t.error().loc.known());
@@ -121,7 +121,7 @@ TEST(Typing, NumbasPromotionRules) {
     auto fn = frontend::build_ir(add_source(), names);
     ASSERT_TRUE(fn);
     std::vector<std::shared_ptr<ir::TypedFunction>> called;
-    auto t = typing::infer_types(**fn, {{c.x, c.y}, nullptr, false}, callees, called);
+    auto t = typing::infer_types(**fn, {{c.x, c.y}, nullptr, false, nullptr}, callees, called);
     ASSERT_TRUE(t) << t.error().message;
     EXPECT_EQ(*t, c.result) << c.x->name() << " + " << c.y->name() << " gave " << (*t)->name();
   }
@@ -136,7 +136,7 @@ TEST(Typing, AnIntegerLiteralIsInt64) {
     auto fn = frontend::build_ir(src, names);
     ASSERT_TRUE(fn);
     std::vector<std::shared_ptr<ir::TypedFunction>> called;
-    auto t = typing::infer_types(**fn, {{arg}, nullptr, false}, callees, called);
+    auto t = typing::infer_types(**fn, {{arg}, nullptr, false, nullptr}, callees, called);
     ASSERT_TRUE(t) << t.error().message;
     EXPECT_EQ(*t, result) << arg->name();
   }
@@ -148,7 +148,7 @@ TEST(Typing, AKernelReturningAValueIsLocated) {
   auto fn = frontend::build_ir(add_source(), names);
   ASSERT_TRUE(fn);
   std::vector<std::shared_ptr<ir::TypedFunction>> called;
-  auto t = typing::infer_types(**fn, {{types::int32(), types::int32()}, nullptr, true}, callees, called);
+  auto t = typing::infer_types(**fn, {{types::int32(), types::int32()}, nullptr, true, nullptr}, callees, called);
   ASSERT_FALSE(t);
   EXPECT_EQ(t.error().kind, ErrorKind::TypeError);
   EXPECT_EQ(t.error().loc.line, 2);

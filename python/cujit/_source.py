@@ -31,6 +31,54 @@ _cache = {}
 _cache_lock = threading.Lock()
 
 
+class _Compiles(threading.local):
+    """The compiles of dispatchers in progress on this thread, innermost last: (dispatcher, key) pairs. A call
+    back into the innermost one is self-recursion, typed against the compile in progress; and a function's own
+    name, not yet bound while it compiles (an explicit signature compiles at decoration), names its dispatcher
+    (numba's temporary dispatcher map)."""
+
+    def __init__(self):
+        self.stack = []
+
+
+_compiles = _Compiles()
+
+
+class compiling:
+    """``with compiling(dispatcher, key):`` around a compile of one of `dispatcher`'s specialisations."""
+
+    def __init__(self, dispatcher, key):
+        self.entry = (dispatcher, key)
+
+    def __enter__(self):
+        _compiles.stack.append(self.entry)
+
+    def __exit__(self, *exc):
+        _compiles.stack.pop()
+
+
+def innermost_compile():
+    """The (dispatcher, key) compiling innermost on this thread, or None."""
+    return _compiles.stack[-1] if _compiles.stack else None
+
+
+def compile_in_progress(dispatcher, key):
+    """Whether this thread is compiling `dispatcher`'s specialisation `key`."""
+    return any(d is dispatcher and k == key for d, k in _compiles.stack)
+
+
+def compiles_of(dispatcher):
+    """How many compiles of `dispatcher` are in progress on this thread (nested: a call with other types)."""
+    return sum(1 for d, _ in _compiles.stack if d is dispatcher)
+
+
+def _compiling_dispatcher(pyfunc):
+    for dispatcher, _ in reversed(_compiles.stack):
+        if getattr(dispatcher, "py_func", None) is pyfunc:
+            return dispatcher
+    return None
+
+
 FRONTENDS = ("auto", "source", "bytecode")
 
 
@@ -271,6 +319,10 @@ class Resolver(_core.Resolver):
             return self.classify(self.globals[name])
         if hasattr(builtins, name):
             return self.classify(getattr(builtins, name))
+        if name == self.pyfunc.__name__:  # its own name, unbound while it compiles: a recursive call
+            dispatcher = _compiling_dispatcher(self.pyfunc)
+            if dispatcher is not None:
+                return self.classify(dispatcher)
         return None
 
     def resolve_attribute(self, is_object, key, attr):

@@ -263,6 +263,9 @@ class _CachedKernel(_Kernel):
         return super().link(cc)
 
 
+# Nested compiles of one function with new argument types at each level (f(x) calling f(x - 0.5) with an int x)
+# stop here: types that keep changing are numba's runaway recursion.
+_RECURSION_TYPE_LEVELS = 8
 _CO_VARARGS = 0x04  # inspect.CO_VARARGS (inspect imports ast and tokenize: not at `import cujit`)
 
 #: numba's dispatcher ``stats``: the disk cache's directory (None when the dispatcher does not cache) and its hits and
@@ -381,10 +384,10 @@ class CUDADispatcher(_core.Dispatcher):
         typed = self._kernels.find(argtypes, tag)
         if typed is not None:
             return typed
-        # A compile of this function in progress on this thread is a call back into it from its own callees,
-        # whatever the argument types (they may grow at each level).
         if self._kernels.compiling_here:
-            raise TypingError(f"{self.__qualname__!r} calls itself: recursive device functions are not supported")
+            self._check_recursion(argtypes, tag)
+            if _source.innermost_compile() == (self, (tuple(argtypes), tag)):
+                return None  # a call into itself, with the types being compiled: typed against that compile
         given, takes = len(argtypes), self.py_func.__code__.co_argcount
         if given != takes:
             raise TypingError(
@@ -396,10 +399,37 @@ class CUDADispatcher(_core.Dispatcher):
             signature = _core.Signature(self._declared_returns.get(tuple(argtypes)), list(argtypes))
             # (called here, not through compiler.type_function: each level of a chain of device calls nests a
             # typing in Python, so a frame less here is a deeper chain before the recursion limit)
-            typed = _core.type_function(*core_arguments(self.py_func, signature, options, self._links()))
+            with _source.compiling(self, (tuple(argtypes), tag)):
+                typed = _core.type_function(*core_arguments(self.py_func, signature, options, self._links()))
             return _core.driver.Specialisation(typed)
 
         return self._kernels.specialise(argtypes, tag, type_it)
+
+    def _check_recursion(self, argtypes, tag):
+        """A call into this function while it compiles on this thread: self-recursion with the types being
+        compiled is typed against that compile (numba types the recursive calls from the returns that do not
+        depend on them); a call with other types compiles them, nested, a few levels deep at most; a call back
+        through another function is refused."""
+        innermost = _source.innermost_compile()
+        key = (tuple(argtypes), tag)
+        if innermost == (self, key):
+            return
+        if _source.compile_in_progress(self, key):
+            if innermost is not None and innermost[0] is self:
+                raise TypingError(
+                    f"cannot type infer runaway recursion: {self.__qualname__!r} calls itself with argument types "
+                    f"({', '.join(str(t) for t in argtypes)}) it is being compiled for, through a call with others"
+                )
+            caller = getattr(innermost[0], "__qualname__", "?") if innermost else "?"
+            raise TypingError(
+                f"{self.__qualname__!r} is called back through {caller!r} while it compiles: mutually recursive "
+                "device functions are not supported (a function may call itself)"
+            )
+        if _source.compiles_of(self) >= _RECURSION_TYPE_LEVELS:
+            raise TypingError(
+                f"cannot type infer runaway recursion: {self.__qualname__!r} calls itself with new argument types "
+                f"at each level ({', '.join(str(t) for t in argtypes)} at level {_RECURSION_TYPE_LEVELS})"
+            )
 
     # -- compilation -------------------------------------------------------------------------
     def _options(self, cc=None):
@@ -427,7 +457,8 @@ class CUDADispatcher(_core.Dispatcher):
             return compiled
 
         def compile_it():
-            compiled = self._on_target.compile_kernel(self, signature, options)
+            with _source.compiling(self, (tuple(argtypes), tag)):
+                compiled = self._on_target.compile_kernel(self, signature, options)
             if options.noalias_arrays and arrays > 1:
                 compiled.if_overlap = _overlapping_variant(self, signature, cc)
             if noalias and not self._can_compile:  # the new signature may be the better match for types seen

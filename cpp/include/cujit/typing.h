@@ -50,6 +50,9 @@ struct TypingRequest {
   std::vector<TypeRef> args;
   TypeRef declared_return = nullptr;  // nullptr: infer
   bool kernel = false;                // a kernel returns nothing: a `return <value>` is an error at its line
+  // The callee its calls to itself get (the callee provider answers nullptr for them): a placeholder the caller
+  // makes the function's own name and signature once it is typed and named. nullptr: typing makes one.
+  std::shared_ptr<ir::TypedFunction> recursive_callee;
 };
 
 // Types `fn` in place for `request`. Returns the concrete return type.

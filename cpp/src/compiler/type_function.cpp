@@ -99,6 +99,19 @@ void collect_link_inputs(ir::TypedFunction& tf, const std::vector<std::shared_pt
   }
 }
 
+// The callee of a function's calls to itself: its name, signature and ABI, not its body (lowering finds the
+// function being lowered by its symbol; a reference to its body would be a cycle).
+void name_recursive_callee(ir::TypedFunction& recursive, const ir::TypedFunction& tf) {
+  recursive.symbol = tf.symbol;
+  recursive.env_symbol = tf.env_symbol;
+  recursive.sig = tf.sig;
+  recursive.c_abi = tf.c_abi;
+  recursive.fn = std::make_shared<ir::Function>();
+  recursive.fn->name = tf.fn->name;
+  recursive.fn->qualname = tf.fn->qualname;
+  recursive.fn->module = tf.fn->module;
+}
+
 }  // namespace
 
 Expected<std::shared_ptr<ir::TypedFunction>> type_function(
@@ -123,7 +136,8 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
   tf->kernel = options.kernel;
   tf->c_abi = options.abi == Abi::C;
   tf->always_inline = !options.kernel && (options.forceinline || options.inline_always);
-  typing::TypingRequest request{signature.args, signature.return_type, options.kernel};
+  auto recursive = std::make_shared<ir::TypedFunction>();
+  typing::TypingRequest request{signature.args, signature.return_type, options.kernel, recursive};
   auto ret = typing::infer_types(*tf->fn, request, callees, tf->callees);
   clock.lap(telemetry::Stage::Typing);
   if (!ret) return ret.error();
@@ -134,6 +148,7 @@ Expected<std::shared_ptr<ir::TypedFunction>> type_function(
   tf->cooperative = tf->fn->cooperative;
   name_function(*tf, options);
   collect_link_inputs(*tf, own_links);
+  if (recursive.use_count() > 1) name_recursive_callee(*recursive, *tf);
   return tf;
 }
 

@@ -47,12 +47,30 @@ class Inferer {
       fail(ErrorKind::TypeError, fn_.name + "() takes " + std::to_string(fn_.params.size()) +
                                      " positional arguments but the signature has " + std::to_string(req.args.size()));
     for (size_t i = 0; i < req.args.size(); ++i) fn_.vars[fn_.params[i]].type = req.args[i];
+    declared_return_ = req.declared_return;
+    recursive_callee_ = req.recursive_callee;
+    const bool falls_off_end = !always_returns(fn_.body);
     for (int iteration = 0;; ++iteration) {
       changed_ = false;
       returns_ = nullptr;
       returns_none_ = false;
       type_block(fn_.body);
+      // Self-recursion without a declared return type: its calls have the type the returns gave last round
+      // (none at first: numba types them from the returns that do not depend on them), until it is stable.
+      if (self_ != nullptr && declared_return_ == nullptr) {
+        const bool none_too = returns_none_ || falls_off_end;
+        TypeRef now = returns_ && none_too ? types::optional(returns_) : returns_;
+        if (now == nullptr && none_too) now = types::none();
+        if (now != recursive_return_) {
+          recursive_return_ = now;
+          changed_ = true;
+        }
+      }
       if (!changed_) break;
+      if (iteration > 64 && self_ != nullptr && declared_return_ == nullptr)
+        typing_error("Return type of recursive function does not converge: " + fn_.name +
+                         " (its recursive calls make its return type grow)",
+                     self_call_loc_);
       if (iteration > 64) fail(ErrorKind::TypingError, "type inference did not converge in " + fn_.name);
     }
     final_ = true;
@@ -791,10 +809,25 @@ class Inferer {
         if (!err.loc.known()) err.loc = e.loc;
         throw CompileError(err.kind, err.message, err.loc);
       }
-      it = callee_cache_.emplace(key, *typed).first;
-      called_.push_back(*typed);
+      if (*typed == nullptr) {  // a call into this function, with its own argument types: recursion
+        if (self_ == nullptr) self_ = recursive_callee_ ? recursive_callee_ : std::make_shared<ir::TypedFunction>();
+        it = callee_cache_.emplace(key, self_).first;
+      } else {
+        it = callee_cache_.emplace(key, *typed).first;
+        called_.push_back(*typed);
+      }
     }
     e.callee = it->second;
+    if (it->second == self_) {
+      if (!self_call_loc_.known()) self_call_loc_ = e.loc;
+      e.operand_types = args;
+      if (declared_return_ != nullptr) return declared_return_;
+      if (recursive_return_ == nullptr && final_)
+        typing_error(
+            "cannot type infer runaway recursion: every return of '" + fn_.name + "' depends on its call to itself",
+            e.loc);
+      return recursive_return_;
+    }
     e.operand_types = it->second->sig.args;
     return it->second->sig.return_type;
   }
@@ -877,6 +910,12 @@ class Inferer {
   std::map<void*, std::optional<CalleeProvider::Parameters>> parameters_;  // per callee, see bind_device_arguments
   bool final_ = false;
   bool changed_ = false;
+  // The callee of its calls to itself (a placeholder named as the function once it is typed) and the return type
+  // they have: the declared one, or the one its returns gave in the last round of inference.
+  std::shared_ptr<ir::TypedFunction> self_, recursive_callee_;
+  TypeRef declared_return_ = nullptr;
+  TypeRef recursive_return_ = nullptr;
+  SourceLoc self_call_loc_;  // the first call to itself
   TypeRef returns_ = nullptr;
   SourceLoc value_return_loc_;  // the first `return <value>` (not None): where a kernel's return is reported
   bool returns_none_ = false;
