@@ -1,5 +1,5 @@
 """Library functions numba-cuda has in device code (issue 42): math.frexp, math.ldexp, math.modf, complex ``**`` and
-``pow()``, ``int.bit_count()``, ``divmod()``, whole-array reductions (``a.sum()``, ``np.amax(a)``...), NumPy's math ufuncs on arrays with an output array
+``pow()``, ``int.bit_count()``, ``divmod()``, ``range`` (its attributes, ``len``, indexing, ``in``, mixed integer types, a zero step at run time), whole-array reductions (``a.sum()``, ``np.amax(a)``...), NumPy's math ufuncs on arrays with an output array
 (``np.sin(x, out)``, ``np.add(a, b, out)``, broadcast by NumPy's rules). Compiled on both frontends everywhere (the PTX assembled), and run against NumPy
 and Python on fresh random data where kernels run (a GPU, or the CPU target)."""
 
@@ -65,13 +65,39 @@ def bit_counts(out, a, b, c):
     out[0] = a.bit_count()
     out[1] = b.bit_count()
     out[2] = c.bit_count()
+
+def ranges(out, a, b, c, u):
+    r = range(a, b, c)
+    out[0] = len(r)
+    out[1] = r[1] + r[-1]
+    out[2] = r.start * 100 + r.stop * 10 + r.step
+    out[3] = (a + c) in r
+    for x in range(u, a):  # uint32 and int64
+        out[4] += x
+    for j, x in enumerate(range(b, a, -2)):
+        out[5] += j * x
+    for x in range(10, 0, c - c):  # a zero step known at run time: no iteration (and no trap)
+        out[6] += 1
+    for x in r:
+        out[7] += x
+    else:
+        out[8] = len(range(b, a))
 """
+
+
+
+def ranges_expected(a, b, c, u):
+    r = range(a, b, c)
+    out = [len(r), r[1] + r[-1], r.start * 100 + r.stop * 10 + r.step, (a + c) in r, sum(range(u, a)), 0, 0, sum(r)]
+    out[5] = sum(j * x for j, x in enumerate(range(b, a, -2)))
+    return out + [len(range(b, a))]
 
 SIGS = {
     "float_parts": "void(float32[::1], float32[::1], int32[::1], float32[::1], float32[::1], float32[::1])",
     "complex_power": "void(complex128[::1], complex128[::1], complex128[::1], complex128[::1])",
     "bit_counts": "void(int64[::1], uint8, int32, uint64)",
     "divisions": "void(float64[::1], int64, int64, float64, float64)",
+    "ranges": "void(int64[::1], int64, int64, int64, uint32)",
     "reductions": "void(float64[::1], float32[:, :])",
     "ufuncs": "void(float64[:, ::1], float32[::1], float64[:, ::1], float64[:, ::1], float32[:, :], float64[:, ::1], "
     "float64[:, ::1], float64[::1])",
@@ -149,6 +175,17 @@ def test_bit_count_run(frontend):
     out = np.zeros(3, np.int64)
     kernel[1, 1](out, a, b, c)
     assert list(out) == [int(a).bit_count(), int(b).bit_count(), int(c).bit_count()]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_ranges_run(frontend):
+    kernel = cuda.jit(define(PROGRAM, frontend)["ranges"])
+    rng = np.random.default_rng()
+    a, b, c, u = int(rng.integers(0, 10)), int(rng.integers(20, 40)), int(rng.integers(1, 5)), int(rng.integers(0, 5))
+    out = np.zeros(9, np.int64)
+    kernel[1, 1](out, a, b, c, np.uint32(u))
+    assert list(out) == ranges_expected(a, b, c, u)
 
 
 @pytest.mark.gpu

@@ -822,6 +822,8 @@ Value* FunctionLowering::attribute(const Expr& e) {
     return array_attribute(lower_expr(*e.operands[0]), e.operands[0]->type, e.attr);
   TypeRef t = e.operand_types[0];
   Value* v = lower_as(*e.operands[0], t);
+  if (t->kind() == TypeKind::Range)  // {start, stop, step}
+    return b_.CreateExtractValue(v, e.attr == "start" ? 0 : e.attr == "stop" ? 1 : 2);
   const intrinsics::Intrinsic* in = intrinsics::find(t->name() + "." + e.attr);  // float32x4.x: a table row
   if (in && in->kind == intrinsics::Intrinsic::Kind::Attribute) return intrinsic_call(*in, {v}, e);
   if (t->is_complex()) return b_.CreateExtractValue(v, e.attr == "real" ? 0 : 1);

@@ -267,17 +267,20 @@ Value* FunctionLowering::range_length(Value* start, Value* stop, Value* step, Ty
   auto* cstep = llvm::dyn_cast<llvm::ConstantInt>(step);
   auto zero = llvm::ConstantInt::get(ity, 0);
   auto one = llvm::ConstantInt::get(ity, 1);
+  // A step known only at run time divides as 1 where it is 0 (a count then not used): a division by zero traps on
+  // the CPU target.
+  Value* divisor = cstep ? step : b_.CreateSelect(b_.CreateICmpEQ(step, zero), one, step);
   // Number of iterations for a positive (up) or negative (down) step.
   auto up_count = [&]() -> Value* {
     Value* nonempty = is_signed ? b_.CreateICmpSLT(start, stop) : b_.CreateICmpULT(start, stop);
     Value* diff = b_.CreateSub(stop, start);
-    Value* n = (cstep && cstep->isOne()) ? diff : b_.CreateAdd(b_.CreateUDiv(b_.CreateSub(diff, one), step), one);
+    Value* n = (cstep && cstep->isOne()) ? diff : b_.CreateAdd(b_.CreateUDiv(b_.CreateSub(diff, one), divisor), one);
     return b_.CreateSelect(nonempty, n, zero);
   };
   auto down_count = [&]() -> Value* {
     Value* nonempty = b_.CreateICmpSGT(start, stop);
     Value* diff = b_.CreateSub(start, stop);
-    Value* neg = b_.CreateNeg(step);
+    Value* neg = b_.CreateNeg(divisor);
     Value* n = (cstep && cstep->isMinusOne()) ? diff : b_.CreateAdd(b_.CreateUDiv(b_.CreateSub(diff, one), neg), one);
     return b_.CreateSelect(nonempty, n, zero);
   };

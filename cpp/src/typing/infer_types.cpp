@@ -841,6 +841,10 @@ class Inferer {
       if (TypeRef r = array_attribute_type(t, e.attr)) return r;
     }
     if (t->kind() == TypeKind::NumberClass && e.attr == "type") return t;  // arr.dtype.type: the scalar type
+    if (t->kind() == TypeKind::Range && (e.attr == "start" || e.attr == "stop" || e.attr == "step")) {
+      e.operand_types = {t};
+      return t->element(0);
+    }
     if (t->is_number() && (e.attr == "real" || e.attr == "imag")) {
       e.operand_types = {t};
       return t->is_complex() ? types::float_(t->bitwidth() / 2) : t;
