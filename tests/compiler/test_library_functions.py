@@ -85,12 +85,12 @@ def ranges(out, a, b, c, u):
 """
 
 
-
 def ranges_expected(a, b, c, u):
     r = range(a, b, c)
     out = [len(r), r[1] + r[-1], r.start * 100 + r.stop * 10 + r.step, (a + c) in r, sum(range(u, a)), 0, 0, sum(r)]
     out[5] = sum(j * x for j, x in enumerate(range(b, a, -2)))
     return out + [len(range(b, a))]
+
 
 SIGS = {
     "float_parts": "void(float32[::1], float32[::1], int32[::1], float32[::1], float32[::1], float32[::1])",
