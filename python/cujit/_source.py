@@ -19,6 +19,7 @@ import threading
 import types as _pytypes
 
 from cujit import _core
+from cujit import _typeof
 from cujit import types as _types
 from cujit.errors import TypingError, UnsupportedError
 
@@ -388,6 +389,8 @@ class Resolver(_core.Resolver):
             return _R.type(_core.types.lookup(known.scalar_types[obj]))
         if np is not None and isinstance(obj, np.dtype) and obj.name in _NUMPY_SCALARS + ("bool",):
             return _R.type(_core.types.lookup("boolean" if obj.name == "bool" else obj.name))
+        if np is not None and isinstance(obj, np.dtype) and obj.fields is not None:  # a structured dtype: a record
+            return _R.type(_typeof.from_dtype(obj))
         if np is not None and isinstance(obj, np.ndarray):
             return self._ndarray(obj, np)
         cai = getattr(obj, "__cuda_array_interface__", None) if not isinstance(obj, type) else None

@@ -200,7 +200,6 @@ MISUSE = [
     (V.missing_component, "v.z", "Unknown attribute 'z' of type float32x2"),
     (V.vector_arithmetic, "v + v", "No implementation of operator '+' for operands (float32x2, float32x2)"),
     (V.store_vector, "out[0] = v", "cannot store a value of type float32x2 into an array of float32"),
-    (V.vector_array, "cuda.float32x4", "arrays of vector types (cuda.float32x4) are not supported"),
     (V.complex_component, "cuda.float32x2(1j, 2.0)", "a complex128 does not convert to float32"),
     (V.assign_thread_index, "t.x", "cannot assign to 'x' of a Dim3"),
     (V.index_vector, "v[0]", "cannot index a value of type float32x2"),

@@ -318,11 +318,6 @@ def store_vector(out):
     out[0] = v
 
 
-def vector_array(out):
-    a = cuda.local.array(4, cuda.float32x4)
-    out[0] = a[0].x
-
-
 def complex_component(out):
     v = cuda.float32x2(1j, 2.0)
     out[0] = v.x

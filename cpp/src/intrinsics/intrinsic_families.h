@@ -20,6 +20,7 @@ void add_atomics(Table& t);             // atomics.cpp
 void add_warp_functions(Table& t);      // warp_functions.cpp
 void add_bit_functions(Table& t);       // bit_functions.cpp
 void add_memory_arrays(Table& t);       // memory_arrays.cpp
+void add_raw_arrays(Table& t);          // raw_arrays.cpp (cuda.carray, cuda.farray)
 void add_half_precision(Table& t);      // half_precision.cpp
 void add_bfloat16(Table& t);            // bfloat16.cpp (cuda.bf16)
 void add_libdevice(Table& t);           // libdevice_functions.cpp

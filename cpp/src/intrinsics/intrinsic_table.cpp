@@ -14,6 +14,7 @@ const Table& table() {
     add_warp_functions(t);
     add_bit_functions(t);
     add_memory_arrays(t);
+    add_raw_arrays(t);
     add_half_precision(t);
     add_bfloat16(t);
     add_libdevice(t);

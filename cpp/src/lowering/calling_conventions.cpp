@@ -239,7 +239,8 @@ llvm::Function* FunctionLowering::declare() {
   }
   if (!tf_.c_abi && !tf_.kernel) {
     arg->setName(".ret");
-    arg->addAttr(llvm::Attribute::NoAlias);
+    // A record's slot may be an argument too: the record a previous call at the caller's site returned.
+    if (tf_.sig.return_type->kind() != TypeKind::Record) arg->addAttr(llvm::Attribute::NoAlias);
     arg->addAttr(llvm::Attribute::getWithCaptureInfo(ctx_, llvm::CaptureInfo::none()));
     ++arg;
   }
@@ -304,7 +305,12 @@ void FunctionLowering::emit_return(Value* value, TypeRef type) {
       b_.CreateRet(data);
     return;
   }
-  if (!returns_none) b_.CreateStore(data, ret_slot_);
+  if (rt->kind() == TypeKind::Record) {  // a record is returned by value: its bytes, into the caller's slot
+    llvm::Align align(types::alignment(rt));
+    b_.CreateMemMove(ret_slot_, align, data, align, types::itemsize(rt));  // (it may be the slot itself)
+  } else if (!returns_none) {
+    b_.CreateStore(data, ret_slot_);
+  }
   b_.CreateRet(b_.getInt32(0));
 }
 
@@ -322,9 +328,17 @@ Value* FunctionLowering::emit_device_call(const ir::Expr& call, std::vector<Valu
     if (rt->kind() == TypeKind::None) return b_.getInt8(0);
     return state_.model.data_to_value(b_, result, rt);
   }
-  Type* slot_type = rt->kind() == TypeKind::None ? Type::getInt8Ty(ctx_) : state_.model.data_type(rt);
+  // A record comes back by value: the slot holds its bytes, and the record is the slot.
+  const bool record = rt->kind() == TypeKind::Record;
+  Type* slot_type = rt->kind() == TypeKind::None ? Type::getInt8Ty(ctx_)
+                    : record                     ? state_.model.storage_type(rt)
+                                                 : state_.model.data_type(rt);
   llvm::AllocaInst* slot = entry_alloca(slot_type, "callee.ret");
-  b_.CreateStore(llvm::Constant::getNullValue(slot_type), slot);
+  // (A record's slot is not cleared first: an argument may be the record a previous call at this site returned.)
+  if (record)
+    slot->setAlignment(llvm::Align(types::alignment(rt)));
+  else
+    b_.CreateStore(llvm::Constant::getNullValue(slot_type), slot);
   std::vector<Value*> flat;
   if (context_ != nullptr) flat.push_back(context_);
   flat.push_back(slot);
@@ -340,6 +354,7 @@ Value* FunctionLowering::emit_device_call(const ir::Expr& call, std::vector<Valu
     b_.SetInsertPoint(ok_bb);
   }
   if (rt->kind() == TypeKind::None) return b_.getInt8(0);
+  if (record) return slot;
   return state_.model.data_to_value(b_, b_.CreateLoad(slot_type, slot), rt);
 }
 

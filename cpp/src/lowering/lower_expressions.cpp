@@ -59,6 +59,7 @@ Value* FunctionLowering::cast(Value* v, TypeRef from, TypeRef to) {
   }
   if (from->kind() == TypeKind::Optional)  // used as its value (numba checks nothing on the GPU either)
     return cast(b_.CreateExtractValue(v, 0), from->element(0), to);
+  if (to->kind() == TypeKind::Record && from->is_tuple()) return record_from_tuple(v, from, to);
   if (from->kind() == TypeKind::FP8) return intrinsics::fp8_to_number(*this, v, from, to);
   if (to->kind() == TypeKind::FP8) return intrinsics::number_to_fp8(*this, v, from, to);
   if (from->kind() == TypeKind::BFloat16) return cast(intrinsics::bfloat16_to_float(*this, v), types::float32(), to);

@@ -30,4 +30,16 @@ void FunctionLowering::store_field(const Expr& target, Value* value, TypeRef typ
   store_element(ptr, cast(value, type, ft), ft, record->aligned() ? 0 : 1);
 }
 
+// A tuple stored into or returned as a record: a new record (bytes of this frame) written field by field.
+Value* FunctionLowering::record_from_tuple(Value* tuple, TypeRef from, TypeRef record) {
+  llvm::AllocaInst* bytes = entry_alloca(state_.model.storage_type(record), "record");
+  bytes->setAlignment(llvm::Align(types::alignment(record)));
+  for (size_t i = 0; i < record->count(); ++i) {
+    TypeRef ft = record->element(i);
+    Value* item = cast(b_.CreateExtractValue(tuple, static_cast<unsigned>(i)), from->element(i), ft);
+    store_element(record_field_address(bytes, record, static_cast<int>(i)), item, ft, record->aligned() ? 0 : 1);
+  }
+  return bytes;
+}
+
 }  // namespace cujit::lowering

@@ -259,6 +259,9 @@ int64_t itemsize(TypeRef dtype) {
       return dtype->byte_size();
     case TypeKind::Vector:
       return static_cast<int64_t>(dtype->count()) * itemsize(dtype->element(0));
+    case TypeKind::CPointer:
+    case TypeKind::VoidPtr:
+      return 8;  // a pointer of the 64-bit targets (a pointer's type has no bit width)
     default:
       return dtype->is_boolean() ? 1 : dtype->bitwidth() / 8;
   }

@@ -84,7 +84,8 @@ class Inferer {
       fail(ErrorKind::TypeError,
            "CUDA kernel must have void return type (this kernel returns " + returns_->name() + ")", value_return_loc_);
     if (req.declared_return) {
-      if (returns_ && can_convert(inferred, req.declared_return) == Conversion::Impossible)
+      if (returns_ && can_convert(inferred, req.declared_return) == Conversion::Impossible &&
+          !storable(inferred, req.declared_return))
         fail(ErrorKind::TypingError,
              "cannot convert the return value of type " + inferred->name() + " to the declared return type " +
                  req.declared_return->name(),
@@ -213,9 +214,21 @@ class Inferer {
   // A value of type t can be stored as an item of type `item` (an Optional number stores its value; a bfloat16
   // widens to the item's type).
   static bool storable(TypeRef t, TypeRef item) {
+    if (t == item && (item->kind() == TypeKind::Record || item->kind() == TypeKind::Vector)) return true;
+    if (item->kind() == TypeKind::Record) return storable_as_record(t, item);
     TypeRef value = types::optional_value(t);
     return (value->is_number() || value->kind() == TypeKind::BFloat16) &&
            can_convert(t, item) != Conversion::Impossible;
+  }
+
+  // A tuple stored into (or returned as) a record: field by field, each item storable into its field.
+  static bool storable_as_record(TypeRef t, TypeRef record) {
+    if (!t->is_tuple() || t->count() != record->count()) return false;
+    for (size_t i = 0; i < t->count(); ++i) {
+      TypeRef field = record->element(i);
+      if (field->kind() == TypeKind::NestedArray || !storable(t->element(i), field)) return false;
+    }
+    return true;
   }
 
   // A store into an array view (numba's setitem with slices): a scalar is broadcast to every element, an array
@@ -274,7 +287,7 @@ class Inferer {
       TypeRef ary = ts[0];
       if (ary->kind() == TypeKind::CPointer) {  // p[i] = v
         TypeRef item = pointer_item_type(ary, ts[1], target.operands[1]->loc);
-        if (!storable(t, item))
+        if (!storable(t, item) && !(t == item && item->kind() == TypeKind::VoidPtr))
           typing_error("cannot store a value of type " + t->name() + " through a pointer to " + item->name(), loc);
         target.type = item;
         return;
@@ -290,8 +303,7 @@ class Inferer {
         target.type = item;
         return;
       }
-      bool same_record = item->kind() == TypeKind::Record && t == item;  // copied byte for byte
-      if (!same_record && !storable(t, item))
+      if (!storable(t, item))
         typing_error("cannot store a value of type " + t->name() + " into an array of " + item->name(), loc);
       target.type = item;
       return;
@@ -604,14 +616,12 @@ class Inferer {
       if (held == nullptr) return nullptr;
       if (held->kind() == TypeKind::NumberClass) t = held->element(0);
     }
-    if (dtype.kind == ExprKind::Global && dtype.global.kind == K::Builtin &&
-        types::lookup_vector(dtype.global.name.substr(dtype.global.name.rfind('.') + 1)))
-      typing_error("arrays of vector types (" + dtype.global.name +
-                       ") are not supported, as in numba-cuda: use an "
-                       "array of the base type with one axis more",
-                   dtype.loc);
+    if (dtype.kind == ExprKind::Global && dtype.global.kind == K::Builtin)  // cuda.float32x2: a vector type
+      if (TypeRef vector = types::lookup_vector(dtype.global.name.substr(dtype.global.name.rfind('.') + 1))) t = vector;
+    if (t != nullptr && (t->kind() == TypeKind::Record || t->kind() == TypeKind::Vector)) return t;
     if (t == nullptr || !t->is_number() || t->is_literal())
-      typing_error("dtype must be a numba or numpy scalar type (or its name)", dtype.loc);
+      typing_error("dtype must be a numba or numpy scalar type (or its name), a record type or a vector type",
+                   dtype.loc);
     return t;
   }
 
