@@ -1,0 +1,168 @@
+"""Records and raw memory as values (issue 43, first part), on both frontends: an argmax-by-key reduction over
+(value, index) records whose operator returns one operand, or a tuple converted to the record; a device function
+returning a record; a local array of records filled and copied out; a local array of a vector type; a record
+stored through a pointer; ``cuda.carray``/``cuda.farray`` over two arrays of different dtypes with an atomic;
+loads through a pointer to pointers and ``void*`` stores. Compiled everywhere (PTX assembled by the suite's ptxas
+check), run against NumPy where kernels run."""
+
+import numpy as np
+import pytest
+
+import gpu_support
+from frontends import FRONTENDS, define
+
+from cujit import cuda, from_dtype, types
+
+pytestmark = pytest.mark.parametrize("frontend", FRONTENDS)
+
+PAIR = np.dtype([("v", np.float32), ("i", np.int32)], align=True)
+
+PROGRAM = """
+import numpy as np
+from cujit import cuda
+
+@cuda.jit(device=True)
+def larger(a, b):  # returns one of its operands
+    return a if a.v > b.v else b
+
+@cuda.jit(R(R, R), device=True)
+def larger_tuple(a, b):  # returns a tuple, converted field by field to the declared record
+    if a.v > b.v:
+        return (a.v, a.i)
+    return (b.v, b.i)
+
+@cuda.jit(device=True)
+def make_pair(v, i):  # a device function returning a record
+    out = cuda.local.array(1, PAIR)
+    out[0] = (v, i)
+    return out[0]
+
+def argmax(vals, out):
+    items = cuda.local.array(8, PAIR)  # a local array of records, filled and copied out
+    for i in range(vals.size):
+        items[i] = (vals[i], i)
+    best = items[0]
+    best_tuple = items[0]
+    for i in range(1, vals.size):
+        best = larger(best, items[i])
+        best_tuple = larger_tuple(best_tuple, items[i])
+    out[0] = best
+    out[1] = best_tuple
+    out[2] = make_pair(vals[0] * 2, 42)
+    for i in range(vals.size):
+        out[3 + i] = items[i]
+
+def vectors(out):
+    v = cuda.local.array(2, cuda.float32x2)
+    v[0] = cuda.float32x2(1.5, 2.5)
+    v[1] = v[0]
+    out[0] = v[1].x + v[1].y
+
+def through_pointer(out, src):
+    p = ffi.from_buffer(out)  # a CPointer(Record): the record stored through it
+    p[0] = src[1]
+    p[1] = (src[0].v + 1, 7)
+
+def views(x, y, n, m, out):
+    a = cuda.carray(ffi.from_buffer(x), (n, m))
+    f = cuda.farray(ffi.from_buffer(y), (n, m), np.int32)
+    s = 0.0
+    for i in range(n):
+        for j in range(m):
+            s += a[i, j] * 10 + f[i, j]
+    cuda.atomic.add(f, (0, 1), 7)
+    out[0] = s
+    out[1] = len(a) * 1000 + a.shape[1] * 100 + a[1:, 1].sum()
+
+def pointers(states, slots, value, out):
+    out[0] = states[0][1]
+    slots[0] = value
+"""
+
+SIGNATURES = {
+    "argmax": "void(float32[::1], R[::1])",
+    "vectors": "void(float32[::1])",
+    "through_pointer": "void(R[::1], R[::1])",
+    "views": "void(float32[::1], int32[::1], int64, int64, float64[::1])",
+}
+
+
+@pytest.fixture
+def scope(frontend):
+    cffi = pytest.importorskip("cffi")
+    return define(PROGRAM, frontend, {"R": from_dtype(PAIR), "PAIR": PAIR, "ffi": cffi.FFI()})
+
+
+def signature(name):
+    R = from_dtype(PAIR)
+    args = SIGNATURES[name][len("void(") : -1].split(", ")
+    table = {"R[::1]": R[::1], "float32[::1]": types.float32[::1], "int32[::1]": types.int32[::1]}
+    table.update({"int64": types.int64, "float64[::1]": types.float64[::1]})
+    return tuple(table[a] for a in args)
+
+
+@pytest.mark.parametrize("name", list(SIGNATURES))
+def test_compiles(scope, name):
+    ptx, _ = cuda.compile_ptx(scope[name], signature(name), cc=(9, 0))
+    assert ".entry" in ptx
+
+
+def test_pointer_to_pointers_and_void_pointer_stores(scope):
+    argtypes = (
+        types.CPointer(types.CPointer(types.int32)),
+        types.CPointer(types.voidptr),
+        types.voidptr,
+        types.int32[::1],
+    )
+    ptx, _ = cuda.compile_ptx(scope["pointers"], argtypes, cc=(9, 0))
+    assert "ld.u64" in ptx or "ld.global.u64" in ptx or "ld.b64" in ptx or "ld.global.b64" in ptx, ptx
+
+
+def test_record_return_types(scope):
+    R = from_dtype(PAIR)
+    assert scope["larger"].compile_device((R, R)).signature.return_type == R
+    assert scope["make_pair"].compile_device((types.float32, types.int32)).signature.return_type == R
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_argmax_by_key_runs(scope):
+    vals = np.random.default_rng().random(8).astype(np.float32)
+    out = np.zeros(11, PAIR)
+    cuda.jit(scope["argmax"])[1, 1](vals, out)
+    k = int(vals.argmax())
+    assert tuple(out[0]) == (vals[k], k) and tuple(out[1]) == (vals[k], k)
+    assert tuple(out[2]) == (np.float32(vals[0] * 2), 42)
+    np.testing.assert_array_equal(out["v"][3:], vals)
+    np.testing.assert_array_equal(out["i"][3:], np.arange(8))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_vectors_and_pointers_run(scope):
+    out = np.zeros(1, np.float32)
+    cuda.jit(scope["vectors"])[1, 1](out)
+    assert out[0] == 4.0
+    src = np.zeros(2, PAIR)
+    src["v"], src["i"] = np.random.default_rng().random(2), [3, 4]
+    got = np.zeros(2, PAIR)
+    cuda.jit(scope["through_pointer"])[1, 1](got, src)
+    assert tuple(got[0]) == tuple(src[1]) and tuple(got[1]) == (np.float32(src[0]["v"] + 1), 7)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_carray_and_farray_run(scope):
+    rng = np.random.default_rng()
+    n, m = int(rng.integers(2, 5)), int(rng.integers(2, 5))
+    x = rng.random(n * m).astype(np.float32)
+    y = rng.integers(0, 100, n * m).astype(np.int32)
+    before = y.copy()
+    out = np.zeros(2)
+    cuda.jit(scope["views"])[1, 1](x, y, n, m, out)
+    a, f = x.reshape(n, m), before.reshape((n, m), order="F")
+    np.testing.assert_allclose(out[0], (a.astype(np.float64) * 10 + f).sum(), rtol=1e-6)
+    np.testing.assert_allclose(out[1], n * 1000 + m * 100 + a[1:, 1].astype(np.float64).sum(), rtol=1e-6)
+    expect = before.copy()
+    expect[n] += 7  # (0, 1) in Fortran order
+    np.testing.assert_array_equal(y, expect)
