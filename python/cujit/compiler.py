@@ -279,8 +279,8 @@ def check_abi(abi):
         raise NotImplementedError(f"Unsupported ABI: {abi!s} (the ABIs are 'numba' and 'c')")
 
 
-def _check_common(output, forceinline, device, abi, launch_bounds):
-    if output not in ("ptx", "ltoir"):
+def _check_common(output, forceinline, device, abi, launch_bounds, outputs=("ptx", "ltoir")):
+    if output not in outputs:
         raise NotImplementedError(f"Unsupported output type: {output}")
     if forceinline and output != "ltoir":
         raise ValueError("Can only designate forced inlining in LTO-IR")
@@ -308,8 +308,17 @@ def compile(
 ):
     """Compile a Python function to PTX for use from other languages.
 
-    Defaults to a device function with the C ABI. Returns ``(ptx, return_type)``.
+    Defaults to a device function with the C ABI. Returns ``(code, return_type)``: PTX (``output="ptx"``), LTO-IR
+    (``"ltoir"``) or the optimised LLVM IR as text (``"llvm"``, for tools that transform it and link the result back
+    with ``declare_device``).
     """
+    _check_common(output, forceinline, device, abi, launch_bounds, ("ptx", "ltoir", "llvm"))
+    if output == "llvm":
+        pyfunc, signature, options = _prepare(
+            pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, "ptx", False, launch_bounds
+        )
+        compiled = compile_request(pyfunc, signature, options, output="ptx")
+        return compiled.code.llvm_ir, compiled.typed.return_type
     pyfunc, signature, options = _prepare(
         pyfunc, sig, debug, lineinfo, device, fastmath, cc, opt, abi, abi_info, output, forceinline, launch_bounds
     )

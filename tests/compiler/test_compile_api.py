@@ -531,3 +531,39 @@ def test_options_do_not_leak_between_compilations(subject, disturb):
         cuda.compile_ptx(add if disturb["device"] else kernel_body, (int32, int32), **disturb)
     after, _ = cuda.compile_ptx(func, (int32, int32), **subject)
     assert _without_uids(after) == _without_uids(before)
+
+
+def scaled(x, y):
+    return x * y + 1.0
+
+
+def test_llvm_output_is_optimised_ir_a_tool_can_link_back(tmp_path):
+    """output="llvm": the optimised LLVM IR of a device function as text (issue 43), which a tool may transform,
+    assemble with llc and link back through declare_device."""
+    import shutil
+
+    from cujit import _core
+
+    ir, resty = cuda.compile(
+        scaled, "float64(float64, float64)", output="llvm", cc=(9, 0), abi_info={"abi_name": "scaled_udf"}
+    )
+    assert resty == float64 and isinstance(ir, str)
+    assert 'target triple = "nvptx64-nvidia-cuda"' in ir and "define double @scaled_udf(double" in ir
+    with pytest.raises(ValueError, match="forced inlining"):
+        cuda.compile(scaled, "float64(float64, float64)", output="llvm", forceinline=True)
+    llc = shutil.which("llc-22") or shutil.which("llc")
+    if llc is None:
+        pytest.skip("no llc")
+    path = tmp_path / "scaled.ll"
+    path.write_text(ir)
+    ptx = subprocess.run(
+        [llc, "-march=nvptx64", "-mcpu=sm_90", str(path), "-o", "-"], check=True, capture_output=True, text=True
+    ).stdout
+    udf = cuda.declare_device("scaled_udf", "float64(float64, float64)", abi="c", link=[cuda.PTXSource(ptx.encode())])
+
+    def kernel(r, x):
+        r[0] = udf(x[0], x[1])
+
+    compiled = cuda.jit(kernel).compile("void(float64[::1], float64[::1])", cc=(9, 0))
+    cubin = compiled.link((9, 0))
+    assert _core.link.cubin_has_symbol(cubin, compiled.entry) and _core.link.cubin_has_symbol(cubin, "scaled_udf")
