@@ -411,6 +411,8 @@ class Resolver(_core.Resolver):
             intrinsic = getattr(getattr(_cuda_namespace(), obj.__name__, None), "_cujit_intrinsic", None)
             if isinstance(intrinsic, str):
                 return _R.builtin(intrinsic)
+        if getattr(obj, "__name__", None) == "literal_unroll" and getattr(obj, "__module__", "").startswith("numba"):
+            return _R.builtin("cuda.literal_unroll")  # numba's own marker of versioned loops
         if isinstance(obj, _core.Callee):  # a device dispatcher or a declared function
             return _R.device(obj, obj.__qualname__)
         if declaring_callee is not None and getattr(obj, "__numba_cuda_declare__", None) is not None:

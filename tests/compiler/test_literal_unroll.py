@@ -213,3 +213,17 @@ def test_break_continue_and_else_behave_as_python(tmp_path, rng):
         a, c = int(rng.integers(-3, 8)), int(rng.integers(-3, 8))
         b, d = float(rng.uniform(-3, 8)), float(np.float32(rng.uniform(-3, 8)))
         assert f(a, b, c, d) == pytest.approx(python(a, b, c, d), rel=1e-12), (a, b, c, d)
+
+
+def test_numbas_own_literal_unroll_is_recognised():
+    """numba's literal_unroll object (numba.misc.special; numba-cuda re-exports it from numba.cuda.misc.special),
+    as numba-cuda's own tests import it, is cujit's: a loop over a tuple of global arrays of different shapes."""
+    special = pytest.importorskip("numba.misc.special")
+    cases = (np.float64([1.0, 0.0, 2.0]), np.float64([[1.0, 1.5], [4.0, 2.0]]))
+    scope = {"literal_unroll": special.literal_unroll, "cases": cases, "np": np}
+    exec(
+        "def kernel(out):\n    i = 0\n    for case in literal_unroll(cases):\n        out[i] = np.sum(case)\n        i += 1\n",
+        scope,
+    )
+    ptx, _ = cuda.compile_ptx(scope["kernel"], "void(float64[::1])", cc=(9, 0))
+    assert ".entry" in ptx
