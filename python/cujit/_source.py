@@ -340,7 +340,7 @@ class Resolver(_core.Resolver):
     def _ndarray(self, obj, np):
         """A global array is frozen into constant memory, as numba does."""
         name = "boolean" if obj.dtype == np.bool_ else obj.dtype.name
-        dtype = _core.types.lookup(name)
+        dtype = _typeof.from_dtype(obj.dtype) if obj.dtype.fields is not None else _core.types.lookup(name)
         if dtype is None:
             raise TypingError(f"global arrays of dtype {obj.dtype} are not supported in CUDA code")
         data = np.ascontiguousarray(obj).tobytes()

@@ -2,7 +2,7 @@
 (value, index) records whose operator returns one operand, or a tuple converted to the record; a device function
 returning a record; a local array of records filled and copied out; a local array of a vector type; a record
 stored through a pointer; ``cuda.carray``/``cuda.farray`` over two arrays of different dtypes with an atomic;
-loads through a pointer to pointers and ``void*`` stores. Compiled everywhere (PTX assembled by the suite's ptxas
+loads through a pointer to pointers and ``void*`` stores; a global record array as a constant. Compiled everywhere (PTX assembled by the suite's ptxas
 check), run against NumPy where kernels run."""
 
 import numpy as np
@@ -74,6 +74,10 @@ def views(x, y, n, m, out):
     out[0] = s
     out[1] = len(a) * 1000 + a.shape[1] * 100 + a[1:, 1].sum()
 
+def from_global(out):  # a global record array: a constant of its bytes
+    out[0] = TABLE[2].v + TABLE[1].i
+    out[1] = TABLE[0]['i']
+
 def pointers(states, slots, value, out):
     out[0] = states[0][1]
     slots[0] = value
@@ -84,13 +88,15 @@ SIGNATURES = {
     "vectors": "void(float32[::1])",
     "through_pointer": "void(R[::1], R[::1])",
     "views": "void(float32[::1], int32[::1], int64, int64, float64[::1])",
+    "from_global": "void(float64[::1])",
 }
+TABLE = np.array([(1.5, 10), (2.5, 20), (3.5, 30)], PAIR)
 
 
 @pytest.fixture
 def scope(frontend):
     cffi = pytest.importorskip("cffi")
-    return define(PROGRAM, frontend, {"R": from_dtype(PAIR), "PAIR": PAIR, "ffi": cffi.FFI()})
+    return define(PROGRAM, frontend, {"R": from_dtype(PAIR), "PAIR": PAIR, "ffi": cffi.FFI(), "TABLE": TABLE})
 
 
 def signature(name):
@@ -148,6 +154,14 @@ def test_vectors_and_pointers_run(scope):
     got = np.zeros(2, PAIR)
     cuda.jit(scope["through_pointer"])[1, 1](got, src)
     assert tuple(got[0]) == tuple(src[1]) and tuple(got[1]) == (np.float32(src[0]["v"] + 1), 7)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_global_record_array_runs(scope):
+    out = np.zeros(2)
+    cuda.jit(scope["from_global"])[1, 1](out)
+    assert list(out) == [3.5 + 20, 10]
 
 
 @pytest.mark.gpu

@@ -413,7 +413,9 @@ Value* FunctionLowering::constant_array(const ir::GlobalValue& g) {
   int64_t itemsize = types::itemsize(dtype);
   int64_t count = static_cast<int64_t>(g.data.size()) / itemsize;
   llvm::Constant* init;
-  if (dtype->is_complex()) {
+  if (dtype->kind() == TypeKind::Record) {  // its bytes, as numpy lays them out
+    init = llvm::ConstantDataArray::getRaw(g.data, g.data.size(), b_.getInt8Ty());
+  } else if (dtype->is_complex()) {
     llvm::Type* part = elem->getStructElementType(0);
     init = llvm::ConstantDataArray::getRaw(g.data, count * 2, part);
     elem = part;
