@@ -342,7 +342,8 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
         drv::write_array_params(reinterpret_cast<std::int64_t*>(at), a.ndim, a.arg());
         break;
       }
-      case drv::LeafOp::Kind::Pointer:  // fast_program leaves pointers to the Python path
+      case drv::LeafOp::Kind::Pointer:  // fast_program leaves pointers and records to the Python path
+      case drv::LeafOp::Kind::Record:
         break;
     }
   }
@@ -602,7 +603,8 @@ void register_launch(py::module_& m) {
       .value("scalar", drv::LeafOp::Kind::Scalar)
       .value("complex", drv::LeafOp::Kind::Complex)
       .value("array", drv::LeafOp::Kind::Array)
-      .value("pointer", drv::LeafOp::Kind::Pointer);
+      .value("pointer", drv::LeafOp::Kind::Pointer)
+      .value("record", drv::LeafOp::Kind::Record);
   py::class_<drv::LeafOp>(l, "LeafOp", "one leaf of a kernel's arguments: what reads it and the slot it fills")
       .def_readonly("kind", &drv::LeafOp::kind)
       .def_readonly("argument", &drv::LeafOp::argument)

@@ -109,5 +109,17 @@ TEST(LaunchTable, FindsWhatWasAddedUntilCleared) {
   EXPECT_EQ(table.size(), 0u);
 }
 
+TEST(LaunchProgram, ARecordScalarIsTheAddressOfACopyThePythonPathMakes) {
+  TypeRef pair = types::record({{"v", types::float32(), 0, ""}, {"i", types::int32(), 4, ""}}, 8, true);
+  auto made = argument_program({types::int32(), pair});
+  ASSERT_TRUE(std::holds_alternative<ArgumentProgram>(made));
+  const ArgumentProgram& p = std::get<ArgumentProgram>(made);
+  ASSERT_EQ(p.ops.size(), 2u);
+  EXPECT_EQ(p.ops[1].kind, Kind::Record);
+  EXPECT_EQ(p.slots[1].size, 8);  // an address
+  std::vector<KeyWord> read{reinterpret_cast<KeyWord>(types::int32()), reinterpret_cast<KeyWord>(pair)};
+  EXPECT_FALSE(fast_program({types::int32(), pair}, read).has_value());
+}
+
 }  // namespace
 }  // namespace cujit::driver

@@ -112,10 +112,7 @@ def typeof(value):
         if isinstance(value, np.ndarray):
             return array_type(value.dtype, value.shape, value.strides, not value.flags.writeable)
         if isinstance(value, np.void) and value.dtype.fields is not None:
-            raise TypingError(
-                "record scalars cannot be passed to a CUDA kernel yet: pass a one-element "
-                "record array (value.reshape(1) of an array) instead"
-            )
+            return from_dtype(value.dtype)  # passed by reference to a copy, copied back (cudadrv/launch.py)
         if isinstance(value, np.generic):
             return dtype_type(value.dtype)
     known = getattr(value, "_numba_type_", None)

@@ -78,6 +78,10 @@ def from_global(out):  # a global record array: a constant of its bytes
     out[0] = TABLE[2].v + TABLE[1].i
     out[1] = TABLE[0]['i']
 
+def record_argument(out, r):  # a record scalar argument: by reference to a copy, copied back
+    out[0] = r.v + r.i
+    r.i = r.i * 2
+
 def pointers(states, slots, value, out):
     out[0] = states[0][1]
     slots[0] = value
@@ -154,6 +158,32 @@ def test_vectors_and_pointers_run(scope):
     got = np.zeros(2, PAIR)
     cuda.jit(scope["through_pointer"])[1, 1](got, src)
     assert tuple(got[0]) == tuple(src[1]) and tuple(got[1]) == (np.float32(src[0]["v"] + 1), 7)
+
+
+def test_a_record_scalar_is_typed_as_its_record(scope):
+    import cujit
+
+    table = np.zeros(2, PAIR)
+    assert cujit.typeof(table[1]) == from_dtype(PAIR)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_record_scalar_argument_runs(scope):
+    rng = np.random.default_rng()
+    table = np.zeros(3, PAIR)
+    table["v"], table["i"] = rng.random(3), rng.integers(0, 100, 3)
+    before = table.copy()
+    out = np.zeros(1)
+    kernel = cuda.jit(scope["record_argument"])
+    kernel[1, 1](out, table[1])
+    np.testing.assert_allclose(out[0], np.float64(before[1]["v"]) + before[1]["i"], rtol=1e-6)
+    expect = before.copy()
+    expect[1]["i"] *= 2  # the kernel's write reaches the array the record was read from
+    np.testing.assert_array_equal(table, expect)
+    stream = cuda.stream()
+    kernel[1, 1, stream](out, table[2])  # on a stream: copied back once the stream is done
+    assert table[2]["i"] == 2 * before[2]["i"]
 
 
 @pytest.mark.gpu

@@ -24,6 +24,8 @@ struct LeafOp {
     Complex,  // a complex number: its real part in `slot`, its imaginary part in the next
     Array,    // an array (its ndim in the slot)
     Pointer,  // an address (CPointer, voidptr): an int, a ctypes pointer, an array's data
+    Record,   // a record scalar (numpy's np.void): the address of a copy in the kernel's memory, copied back after
+              // the launch (numba-cuda passes records so)
   };
   Kind kind = Kind::Scalar;
   std::uint32_t argument = 0;        // which argument of the launch

@@ -31,6 +31,8 @@ std::variant<ArgumentProgram, UnpassableArgument> argument_program(const std::ve
         op.kind = LeafOp::Kind::Array;
       } else if (is_pointer(leaf.type)) {
         op.kind = LeafOp::Kind::Pointer;
+      } else if (leaf.type->kind() == TypeKind::Record) {
+        op.kind = LeafOp::Kind::Record;
       }
       program.ops.push_back(std::move(op));
     }
@@ -68,7 +70,7 @@ std::optional<ArgumentProgram> fast_program(const std::vector<TypeRef>& params, 
   for (std::size_t i = 0; i < read.size(); ++i) {
     const LeafOp& op = program->ops[i];
     const bool array = op.kind == LeafOp::Kind::Array;
-    if (op.kind == LeafOp::Kind::Pointer) return std::nullopt;
+    if (op.kind == LeafOp::Kind::Pointer || op.kind == LeafOp::Kind::Record) return std::nullopt;
     if (!array && !op.type->is_number()) return std::nullopt;  // bfloat16 and other scalars Python converts
     if (array != (read[i]->kind() == TypeKind::Array)) return std::nullopt;
     if (array && read[i]->ndim() != op.type->ndim()) return std::nullopt;

@@ -215,6 +215,35 @@ def _read_pointer(value_of, op, read_array):
     return lambda v, out, wb, s: out.append(_pointer_value(value_of(v), index))
 
 
+def _read_record(value_of, op, read_array):
+    """A record scalar (np.void) is passed as the address of a copy in the kernel's memory (a one-element array,
+    through `read_array`, which copies it back after the launch), then copied back into the record itself (a
+    record read from an array is a view of it), as numba-cuda passes records."""
+    index = op.argument
+
+    def read(v, out, wb, s):
+        record = value_of(v)
+        import numpy as np
+
+        if not isinstance(record, np.void) or record.dtype.fields is None:
+            raise TypeError(
+                f"kernel argument {index} is a record: expected a numpy record, got {type(record).__name__}"
+            )
+        copy = np.empty(1, record.dtype)
+        copy[0] = record
+        out.append(read_array(copy, 1, index, wb, s)[0])
+        wb.append(lambda: _record_back(record, copy, s))
+
+    return read
+
+
+def _record_back(record, copy, stream):
+    if hasattr(stream, "synchronize"):  # the copy back into `copy` was queued on the launch's stream
+        stream.synchronize()
+    for name in record.dtype.names:
+        record[name] = copy[0][name]
+
+
 # The reader of each kind of leaf (the kinds are the C++ rule's, driver::argument_program): this side only reads a
 # leaf's value from the Python argument.
 _READERS = {
@@ -222,6 +251,7 @@ _READERS = {
     _core.launch.LeafKind.complex: _read_complex,
     _core.launch.LeafKind.array: _read_array,
     _core.launch.LeafKind.pointer: _read_pointer,
+    _core.launch.LeafKind.record: _read_record,
 }
 
 
