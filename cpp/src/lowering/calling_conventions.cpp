@@ -4,6 +4,7 @@
 #include <llvm/IR/Constants.h>
 
 #include "function_lowering.h"
+#include "record_abi.h"
 #include "vector_abi.h"
 
 namespace cujit::lowering {
@@ -102,8 +103,12 @@ Type* DataModel::storage_type(TypeRef t) const {
   return data_type(t);
 }
 
-void DataModel::flatten_arg_types(TypeRef t, std::vector<Type*>& out) const {
+void DataModel::flatten_arg_types(TypeRef t, std::vector<Type*>& out, bool records_by_value) const {
   for (const types::ArgumentLeaf& leaf : types::argument_leaves(t)) {
+    if (records_by_value && leaf.type->kind() == TypeKind::Record) {
+      out.push_back(record_by_value_type(ctx_, leaf.type));
+      continue;
+    }
     if (leaf.type->kind() != TypeKind::Array) {
       out.push_back(data_type(leaf.type));
       continue;
@@ -150,9 +155,15 @@ Value* DataModel::data_to_value(llvm::IRBuilder<>& b, Value* v, TypeRef t) const
   return v;
 }
 
-void DataModel::flatten_arg_values(llvm::IRBuilder<>& b, Value* v, TypeRef t, std::vector<Value*>& out) const {
+void DataModel::flatten_arg_values(llvm::IRBuilder<>& b, Value* v, TypeRef t, std::vector<Value*>& out,
+                                   bool records_by_value) const {
   for (const types::ArgumentLeaf& leaf : types::argument_leaves(t)) {
     Value* part = leaf.path.empty() ? v : b.CreateExtractValue(v, leaf.path);
+    if (records_by_value && leaf.type->kind() == TypeKind::Record) {  // its bytes, as the C struct
+      out.push_back(
+          b.CreateAlignedLoad(record_by_value_type(ctx_, leaf.type), part, llvm::Align(types::alignment(leaf.type))));
+      continue;
+    }
     if (leaf.type->kind() != TypeKind::Array) {
       out.push_back(value_to_data(b, part, leaf.type));
       continue;
@@ -164,7 +175,8 @@ void DataModel::flatten_arg_values(llvm::IRBuilder<>& b, Value* v, TypeRef t, st
   }
 }
 
-Value* DataModel::unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function::arg_iterator& next) const {
+Value* DataModel::unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function::arg_iterator& next,
+                                 bool records_by_value) const {
   if (t->kind() == TypeKind::None) return llvm::ConstantInt::get(Type::getInt8Ty(ctx_), 0);
   Value* out = llvm::UndefValue::get(value_type(t));
   for (const types::ArgumentLeaf& leaf : types::argument_leaves(t)) {
@@ -175,6 +187,11 @@ Value* DataModel::unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function
       for (unsigned f = kShape; f <= kStrides; ++f)
         for (int d = 0; d < leaf.type->ndim(); ++d)
           part = b.CreateInsertValue(part, &*next++, {f, static_cast<unsigned>(d)});
+    } else if (records_by_value && leaf.type->kind() == TypeKind::Record) {  // the C struct, kept in a stack slot
+      llvm::AllocaInst* slot = b.CreateAlloca(record_by_value_type(ctx_, leaf.type), nullptr, "record.arg");
+      slot->setAlignment(llvm::Align(types::alignment(leaf.type)));
+      b.CreateStore(&*next++, slot);
+      part = slot;
     } else {
       part = data_to_value(b, &*next++, leaf.type);
     }
@@ -210,7 +227,7 @@ llvm::Function* FunctionLowering::declare() {
   bool has_context = state_.options.target->has_context();
   if (has_context) params.push_back(llvm::PointerType::get(ctx_, 0));  // the target's context
   if (!tf_.c_abi && !tf_.kernel) params.push_back(llvm::PointerType::get(ctx_, 0));  // .ret
-  for (TypeRef a : tf_.sig.args) m.flatten_arg_types(a, params);
+  for (TypeRef a : tf_.sig.args) m.flatten_arg_types(a, params, tf_.c_abi);
   Type* ret;
   if (tf_.kernel)
     ret = Type::getVoidTy(ctx_);
@@ -218,6 +235,8 @@ llvm::Function* FunctionLowering::declare() {
     ret = Type::getInt32Ty(ctx_);
   else if (tf_.sig.return_type->kind() == TypeKind::None)
     ret = Type::getVoidTy(ctx_);
+  else if (tf_.sig.return_type->kind() == TypeKind::Record)
+    ret = record_by_value_type(ctx_, tf_.sig.return_type);
   else
     ret = m.data_type(tf_.sig.return_type);
   auto* fty = llvm::FunctionType::get(ret, params, false);
@@ -246,7 +265,7 @@ llvm::Function* FunctionLowering::declare() {
   }
   for (size_t i = 0; i < tf_.sig.args.size(); ++i) {
     std::vector<Type*> parts;
-    m.flatten_arg_types(tf_.sig.args[i], parts);
+    m.flatten_arg_types(tf_.sig.args[i], parts, tf_.c_abi);
     const std::string& name = fn_.vars[fn_.params[i]].name;
     for (size_t p = 0; p < parts.size(); ++p, ++arg) {
       arg->setName(parts.size() == 1 ? name : name + "." + std::to_string(p));
@@ -279,7 +298,7 @@ void FunctionLowering::bind_parameters() {
   if (!tf_.c_abi && !tf_.kernel) ret_slot_ = &*arg++;
   for (size_t i = 0; i < tf_.sig.args.size(); ++i) {
     TypeRef t = tf_.sig.args[i];
-    Value* v = state_.model.unflatten_args(b_, t, arg);
+    Value* v = state_.model.unflatten_args(b_, t, arg, tf_.c_abi);
 
     int var = fn_.params[i];
     if (fn_.vars[var].type != nullptr) write_variable(var, v, t);
@@ -301,6 +320,8 @@ void FunctionLowering::emit_return(Value* value, TypeRef type) {
   if (tf_.c_abi) {
     if (returns_none)
       b_.CreateRetVoid();
+    else if (rt->kind() == TypeKind::Record)  // the C struct of its bytes
+      b_.CreateRet(b_.CreateAlignedLoad(record_by_value_type(ctx_, rt), data, llvm::Align(types::alignment(rt))));
     else
       b_.CreateRet(data);
     return;
@@ -323,9 +344,16 @@ Value* FunctionLowering::emit_device_call(const ir::Expr& call, std::vector<Valu
   if (callee.c_abi) {
     std::vector<Value*> flat;
     if (context_ != nullptr) flat.push_back(context_);
-    for (size_t i = 0; i < args.size(); ++i) state_.model.flatten_arg_values(b_, args[i], callee.sig.args[i], flat);
+    for (size_t i = 0; i < args.size(); ++i)
+      state_.model.flatten_arg_values(b_, args[i], callee.sig.args[i], flat, /*records_by_value=*/true);
     Value* result = b_.CreateCall(target, flat);
     if (rt->kind() == TypeKind::None) return b_.getInt8(0);
+    if (rt->kind() == TypeKind::Record) {  // the C struct, kept in a slot of this frame
+      llvm::AllocaInst* slot = entry_alloca(result->getType(), "callee.record");
+      slot->setAlignment(llvm::Align(types::alignment(rt)));
+      b_.CreateStore(result, slot);
+      return slot;
+    }
     return state_.model.data_to_value(b_, result, rt);
   }
   // A record comes back by value: the slot holds its bytes, and the record is the slot.

@@ -30,12 +30,16 @@ class DataModel {
   llvm::Type* data_type(TypeRef t) const;  // memory / return-slot representation
   // How an array element of dtype `t` is laid out: data_type, but a record or an array field is its bytes.
   llvm::Type* storage_type(TypeRef t) const;
-  void flatten_arg_types(TypeRef t, std::vector<llvm::Type*>& out) const;
+  // `records_by_value`: the C ABI's records, passed as their struct (record_abi.h); the numba ABI's are addresses.
+  void flatten_arg_types(TypeRef t, std::vector<llvm::Type*>& out, bool records_by_value = false) const;
   llvm::Value* value_to_data(llvm::IRBuilder<>& b, llvm::Value* v, TypeRef t) const;
   llvm::Value* data_to_value(llvm::IRBuilder<>& b, llvm::Value* v, TypeRef t) const;
-  void flatten_arg_values(llvm::IRBuilder<>& b, llvm::Value* v, TypeRef t, std::vector<llvm::Value*>& out) const;
-  // Rebuilds a value from flattened parameters starting at `*next`.
-  llvm::Value* unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function::arg_iterator& next) const;
+  void flatten_arg_values(llvm::IRBuilder<>& b, llvm::Value* v, TypeRef t, std::vector<llvm::Value*>& out,
+                          bool records_by_value = false) const;
+  // Rebuilds a value from flattened parameters starting at `*next` (a record passed by value: into a stack slot of
+  // the block `b` is in, the function's entry).
+  llvm::Value* unflatten_args(llvm::IRBuilder<>& b, TypeRef t, llvm::Function::arg_iterator& next,
+                              bool records_by_value = false) const;
 
  private:
   llvm::LLVMContext& ctx_;
