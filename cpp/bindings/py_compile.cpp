@@ -145,13 +145,13 @@ void register_resolved(py::module_& m) {
       py::arg("path"), "A function or intrinsic by its path: abs, math.sqrt, cuda.grid");
   r.def_static(
       "type",
-      [](TypeRef t) {
-        ir::GlobalValue g = resolved(K::TypeObject, t->name());
+      [](TypeRef t, const std::string& repr) {
+        ir::GlobalValue g = resolved(K::TypeObject, repr.empty() ? t->name() : repr);
         g.type = t;
         g.name = t->name();
         return g;
       },
-      py::arg("type"));
+      py::arg("type"), py::arg("repr") = "", "A type (repr: how messages name it, a struct class's name)");
   r.def_static(
       "device",
       [](py::object callee, std::string name) {

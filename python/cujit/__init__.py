@@ -9,6 +9,7 @@ from cujit import _core
 from cujit import cuda, types, errors  # noqa: F401
 from cujit.types import *  # noqa: F401,F403
 from cujit._typeof import typeof, from_dtype  # noqa: F401
+from cujit.structs import register_struct  # noqa: F401
 from cujit.telemetry import stats  # noqa: F401
 from cujit._version import __version__  # noqa: F401
 

@@ -19,7 +19,7 @@ import threading
 import types as _pytypes
 
 from cujit import _core
-from cujit import _typeof
+from cujit import _typeof, structs
 from cujit import types as _types
 from cujit.errors import TypingError, UnsupportedError
 
@@ -402,6 +402,8 @@ class Resolver(_core.Resolver):
             if all(item.kind in _CONSTANT_KINDS for item in items):
                 return _R.tuple(items, repr(obj))
             del self.objects[mark:]  # (the handles its items took: the tuple is one object)
+        if isinstance(obj, type) and (record := structs.record_of(obj)) is not None:  # a struct class: its record
+            return _R.type(record, obj.__qualname__)
         if isinstance(obj, type) and issubclass(obj, BaseException):
             return _R.exception(obj, obj.__qualname__)
         intrinsic = getattr(obj, "_cujit_intrinsic", None)

@@ -2,7 +2,8 @@
 (value, index) records whose operator returns one operand, or a tuple converted to the record; a device function
 returning a record; a local array of records filled and copied out; a local array of a vector type; a record
 stored through a pointer; ``cuda.carray``/``cuda.farray`` over two arrays of different dtypes with an atomic;
-loads through a pointer to pointers and ``void*`` stores; a global record array as a constant. Compiled everywhere (PTX assembled by the suite's ptxas
+loads through a pointer to pointers and ``void*`` stores; a global record array as a constant; a registered struct class (``Pixel(r, g, b)``) building record values in an
+operator. Compiled everywhere (PTX assembled by the suite's ptxas
 check), run against NumPy where kernels run."""
 
 import numpy as np
@@ -11,11 +12,23 @@ import pytest
 import gpu_support
 from frontends import FRONTENDS, define
 
-from cujit import cuda, from_dtype, types
+from cujit import cuda, from_dtype, register_struct, types
+from cujit.errors import TypingError
 
 pytestmark = pytest.mark.parametrize("frontend", FRONTENDS)
 
 PAIR = np.dtype([("v", np.float32), ("i", np.int32)], align=True)
+PIXEL = np.dtype([("r", np.uint8), ("g", np.uint8), ("b", np.int16)])
+
+
+class Pixel:
+    """A struct class: registered, ``Pixel(r, g, b)`` in CUDA code builds a record of PIXEL."""
+
+    def __init__(self, r, g, b):
+        self.r, self.g, self.b = r, g, b
+
+
+register_struct(Pixel, PIXEL)
 
 PROGRAM = """
 import numpy as np
@@ -82,6 +95,17 @@ def record_argument(out, r):  # a record scalar argument: by reference to a copy
     out[0] = r.v + r.i
     r.i = r.i * 2
 
+@cuda.jit(device=True)
+def mix(a, b):  # an operator building a new struct value
+    return Pixel(max(a.r, b.r), min(a.g, b.g), (a.b + b.b) // 2)
+
+def reduce_pixels(items, out):
+    acc = items[0]
+    for i in range(1, items.size):
+        acc = mix(acc, items[i])
+    out[0] = acc
+    out[1] = Pixel(g=1, r=2, b=3)  # keyword fields
+
 def pointers(states, slots, value, out):
     out[0] = states[0][1]
     slots[0] = value
@@ -93,6 +117,7 @@ SIGNATURES = {
     "through_pointer": "void(R[::1], R[::1])",
     "views": "void(float32[::1], int32[::1], int64, int64, float64[::1])",
     "from_global": "void(float64[::1])",
+    "reduce_pixels": "void(P[::1], P[::1])",
 }
 TABLE = np.array([(1.5, 10), (2.5, 20), (3.5, 30)], PAIR)
 
@@ -100,13 +125,20 @@ TABLE = np.array([(1.5, 10), (2.5, 20), (3.5, 30)], PAIR)
 @pytest.fixture
 def scope(frontend):
     cffi = pytest.importorskip("cffi")
-    return define(PROGRAM, frontend, {"R": from_dtype(PAIR), "PAIR": PAIR, "ffi": cffi.FFI(), "TABLE": TABLE})
+    return define(
+        PROGRAM, frontend, {"R": from_dtype(PAIR), "PAIR": PAIR, "ffi": cffi.FFI(), "TABLE": TABLE, "Pixel": Pixel}
+    )
 
 
 def signature(name):
     R = from_dtype(PAIR)
     args = SIGNATURES[name][len("void(") : -1].split(", ")
-    table = {"R[::1]": R[::1], "float32[::1]": types.float32[::1], "int32[::1]": types.int32[::1]}
+    table = {
+        "P[::1]": from_dtype(PIXEL)[::1],
+        "R[::1]": R[::1],
+        "float32[::1]": types.float32[::1],
+        "int32[::1]": types.int32[::1],
+    }
     table.update({"int64": types.int64, "float64[::1]": types.float64[::1]})
     return tuple(table[a] for a in args)
 
@@ -184,6 +216,27 @@ def test_record_scalar_argument_runs(scope):
     stream = cuda.stream()
     kernel[1, 1, stream](out, table[2])  # on a stream: copied back once the stream is done
     assert table[2]["i"] == 2 * before[2]["i"]
+
+
+def test_a_struct_constructor_checks_its_fields(frontend):
+    scope = define("def f(out):\n    out[0] = Pixel(1, 2)\n", frontend, {"Pixel": Pixel})
+    with pytest.raises(TypingError, match=r"Pixel\(\) takes 3 fields \(r, g, b\), 2 given") as info:
+        cuda.compile_ptx(scope["f"], (from_dtype(PIXEL)[::1],), cc=(9, 0))
+    assert "^" in str(info.value)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_struct_constructor_in_a_reduction_runs(scope):
+    rng = np.random.default_rng()
+    items = np.zeros(6, PIXEL)
+    items["r"], items["g"], items["b"] = rng.integers(0, 256, 6), rng.integers(0, 256, 6), rng.integers(-50, 50, 6)
+    out = np.zeros(2, PIXEL)
+    cuda.jit(scope["reduce_pixels"])[1, 1](items, out)
+    r, g, b = int(items[0]["r"]), int(items[0]["g"]), int(items[0]["b"])
+    for item in items[1:]:
+        r, g, b = max(r, int(item["r"])), min(g, int(item["g"])), (b + int(item["b"])) // 2
+    assert tuple(out[0]) == (r, g, b) and tuple(out[1]) == (2, 1, 3)
 
 
 @pytest.mark.gpu

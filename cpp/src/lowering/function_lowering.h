@@ -139,6 +139,7 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* compare_converted(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef ta, TypeRef tb);
   llvm::Value* contains(llvm::Value* item, llvm::Value* container, TypeRef ti, TypeRef tc);
   llvm::Value* record_from_tuple(llvm::Value* tuple, TypeRef from, TypeRef record);
+  llvm::Value* record_from_values(const std::vector<llvm::Value*>& fields, TypeRef record);
   llvm::Value* range_item(llvm::Value* range, llvm::Value* index, TypeRef rt);
   // How many values a range value {start, stop, step} yields, in its index type.
   llvm::Value* range_value_length(llvm::Value* range, TypeRef rt, const SourceLoc& loc);

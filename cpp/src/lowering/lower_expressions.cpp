@@ -667,6 +667,7 @@ Value* FunctionLowering::call(const Expr& e) {
   std::vector<Value*> args;
   for (size_t i = 1; i < e.operands.size(); ++i) args.push_back(lower_as(*e.operands[i], e.operand_types[i - 1]));
   if (g.kind == K::DeviceFunction) return emit_device_call(e, std::move(args));
+  if (g.kind == K::TypeObject && e.type->kind() == TypeKind::Record) return record_from_values(args, e.type);
   if (g.kind == K::TypeObject && args.empty())  // fp8_e4m3(): cuda_fp8.h leaves it undefined; cujit gives zero
     return zero_value(e.type);
   if (g.kind == K::TypeObject) return cast(args[0], e.operand_types[0], e.type);

@@ -30,14 +30,22 @@ void FunctionLowering::store_field(const Expr& target, Value* value, TypeRef typ
   store_element(ptr, cast(value, type, ft), ft, record->aligned() ? 0 : 1);
 }
 
-// A tuple stored into or returned as a record: a new record (bytes of this frame) written field by field.
+// A tuple stored into or returned as a record: a new record written field by field.
 Value* FunctionLowering::record_from_tuple(Value* tuple, TypeRef from, TypeRef record) {
+  std::vector<Value*> fields;
+  for (size_t i = 0; i < record->count(); ++i)
+    fields.push_back(
+        cast(b_.CreateExtractValue(tuple, static_cast<unsigned>(i)), from->element(i), record->element(i)));
+  return record_from_values(fields, record);
+}
+
+// A new record (bytes of this frame) of its fields' values, each of its field's type.
+Value* FunctionLowering::record_from_values(const std::vector<Value*>& fields, TypeRef record) {
   llvm::AllocaInst* bytes = entry_alloca(state_.model.storage_type(record), "record");
   bytes->setAlignment(llvm::Align(types::alignment(record)));
   for (size_t i = 0; i < record->count(); ++i) {
     TypeRef ft = record->element(i);
-    Value* item = cast(b_.CreateExtractValue(tuple, static_cast<unsigned>(i)), from->element(i), ft);
-    store_element(record_field_address(bytes, record, static_cast<int>(i)), item, ft, record->aligned() ? 0 : 1);
+    store_element(record_field_address(bytes, record, static_cast<int>(i)), fields[i], ft, record->aligned() ? 0 : 1);
   }
   return bytes;
 }

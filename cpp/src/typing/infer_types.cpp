@@ -669,6 +669,7 @@ class Inferer {
       }
     }
     if (g.kind == K::DeviceFunction) bind_device_arguments(e, g);
+    if (g.kind == K::TypeObject && g.type->kind() == TypeKind::Record) return type_record_constructor(e, g);
     if (!e.keywords.empty()) typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
     if (!type_operands(e, 1, args)) return nullptr;
     std::optional<OpSignature> sig;
@@ -705,6 +706,37 @@ class Inferer {
     if (!sig) typing_error("No implementation of " + what + "(" + type_list(args) + ")", e.loc);
     e.operand_types = sig->params;
     return sig->result;
+  }
+
+  // Pixel(r, g, b) of a struct class registered with its record type (cujit.register_struct), or a record type
+  // called: a new record, its fields given in order or by name, each converted to its field's type.
+  TypeRef type_record_constructor(Expr& e, const ir::GlobalValue& g) {
+    TypeRef record = g.type;
+    const std::string what = g.repr.empty() ? record->name() : g.repr;
+    std::vector<std::string> fields;
+    for (size_t i = 0; i < record->count(); ++i) fields.push_back(record->field_names()[i]);
+    bind_arguments(e, what, fields, nullptr);
+    std::vector<TypeRef> args;
+    if (!type_operands(e, 1, args)) return nullptr;
+    if (args.size() != record->count())
+      typing_error(what + "() takes " + std::to_string(record->count()) + " fields (" + join(fields) + "), " +
+                       std::to_string(args.size()) + " given",
+                   e.loc);
+    for (size_t i = 0; i < args.size(); ++i) {
+      TypeRef field = record->element(i);
+      if (field->kind() == TypeKind::NestedArray || !storable(args[i], field))
+        typing_error("cannot store a value of type " + args[i]->name() + " into field '" + fields[i] + "' of type " +
+                         field->name(),
+                     e.operands[i + 1]->loc);
+    }
+    e.operand_types = record->elements();
+    return record;
+  }
+
+  static std::string join(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
   }
 
   // np.sin(x, out), np.add(a, b, out): a NumPy ufunc on arrays (or scalars) broadcast into the output array, the
