@@ -3,7 +3,7 @@
 returning a record; a local array of records filled and copied out; a local array of a vector type; a record
 stored through a pointer; ``cuda.carray``/``cuda.farray`` over two arrays of different dtypes with an atomic;
 loads through a pointer to pointers and ``void*`` stores; a global record array as a constant; a registered struct class (``Pixel(r, g, b)``) building record values in an
-operator. Compiled everywhere (PTX assembled by the suite's ptxas
+operator; a whole nested record and a whole array field stored at once. Compiled everywhere (PTX assembled by the suite's ptxas
 check), run against NumPy where kernels run."""
 
 import numpy as np
@@ -18,6 +18,8 @@ from cujit.errors import TypingError
 pytestmark = pytest.mark.parametrize("frontend", FRONTENDS)
 
 PAIR = np.dtype([("v", np.float32), ("i", np.int32)], align=True)
+INNER = np.dtype([("a", np.int32), ("b", np.float64)], align=True)
+OUTER = np.dtype([("inner", INNER), ("arr", np.float32, (2, 3))], align=True)
 PIXEL = np.dtype([("r", np.uint8), ("g", np.uint8), ("b", np.int16)])
 
 
@@ -106,18 +108,26 @@ def reduce_pixels(items, out):
     out[0] = acc
     out[1] = Pixel(g=1, r=2, b=3)  # keyword fields
 
+def whole_fields(dest, src, vals):  # a whole nested record and a whole array field stored at once
+    dest[0].inner = src[0].inner
+    dest[0].arr = vals
+    dest[1].arr = 2.5  # broadcast into the field
+
 def pointers(states, slots, value, out):
     out[0] = states[0][1]
     slots[0] = value
 """
 
+_R, _P, _O = from_dtype(PAIR)[::1], from_dtype(PIXEL)[::1], from_dtype(OUTER)[::1]
+_F32, _F64 = types.float32[::1], types.float64[::1]
 SIGNATURES = {
-    "argmax": "void(float32[::1], R[::1])",
-    "vectors": "void(float32[::1])",
-    "through_pointer": "void(R[::1], R[::1])",
-    "views": "void(float32[::1], int32[::1], int64, int64, float64[::1])",
-    "from_global": "void(float64[::1])",
-    "reduce_pixels": "void(P[::1], P[::1])",
+    "argmax": (_F32, _R),
+    "vectors": (_F32,),
+    "through_pointer": (_R, _R),
+    "views": (_F32, types.int32[::1], types.int64, types.int64, _F64),
+    "from_global": (_F64,),
+    "reduce_pixels": (_P, _P),
+    "whole_fields": (_O, _O, types.float32[:, ::1]),
 }
 TABLE = np.array([(1.5, 10), (2.5, 20), (3.5, 30)], PAIR)
 
@@ -130,22 +140,9 @@ def scope(frontend):
     )
 
 
-def signature(name):
-    R = from_dtype(PAIR)
-    args = SIGNATURES[name][len("void(") : -1].split(", ")
-    table = {
-        "P[::1]": from_dtype(PIXEL)[::1],
-        "R[::1]": R[::1],
-        "float32[::1]": types.float32[::1],
-        "int32[::1]": types.int32[::1],
-    }
-    table.update({"int64": types.int64, "float64[::1]": types.float64[::1]})
-    return tuple(table[a] for a in args)
-
-
 @pytest.mark.parametrize("name", list(SIGNATURES))
 def test_compiles(scope, name):
-    ptx, _ = cuda.compile_ptx(scope[name], signature(name), cc=(9, 0))
+    ptx, _ = cuda.compile_ptx(scope[name], SIGNATURES[name], cc=(9, 0))
     assert ".entry" in ptx
 
 
@@ -237,6 +234,20 @@ def test_struct_constructor_in_a_reduction_runs(scope):
     for item in items[1:]:
         r, g, b = max(r, int(item["r"])), min(g, int(item["g"])), (b + int(item["b"])) // 2
     assert tuple(out[0]) == (r, g, b) and tuple(out[1]) == (2, 1, 3)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_whole_field_stores_run(scope):
+    rng = np.random.default_rng()
+    src = np.zeros(1, OUTER)
+    src[0]["inner"]["a"], src[0]["inner"]["b"] = rng.integers(-100, 100), rng.standard_normal()
+    vals = rng.random((2, 3)).astype(np.float32)
+    dest = np.zeros(2, OUTER)
+    cuda.jit(scope["whole_fields"])[1, 1](dest, src, vals)
+    assert dest[0]["inner"] == src[0]["inner"]
+    np.testing.assert_array_equal(dest[0]["arr"], vals)
+    np.testing.assert_array_equal(dest[1]["arr"], np.full((2, 3), 2.5, np.float32))
 
 
 @pytest.mark.gpu

@@ -27,6 +27,10 @@ void FunctionLowering::store_field(const Expr& target, Value* value, TypeRef typ
   int field = target.field;
   TypeRef ft = record->element(static_cast<size_t>(field));
   Value* ptr = record_field_address(lower_expr(*target.operands[0]), record, field);
+  if (ft->kind() == TypeKind::NestedArray) {  // rec.arr = a: stored into the field's view, broadcast as numpy does
+    assign_to_view(make_c_array(target.type, ptr, ft->shape()), target.type, value, type);
+    return;
+  }
   store_element(ptr, cast(value, type, ft), ft, record->aligned() ? 0 : 1);
 }
 

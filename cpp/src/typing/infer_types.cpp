@@ -271,9 +271,12 @@ class Inferer {
     }
     if (target.kind == ExprKind::Attribute || target.kind == ExprKind::Subscript) {
       if (TypeRef field = record_field_target(target)) {
-        if (field->kind() == TypeKind::Record || field->kind() == TypeKind::NestedArray)
-          fail(ErrorKind::Unsupported, "Unsupported: assignment to a whole record or array field (assign its items)",
-               target.loc);
+        if (field->kind() == TypeKind::NestedArray) {  // rec.arr = a: numpy's store into the field's view
+          TypeRef view = record_field_value_type(target.operands[0]->type, target.field);
+          assign_to_view(view, t, loc);
+          target.type = view;
+          return;
+        }
         if (!storable(t, field))
           typing_error("cannot store a value of type " + t->name() + " into a record field of type " + field->name(),
                        loc);
