@@ -55,6 +55,10 @@ const char* kind_name(TypeKind k) {
       return "vector";
     case TypeKind::Opaque:
       return "opaque";
+    case TypeKind::Datetime:
+      return "datetime";
+    case TypeKind::Timedelta:
+      return "timedelta";
     case TypeKind::NumberClass:
       return "number_class";
     case TypeKind::Function:
@@ -208,7 +212,7 @@ void register_types(py::module_& m) {
       .def(
           "__getitem__",
           [](const Type& t, py::object key) {
-            if ((!t.is_number() && t.kind() != TypeKind::Record) || t.is_literal())
+            if ((!t.is_number() && t.kind() != TypeKind::Record && !types::is_time(&t)) || t.is_literal())
               throw py::type_error("cannot make an array of " + t.name());
             return array_from_subscript(&t, key);
           },
@@ -248,6 +252,10 @@ void register_types(py::module_& m) {
     return py::cast(r, py::return_value_policy::reference);
   });
   t.def("integer_literal", &types::integer_literal, py::return_value_policy::reference);
+  t.def("datetime64", &types::datetime64, py::arg("unit"), py::return_value_policy::reference,
+        "numpy's datetime64 of a unit (None for an unknown unit)");
+  t.def("timedelta64", &types::timedelta64, py::arg("unit"), py::return_value_policy::reference,
+        "numpy's timedelta64 of a unit (None for an unknown unit)");
   t.def("opaque", &types::opaque, py::arg("name"), py::return_value_policy::reference,
         "the interned opaque type of this name (numba's Opaque: GridGroup, ffi...)");
   t.def(

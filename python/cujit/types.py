@@ -357,26 +357,25 @@ class IntEnumMember(EnumMember):
     pass
 
 
-class NPDatetime(Opaque):
-    """NumPy's ``datetime64`` of a unit (``NPDatetime("ns")``, named ``datetime64[ns]``): typing only."""
+class NPDatetime(Type):
+    """NumPy's ``datetime64`` of a unit (``NPDatetime("ns")``, named ``datetime64[ns]``): arrays and scalars of it
+    in kernels, its arithmetic and comparisons with numba's rules."""
 
-    _names = ()
-    _starts = ("datetime64[",)
-
-    @staticmethod
-    def _make(unit):
-        return _core.types.opaque(f"datetime64[{_time_unit('NPDatetime', unit)}]")
-
-
-class NPTimedelta(Opaque):
-    """NumPy's ``timedelta64`` of a unit (``NPTimedelta("s")``, named ``timedelta64[s]``): typing only."""
-
-    _names = ()
-    _starts = ("timedelta64[",)
+    _kinds = ("datetime",)
 
     @staticmethod
     def _make(unit):
-        return _core.types.opaque(f"timedelta64[{_time_unit('NPTimedelta', unit)}]")
+        return _core.types.datetime64(_time_unit("NPDatetime", unit))
+
+
+class NPTimedelta(Type):
+    """NumPy's ``timedelta64`` of a unit (``NPTimedelta("s")``, named ``timedelta64[s]``)."""
+
+    _kinds = ("timedelta",)
+
+    @staticmethod
+    def _make(unit):
+        return _core.types.timedelta64(_time_unit("NPTimedelta", unit))
 
 
 _TIME_UNITS = ("", "Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
@@ -526,7 +525,9 @@ def from_numba(t):
         return _core.types.cpointer(from_numba(t.dtype))
     if name == "RangeType":
         return RangeType(from_numba(t.dtype))
-    if name in ("RangeIteratorType", "Omitted", "NPDatetime", "NPTimedelta"):  # typing-only types, by their names
+    if name in ("NPDatetime", "NPTimedelta"):
+        return _core.types.lookup(str(t))
+    if name in ("RangeIteratorType", "Omitted"):  # typing-only types, by their names
         return _core.types.opaque(str(t))
     if name == "Record":
         fields = [(name, from_numba(field[0]), field[1], "") for name, field in t.fields.items()]

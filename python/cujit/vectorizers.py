@@ -97,9 +97,10 @@ def parse_signature(sig, api):
 
 def scalar_dtype(t, api, what):
     """The numpy dtype of a cujit scalar type (numba's ``np.dtype(str(type))``)."""
-    if t.kind not in ("boolean", "integer", "float", "complex"):
+    if t.kind not in ("boolean", "integer", "float", "complex", "datetime", "timedelta"):
         raise TypeError(
-            f"{api}: {what} must be a scalar type (bool, int*, uint*, float16/32/64, complex64/128), got {t}"
+            f"{api}: {what} must be a scalar type (bool, int*, uint*, float16/32/64, complex64/128, "
+            f"datetime64/timedelta64), got {t}"
         )
     try:
         return np.dtype(str(t))

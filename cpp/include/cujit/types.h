@@ -32,6 +32,9 @@ enum class TypeKind : uint8_t {
   FP8,             // numba-cuda's fp8_e4m3 / fp8_e5m2 / fp8_e8m0: 8 bits, converted through float (fp8.cpp)
   FP8Packed,       // numba-cuda's fp8x2_e4m3 ... fp8x4_e8m0: 2 or 4 fp8 values (element()) held as 16 or 32 bits
   Vector,          // a CUDA vector type (float32x4, uchar2's uint8x2...) or Dim3: elements() read as .x .y .z .w
+  Datetime,        // numpy's datetime64[unit] (numba's NPDatetime): an int64 count of units since the epoch; NaT is
+                   // INT64_MIN (typing/datetime_rules.cpp, lowering/lower_datetime.cpp)
+  Timedelta,       // numpy's timedelta64[unit] (numba's NPTimedelta): an int64 count of units; NaT is INT64_MIN
   Opaque,          // anything else named by a string (modules, functions: typing only)
   // Compile-time values (numba's types of values that are types or functions), typing only: a value of one is
   // the one object its type names, so reading it is substituting that object.
@@ -151,6 +154,16 @@ TypeRef optional(TypeRef type);
 // The T of Optional(T); any other type as it is.
 TypeRef optional_value(TypeRef type);
 TypeRef opaque(const std::string& name);
+// datetime64[unit] / timedelta64[unit] ("" for numpy's generic unit; "Y", "M", "W", "D", "h", "m", "s", "ms", "us",
+// "ns", "ps", "fs", "as"); nullptr for another unit.
+TypeRef datetime64(const std::string& unit);
+TypeRef timedelta64(const std::string& unit);
+// The unit of a datetime64 or timedelta64 type.
+std::string time_unit(TypeRef t);
+// How many `to` units one `from` unit is (numpy's conversion to a finer unit: "D" to "h" is 24), 1 from or to the
+// generic unit; 0 when `to` is coarser or the units do not convert exactly (years and months against the rest).
+int64_t time_unit_factor(const std::string& from, const std::string& to);
+bool is_time(TypeRef t);  // a datetime64 or timedelta64
 // numba's NumberClass of a number type (the type of `uint32` used as a value): "class(uint32)".
 TypeRef number_class(TypeRef instance);
 // The type of a function used as a value, named by its path ("cuda.atomic.add") or, for a device function, by

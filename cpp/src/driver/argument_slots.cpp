@@ -14,6 +14,8 @@ std::optional<ArgSlot> slot_for(TypeRef t) {
                                 std::max(u->bitwidth(), 8) / 8);
   }
   if (t->is_float()) return ArgSlot::make_scalar(ScalarKind::Float, t->bitwidth() / 8);
+  if (t->kind() == TypeKind::Datetime || t->kind() == TypeKind::Timedelta)
+    return ArgSlot::make_scalar(ScalarKind::Signed, 8);  // its count of units
   if (t->kind() == TypeKind::CPointer || t->kind() == TypeKind::VoidPtr || t->kind() == TypeKind::Record)
     return ArgSlot::make_scalar(ScalarKind::Unsigned, 8);  // an address (a record's: of its copy)
   return std::nullopt;

@@ -20,6 +20,9 @@ Type* DataModel::value_type(TypeRef t) const {
     case TypeKind::Integer:
     case TypeKind::IntegerLiteral:
       return Type::getIntNTy(ctx_, t->bitwidth());
+    case TypeKind::Datetime:
+    case TypeKind::Timedelta:
+      return Type::getInt64Ty(ctx_);  // a count of its unit
     case TypeKind::Float:
       return t->bitwidth() == 16   ? Type::getHalfTy(ctx_)
              : t->bitwidth() == 32 ? Type::getFloatTy(ctx_)

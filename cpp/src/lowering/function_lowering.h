@@ -128,6 +128,11 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* constant(const ir::Expr& e);
   llvm::Value* binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef lhs_t, TypeRef rhs_t, TypeRef result);
   llvm::Value* int_binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef t);
+  // lower_datetime.cpp: datetime64 / timedelta64 values (int64 counts, NaT the least int64).
+  llvm::Value* is_nat(llvm::Value* v);
+  llvm::Value* time_cast(llvm::Value* v, TypeRef from, TypeRef to);
+  llvm::Value* time_binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef lhs_t, TypeRef rhs_t);
+  llvm::Value* time_compare(ir::Op op, llvm::Value* a, llvm::Value* b);
   llvm::Value* float_binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef t);
   llvm::Value* complex_binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef t);
   llvm::Value* int_power(llvm::Value* base, llvm::Value* exp, TypeRef base_t, TypeRef result);

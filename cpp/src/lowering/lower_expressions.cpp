@@ -60,6 +60,7 @@ Value* FunctionLowering::cast(Value* v, TypeRef from, TypeRef to) {
   if (from->kind() == TypeKind::Optional)  // used as its value (numba checks nothing on the GPU either)
     return cast(b_.CreateExtractValue(v, 0), from->element(0), to);
   if (to->kind() == TypeKind::Record && from->is_tuple()) return record_from_tuple(v, from, to);
+  if (types::is_time(from) && types::is_time(to)) return time_cast(v, from, to);
   if (from->kind() == TypeKind::FP8) return intrinsics::fp8_to_number(*this, v, from, to);
   if (to->kind() == TypeKind::FP8) return intrinsics::number_to_fp8(*this, v, from, to);
   if (from->kind() == TypeKind::BFloat16) return cast(intrinsics::bfloat16_to_float(*this, v), types::float32(), to);
@@ -202,6 +203,7 @@ Value* FunctionLowering::lower_expr(const Expr& e) {
 
 Value* FunctionLowering::binary(Op op, Value* a, Value* b, TypeRef lhs_t, TypeRef rhs_t, TypeRef result) {
   lhs_t = lhs_t->unliteral();
+  if (types::is_time(lhs_t) || types::is_time(rhs_t)) return time_binary(op, a, b, lhs_t, rhs_t->unliteral());
   if (result->kind() == TypeKind::BFloat16) {  // in float32, rounded once
     TypeRef f = types::float32();
     return cast(float_binary(op, cast(a, lhs_t, f), cast(b, rhs_t, f), f), f, result);
@@ -440,6 +442,7 @@ Value* FunctionLowering::compare(Op op, Value* a, Value* b, TypeRef t) {
   t = t->unliteral();
   if (t->kind() == TypeKind::BFloat16)  // exactly as the float32 values they are
     return compare(op, cast(a, t, types::float32()), cast(b, t, types::float32()), types::float32());
+  if (types::is_time(t)) return time_compare(op, a, b);
   if (t->is_complex()) {
     TypeRef part = types::float_(t->bitwidth() / 2);
     Value* eq = b_.CreateAnd(compare(Op::Eq, b_.CreateExtractValue(a, 0), b_.CreateExtractValue(b, 0), part),
@@ -589,7 +592,8 @@ Value* FunctionLowering::unary(const Expr& e) {
     case Op::UAdd:
       return cast(v, t, e.type);
     case Op::USub:
-      if (t->is_integer()) return cast(b_.CreateNeg(v), t, e.type);
+      if (t->is_integer() || t->kind() == TypeKind::Timedelta)
+        return cast(b_.CreateNeg(v), t, e.type);  // (-NaT is NaT)
       if (t->is_float()) return b_.CreateFNeg(v);
       if (t->kind() == TypeKind::BFloat16) return b_.CreateXor(v, b_.getInt16(0x8000));  // the sign bit
       return build_tuple({b_.CreateFNeg(b_.CreateExtractValue(v, 0)), b_.CreateFNeg(b_.CreateExtractValue(v, 1))}, t);

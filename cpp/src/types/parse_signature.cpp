@@ -441,6 +441,10 @@ const char* numba_class_name(TypeRef type) {
       return "RangeType";
     case TypeKind::Opaque:
       return "Opaque";
+    case TypeKind::Datetime:
+      return "NPDatetime";
+    case TypeKind::Timedelta:
+      return "NPTimedelta";
     case TypeKind::Record:
       return "Record";
     case TypeKind::NestedArray:

@@ -385,6 +385,51 @@ TypeRef optional_value(TypeRef type) { return type->kind() == TypeKind::Optional
 
 TypeRef opaque(const std::string& name) { return TypeFactory::intern(TypeFactory::prototype(TypeKind::Opaque, name)); }
 
+namespace {
+
+bool is_time_unit(const std::string& unit) {
+  static const char* const units[] = {"", "Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as"};
+  for (const char* u : units)
+    if (unit == u) return true;
+  return false;
+}
+
+TypeRef time_type(TypeKind kind, const char* base, const std::string& unit) {
+  if (!is_time_unit(unit)) return nullptr;
+  std::string name = std::string(base) + (unit.empty() ? "" : "[" + unit + "]");
+  return TypeFactory::intern(TypeFactory::scalar(kind, std::move(name), 64, true));
+}
+
+}  // namespace
+
+TypeRef datetime64(const std::string& unit) { return time_type(TypeKind::Datetime, "datetime64", unit); }
+TypeRef timedelta64(const std::string& unit) { return time_type(TypeKind::Timedelta, "timedelta64", unit); }
+
+int64_t time_unit_factor(const std::string& from, const std::string& to) {
+  if (from == to || from.empty() || to.empty()) return 1;
+  if (from == "Y" && to == "M") return 12;
+  if (from == "Y" || from == "M" || to == "Y" || to == "M") return 0;
+  // Each linear unit in how many of the next: W 7 D 24 h 60 m 60 s 1000 ms 1000 us ... as.
+  static const std::pair<const char*, int64_t> linear[] = {{"W", 7},     {"D", 24},    {"h", 60},    {"m", 60},
+                                                           {"s", 1000},  {"ms", 1000}, {"us", 1000}, {"ns", 1000},
+                                                           {"ps", 1000}, {"fs", 1000}, {"as", 1}};
+  int64_t factor = 0;
+  for (const auto& [unit, next] : linear) {
+    if (factor == 0 && from == unit) factor = 1;
+    if (factor != 0 && to == unit) return factor;
+    if (factor != 0) factor *= next;
+  }
+  return 0;
+}
+
+bool is_time(TypeRef t) { return t->kind() == TypeKind::Datetime || t->kind() == TypeKind::Timedelta; }
+
+std::string time_unit(TypeRef t) {
+  const std::string& name = t->name();
+  auto open = name.find('[');
+  return open == std::string::npos ? "" : name.substr(open + 1, name.size() - open - 2);
+}
+
 TypeRef number_class(TypeRef instance) {
   instance = instance->unliteral();
   return TypeFactory::intern(
@@ -542,7 +587,15 @@ const std::unordered_map<std::string, TypeRef>& scalar_table() {
 
 TypeRef lookup_scalar(const std::string& name) {
   auto found = scalar_table().find(name);
-  return found == scalar_table().end() ? nullptr : found->second;
+  if (found != scalar_table().end()) return found->second;
+  auto unit_of = [&](size_t base) -> std::string {  // "datetime64[D]" -> "D"; "datetime64" -> ""
+    if (name.size() == base) return "";
+    if (name[base] != '[' || name.back() != ']') return "?";
+    return name.substr(base + 1, name.size() - base - 2);
+  };
+  if (name.rfind("datetime64", 0) == 0) return datetime64(unit_of(10));
+  if (name.rfind("timedelta64", 0) == 0) return timedelta64(unit_of(11));
+  return nullptr;
 }
 
 std::vector<std::string> scalar_names() {

@@ -7,6 +7,7 @@
 
 #include "cujit/conversions.h"
 #include "cujit/typing.h"
+#include "typing_internal.h"
 
 namespace cujit::typing {
 namespace {
@@ -117,6 +118,7 @@ std::optional<OpSignature> bfloat16_signature(Op op, TypeRef lhs, TypeRef rhs) {
 
 std::optional<OpSignature> binary_signature(Op op, TypeRef lhs, TypeRef rhs) {
   if (lhs->kind() == TypeKind::BFloat16 || rhs->kind() == TypeKind::BFloat16) return bfloat16_signature(op, lhs, rhs);
+  if (types::is_time(lhs) || types::is_time(rhs)) return datetime_signature(op, lhs, rhs);
   if (!lhs->is_number() || !rhs->is_number()) return std::nullopt;
   if (is_bitwise(op) && (!is_integral(lhs) || !is_integral(rhs))) return std::nullopt;
   return choose_overload(binary_candidates(op), {lhs, rhs});
@@ -136,6 +138,7 @@ std::optional<OpSignature> tuple_compare_signature(Op op, TypeRef lhs, TypeRef r
 std::optional<OpSignature> compare_signature(Op op, TypeRef lhs, TypeRef rhs) {
   if (lhs->is_tuple() && rhs->is_tuple()) return tuple_compare_signature(op, lhs, rhs);
   if (lhs->kind() == TypeKind::BFloat16 || rhs->kind() == TypeKind::BFloat16) return bfloat16_signature(op, lhs, rhs);
+  if (types::is_time(lhs) && types::is_time(rhs)) return datetime_signature(op, lhs, rhs);
   if (!lhs->is_number() || !rhs->is_number()) {
     // Comparing with None (or other non-numbers) is a constant.
     if (op == Op::Eq || op == Op::NotEq) return OpSignature{{lhs, rhs}, types::boolean()};
@@ -172,7 +175,8 @@ std::optional<OpSignature> resolve_compare(Op op, TypeRef lhs, TypeRef rhs) {
 
 std::optional<OpSignature> resolve_unary(Op op, TypeRef operand) {
   if (op == Op::Not) return OpSignature{{operand}, types::boolean()};
-  if (operand->kind() == TypeKind::BFloat16 && (op == Op::USub || op == Op::UAdd))
+  if ((operand->kind() == TypeKind::BFloat16 || operand->kind() == TypeKind::Timedelta) &&
+      (op == Op::USub || op == Op::UAdd))
     return OpSignature{{operand}, operand};
   if (!operand->is_number()) return std::nullopt;
   std::vector<OpSignature> c;

@@ -22,6 +22,9 @@ TypeRef array_attribute_type(TypeRef ary, const std::string& attr);
 // the field a key names (a string constant or an integer literal, already
 // typed); -1 with `error` set if none.
 TypeRef record_field_value_type(TypeRef record, int field);
+
+// datetime_rules.cpp: the signature of an operator on datetime64 / timedelta64 operands (and numbers), or nullopt.
+std::optional<OpSignature> datetime_signature(ir::Op op, TypeRef lhs, TypeRef rhs);
 int record_field_index(TypeRef record, const ir::Expr& key, std::string& error);
 
 // for x in literal_unroll(t) (a ForRange marked by the frontend): once t's type is known, versions the body per

@@ -193,6 +193,8 @@ def _path_reader(argtype, op):
 
 
 def _read_scalar(value_of, op, read_array):
+    if op.type.kind in ("datetime", "timedelta"):  # a numpy datetime64/timedelta64: its count of units
+        return lambda v, out, wb, s: out.append(int(np.asarray(value_of(v)).view(np.int64)))
     return lambda v, out, wb, s: out.append(value_of(v))
 
 
