@@ -396,7 +396,7 @@ bool is_time_unit(const std::string& unit) {
 
 TypeRef time_type(TypeKind kind, const char* base, const std::string& unit) {
   if (!is_time_unit(unit)) return nullptr;
-  std::string name = std::string(base) + (unit.empty() ? "" : "[" + unit + "]");
+  std::string name = std::string(base) + "[" + unit + "]";  // numba names the generic unit "timedelta64[]"
   return TypeFactory::intern(TypeFactory::scalar(kind, std::move(name), 64, true));
 }
 

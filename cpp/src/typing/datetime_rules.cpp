@@ -27,13 +27,14 @@ bool is_td(TypeRef t) { return t->kind() == TypeKind::Timedelta; }
 std::optional<OpSignature> datetime_signature(Op op, TypeRef lhs, TypeRef rhs) {
   lhs = lhs->unliteral();
   rhs = rhs->unliteral();
-  const bool compare = op == Op::Eq || op == Op::NotEq || op == Op::Lt || op == Op::LtE || op == Op::Gt ||
-                       op == Op::GtE;
+  const bool compare =
+      op == Op::Eq || op == Op::NotEq || op == Op::Lt || op == Op::LtE || op == Op::Gt || op == Op::GtE;
   if (types::is_time(lhs) && types::is_time(rhs)) {
     auto unit = common_unit(lhs, rhs);
     if (!unit) return std::nullopt;
     TypeRef dt = types::datetime64(*unit), td = types::timedelta64(*unit);
-    if (compare && lhs->kind() == rhs->kind()) return OpSignature{{is_dt(lhs) ? dt : td, is_dt(rhs) ? dt : td}, types::boolean()};
+    if (compare && lhs->kind() == rhs->kind())
+      return OpSignature{{is_dt(lhs) ? dt : td, is_dt(rhs) ? dt : td}, types::boolean()};
     if (op == Op::Sub && is_dt(lhs) && is_dt(rhs)) return OpSignature{{dt, dt}, td};
     if ((op == Op::Add || op == Op::Sub) && is_dt(lhs) && is_td(rhs)) return OpSignature{{dt, td}, dt};
     if (op == Op::Add && is_td(lhs) && is_dt(rhs)) return OpSignature{{td, dt}, dt};
