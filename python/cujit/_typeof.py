@@ -134,4 +134,27 @@ def typeof(value):
         if descr and dtype.lstrip("|<>=").startswith("V") and any(field[0] for field in descr):
             dtype = sys.modules["numpy"].dtype(descr)  # a structured dtype: its fields are in descr
         return array_type(dtype, shape, cai.get("strides"), readonly)
+    pointer = _ctypes_pointer_type(value)
+    if pointer is not None:
+        return pointer
     raise TypingError(f"cannot pass a value of type {type(value).__name__} to a CUDA kernel")
+
+
+def _ctypes_pointer_type(value):
+    """numba's typeof of a ctypes pointer: ``c_void_p`` is ``void*``, ``POINTER(c_double)`` is ``float64*`` (a raw
+    device address passed as a kernel argument, as cuda.compute passes an operator's state)."""
+    ct = sys.modules.get("ctypes")
+    if ct is None:
+        return None
+    if isinstance(value, ct.c_void_p):
+        return _core.types.lookup("voidptr")
+    if isinstance(value, ct._Pointer):
+        names = {
+            ct.c_int8: "int8", ct.c_int16: "int16", ct.c_int32: "int32", ct.c_int64: "int64",
+            ct.c_uint8: "uint8", ct.c_uint16: "uint16", ct.c_uint32: "uint32", ct.c_uint64: "uint64",
+            ct.c_float: "float32", ct.c_double: "float64", ct.c_bool: "boolean",
+        }  # fmt: skip
+        name = names.get(value._type_)
+        if name is not None:
+            return _core.types.cpointer(_core.types.lookup(name))
+    return None

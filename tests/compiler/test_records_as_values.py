@@ -6,6 +6,8 @@ loads through a pointer to pointers and ``void*`` stores; a global record array 
 operator; a whole nested record and a whole array field stored at once. Compiled everywhere (PTX assembled by the suite's ptxas
 check), run against NumPy where kernels run."""
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -113,6 +115,20 @@ def whole_fields(dest, src, vals):  # a whole nested record and a whole array fi
     dest[0].arr = vals
     dest[1].arr = 2.5  # broadcast into the field
 
+@cuda.jit(device=True)
+def stateful_op(x, counts_ptr, sums_ptr, n):  # cuda.compute's stateful operator: its state arrays as pointers
+    counts = cuda.carray(counts_ptr, n)
+    sums = cuda.carray(sums_ptr, (n,), np.float64)
+    slot = int(x) % n
+    cuda.atomic.add(counts, slot, 1)
+    cuda.atomic.add(sums, slot, x)
+    return x * 2
+
+def apply_stateful(xs, out, counts_ptr, sums_ptr, n):
+    i = cuda.grid(1)
+    if i < xs.size:
+        out[i] = stateful_op(xs[i], counts_ptr, sums_ptr, n)
+
 def pointers(states, slots, value, out):
     out[0] = states[0][1]
     slots[0] = value
@@ -128,6 +144,7 @@ SIGNATURES = {
     "from_global": (_F64,),
     "reduce_pixels": (_P, _P),
     "whole_fields": (_O, _O, types.float32[:, ::1]),
+    "apply_stateful": (_F64, _F64, types.CPointer(types.int32), types.CPointer(types.float64), types.int64),
 }
 TABLE = np.array([(1.5, 10), (2.5, 20), (3.5, 30)], PAIR)
 
@@ -189,6 +206,13 @@ def test_vectors_and_pointers_run(scope):
     assert tuple(got[0]) == tuple(src[1]) and tuple(got[1]) == (np.float32(src[0]["v"] + 1), 7)
 
 
+def test_ctypes_pointers_are_typed_as_numba_types_them(frontend):
+    import cujit
+
+    assert cujit.typeof(ctypes.c_void_p(16)) == types.voidptr
+    assert cujit.typeof(ctypes.cast(16, ctypes.POINTER(ctypes.c_int32))) == types.CPointer(types.int32)
+
+
 def test_a_record_scalar_is_typed_as_its_record(scope):
     import cujit
 
@@ -248,6 +272,29 @@ def test_whole_field_stores_run(scope):
     assert dest[0]["inner"] == src[0]["inner"]
     np.testing.assert_array_equal(dest[0]["arr"], vals)
     np.testing.assert_array_equal(dest[1]["arr"], np.full((2, 3), 2.5, np.float32))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_stateful_operator_over_captured_state_runs(scope):
+    """cuda.compute's stateful operator: two state arrays of different dtypes (int32 counts, float64 sums) passed
+    as raw device pointers and viewed with carray, updated with atomics."""
+    rng = np.random.default_rng()
+    n = 5
+    xs = rng.integers(0, 100, 200).astype(np.float64)
+    counts, sums = cuda.to_device(np.zeros(n, np.int32)), cuda.to_device(np.zeros(n))
+
+    def pointer(a, ctype):  # a raw device address as a typed ctypes pointer (numba types it as a CPointer)
+        return ctypes.cast(a.__cuda_array_interface__["data"][0], ctypes.POINTER(ctype))
+
+    out = np.zeros_like(xs)
+    cuda.jit(scope["apply_stateful"])[4, 64](
+        xs, out, pointer(counts, ctypes.c_int32), pointer(sums, ctypes.c_double), n
+    )
+    np.testing.assert_array_equal(out, xs * 2)
+    slots = xs.astype(np.int64) % n
+    np.testing.assert_array_equal(counts.copy_to_host(), np.bincount(slots, minlength=n))
+    np.testing.assert_allclose(sums.copy_to_host(), np.bincount(slots, weights=xs, minlength=n))
 
 
 @pytest.mark.gpu

@@ -162,6 +162,9 @@ def _pointer_value(value, index):
         return value.ptr
     if value is None:
         return 0
+    ct = sys.modules.get("ctypes")
+    if ct is not None and isinstance(value, ct._Pointer):  # its address, not what it points to (a device address)
+        return ct.cast(value, ct.c_void_p).value or 0
     raw = getattr(value, "value", value)  # ctypes pointers
     try:
         return int(raw or 0)
