@@ -281,6 +281,8 @@ class CPointer(Type):
 
     @staticmethod
     def _make(dtype, addrspace=None):
+        if type(dtype).__name__ == "VectorType" and hasattr(dtype, "num_elements"):  # cuda.float32x2: its type
+            dtype = _core.parse_type(dtype.__name__)
         _check_type("CPointer", "dtype", dtype)
         return _core.types.cpointer(dtype)
 

@@ -1,7 +1,7 @@
 """The C ABI of a record by value and by pointer is nvcc's (issue 43): a C-ABI function taking and returning a
 record has nvcc's PTX prototype for the C struct of the same fields; its LTO-IR links with nvJitLink beside CUDA C++
 (NVRTC, -dlto) that declares the struct and calls it, and a kernel calls CUDA C++ that takes the struct by value and
-by pointer (``cuda.declare_device``). The cubins are checked for their symbols; the kernel runs against NumPy on a
+by pointer (``cuda.declare_device``), and a local vector value by its address (numbast's shims take ``T*``). The cubins are checked for their symbols; the kernel runs against NumPy on a
 GPU."""
 
 import re
@@ -43,6 +43,7 @@ CALLEE = (
     + """
 extern "C" __device__ Pair pair_max(Pair a, Pair b) { return a.v >= b.v ? a : b; }
 extern "C" __device__ float pair_sum(const Pair* p) { return p->v + p->i; }
+extern "C" __device__ float norm2(const float2* v) { return v->x * v->x + v->y * v->y; }
 """
 )
 
@@ -84,6 +85,11 @@ pair_max = cuda.declare_device("pair_max", R(R, R), abi="c", link=[cuda.CUSource
 pair_sum = cuda.declare_device("pair_sum", types.float32(types.CPointer(R)), abi="c", link=[cuda.CUSource(CALLEE)])
 
 
+norm2 = cuda.declare_device(
+    "norm2", types.float32(types.CPointer(cuda.float32x2)), abi="c", link=[cuda.CUSource(CALLEE)]
+)
+
+
 def reduce_kernel(items, out, sums):
     best = items[0]
     for k in range(1, items.size):
@@ -91,6 +97,9 @@ def reduce_kernel(items, out, sums):
     out[0] = best
     for k in range(items.size):
         sums[k] = pair_sum(ffi.from_buffer(items[k:]))
+    v = cuda.local.array(1, cuda.float32x2)  # the address of a local value (numbast's shims take T*)
+    v[0] = cuda.float32x2(out[0].v, 2.0)
+    sums[items.size] = norm2(ffi.from_buffer(v))
 
 
 def test_a_kernel_calls_cuda_cpp_with_records_by_value_and_by_pointer():
@@ -108,8 +117,9 @@ def test_runs():
     rng = np.random.default_rng()
     items = np.zeros(16, PAIR)
     items["v"], items["i"] = rng.random(16), rng.integers(0, 100, 16)
-    out, sums = np.zeros(1, PAIR), np.zeros(16, np.float32)
+    out, sums = np.zeros(1, PAIR), np.zeros(17, np.float32)
     cuda.jit(reduce_kernel)[1, 1](items, out, sums)
     k = int(items["v"].argmax())
     assert tuple(out[0]) == tuple(items[k])
-    np.testing.assert_allclose(sums, items["v"] + items["i"], rtol=1e-6)
+    np.testing.assert_allclose(sums[:16], items["v"] + items["i"], rtol=1e-6)
+    np.testing.assert_allclose(sums[16], items["v"][k] ** 2 + 4, rtol=1e-6)
