@@ -55,6 +55,10 @@ const char* kind_name(TypeKind k) {
       return "vector";
     case TypeKind::Opaque:
       return "opaque";
+    case TypeKind::CharSeq:
+      return "charseq";
+    case TypeKind::UnicodeCharSeq:
+      return "unicode_charseq";
     case TypeKind::Datetime:
       return "datetime";
     case TypeKind::Timedelta:
@@ -212,7 +216,8 @@ void register_types(py::module_& m) {
       .def(
           "__getitem__",
           [](const Type& t, py::object key) {
-            if ((!t.is_number() && t.kind() != TypeKind::Record && !types::is_time(&t)) || t.is_literal())
+            if ((!t.is_number() && t.kind() != TypeKind::Record && !types::is_time(&t) && !types::is_charseq(&t)) ||
+                t.is_literal())
               throw py::type_error("cannot make an array of " + t.name());
             return array_from_subscript(&t, key);
           },
@@ -252,6 +257,10 @@ void register_types(py::module_& m) {
     return py::cast(r, py::return_value_policy::reference);
   });
   t.def("integer_literal", &types::integer_literal, py::return_value_policy::reference);
+  t.def("charseq", &types::charseq, py::arg("n"), py::return_value_policy::reference,
+        "numpy's S<n>: numba's CharSeq(n), '[char x n]'");
+  t.def("unicode_charseq", &types::unicode_charseq, py::arg("n"), py::return_value_policy::reference,
+        "numpy's U<n>: numba's UnicodeCharSeq(n), '[unichr x n]'");
   t.def("datetime64", &types::datetime64, py::arg("unit"), py::return_value_policy::reference,
         "numpy's datetime64 of a unit (None for an unknown unit)");
   t.def("timedelta64", &types::timedelta64, py::arg("unit"), py::return_value_policy::reference,

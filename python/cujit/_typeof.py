@@ -51,6 +51,10 @@ def _dtype_type(dtype):
     if dtype.subdtype is not None:
         base, shape = dtype.subdtype
         return _core.types.nested_array(_dtype_type(base), list(shape))
+    if dtype.kind == "S" and dtype.itemsize > 0:  # numba's CharSeq and UnicodeCharSeq
+        return _core.types.charseq(dtype.itemsize)
+    if dtype.kind == "U" and dtype.itemsize > 0:
+        return _core.types.unicode_charseq(dtype.itemsize // 4)
     t = _lookup(_DTYPE_NAMES.get(dtype.name, dtype.name))
     if t is None:
         raise TypingError(f"unsupported array dtype {dtype} for a CUDA kernel argument")

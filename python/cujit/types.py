@@ -359,6 +359,29 @@ class IntEnumMember(EnumMember):
     pass
 
 
+class CharSeq(Type):
+    """NumPy's ``S<n>`` (``CharSeq(n)``, named ``[char x n]``): arrays of it in kernels; ``len``, comparisons and
+    stores of its elements."""
+
+    _kinds = ("charseq",)
+
+    @staticmethod
+    def _make(count):
+        _check_count("CharSeq", "count", count, 1 << 24)
+        return _core.types.charseq(count)
+
+
+class UnicodeCharSeq(Type):
+    """NumPy's ``U<n>`` (``UnicodeCharSeq(n)``, named ``[unichr x n]``)."""
+
+    _kinds = ("unicode_charseq",)
+
+    @staticmethod
+    def _make(count):
+        _check_count("UnicodeCharSeq", "count", count, 1 << 24)
+        return _core.types.unicode_charseq(count)
+
+
 class NPDatetime(Type):
     """NumPy's ``datetime64`` of a unit (``NPDatetime("ns")``, named ``datetime64[ns]``): arrays and scalars of it
     in kernels, its arithmetic and comparisons with numba's rules."""
@@ -488,6 +511,10 @@ def _reduce(t):
         return _rebuild, ("opaque", (t.name,))
     if kind == "range":
         return RangeType, (t.dtype,)
+    if kind == "charseq":
+        return CharSeq, (t.bitwidth // 8,)
+    if kind == "unicode_charseq":
+        return UnicodeCharSeq, (t.bitwidth // 32,)
     if kind == "number_class":
         return NumberClass, (t.instance_type,)
     if kind == "function":

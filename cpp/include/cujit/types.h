@@ -35,6 +35,8 @@ enum class TypeKind : uint8_t {
   Datetime,        // numpy's datetime64[unit] (numba's NPDatetime): an int64 count of units since the epoch; NaT is
                    // INT64_MIN (typing/datetime_rules.cpp, lowering/lower_datetime.cpp)
   Timedelta,       // numpy's timedelta64[unit] (numba's NPTimedelta): an int64 count of units; NaT is INT64_MIN
+  CharSeq,         // numpy's S<n> (numba's CharSeq, "[char x n]"): n bytes, NUL-padded; a value is their address
+  UnicodeCharSeq,  // numpy's U<n> (numba's UnicodeCharSeq, "[unichr x n]"): n UCS-4 code points, NUL-padded
   Opaque,          // anything else named by a string (modules, functions: typing only)
   // Compile-time values (numba's types of values that are types or functions), typing only: a value of one is
   // the one object its type names, so reading it is substituting that object.
@@ -164,6 +166,12 @@ std::string time_unit(TypeRef t);
 // generic unit; 0 when `to` is coarser or the units do not convert exactly (years and months against the rest).
 int64_t time_unit_factor(const std::string& from, const std::string& to);
 bool is_time(TypeRef t);  // a datetime64 or timedelta64
+// numpy's fixed-width strings: S<n> (bytes) and U<n> (UCS-4); their characters and each one's width in bytes.
+TypeRef charseq(int64_t n);
+TypeRef unicode_charseq(int64_t n);
+bool is_charseq(TypeRef t);
+int64_t char_count(TypeRef t);
+int char_width(TypeRef t);
 // numba's NumberClass of a number type (the type of `uint32` used as a value): "class(uint32)".
 TypeRef number_class(TypeRef instance);
 // The type of a function used as a value, named by its path ("cuda.atomic.add") or, for a device function, by

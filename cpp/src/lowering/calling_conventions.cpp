@@ -41,7 +41,9 @@ Type* DataModel::value_type(TypeRef t) const {
     case TypeKind::CPointer:
     case TypeKind::VoidPtr:
     case TypeKind::Record:
-      return llvm::PointerType::get(ctx_, 0);  // a record is the address of its bytes
+    case TypeKind::CharSeq:
+    case TypeKind::UnicodeCharSeq:
+      return llvm::PointerType::get(ctx_, 0);  // a record (a fixed-width string) is the address of its bytes
     case TypeKind::None:
       return Type::getInt8Ty(ctx_);
     case TypeKind::Range: {  // {start, stop, step}
@@ -101,7 +103,7 @@ Type* DataModel::data_type(TypeRef t) const {
 }
 
 Type* DataModel::storage_type(TypeRef t) const {
-  if (t->kind() == TypeKind::Record || t->kind() == TypeKind::NestedArray)
+  if (t->kind() == TypeKind::Record || t->kind() == TypeKind::NestedArray || types::is_charseq(t))
     return llvm::ArrayType::get(Type::getInt8Ty(ctx_), static_cast<uint64_t>(types::itemsize(t)));
   return data_type(t);
 }

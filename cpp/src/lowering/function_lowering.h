@@ -128,6 +128,11 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* constant(const ir::Expr& e);
   llvm::Value* binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef lhs_t, TypeRef rhs_t, TypeRef result);
   llvm::Value* int_binary(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef t);
+  // lower_charseq.cpp: numpy's fixed-width strings (the address of their NUL-padded characters).
+  llvm::Value* char_at(llvm::Value* s, TypeRef t, int64_t i);
+  llvm::Value* charseq_length(llvm::Value* s, TypeRef t);
+  llvm::Value* charseq_compare(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef ta, TypeRef tb);
+  llvm::Value* charseq_resize(llvm::Value* s, TypeRef from, TypeRef to);
   // lower_datetime.cpp: datetime64 / timedelta64 values (int64 counts, NaT the least int64).
   llvm::Value* is_nat(llvm::Value* v);
   llvm::Value* time_cast(llvm::Value* v, TypeRef from, TypeRef to);

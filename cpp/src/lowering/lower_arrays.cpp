@@ -121,7 +121,7 @@ std::string FunctionLowering::index_site(const Expr& array) const {
 }
 
 Value* FunctionLowering::load_element(Value* ptr, TypeRef dtype, int64_t align) {
-  if (dtype->kind() == TypeKind::Record) return ptr;
+  if (dtype->kind() == TypeKind::Record || types::is_charseq(dtype)) return ptr;
   if (state_.options.shared_checks)
     target().memory_access(b_, context_, ptr, types::itemsize(dtype), /*write=*/false, index_site_);
   llvm::Type* t = state_.model.data_type(dtype);
@@ -149,7 +149,7 @@ void FunctionLowering::store_element(Value* ptr, Value* value, TypeRef dtype, in
   llvm::Align a(align ? align : types::alignment(dtype));
   if (state_.options.shared_checks)
     target().memory_access(b_, context_, ptr, types::itemsize(dtype), /*write=*/true, index_site_);
-  if (dtype->kind() == TypeKind::Record) {
+  if (dtype->kind() == TypeKind::Record || types::is_charseq(dtype)) {
     b_.CreateMemCpy(ptr, a, value, a, types::itemsize(dtype));
     return;
   }

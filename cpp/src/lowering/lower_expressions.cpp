@@ -61,6 +61,7 @@ Value* FunctionLowering::cast(Value* v, TypeRef from, TypeRef to) {
     return cast(b_.CreateExtractValue(v, 0), from->element(0), to);
   if (to->kind() == TypeKind::Record && from->is_tuple()) return record_from_tuple(v, from, to);
   if (types::is_time(from) && types::is_time(to)) return time_cast(v, from, to);
+  if (types::is_charseq(from) && types::is_charseq(to)) return charseq_resize(v, from, to);
   if (from->kind() == TypeKind::FP8) return intrinsics::fp8_to_number(*this, v, from, to);
   if (to->kind() == TypeKind::FP8) return intrinsics::number_to_fp8(*this, v, from, to);
   if (from->kind() == TypeKind::BFloat16) return cast(intrinsics::bfloat16_to_float(*this, v), types::float32(), to);
@@ -508,6 +509,7 @@ Value* FunctionLowering::compare_operands(Op op, Value* a, Value* b, TypeRef ta,
   if (op == Op::In) return contains(a, b, ta, tb);
   if (op == Op::NotIn) return b_.CreateNot(contains(a, b, ta, tb));
   if (ta->is_tuple() && tb->is_tuple()) return compare_tuples(op, a, b, ta, tb);
+  if (types::is_charseq(ta)) return charseq_compare(op, a, b, ta, tb);
   return compare(op, a, b, ta);
 }
 
@@ -729,6 +731,7 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
   if (name == "len") {
     if (pt[0]->is_tuple()) return b_.getInt64(pt[0]->count());
     if (pt[0]->kind() == TypeKind::Range) return cast(range_value_length(args[0], pt[0], e.loc), pt[0]->element(0), rt);
+    if (types::is_charseq(pt[0])) return charseq_length(args[0], pt[0]);
     return array_field(args[0], 5, 0);
   }
   if (name.rfind("numpy.", 0) == 0 && !pt.empty() && pt[0]->kind() == TypeKind::Array) {  // np.sum(a)...

@@ -441,6 +441,10 @@ const char* numba_class_name(TypeRef type) {
       return "RangeType";
     case TypeKind::Opaque:
       return "Opaque";
+    case TypeKind::CharSeq:
+      return "CharSeq";
+    case TypeKind::UnicodeCharSeq:
+      return "UnicodeCharSeq";
     case TypeKind::Datetime:
       return "NPDatetime";
     case TypeKind::Timedelta:

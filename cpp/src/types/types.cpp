@@ -269,6 +269,9 @@ int64_t itemsize(TypeRef dtype) {
 
 int64_t alignment(TypeRef dtype) {
   switch (dtype->kind()) {
+    case TypeKind::CharSeq:
+    case TypeKind::UnicodeCharSeq:
+      return char_width(dtype);
     case TypeKind::Complex:
       return itemsize(dtype) / 2;
     case TypeKind::NestedArray:
@@ -423,6 +426,22 @@ int64_t time_unit_factor(const std::string& from, const std::string& to) {
 }
 
 bool is_time(TypeRef t) { return t->kind() == TypeKind::Datetime || t->kind() == TypeKind::Timedelta; }
+
+namespace {
+
+TypeRef char_sequence(TypeKind kind, const char* element, int width, int64_t n) {
+  if (n <= 0 || n > (int64_t{1} << 24)) return nullptr;
+  return TypeFactory::intern(TypeFactory::scalar(kind, "[" + std::string(element) + " x " + std::to_string(n) + "]",
+                                                 static_cast<int>(8 * width * n), false));
+}
+
+}  // namespace
+
+TypeRef charseq(int64_t n) { return char_sequence(TypeKind::CharSeq, "char", 1, n); }
+TypeRef unicode_charseq(int64_t n) { return char_sequence(TypeKind::UnicodeCharSeq, "unichr", 4, n); }
+bool is_charseq(TypeRef t) { return t->kind() == TypeKind::CharSeq || t->kind() == TypeKind::UnicodeCharSeq; }
+int char_width(TypeRef t) { return t->kind() == TypeKind::UnicodeCharSeq ? 4 : 1; }
+int64_t char_count(TypeRef t) { return t->bitwidth() / 8 / char_width(t); }
 
 std::string time_unit(TypeRef t) {
   const std::string& name = t->name();

@@ -173,7 +173,7 @@ const std::unordered_map<std::string, Resolver>& registry() {
       if (a.size() != 1) return std::nullopt;
       if (a[0]->kind() == TypeKind::Array && a[0]->ndim() >= 1) return OpSignature{{a[0]}, types::int64()};
       if (a[0]->is_tuple()) return OpSignature{{a[0]}, types::integer_literal(static_cast<int64_t>(a[0]->count()))};
-      if (a[0]->kind() == TypeKind::Range) return OpSignature{{a[0]}, types::int64()};
+      if (a[0]->kind() == TypeKind::Range || types::is_charseq(a[0])) return OpSignature{{a[0]}, types::int64()};
       return std::nullopt;
     };
     // range(...) as a value (len, indexing, `in`, zip and enumerate walk it): {start, stop, step}.

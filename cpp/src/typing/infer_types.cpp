@@ -215,6 +215,7 @@ class Inferer {
   // widens to the item's type).
   static bool storable(TypeRef t, TypeRef item) {
     if (t == item && (item->kind() == TypeKind::Record || item->kind() == TypeKind::Vector)) return true;
+    if (types::is_charseq(item)) return t->kind() == item->kind();  // a string of another width: cut or padded
     if (types::is_time(item))  // a datetime into datetimes (a timedelta into timedeltas) of a unit as fine
       return t->kind() == item->kind() && types::time_unit_factor(types::time_unit(t), types::time_unit(item)) != 0;
     if (item->kind() == TypeKind::Record) return storable_as_record(t, item);

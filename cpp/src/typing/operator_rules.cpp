@@ -139,6 +139,10 @@ std::optional<OpSignature> compare_signature(Op op, TypeRef lhs, TypeRef rhs) {
   if (lhs->is_tuple() && rhs->is_tuple()) return tuple_compare_signature(op, lhs, rhs);
   if (lhs->kind() == TypeKind::BFloat16 || rhs->kind() == TypeKind::BFloat16) return bfloat16_signature(op, lhs, rhs);
   if (types::is_time(lhs) && types::is_time(rhs)) return datetime_signature(op, lhs, rhs);
+  if (types::is_charseq(lhs) || types::is_charseq(rhs)) {  // numpy's comparison of fixed-width strings of one kind
+    if (lhs->kind() != rhs->kind()) return std::nullopt;
+    return OpSignature{{lhs, rhs}, types::boolean()};
+  }
   if (!lhs->is_number() || !rhs->is_number()) {
     // Comparing with None (or other non-numbers) is a constant.
     if (op == Op::Eq || op == Op::NotEq) return OpSignature{{lhs, rhs}, types::boolean()};
