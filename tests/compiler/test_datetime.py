@@ -121,3 +121,22 @@ def test_vectorize_runs(frontend):
     got = ufunc(start, end)
     assert got.dtype == np.dtype("timedelta64[D]")
     np.testing.assert_array_equal(got, end - start)
+
+
+class _DatetimeView:
+    """A __cuda_array_interface__ producer of datetime64 data (as CuPy exposes it): typestr '<M8[D]'."""
+
+    def __init__(self, device_array):
+        cai = dict(device_array.__cuda_array_interface__)
+        cai["typestr"] = "<M8[D]"
+        self.__cuda_array_interface__ = cai
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_datetime_arrays_through_the_cuda_array_interface_run(frontend):
+    scope = define("def assign(out, arr):\n    for i in range(arr.shape[0]):\n        out[i] = arr[i]\n", frontend)
+    values = dates(np.random.default_rng(), 40)
+    src, dst = cuda.to_device(values.view(np.int64)), cuda.device_array(40, np.int64)
+    cuda.jit(scope["assign"])[1, 1](_DatetimeView(dst), _DatetimeView(src))
+    np.testing.assert_array_equal(dst.copy_to_host().view("datetime64[D]"), values)

@@ -140,6 +140,8 @@ def _array_value(value, ndim, index, writebacks, stream):
     foreign = _foreign_value(value, ndim, index, writebacks, stream)
     if foreign is not None:
         return foreign
+    if hasattr(value, "__cuda_array_interface__"):  # a dtype the C++ reader leaves to numpy (datetime64...)
+        return _device_value(as_cuda_array(value), ndim, index)
     raise TypeError(
         f"kernel argument {index} must be an array (numpy, device array, __cuda_array_interface__ "
         f"or DLPack object), got {type(value).__name__}"
