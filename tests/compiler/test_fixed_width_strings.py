@@ -1,7 +1,7 @@
 """numpy's fixed-width strings in kernels (issue 43), as numba-cuda has them (its CharSeq and UnicodeCharSeq), on
 both frontends: arrays of ``S<n>`` and ``U<n>`` as kernel arguments; ``len`` of an element (trailing NULs not
 counted, as numpy), comparisons between elements of different widths (numpy's, the shorter read as NUL-padded),
-an element stored into an array of another width (cut, or padded with NULs). Compiled everywhere (PTX assembled by
+an element stored into an array of another width (cut, or padded with NULs), truth (not empty) and ``isascii()``. Compiled everywhere (PTX assembled by
 the suite's ptxas check), run against NumPy on fresh random strings where kernels run."""
 
 import numpy as np
@@ -22,6 +22,11 @@ def strings(s, t, lens, eq, lt, ge, copied):
     i = cuda.grid(1)
     if i < s.size:
         lens[i] = len(s[i])
+        if not s[i]:  # an empty string is false
+            lens[i] = -1
+        if t[i]:
+            if not t[i].isascii():
+                lens[i] += 100
         eq[i] = s[i] == t[i]
         lt[i] = s[i] < t[i]
         ge[i] = s[i] >= t[i]
@@ -62,7 +67,9 @@ def test_strings_run(frontend, kind):
     lens, eq, lt, ge = np.zeros(n, np.int64), np.zeros(n, np.bool_), np.zeros(n, np.bool_), np.zeros(n, np.bool_)
     copied = np.zeros(n, s.dtype)
     cuda.jit(define(PROGRAM, frontend)["strings"])[2, 32](s, t, lens, eq, lt, ge, copied)
-    np.testing.assert_array_equal(lens, np.char.str_len(s))
+    expect = np.where(np.char.str_len(s) == 0, -1, np.char.str_len(s))
+    expect += 100 * np.array([bool(w) and not w.isascii() for w in t.tolist()])
+    np.testing.assert_array_equal(lens, expect)
     np.testing.assert_array_equal(eq, s == t)
     np.testing.assert_array_equal(lt, s < t)
     np.testing.assert_array_equal(ge, s >= t)

@@ -131,6 +131,7 @@ class FunctionLowering : public intrinsics::Emitter {
   // lower_charseq.cpp: numpy's fixed-width strings (the address of their NUL-padded characters).
   llvm::Value* char_at(llvm::Value* s, TypeRef t, int64_t i);
   llvm::Value* charseq_length(llvm::Value* s, TypeRef t);
+  llvm::Value* charseq_isascii(llvm::Value* s, TypeRef t);
   llvm::Value* charseq_compare(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef ta, TypeRef tb);
   llvm::Value* charseq_resize(llvm::Value* s, TypeRef from, TypeRef to);
   // lower_datetime.cpp: datetime64 / timedelta64 values (int64 counts, NaT the least int64).

@@ -1,7 +1,8 @@
 // numpy's fixed-width strings in kernels (numba's CharSeq, S<n>, and UnicodeCharSeq, U<n>): a value is the address
 // of its NUL-padded characters (bytes, or UCS-4 code points). len() is the position after the last non-NUL
-// character (numpy strips trailing NULs); comparisons are numpy's, the shorter one read as padded with NULs; a
-// store into another width copies what fits and pads with NULs. Typed in typing (operator_rules, builtin_calls).
+// character (numpy strips trailing NULs) and an empty one is false; isascii(); comparisons are numpy's, the shorter one
+// read as padded with NULs; a store into another width copies what fits and pads with NULs. Typed in typing
+// (operator_rules, builtin_calls).
 #include "function_lowering.h"
 
 namespace cujit::lowering {
@@ -23,6 +24,15 @@ Value* FunctionLowering::charseq_length(Value* s, TypeRef t) {
     length = b_.CreateSelect(b_.CreateICmpNE(c, llvm::ConstantInt::get(c->getType(), 0)), b_.getInt64(i + 1), length);
   }
   return length;
+}
+
+Value* FunctionLowering::charseq_isascii(Value* s, TypeRef t) {
+  Value* ascii = b_.getTrue();
+  for (int64_t i = 0; i < types::char_count(t); ++i) {
+    Value* c = char_at(s, t, i);
+    ascii = b_.CreateAnd(ascii, b_.CreateICmpULT(c, llvm::ConstantInt::get(c->getType(), 128)));
+  }
+  return ascii;
 }
 
 Value* FunctionLowering::charseq_compare(Op op, Value* a, Value* b, TypeRef ta, TypeRef tb) {

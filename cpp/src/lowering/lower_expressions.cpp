@@ -118,6 +118,7 @@ Value* FunctionLowering::truth(Value* v, TypeRef t) {
     return b_.CreateOr(truth(b_.CreateExtractValue(v, 0), part), truth(b_.CreateExtractValue(v, 1), part));
   }
   if (t->kind() == TypeKind::None) return b_.getFalse();
+  if (types::is_charseq(t)) return b_.CreateICmpNE(charseq_length(v, t), b_.getInt64(0));  // not empty
   fail(ErrorKind::TypingError, "cannot use a value of type " + t->name() + " as a condition");
 }
 
@@ -734,6 +735,7 @@ Value* FunctionLowering::builtin_call(const std::string& name, std::vector<Value
     if (types::is_charseq(pt[0])) return charseq_length(args[0], pt[0]);
     return array_field(args[0], 5, 0);
   }
+  if (name == "str.isascii") return charseq_isascii(args[0], pt[0]);
   if (name.rfind("numpy.", 0) == 0 && !pt.empty() && pt[0]->kind() == TypeKind::Array) {  // np.sum(a)...
     std::string what = name.substr(6);
     if (what == "amax") what = "max";

@@ -176,6 +176,10 @@ const std::unordered_map<std::string, Resolver>& registry() {
       if (a[0]->kind() == TypeKind::Range || types::is_charseq(a[0])) return OpSignature{{a[0]}, types::int64()};
       return std::nullopt;
     };
+    t["str.isascii"] = [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {  // a fixed-width string's
+      if (a.size() != 1 || !types::is_charseq(a[0])) return std::nullopt;
+      return OpSignature{{a[0]}, types::boolean()};
+    };
     // range(...) as a value (len, indexing, `in`, zip and enumerate walk it): {start, stop, step}.
     t["range"] = [](const std::vector<TypeRef>& a) -> std::optional<OpSignature> {
       if (a.empty() || a.size() > 3) return std::nullopt;

@@ -122,7 +122,7 @@ class Inferer {
   }
 
   void require_condition(TypeRef t, const Expr& e) {
-    if (t && !types::optional_value(t)->is_number() && t->kind() != TypeKind::None)
+    if (t && !types::optional_value(t)->is_number() && t->kind() != TypeKind::None && !types::is_charseq(t))
       typing_error("cannot use a value of type " + t->name() + " as a condition", e.loc);
   }
 
@@ -783,6 +783,15 @@ class Inferer {
       ir::ExprPtr array = std::move(callee.operands[0]);
       e.operands[0] = std::move(global);
       e.operands.push_back(std::move(array));
+      return type_call(e);
+    }
+    if (self != nullptr && types::is_charseq(self) && callee.attr == "isascii" && e.operands.size() == 1) {
+      auto global = std::make_unique<Expr>(ExprKind::Global, callee.loc);  // s.isascii(): str.isascii(s)
+      global->global.kind = K::Builtin;
+      global->global.name = global->global.repr = "str.isascii";
+      ir::ExprPtr text = std::move(callee.operands[0]);
+      e.operands[0] = std::move(global);
+      e.operands.push_back(std::move(text));
       return type_call(e);
     }
     if (self != nullptr && self->kind() == TypeKind::NumberClass && callee.attr == "type") {
