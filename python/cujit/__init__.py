@@ -10,6 +10,7 @@ from cujit import cuda, types, errors  # noqa: F401
 from cujit.types import *  # noqa: F401,F403
 from cujit._typeof import typeof, from_dtype  # noqa: F401
 from cujit.structs import register_struct  # noqa: F401
+from cujit import extending  # noqa: F401,E402  (registers its callees with the resolver)
 from cujit.telemetry import stats  # noqa: F401
 from cujit._version import __version__  # noqa: F401
 

@@ -27,6 +27,8 @@ from cujit.errors import TypingError, UnsupportedError
 declaring_callee = None
 # Set by cujit.dispatcher: the device dispatcher of one of numba's jit/njit dispatchers (None for other objects).
 device_for_numba = None
+# Set by cujit.extending: the callee of a function with overloads, or of a register_jitable function (else None).
+extension_callee = None
 
 _cache = {}
 _cache_lock = threading.Lock()
@@ -420,6 +422,9 @@ class Resolver(_core.Resolver):
         if declaring_callee is not None and getattr(obj, "__numba_cuda_declare__", None) is not None:
             callee = declaring_callee(obj)  # declarations.py: typed through the declaration it gives
             return _R.device(callee, callee.__qualname__)
+        extension = extension_callee(obj) if extension_callee is not None else None
+        if extension is not None:  # cujit.extending: overloads, register_jitable
+            return _R.device(extension, extension.__qualname__)
         device = device_for_numba(obj) if device_for_numba is not None else None
         if device is not None:  # numba's jit/njit function: compiled as a device function, as numba-cuda does
             return _R.device(device, device.__qualname__)

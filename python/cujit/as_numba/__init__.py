@@ -31,6 +31,7 @@ _MODULES = {
     "numba.cuda.cudadrv.driver": "cujit.cudadrv.driver",
     "numba.cuda.types": "cujit.types",
     "numba.cuda.errors": "cujit.errors",
+    "numba.cuda.extending": "cujit.extending",
 }
 
 #: Whether numba's own (CPU) package was found; False: ``numba`` is cujit's stand-in module.

@@ -1,0 +1,161 @@
+"""numba's extension API at the Python level, for CUDA code (issue 44; ``numba.cuda.extending`` under
+``cujit.as_numba``): what a library writes to teach the compiler a function.
+
+- ``overload(func)``: ``@overload(func) def typer(*argtypes)`` returns a Python implementation for those argument
+  types (or None to decline); a call of ``func`` in CUDA code compiles the implementation as a device function for
+  them, asked once per argument types. Several overloads of one function are tried in the order registered; the
+  argument types come without their literal values first, then with them (numba's ``prefer_literal=False``).
+- ``register_jitable(fn)``: a plain Python function callable from CUDA code too (compiled as a device function for
+  each argument types) and, unchanged, from Python.
+
+Not here yet: ``overload_method``, ``overload_attribute``, new types (``typeof_impl``, data models,
+``make_attribute_wrapper``) and ``extensions=`` argument handlers."""
+
+import threading
+
+from cujit import _core, _source
+from cujit.errors import TypingError
+
+__all__ = ["overload", "register_jitable"]
+
+_lock = threading.Lock()
+_overloads = {}  # id(func) -> _Overloads
+_jitables = {}  # id(fn) -> (fn, its device dispatcher)
+
+
+class _Overloads(_core.Callee):
+    """The callee of a function with overloads: typing asks it for each argument types (the ``_core.Callee``
+    interface); the implementation an overload gives is compiled as a device function, one per implementation."""
+
+    def __init__(self, func):
+        _core.Callee.__init__(self)
+        self.func = func
+        self.__qualname__ = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+        self.typers = []
+        self._chosen = {}  # argtypes -> the device dispatcher of the implementation
+        self._devices = {}  # id(implementation) -> (implementation, its device dispatcher)
+
+    def _call_parameters(self):
+        return None  # positional arguments only
+
+    def _type_for_caller(self, argtypes, caller_options):
+        argtypes = tuple(argtypes)
+        device = self._chosen.get(argtypes)
+        if device is None:
+            device = self._choose(argtypes)
+            with _lock:
+                self._chosen[argtypes] = device
+        return device._type_for_caller(list(argtypes), caller_options)
+
+    def _choose(self, argtypes):
+        plain = tuple(_unliteral(t) for t in argtypes)
+        for candidates in (plain, argtypes) if plain != argtypes else (argtypes,):
+            for typer in list(self.typers):
+                implementation = typer(*candidates)
+                if implementation is not None:
+                    return self._device(implementation)
+        shown = ", ".join(str(t) for t in argtypes)
+        raise TypingError(
+            f"No implementation of function {self.__qualname__}({shown}): no overload accepts these types"
+        )
+
+    def _device(self, implementation):
+        if not callable(implementation) or not hasattr(implementation, "__code__"):
+            raise TypingError(
+                f"an overload of {self.__qualname__} returned {implementation!r}: an overload returns a Python "
+                "function (the implementation for the types it was given) or None"
+            )
+        from cujit.dispatcher import jit
+
+        with _lock:
+            kept = self._devices.get(id(implementation))
+            if kept is None or kept[0] is not implementation:
+                kept = self._devices[id(implementation)] = (implementation, jit(device=True)(implementation))
+        return kept[1]
+
+
+def _unliteral(t):
+    kind = getattr(t, "kind", None)
+    if kind == "integer_literal":
+        return _core.types.lookup("uint64" if t.literal_value >= 1 << 63 else "int64")
+    if kind == "boolean_literal":
+        return _core.types.lookup("boolean")
+    return t
+
+
+def overload(func, jit_options=None, strict=True, inline="never", prefer_literal=False, target=None, **kwargs):
+    """``@overload(func)``: the decorated typer gives ``func``'s implementation for argument types in CUDA code."""
+    if target not in (None, "cuda", "generic"):
+        raise NotImplementedError(f"overload(target={target!r}): cujit compiles for CUDA (target 'cuda')")
+
+    def register(typer):
+        with _lock:
+            entry = _overloads.get(id(func))
+            if entry is None or entry.func is not func:
+                entry = _overloads[id(func)] = _Overloads(func)
+            entry.typers.append(typer)
+        return typer
+
+    return register
+
+
+def register_jitable(*args, **kwargs):
+    """``@register_jitable`` (or ``@register_jitable(**options)``): ``fn`` stays a Python function and is callable
+    from CUDA code, compiled as a device function for its argument types."""
+
+    def wrap(fn):
+        from cujit.dispatcher import jit
+
+        with _lock:
+            _jitables[id(fn)] = (fn, jit(device=True)(fn))
+        return fn
+
+    if args and callable(args[0]) and len(args) == 1 and not kwargs:
+        return wrap(args[0])
+    return wrap
+
+
+def _callee_of(obj):
+    """The callee typing uses for ``obj`` in CUDA code: its overloads, or its device dispatcher; None otherwise."""
+    entry = _overloads.get(id(obj))
+    if entry is not None and entry.func is obj:
+        return entry
+    kept = _jitables.get(id(obj))
+    if kept is not None and kept[0] is obj:
+        return kept[1]
+    return None
+
+
+_source.extension_callee = _callee_of
+
+
+# numba's IR-level extension API: cujit compiles Python, not llvmlite builders (numba-cuda-mlir drops it too).
+_IR_LEVEL = {"intrinsic", "lower_builtin", "lower_cast", "lower_getattr", "lower_setattr", "cgutils", "BaseContext"}
+# Python-level pieces cujit does not have yet.
+_NOT_YET = {
+    "overload_method",
+    "overload_attribute",
+    "overload_classmethod",
+    "typeof_impl",
+    "type_callable",
+    "models",
+    "register_model",
+    "make_attribute_wrapper",
+    "box",
+    "unbox",
+    "NativeValue",
+}
+
+
+def __getattr__(name):
+    if name in _IR_LEVEL:
+        raise NotImplementedError(
+            f"numba's {name} is its IR-level extension API (llvmlite builders), which cujit does not have: write "
+            "the implementation in Python with cujit.extending.overload or register_jitable, or in CUDA C++ with "
+            "cuda.declare_device"
+        )
+    if name in _NOT_YET:
+        raise NotImplementedError(
+            f"numba's extending.{name} is not in cujit yet: cujit.extending has overload and register_jitable"
+        )
+    raise AttributeError(f"module 'cujit.extending' has no attribute {name!r}")

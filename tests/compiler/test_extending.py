@@ -1,0 +1,97 @@
+"""numba's extension API at the Python level (issue 44, first part), on both frontends: ``overload`` (several
+overloads of one function chosen by the argument types, literal arguments offered without their values first, a
+typer asked once per argument types, no overload a typing error at the call) and ``register_jitable`` (a Python
+function callable from CUDA code and from Python); the IR-level API a clear NotImplementedError. Compiled
+everywhere, run against Python where kernels run."""
+
+import numpy as np
+import pytest
+
+import gpu_support
+from frontends import FRONTENDS, define
+
+from cujit import cuda, extending, types
+from cujit.errors import TypingError
+
+pytestmark = pytest.mark.parametrize("frontend", FRONTENDS)
+
+LIBRARY = """
+from cujit import types
+from cujit.extending import overload, register_jitable
+
+asked = []
+
+def scale(x, k):
+    return x * k
+
+@overload(scale)
+def scale_integers(x, k):
+    asked.append((x, k))
+    if isinstance(x, types.Integer) and isinstance(k, types.Integer):
+        def impl(x, k):
+            return x * k + 1000
+        return impl
+
+@overload(scale)
+def scale_floats(x, k):
+    if isinstance(x, types.Float):
+        def impl(x, k):
+            return x * k + 0.5
+        return impl
+
+@register_jitable
+def clamp(x, lo, hi):
+    return min(max(x, lo), hi)
+
+def kernel(out, f, n):
+    out[0] = scale(3, 4)
+    out[1] = scale(f, 2.0)
+    out[2] = clamp(f * 10, 0.0, 5.0)
+    out[3] = scale(n, n)
+    out[4] = scale(n, 2)
+"""
+
+
+@pytest.fixture
+def library(frontend):
+    return define(LIBRARY, frontend)
+
+
+def test_overloads_compile(library):
+    ptx, _ = cuda.compile_ptx(library["kernel"], "void(float64[::1], float64, int32)", cc=(9, 0))
+    assert ".entry" in ptx
+    # Each distinct argument types asked once; literal arguments first without their values (Literal[int](3) -> int64).
+    asked = [(str(x), str(k)) for x, k in library["asked"]]
+    assert ("int64", "int64") in asked and ("float64", "float64") in asked and ("int32", "int32") in asked
+    assert len(asked) == len(set(asked))
+    again = len(library["asked"])
+    cuda.compile_ptx(library["kernel"], "void(float64[::1], float64, int32)", cc=(9, 0))
+    assert len(library["asked"]) == again  # memoised per argument types
+
+
+def test_register_jitable_stays_a_python_function(library):
+    assert library["clamp"](12, 0, 5) == 5 and library["scale"](2, 3) == 6
+
+
+def test_no_overload_is_a_typing_error_at_the_call(library, frontend):
+    fn = define("def f(o):\n    o[0] = scale(1j, 2)\n", frontend, {"scale": library["scale"]})["f"]
+    with pytest.raises(TypingError, match=r"No implementation of function .*scale\(complex128") as info:
+        cuda.compile_ptx(fn, (types.float64[::1],), cc=(9, 0))
+    assert "^" in str(info.value)
+
+
+def test_ir_level_api_names_the_python_level_way(frontend):
+    with pytest.raises(NotImplementedError, match="overload or register_jitable"):
+        extending.intrinsic  # noqa: B018
+    with pytest.raises(NotImplementedError, match="not in cujit yet"):
+        extending.typeof_impl  # noqa: B018
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_overloads_run(library):
+    rng = np.random.default_rng()
+    f, n = float(rng.uniform(-1, 1)), int(rng.integers(-50, 50))
+    out = np.zeros(5)
+    cuda.jit(library["kernel"])[1, 1](out, f, np.int32(n))
+    np.testing.assert_allclose(out, [3 * 4 + 1000, f * 2 + 0.5, min(max(f * 10, 0.0), 5.0), n * n + 1000, n * 2 + 1000])
