@@ -322,6 +322,15 @@ class PyCalleeProvider : public typing::CalleeProvider {
     }
   }
 
+  // cujit.extending._member(kind, self, name): a Resolved device callee, or None.
+  std::optional<ir::GlobalValue> member(Member kind, TypeRef self, const std::string& name) override {
+    py::object found = py::module_::import("cujit.extending")
+                           .attr("_member")(kind == Member::Method ? "method" : "attribute", self, name);
+    ir::GlobalValue value;
+    if (found.is_none() || !to_global(found, value)) return std::nullopt;
+    return value;
+  }
+
   // A callee's _call_parameters() answers (names, defaults): a Resolved or None for each name; or None.
   std::optional<Parameters> parameters(const ir::GlobalValue& fn) override {
     py::object answer = held(fn.function).cast<Callee&>().call_parameters();

@@ -1,7 +1,8 @@
 """numba's extension API at the Python level (issue 44, first part), on both frontends: ``overload`` (several
 overloads of one function chosen by the argument types, literal arguments offered without their values first, a
-typer asked once per argument types, no overload a typing error at the call) and ``register_jitable`` (a Python
-function callable from CUDA code and from Python); the IR-level API a clear NotImplementedError. Compiled
+typer asked once per argument types, no overload a typing error at the call), ``overload_method`` and
+``overload_attribute`` on numba's type classes, and ``register_jitable`` (a Python function callable from CUDA code
+and from Python); the IR-level API a clear NotImplementedError. Compiled
 everywhere, run against Python where kernels run."""
 
 import numpy as np
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.parametrize("frontend", FRONTENDS)
 
 LIBRARY = """
 from cujit import types
-from cujit.extending import overload, register_jitable
+from cujit.extending import overload, overload_attribute, overload_method, register_jitable
 
 asked = []
 
@@ -43,12 +44,33 @@ def scale_floats(x, k):
 def clamp(x, lo, hi):
     return min(max(x, lo), hi)
 
+@overload_method(types.Array, "total_from")
+def array_total_from(a, start):
+    if a.ndim == 1:
+        def impl(a, start):
+            s = start
+            for i in range(a.size):
+                s += a[i]
+            return s
+        return impl
+
+@overload_attribute(types.Float, "squared")
+def float_squared(x):
+    def get(x):
+        return x * x
+    return get
+
 def kernel(out, f, n):
     out[0] = scale(3, 4)
     out[1] = scale(f, 2.0)
     out[2] = clamp(f * 10, 0.0, 5.0)
     out[3] = scale(n, n)
     out[4] = scale(n, 2)
+
+def members(out, a, f):
+    out[0] = a.total_from(10.0)
+    out[1] = f.squared
+    out[2] = (f + 1.0).squared
 """
 
 
@@ -67,6 +89,14 @@ def test_overloads_compile(library):
     again = len(library["asked"])
     cuda.compile_ptx(library["kernel"], "void(float64[::1], float64, int32)", cc=(9, 0))
     assert len(library["asked"]) == again  # memoised per argument types
+
+
+def test_methods_and_attributes_compile(library, frontend):
+    ptx, _ = cuda.compile_ptx(library["members"], "void(float64[::1], float64[::1], float64)", cc=(9, 0))
+    assert ".entry" in ptx
+    fn = define("def f(o, n):\n    o[0] = n.squared\n", frontend)["f"]
+    with pytest.raises(TypingError, match="Unknown attribute 'squared' of type int32"):  # Float's only
+        cuda.compile_ptx(fn, (types.float64[::1], types.int32), cc=(9, 0))
 
 
 def test_register_jitable_stays_a_python_function(library):
@@ -95,3 +125,13 @@ def test_overloads_run(library):
     out = np.zeros(5)
     cuda.jit(library["kernel"])[1, 1](out, f, np.int32(n))
     np.testing.assert_allclose(out, [3 * 4 + 1000, f * 2 + 0.5, min(max(f * 10, 0.0), 5.0), n * n + 1000, n * 2 + 1000])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_methods_and_attributes_run(library):
+    rng = np.random.default_rng()
+    a, f = rng.standard_normal(7), float(rng.uniform(-2, 2))
+    out = np.zeros(3)
+    cuda.jit(library["members"])[1, 1](out, a, f)
+    np.testing.assert_allclose(out, [10.0 + a.sum(), f * f, (f + 1.0) ** 2], rtol=1e-12)

@@ -28,6 +28,13 @@ class CalleeProvider {
     std::vector<std::optional<ir::GlobalValue>> defaults;
   };
   virtual std::optional<Parameters> parameters(const ir::GlobalValue& /*fn*/) { return std::nullopt; }
+  // The extension API (cujit.extending): the device function that implements `self.name(...)` or `self.name` for
+  // a value of type `self` (called with the value first), from overload_method / overload_attribute; nullopt when
+  // none is registered for the type.
+  enum class Member { Method, Attribute };
+  virtual std::optional<ir::GlobalValue> member(Member /*kind*/, TypeRef /*self*/, const std::string& /*name*/) {
+    return std::nullopt;
+  }
 };
 
 std::optional<OpSignature> resolve_binary(ir::Op op, TypeRef lhs, TypeRef rhs);

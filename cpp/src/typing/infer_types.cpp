@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "cujit/conversions.h"
 #include "cujit/intrinsics.h"
@@ -803,8 +804,18 @@ class Inferer {
     std::vector<TypeRef> args;
     if (!type_operands(e, 1, args) || self == nullptr) return nullptr;
     const intrinsics::Intrinsic* in = intrinsics::find(self->name() + "." + callee.attr);
-    if (in == nullptr || in->kind != intrinsics::Intrinsic::Kind::Method)
+    if (in == nullptr || in->kind != intrinsics::Intrinsic::Kind::Method) {
+      if (auto method = extension_member(CalleeProvider::Member::Method, self, callee.attr)) {
+        // self.name(args...): the overload_method's device function called with self first
+        auto global = std::make_unique<Expr>(ExprKind::Global, callee.loc);
+        global->global = std::move(*method);
+        ir::ExprPtr object = std::move(callee.operands[0]);
+        e.operands[0] = std::move(global);
+        e.operands.insert(e.operands.begin() + 1, std::move(object));
+        return type_call(e);
+      }
       typing_error("Unknown attribute '" + callee.attr + "' of type " + self->name(), callee.loc);
+    }
     if (!e.keywords.empty()) typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
     args.insert(args.begin(), self);
     auto sig = in->type(args);
@@ -841,6 +852,15 @@ class Inferer {
           "atomic operations on local arrays are not supported (local memory is private to a thread; "
           "use a plain read-modify-write)",
           ary.loc);
+  }
+
+  // An extension's method or attribute of a value of type `self` (cujit.extending), asked once per (kind, type,
+  // name) in this typing.
+  std::optional<ir::GlobalValue> extension_member(CalleeProvider::Member kind, TypeRef self, const std::string& name) {
+    auto key = std::make_tuple(static_cast<int>(kind), self, name);
+    auto it = members_.find(key);
+    if (it == members_.end()) it = members_.emplace(key, callees_.member(kind, self->unliteral(), name)).first;
+    return it->second;
   }
 
   // numba compiles the callee for the arguments' types as typed here, literals included: f(3) makes a
@@ -913,6 +933,18 @@ class Inferer {
         return sig->result;
       }
     }
+    if (auto getter = extension_member(CalleeProvider::Member::Attribute, t, e.attr)) {
+      // self.name: the overload_attribute's device function called with self (the expression becomes the call)
+      auto global = std::make_unique<Expr>(ExprKind::Global, e.loc);
+      global->global = std::move(*getter);
+      ir::ExprPtr object = std::move(e.operands[0]);
+      e.kind = ExprKind::Call;
+      e.attr.clear();
+      e.operands.clear();
+      e.operands.push_back(std::move(global));
+      e.operands.push_back(std::move(object));
+      return type_call(e);
+    }
     typing_error("Unknown attribute '" + e.attr + "' of type " + t->name(), e.loc);
   }
 
@@ -969,6 +1001,7 @@ class Inferer {
   std::vector<std::shared_ptr<ir::TypedFunction>>& called_;
   std::map<std::pair<void*, std::vector<TypeRef>>, std::shared_ptr<ir::TypedFunction>> callee_cache_;
   std::map<void*, std::optional<CalleeProvider::Parameters>> parameters_;  // per callee, see bind_device_arguments
+  std::map<std::tuple<int, TypeRef, std::string>, std::optional<ir::GlobalValue>> members_;  // extension_member
   bool final_ = false;
   bool changed_ = false;
   // The callee of its calls to itself (a placeholder named as the function once it is typed) and the return type

@@ -5,32 +5,37 @@
   types (or None to decline); a call of ``func`` in CUDA code compiles the implementation as a device function for
   them, asked once per argument types. Several overloads of one function are tried in the order registered; the
   argument types come without their literal values first, then with them (numba's ``prefer_literal=False``).
+- ``overload_method(TypeClass, name)`` and ``overload_attribute(TypeClass, name)``: ``value.name(...)`` and
+  ``value.name`` of a value whose type is an instance of ``TypeClass`` (``types.Array``, ``types.Float``...; or one
+  type) call the implementation the typer gives for the value's type (and the arguments'), the value first.
 - ``register_jitable(fn)``: a plain Python function callable from CUDA code too (compiled as a device function for
   each argument types) and, unchanged, from Python.
 
-Not here yet: ``overload_method``, ``overload_attribute``, new types (``typeof_impl``, data models,
-``make_attribute_wrapper``) and ``extensions=`` argument handlers."""
+Not here yet: new types (``typeof_impl``, data models, ``make_attribute_wrapper``) and ``extensions=`` argument
+handlers."""
 
 import threading
 
 from cujit import _core, _source
 from cujit.errors import TypingError
 
-__all__ = ["overload", "register_jitable"]
+__all__ = ["overload", "overload_method", "overload_attribute", "register_jitable"]
 
 _lock = threading.Lock()
 _overloads = {}  # id(func) -> _Overloads
 _jitables = {}  # id(fn) -> (fn, its device dispatcher)
+_members = {}  # ("method" | "attribute", name) -> [(type class or type, typer)], in the order registered
+_member_callees = {}  # (kind, type, name) -> _Overloads of the typers that apply to the type
 
 
 class _Overloads(_core.Callee):
     """The callee of a function with overloads: typing asks it for each argument types (the ``_core.Callee``
     interface); the implementation an overload gives is compiled as a device function, one per implementation."""
 
-    def __init__(self, func):
+    def __init__(self, func, name=None):
         _core.Callee.__init__(self)
         self.func = func
-        self.__qualname__ = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+        self.__qualname__ = name or getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
         self.typers = []
         self._chosen = {}  # argtypes -> the device dispatcher of the implementation
         self._devices = {}  # id(implementation) -> (implementation, its device dispatcher)
@@ -99,6 +104,49 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
     return register
 
 
+def overload_method(typ, attr, **kwargs):
+    """``@overload_method(TypeClass, name)``: the decorated typer, called with the value's type and the arguments'
+    types, gives the implementation of ``value.name(...)`` (the value its first parameter), or None."""
+    return _member_overload("method", typ, attr)
+
+
+def overload_attribute(typ, attr, **kwargs):
+    """``@overload_attribute(TypeClass, name)``: the decorated typer, called with the value's type, gives the
+    implementation of ``value.name`` (a function of the value), or None."""
+    return _member_overload("attribute", typ, attr)
+
+
+def _member_overload(kind, typ, attr):
+    def register(typer):
+        with _lock:
+            _members.setdefault((kind, attr), []).append((typ, typer))
+            for key in [k for k in _member_callees if k[0] == kind and k[2] == attr]:
+                del _member_callees[key]  # asked again with the new overload
+        return typer
+
+    return register
+
+
+def _applies(typ, t):
+    return isinstance(t, typ) if isinstance(typ, type) else t == typ
+
+
+def _member(kind, t, name):
+    """The Resolved device callee of ``value.name`` (kind "attribute") or ``value.name(...)`` ("method") for a value
+    of type ``t``, or None (typing asks, once per type: cpp/bindings/py_compile.cpp)."""
+    key = (kind, t, name)
+    callee = _member_callees.get(key)
+    if callee is None:
+        typers = [typer for typ, typer in _members.get((kind, name), ()) if _applies(typ, t)]
+        if not typers:
+            return None
+        callee = _Overloads(None, f"{t}.{name}")
+        callee.typers = typers
+        with _lock:
+            _member_callees[key] = callee
+    return _core.Resolved.device(callee, callee.__qualname__)
+
+
 def register_jitable(*args, **kwargs):
     """``@register_jitable`` (or ``@register_jitable(**options)``): ``fn`` stays a Python function and is callable
     from CUDA code, compiled as a device function for its argument types."""
@@ -133,8 +181,6 @@ _source.extension_callee = _callee_of
 _IR_LEVEL = {"intrinsic", "lower_builtin", "lower_cast", "lower_getattr", "lower_setattr", "cgutils", "BaseContext"}
 # Python-level pieces cujit does not have yet.
 _NOT_YET = {
-    "overload_method",
-    "overload_attribute",
     "overload_classmethod",
     "typeof_impl",
     "type_callable",
@@ -156,6 +202,7 @@ def __getattr__(name):
         )
     if name in _NOT_YET:
         raise NotImplementedError(
-            f"numba's extending.{name} is not in cujit yet: cujit.extending has overload and register_jitable"
+            f"numba's extending.{name} is not in cujit yet: cujit.extending has overload, overload_method, "
+            "overload_attribute and register_jitable"
         )
     raise AttributeError(f"module 'cujit.extending' has no attribute {name!r}")
