@@ -387,6 +387,13 @@ def _code_parts(code):
     )
 
 
+def _extension_member_typers(name):
+    """The typers of cujit.extending's overload_method/overload_attribute registered under `name` (the code may
+    reach them through a value of a type they apply to)."""
+    extending = sys.modules.get("cujit.extending")
+    return extending._member_typers(name) if extending is not None else []
+
+
 def _code_names(code):
     names = set(code.co_names) | set(code.co_freevars)
     for const in code.co_consts:
@@ -431,6 +438,10 @@ class Walk:
         self._add("function", pyfunc.__qualname__, _code_text(pyfunc, self._portable))
         resolver = _source.Resolver(pyfunc)
         names = _code_names(code)
+        for name in sorted(names):  # an extension's methods and attributes of this name: their typers' source
+            for typer in _extension_member_typers(name):
+                self._add("member", name)
+                self.function(typer)
         for name in sorted(names):
             if name in resolver.closure:
                 value = resolver.closure[name]
@@ -452,6 +463,12 @@ class Walk:
             self._add(type(v).__name__, len(v))
             for item in v:
                 self.value(item, resolver, names)
+            return
+        extension = _source.extension_callee(v) if _source.extension_callee is not None else None
+        if extension is not None and not isinstance(extension, _core.Dispatcher):  # overloads: their typers
+            self._add("overloads", getattr(v, "__qualname__", ""))
+            for typer in extension.typers:
+                self.function(typer)
             return
         if isinstance(v, pytypes.FunctionType):
             self.function(v)

@@ -135,3 +135,28 @@ def test_methods_and_attributes_run(library):
     out = np.zeros(3)
     cuda.jit(library["members"])[1, 1](out, a, f)
     np.testing.assert_allclose(out, [10.0 + a.sum(), f * f, (f + 1.0) ** 2], rtol=1e-12)
+
+
+def test_the_disk_cache_key_follows_the_overloads(library, frontend):
+    """A kernel's cache key includes its overloads' typers (an overload added or edited compiles anew), and the
+    typers of the methods and attributes its code names."""
+    from cujit import caching
+
+    def key(fn):
+        walk = caching.Walk()
+        walk.function(fn)
+        return walk.digest()
+
+    kernel, members = library["kernel"], library["members"]
+    before, before_members = key(kernel), key(members)
+    assert key(kernel) == before  # stable
+
+    @extending.overload(library["scale"])
+    def scale_complex(x, k):
+        return None
+
+    @extending.overload_attribute(types.Integer, "squared")
+    def integer_squared(x):
+        return None
+
+    assert key(kernel) != before and key(members) != before_members

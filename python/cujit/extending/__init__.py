@@ -127,6 +127,11 @@ def _member_overload(kind, typ, attr):
     return register
 
 
+def _member_typers(name):
+    """Every method and attribute typer registered under `name` (the disk cache's key includes their source)."""
+    return [typer for kind in ("method", "attribute") for _, typer in _members.get((kind, name), ())]
+
+
 def _applies(typ, t):
     return isinstance(t, typ) if isinstance(typ, type) else t == typ
 
