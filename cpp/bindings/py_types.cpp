@@ -282,13 +282,13 @@ void register_types(py::module_& m) {
   t.def("cpointer", &types::cpointer, py::return_value_policy::reference);
   t.def(
       "record",
-      [](const std::vector<std::tuple<std::string, TypeRef, int64_t, std::string>>& fields, int64_t size,
-         bool aligned) {
+      [](const std::vector<std::tuple<std::string, TypeRef, int64_t, std::string>>& fields, int64_t size, bool aligned,
+         const std::string& name) {
         std::vector<types::RecordField> fs;
-        for (const auto& [name, type, offset, title] : fields) fs.push_back({name, type, offset, title});
-        return types::record(fs, size, aligned);
+        for (const auto& [field, type, offset, title] : fields) fs.push_back({field, type, offset, title});
+        return types::record(fs, size, aligned, name);
       },
-      py::arg("fields"), py::arg("size"), py::arg("aligned"), py::return_value_policy::reference);
+      py::arg("fields"), py::arg("size"), py::arg("aligned"), py::arg("name") = "", py::return_value_policy::reference);
   t.def("nested_array", &types::nested_array, py::arg("dtype"), py::arg("shape"), py::return_value_policy::reference);
   t.def("array", &types::array, py::arg("dtype"), py::arg("ndim"), py::arg("layout"), py::arg("readonly") = false,
         py::arg("aligned") = true, py::return_value_policy::reference);

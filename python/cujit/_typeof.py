@@ -141,6 +141,10 @@ def typeof(value):
     pointer = _ctypes_pointer_type(value)
     if pointer is not None:
         return pointer
+    extending = sys.modules.get("cujit.extending")
+    extension = extending._typeof(value) if extending is not None else None
+    if extension is not None:  # a value of a library's type (typeof_impl): the record of its members
+        return extension
     raise TypingError(f"cannot pass a value of type {type(value).__name__} to a CUDA kernel")
 
 

@@ -67,8 +67,13 @@ class _TypeClass(type):
     its subclasses covers; calling the class builds a type (its ``_make``)."""
 
     def __instancecheck__(cls, obj):
+        if cls.__module__ != __name__:  # a type class a library derives (cujit.extending): its instances, and the
+            if not isinstance(obj, _Type):  # C++ types made for them
+                return type.__instancecheck__(cls, obj)
+            extension = _extension_of(obj)
+            return extension is not None and type.__instancecheck__(cls, extension)
         if not isinstance(obj, _Type):
-            return False
+            return type.__instancecheck__(cls, obj) and cls is Type
         named = cls.__dict__.get("_names")  # a class of opaque types chosen by name (GridGroup), or by its start
         if named is not None:
             return obj.kind == "opaque" and (
@@ -77,6 +82,8 @@ class _TypeClass(type):
         return cls is Type or obj.kind in _TypeClass._covered(cls)
 
     def __call__(cls, *args, **kwargs):
+        if cls.__module__ != __name__:  # a library's type class: an instance of it (cujit.extending)
+            return type.__call__(cls, *args, **kwargs)
         make = cls.__dict__.get("_make")
         if make is None:
             raise NotImplementedError(
@@ -97,7 +104,25 @@ class _TypeClass(type):
 
 
 class Type(metaclass=_TypeClass):
-    """The base of every type: every ``_core.Type`` is one."""
+    """The base of every type: every ``_core.Type`` is one. A library derives its own type classes from it, as
+    numba's extension API has them (``class IntervalType(types.Type)``, ``super().__init__(name="Interval")``): their
+    instances are Python objects, laid out in CUDA code by the data model registered for the class
+    (cujit.extending)."""
+
+    def __init__(self, name=None, *args, **kwargs):
+        self.name = name if name is not None else type(self).__name__
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return self.name
+
+
+def _extension_of(t):
+    """The library type a C++ type was made for (cujit.extending), or None."""
+    extending = sys.modules.get("cujit.extending")
+    return extending._extension_of(t) if extending is not None else None
 
 
 class Dummy(Type):

@@ -1,7 +1,8 @@
 """numba's extension API at the Python level (issue 44, first part), on both frontends: ``overload`` (several
 overloads of one function chosen by the argument types, literal arguments offered without their values first, a
 typer asked once per argument types, no overload a typing error at the call), ``overload_method`` and
-``overload_attribute`` on numba's type classes, and ``register_jitable`` (a Python function callable from CUDA code
+``overload_attribute`` on numba's type classes, numba's Interval tutorial (a new type with ``typeof_impl``, a
+struct model, ``make_attribute_wrapper``, a ``type_callable`` constructor, an attribute), and ``register_jitable`` (a Python function callable from CUDA code
 and from Python); the IR-level API a clear NotImplementedError. Compiled
 everywhere, run against Python where kernels run."""
 
@@ -12,6 +13,7 @@ import gpu_support
 from frontends import FRONTENDS, define
 
 from cujit import cuda, extending, types
+from cujit import typeof as cujit_typeof
 from cujit.errors import TypingError
 
 pytestmark = pytest.mark.parametrize("frontend", FRONTENDS)
@@ -114,7 +116,7 @@ def test_ir_level_api_names_the_python_level_way(frontend):
     with pytest.raises(NotImplementedError, match="overload or register_jitable"):
         extending.intrinsic  # noqa: B018
     with pytest.raises(NotImplementedError, match="not in cujit yet"):
-        extending.typeof_impl  # noqa: B018
+        extending.box  # noqa: B018
 
 
 @pytest.mark.gpu
@@ -125,6 +127,82 @@ def test_overloads_run(library):
     out = np.zeros(5)
     cuda.jit(library["kernel"])[1, 1](out, f, np.int32(n))
     np.testing.assert_allclose(out, [3 * 4 + 1000, f * 2 + 0.5, min(max(f * 10, 0.0), 5.0), n * n + 1000, n * 2 + 1000])
+
+
+INTERVAL = """
+from cujit import types
+from cujit.extending import (
+    make_attribute_wrapper, models, overload_attribute, register_model, type_callable, typeof_impl,
+)
+
+class Interval:  # numba's extension tutorial, with the Python-level API
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+class IntervalType(types.Type):
+    def __init__(self):
+        super().__init__(name="Interval")
+
+interval_type = IntervalType()
+
+@typeof_impl.register(Interval)
+def typeof_interval(val, c):
+    return interval_type
+
+@type_callable(Interval)
+def type_interval(context):
+    def typer(lo, hi):
+        if isinstance(lo, types.Float) and isinstance(hi, types.Float):
+            return interval_type
+    return typer
+
+@register_model(IntervalType)
+class IntervalModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        members = [("lo", types.float64), ("hi", types.float64)]
+        models.StructModel.__init__(self, dmm, fe_type, members)
+
+make_attribute_wrapper(IntervalType, "lo", "lo")
+make_attribute_wrapper(IntervalType, "hi", "high")
+
+@overload_attribute(IntervalType, "width")
+def get_width(interval):
+    def getter(interval):
+        return interval.hi - interval.lo
+    return getter
+
+def kernel(out, iv, x):
+    out[0] = iv.width
+    out[1] = iv.high
+    built = Interval(x, x * 3.0)  # the constructor, in CUDA code
+    out[2] = built.width
+    out[3] = Interval(1.0, 2.5).width
+"""
+
+
+@pytest.fixture
+def interval(frontend):
+    return define(INTERVAL, frontend)
+
+
+def test_a_library_type_compiles(interval):
+    scope = interval
+    t = scope["interval_type"]
+    assert isinstance(t, types.Type) and isinstance(t, scope["IntervalType"]) and str(t) == "Interval"
+    argtype = cujit_typeof(scope["Interval"](1.0, 2.0))
+    assert isinstance(argtype, scope["IntervalType"]) and isinstance(argtype, types.Record)
+    ptx, _ = cuda.compile_ptx(scope["kernel"], (types.float64[::1], argtype, types.float64), cc=(9, 0))
+    assert ".entry" in ptx
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_the_interval_tutorial_runs(interval):
+    rng = np.random.default_rng()
+    lo, hi, x = (float(v) for v in rng.uniform(-5, 5, 3))
+    out = np.zeros(4)
+    cuda.jit(interval["kernel"])[1, 1](out, interval["Interval"](lo, hi), x)
+    np.testing.assert_allclose(out, [hi - lo, hi, 2 * x, 1.5])
 
 
 @pytest.mark.gpu

@@ -189,7 +189,9 @@ struct RecordField {
 // numba's Record: "Record(x[type=float32;offset=0],y[type=int32;offset=4];8;True)", fields in (offset, name)
 // order as numba sorts them. `aligned` is numpy's isalignedstruct; field loads of a record that is not aligned
 // assume no alignment.
-TypeRef record(const std::vector<RecordField>& fields, int64_t size, bool aligned);
+// `name`: an extension type's (cujit.extending: a struct model's type laid out as a record), instead of numba's
+// record name of the fields.
+TypeRef record(const std::vector<RecordField>& fields, int64_t size, bool aligned, const std::string& name = "");
 // numba's NestedArray of an array field: "nestedarray(float32, (3,))".
 TypeRef nested_array(TypeRef dtype, const std::vector<int64_t>& shape);
 

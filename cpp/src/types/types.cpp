@@ -348,7 +348,7 @@ TypeRef range(TypeRef index_type) {
       TypeFactory::composite(TypeKind::Range, "range_state_" + index_type->name(), {index_type}));
 }
 
-TypeRef record(const std::vector<RecordField>& unsorted, int64_t size, bool aligned) {
+TypeRef record(const std::vector<RecordField>& unsorted, int64_t size, bool aligned, const std::string& named) {
   std::vector<RecordField> fields = unsorted;
   std::stable_sort(fields.begin(), fields.end(), [](const RecordField& a, const RecordField& b) {
     return a.offset != b.offset ? a.offset < b.offset : a.name < b.name;
@@ -363,6 +363,7 @@ TypeRef record(const std::vector<RecordField>& unsorted, int64_t size, bool alig
             (f.title.empty() ? "" : ";title=" + f.title) + "]";
   }
   name += ";" + std::to_string(size) + ";" + (aligned ? "True" : "False") + ")";
+  if (!named.empty()) name = named;
   return TypeFactory::intern(TypeFactory::record(std::move(name), fields, size, aligned));
 }
 

@@ -913,6 +913,8 @@ class Inferer {
     std::vector<TypeRef> ts;
     if (!type_operands(e, 0, ts)) return nullptr;
     TypeRef t = ts[0]->unliteral();
+    if (t->kind() == TypeKind::Record && t->field_index(e.attr) < 0 && extension_attribute_call(e, t))
+      return type_call(e);  // not a field: a library type's attribute
     if (t->kind() == TypeKind::Record) return record_field_value_type(t, field_of(e, t));
     if (t->kind() == TypeKind::Array) {
       if (TypeRef r = array_attribute_type(t, e.attr)) return r;
@@ -933,19 +935,24 @@ class Inferer {
         return sig->result;
       }
     }
-    if (auto getter = extension_member(CalleeProvider::Member::Attribute, t, e.attr)) {
-      // self.name: the overload_attribute's device function called with self (the expression becomes the call)
-      auto global = std::make_unique<Expr>(ExprKind::Global, e.loc);
-      global->global = std::move(*getter);
-      ir::ExprPtr object = std::move(e.operands[0]);
-      e.kind = ExprKind::Call;
-      e.attr.clear();
-      e.operands.clear();
-      e.operands.push_back(std::move(global));
-      e.operands.push_back(std::move(object));
-      return type_call(e);
-    }
+    if (extension_attribute_call(e, t)) return type_call(e);
     typing_error("Unknown attribute '" + e.attr + "' of type " + t->name(), e.loc);
+  }
+
+  // self.name of an overload_attribute (cujit.extending): the expression becomes the call of its device function
+  // with self (typed as a call from then on). False when the library registers none for the type.
+  bool extension_attribute_call(Expr& e, TypeRef t) {
+    auto getter = extension_member(CalleeProvider::Member::Attribute, t, e.attr);
+    if (!getter) return false;
+    auto global = std::make_unique<Expr>(ExprKind::Global, e.loc);
+    global->global = std::move(*getter);
+    ir::ExprPtr object = std::move(e.operands[0]);
+    e.kind = ExprKind::Call;
+    e.attr.clear();
+    e.operands.clear();
+    e.operands.push_back(std::move(global));
+    e.operands.push_back(std::move(object));
+    return true;
   }
 
   // The intrinsic table's attribute "<type>.<attr>" of a value of type t, or nullptr.

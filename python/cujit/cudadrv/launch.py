@@ -232,6 +232,12 @@ def _read_record(value_of, op, read_array):
         record = value_of(v)
         import numpy as np
 
+        if not isinstance(record, np.void):  # a library type's value (cujit.extending): the record of its members
+            from cujit import extending
+
+            if extending._typeof(record) is op.type:
+                out.append(read_array(np.array([extending._record_value(record, op.type)]), 1, index, wb, s)[0])
+                return
         if not isinstance(record, np.void) or record.dtype.fields is None:
             raise TypeError(
                 f"kernel argument {index} is a record: expected a numpy record, got {type(record).__name__}"

@@ -11,15 +11,30 @@
 - ``register_jitable(fn)``: a plain Python function callable from CUDA code too (compiled as a device function for
   each argument types) and, unchanged, from Python.
 
-Not here yet: new types (``typeof_impl``, data models, ``make_attribute_wrapper``) and ``extensions=`` argument
-handlers."""
+- New types: ``class IntervalType(types.Type)``; ``register_model(IntervalType)`` of a ``models.StructModel`` with
+  members (laid out as a record, C's alignment, under the type's name); ``make_attribute_wrapper`` (its members as
+  attributes); ``typeof_impl.register(PyClass)`` (its Python values as kernel arguments, passed as the record of
+  their members' attributes); ``type_callable(PyClass)`` (``Interval(lo, hi)`` in CUDA code builds one, its members
+  in order).
+
+Not here yet: constants of such types, opaque and zero-size models, ``extensions=`` argument handlers."""
 
 import threading
 
 from cujit import _core, _source
 from cujit.errors import TypingError
 
-__all__ = ["overload", "overload_method", "overload_attribute", "register_jitable"]
+__all__ = [
+    "overload",
+    "overload_method",
+    "overload_attribute",
+    "register_jitable",
+    "typeof_impl",
+    "type_callable",
+    "register_model",
+    "models",
+    "make_attribute_wrapper",
+]
 
 _lock = threading.Lock()
 _overloads = {}  # id(func) -> _Overloads
@@ -169,10 +184,14 @@ def register_jitable(*args, **kwargs):
 
 
 def _callee_of(obj):
-    """The callee typing uses for ``obj`` in CUDA code: its overloads, or its device dispatcher; None otherwise."""
+    """The callee typing uses for ``obj`` in CUDA code: its overloads, its constructor (type_callable), or its device
+    dispatcher; None otherwise."""
     entry = _overloads.get(id(obj))
     if entry is not None and entry.func is obj:
         return entry
+    constructor = _constructors.get(id(obj))
+    if constructor is not None and constructor[0] is obj:
+        return constructor[1]
     kept = _jitables.get(id(obj))
     if kept is not None and kept[0] is obj:
         return kept[1]
@@ -182,16 +201,178 @@ def _callee_of(obj):
 _source.extension_callee = _callee_of
 
 
+# ---- new types: data models laid out as records ------------------------------------------------------------------
+
+_models = {}  # the type class -> its model class (register_model)
+_layouts = {}  # id(library type) -> (it, its C++ record type, member names)
+_extensions = {}  # the C++ record type -> the library type it was made for
+_names = {}  # the C++ record type's name -> the library type
+_typeofs = {}  # Python class -> typeof function (typeof_impl.register)
+_constructors = {}  # id(Python class) -> (it, _Overloads of its type_callable typers)
+
+
+class _Models:
+    """``numba.core.extending.models``: the data models a type class registers (``StructModel`` with members)."""
+
+    class DataModel:
+        def __init__(self, dmm, fe_type):
+            self.fe_type = fe_type
+
+    class StructModel(DataModel):
+        def __init__(self, dmm, fe_type, members):
+            super().__init__(dmm, fe_type)
+            self._members = [(str(name), t) for name, t in members]
+
+    def __getattr__(self, name):
+        raise NotImplementedError(f"models.{name}: cujit lays out library types with models.StructModel only")
+
+
+models = _Models()
+
+
+def register_model(type_class):
+    """``@register_model(TypeClass)`` on a ``models.StructModel`` subclass: values of the class's types are records
+    of the model's members."""
+
+    def register(model):
+        _models[type_class] = model
+        return model
+
+    return register
+
+
+class _TypeofRegistry:
+    """``typeof_impl.register(PyClass)``: the decorated ``typeof(val, c)`` gives the type of the class's values."""
+
+    def register(self, cls):
+        def register(fn):
+            _typeofs[cls] = fn
+            return fn
+
+        return register
+
+
+typeof_impl = _TypeofRegistry()
+
+
+def _layout(t):
+    """(C++ record type, member names) of library type `t`, from its class's model (made once per type)."""
+    kept = _layouts.get(id(t))
+    if kept is not None and kept[0] is t:
+        return kept[1], kept[2]
+    model_class = next((_models[c] for c in type(t).__mro__ if c in _models), None)
+    if model_class is None:
+        raise TypingError(f"type {t} has no data model: register one with @register_model({type(t).__name__})")
+    model = model_class(None, t)
+    fields, offset, align = [], 0, 1
+    for name, member in getattr(model, "_members", ()):
+        core = _core_type(member)
+        size, alignment = _size_and_alignment(core)
+        offset = (offset + alignment - 1) // alignment * alignment
+        fields.append((name, core, offset, ""))
+        offset += size
+        align = max(align, alignment)
+    with _lock:
+        name = str(t)  # the type's name; a second type of the same name (another class) is told apart by a number
+        while name in _names and _names[name] is not t:
+            name = f"{t}#{len(_names)}"
+        _names[name] = t
+        record = _core.types.record(fields, (offset + align - 1) // align * align, True, name)
+        _layouts[id(t)] = (t, record, [name for name, *_ in fields])
+        _extensions[record] = t
+    return record, [name for name, *_ in fields]
+
+
+def _core_type(t):
+    """The C++ type of a cujit type or of a library type (its record)."""
+    if isinstance(t, _core.Type):
+        return t
+    return _layout(t)[0]
+
+
+def _size_and_alignment(core):
+    if core.kind == "record":
+        return core.size, max([_size_and_alignment(ft)[1] for ft, _ in core.fields.values()] or [1])
+    size = max(core.bitwidth // 8, 1)
+    return size, size
+
+
+def _extension_of(core):
+    return _extensions.get(core)
+
+
+def make_attribute_wrapper(type_class, struct_attr, python_attr):
+    """``value.python_attr`` reads member ``struct_attr`` of a value of the class's types (the same name needs
+    nothing: members are its record's fields)."""
+    if struct_attr == python_attr:
+        return
+    scope = {}
+    exec(f"def get(value):\n    return value.{struct_attr}\n", scope)  # noqa: S102  (a generated getter)
+
+    @overload_attribute(type_class, python_attr)
+    def wrapper(value):
+        return scope["get"]
+
+    return wrapper
+
+
+def type_callable(cls):
+    """``@type_callable(PyClass)`` on ``def typer(context): return lambda *argtypes: the type``: calling the class
+    in CUDA code builds a value of the type the typer gives, its members from the arguments in order."""
+
+    def register(make_typer):
+        typer = make_typer(None)
+
+        def constructor(*argtypes):
+            t = typer(*argtypes)
+            if t is None:
+                return None
+            record, members = _layout(t)
+            if len(members) != len(argtypes):
+                return None
+            scope = {"Record": record}
+            params = ", ".join(f"a{i}" for i in range(len(argtypes)))
+            exec(f"def construct({params}):\n    return Record({params})\n", scope)  # noqa: S102
+            return scope["construct"]
+
+        with _lock:
+            kept = _constructors.get(id(cls))
+            if kept is None or kept[0] is not cls:
+                kept = _constructors[id(cls)] = (cls, _Overloads(cls))
+            kept[1].typers.append(constructor)
+        return make_typer
+
+    return register
+
+
+def _typeof(value):
+    """The C++ type of a value of a class registered with typeof_impl, or None."""
+    for cls in type(value).__mro__:
+        fn = _typeofs.get(cls)
+        if fn is not None:
+            t = fn(value, None)
+            return None if t is None else _core_type(t)
+    return None
+
+
+def _record_value(value, record):
+    """A library type's Python value as numpy's record of its members (a kernel argument): each member read from the
+    attribute of its name."""
+    import numpy as np
+
+    from cujit._typeof import record_dtype
+
+    out = np.zeros(1, record_dtype(record))[0]
+    for name in out.dtype.names:
+        out[name] = getattr(value, name)
+    return out
+
+
 # numba's IR-level extension API: cujit compiles Python, not llvmlite builders (numba-cuda-mlir drops it too).
 _IR_LEVEL = {"intrinsic", "lower_builtin", "lower_cast", "lower_getattr", "lower_setattr", "cgutils", "BaseContext"}
 # Python-level pieces cujit does not have yet.
 _NOT_YET = {
     "overload_classmethod",
-    "typeof_impl",
-    "type_callable",
-    "models",
-    "register_model",
-    "make_attribute_wrapper",
     "box",
     "unbox",
     "NativeValue",
