@@ -232,9 +232,8 @@ def _read_record(value_of, op, read_array):
         record = value_of(v)
         import numpy as np
 
-        if not isinstance(record, np.void):  # a library type's value (cujit.extending): the record of its members
-            from cujit import extending
-
+        extending = sys.modules.get("cujit.extending")  # (imported with cujit)
+        if not isinstance(record, np.void) and extending is not None:  # a library type's value: its members' record
             if extending._typeof(record) is op.type:
                 out.append(read_array(np.array([extending._record_value(record, op.type)]), 1, index, wb, s)[0])
                 return
