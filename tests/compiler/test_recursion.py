@@ -192,7 +192,7 @@ def test_runs(frontend):
     scope = define(PROGRAM, frontend)
     rng = np.random.default_rng()
     for n in (int(rng.integers(0, 5)), int(rng.integers(6, 16))):
-        y = float(rng.choice([0.125, 0.25, 0.5]))
+        y = float(rng.choice([1.0, 2.0, 4.0]))  # at most 15 levels: the GPU's default stack is 1 KiB a thread
         out = np.zeros(6)
         scope["kernel"][1, 1](out, n, y)
         np.testing.assert_allclose(out, expected(n, y), rtol=1e-12)
