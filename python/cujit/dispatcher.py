@@ -321,7 +321,14 @@ class CUDADispatcher(_core.Dispatcher):
         self._launch_table = _core.launch.LaunchTable()
         self._link_items = tuple(link)
         self._cache_hits, self._cache_misses = collections.Counter(), collections.Counter()
-        self.extensions = []  # numba-cuda's argument-handler extensions (jit(extensions=...) is refused for now)
+        self._extensions = _Extensions(self, (jit_options or {}).get("extensions") or ())
+
+    @property
+    def extensions(self):
+        """numba-cuda's argument handlers: objects with ``prepare_args(ty, val, stream=..., retr=...)`` returning
+        ``(ty, val)``, applied to each argument of a launch from the last to the first; ``retr`` collects
+        callables run after the launch. A list: appending to it takes effect at the next configuration."""
+        return self._extensions
 
     @property
     def targetoptions(self):
@@ -764,7 +771,10 @@ class CUDADispatcher(_core.Dispatcher):
         self._on_target.check_runtime(self)
         grid, block, stream, sharedmem = launch.configure(*config, on_gpu=self.target.on_gpu)
         native = native_stream(stream)  # (a bad stream is an error on either target)
-        return self._remember(config, self._on_target.configured(self, grid, block, stream, native, sharedmem))
+        configured = self._on_target.configured(self, grid, block, stream, native, sharedmem)
+        if self._extensions:  # each launch prepares its arguments in Python first
+            configured = _ExtendedLaunch(self, configured, stream)
+        return self._remember(config, configured)
 
     # Whether jit was given target="cuda" (jit sets it): else the target was CUJIT_TARGET's at decoration.
     _explicit_target = False
@@ -886,6 +896,63 @@ class GpuHooks:
         return dispatcher._inspect("ptx", signature)
 
 
+class _Extensions(list):
+    """A dispatcher's ``extensions``: a list whose changes forget the dispatcher's memoised configurations (the next
+    one wraps its launches in ``_ExtendedLaunch``)."""
+
+    def __init__(self, dispatcher, items):
+        super().__init__(items)
+        self._dispatcher = weakref.ref(dispatcher)
+
+    def _changed(self):
+        dispatcher = self._dispatcher()
+        if dispatcher is not None:
+            dispatcher._configs.clear()
+
+
+def _mutator(name):
+    method = getattr(list, name)
+
+    def changed(self, *args):
+        result = method(self, *args)
+        self._changed()
+        return result
+
+    changed.__name__ = name
+    return changed
+
+
+for _name in ("append", "extend", "insert", "remove", "pop", "clear", "__setitem__", "__delitem__", "__iadd__"):
+    setattr(_Extensions, _name, _mutator(_name))
+
+
+class _ExtendedLaunch:
+    """``kernel[config]`` of a dispatcher with extensions: each argument passes through the extensions'
+    ``prepare_args`` (from the last to the first, with its type as typed from the value given), then the launch
+    goes on with the prepared values; the callables they append to ``retr`` run after it, as numba-cuda does."""
+
+    def __init__(self, dispatcher, configured, stream):
+        self.dispatcher, self.configured, self.stream = dispatcher, configured, stream
+
+    def __call__(self, *args):
+        retr, prepared = [], []
+        for index, value in enumerate(args):
+            try:
+                ty = self.dispatcher._argument_type(index, value)
+            except (TypeError, NumbaError):
+                ty = None  # a value only an extension turns into something a kernel takes
+            for extension in reversed(self.dispatcher.extensions):
+                ty, value = extension.prepare_args(ty, value, stream=self.stream, retr=retr)
+            prepared.append(value)
+        result = self.configured(*prepared)
+        for writeback in retr:
+            writeback()
+        return result
+
+    def __getattr__(self, name):  # griddim, blockdim, stream, sharedmem... of the configured launch
+        return getattr(self.configured, name)
+
+
 _REJECTED = {"argtypes", "restype", "bind"}
 # What jit takes besides its named parameters (numba-cuda's **kws).
 _EXTRA_OPTIONS = {"fastmath", "max_registers", "extensions", "boundscheck"}
@@ -947,13 +1014,14 @@ def _check_extra_options(kws, device, forceinline, target=_target.CUDA):
         raise DeprecationWarning(
             f"Deprecated keyword argument `{key}`. Signatures should be passed as the first positional argument."
         )
+    for handler in kws.get("extensions") or ():
+        if not callable(getattr(handler, "prepare_args", None)):
+            raise TypeError(
+                f"jit(extensions=[...]): {handler!r} has no prepare_args(ty, val, stream=..., retr=...) (numba-cuda's "
+                "argument handlers return the (ty, val) to launch with)"
+            )
     if kws.get("boundscheck") and target.on_gpu:  # the CPU target checks bounds (on by default there)
         raise NotImplementedError("bounds checking is not supported for CUDA")
-    if kws.get("extensions"):
-        raise NotImplementedError(
-            "jit(extensions=[...]): argument-preparing extensions (prepare_args) are not "
-            "supported by cujit; pass device arrays, __cuda_array_interface__ or DLPack objects"
-        )
 
 
 def jit(

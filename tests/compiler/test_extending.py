@@ -238,3 +238,49 @@ def test_the_disk_cache_key_follows_the_overloads(library, frontend):
         return None
 
     assert key(kernel) != before and key(members) != before_members
+
+
+class _Celsius:
+    def __init__(self, values):
+        self.values = values
+
+
+class _ToKelvin:
+    """An argument handler (numba-cuda's extensions= protocol): a _Celsius becomes an array of kelvins."""
+
+    def __init__(self):
+        self.seen = []
+
+    def prepare_args(self, ty, val, stream=None, retr=None):
+        self.seen.append(ty)
+        if isinstance(val, _Celsius):
+            retr.append(lambda: setattr(val, "converted", True))
+            return ty, val.values + 273.15
+        return ty, val
+
+
+class _DefaultIn:
+    def prepare_args(self, ty, val, **kwargs):
+        return ty, cuda.In(val) if isinstance(val, np.ndarray) else val
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_argument_handlers_run(frontend):
+    scope = define("def twice(out, t):\n    out[0] = t[0] * 2\n\ndef set3(arr):\n    arr[0] = 3\n", frontend)
+    handler = _ToKelvin()
+    kernel = cuda.jit(extensions=[handler])(scope["twice"])
+    celsius, out = _Celsius(np.random.default_rng().uniform(-50, 50, 1)), np.zeros(1)
+    kernel[1, 1](out, celsius)
+    np.testing.assert_allclose(out, (celsius.values + 273.15) * 2)
+    assert celsius.converted and handler.seen[0] == types.float64[::1] and handler.seen[1] is None
+    # appended after the first launch (numba-cuda's tests do so): the next launch applies it
+    set3 = cuda.jit(scope["set3"])
+    host = np.zeros(1, np.int64)
+    set3[1, 1](host)
+    assert host[0] == 3
+    set3.extensions.append(_DefaultIn())
+    host[0] = 0
+    set3[1, 1](host)
+    # In: copied to the device only (the CPU target passes host memory in place, as numba-cuda's simulator)
+    assert host[0] == (3 if gpu_support.ON_CPU_TARGET else 0)

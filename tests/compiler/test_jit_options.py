@@ -45,7 +45,7 @@ REFUSED = [
     ),
     ("misspelt option", lambda: cuda.jit(SIG, fastmaths=True), TypeError, r"'fastmaths'"),
     ("compile's unknown option", lambda: cuda.compile(plain, "float64(float64)", bogus=1), TypeError, r"bogus"),
-    ("extensions", lambda: cuda.jit(extensions=[object()]), NotImplementedError, r"extensions=.*prepare_args"),
+    ("extensions", lambda: cuda.jit(extensions=[object()]), TypeError, r"extensions=.*prepare_args"),
     ("boundscheck", lambda: cuda.jit(boundscheck=True), NotImplementedError, r"bounds checking"),
     ("forceinline on a kernel", lambda: cuda.jit(forceinline=True), ValueError, r"^Cannot force-inline kernels$"),
     (
