@@ -42,6 +42,9 @@ class Emitter {
   virtual llvm::Value* build_tuple(const std::vector<llvm::Value*>& elems, TypeRef t) = 0;
   // The address of ary[indices...] (i64 indices, wrapped if negative).
   virtual llvm::Value* element_address(llvm::Value* ary, TypeRef aty, const std::vector<llvm::Value*>& indices) = 0;
+  // An array of type `aty` viewing `data` with these (i64) extents and byte strides, owning nothing.
+  virtual llvm::Value* make_array(TypeRef aty, llvm::Value* data, const std::vector<llvm::Value*>& shape,
+                                  const std::vector<llvm::Value*>& strides) = 0;
   // A libdevice function by its full name (__nv_sinf) with the given result type.
   virtual llvm::Value* call_function(const std::string& name, llvm::Type* result, std::vector<llvm::Value*> args) = 0;
   // A stack slot in the function's entry block.

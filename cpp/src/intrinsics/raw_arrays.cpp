@@ -1,6 +1,6 @@
 // cuda.carray(ptr, shape, dtype=None) and cuda.farray: an array viewing raw memory, as numba-cuda has them: a
 // typed pointer (or a void* with a dtype), a shape of integers known at run time (one, or a tuple of them), C or
-// Fortran order. The view owns nothing: its meminfo and parent are null.
+// Fortran order. The view owns nothing (lowering's make_array: its meminfo and parent are null).
 #include "intrinsic_families.h"
 
 namespace cujit::intrinsics {
@@ -57,26 +57,14 @@ Lowerer view_lowerer(char layout) {
       TypeRef et = shape_t->is_integer() ? shape_t : shape_t->element(static_cast<size_t>(d));
       shape.push_back(em.cast(extent, et, types::int64()));
     }
-    const int64_t itemsize = types::itemsize(aty->element(0));
     std::vector<llvm::Value*> strides(ndim);
-    llvm::Value* stride = b.getInt64(itemsize);
+    llvm::Value* stride = b.getInt64(types::itemsize(aty->element(0)));
     for (int k = 0; k < ndim; ++k) {  // C: the last axis is contiguous; F: the first
       int d = layout == 'C' ? ndim - 1 - k : k;
       strides[d] = stride;
       stride = b.CreateMul(stride, shape[d]);
     }
-    llvm::Value* nitems = b.getInt64(1);
-    for (llvm::Value* extent : shape) nitems = b.CreateMul(nitems, extent);
-    llvm::Type* st = em.value_type(aty);
-    llvm::Value* out = llvm::Constant::getNullValue(st);  // meminfo and parent: null
-    out = b.CreateInsertValue(out, nitems, 2);
-    out = b.CreateInsertValue(out, b.getInt64(itemsize), 3);
-    out = b.CreateInsertValue(out, args[0], 4);
-    for (int d = 0; d < ndim; ++d) {
-      out = b.CreateInsertValue(out, shape[d], {5u, static_cast<unsigned>(d)});
-      out = b.CreateInsertValue(out, strides[d], {6u, static_cast<unsigned>(d)});
-    }
-    return out;
+    return em.make_array(aty, args[0], shape, strides);
   };
 }
 

@@ -81,6 +81,8 @@ class FunctionLowering : public intrinsics::Emitter {
     return element_pointer(ary, aty, indices);
   }
   llvm::Value* call_function(const std::string& name, llvm::Type* result, std::vector<llvm::Value*> args) override;
+  llvm::Value* make_array(TypeRef aty, llvm::Value* data, const std::vector<llvm::Value*>& shape,
+                          const std::vector<llvm::Value*>& strides) override;  // lower_arrays.cpp
   llvm::Value* stack_slot(llvm::Type* t) override { return entry_alloca(t); }
   llvm::Value* none_value() override { return b_.getInt8(0); }
   const cujit::target::Target& target() override { return *state_.options.target; }
@@ -176,8 +178,6 @@ class FunctionLowering : public intrinsics::Emitter {
   };
   std::vector<IndexItem> lower_index(const ir::Expr& index, int ndim);
   llvm::Value* array_field(llvm::Value* ary, int field, int dim = -1);
-  llvm::Value* make_array(TypeRef aty, llvm::Value* data, const std::vector<llvm::Value*>& shape,
-                          const std::vector<llvm::Value*>& strides);
   llvm::Value* element_pointer(llvm::Value* ary, TypeRef aty, const std::vector<llvm::Value*>& indices,
                                const std::vector<bool>& non_negative = {});
   llvm::Value* item_pointer(llvm::Value* ary, TypeRef aty, const std::vector<IndexItem>& items);
