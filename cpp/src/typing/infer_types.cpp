@@ -778,23 +778,10 @@ class Inferer {
     static const std::set<std::string> reductions{"sum", "prod", "max", "min", "mean"};
     if (self != nullptr && self->kind() == TypeKind::Array && reductions.count(callee.attr) && e.operands.size() == 1 &&
         e.keywords.empty()) {
-      auto global = std::make_unique<Expr>(ExprKind::Global, callee.loc);  // a.sum() is np.sum(a)
-      global->global.kind = K::Builtin;
-      global->global.name = global->global.repr = "numpy." + callee.attr;
-      ir::ExprPtr array = std::move(callee.operands[0]);
-      e.operands[0] = std::move(global);
-      e.operands.push_back(std::move(array));
-      return type_call(e);
+      return call_with_object_first(e, builtin_value("numpy." + callee.attr));  // a.sum() is np.sum(a)
     }
-    if (self != nullptr && types::is_charseq(self) && callee.attr == "isascii" && e.operands.size() == 1) {
-      auto global = std::make_unique<Expr>(ExprKind::Global, callee.loc);  // s.isascii(): str.isascii(s)
-      global->global.kind = K::Builtin;
-      global->global.name = global->global.repr = "str.isascii";
-      ir::ExprPtr text = std::move(callee.operands[0]);
-      e.operands[0] = std::move(global);
-      e.operands.push_back(std::move(text));
-      return type_call(e);
-    }
+    if (self != nullptr && types::is_charseq(self) && callee.attr == "isascii" && e.operands.size() == 1)
+      return call_with_object_first(e, builtin_value("str.isascii"));  // s.isascii(): str.isascii(s)
     if (self != nullptr && self->kind() == TypeKind::NumberClass && callee.attr == "type") {
       auto global = std::make_unique<Expr>(ExprKind::Global, callee.loc);  // arr.dtype.type(x): a cast
       global->global = value_global(self);
@@ -805,15 +792,8 @@ class Inferer {
     if (!type_operands(e, 1, args) || self == nullptr) return nullptr;
     const intrinsics::Intrinsic* in = intrinsics::find(self->name() + "." + callee.attr);
     if (in == nullptr || in->kind != intrinsics::Intrinsic::Kind::Method) {
-      if (auto method = extension_member(CalleeProvider::Member::Method, self, callee.attr)) {
-        // self.name(args...): the overload_method's device function called with self first
-        auto global = std::make_unique<Expr>(ExprKind::Global, callee.loc);
-        global->global = std::move(*method);
-        ir::ExprPtr object = std::move(callee.operands[0]);
-        e.operands[0] = std::move(global);
-        e.operands.insert(e.operands.begin() + 1, std::move(object));
-        return type_call(e);
-      }
+      if (auto method = extension_member(CalleeProvider::Member::Method, self, callee.attr))
+        return call_with_object_first(e, std::move(*method));  // the overload_method's device function
       typing_error("Unknown attribute '" + callee.attr + "' of type " + self->name(), callee.loc);
     }
     if (!e.keywords.empty()) typing_error("keyword arguments are not supported in calls from CUDA code", e.loc);
@@ -852,6 +832,25 @@ class Inferer {
           "atomic operations on local arrays are not supported (local memory is private to a thread; "
           "use a plain read-modify-write)",
           ary.loc);
+  }
+
+  // obj.name(args...) as the call of `function` with obj first (a.sum() is np.sum(a), an overload_method's
+  // implementation takes the value first), typed as that call.
+  TypeRef call_with_object_first(Expr& e, ir::GlobalValue function) {
+    Expr& method = *e.operands[0];
+    auto global = std::make_unique<Expr>(ExprKind::Global, method.loc);
+    global->global = std::move(function);
+    ir::ExprPtr object = std::move(method.operands[0]);
+    e.operands[0] = std::move(global);
+    e.operands.insert(e.operands.begin() + 1, std::move(object));
+    return type_call(e);
+  }
+
+  static ir::GlobalValue builtin_value(const std::string& path) {
+    ir::GlobalValue g;
+    g.kind = K::Builtin;
+    g.name = g.repr = path;
+    return g;
   }
 
   // An extension's method or attribute of a value of type `self` (cujit.extending), asked once per (kind, type,
