@@ -372,7 +372,7 @@ Value* FunctionLowering::make_c_array(TypeRef aty, Value* data, const std::vecto
   return make_array(aty, data, shape, strides);
 }
 
-// A global numpy array used in a kernel is frozen into constant memory.
+// The element count of an array (its shape collected into `shape`).
 Value* FunctionLowering::element_count(Value* ary, int ndim, std::vector<Value*>& shape) {
   Value* total = b_.getInt64(1);
   for (int d = 0; d < ndim; ++d) {
@@ -406,6 +406,7 @@ Value* FunctionLowering::captured_array(const ir::GlobalValue& g) {
   return make_array(g.type, data, shape, strides);
 }
 
+// A global numpy array used in a kernel is frozen into constant memory.
 Value* FunctionLowering::constant_array(const ir::GlobalValue& g) {
   TypeRef aty = g.type;
   TypeRef dtype = aty->element(0);

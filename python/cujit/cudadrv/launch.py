@@ -230,8 +230,6 @@ def _read_record(value_of, op, read_array):
 
     def read(v, out, wb, s):
         record = value_of(v)
-        import numpy as np
-
         extending = sys.modules.get("cujit.extending")  # (imported with cujit)
         if not isinstance(record, np.void) and extending is not None:  # a library type's value: its members' record
             if extending._typeof(record) is op.type:
