@@ -66,7 +66,7 @@ frontend::SyntaxField convert_field(py::handle value, int line_offset) {
     }
     return items;
   }
-  if (PyBytes_Check(value.ptr())) return std::string("<bytes>");
+  if (PyBytes_Check(value.ptr())) return frontend::SyntaxBytes{std::string(py::reinterpret_borrow<py::bytes>(value))};
   if (value.ptr() == Py_Ellipsis) return frontend::SyntaxEllipsis{};
   return convert_ast(value, line_offset);
 }

@@ -60,6 +60,7 @@ py::object constant_value(const ir::GlobalValue& g) {
     case K::Complex:
       return py::module_::import("builtins").attr("complex")(g.float_value, g.imag_value);
     case K::Str:
+      if (g.is_bytes) return py::bytes(g.name);
       return py::str(g.name);
     default:
       return py::none();
@@ -186,6 +187,21 @@ void register_resolved(py::module_& m) {
       py::arg("dtype"), py::arg("shape"), py::arg("data"), py::arg("repr"),
       "A global array, frozen into constant memory: its C-order bytes");
   r.def_static(
+      "record",
+      [](TypeRef type, py::bytes data, std::string repr) {
+        if (type->kind() != TypeKind::Record)
+          throw py::type_error("Resolved.record needs a record type, not " + type->name());
+        ir::GlobalValue g = resolved(K::Record, std::move(repr));
+        g.type = type;
+        g.data = data;
+        if (static_cast<int64_t>(g.data.size()) != types::itemsize(type))
+          throw py::value_error("Resolved.record: " + std::to_string(g.data.size()) + " bytes for " + type->name() +
+                                ", which has " + std::to_string(types::itemsize(type)));
+        return g;
+      },
+      py::arg("type"), py::arg("data"), py::arg("repr"),
+      "A record constant (numpy's np.void, a library type's value through its data model): its bytes");
+  r.def_static(
       "device_array",
       [](TypeRef dtype, std::vector<int64_t> shape, std::vector<int64_t> strides, uintptr_t data, bool readonly,
          std::string repr) {
@@ -226,9 +242,9 @@ void register_resolved(py::module_& m) {
       },
       py::arg("handle"), py::arg("repr"), "Any other object, by the resolver's handle for it");
   r.def_property_readonly("kind", [](const ir::GlobalValue& g) {
-    static const char* const names[] = {"int",      "float",     "bool",  "none",   "complex",     "module",
-                                        "builtin",  "device",    "type",  "object", "ndarray",     "str",
-                                        "ellipsis", "exception", "tuple", "inner",  "device_array"};
+    static const char* const names[] = {"int",      "float",     "bool",  "none",   "complex",      "module",
+                                        "builtin",  "device",    "type",  "object", "ndarray",      "str",
+                                        "ellipsis", "exception", "tuple", "inner",  "device_array", "record"};
     return names[static_cast<int>(g.kind)];
   });
   r.def_property_readonly(
@@ -322,10 +338,11 @@ class PyCalleeProvider : public typing::CalleeProvider {
     }
   }
 
-  // cujit.extending._member(kind, self, name): a Resolved device callee, or None.
+  // cujit.extending._member("method" | "attribute" | "operator", self, name): a Resolved device callee, or None.
   std::optional<ir::GlobalValue> member(Member kind, TypeRef self, const std::string& name) override {
-    py::object found = py::module_::import("cujit.extending")
-                           .attr("_member")(kind == Member::Method ? "method" : "attribute", self, name);
+    const char* kinds[] = {"method", "attribute", "operator"};
+    py::object found =
+        py::module_::import("cujit.extending").attr("_member")(kinds[static_cast<int>(kind)], self, name);
     ir::GlobalValue value;
     if (found.is_none() || !to_global(found, value)) return std::nullopt;
     return value;

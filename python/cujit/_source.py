@@ -29,6 +29,8 @@ declaring_callee = None
 device_for_numba = None
 # Set by cujit.extending: the callee of a function with overloads, or of a register_jitable function (else None).
 extension_callee = None
+# Set by cujit.extending: (record type, bytes) of a value of a library type (its typeof_impl), else None.
+extension_constant = None
 
 _cache = {}
 _cache_lock = threading.Lock()
@@ -428,6 +430,11 @@ class Resolver(_core.Resolver):
         device = device_for_numba(obj) if device_for_numba is not None else None
         if device is not None:  # numba's jit/njit function: compiled as a device function, as numba-cuda does
             return _R.device(device, device.__qualname__)
+        if np is not None and isinstance(obj, np.void) and obj.dtype.fields is not None:  # a record constant
+            return _R.record(_typeof.from_dtype(obj.dtype), obj.tobytes(), _describe(obj, path))
+        constant = extension_constant(obj) if extension_constant is not None else None
+        if constant is not None:  # a library type's value (cujit.extending), folded through its data model
+            return _R.record(constant[0], constant[1], _describe(obj, path))
         if _is_ffi_from_buffer(obj):
             return _R.builtin("ffi.from_buffer")
         if obj is math or obj is cmath or (np is not None and obj is np):

@@ -54,6 +54,10 @@ def _as_type(t):
         return t
     if _types.is_numba_type(t):
         return _types.from_numba(t)
+    if isinstance(t, _types.Type):  # a library's type (cujit.extending): the record of its data model
+        from cujit import extending
+
+        return extending._core_type(t)
     raise TypeError(f"invalid type in signature: expected a type instance, got {t!r}")
 
 

@@ -118,6 +118,12 @@ class Type(metaclass=_TypeClass):
     def __repr__(self):
         return self.name
 
+    def __call__(self, *args):
+        """``interval_type(float64, float64)``: the signature returning this type (a declare_device's, a jit's)."""
+        from cujit.compiler import _as_type
+
+        return _core.Signature(_as_type(self), [_as_type(a) for a in args])
+
 
 def _extension_of(t):
     """The library type a C++ type was made for (cujit.extending), or None."""

@@ -74,3 +74,76 @@ def test_strings_run(frontend, kind):
     np.testing.assert_array_equal(lt, s < t)
     np.testing.assert_array_equal(ge, s >= t)
     np.testing.assert_array_equal(copied, t.astype(s.dtype))
+
+
+CONSTANTS = """
+from cujit import cuda
+
+def constants(s, t, out):
+    i = cuda.grid(1)
+    if i < s.size:
+        out[i, 0] = s[i] == b"ab"
+        out[i, 1] = b"b" in s[i]
+        out[i, 2] = s[i] in b"xabcx"
+        out[i, 3] = b"" in s[i]
+        out[i, 4] = t[i] != "aé"
+        out[i, 5] = "é" in t[i]
+        out[i, 6] = "ab" < t[i]
+        out[i, 7] = t[i] not in "bcaé"
+        out[i, 8] = len(s[i] or b"empty")
+        out[i, 9] = len(t[i] and "two") + len("é")
+        word = "abc"
+        if i % 2:
+            word = "b"
+        out[i, 10] = word in t[i]
+"""
+
+
+def expect_constants(s, t):
+    s, t = s.tolist(), t.tolist()
+    rows = [
+        [
+            a == b"ab",
+            b"b" in a,
+            a in b"xabcx",
+            True,
+            b != "aé",
+            "é" in b,
+            "ab" < b,
+            b not in "bcaé",
+            len(a or b"empty"),
+            len(b and "two") + 1,
+            ("b" if i % 2 else "abc") in b,
+        ]
+        for i, (a, b) in enumerate(zip(s, t))
+    ]
+    return np.array(rows, np.int64)
+
+
+def test_constants_compile(frontend):
+    fn = define(CONSTANTS, frontend)["constants"]
+    argtypes = (types.CharSeq(4)[::1], types.UnicodeCharSeq(3)[::1], types.int64[:, ::1])
+    ptx, _ = cuda.compile_ptx(fn, argtypes, cc=(9, 0))
+    assert "_cujit_str" in ptx  # the constants' characters in constant memory
+
+
+def test_constant_of_the_other_kind_does_not_compare(frontend):
+    fn = define('def f(s, out):\n    out[0] = s[0] == "abc"\n', frontend)["f"]
+    with pytest.raises(TypingError, match=r"comparison '=='[\s\S]*\^"):
+        cuda.compile_ptx(fn, (types.CharSeq(4)[::1], types.boolean[::1]), cc=(9, 0))
+    fn = define('def f(s, out):\n    out[0] = b"a" in s[0]\n', frontend)["f"]
+    with pytest.raises(TypingError, match=r"No implementation of 'in'[\s\S]*\^"):
+        cuda.compile_ptx(fn, (types.UnicodeCharSeq(4)[::1], types.boolean[::1]), cc=(9, 0))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_constants_run(frontend):
+    rng = np.random.default_rng()
+    n = 64
+    s, t = random_strings(rng, n, 4, "S"), random_strings(rng, n, 3, "U")
+    s[:4] = [b"ab", b"", b"abc", b"b"]
+    t[:4] = ["aé", "", "é", "abc"]
+    out = np.zeros((n, 11), np.int64)
+    cuda.jit(define(CONSTANTS, frontend)["constants"])[2, 32](s, t, out)
+    np.testing.assert_array_equal(out, expect_constants(s, t))

@@ -18,11 +18,14 @@ struct SyntaxNode;
 using SyntaxNodePtr = std::shared_ptr<const SyntaxNode>;
 
 // One field of a Python ast node: None, int, float, complex (imag part only),
-// Ellipsis, bool, str, a node, or a list of nodes.
+// Ellipsis, bool, str, bytes, a node, or a list of nodes.
 struct SyntaxImag {
   double value;
 };
 struct SyntaxEllipsis {};
+struct SyntaxBytes {
+  std::string value;
+};
 // An int literal outside int64: a uint64 value (2**63 <= v < 2**64), or one no
 // integer type holds (`fits` false; `text` is its decimal form for messages).
 struct SyntaxBigInt {
@@ -31,7 +34,7 @@ struct SyntaxBigInt {
   std::string text;
 };
 using SyntaxField = std::variant<std::monostate, int64_t, double, SyntaxImag, SyntaxEllipsis, bool, std::string,
-                                 SyntaxNodePtr, std::vector<SyntaxNodePtr>, SyntaxBigInt>;
+                                 SyntaxNodePtr, std::vector<SyntaxNodePtr>, SyntaxBigInt, SyntaxBytes>;
 
 struct SyntaxNode {
   std::string type;  // the ast class name: "FunctionDef", "BinOp", "Name", ...

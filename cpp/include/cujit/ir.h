@@ -55,6 +55,9 @@ enum class Op {
   Or,
 };
 const char* op_symbol(Op op);
+// The function of Python's operator module an operator calls ("add" for +, "lt" for <, "neg" for unary -), or
+// nullptr (and, or, is): what a library overloads to give its types an operator (cujit.extending).
+const char* operator_function(Op op);
 
 // A function's text for a location where it has no source lines (one read from bytecode): the line to show
 // and a caret line under `loc`, or "" for none.
@@ -89,19 +92,21 @@ struct GlobalValue {
             // expression
     InnerFunction,  // a function defined in the function (def or lambda): `function` holds its ir::Function, whose
                     // calls passes::inline_inner_functions inlines before typing
-    DeviceArray  // a device array the function captures (a global or closure variable), by reference: its data
-                 // pointer in `int_value`, `shape` and `strides`, its array type in `type` (numba-cuda's capture)
+    DeviceArray,  // a device array the function captures (a global or closure variable), by reference: its data
+                  // pointer in `int_value`, `shape` and `strides`, its array type in `type` (numba-cuda's capture)
+    Record  // a record constant (numpy's np.void, a library type's value): its bytes in `data`, its type in `type`
   };
   Kind kind = Kind::None;
   std::string name;  // module / builtin path ("math", "math.sqrt", "abs", "numpy.float32", "cuda.grid"); Str: the text
   int64_t int_value = 0;  // Int, Bool; Object: an opaque handle of the resolver; DeviceFunction: its identity
   bool is_unsigned = false;  // Int: int_value holds the bits of a uint64 value >= 2**63 (typed uint64, as numba)
+  bool is_bytes = false;  // Str: a bytes constant (`name` holds its bytes), not a str (UTF-8 text)
   double float_value = 0;  // Float; Complex real part
   double imag_value = 0;  // Complex imaginary part
   TypeRef type = nullptr;  // TypeObject: the numba type it names; NdArray: its (readonly, C) array type
   std::vector<int64_t> shape;  // NdArray, DeviceArray: its shape
   std::vector<int64_t> strides;  // DeviceArray: its strides in bytes
-  std::string data;  // NdArray: its bytes (C order), frozen at compile time
+  std::string data;  // NdArray: its bytes (C order), frozen at compile time; Record: its bytes
   std::shared_ptr<void> function;  // DeviceFunction, ExceptionClass: resolver-owned handle of the Python object;
                                    // InnerFunction: its ir::Function
   std::string repr;  // how to name it in messages
@@ -172,8 +177,11 @@ struct Stmt {
   Stmt(StmtKind k, SourceLoc l) : kind(k), loc(l) {}
 };
 
-// A string literal (print items, dtype names, record field names).
+// A string literal (print items, dtype names, record field names; as a value, a fixed-width string: typing).
 bool is_string_constant(const Expr& e);
+// The characters of a string constant as its fixed-width string holds them: a str's code points (its UTF-8
+// decoded), a bytes constant's bytes.
+std::vector<uint32_t> string_constant_chars(const GlobalValue& g);
 
 // Nodes the passes that rewrite the IR build: a read of variable `v`; an integer (or, with `kind`, a boolean)
 // constant; `var = value`.

@@ -29,9 +29,10 @@ class CalleeProvider {
   };
   virtual std::optional<Parameters> parameters(const ir::GlobalValue& /*fn*/) { return std::nullopt; }
   // The extension API (cujit.extending): the device function that implements `self.name(...)` or `self.name` for
-  // a value of type `self` (called with the value first), from overload_method / overload_attribute; nullopt when
-  // none is registered for the type.
-  enum class Member { Method, Attribute };
+  // a value of type `self` (called with the value first), from overload_method / overload_attribute; or
+  // (Operator) the overloads of Python's `operator.name` (an operator no builtin rule takes for `self`, the first
+  // operand, called with the operands); nullopt when none is registered.
+  enum class Member { Method, Attribute, Operator };
   virtual std::optional<ir::GlobalValue> member(Member /*kind*/, TypeRef /*self*/, const std::string& /*name*/) {
     return std::nullopt;
   }

@@ -659,9 +659,13 @@ class IrBuilder {
       e->global.kind = K::Complex;
       e->global.imag_value = c->value;
     } else if (auto* text = std::get_if<std::string>(v)) {
-      // Only intrinsics that take a dtype name accept strings; typing rejects the rest.
+      // A dtype name, a message, a field name... or, as a value, a UnicodeCharSeq constant (typing).
       e->global.kind = K::Str;
       e->global.name = *text;
+    } else if (auto* bytes = std::get_if<SyntaxBytes>(v)) {
+      e->global.kind = K::Str;  // as a value, a CharSeq constant
+      e->global.name = bytes->value;
+      e->global.is_bytes = true;
     } else {
       unsupported(n, "this constant");
     }

@@ -2,6 +2,7 @@
 #include "cujit/ir.h"
 
 #include <algorithm>
+#include <map>
 
 namespace cujit::ir {
 
@@ -67,6 +68,35 @@ const char* op_symbol(Op op) {
   return "?";
 }
 
+const char* operator_function(Op op) {
+  static const std::map<Op, const char*> names = {
+      {Op::Add, "add"},
+      {Op::Sub, "sub"},
+      {Op::Mul, "mul"},
+      {Op::Div, "truediv"},
+      {Op::FloorDiv, "floordiv"},
+      {Op::Mod, "mod"},
+      {Op::Pow, "pow"},
+      {Op::LShift, "lshift"},
+      {Op::RShift, "rshift"},
+      {Op::BitOr, "or_"},
+      {Op::BitXor, "xor"},
+      {Op::BitAnd, "and_"},
+      {Op::UAdd, "pos"},
+      {Op::USub, "neg"},
+      {Op::Invert, "invert"},
+      {Op::Not, "not_"},
+      {Op::Eq, "eq"},
+      {Op::NotEq, "ne"},
+      {Op::Lt, "lt"},
+      {Op::LtE, "le"},
+      {Op::Gt, "gt"},
+      {Op::GtE, "ge"},
+  };
+  auto it = names.find(op);
+  return it == names.end() ? nullptr : it->second;
+}
+
 std::string format_source_excerpt(const std::string& filename, const std::vector<std::string>& lines, int first_line,
                                   const SourceLoc& loc, const ExcerptText& excerpt) {
   if (!loc.known()) return "File \"" + filename + "\"";
@@ -86,6 +116,22 @@ std::string format_source_excerpt(const std::string& filename, const std::vector
 }
 
 bool is_string_constant(const Expr& e) { return e.kind == ExprKind::Const && e.global.kind == GlobalValue::Kind::Str; }
+
+std::vector<uint32_t> string_constant_chars(const GlobalValue& g) {
+  std::vector<uint32_t> out;
+  const auto* p = reinterpret_cast<const unsigned char*>(g.name.data());
+  const auto* end = p + g.name.size();
+  while (p < end) {
+    uint32_t c = *p++;
+    if (!g.is_bytes && c >= 0x80) {  // Python gives valid UTF-8: a lead byte and its continuation bytes
+      int more = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : 1;
+      c &= 0x3F >> more;
+      for (; more > 0 && p < end; --more) c = (c << 6) | (*p++ & 0x3F);
+    }
+    out.push_back(c);
+  }
+  return out;
+}
 
 ExprPtr var_expr(int v, SourceLoc loc) {
   auto e = std::make_unique<Expr>(ExprKind::Var, loc);

@@ -136,6 +136,8 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* charseq_isascii(llvm::Value* s, TypeRef t);
   llvm::Value* charseq_compare(ir::Op op, llvm::Value* a, llvm::Value* b, TypeRef ta, TypeRef tb);
   llvm::Value* charseq_resize(llvm::Value* s, TypeRef from, TypeRef to);
+  llvm::Value* charseq_constant(const ir::GlobalValue& g, TypeRef t);
+  llvm::Value* charseq_contains(llvm::Value* needle, llvm::Value* haystack, TypeRef tn, TypeRef th);
   // lower_datetime.cpp: datetime64 / timedelta64 values (int64 counts, NaT the least int64).
   llvm::Value* is_nat(llvm::Value* v);
   llvm::Value* time_cast(llvm::Value* v, TypeRef from, TypeRef to);
@@ -211,6 +213,7 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* array_attribute(llvm::Value* ary, TypeRef aty, const std::string& attr);
   llvm::Value* memory_array(const ir::Expr& e, const std::string& name);
   llvm::Value* constant_array(const ir::GlobalValue& g);
+  llvm::Value* constant_record(const ir::GlobalValue& g);
   // A captured device array: its pointer, shape and strides as constants (lower_arrays.cpp).
   llvm::Value* captured_array(const ir::GlobalValue& g);
   // An element of dtype `dtype` at `ptr`, assuming `align` bytes of alignment (0: the dtype's own). A record

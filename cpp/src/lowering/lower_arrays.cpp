@@ -430,4 +430,13 @@ Value* FunctionLowering::constant_array(const ir::GlobalValue& g) {
   return make_c_array(aty, b_.CreateAddrSpaceCast(g_var, llvm::PointerType::get(ctx_, 0)), g.shape);
 }
 
+// A global record (numpy's np.void, a library type's value) is frozen into constant memory: the value is its address.
+Value* FunctionLowering::constant_record(const ir::GlobalValue& g) {
+  llvm::Constant* init = llvm::ConstantDataArray::getRaw(g.data, g.data.size(), b_.getInt8Ty());
+  auto* g_var = new llvm::GlobalVariable(state_.module, init->getType(), true, llvm::GlobalValue::InternalLinkage, init,
+                                         "_cudapy_cmem", nullptr, llvm::GlobalValue::NotThreadLocal, 4);
+  g_var->setAlignment(llvm::Align(16));
+  return b_.CreateAddrSpaceCast(g_var, llvm::PointerType::get(ctx_, 0));
+}
+
 }  // namespace cujit::lowering

@@ -36,6 +36,8 @@ Value* FunctionLowering::constant(const Expr& e) {
       return llvm::ConstantStruct::getAnon(
           {llvm::ConstantFP::get(d, g.float_value), llvm::ConstantFP::get(d, g.imag_value)});
     }
+    case K::Str:
+      return charseq_constant(g, e.type);
     default:
       return b_.getInt8(0);
   }
@@ -194,6 +196,7 @@ Value* FunctionLowering::lower_expr(const Expr& e) {
     }
     case ExprKind::Global:
       if (e.global.kind == K::NdArray) return constant_array(e.global);
+      if (e.global.kind == K::Record) return constant_record(e.global);
       if (e.global.kind == K::DeviceArray) return captured_array(e.global);
       if (e.global.kind == K::Builtin) return intrinsic_value(e.global.name);
       break;
@@ -543,6 +546,7 @@ Value* FunctionLowering::compare_tuples(Op op, Value* a, Value* b, TypeRef ta, T
 
 // `item in container`: any tuple element equal to it, or a value the range yields.
 Value* FunctionLowering::contains(Value* item, Value* container, TypeRef ti, TypeRef tc) {
+  if (types::is_charseq(tc)) return charseq_contains(item, container, ti, tc);
   if (tc->is_tuple()) {
     Value* found = b_.getFalse();
     for (size_t i = 0; i < tc->count(); ++i)

@@ -77,6 +77,7 @@ class Pruner {
         case K::None:
           return Known{Known::Kind::None, 0, {}};
         case K::Str:
+          if (e.global.is_bytes) return std::nullopt;
           return Known{Known::Kind::Str, 0, e.global.name};
         default:
           return std::nullopt;

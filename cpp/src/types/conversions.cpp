@@ -159,6 +159,8 @@ TypeRef unify(TypeRef a, TypeRef b) {
     return u ? types::optional(u) : nullptr;
   }
   if (a->is_number() && b->is_number()) return promote_numbers(a, b);
+  if (types::is_charseq(a) && a->kind() == b->kind())  // strings of one kind: the wider (the other padded)
+    return types::char_count(a) >= types::char_count(b) ? a : b;
   if (a->is_tuple() && b->is_tuple() && a->count() == b->count()) {
     std::vector<TypeRef> elems;
     for (size_t i = 0; i < a->count(); ++i) {

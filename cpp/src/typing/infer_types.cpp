@@ -379,8 +379,10 @@ class Inferer {
             return types::boolean_literal(e.global.int_value != 0);
           case K::Complex:
             return types::complex128();
-          case K::Str:
-            fail(ErrorKind::Unsupported, "Unsupported: strings as values cannot be compiled for CUDA", e.loc);
+          case K::Str: {  // a value: a fixed-width string of its characters (one NUL for an empty one)
+            auto n = std::max<int64_t>(static_cast<int64_t>(ir::string_constant_chars(e.global).size()), 1);
+            return e.global.is_bytes ? types::charseq(n) : types::unicode_charseq(n);
+          }
           case K::Ellipsis:
             return ellipsis_type();
           default:
@@ -397,7 +399,8 @@ class Inferer {
           const intrinsics::Intrinsic* in = intrinsics::find(e.global.name);
           if (in && in->kind == intrinsics::Intrinsic::Kind::Value) return in->type({})->result;
         }
-        if (e.global.kind == K::NdArray || e.global.kind == K::DeviceArray) return e.global.type;
+        if (e.global.kind == K::NdArray || e.global.kind == K::DeviceArray || e.global.kind == K::Record)
+          return e.global.type;
         if (TypeRef value = value_type(e.global)) return value;
         typing_error("cannot use " + e.global.repr + " as a value in CUDA code", e.loc);
       }
@@ -417,6 +420,7 @@ class Inferer {
         std::vector<TypeRef> ts;
         if (!type_operands(e, 0, ts)) return nullptr;
         auto sig = resolve_unary(e.op, types::optional_value(ts[0]));
+        if (!sig && operator_call(e, ts[0])) return type_call(e);
         if (!sig)
           typing_error(std::string("No implementation of unary operator '") + ir::op_symbol(e.op) + "' for type " +
                            ts[0]->name(),
@@ -471,6 +475,7 @@ class Inferer {
     if (!type_operands(e, 0, ts)) return nullptr;
     // An Optional operand is used as its value (numba converts Optional(T) to T); so in unary and comparisons.
     auto sig = resolve_binary(e.op, types::optional_value(ts[0]), types::optional_value(ts[1]));
+    if (!sig && operator_call(e, ts[0])) return type_call(e);
     if (!sig)
       typing_error(std::string("No implementation of operator '") + ir::op_symbol(e.op) + "' for operands (" +
                        type_list(ts) + ")",
@@ -482,6 +487,10 @@ class Inferer {
   TypeRef type_compare(Expr& e) {
     std::vector<TypeRef> ts;
     if (!type_operands(e, 0, ts)) return nullptr;
+    // A library's record types compare as its overload of operator.eq, .lt... says (cujit.extending).
+    if (e.ops.size() == 1 && (ts[0]->kind() == TypeKind::Record || ts[1]->kind() == TypeKind::Record) &&
+        operator_call(e, ts[0]))
+      return type_call(e);
     e.operand_types.clear();
     for (size_t i = 0; i < e.ops.size(); ++i) {
       if (e.ops[i] == Op::Is || e.ops[i] == Op::IsNot) {
@@ -511,7 +520,8 @@ class Inferer {
     return types::boolean();
   }
 
-  // `item in container` for a tuple (any element equal) or a range (an integer it yields).
+  // `item in container` for a tuple (any element equal), a range (an integer it yields) or a fixed-width string (a
+  // substring).
   void check_membership(Op op, TypeRef item, TypeRef container, const SourceLoc& loc) {
     bool ok = false;
     if (container->is_tuple()) {
@@ -519,6 +529,8 @@ class Inferer {
       for (TypeRef element : container->elements()) ok = ok && resolve_compare(Op::Eq, item, element).has_value();
     } else if (container->kind() == TypeKind::Range) {
       ok = item->is_integer() || item->is_boolean();
+    } else if (types::is_charseq(container)) {  // a substring: bytes in bytes, str in str
+      ok = item->kind() == container->kind();
     }
     if (!ok)
       typing_error(std::string("No implementation of '") + ir::op_symbol(op) + "' for (" + item->name() + ", " +
@@ -936,6 +948,23 @@ class Inferer {
     }
     if (extension_attribute_call(e, t)) return type_call(e);
     typing_error("Unknown attribute '" + e.attr + "' of type " + t->name(), e.loc);
+  }
+
+  // An operator no builtin rule takes, overloaded by a library (cujit.extending.overload(operator.add)): the
+  // expression becomes the call of operator.add's overloads with its operands (typed as a call from then on). False
+  // when none is registered.
+  bool operator_call(Expr& e, TypeRef first) {
+    const char* name = ir::operator_function(e.kind == ExprKind::Compare ? e.ops[0] : e.op);
+    if (name == nullptr) return false;
+    auto overloads = extension_member(CalleeProvider::Member::Operator, first, name);
+    if (!overloads) return false;
+    auto global = std::make_unique<Expr>(ExprKind::Global, e.loc);
+    global->global = std::move(*overloads);
+    e.kind = ExprKind::Call;
+    e.ops.clear();
+    e.operand_types.clear();
+    e.operands.insert(e.operands.begin(), std::move(global));
+    return true;
   }
 
   // self.name of an overload_attribute (cujit.extending): the expression becomes the call of its device function

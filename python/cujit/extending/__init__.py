@@ -19,6 +19,7 @@
 
 Not here yet: constants of such types, opaque and zero-size models, ``extensions=`` argument handlers."""
 
+import operator
 import threading
 
 from cujit import _core, _source
@@ -28,10 +29,12 @@ __all__ = [
     "overload",
     "overload_method",
     "overload_attribute",
+    "overload_declared",
     "register_jitable",
     "typeof_impl",
     "type_callable",
     "register_model",
+    "register_default",
     "models",
     "make_attribute_wrapper",
 ]
@@ -80,10 +83,12 @@ class _Overloads(_core.Callee):
         )
 
     def _device(self, implementation):
+        if isinstance(implementation, _core.Callee):  # a declared C/C++ function, a device function: called as is
+            return implementation
         if not callable(implementation) or not hasattr(implementation, "__code__"):
             raise TypingError(
                 f"an overload of {self.__qualname__} returned {implementation!r}: an overload returns a Python "
-                "function (the implementation for the types it was given) or None"
+                "function (the implementation for the types it was given), a declare_device function, or None"
             )
         from cujit.dispatcher import jit
 
@@ -114,9 +119,34 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
             if entry is None or entry.func is not func:
                 entry = _overloads[id(func)] = _Overloads(func)
             entry.typers.append(typer)
+            entry._chosen.clear()  # asked again with the new overload
         return typer
 
     return register
+
+
+def overload_declared(func, *declarations):
+    """Binds C/C++ functions declared with ``cuda.declare_device`` to ``func`` as its overloads (what numbast
+    renders per header): a call of ``func`` in CUDA code (``operator.add`` for ``a + b``, a struct class for its
+    constructor, any Python function) calls the declaration whose parameter types are the arguments' types, else
+    the first the arguments convert to. Returns ``func``."""
+    from cujit.declarations import ExternFunction
+
+    for declared in declarations:
+        if not isinstance(declared, ExternFunction):
+            raise TypeError(f"overload_declared: {declared!r} is not a function declared with cuda.declare_device")
+    declared = list(declarations)
+
+    def choose(*argtypes):
+        fits = [d for d in declared if len(d.sig.args) == len(argtypes)]
+        exact = [d for d in fits if all(_unliteral(a) == p for a, p in zip(argtypes, d.sig.args))]
+        convertible = [
+            d for d in fits if all(a == p or _core.can_convert(a, p) is not None for a, p in zip(argtypes, d.sig.args))
+        ]
+        return (exact or convertible or [None])[0]
+
+    overload(func)(choose)
+    return func
 
 
 def overload_method(typ, attr, **kwargs):
@@ -153,7 +183,12 @@ def _applies(typ, t):
 
 def _member(kind, t, name):
     """The Resolved device callee of ``value.name`` (kind "attribute") or ``value.name(...)`` ("method") for a value
-    of type ``t``, or None (typing asks, once per type: cpp/bindings/py_compile.cpp)."""
+    of type ``t``, or of the overloads of ``operator.name`` (kind "operator": an operator no builtin rule takes,
+    ``t`` its first operand's type); or None (typing asks, once per type: cpp/bindings/py_compile.cpp)."""
+    if kind == "operator":
+        func = getattr(operator, name, None)
+        entry = _overloads.get(id(func))
+        return _core.Resolved.device(entry, f"operator.{name}") if entry is not None and entry.func is func else None
     key = (kind, t, name)
     callee = _member_callees.get(key)
     if callee is None:
@@ -212,33 +247,45 @@ _constructors = {}  # id(Python class) -> (it, _Overloads of its type_callable t
 
 
 class _Models:
-    """``numba.core.extending.models``: the data models a type class registers (``StructModel`` with members)."""
+    """``numba.core.extending.models``: the data models a type class registers: ``StructModel`` with members (none:
+    a zero-size value, a tag type) and ``OpaqueModel`` (a pointer-sized handle CUDA code passes along)."""
 
     class DataModel:
         def __init__(self, dmm, fe_type):
             self.fe_type = fe_type
 
     class StructModel(DataModel):
-        def __init__(self, dmm, fe_type, members):
+        def __init__(self, dmm, fe_type, members=()):
             super().__init__(dmm, fe_type)
             self._members = [(str(name), t) for name, t in members]
 
+    class OpaqueModel(StructModel):
+        def __init__(self, dmm, fe_type):
+            from cujit import types
+
+            super().__init__(dmm, fe_type, [("opaque", types.voidptr)])
+
     def __getattr__(self, name):
-        raise NotImplementedError(f"models.{name}: cujit lays out library types with models.StructModel only")
+        raise NotImplementedError(
+            f"models.{name}: cujit lays out library types with models.StructModel and models.OpaqueModel"
+        )
 
 
 models = _Models()
 
 
 def register_model(type_class):
-    """``@register_model(TypeClass)`` on a ``models.StructModel`` subclass: values of the class's types are records
-    of the model's members."""
+    """``@register_model(TypeClass)`` on a ``models.StructModel`` subclass (or ``register_model(TypeClass)(
+    models.OpaqueModel)``): values of the class's types are records of the model's members."""
 
     def register(model):
         _models[type_class] = model
         return model
 
     return register
+
+
+register_default = register_model
 
 
 class _TypeofRegistry:
@@ -293,6 +340,8 @@ def _core_type(t):
 def _size_and_alignment(core):
     if core.kind == "record":
         return core.size, max([_size_and_alignment(ft)[1] for ft, _ in core.fields.values()] or [1])
+    if core.kind in ("cpointer", "voidptr"):
+        return 8, 8
     size = max(core.bitwidth // 8, 1)
     return size, size
 
@@ -340,6 +389,7 @@ def type_callable(cls):
             if kept is None or kept[0] is not cls:
                 kept = _constructors[id(cls)] = (cls, _Overloads(cls))
             kept[1].typers.append(constructor)
+            kept[1]._chosen.clear()
         return make_typer
 
     return register
@@ -355,6 +405,17 @@ def _typeof(value):
     return None
 
 
+def _constant(value):
+    """(record type, bytes) of a global whose class has a typeof_impl (a library type's constant), else None."""
+    record = _typeof(value) if _typeofs else None
+    if record is None or record.kind != "record":
+        return None
+    return record, _record_value(value, record).tobytes()
+
+
+_source.extension_constant = _constant
+
+
 def _record_value(value, record):
     """A library type's Python value as numpy's record of its members (a kernel argument): each member read from the
     attribute of its name."""
@@ -364,6 +425,11 @@ def _record_value(value, record):
 
     out = np.zeros(1, record_dtype(record))[0]
     for name in out.dtype.names:
+        if not hasattr(value, name):
+            raise TypeError(
+                f"{type(value).__qualname__} object as a {_extension_of(record)} value: it has no attribute {name!r} "
+                "(a value is passed as the record of its data model's members, read by name)"
+            )
         out[name] = getattr(value, name)
     return out
 
