@@ -204,12 +204,9 @@ void register_types(py::module_& m) {
                  sig.args.push_back(a.cast<const Type*>());
                  continue;
                }
-               // numba's own type objects, converted (cujit.types.from_numba); anything else is refused
-               const std::string module = py::str(py::type::handle_of(a).attr("__module__"));
-               if (module.rfind("numba.", 0) != 0)
-                 throw py::type_error("invalid type in signature: expected a type instance, got " +
-                                      std::string(py::repr(a)));
-               sig.args.push_back(py::module_::import("cujit.types").attr("from_numba")(a).cast<const Type*>());
+               // numba's own type objects and a library's types (their data model's record), converted by
+               // cujit.types.signature_type; anything else is refused there
+               sig.args.push_back(py::module_::import("cujit.types").attr("signature_type")(a).cast<const Type*>());
              }
              return sig;
            })

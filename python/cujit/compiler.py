@@ -48,17 +48,7 @@ def _numba_signature(sig):
     return module.startswith(("numba.core.typing", "numba.cuda.typing")) and hasattr(sig, "args")
 
 
-def _as_type(t):
-    """A signature's type: a cujit type, or numba's converted (cujit.types.from_numba)."""
-    if isinstance(t, _core.Type):
-        return t
-    if _types.is_numba_type(t):
-        return _types.from_numba(t)
-    if isinstance(t, _types.Type):  # a library's type (cujit.extending): the record of its data model
-        from cujit import extending
-
-        return extending._core_type(t)
-    raise TypeError(f"invalid type in signature: expected a type instance, got {t!r}")
+_as_type = _types.signature_type
 
 
 def normalize_cc(cc):

@@ -120,15 +120,26 @@ class Type(metaclass=_TypeClass):
 
     def __call__(self, *args):
         """``interval_type(float64, float64)``: the signature returning this type (a declare_device's, a jit's)."""
-        from cujit.compiler import _as_type
-
-        return _core.Signature(_as_type(self), [_as_type(a) for a in args])
+        return _core.Signature(signature_type(self), [signature_type(a) for a in args])
 
 
 def _extension_of(t):
     """The library type a C++ type was made for (cujit.extending), or None."""
     extending = sys.modules.get("cujit.extending")
     return extending._extension_of(t) if extending is not None else None
+
+
+def signature_type(t):
+    """A signature's type as the compiler takes it: a cujit type; numba's, converted (from_numba); a library's type
+    (cujit.extending, which made it), the record of its data model."""
+    if isinstance(t, _core.Type):
+        return t
+    if is_numba_type(t):
+        return from_numba(t)
+    extending = sys.modules.get("cujit.extending")
+    if isinstance(t, Type) and extending is not None:
+        return extending._core_type(t)
+    raise TypeError(f"invalid type in signature: expected a type instance, got {t!r}")
 
 
 class Dummy(Type):

@@ -130,9 +130,11 @@ def test_overloads_run(library):
 
 
 INTERVAL = """
+import operator
+
 from cujit import types
 from cujit.extending import (
-    make_attribute_wrapper, models, overload_attribute, register_model, type_callable, typeof_impl,
+    make_attribute_wrapper, models, overload, overload_attribute, register_model, type_callable, typeof_impl,
 )
 
 class Interval:  # numba's extension tutorial, with the Python-level API
@@ -171,12 +173,36 @@ def get_width(interval):
         return interval.hi - interval.lo
     return getter
 
+@overload(operator.add)
+def interval_add(a, b):
+    if isinstance(a, IntervalType) and isinstance(b, IntervalType):
+        def impl(a, b):
+            return Interval(a.lo + b.lo, a.hi + b.hi)
+        return impl
+
+@overload(operator.neg)
+def interval_neg(a):
+    if isinstance(a, IntervalType):
+        return lambda a: Interval(-a.hi, -a.lo)
+
+@overload(operator.lt)
+def interval_below(a, b):
+    if isinstance(a, IntervalType) and isinstance(b, IntervalType):
+        return lambda a, b: a.hi < b.lo
+
+UNIT = Interval(0.0, 1.0)  # a constant of the library type, folded through its model
+
 def kernel(out, iv, x):
     out[0] = iv.width
     out[1] = iv.high
     built = Interval(x, x * 3.0)  # the constructor, in CUDA code
     out[2] = built.width
     out[3] = Interval(1.0, 2.5).width
+    s = -(iv + UNIT)
+    out[4] = s.lo
+    out[5] = s.hi
+    out[6] = iv < UNIT
+    out[7] = UNIT < Interval(x, x) + UNIT
 """
 
 
@@ -200,9 +226,9 @@ def test_a_library_type_compiles(interval):
 def test_the_interval_tutorial_runs(interval):
     rng = np.random.default_rng()
     lo, hi, x = (float(v) for v in rng.uniform(-5, 5, 3))
-    out = np.zeros(4)
+    out = np.zeros(8)
     cuda.jit(interval["kernel"])[1, 1](out, interval["Interval"](lo, hi), x)
-    np.testing.assert_allclose(out, [hi - lo, hi, 2 * x, 1.5])
+    np.testing.assert_allclose(out, [hi - lo, hi, 2 * x, 1.5, -(hi + 1), -lo, hi < 0, 1 < x])
 
 
 @pytest.mark.gpu
@@ -284,3 +310,133 @@ def test_argument_handlers_run(frontend):
     set3[1, 1](host)
     # In: copied to the device only (the CPU target passes host memory in place, as numba-cuda's simulator)
     assert host[0] == (3 if gpu_support.ON_CPU_TARGET else 0)
+
+
+MODELS = """
+import numpy as np
+
+from cujit import cuda, types
+from cujit.extending import models, overload_method, register_model, type_callable
+
+class Tag:  # a zero-size type: a tag whose methods say what to do
+    pass
+
+class TagType(types.Type):
+    def __init__(self):
+        super().__init__(name="Tag")
+
+tag_type = TagType()
+
+@register_model(TagType)
+class TagModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [])
+
+@type_callable(Tag)
+def type_tag(context):
+    return lambda: tag_type
+
+@overload_method(TagType, "apply")
+def tag_apply(tag, x):
+    return lambda tag, x: x * 2 + 1
+
+class HandleType(types.Type):  # an opaque handle: passed along, never looked into
+    def __init__(self):
+        super().__init__(name="Handle")
+
+handle_type = HandleType()
+register_model(HandleType)(models.OpaqueModel)
+
+@cuda.jit(device=True)
+def pass_along(h, x):
+    return h, x + 1
+
+def kernel(out, x):
+    t = Tag()
+    out[0] = t.apply(x)
+    out[1] = use(t, x)
+
+@cuda.jit(device=True)
+def use(t, x):
+    return t.apply(x + 1)
+
+POINT = np.zeros(1, [("x", np.float64), ("n", np.int32)])[0]
+POINT["x"], POINT["n"] = 2.5, 7
+
+def record_constant(out):
+    out[0] = POINT.x * POINT.n
+"""
+
+
+@pytest.fixture
+def model_library(frontend):
+    return define(MODELS, frontend)
+
+
+def test_zero_size_and_opaque_models(model_library):
+    scope = model_library
+    tag, handle = (extending._core_type(scope[n]) for n in ("tag_type", "handle_type"))
+    assert tag.size == 0 and handle.size == 8 and handle.fields["opaque"][0] == types.voidptr
+    ptx, _ = cuda.compile_ptx(scope["kernel"], (types.float64[::1], types.float64), cc=(9, 0))
+    assert ".entry" in ptx
+    ptx, resty = cuda.compile_ptx(scope["pass_along"], (handle, types.int32), device=True, cc=(9, 0))
+    assert resty == types.Tuple((handle, types.int64))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_zero_size_models_and_record_constants_run(model_library):
+    x = float(np.random.default_rng().uniform(-5, 5))
+    out = np.zeros(2)
+    cuda.jit(model_library["kernel"])[1, 1](out, x)
+    np.testing.assert_allclose(out, [2 * x + 1, 2 * (x + 1) + 1])
+    out = np.zeros(1)
+    cuda.jit(model_library["record_constant"])[1, 1](out)
+    assert out[0] == 2.5 * 7
+
+
+def test_a_new_overload_applies_to_later_compiles(frontend):
+    scope = define(
+        "from cujit import types\n"
+        "from cujit.extending import overload\n"
+        "def twice(x):\n    return 2 * x\n"
+        "@overload(twice)\ndef first(x):\n    if isinstance(x, types.Integer):\n        return lambda x: x + x\n"
+        "def f(x):\n    return twice(x)\n",
+        frontend,
+    )
+    _, resty = cuda.compile_ptx(scope["f"], (types.int32,), device=True, cc=(9, 0))
+    assert resty == types.int64
+    with pytest.raises(TypingError, match=r"No implementation of function twice\(float32\)"):
+        cuda.compile_ptx(scope["f"], (types.float32,), device=True, cc=(9, 0))
+
+    @extending.overload(scope["twice"])
+    def second(x):
+        return lambda x: 2.0 * x
+
+    _, resty = cuda.compile_ptx(scope["f"], (types.float32,), device=True, cc=(9, 0))
+    assert resty == types.float64
+
+
+def test_overloads_from_threads(interval):
+    """Eight threads type and compile kernels that use the library's overloads, type and constants at once."""
+    import threading
+
+    results, errors = {}, []
+    iv = cujit_typeof(interval["Interval"](0.0, 1.0))
+    signatures = [
+        (out, iv, x) for out in (types.float64[::1], types.float32[::1]) for x in (types.float64, types.float32)
+    ]
+
+    def work(k):
+        try:
+            ptx, _ = cuda.compile_ptx(interval["kernel"], signatures[k % 4], cc=(9, 0), fastmath=k >= 4)
+            results[k] = ".entry" in ptx
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and all(results.values()) and len(results) == 8

@@ -966,7 +966,10 @@ std::string LegacyWriter::call_text(llvm::CallInst& call) {
     callee = pointer_value(target, fty);
   }
   std::string s = "call ";
-  if (llvm::isa<llvm::FPMathOperator>(call)) s += fast_math_flags(call.getFastMathFlags());
+  // LLVM 7 takes fast-math flags on calls that return a floating-point scalar or vector only (not a struct of them:
+  // a C-ABI record of floats returned by value)
+  if (llvm::isa<llvm::FPMathOperator>(call) && call.getType()->isFPOrFPVectorTy())
+    s += fast_math_flags(call.getFastMathFlags());
   s += (fty->isVarArg() ? type(fty) : type(fty->getReturnType())) + " " + callee + "(";
   for (unsigned k = 0; k < call.arg_size(); ++k) {
     Value* arg = call.getArgOperand(k);

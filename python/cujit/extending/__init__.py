@@ -50,9 +50,10 @@ class _Overloads(_core.Callee):
     """The callee of a function with overloads: typing asks it for each argument types (the ``_core.Callee``
     interface); the implementation an overload gives is compiled as a device function, one per implementation."""
 
-    def __init__(self, func, name=None):
+    def __init__(self, func, name=None, operator=None):
         _core.Callee.__init__(self)
         self.func = func
+        self.operator = operator  # an operator's symbol ("+", "<"): the overloads of that function of `operator`
         self.__qualname__ = name or getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
         self.typers = []
         self._chosen = {}  # argtypes -> the device dispatcher of the implementation
@@ -78,6 +79,12 @@ class _Overloads(_core.Callee):
                 if implementation is not None:
                     return self._device(implementation)
         shown = ", ".join(str(t) for t in argtypes)
+        if self.operator is not None:  # as typing says it of an operator without overloads
+            if len(argtypes) == 1:
+                raise TypingError(f"No implementation of unary operator '{self.operator}' for type {shown}")
+            if self.operator in ("==", "!=", "<", "<=", ">", ">="):
+                raise TypingError(f"No implementation of comparison '{self.operator}' for ({shown})")
+            raise TypingError(f"No implementation of operator '{self.operator}' for operands ({shown})")
         raise TypingError(
             f"No implementation of function {self.__qualname__}({shown}): no overload accepts these types"
         )
@@ -108,6 +115,38 @@ def _unliteral(t):
     return t
 
 
+# The functions of `operator` typing calls for an operator no builtin rule takes (cpp/src/ir/ir.cpp
+# operator_function), by their symbols.
+_OPERATORS = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "truediv": "/",
+    "floordiv": "//",
+    "mod": "%",
+    "pow": "**",
+    "lshift": "<<",
+    "rshift": ">>",
+    "and_": "&",
+    "or_": "|",
+    "xor": "^",
+    "neg": "-",
+    "pos": "+",
+    "invert": "~",
+    "not_": "not",
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+}
+
+
+def _is_operator(func):
+    return getattr(operator, getattr(func, "__name__", ""), None) is func and func.__name__ in _OPERATORS
+
+
 def overload(func, jit_options=None, strict=True, inline="never", prefer_literal=False, target=None, **kwargs):
     """``@overload(func)``: the decorated typer gives ``func``'s implementation for argument types in CUDA code."""
     if target not in (None, "cuda", "generic"):
@@ -117,7 +156,9 @@ def overload(func, jit_options=None, strict=True, inline="never", prefer_literal
         with _lock:
             entry = _overloads.get(id(func))
             if entry is None or entry.func is not func:
-                entry = _overloads[id(func)] = _Overloads(func)
+                symbol = _OPERATORS.get(func.__name__) if _is_operator(func) else None
+                name = f"operator.{func.__name__}" if symbol else None
+                entry = _overloads[id(func)] = _Overloads(func, name, symbol)
             entry.typers.append(typer)
             entry._chosen.clear()  # asked again with the new overload
         return typer
@@ -220,9 +261,10 @@ def register_jitable(*args, **kwargs):
 
 def _callee_of(obj):
     """The callee typing uses for ``obj`` in CUDA code: its overloads, its constructor (type_callable), or its device
-    dispatcher; None otherwise."""
+    dispatcher; None otherwise. (A function of ``operator`` stays its operator: typing asks its overloads only for
+    operands no builtin rule takes.)"""
     entry = _overloads.get(id(obj))
-    if entry is not None and entry.func is obj:
+    if entry is not None and entry.func is obj and entry.operator is None:
         return entry
     constructor = _constructors.get(id(obj))
     if constructor is not None and constructor[0] is obj:
