@@ -389,6 +389,8 @@ class Resolver(_core.Resolver):
             return _R.type(obj)
         if _types.is_numba_type(obj):
             return _R.type(_types.from_numba(obj))
+        if isinstance(obj, _types.Type) and not isinstance(obj, type):
+            return _R.type(_types.signature_type(obj), str(obj))  # a library's type (cujit.extending): its record
         if isinstance(obj, type) and obj in known.scalar_types:
             return _R.type(_core.types.lookup(known.scalar_types[obj]))
         if np is not None and isinstance(obj, np.dtype) and obj.name in _NUMPY_SCALARS + ("bool",):

@@ -122,6 +122,10 @@ class Type(metaclass=_TypeClass):
         """``interval_type(float64, float64)``: the signature returning this type (a declare_device's, a jit's)."""
         return _core.Signature(signature_type(self), [signature_type(a) for a in args])
 
+    def __getitem__(self, key):
+        """``interval_type[::1]``: an array of this type's values (records of its data model)."""
+        return signature_type(self)[key]
+
 
 def _extension_of(t):
     """The library type a C++ type was made for (cujit.extending), or None."""
@@ -600,8 +604,14 @@ def from_numba(t):
         return _core.types.lookup(str(t))
     if name in ("RangeIteratorType", "Omitted"):  # typing-only types, by their names
         return _core.types.opaque(str(t))
-    if name == "Record":
-        fields = [(name, from_numba(field[0]), field[1], "") for name, field in t.fields.items()]
+    if name == "Record":  # (an array field is a nested array: its dtype and shape inside the record)
+
+        def field_type(ft):
+            if type(ft).__name__ == "NestedArray":
+                return _core.types.nested_array(from_numba(ft.dtype), list(ft.shape))
+            return from_numba(ft)
+
+        fields = [(name, field_type(field[0]), field[1], "") for name, field in t.fields.items()]
         return _core.types.record(fields, t.size, bool(t.aligned))
     found = _core.types.lookup(str(t))
     if found is not None:

@@ -132,6 +132,19 @@ def apply_stateful(xs, out, counts_ptr, sums_ptr, n):
 def pointers(states, slots, value, out):
     out[0] = states[0][1]
     slots[0] = value
+
+def through_memory(x, y):  # records larger than a pointer through shared and local arrays (each element its bytes)
+    sm = cuda.shared.array(16, OUTER)
+    lm = cuda.local.array(3, OUTER)
+    tx = cuda.threadIdx.x
+    i = cuda.blockIdx.x * cuda.blockDim.x + tx
+    if i < x.size:
+        sm[tx] = x[i]
+    cuda.syncthreads()
+    lm[0] = sm[15 - tx]
+    lm[2] = lm[0]
+    if i < x.size:
+        y[i] = lm[2]
 """
 
 _R, _P, _O = from_dtype(PAIR)[::1], from_dtype(PIXEL)[::1], from_dtype(OUTER)[::1]
@@ -145,6 +158,7 @@ SIGNATURES = {
     "reduce_pixels": (_P, _P),
     "whole_fields": (_O, _O, types.float32[:, ::1]),
     "apply_stateful": (_F64, _F64, types.CPointer(types.int32), types.CPointer(types.float64), types.int64),
+    "through_memory": (_O, _O),
 }
 TABLE = np.array([(1.5, 10), (2.5, 20), (3.5, 30)], PAIR)
 
@@ -153,7 +167,9 @@ TABLE = np.array([(1.5, 10), (2.5, 20), (3.5, 30)], PAIR)
 def scope(frontend):
     cffi = pytest.importorskip("cffi")
     return define(
-        PROGRAM, frontend, {"R": from_dtype(PAIR), "PAIR": PAIR, "ffi": cffi.FFI(), "TABLE": TABLE, "Pixel": Pixel}
+        PROGRAM,
+        frontend,
+        {"R": from_dtype(PAIR), "PAIR": PAIR, "OUTER": OUTER, "ffi": cffi.FFI(), "TABLE": TABLE, "Pixel": Pixel},
     )
 
 
@@ -321,3 +337,23 @@ def test_carray_and_farray_run(scope):
     expect = before.copy()
     expect[n] += 7  # (0, 1) in Fortran order
     np.testing.assert_array_equal(y, expect)
+
+
+def test_arrays_of_records_hold_their_bytes(scope):
+    """A shared or local array of records holds each element's bytes (it held a pointer's 8 each: a record larger than
+    that overran it)."""
+    ptx, _ = cuda.compile_ptx(scope["through_memory"], SIGNATURES["through_memory"], cc=(9, 0))
+    assert ".shared .align 16 .b8 _cudapy_smem_" in ptx and f"[{16 * OUTER.itemsize}];" in ptx
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_arrays_of_records_run(scope):
+    rng = np.random.default_rng()
+    x = np.zeros(64, OUTER)
+    x["inner"]["a"], x["inner"]["b"] = rng.integers(-100, 100, 64), rng.standard_normal(64)
+    x["arr"] = rng.random((64, 2, 3))
+    y = np.zeros_like(x)
+    cuda.jit(scope["through_memory"])[4, 16](x, y)
+    expect = x.reshape(4, 16)[:, ::-1].reshape(64)
+    assert (y == expect).all()

@@ -55,6 +55,7 @@ PUBLIC = {
     "numba.cuda.fp8": "cujit.cuda.fp8",
     "numba.cuda.types": "cujit.types",
     "numba.core.types": "cujit.types",
+    "numba.cuda.extending": "cujit.extending",
 }
 # Helpers of numba-cuda's test suite, and its configuration and errors: left numba-cuda's.
 HELPERS = (

@@ -336,7 +336,7 @@ Value* FunctionLowering::array_attribute(Value* ary, TypeRef aty, const std::str
 Value* FunctionLowering::memory_array(const Expr& e, const std::string& name) {
   TypeRef aty = e.type;
   TypeRef dtype = aty->element(0);
-  llvm::Type* elem = state_.model.data_type(dtype);
+  llvm::Type* elem = state_.model.storage_type(dtype);  // (a record's bytes: its value is only their address)
   int64_t itemsize = types::itemsize(dtype);
   std::vector<int64_t> dims = *ir::literal_shape(*e.operands[1]);
   std::vector<Value*> shape, strides;

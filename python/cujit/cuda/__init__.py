@@ -131,6 +131,8 @@ _RUNTIME_MODULES = {
     "errors": "cujit.errors",
     "compiler": "cujit.compiler",
 }
+# cuda.cgutils: numba's IR-level helpers, each name a NotImplementedError (cujit/extending/cgutils.py).
+_RUNTIME_MODULES["cgutils"] = "cujit.extending.cgutils"
 # cuda.fp8 (numba-cuda's fp8 types and conversions) and cuda.is_fp8_supported, from cujit/cuda/fp8.py.
 _RUNTIME_MODULES["fp8"] = "cujit.cuda.fp8"
 _RUNTIME_NAMES["is_fp8_supported"] = "cujit.cuda.fp8"

@@ -36,6 +36,7 @@ __all__ = [
     "register_model",
     "register_default",
     "models",
+    "core_models",
     "make_attribute_wrapper",
 ]
 
@@ -313,7 +314,7 @@ class _Models:
         )
 
 
-models = _Models()
+models = core_models = _Models()  # (numba-cuda's extending names it core_models too)
 
 
 def register_model(type_class):
@@ -477,7 +478,7 @@ def _record_value(value, record):
 
 
 # numba's IR-level extension API: cujit compiles Python, not llvmlite builders (numba-cuda-mlir drops it too).
-_IR_LEVEL = {"intrinsic", "lower_builtin", "lower_cast", "lower_getattr", "lower_setattr", "cgutils", "BaseContext"}
+_IR_LEVEL = {"intrinsic", "lower_builtin", "lower_cast", "lower_getattr", "lower_setattr", "BaseContext"}
 # Python-level pieces cujit does not have yet.
 _NOT_YET = {
     "overload_classmethod",
