@@ -3,6 +3,7 @@
 and valid programs of the fuzzer (tests/compiler/random_programs.py). No GPU needed.
 
     .venv/bin/python benchmarks/bytecode_frontend.py [--repeat 20] [--programs 40] [--json FILE]
+    .venv/bin/python benchmarks/bytecode_frontend.py --shapes     (compile time of long and nested shapes by size)
 
 For each function it reports the median time of the reader alone (the tree handed to the C++ frontend, built
 afresh each time) and of a whole ``compile_ptx`` (reader, typing, lowering, LLVM, PTX), and the ratio of the
@@ -109,13 +110,59 @@ def measure(case, repeat):
     return row
 
 
+# The shapes whose reading from bytecode once grew faster than their size (issue 45): a condition of n terms
+# joined by `and`, a chain of n conditional expressions, a comparison of n operands chained, n nested ifs.
+SHAPES = {
+    "and chain": lambda n: (
+        "def f(a):\n    if " + " and ".join(f"a[{i}] > {i}" for i in range(n)) + ":\n        return 1\n    return 0\n"
+    ),
+    "conditional expressions": lambda n: (
+        "def f(a):\n    return " + " else ".join(f"{i} if a[0] == {i}" for i in range(n)) + " else -1\n"
+    ),
+    "chained comparison": lambda n: "def f(a):\n    return " + " < ".join(f"a[{i}]" for i in range(n)) + "\n",
+    "nested ifs": lambda n: (
+        "def f(a):\n    x = 0\n"
+        + "".join(" " * (4 + i) + f"if a[{i}] > 0:\n" for i in range(n))
+        + " " * (4 + n)
+        + "x = 1\n    return x\n"
+    ),
+}
+SHAPE_SIZES = {"and chain": (20, 40, 80, 200, 1000, 5000), "nested ifs": (20, 40, 60, 98)}
+
+
+def shape_scaling(rounds=3):
+    """Seconds of ``compile_ptx`` for each shape and size, the function exec'd from text (read from its bytecode):
+    the best of `rounds`."""
+    rows = []
+    for shape, make in SHAPES.items():
+        for n in SHAPE_SIZES.get(shape, (20, 40, 80, 200)):
+            best = None
+            for _ in range(rounds):
+                namespace = {}
+                exec(compile(make(n), f"<{shape} {n}>", "exec"), namespace)
+                start = time.perf_counter()
+                cuda.compile_ptx(namespace["f"], "int64(float64[::1])", device=True, cc=(7, 5))
+                seconds = time.perf_counter() - start
+                best = seconds if best is None else min(best, seconds)
+            rows.append({"shape": shape, "n": n, "seconds": best})
+            print(f"{shape:<24} {n:>5} {best * 1000:10.1f} ms", flush=True)
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--programs", type=int, default=20)
+    parser.add_argument("--shapes", action="store_true", help="only the scaling of long and nested shapes")
     parser.add_argument("--json")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.shapes:
+        rows = shape_scaling()
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"shapes": rows}, fh, indent=1)
+        return
     with tempfile.TemporaryDirectory() as workdir:
         cases = kernel_cases() + program_cases(args.programs, workdir)
         rows = [measure(case, args.repeat) for case in cases]

@@ -1,4 +1,5 @@
-"""Programs of a given depth for each recursive structure of the language, for the depth-scaling test.
+"""Programs of a given depth for each recursive structure of the language, for the depth-scaling test (each
+compiled from its source and, without it, from its bytecode: depth_child.py).
 
 Each generator returns (source, signature): the source defines `f` (a device function, or a kernel where the
 signature is a tuple of array types) and the device functions it calls. CPython bounds some structures itself: 100 levels of indentation (nested conditionals), 20
@@ -64,6 +65,29 @@ def nested_records(depth):
     return source, (from_dtype(dtype)[::1], float64[::1])
 
 
+# (The terms of a chain test distinct elements: LLVM's InstCombine merges range tests of one value pairwise, and
+# SimplifyCFG turns tests of one value into a switch, both faster than the chain grows, in LLVM: `x > 0 and x > 1
+# ...` at 200 terms spends 8 ms there, `0 if x == 0 else 3 if x == 1 ...` 5 ms.)
+def and_chain(depth):
+    test = " and ".join(f"a[{i}] > {i}" for i in range(depth))
+    return f"def f(a):\n    if {test}:\n        return 1\n    return 0\n", "int64(float64[::1])"
+
+
+def or_chain(depth):
+    test = " or ".join(f"a[{i}] == {i}" for i in range(depth))
+    return f"def f(a):\n    if {test}:\n        return 1\n    return 0\n", "int64(float64[::1])"
+
+
+def chained_comparison(depth):
+    chain = " < ".join(f"x + {i}" for i in range(depth))
+    return f"def f(x):\n    return {chain}\n", "boolean(int64)"
+
+
+def conditional_expressions(depth):
+    arms = " else ".join(f"{i * 3} if a[{i}] > 0" for i in range(depth))
+    return f"def f(a):\n    return {arms} else -1\n", "int64(float64[::1])"
+
+
 STRUCTURES = {
     "nested tuples": nested_tuples,
     "nested device calls": device_call_chain,
@@ -72,4 +96,8 @@ STRUCTURES = {
     "long expressions": long_expression,
     "nested loops": nested_loops,
     "nested records": nested_records,
+    "and chains": and_chain,
+    "or chains": or_chain,
+    "chained comparisons": chained_comparison,
+    "conditional expressions": conditional_expressions,
 }

@@ -1,7 +1,9 @@
-"""Compile time grows at most linearly with the depth of every recursive structure of the language.
+"""Compile time grows at most linearly with the depth of every recursive structure of the language, through both
+frontends (from the source, and from the bytecode of a function without it).
 
 For each structure of depth_programs (nested tuples, chains of device functions, nested conditionals, long elif
-chains, long expressions, nested loops, records within records), a child process compiles it at depth 20 and
+chains, long expressions, nested loops, records within records, and/or chains, chained comparisons, chains of
+conditional expressions), a child process compiles it at depth 20 and
 200 (or a tenth of and at CPython's own limit for that structure, see depth_programs.PYTHON_LIMITS) and the time
 at the deep end must stay within 10x the shallow one: a stage that walks a structure once per level of its
 nesting shows up as 100x or more (nested tuples took 2x per level before). The child runs under a deadline,
@@ -28,10 +30,11 @@ def sweep():
     return pairs, programs.run([os.path.join(HERE, "depth_child.py"), *depths], cwd=HERE, timeout=300)
 
 
+@pytest.mark.parametrize("frontend", ["source", "bytecode"])
 @pytest.mark.parametrize("structure", list(STRUCTURES))
-def test_compile_time_is_linear_in_depth(structure, sweep, register_ptx):
+def test_compile_time_is_linear_in_depth(structure, frontend, sweep, register_ptx):
     pairs, results = sweep
-    row = results[structure]
+    row = results[f"{structure} ({frontend})"]
     assert row["error"] is None, row["error"]
     shallow, deep = pairs[structure]
     times = row["seconds"]

@@ -5,6 +5,8 @@ where its value decides. Also the reader's exceptions. The expression reader (_e
 it, and reads the values the parts test."""
 
 import ast
+import bisect
+import heapq
 import math
 
 from cujit.bytecode import _ops as ops
@@ -172,7 +174,10 @@ class _ConditionReader:
         # c else 0)`), its true arm jumps there
         if atoms[-1][4] != after and not (atoms[-1][1] is None and any(a[4] == after for a in atoms[:-1])):
             return False
-        return len(self.atom_exits(atoms) - {after}) <= 1
+        tracker = self.__dict__.get("_cut_exits")
+        if tracker is None:
+            tracker = self._cut_exits = _GrowingExits()
+        return len(tracker.of(atoms) - {after}) <= 1
 
     def more_atoms(self, found, nxt):
         """Whether the condition goes on after `nxt`: it must where a jump so far lands beyond the next
@@ -188,7 +193,7 @@ class _ConditionReader:
         """The expression of `atoms` that is true where control reaches `true` and false at `false`: and/or,
         `not` and conditional expressions nested as CPython compiles them in a condition (each part jumps
         where its value decides; a conditional expression's test goes to its arms)."""
-        node = _Structure(self, atoms).build(0, len(atoms), true, false)
+        node = _Structure(self, atoms).search(true, false)
         if node is None:
             self.fail(atoms[0][2], "a condition")
         return node
@@ -247,6 +252,33 @@ class _ConditionReader:
         return after, other
 
 
+class _GrowingExits:
+    """atom_exits of the list of atoms that atoms() grows, asked after each new atom: kept up to date as the list
+    grows (the exits: jump targets, and the fall-throughs of all but the last atom, that are not the start of an
+    atom but the first), so that each question costs what its new atoms add. Another list starts it afresh."""
+
+    __slots__ = ("atoms", "count", "starts", "outside")
+
+    def __init__(self):
+        self.atoms, self.count, self.starts, self.outside = None, 0, set(), set()
+
+    def of(self, atoms):
+        if atoms is not self.atoms or len(atoms) < self.count:
+            self.atoms, self.count, self.starts, self.outside = atoms, 0, set(), set()
+        for k in range(self.count, len(atoms)):
+            if k > 0:
+                self.add(atoms[k - 1][4])  # the atom before is no longer the last: its fall-through counts
+                self.starts.add(atoms[k][0])
+                self.outside.discard(atoms[k][0])
+            self.add(atoms[k][2].target)
+        self.count = len(atoms)
+        return self.outside
+
+    def add(self, place):
+        if place not in self.starts:
+            self.outside.add(place)
+
+
 def _spanning(node, parts):
     """`node` located from the first start to the last end of `parts` (a condition's parts need not come in
     the source's order)."""
@@ -300,6 +332,34 @@ class _Structure:
         self.reader, self.atoms = reader, atoms
         self.starts = [a[0] for a in atoms]
         self.memo = {}
+        # Where each atom goes; for each place, the atoms that go there (in order); the atoms that only fall through.
+        self.exit_sets = [frozenset(self.exits(k)) for k in range(len(atoms))]
+        self.going_to = {}
+        self.falling = []
+        for k, places in enumerate(self.exit_sets):
+            for place in places:
+                self.going_to.setdefault(place, []).append(k)
+            if k + 1 < len(atoms) and places == {self.starts[k + 1]}:
+                self.falling.append(k)
+
+    def search(self, t, f):
+        """build(0, n, t, f), its suffixes built first (from the last): a long and/or chain then nests no deeper
+        than its structure, and each part is built once (the memo; parts are built from strictly smaller
+        ranges, so the order does not change what is found)."""
+        n = len(self.atoms)
+        for i in range(n - 1, 0, -1):
+            self.build(i, n, t, f)
+        return self.build(0, n, t, f)
+
+    def ends(self, i, j, place):
+        """The k in (i, j), in order, where a part [i, k) may end before `place` or the next atom: its last atom
+        goes only to those (what build needs of any part: the last atom's exits are the part's targets)."""
+        lists = [self.going_to.get(place, ()), self.falling]
+        for k in heapq.merge(*(ks[bisect.bisect_left(ks, i) :] for ks in lists)):
+            if k >= j - 1:
+                return
+            if self.exit_sets[k] <= {place, self.starts[k + 1]}:
+                yield k + 1
 
     def exits(self, k):  # (where atom k goes when true, when false); a constant arm goes one way
         atom = self.atoms[k]
@@ -315,7 +375,8 @@ class _Structure:
         key = (i, j, t, f, tail)
         if key not in self.memo:
             self.memo[key] = None
-            self.memo[key] = self.part(i, j, t, f, tail)
+            if self.exit_sets[j - 1] <= {t, f}:  # (a part's last atom goes only to its targets)
+                self.memo[key] = self.part(i, j, t, f, tail)
         return self.memo[key]
 
     def part(self, i, j, t, f, tail):
@@ -347,7 +408,7 @@ class _Structure:
             if node is not None:
                 return node
         for cls in (ast.Or, ast.And):
-            for k in range(i + 1, j):
+            for k in self.ends(i, j, t if cls is ast.Or else f):
                 left = self.build(i, k, t, starts[k]) if cls is ast.Or else self.build(i, k, starts[k], f)
                 right = self.build(k, j, t, f, tail) if left is not None else None
                 if right is None:
@@ -357,7 +418,7 @@ class _Structure:
                     values += v.values if isinstance(v, ast.BoolOp) and isinstance(v.op, cls) else [v]
                 node = ast.BoolOp(op=cls(), values=values)
                 node._serial = values[0]._serial
-                return _spanning(node, values)
+                return _spanning(node, [left, right])  # (each spans its values already)
         if last[5] and last[1] is not None and last[3] in (t, f) and t != f and tail:
             # `x if c else 4`: the false arm, a constant, jumps out (a last constant part is `c or 0`)
             for k in range(i + 1, j):

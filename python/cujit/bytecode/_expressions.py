@@ -4,6 +4,7 @@ test from _conditions.py). Also the placeholders the stack holds on the way to a
 unpacked slots, augmented assignments)."""
 
 import ast
+import bisect
 import math
 import sys
 import types
@@ -212,6 +213,11 @@ class _ExpressionReader(_ConditionReader):
         self.serial = 0
         self.ternary_tests = {}  # conditional jump -> whether it is the test of a conditional expression
         self.stops = []  # where the values being read end (value)
+        # the stores of statements (not a comprehension's: none where the code inlines one), in order: where the
+        # code from a conditional jump to its target stores one, the jump is no conditional expression's
+        inlined = any(x.op == "LOAD_FAST_AND_CLEAR" for x in self.ins)
+        self.statement_stores = [] if inlined else [x.index for x in self.ins if x.op in _STORES]
+        self.unreadable_arms = {}  # where conditional expressions were found unreadable -> why (ternary, ternary_arms)
         self.stored = set()  # the names the rebuilt statements assign
         # a statement's condition read while deciding it is no conditional expression: (atoms, how many jumps were
         # decided then); the if statement's reader takes it where no other jump has been decided since
@@ -673,8 +679,28 @@ class _ExpressionReader(_ConditionReader):
 
     def ternary(self, jump_pc, stack):
         """``a if c else b`` where the jump of `c` (or of its first part) is at `jump_pc`; the condition's
-        value is on top of `stack`. Pushes the IfExp and returns where the code goes on."""
+        value is on top of `stack`. Pushes the IfExp and returns where the code goes on. One found unreadable
+        is not read again from the same place (as ternary_arms)."""
+        key = (
+            jump_pc,
+            len(stack),
+            tuple(self.stops),
+            len(self.ternary_tests),
+            getattr(stack[-1], "_cleanup", None) if stack else None,
+        )
+        failed = self.unreadable_arms.get(key)
+        if failed is not None:
+            raise failed.with_traceback(None)
+        try:
+            return self.read_ternary(jump_pc, stack)
+        except _GUESS_FAILED as e:
+            self.unreadable_arms[key] = e.with_traceback(None)
+            raise
+
+    def read_ternary(self, jump_pc, stack):
         first = self.ins[jump_pc]
+        if self.stores_between(jump_pc + 1, first.target):  # it jumps over a statement: an if statement's test
+            self.fail(first, "a conditional expression")
         if first.target == jump_pc + 1 or (
             first.target == jump_pc + 2
             and self.ins[jump_pc + 1].op == "JUMP_FORWARD"
@@ -814,10 +840,27 @@ class _ExpressionReader(_ConditionReader):
         stack.append(_spanning(out, [test, arm]))
         return end
 
+    def stores_between(self, start, stop):
+        k = bisect.bisect_left(self.statement_stores, start)
+        return k < len(self.statement_stores) and self.statement_stores[k] < stop
+
     def ternary_arms(self, pc, false, stack, base):
         """The two arms of a conditional expression whose true arm starts at `pc` and false arm at `false`:
-        (true stack, false stack, the index where the code goes on)."""
-        # The true arm: its value, then a jump over the false arm (or a copy of the code after both).
+        (true stack, false stack, the index where the code goes on). Arms found unreadable once are not read
+        again from the same place (nested guesses would read them once per enclosing guess: 2**depth)."""
+        key = (pc, false, len(stack), base, tuple(self.stops), len(self.ternary_tests))
+        failed = self.unreadable_arms.get(key)
+        if failed is not None:
+            raise failed.with_traceback(None)
+        try:
+            return self.read_ternary_arms(pc, false, stack, base)
+        except _GUESS_FAILED as e:
+            self.unreadable_arms[key] = e.with_traceback(None)  # (kept without the frames it went through)
+            raise
+
+    def read_ternary_arms(
+        self, pc, false, stack, base
+    ):  # The true arm: its value, then a jump over the false arm (or a copy of the code after both).
         s = list(stack)
         try:
             end = self.value(pc, s, base, false)
@@ -943,8 +986,16 @@ class _ExpressionReader(_ConditionReader):
 
 
 def _is_constant(node):
-    """A literal CPython's compiler folds operations of."""
-    return isinstance(node, ast.Constant) or (isinstance(node, ast.Tuple) and all(_is_constant(e) for e in node.elts))
+    """A literal CPython's compiler folds operations of (kept on a tuple's node: a tuple nested n deep is asked at
+    each of its levels as it is built)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if not isinstance(node, ast.Tuple):
+        return False
+    known = getattr(node, "_constant", None)
+    if known is None:
+        known = node._constant = all(_is_constant(e) for e in node.elts)
+    return known
 
 
 def _end_after_start(node):

@@ -73,6 +73,18 @@ def function_source(pyfunc):
     )
 
 
+# The reader recurses about six calls deep per level of nested expressions (a value, its conditional expression,
+# the arms, their values...): a chain of 200 conditional expressions, which CPython's parser takes, needs more
+# than the default limit of 1000 frames. From CPython 3.11 on, calls between Python functions take no C stack,
+# so the limit is raised (never lowered: other threads may be deep in their own calls).
+_READER_RECURSION = 8000
+
+
+def _room_to_recurse():
+    if sys.version_info >= (3, 11) and sys.getrecursionlimit() < _READER_RECURSION:
+        sys.setrecursionlimit(_READER_RECURSION)
+
+
 def _bare(pyfunc):
     """What decompile reads of `pyfunc`: its code, names and docstring. An error excerpt keeps it to rebuild the
     tree, which keeps neither the function's globals alive nor follows a later change of its __code__."""
@@ -112,6 +124,7 @@ def decompile(pyfunc):
                     ast.With(items=[], body=[]), next(x for x in reader.ins if x.op == "BEFORE_WITH"), statement=True
                 )
             raise _Construct(ast.Try(body=[], handlers=[], orelse=[], finalbody=[]), reader.ins[0], statement=True)
+        _room_to_recurse()
         body = reader.function()
         # (on the first reading, which every other copies)
         supers = ops.SUPERINSTRUCTIONS.get(version)
