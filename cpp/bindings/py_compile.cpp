@@ -269,11 +269,14 @@ void register_resolved(py::module_& m) {
           case K::NdArray:
             return py::make_tuple(py::cast(g.type, py::return_value_policy::reference), py::tuple(py::cast(g.shape)),
                                   py::bytes(g.data));
+          case K::Record:
+            return py::make_tuple(py::cast(g.type, py::return_value_policy::reference), py::bytes(g.data));
           default:
             return py::none();
         }
       },
-      "The constant, path, type, callee or handle it holds; an ndarray's (array type, shape, bytes)");
+      "The constant, path, type, callee or handle it holds; an ndarray's (array type, shape, bytes); a record's "
+      "(record type, bytes)");
   r.def("__repr__", [](const ir::GlobalValue& g) {
     return "<Resolved " + py::str(py::cast(g).attr("kind")).cast<std::string>() + " " + g.repr + ">";
   });

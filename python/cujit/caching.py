@@ -387,6 +387,13 @@ def _code_parts(code):
     )
 
 
+def _extension_operator_typers():
+    """[(name, typers)] of cujit.extending's overloads of the functions of ``operator`` (an operator of library
+    values calls them: no name in the code says so)."""
+    extending = sys.modules.get("cujit.extending")
+    return extending._operator_typers() if extending is not None else []
+
+
 def _extension_member_typers(name):
     """The typers of cujit.extending's overload_method/overload_attribute registered under `name` (the code may
     reach them through a value of a type they apply to)."""
@@ -411,6 +418,7 @@ class Walk:
         self._hash = hashlib.blake2b(digest_size=24)
         self._seen = {}
         self._held = []
+        self._operators_walked = False
         self.link_inputs = []
 
     def digest(self):
@@ -441,7 +449,13 @@ class Walk:
         for name in sorted(names):  # an extension's methods and attributes of this name: their typers' source
             for typer in _extension_member_typers(name):
                 self._add("member", name)
-                self.function(typer)
+                self.typer(typer)
+        if not self._operators_walked:  # the overloads of operator.* any operator in the code may call
+            self._operators_walked = True
+            for name, typers in _extension_operator_typers():
+                self._add("operator", name)
+                for typer in typers:
+                    self.typer(typer)
         for name in sorted(names):
             if name in resolver.closure:
                 value = resolver.closure[name]
@@ -468,7 +482,7 @@ class Walk:
         if extension is not None and not isinstance(extension, _core.Dispatcher):  # overloads: their typers
             self._add("overloads", getattr(v, "__qualname__", ""))
             for typer in extension.typers:
-                self.function(typer)
+                self.typer(typer)
             return
         if isinstance(v, pytypes.FunctionType):
             self.function(v)
@@ -501,6 +515,9 @@ class Walk:
         elif tag == "ndarray":
             array_type, shape, data = value
             self._add("ndarray", str(array_type), shape, hashlib.blake2b(data, digest_size=16).hexdigest())
+        elif tag == "record":  # np.void, a library type's value: its record and bytes
+            record_type, data = value
+            self._add("record", str(record_type), hashlib.blake2b(data, digest_size=16).hexdigest())
         elif tag == "exception":
             self._add("exception", v.__module__, v.__qualname__)
         elif tag == "device":
@@ -509,6 +526,17 @@ class Walk:
             raise CapturedDeviceArray(f"{v!r:.80}: a captured device array")
         else:
             self.object(v, resolver, names)
+
+    def typer(self, t):
+        """An extension's typer: its source; one cujit.extending made says what keys it instead (``_cache_key``:
+        the user's typer it wraps, the declarations it chooses among, a text that says what it does)."""
+        for item in getattr(t, "_cache_key", None) or (t,):
+            if isinstance(item, str):
+                self._add("key", item)
+            elif isinstance(item, pytypes.FunctionType):
+                self.function(item)
+            else:
+                self.callee(item)
 
     def callee(self, c):
         if not self._once(c):

@@ -440,3 +440,31 @@ def test_overloads_from_threads(interval):
     for t in threads:
         t.join()
     assert not errors and all(results.values()) and len(results) == 8
+
+
+def test_the_disk_cache_key_follows_operator_overloads_and_record_constants(interval, model_library):
+    """A kernel's key includes the typers of operator.*'s overloads (its `a + b` names none of them), and the bytes
+    of the record constants it reads (a library type's value, an np.void)."""
+    import operator
+
+    from cujit import caching
+
+    def key(fn):
+        walk = caching.Walk()
+        walk.function(fn)
+        return walk.digest()
+
+    kernel, constant = interval["kernel"], model_library["record_constant"]
+    before, before_constant = key(kernel), key(constant)
+
+    @extending.overload(operator.mul)
+    def interval_scale(a, k):
+        return None
+
+    assert key(kernel) != before
+    model_library["POINT"]["n"] = 8
+    assert key(constant) != before_constant
+    interval["UNIT"].hi = 2.0
+    again = key(kernel)
+    interval["UNIT"].hi = 1.0
+    assert key(kernel) != again

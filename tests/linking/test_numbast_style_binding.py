@@ -133,3 +133,22 @@ def test_the_binding_runs():
     np.testing.assert_allclose(out[:, 0], bx + xs + np.float32(given.x) + 0.5, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out[:, 1], by + xs + np.float32(given.y) - 0.25, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out[:, 2], bx * bx + by * by, rtol=1e-5)
+
+
+def test_the_binding_is_keyed_for_the_disk_cache():
+    """The kernel's disk-cache key covers the declarations its operators and constructor choose among (their
+    symbols, signatures and linked code) and the constant it reads."""
+    from cujit import caching
+
+    def key():
+        walk = caching.Walk()
+        walk.function(kernel)
+        return walk.digest(), walk.link_inputs
+
+    first, inputs = key()
+    assert key()[0] == first and inputs  # stable, and the shims' CUDA C++ is among what it links
+    ORIGIN.x += 1.0
+    try:
+        assert key()[0] != first
+    finally:
+        ORIGIN.x -= 1.0

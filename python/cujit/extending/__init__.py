@@ -187,6 +187,7 @@ def overload_declared(func, *declarations):
         ]
         return (exact or convertible or [None])[0]
 
+    choose._cache_key = tuple(declared)  # (the disk cache keys the declarations, with what they link)
     overload(func)(choose)
     return func
 
@@ -212,6 +213,12 @@ def _member_overload(kind, typ, attr):
         return typer
 
     return register
+
+
+def _operator_typers():
+    """[(name, typers)] of the overloads of the functions of ``operator``, by name (the disk cache's key)."""
+    entries = [e for e in list(_overloads.values()) if e.operator is not None]
+    return sorted((e.__qualname__, list(e.typers)) for e in entries)
 
 
 def _member_typers(name):
@@ -405,6 +412,8 @@ def make_attribute_wrapper(type_class, struct_attr, python_attr):
     def wrapper(value):
         return scope["get"]
 
+    wrapper._cache_key = (f"{type_class.__module__}.{type_class.__qualname__}.{python_attr} reads {struct_attr}",)
+
     return wrapper
 
 
@@ -426,6 +435,8 @@ def type_callable(cls):
             params = ", ".join(f"a{i}" for i in range(len(argtypes)))
             exec(f"def construct({params}):\n    return Record({params})\n", scope)  # noqa: S102
             return scope["construct"]
+
+        constructor._cache_key = (make_typer,)  # (the disk cache keys the library's typer)
 
         with _lock:
             kept = _constructors.get(id(cls))
