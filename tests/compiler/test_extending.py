@@ -132,7 +132,7 @@ def test_overloads_run(library):
 INTERVAL = """
 import operator
 
-from cujit import types
+from cujit import cuda, types
 from cujit.extending import (
     make_attribute_wrapper, models, overload, overload_attribute, register_model, type_callable, typeof_impl,
 )
@@ -191,6 +191,16 @@ def interval_below(a, b):
         return lambda a, b: a.hi < b.lo
 
 UNIT = Interval(0.0, 1.0)  # a constant of the library type, folded through its model
+
+@cuda.jit(device=True)
+def hull(a, b):  # a cuda.compute-style operator: reads two values of the library type, builds a third
+    return Interval(min(a.lo, b.lo), max(a.hi, b.hi))
+
+def reduce_hull(items, out):  # an array of the library type's values (records of its model)
+    acc = items[0]
+    for i in range(1, items.size):
+        acc = hull(acc, items[i])
+    out[0] = acc
 
 def kernel(out, iv, x):
     out[0] = iv.width
@@ -468,3 +478,21 @@ def test_the_disk_cache_key_follows_operator_overloads_and_record_constants(inte
     again = key(kernel)
     interval["UNIT"].hi = 1.0
     assert key(kernel) != again
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gpu_support.KERNELS_RUN, reason="kernels do not run here")
+def test_an_operator_reduces_an_array_of_library_values(interval):
+    from cujit._typeof import record_dtype
+
+    record = extending._core_type(interval["interval_type"])
+    dtype = record_dtype(record)
+    rng = np.random.default_rng()
+    items = np.zeros(33, dtype)
+    items["lo"] = rng.uniform(-10, 0, 33)
+    items["hi"] = items["lo"] + rng.uniform(0, 5, 33)
+    out = np.zeros(1, dtype)
+    cuda.jit(interval["reduce_hull"])[1, 1](items, out)
+    assert out[0]["lo"] == items["lo"].min() and out[0]["hi"] == items["hi"].max()
+    ptx, _ = cuda.compile_ptx(interval["reduce_hull"], (interval["interval_type"][::1],) * 2, cc=(9, 0))
+    assert ".entry" in ptx

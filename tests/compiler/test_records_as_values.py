@@ -133,6 +133,10 @@ def pointers(states, slots, value, out):
     out[0] = states[0][1]
     slots[0] = value
 
+def pointer_stores(pp, a, out):  # a typed pointer stored through a pointer to pointers
+    pp[0] = ffi.from_buffer(a)
+    out[0] = pp[0][1]
+
 def through_memory(x, y):  # records larger than a pointer through shared and local arrays (each element its bytes)
     sm = cuda.shared.array(16, OUTER)
     lm = cuda.local.array(3, OUTER)
@@ -188,6 +192,9 @@ def test_pointer_to_pointers_and_void_pointer_stores(scope):
     )
     ptx, _ = cuda.compile_ptx(scope["pointers"], argtypes, cc=(9, 0))
     assert "ld.u64" in ptx or "ld.global.u64" in ptx or "ld.b64" in ptx or "ld.global.b64" in ptx, ptx
+    argtypes = (types.CPointer(types.CPointer(types.float64)), types.float64[::1], types.float64[::1])
+    ptx, _ = cuda.compile_ptx(scope["pointer_stores"], argtypes, cc=(9, 0))
+    assert "st.global.b64" in ptx or "st.global.u64" in ptx, ptx
 
 
 def test_record_return_types(scope):

@@ -19,6 +19,10 @@ Conversion can_convert(TypeRef from, TypeRef to);
 // The type both can be stored as (phi nodes, ternaries, min/max); nullptr if none.
 TypeRef unify(TypeRef a, TypeRef b);
 
+// Two records of the same fields at the same offsets (numpy's record of a library type's layout and the library's
+// named type, cujit.extending): the same bytes.
+bool same_record_layout(TypeRef a, TypeRef b);
+
 // One candidate signature of an operator, builtin or intrinsic.
 struct OpSignature {
   std::vector<TypeRef> params;

@@ -62,6 +62,7 @@ Value* FunctionLowering::cast(Value* v, TypeRef from, TypeRef to) {
   if (from->kind() == TypeKind::Optional)  // used as its value (numba checks nothing on the GPU either)
     return cast(b_.CreateExtractValue(v, 0), from->element(0), to);
   if (to->kind() == TypeKind::Record && from->is_tuple()) return record_from_tuple(v, from, to);
+  if (same_record_layout(from, to)) return v;  // the same bytes (a record's value is their address)
   if (types::is_time(from) && types::is_time(to)) return time_cast(v, from, to);
   if (types::is_charseq(from) && types::is_charseq(to)) return charseq_resize(v, from, to);
   if (from->kind() == TypeKind::FP8) return intrinsics::fp8_to_number(*this, v, from, to);

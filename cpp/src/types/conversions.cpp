@@ -149,6 +149,12 @@ Conversion can_convert(TypeRef from, TypeRef to) {
   return Conversion::Impossible;
 }
 
+bool same_record_layout(TypeRef a, TypeRef b) {
+  return a->kind() == TypeKind::Record && b->kind() == TypeKind::Record && a->field_names() == b->field_names() &&
+         a->field_offsets() == b->field_offsets() && a->elements() == b->elements() &&
+         types::itemsize(a) == types::itemsize(b) && a->aligned() == b->aligned();
+}
+
 TypeRef unify(TypeRef a, TypeRef b) {
   if (a == b) return a;
   // None with T, or Optional(T) with either: Optional of what the values unify to (numba's Optional rules).
@@ -161,6 +167,12 @@ TypeRef unify(TypeRef a, TypeRef b) {
   if (a->is_number() && b->is_number()) return promote_numbers(a, b);
   if (types::is_charseq(a) && a->kind() == b->kind())  // strings of one kind: the wider (the other padded)
     return types::char_count(a) >= types::char_count(b) ? a : b;
+  if (same_record_layout(a, b)) {
+    // numpy's record of a library type's layout (an array of its values) and the library's type (cujit.extending,
+    // named): the same bytes; the library's, which keeps its methods and attributes
+    const bool a_named = a->name().rfind("Record(", 0) != 0, b_named = b->name().rfind("Record(", 0) != 0;
+    if (a_named != b_named) return a_named ? a : b;
+  }
   if (a->is_tuple() && b->is_tuple() && a->count() == b->count()) {
     std::vector<TypeRef> elems;
     for (size_t i = 0; i < a->count(); ++i) {

@@ -213,9 +213,12 @@ class Inferer {
   }
 
   // A value of type t can be stored as an item of type `item` (an Optional number stores its value; a bfloat16
-  // widens to the item's type).
+  // widens to the item's type; a record, vector or pointer of the same type is copied).
   static bool storable(TypeRef t, TypeRef item) {
-    if (t == item && (item->kind() == TypeKind::Record || item->kind() == TypeKind::Vector)) return true;
+    if (t == item && (item->kind() == TypeKind::Record || item->kind() == TypeKind::Vector ||
+                      item->kind() == TypeKind::CPointer || item->kind() == TypeKind::VoidPtr))
+      return true;
+    if (same_record_layout(t, item)) return true;  // a library type's value into numpy's record of its layout
     if (types::is_charseq(item)) return t->kind() == item->kind();  // a string of another width: cut or padded
     if (types::is_time(item))  // a datetime into datetimes (a timedelta into timedeltas) of a unit as fine
       return t->kind() == item->kind() && types::time_unit_factor(types::time_unit(t), types::time_unit(item)) != 0;
@@ -294,7 +297,7 @@ class Inferer {
       TypeRef ary = ts[0];
       if (ary->kind() == TypeKind::CPointer) {  // p[i] = v
         TypeRef item = pointer_item_type(ary, ts[1], target.operands[1]->loc);
-        if (!storable(t, item) && !(t == item && item->kind() == TypeKind::VoidPtr))
+        if (!storable(t, item))
           typing_error("cannot store a value of type " + t->name() + " through a pointer to " + item->name(), loc);
         target.type = item;
         return;
