@@ -699,8 +699,9 @@ class _ExpressionReader(_ConditionReader):
 
     def read_ternary(self, jump_pc, stack):
         first = self.ins[jump_pc]
-        if self.stores_between(jump_pc + 1, first.target):  # it jumps over a statement: an if statement's test
-            self.fail(first, "a conditional expression")
+        store = self.first_store(jump_pc + 1, first.target)
+        if store is not None and not self.copied_tail(store, first.target):
+            self.fail(first, "a conditional expression")  # it jumps over a statement: an if statement's test
         if first.target == jump_pc + 1 or (
             first.target == jump_pc + 2
             and self.ins[jump_pc + 1].op == "JUMP_FORWARD"
@@ -840,9 +841,19 @@ class _ExpressionReader(_ConditionReader):
         stack.append(_spanning(out, [test, arm]))
         return end
 
-    def stores_between(self, start, stop):
+    def first_store(self, start, stop):
+        """The first statement's store from `start` up to `stop`, or None."""
         k = bisect.bisect_left(self.statement_stores, start)
-        return k < len(self.statement_stores) and self.statement_stores[k] < stop
+        if k < len(self.statement_stores) and self.statement_stores[k] < stop:
+            return self.statement_stores[k]
+        return None
+
+    def copied_tail(self, store, false):
+        """Whether the code from `store` up to the false arm at `false` is a copy of the code after the false
+        arm's value (CPython copies the code after a conditional expression, up to a return, into each arm:
+        `x = a if c else b; return x`), which starts at the false arm's first store."""
+        other = self.first_store(false, len(self.ins))
+        return other is not None and self.same_code(store, false, other)
 
     def ternary_arms(self, pc, false, stack, base):
         """The two arms of a conditional expression whose true arm starts at `pc` and false arm at `false`:
