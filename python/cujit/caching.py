@@ -387,6 +387,15 @@ def _code_parts(code):
     )
 
 
+def _is_extension_type(t):
+    """Whether `t` (an argument type, a global's) is or holds a library's type (cujit.extending)."""
+    extending = sys.modules.get("cujit.extending")
+    if extending is None or not isinstance(t, _core.Type):
+        return False
+    inner = t.dtype if t.kind == "array" else t
+    return extending._extension_of(inner) is not None
+
+
 def _extension_operator_typers():
     """[(name, typers)] of cujit.extending's overloads of the functions of ``operator`` (an operator of library
     values calls them: no name in the code says so)."""
@@ -419,10 +428,24 @@ class Walk:
         self._seen = {}
         self._held = []
         self._operators_walked = False
+        self._extensions = False  # the walk met a library's types or overloads (operators)
         self.link_inputs = []
 
     def digest(self):
         return self._hash.hexdigest()
+
+    def operators(self, argtypes=()):
+        """The overloads of ``operator.*`` (an operator of library values calls them: no name in the code says so),
+        where an operator may call them: the code reaches a library's types or overloads, or an argument is a
+        library type's value. (Elsewhere they are left out: a key depends on no overload a process happens to
+        have registered, and an AOT bundle built beside a library loads without it.)"""
+        if self._operators_walked or not (self._extensions or any(map(_is_extension_type, argtypes))):
+            return
+        self._operators_walked = True
+        for name, typers in _extension_operator_typers():
+            self._add("operator", name)
+            for typer in typers:
+                self.typer(typer)
 
     def _add(self, *parts):
         for p in parts:
@@ -449,13 +472,8 @@ class Walk:
         for name in sorted(names):  # an extension's methods and attributes of this name: their typers' source
             for typer in _extension_member_typers(name):
                 self._add("member", name)
+                self._extensions = True
                 self.typer(typer)
-        if not self._operators_walked:  # the overloads of operator.* any operator in the code may call
-            self._operators_walked = True
-            for name, typers in _extension_operator_typers():
-                self._add("operator", name)
-                for typer in typers:
-                    self.typer(typer)
         for name in sorted(names):
             if name in resolver.closure:
                 value = resolver.closure[name]
@@ -481,6 +499,7 @@ class Walk:
         extension = _source.extension_callee(v) if _source.extension_callee is not None else None
         if extension is not None and not isinstance(extension, _core.Dispatcher):  # overloads: their typers
             self._add("overloads", getattr(v, "__qualname__", ""))
+            self._extensions = True
             for typer in extension.typers:
                 self.typer(typer)
             return
@@ -511,12 +530,14 @@ class Walk:
         if tag in ("bool", "int", "float", "complex", "none", "builtin", "module"):
             self._add(tag, value)
         elif tag == "type":
+            self._extensions = self._extensions or _is_extension_type(value)
             self._add("type", str(value))
         elif tag == "ndarray":
             array_type, shape, data = value
             self._add("ndarray", str(array_type), shape, hashlib.blake2b(data, digest_size=16).hexdigest())
         elif tag == "record":  # np.void, a library type's value: its record and bytes
             record_type, data = value
+            self._extensions = self._extensions or _is_extension_type(record_type)
             self._add("record", str(record_type), hashlib.blake2b(data, digest_size=16).hexdigest())
         elif tag == "exception":
             self._add("exception", v.__module__, v.__qualname__)
@@ -602,6 +623,7 @@ class Walk:
 def _specialisation_key(kind, identity, walk, argtypes, options, *more):
     """A specialisation's key: the walk, the argument types and the options' one key (noalias, lto and
     max_registers among them)."""
+    walk.operators(argtypes)
     return digest(kind, identity, walk.digest(), [str(t) for t in argtypes], options.key(), *more)
 
 
@@ -787,6 +809,7 @@ def compile_key(pyfunc, signature, options, output):
         try:
             walk = Walk()
             walk.function(pyfunc)
+            walk.operators(signature.args)
         except Exception as e:  # noqa: BLE001  (compiled as usual; the compile raises what belongs to it)
             telemetry.count("uncacheable")
             telemetry.log("not cached", pyfunc.__qualname__, signature.args, f"({e})", 0.0)

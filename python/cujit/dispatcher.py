@@ -8,6 +8,7 @@ lazily otherwise; launching them comes with the runtime."""
 import collections
 import functools
 import threading
+import types as _pytypes
 import time
 import weakref
 
@@ -50,6 +51,13 @@ class _Kernel:
         self._specialise(
             options, typed.symbol, typed.args, typed.cooperative, typed.exceptions if options.debug else ()
         )
+
+    @property
+    def _type_annotation(self):
+        """numba-cuda's type annotation of a specialisation, as far as code reads it: ``typemap``, the type of each
+        local variable by name (a specialisation loaded from a cache or a bundle was not typed here: empty)."""
+        compiled = getattr(self, "_compiled", None)
+        return _pytypes.SimpleNamespace(typemap=dict(compiled.typed.variables) if compiled is not None else {})
 
     def _specialise(self, options, entry, argtypes, cooperative, exceptions):
         """What every specialisation holds, compiled here or loaded from a cache or a bundle."""

@@ -263,3 +263,27 @@ def test_math_functions_of_bfloat16_are_the_bf16_functions():
     type_function(bf16_math, parse_signature("void(float32[:], float32[:])"), options, [])
     ptx, _ = cuda.compile_ptx(bf16_math, "void(float32[:], float32[:])", cc=(8, 0))
     assert "sqrt.rn.f32" in ptx
+
+
+def test_memory_arrays_name_a_bad_dtype_and_show_their_types():
+    """cuda.shared/local.array with a dtype name numpy does not know is numba's typing error; a specialisation's
+    _type_annotation.typemap gives each variable's type (numba-cuda's tests read it)."""
+    import numpy as np
+
+    from cujit import int32
+
+    def f(x):
+        s = cuda.shared.array(10, dtype=np.int32)
+        s[0] = x[0]
+        x[0] = s[0]
+
+    kernel = cuda.jit(void(int32[::1]))(f)
+    typemap = next(iter(kernel.overloads.values()))._type_annotation.typemap
+    assert typemap["s"].dtype == int32 and typemap["x"] == int32[::1]
+
+    def g(x):
+        s = cuda.local.array(10, dtype="int33")
+        s[0] = x[0]
+
+    with pytest.raises(errors.TypingError, match=r"Invalid NumPy dtype specified: 'int33'[\s\S]*\^"):
+        cuda.compile_ptx(g, (int32[::1],), cc=(9, 0))

@@ -629,6 +629,7 @@ class Inferer {
       t = dtype.global.type;
     } else if (ir::is_string_constant(dtype)) {
       t = types::lookup_scalar(dtype.global.name);
+      if (t == nullptr) typing_error("Invalid NumPy dtype specified: '" + dtype.global.name + "'", dtype.loc);
     } else if (dtype.kind == ExprKind::Attribute && dtype.attr == "dtype") {
       TypeRef base = type_expr(*dtype.operands[0]);
       if (base == nullptr) return nullptr;
