@@ -1,5 +1,6 @@
 """The kernels the benchmarks time, written once for both packages: call
-`make_kernels(cuda, float32)` with numba's or cujit's `cuda` and `float32`."""
+`make_kernels(cuda, float32)` with numba's or cujit's `cuda` and `float32` (and `make_more(cuda, float32, int32)`
+for the reduction, the stencil and the histogram; benchmarks/reference.cu has the same in CUDA C++)."""
 
 TPB = 16
 GRID_STRIDE_BLOCKS = 1056  # the grid-stride saxpy's grid: 8 blocks of 256 threads per SM of an H100/H200
@@ -48,3 +49,52 @@ def make_grid_stride(cuda):
             r[i] = a * x[i] + y[i]
 
     return saxpy_grid_stride
+
+
+RED_TPB = 256  # the reduction's block
+BINS = 256  # the histogram's bins
+
+
+def make_more(cuda, float32, int32):
+    """(block_sum, stencil, histogram): a block-tree sum (shared memory and syncthreads, one atomic per block),
+    a 5-point 2-D stencil, a histogram of bytes in shared memory merged with global atomics."""
+
+    def block_sum(x, out):
+        s = cuda.shared.array(RED_TPB, dtype=float32)
+        tid = cuda.threadIdx.x
+        acc = float32(0.0)
+        i = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        while i < x.size:
+            acc += x[i]
+            i += stride
+        s[tid] = acc
+        cuda.syncthreads()
+        half = RED_TPB // 2
+        while half > 0:
+            if tid < half:
+                s[tid] += s[tid + half]
+            cuda.syncthreads()
+            half //= 2
+        if tid == 0:
+            cuda.atomic.add(out, 0, s[0])
+
+    def stencil(a, out):
+        i, j = cuda.grid(2)
+        if 0 < i < a.shape[0] - 1 and 0 < j < a.shape[1] - 1:
+            out[i, j] = 0.2 * (a[i, j] + a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
+
+    def histogram(data, bins):
+        h = cuda.shared.array(BINS, dtype=int32)
+        tid = cuda.threadIdx.x
+        h[tid] = 0
+        cuda.syncthreads()
+        i = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        while i < data.size:
+            cuda.atomic.add(h, data[i], 1)
+            i += stride
+        cuda.syncthreads()
+        cuda.atomic.add(bins, tid, h[tid])
+
+    return block_sum, stencil, histogram

@@ -1,8 +1,10 @@
 """Kernel speed and first-call latency on a GPU, cujit beside numba-cuda and nvcc -O3.
 
 Run on the GPU machine (the device tool): `python benchmarks/kernels.py [--json out.json]`.
-- saxpy on 2**26 float32 (one thread per element, and a grid-stride loop on 1056 blocks of 256 threads) and the
-  16x16 shared-memory tiled matmul on 2048x2048 float32: average time of
+- saxpy on 2**26 float32 (one thread per element, and a grid-stride loop on 1056 blocks of 256 threads), the
+  16x16 shared-memory tiled matmul on 2048x2048 float32, a block-tree sum of 2**26 float32 (shared memory,
+  syncthreads, one atomic per block), a 5-point stencil on 2048x2048 float64 and a histogram of 2**26 bytes
+  (shared-memory bins, global atomics): average time of
   back-to-back launches (after warm-up) for cujit, numba-cuda and benchmarks/reference.cu built with
   `nvcc -O3 -arch=sm_<device>`; bandwidth (saxpy, 12 bytes per element) and TFLOP/s (matmul);
 - first call of saxpy in a fresh process (type + compile + link + load + launch, synchronised);
@@ -70,8 +72,33 @@ WORKER = textwrap.dedent(r"""
     mm_ms = average_ms(lambda: fast_matmul[grid, (TPB, TPB)](A, B, C), max(runs // 5, 5))
     ref = A.copy_to_host().astype(np.float64) @ B.copy_to_host().astype(np.float64)
     ok_mm = bool(np.allclose(C.copy_to_host(), ref, rtol=1e-3, atol=1e-2))
+    from bench_kernels import BINS, RED_TPB, make_more
+    if which == "numba":
+        from numba import int32
+    else:
+        from cujit import int32
+    block_sum, stencil, histogram = (cuda.jit(f) for f in make_more(cuda, float32, int32))
+    total = cuda.device_array(1, dtype=np.float32)
+    sum_ms = average_ms(lambda: block_sum[GRID_STRIDE_BLOCKS, RED_TPB](x, total), runs)
+    total = cuda.to_device(np.zeros(1, np.float32))
+    block_sum[GRID_STRIDE_BLOCKS, RED_TPB](x, total)
+    ok_more = bool(np.isclose(total.copy_to_host()[0], x.copy_to_host().astype(np.float64).sum(), rtol=1e-3))
+    sa = cuda.to_device(rng.random((size, size)))
+    so = cuda.device_array((size, size))
+    sgrid = ((size + 15) // 16, (size + 15) // 16)
+    stencil_ms = average_ms(lambda: stencil[sgrid, (16, 16)](sa, so), runs)
+    h_a = sa.copy_to_host()
+    expect = 0.2 * (h_a[1:-1, 1:-1] + h_a[:-2, 1:-1] + h_a[2:, 1:-1] + h_a[1:-1, :-2] + h_a[1:-1, 2:])
+    ok_more = ok_more and bool(np.allclose(so.copy_to_host()[1:-1, 1:-1], expect))
+    data = cuda.to_device(rng.integers(0, BINS, n, dtype=np.uint8))
+    bins = cuda.device_array(BINS, dtype=np.int32)
+    hist_ms = average_ms(lambda: histogram[GRID_STRIDE_BLOCKS, BINS](data, bins), runs)
+    bins = cuda.to_device(np.zeros(BINS, np.int32))
+    histogram[GRID_STRIDE_BLOCKS, BINS](data, bins)
+    ok_more = ok_more and bool((bins.copy_to_host() == np.bincount(data.copy_to_host(), minlength=BINS)).all())
     print(json.dumps(dict(saxpy_ms=saxpy_ms, grid_stride_ms=stride_ms, matmul_ms=mm_ms, ok_saxpy=ok_saxpy,
-                          ok_matmul=ok_mm)))
+                          ok_matmul=ok_mm, sum_ms=sum_ms, stencil_ms=stencil_ms, histogram_ms=hist_ms,
+                          ok_more=ok_more)))
 """)
 
 FIRST_CALL = textwrap.dedent(r"""
@@ -187,13 +214,19 @@ def report(res):
     row("saxpy 2^26 f32", "saxpy_ms", lambda ms: gb / ms, "TB/s")
     row("grid-stride saxpy, 1056 blk", "grid_stride_ms", lambda ms: gb / ms, "TB/s")
     row("tiled matmul 2048^2 f32", "matmul_ms", lambda ms: flop / (ms / 1e3), "TFLOP/s")
+    row("block-tree sum 2^26 f32", "sum_ms", lambda ms: 4 * N / 1e9 / ms, "TB/s")
+    row("5-point stencil 2048^2 f64", "stencil_ms", lambda ms: 16 * SIZE**2 / 1e9 / ms, "TB/s (read+write)")
+    row("histogram 2^26 bytes", "histogram_ms", lambda ms: N / 1e9 / ms, "TB/s")
     for key, label in (("first_call_ms", "first saxpy call"), ("import_compile_ms", "import + compile_ptx")):
         print(f"{label:28s}{cu.get(key, float('nan')):12.1f}{nb.get(key, float('nan')):12.1f}{'':12s}{'':12s}  ms")
     for side in ("cujit", "numba"):
         if "error" in res.get(side, {}):
             print(f"{side} failed: {res[side]['error'][:500]}")
         else:
-            print(f"{side}: saxpy correct={res[side]['ok_saxpy']} matmul correct={res[side]['ok_matmul']}")
+            print(
+                f"{side}: saxpy correct={res[side]['ok_saxpy']} matmul correct={res[side]['ok_matmul']} "
+                f"sum, stencil, histogram correct={res[side].get('ok_more')}"
+            )
 
 
 if __name__ == "__main__":

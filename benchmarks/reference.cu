@@ -46,6 +46,41 @@ __global__ void fast_matmul(const float* A, const float* B, float* C, int n, int
   if (y < n && x < m) C[y * m + x] = tmp;
 }
 
+constexpr int RED_TPB = 256;
+constexpr int BINS = 256;
+
+__global__ void block_sum(const float* x, float* out, long n) {
+  __shared__ float s[RED_TPB];
+  int tid = threadIdx.x;
+  float acc = 0.f;
+  for (long i = blockIdx.x * (long)blockDim.x + tid; i < n; i += (long)gridDim.x * blockDim.x) acc += x[i];
+  s[tid] = acc;
+  __syncthreads();
+  for (int half = RED_TPB / 2; half > 0; half /= 2) {
+    if (tid < half) s[tid] += s[tid + half];
+    __syncthreads();
+  }
+  if (tid == 0) atomicAdd(out, s[0]);
+}
+
+__global__ void stencil(const double* a, double* out, int rows, int cols) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;  // (as cuda.grid(2): x is the first index)
+  int j = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i > 0 && i < rows - 1 && j > 0 && j < cols - 1)
+    out[i * cols + j] =
+        0.2 * (a[i * cols + j] + a[(i - 1) * cols + j] + a[(i + 1) * cols + j] + a[i * cols + j - 1] + a[i * cols + j + 1]);
+}
+
+__global__ void histogram(const unsigned char* data, int* bins, long n) {
+  __shared__ int h[BINS];
+  int tid = threadIdx.x;
+  h[tid] = 0;
+  __syncthreads();
+  for (long i = blockIdx.x * (long)blockDim.x + tid; i < n; i += (long)gridDim.x * blockDim.x) atomicAdd(&h[data[i]], 1);
+  __syncthreads();
+  atomicAdd(&bins[tid], h[tid]);
+}
+
 // Average time of `runs` back-to-back launches (after a warm-up), as the Python
 // side measures its kernels.
 template <typename Launch>
@@ -87,7 +122,21 @@ int main(int argc, char** argv) {
   CHECK(cudaMemset(B, 0, bytes));
   dim3 block(TPB, TPB), grid((size + TPB - 1) / TPB, (size + TPB - 1) / TPB);
   float mm_ms = average_ms([&] { fast_matmul<<<grid, block>>>(A, B, C, size, size, size); }, runs / 5 + 1);
-  std::printf("{\"saxpy_ms\": %.5f, \"grid_stride_ms\": %.5f, \"matmul_ms\": %.5f, \"n\": %ld, \"size\": %d}\n",
-              saxpy_ms, stride_ms, mm_ms, n, size);
+  float* total;
+  CHECK(cudaMalloc(&total, 4));
+  float sum_ms = average_ms([&] { block_sum<<<GRID_STRIDE_BLOCKS, RED_TPB>>>(x, total, n); }, runs);
+  double *sa, *so;  // the stencil on size x size float64 (A's bytes reused, twice as many)
+  CHECK(cudaMalloc(&sa, bytes * 2));
+  CHECK(cudaMalloc(&so, bytes * 2));
+  CHECK(cudaMemset(sa, 0, bytes * 2));
+  dim3 sblock(16, 16);
+  float stencil_ms = average_ms([&] { stencil<<<grid, sblock>>>(sa, so, size, size); }, runs);
+  int* bins;
+  CHECK(cudaMalloc(&bins, BINS * 4));
+  float hist_ms = average_ms(
+      [&] { histogram<<<GRID_STRIDE_BLOCKS, BINS>>>(reinterpret_cast<const unsigned char*>(x), bins, n); }, runs);
+  std::printf("{\"saxpy_ms\": %.5f, \"grid_stride_ms\": %.5f, \"matmul_ms\": %.5f, \"sum_ms\": %.5f, "
+              "\"stencil_ms\": %.5f, \"histogram_ms\": %.5f, \"n\": %ld, \"size\": %d}\n",
+              saxpy_ms, stride_ms, mm_ms, sum_ms, stencil_ms, hist_ms, n, size);
   return 0;
 }
