@@ -11,13 +11,21 @@
 - ``register_jitable(fn)``: a plain Python function callable from CUDA code too (compiled as a device function for
   each argument types) and, unchanged, from Python.
 
-- New types: ``class IntervalType(types.Type)``; ``register_model(IntervalType)`` of a ``models.StructModel`` with
-  members (laid out as a record, C's alignment, under the type's name); ``make_attribute_wrapper`` (its members as
-  attributes); ``typeof_impl.register(PyClass)`` (its Python values as kernel arguments, passed as the record of
-  their members' attributes); ``type_callable(PyClass)`` (``Interval(lo, hi)`` in CUDA code builds one, its members
-  in order).
+- ``overload(operator.add)`` (any function of ``operator``): the operator on operands no builtin rule takes (typing
+  asks for ``operator.<name>``'s overloads: cpp/src/typing/infer_types.cpp operator_call).
+- ``overload_declared(func, *declarations)``: ``cuda.declare_device`` functions as the overloads of ``func`` (a
+  Python name, an operator, a struct class's constructor), chosen by the argument types.
 
-Not here yet: constants of such types, opaque and zero-size models, ``extensions=`` argument handlers."""
+- New types: ``class IntervalType(types.Type)``; ``register_model(IntervalType)`` of a ``models.StructModel`` with
+  members (laid out as a record, C's alignment, under the type's name; no members: a zero-size value) or of
+  ``models.OpaqueModel`` (a pointer-sized handle); ``make_attribute_wrapper`` (its members as attributes);
+  ``typeof_impl.register(PyClass)`` (its Python values as kernel arguments, passed as the record of their members'
+  attributes, and as global constants, folded into constant memory); ``type_callable(PyClass)`` (``Interval(lo,
+  hi)`` in CUDA code builds one, its members in order). A library type is its record in signatures
+  (``interval_type(float64, float64)``, ``interval_type[::1]``).
+
+The IR-level API (``intrinsic``, ``lower_builtin``, ``cgutils``...) raises a NotImplementedError that names the
+Python-level way. docs/extending.md has the user's view."""
 
 import operator
 import threading
@@ -508,7 +516,8 @@ def __getattr__(name):
         )
     if name in _NOT_YET:
         raise NotImplementedError(
-            f"numba's extending.{name} is not in cujit yet: cujit.extending has overload, overload_method, "
-            "overload_attribute and register_jitable"
+            f"numba's extending.{name} is not in cujit yet: cujit.extending has overload (operators too), "
+            "overload_method, overload_attribute, overload_declared, register_jitable, typeof_impl, type_callable, "
+            "register_model and make_attribute_wrapper (docs/extending.md)"
         )
     raise AttributeError(f"module 'cujit.extending' has no attribute {name!r}")
