@@ -5,6 +5,7 @@ unpacked slots, augmented assignments)."""
 
 import ast
 import bisect
+import copy
 import math
 import sys
 import types
@@ -690,11 +691,11 @@ class _ExpressionReader(_ConditionReader):
         )
         failed = self.unreadable_arms.get(key)
         if failed is not None:
-            raise failed.with_traceback(None)
+            raise copy.copy(failed)
         try:
             return self.read_ternary(jump_pc, stack)
         except _GUESS_FAILED as e:
-            self.unreadable_arms[key] = e.with_traceback(None)
+            self.unreadable_arms[key] = _detached(e)
             raise
 
     def read_ternary(self, jump_pc, stack):
@@ -849,11 +850,24 @@ class _ExpressionReader(_ConditionReader):
         return None
 
     def copied_tail(self, store, false):
-        """Whether the code from `store` up to the false arm at `false` is a copy of the code after the false
-        arm's value (CPython copies the code after a conditional expression, up to a return, into each arm:
-        `x = a if c else b; return x`), which starts at the false arm's first store."""
+        """Whether the code from `store` (in a true arm, before the false arm at `false`) up to a return is a copy
+        of the code after the false arm's value, from the false arm's first store (CPython copies the code after a
+        conditional expression, up to a return, into each arm: `x = a if c else b; return x`; an arm with and/or
+        in it has several copies). The copies' jumps go to their own copies of their targets: jumps compare by
+        their operation only."""
         other = self.first_store(false, len(self.ins))
-        return other is not None and self.same_code(store, false, other)
+        if other is None:
+            return False
+        ins = self.ins
+        for k in range(false - store):
+            if other + k >= len(ins):
+                return False
+            a, b = ins[store + k], ins[other + k]
+            if a.op != b.op or (a.target is None and a.argval != b.argval):
+                return False
+            if a.op in ("RETURN_VALUE", "RETURN_CONST"):
+                return True
+        return False
 
     def ternary_arms(self, pc, false, stack, base):
         """The two arms of a conditional expression whose true arm starts at `pc` and false arm at `false`:
@@ -862,11 +876,11 @@ class _ExpressionReader(_ConditionReader):
         key = (pc, false, len(stack), base, tuple(self.stops), len(self.ternary_tests))
         failed = self.unreadable_arms.get(key)
         if failed is not None:
-            raise failed.with_traceback(None)
+            raise copy.copy(failed)
         try:
             return self.read_ternary_arms(pc, false, stack, base)
         except _GUESS_FAILED as e:
-            self.unreadable_arms[key] = e.with_traceback(None)  # (kept without the frames it went through)
+            self.unreadable_arms[key] = _detached(e)
             raise
 
     def read_ternary_arms(
@@ -994,6 +1008,14 @@ class _ExpressionReader(_ConditionReader):
         if not stack and len(self.ternary_tests) == decided:  # a statement's test: the if's reader reads it next
             self.statement_atoms[start] = (atoms, decided)
         return False
+
+
+def _detached(error):
+    """A copy of `error` that holds no frames (its traceback and the errors it was raised in dropped): kept by the
+    reader, it must not tie the reader into a reference cycle; raised again as a copy of it."""
+    kept = copy.copy(error)
+    kept.__traceback__ = kept.__context__ = kept.__cause__ = None
+    return kept
 
 
 def _is_constant(node):
