@@ -278,6 +278,12 @@ llvm::Function* FunctionLowering::declare() {
       if (p == kData && tf_.kernel && is_top_ && state_.options.noalias_arrays &&
           tf_.sig.args[i]->kind() == TypeKind::Array)
         arg->addAttr(llvm::Attribute::NoAlias);
+      // A kernel's array has fewer than 2**62 items along each axis: `while i < a.size: ... i += step` then cannot
+      // wrap, so LLVM counts the loop's trips (and unrolls it, codegen/target.cpp) as nvcc does a C loop's.
+      if (tf_.kernel && is_top_ && tf_.sig.args[i]->kind() == TypeKind::Array &&
+          (p == kNitems || (p >= kShape && p < kShape + static_cast<size_t>(tf_.sig.args[i]->ndim()))))
+        arg->addAttr(llvm::Attribute::get(ctx_, llvm::Attribute::Range,
+                                          llvm::ConstantRange(llvm::APInt(64, 0), llvm::APInt(64, 1ULL << 62))));
     }
   }
   if (state_.options.fastmath) {
