@@ -214,6 +214,7 @@ class FunctionLowering : public intrinsics::Emitter {
   llvm::Value* memory_array(const ir::Expr& e, const std::string& name);
   llvm::Value* constant_array(const ir::GlobalValue& g);
   llvm::Value* constant_record(const ir::GlobalValue& g);
+  llvm::Value* constant_memory(llvm::Constant* init, const char* name, int64_t align, bool mergeable = false);
   // A captured device array: its pointer, shape and strides as constants (lower_arrays.cpp).
   llvm::Value* captured_array(const ir::GlobalValue& g);
   // An element of dtype `dtype` at `ptr`, assuming `align` bytes of alignment (0: the dtype's own). A record

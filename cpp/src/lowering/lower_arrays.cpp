@@ -424,19 +424,23 @@ Value* FunctionLowering::constant_array(const ir::GlobalValue& g) {
   } else {
     init = llvm::ConstantDataArray::getRaw(g.data, count, elem);
   }
-  auto* g_var = new llvm::GlobalVariable(state_.module, init->getType(), true, llvm::GlobalValue::InternalLinkage, init,
-                                         "_cudapy_cmem", nullptr, llvm::GlobalValue::NotThreadLocal, 4);
-  g_var->setAlignment(llvm::Align(16));
-  return make_c_array(aty, b_.CreateAddrSpaceCast(g_var, llvm::PointerType::get(ctx_, 0)), g.shape);
+  return make_c_array(aty, constant_memory(init, "_cudapy_cmem", 16), g.shape);
 }
 
 // A global record (numpy's np.void, a library type's value) is frozen into constant memory: the value is its address.
 Value* FunctionLowering::constant_record(const ir::GlobalValue& g) {
-  llvm::Constant* init = llvm::ConstantDataArray::getRaw(g.data, g.data.size(), b_.getInt8Ty());
-  auto* g_var = new llvm::GlobalVariable(state_.module, init->getType(), true, llvm::GlobalValue::InternalLinkage, init,
-                                         "_cudapy_cmem", nullptr, llvm::GlobalValue::NotThreadLocal, 4);
-  g_var->setAlignment(llvm::Align(16));
-  return b_.CreateAddrSpaceCast(g_var, llvm::PointerType::get(ctx_, 0));
+  return constant_memory(llvm::ConstantDataArray::getRaw(g.data, g.data.size(), b_.getInt8Ty()), "_cudapy_cmem", 16);
+}
+
+// Data frozen into constant memory (a global array's, a record's, a string's characters): a read-only global of the
+// constant address space, by its generic address. `mergeable`: its address is not significant (identical ones may
+// become one).
+Value* FunctionLowering::constant_memory(llvm::Constant* init, const char* name, int64_t align, bool mergeable) {
+  auto* g = new llvm::GlobalVariable(state_.module, init->getType(), true, llvm::GlobalValue::InternalLinkage, init,
+                                     name, nullptr, llvm::GlobalValue::NotThreadLocal, 4);
+  g->setAlignment(llvm::Align(align));
+  if (mergeable) g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  return b_.CreateAddrSpaceCast(g, llvm::PointerType::get(ctx_, 0));
 }
 
 }  // namespace cujit::lowering

@@ -85,11 +85,7 @@ Value* FunctionLowering::charseq_constant(const ir::GlobalValue& g, TypeRef t) {
   } else {
     init = llvm::ConstantDataArray::get(ctx_, chars);
   }
-  auto* var = new llvm::GlobalVariable(state_.module, init->getType(), true, llvm::GlobalValue::InternalLinkage, init,
-                                       "_cujit_str", nullptr, llvm::GlobalValue::NotThreadLocal, 4);
-  var->setAlignment(llvm::Align(types::char_width(t)));
-  var->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
-  return b_.CreateAddrSpaceCast(var, llvm::PointerType::get(ctx_, 0));
+  return constant_memory(init, "_cujit_str", types::char_width(t), /*mergeable=*/true);
 }
 
 // `needle in haystack`: a loop over the haystack's starting positions (up to its length less the needle's), the

@@ -853,13 +853,26 @@ class Inferer {
   // obj.name(args...) as the call of `function` with obj first (a.sum() is np.sum(a), an overload_method's
   // implementation takes the value first), typed as that call.
   TypeRef call_with_object_first(Expr& e, ir::GlobalValue function) {
-    Expr& method = *e.operands[0];
-    auto global = std::make_unique<Expr>(ExprKind::Global, method.loc);
-    global->global = std::move(function);
-    ir::ExprPtr object = std::move(method.operands[0]);
-    e.operands[0] = std::move(global);
-    e.operands.insert(e.operands.begin() + 1, std::move(object));
+    std::vector<ir::ExprPtr> args;
+    args.push_back(std::move(e.operands[0]->operands[0]));  // the object, then the call's arguments
+    for (size_t i = 1; i < e.operands.size(); ++i) args.push_back(std::move(e.operands[i]));
+    SourceLoc at = e.operands[0]->loc;
+    become_call(e, std::move(function), std::move(args), at);
     return type_call(e);
+  }
+
+  // `e` becomes the call of `function` with `args` (an operator, an attribute or a method that an intrinsic or a
+  // library implements as a function); the callee expression is located at `at`.
+  static void become_call(Expr& e, ir::GlobalValue function, std::vector<ir::ExprPtr> args, const SourceLoc& at) {
+    auto global = std::make_unique<Expr>(ExprKind::Global, at);
+    global->global = std::move(function);
+    e.kind = ExprKind::Call;
+    e.attr.clear();
+    e.ops.clear();
+    e.operand_types.clear();
+    e.operands.clear();
+    e.operands.push_back(std::move(global));
+    for (auto& a : args) e.operands.push_back(std::move(a));
   }
 
   static ir::GlobalValue builtin_value(const std::string& path) {
@@ -962,12 +975,7 @@ class Inferer {
     if (name == nullptr) return false;
     auto overloads = extension_member(CalleeProvider::Member::Operator, first, name);
     if (!overloads) return false;
-    auto global = std::make_unique<Expr>(ExprKind::Global, e.loc);
-    global->global = std::move(*overloads);
-    e.kind = ExprKind::Call;
-    e.ops.clear();
-    e.operand_types.clear();
-    e.operands.insert(e.operands.begin(), std::move(global));
+    become_call(e, std::move(*overloads), std::move(e.operands), e.loc);
     return true;
   }
 
@@ -976,14 +984,9 @@ class Inferer {
   bool extension_attribute_call(Expr& e, TypeRef t) {
     auto getter = extension_member(CalleeProvider::Member::Attribute, t, e.attr);
     if (!getter) return false;
-    auto global = std::make_unique<Expr>(ExprKind::Global, e.loc);
-    global->global = std::move(*getter);
-    ir::ExprPtr object = std::move(e.operands[0]);
-    e.kind = ExprKind::Call;
-    e.attr.clear();
-    e.operands.clear();
-    e.operands.push_back(std::move(global));
-    e.operands.push_back(std::move(object));
+    std::vector<ir::ExprPtr> object;
+    object.push_back(std::move(e.operands[0]));
+    become_call(e, std::move(*getter), std::move(object), e.loc);
     return true;
   }
 
