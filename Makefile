@@ -45,14 +45,16 @@ core: setup
 	  cmake --build $(CORE_DIR)'
 
 # The extension for this interpreter, linking the core's libraries. The first build installs the package
-# (editable) with pip; later ones rebuild in its build folder and install the new library as a new file renamed
-# over the old (.ci/install-extension), so that processes running from the tree meanwhile neither die nor miss it.
+# (editable) with pip; later ones rebuild in its build folder and install the new libraries as new files renamed
+# over the old (.ci/install-extension), so that processes running from the tree meanwhile neither die nor miss
+# them. An editable install that predates the extension's two modules (it maps cujit._core to a library) is redone.
 # One build at a time in a checkout (the venv's editable install is shared): a second waits on the lock.
 build: core
 	@flock build/.lock sh -c '$(TOOLS_PATH); \
-	  if [ -f $(BUILD_DIR)/build.ninja ] && [ $(VENV)/.editable -nt pyproject.toml ]; then \
-	    cmake --build $(BUILD_DIR) && .ci/install-extension $(BUILD_DIR) \
-	      "$$($(VPY) -c "import sysconfig; print(sysconfig.get_paths()[\"platlib\"])")/cujit"; \
+	  site="$$($(VPY) -c "import sysconfig; print(sysconfig.get_paths()[\"platlib\"])")"; \
+	  if [ -f $(BUILD_DIR)/build.ninja ] && [ $(VENV)/.editable -nt pyproject.toml ] \
+	     && grep -qs "cujit._runtime" "$$site/_editable_skbc_cujit.py"; then \
+	    cmake --build $(BUILD_DIR) && .ci/install-extension $(BUILD_DIR) "$$site/cujit"; \
 	  else \
 	    $(VPY) -m pip install -q --no-build-isolation --no-deps -e . -Cbuild-dir=$(BUILD_DIR) \
 	      -Ccmake.build-type=Release -Ccmake.define.CUJIT_CORE_DIR=$(abspath $(CORE_DIR)) && touch $(VENV)/.editable; \
@@ -154,15 +156,15 @@ bench: build bench-setup
 	@$(VPY) benchmarks/compile_latency.py
 
 # The extension for the GPU machine (CPython 3.12), copied to .gpu/ for `device` runs to carry;
-# there: `make gpu-test` (or `cp .gpu/_core*.so python/cujit/ && PYTHONPATH=python pytest -m gpu tests`).
+# there: `make gpu-test` (or `cp .gpu/*.so python/cujit/ && PYTHONPATH=python pytest -m gpu tests`).
 PY312 ?= $(shell (PYENV_VERSION=3.12 pyenv which python3.12 || command -v python3.12) 2>/dev/null | head -1)
 gpu-build:
 	@$(MAKE) --no-print-directory build PYTHON=$(PY312)
-	@mkdir -p .gpu && cp build/cpython-312/_core*.so .gpu/.core.tmp && mv -f .gpu/.core.tmp .gpu/$$(cd build/cpython-312 && ls _core*.so)
+	@rm -rf .gpu && mkdir -p .gpu && .ci/install-extension build/cpython-312 .gpu
 
 # On a machine with a GPU and a prebuilt extension in .gpu/: every gpu test, against numpy.
 gpu-test:
-	@cp .gpu/_core*.so python/cujit/.core.tmp && mv -f python/cujit/.core.tmp python/cujit/$$(cd .gpu && ls _core*.so)
+	@cp .gpu/*.so python/cujit/
 	@PYTHONPATH=python $(PYTHON) -m pytest -q -m gpu tests
 
 clean:

@@ -44,17 +44,18 @@ SET_ASIDE_EDITABLE = (
 
 
 def wheel_layout(python, source, site):
-    """Copies the package in ``source`` as a wheel lays it out (the Python files and the extension in one
-    directory)."""
+    """Copies the package in ``source`` as a wheel lays it out (the Python files and the core's libraries, the two
+    extensions and the runtime library they link, in one directory)."""
     extension = subprocess.run(
-        [str(python), "-c", "import importlib.util; print(importlib.util.find_spec('cujit._core').origin)"],
+        [str(python), "-c", "import importlib.util; print(importlib.util.find_spec('cujit._runtime').origin)"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
     package = site / "cujit"
     shutil.copytree(source, package, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
-    shutil.copy2(extension, package)
+    for library in pathlib.Path(extension).parent.glob("*.so"):
+        shutil.copy2(library, package)
 
 
 def child_env(tmp, pythonpath=None):

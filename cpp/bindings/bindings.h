@@ -10,6 +10,7 @@
 #include "cujit/driver.h"
 #include "cujit/error.h"
 #include "cujit/frontend.h"
+#include "cujit/ir.h"
 #include "cujit/types.h"
 
 namespace cujit::bindings {
@@ -52,21 +53,32 @@ using driver::slot_for;  // the one rule of argument slots (cujit/argument_slots
 // A slot as Python names it: ("array", ndim) or (kind, size), kind "b", "i", "u" or "f" (KernelLauncher's).
 py::tuple slot_spec(const driver::ArgSlot& slot);
 
+// A Python object held by the core (a callee, a link input's origin), released under the GIL; and the object.
+std::shared_ptr<void> hold(py::object obj);
+py::object held(const std::shared_ptr<void>& p);
+// A constant's Python value (the arguments of a raised exception); None for other kinds.
+py::object constant_value(const ir::GlobalValue& g);
+
 // A Python callable kept by the core, released under the GIL; a Python module hook (none when `fn` is None).
 std::shared_ptr<py::object> keep(py::object fn);
 std::function<void(driver::LoadedModule&)> python_hook(py::object fn);
 // The given context, or the current one.
 driver::Context& context_or_current(driver::Context* ctx);
 
+// cujit._runtime (runtime_module.cpp): everything a launch needs, without LLVM.
 void register_types(py::module_& m);
+void register_options(py::module_& m);  // CompileOptions, the architectures, the intrinsics' names (py_options.cpp)
+void register_resolved(py::module_& m);  // what a resolver answers about a name (py_resolved.cpp)
 void register_link(py::module_& m);
-void register_compile(py::module_& m);
 void register_driver(py::module_& m);
 void register_events(py::module_& m);  // after register_driver: adds to its submodule
 void register_memory(py::module_& m);  // host, managed and IPC memory (py_memory.cpp)
 void register_launch(py::module_& m);
 void register_cache(py::module_& m);
-void register_host(py::module_& m);  // the CPU target (py_host.cpp)
+void register_host_runtime(py::module_& m);  // the CPU target's runtime and driver (py_host.cpp)
+// cujit._compiler (compiler_module.cpp): the frontend, typing and code generation, LLVM linked in.
+void register_compile(py::module_& m);
 void register_bytecode(py::module_& m);  // the bytecode frontend's decoder (py_bytecode.cpp)
+void register_host_compiler(py::module_& m);  // the CPU target's code (py_host.cpp)
 
 }  // namespace cujit::bindings

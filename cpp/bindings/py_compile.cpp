@@ -9,11 +9,9 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
-#include "cujit/background.h"
 #include "cujit/codegen.h"
 #include "cujit/compiler.h"
 #include "cujit/hostgen.h"
-#include "cujit/intrinsics.h"
 #include "cujit/telemetry.h"
 #include "py_interfaces.h"
 
@@ -21,16 +19,6 @@ namespace cujit::bindings {
 namespace {
 
 using K = ir::GlobalValue::Kind;
-
-// A Python object owned by the core (a callee dispatcher): released under the GIL.
-std::shared_ptr<void> hold(py::object obj) {
-  return std::shared_ptr<void>(new py::object(std::move(obj)), [](void* p) {
-    py::gil_scoped_acquire gil;
-    delete static_cast<py::object*>(p);
-  });
-}
-
-py::object held(const std::shared_ptr<void>& p) { return *static_cast<py::object*>(p.get()); }
 
 // An error message's excerpt from a Python callable (the bytecode reader's): "" where it fails.
 ir::ExcerptText excerpt_text(py::object fn) {
@@ -48,25 +36,6 @@ ir::ExcerptText excerpt_text(py::object fn) {
   };
 }
 
-// A constant's Python value (the arguments of a raised exception).
-py::object constant_value(const ir::GlobalValue& g) {
-  switch (g.kind) {
-    case K::Int:
-      return g.is_unsigned ? py::int_(static_cast<uint64_t>(g.int_value)) : py::int_(g.int_value);
-    case K::Bool:
-      return py::bool_(g.int_value != 0);
-    case K::Float:
-      return py::float_(g.float_value);
-    case K::Complex:
-      return py::module_::import("builtins").attr("complex")(g.float_value, g.imag_value);
-    case K::Str:
-      if (g.is_bytes) return py::bytes(g.name);
-      return py::str(g.name);
-    default:
-      return py::none();
-  }
-}
-
 // The resolver answers with Resolved values (registered below as `_core.Resolved`), or None if undefined.
 bool to_global(py::handle answer, ir::GlobalValue& out) {
   if (answer.is_none()) return false;
@@ -75,211 +44,6 @@ bool to_global(py::handle answer, ir::GlobalValue& out) {
                          py::str(py::type::handle_of(answer).attr("__name__")).cast<std::string>());
   out = answer.cast<const ir::GlobalValue&>();
   return true;
-}
-
-ir::GlobalValue resolved(K kind, std::string repr) {
-  ir::GlobalValue g;
-  g.kind = kind;
-  g.repr = std::move(repr);
-  return g;
-}
-
-// `_core.Resolved`: what the Python resolver (cujit._source.Resolver) tells the frontend a name is.
-void register_resolved(py::module_& m) {
-  py::class_<ir::GlobalValue> r(m, "Resolved",
-                                "A resolver's answer for a name outside the function (cujit._source.Resolver): "
-                                "made by one of the static constructors");
-  r.def_static(
-      "int",
-      [](py::int_ v) {
-        ir::GlobalValue g = resolved(K::Int, py::str(v));
-        if (v.cast<py::object>() >= py::int_(std::uint64_t{1} << 63)) {  // 2**63 <= v < 2**64: uint64, as numba
-          g.int_value = static_cast<int64_t>(v.cast<uint64_t>());
-          g.is_unsigned = true;
-        } else {
-          g.int_value = v.cast<int64_t>();
-        }
-        return g;
-      },
-      py::arg("value"), "An integer constant (int64, or uint64 from 2**63 up; larger ones overflow)");
-  r.def_static(
-      "float",
-      [](double v) {
-        ir::GlobalValue g = resolved(K::Float, py::str(py::float_(v)));
-        g.float_value = v;
-        return g;
-      },
-      py::arg("value"));
-  r.def_static(
-      "bool",
-      [](bool v) {
-        ir::GlobalValue g = resolved(K::Bool, v ? "True" : "False");
-        g.int_value = v;
-        return g;
-      },
-      py::arg("value"));
-  r.def_static(
-      "complex",
-      [](double re, double im) {
-        ir::GlobalValue g = resolved(K::Complex, py::str(py::module_::import("builtins").attr("complex")(re, im)));
-        g.float_value = re;
-        g.imag_value = im;
-        return g;
-      },
-      py::arg("real"), py::arg("imag"));
-  r.def_static("none", [] { return resolved(K::None, "None"); });
-  r.def_static(
-      "module",
-      [](std::string name) {
-        ir::GlobalValue g = resolved(K::Module, name);
-        g.name = std::move(name);
-        return g;
-      },
-      py::arg("name"), "A module the frontend knows: math, cmath, numpy, cuda");
-  r.def_static(
-      "builtin",
-      [](std::string path) {
-        ir::GlobalValue g = resolved(K::Builtin, path);
-        g.name = std::move(path);
-        return g;
-      },
-      py::arg("path"), "A function or intrinsic by its path: abs, math.sqrt, cuda.grid");
-  r.def_static(
-      "type",
-      [](TypeRef t, const std::string& repr) {
-        ir::GlobalValue g = resolved(K::TypeObject, repr.empty() ? t->name() : repr);
-        g.type = t;
-        g.name = t->name();
-        return g;
-      },
-      py::arg("type"), py::arg("repr") = "", "A type (repr: how messages name it, a struct class's name)");
-  r.def_static(
-      "device",
-      [](py::object callee, std::string name) {
-        if (!py::isinstance<Callee>(callee))
-          throw py::type_error("Resolved.device needs a cujit._core.Callee, not " +
-                               py::str(py::type::handle_of(callee).attr("__name__")).cast<std::string>());
-        ir::GlobalValue g = resolved(K::DeviceFunction, name);
-        g.int_value = reinterpret_cast<intptr_t>(callee.ptr());  // its identity (a device function used as a value)
-        g.function = hold(std::move(callee));
-        g.name = std::move(name);
-        return g;
-      },
-      py::arg("callee"), py::arg("name"), "A function CUDA code calls: typed through its Callee interface");
-  r.def_static(
-      "exception",
-      [](py::object cls, std::string name) {
-        ir::GlobalValue g = resolved(K::ExceptionClass, name);
-        g.function = hold(std::move(cls));
-        g.name = std::move(name);
-        return g;
-      },
-      py::arg("cls"), py::arg("name"));
-  r.def_static(
-      "ndarray",
-      [](TypeRef dtype, std::vector<int64_t> shape, py::bytes data, std::string repr) {
-        ir::GlobalValue g = resolved(K::NdArray, std::move(repr));
-        g.shape = std::move(shape);
-        g.type = types::array(dtype, static_cast<int>(g.shape.size()), 'C', /*readonly=*/true);
-        g.data = data;
-        return g;
-      },
-      py::arg("dtype"), py::arg("shape"), py::arg("data"), py::arg("repr"),
-      "A global array, frozen into constant memory: its C-order bytes");
-  r.def_static(
-      "record",
-      [](TypeRef type, py::bytes data, std::string repr) {
-        if (type->kind() != TypeKind::Record)
-          throw py::type_error("Resolved.record needs a record type, not " + type->name());
-        ir::GlobalValue g = resolved(K::Record, std::move(repr));
-        g.type = type;
-        g.data = data;
-        if (static_cast<int64_t>(g.data.size()) != types::itemsize(type))
-          throw py::value_error("Resolved.record: " + std::to_string(g.data.size()) + " bytes for " + type->name() +
-                                ", which has " + std::to_string(types::itemsize(type)));
-        return g;
-      },
-      py::arg("type"), py::arg("data"), py::arg("repr"),
-      "A record constant (numpy's np.void, a library type's value through its data model): its bytes");
-  r.def_static(
-      "device_array",
-      [](TypeRef dtype, std::vector<int64_t> shape, std::vector<int64_t> strides, uintptr_t data, bool readonly,
-         std::string repr) {
-        if (shape.size() != strides.size()) throw py::value_error("Resolved.device_array: one stride per axis");
-        ir::GlobalValue g = resolved(K::DeviceArray, std::move(repr));
-        const int ndim = static_cast<int>(shape.size());
-        char layout = types::array_layout(ndim, shape.data(), strides.data(), types::itemsize(dtype));
-        g.type = types::array(dtype, ndim, layout, readonly);
-        g.shape = std::move(shape);
-        g.strides = std::move(strides);
-        g.int_value = static_cast<int64_t>(data);
-        return g;
-      },
-      py::arg("dtype"), py::arg("shape"), py::arg("strides"), py::arg("data"), py::arg("readonly"), py::arg("repr"),
-      "A device array the function captures by reference (its pointer, shape and strides frozen into the code)");
-  r.def_static(
-      "tuple",
-      [](std::vector<ir::GlobalValue> items, std::string repr) {
-        for (const auto& item : items)
-          if (item.kind != K::Int && item.kind != K::Float && item.kind != K::Bool && item.kind != K::None &&
-              item.kind != K::Complex && item.kind != K::Tuple && item.kind != K::NdArray &&
-              item.kind != K::DeviceArray)
-            throw py::type_error("Resolved.tuple holds constants (numbers, None, arrays, tuples of them), not " +
-                                 item.repr);
-        ir::GlobalValue g = resolved(K::Tuple, std::move(repr));
-        g.items = std::move(items);
-        return g;
-      },
-      py::arg("items"), py::arg("repr"),
-      "A tuple of constants (numbers, None, global or device arrays, tuples of them), built in the function as the "
-      "tuple it is");
-  r.def_static(
-      "object",
-      [](int64_t handle, std::string repr) {
-        ir::GlobalValue g = resolved(K::Object, std::move(repr));
-        g.int_value = handle;
-        return g;
-      },
-      py::arg("handle"), py::arg("repr"), "Any other object, by the resolver's handle for it");
-  r.def_property_readonly("kind", [](const ir::GlobalValue& g) {
-    static const char* const names[] = {"int",      "float",     "bool",  "none",   "complex",      "module",
-                                        "builtin",  "device",    "type",  "object", "ndarray",      "str",
-                                        "ellipsis", "exception", "tuple", "inner",  "device_array", "record"};
-    return names[static_cast<int>(g.kind)];
-  });
-  r.def_property_readonly(
-      "value",
-      [](const ir::GlobalValue& g) -> py::object {
-        switch (g.kind) {
-          case K::Int:
-          case K::Bool:
-          case K::Float:
-          case K::Complex:
-            return constant_value(g);
-          case K::Module:
-          case K::Builtin:
-            return py::str(g.name);
-          case K::TypeObject:
-            return py::cast(g.type, py::return_value_policy::reference);
-          case K::DeviceFunction:
-          case K::ExceptionClass:
-            return held(g.function);
-          case K::Object:
-            return py::int_(g.int_value);
-          case K::NdArray:
-            return py::make_tuple(py::cast(g.type, py::return_value_policy::reference), py::tuple(py::cast(g.shape)),
-                                  py::bytes(g.data));
-          case K::Record:
-            return py::make_tuple(py::cast(g.type, py::return_value_policy::reference), py::bytes(g.data));
-          default:
-            return py::none();
-        }
-      },
-      "The constant, path, type, callee or handle it holds; an ndarray's (array type, shape, bytes); a record's "
-      "(record type, bytes)");
-  r.def("__repr__", [](const ir::GlobalValue& g) {
-    return "<Resolved " + py::str(py::cast(g).attr("kind")).cast<std::string>() + " " + g.repr + ">";
-  });
 }
 
 // Resolves through the Python resolver, once per distinct question in a compile
@@ -404,6 +168,21 @@ const codegen::KernelTarget& kernel_target(const std::string& name) {
   throw py::value_error("unknown compile target '" + name + "' (the targets are 'cuda' and 'cpu')");
 }
 
+// The image of a kernel's GPU code, linked here: nothing of Python runs but the warning of an NVRTC log.
+driver::KernelCache::BuildImage code_build(std::shared_ptr<codegen::GpuKernelCode> code,
+                                           std::vector<std::string> include_dirs) {
+  return [code = std::move(code), include_dirs = std::move(include_dirs)](int major, int minor) {
+    link::ProgramLinkResult linked = code->link(major, minor, include_dirs);
+    if (!linked.nvrtc_logs.empty()) {
+      py::gil_scoped_acquire gil;
+      for (const auto& [name, log] : linked.nvrtc_logs)
+        if (PyErr_WarnEx(PyExc_UserWarning, ("NVRTC log messages: " + log).c_str(), 1) != 0)
+          throw py::error_already_set();
+    }
+    return std::move(linked.cubin);
+  };
+}
+
 frontend::FunctionSource source_of(const ir::Function& fn) {
   frontend::FunctionSource located;
   located.filename = fn.filename;
@@ -416,59 +195,8 @@ frontend::FunctionSource source_of(const ir::Function& fn) {
 }  // namespace
 
 void register_compile(py::module_& m) {
-  register_resolved(m);
   using codegen::CompileOptions;
-  py::class_<CompileOptions>(m, "CompileOptions")
-      .def(py::init<>())
-      .def_property(
-          "cc", [](const CompileOptions& o) { return py::make_tuple(o.cc.major, o.cc.minor, o.cc.suffix); },
-          [](CompileOptions& o, py::tuple cc) {
-            if (cc.size() < 2 || cc.size() > 3)
-              throw py::value_error("cc must be a (major, minor) or (major, minor, suffix) tuple");
-            o.cc.major = cc[0].cast<int>();
-            o.cc.minor = cc[1].cast<int>();
-            o.cc.suffix = cc.size() == 3 ? py::str(cc[2]).cast<std::string>() : "";
-          })
-      .def_readwrite("fastmath", &CompileOptions::fastmath)
-      .def_readwrite("opt", &CompileOptions::opt)
-      .def_readwrite("lineinfo", &CompileOptions::lineinfo)
-      .def_readwrite("debug", &CompileOptions::debug)
-      .def_readwrite("kernel", &CompileOptions::kernel)
-      .def_property(
-          "abi", [](const CompileOptions& o) { return o.abi == codegen::Abi::C ? "c" : "numba"; },
-          [](CompileOptions& o, const std::string& abi) { o.abi = abi == "c" ? codegen::Abi::C : codegen::Abi::Numba; })
-      .def_readwrite("abi_name", &CompileOptions::abi_name)
-      .def_readwrite("from_dispatcher", &CompileOptions::from_dispatcher)
-      .def_readwrite("noalias_arrays", &CompileOptions::noalias_arrays)
-      .def_property(
-          "launch_bounds",
-          [](const CompileOptions& o) { return py::make_tuple(o.max_threads, o.min_blocks, o.max_cluster); },
-          [](CompileOptions& o, py::tuple b) {
-            o.max_threads = b.size() > 0 ? b[0].cast<int>() : 0;
-            o.min_blocks = b.size() > 1 ? b[1].cast<int>() : 0;
-            o.max_cluster = b.size() > 2 ? b[2].cast<int>() : 0;
-          })
-      .def("copy", [](const CompileOptions& o) { return CompileOptions(o); })
-      .def_readwrite("forceinline", &CompileOptions::forceinline)
-      .def_readwrite("inline_always", &CompileOptions::inline_always)
-      .def_readwrite("lto", &CompileOptions::lto, "True, False, or None (LTO when a link input needs it)")
-      .def_readwrite("max_registers", &CompileOptions::max_registers, "0: nvJitLink's choice")
-      .def_readwrite("boundscheck", &CompileOptions::boundscheck, "the CPU target's checks; None: on")
-      .def_readwrite("carveout", &CompileOptions::carveout,
-                     "shared memory carveout percentage (-1: the default), or None")
-      .def("key", &CompileOptions::key);
-  m.attr("DEFAULT_CC") = py::make_tuple(codegen::kDefaultCCMajor, codegen::kDefaultCCMinor);
-
   m.def("flags_summary", &compiler::flags_summary);
-  m.def("resolve_arch", [](py::tuple cc) {
-    codegen::ComputeCapability c;
-    c.major = cc[0].cast<int>();
-    c.minor = cc[1].cast<int>();
-    if (cc.size() > 2) c.suffix = py::str(cc[2]);
-    return unwrap(codegen::resolve_arch(c)).name();
-  });
-  m.def("supported_archs", &codegen::supported_archs);
-  m.def("intrinsic_paths", &intrinsics::paths, "every cuda.* function and value the kernel language offers");
   m.def("codegen_passes", [](py::tuple cc) {
     codegen::ComputeCapability c;
     c.major = cc[0].cast<int>();
@@ -485,8 +213,6 @@ void register_compile(py::module_& m) {
     c.minor = cc[1].cast<int>();
     codegen::start_warm_up(c);
   });
-  m.def("wait_for_background_work", &background::wait_idle, py::call_guard<py::gil_scoped_release>(),
-        "Returns once no thread of cujit's own runs (NVRTC prefetches, the warm-up, loading nvJitLink).");
   m.def(
       "_inject_fault",
       [](const std::string& fault) {
@@ -661,6 +387,12 @@ void register_compile(py::module_& m) {
           },
           py::arg("cc"), "Its code as a link input for a device of cc (major, minor): PTX, or LTO-IR for that cc")
       .def(
+          "_image_builder",
+          [](std::shared_ptr<codegen::GpuKernelCode> c, std::vector<std::string> include_dirs) {
+            return ImageBuilder{code_build(std::move(c), std::move(include_dirs))};
+          },
+          py::arg("include_dirs"), "how the kernel cache links it for a device (an ImageBuilder)")
+      .def(
           "link",
           [](const codegen::GpuKernelCode& c, py::tuple cc, std::vector<std::string> include_dirs,
              std::optional<std::vector<std::shared_ptr<link::LinkInput>>> inputs, bool ptx) {
@@ -680,10 +412,6 @@ void register_compile(py::module_& m) {
       .def_readonly("code", &compiler::CompiledKernel::code)
       .def_readonly("options", &compiler::CompiledKernel::options);
 
-  m.def("device_arch", &codegen::device_arch, py::arg("major"), py::arg("minor"),
-        "sm_XY a kernel links for on a device of (major, minor), with numba-cuda's 'a' from 9.0 up");
-  m.def("noalias_arrays", &compiler::noalias_arrays, py::arg("argtypes"),
-        "How many array arguments a kernel of these types compiles with noalias data (compiler::noalias_arrays)");
   py::class_<compiler::KernelBuild>(m, "KernelBuild",
                                     "build_kernel's answer: the kept kernel (what the store's find() gave) or the "
                                     "kernel compiled now, with its image when it was kept")
@@ -754,19 +482,6 @@ void register_compile(py::module_& m) {
       "`launchable`: a kernel cujit launches, checked against the devices' limits and the target's refusals. "
       "Answers a CompiledKernel; with a KernelStore `store`, a KernelBuild (build_kernel: the kept kernel, or one "
       "compiled now and kept, linked with NVRTC's `include_dirs`).");
-
-  py::module_ tm = m.def_submodule("telemetry", "compile stage totals (cpp/include/cujit/telemetry.h)");
-  tm.def(
-      "stages",
-      [](bool reset) {
-        py::dict out;
-        auto totals = telemetry::totals(reset);
-        for (int i = 0; i < static_cast<int>(telemetry::Stage::kCount); ++i)
-          out[telemetry::stage_name(static_cast<telemetry::Stage>(i))] =
-              py::make_tuple(totals[i].count, totals[i].nanoseconds / 1e9);
-        return out;
-      },
-      py::arg("reset") = false, "{stage: (count, seconds)} since the process started or the last reset");
 
   m.def(
       "compile_ltoir",

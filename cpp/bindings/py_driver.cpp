@@ -23,17 +23,6 @@ namespace {
 namespace drv = cujit::driver;
 namespace lnk = cujit::link;
 
-// ---- errors ---------------------------------------------------------------
-
-void raise_as(const char* cls_name, PyObject* fallback, const std::string& message,
-              const std::vector<std::pair<const char*, py::object>>& attrs = {}) {
-  py::object cls = fallback ? py::reinterpret_borrow<py::object>(fallback) : py::object();
-  if (cls_name != nullptr) cls = py::module_::import("cujit.errors").attr(cls_name);
-  py::object exc = cls(message);
-  for (const auto& [name, value] : attrs) exc.attr(name) = value;
-  PyErr_SetObject(cls.ptr(), exc.ptr());
-}
-
 // ---- conversions ----------------------------------------------------------
 
 // A contiguous view of a host buffer (numpy array, bytes, bytearray, ...).
@@ -217,38 +206,6 @@ void register_driver_answers(py::module_& d) {
 }
 
 }  // namespace
-
-void set_runtime_error(std::exception_ptr p) {
-  try {
-    if (p) std::rethrow_exception(p);
-  } catch (const drv::DriverError& e) {
-    std::vector<std::pair<const char*, py::object>> attrs{
-        {"code", py::int_(e.code())}, {"code_name", py::str(e.code_name())}, {"call", py::str(e.call())}};
-    switch (e.kind()) {
-      case drv::DriverErrorKind::Support:
-        raise_as("CudaSupportError", nullptr, e.what());
-        break;
-      case drv::DriverErrorKind::Driver:
-        raise_as("CudaDriverError", nullptr, e.what(), attrs);
-        break;
-      case drv::DriverErrorKind::LaunchConfig:
-        raise_as("LaunchConfigError", nullptr, e.what(), attrs);
-        break;
-      case drv::DriverErrorKind::Argument:
-        raise_as(nullptr, PyExc_ValueError, e.what());
-        break;
-    }
-  } catch (const lnk::LinkError& e) {
-    if (e.kind() == lnk::LinkError::Kind::BadInput)
-      raise_as(nullptr, PyExc_ValueError, e.what());
-    else
-      raise_as("LinkerError", nullptr, e.what(), {{"code", py::int_(e.code())}});
-  } catch (const lnk::NvrtcError& e) {
-    raise_as("NvrtcError", nullptr, e.what());
-  } catch (const lnk::NvvmError& e) {
-    raise_as("NvvmError", nullptr, e.what());
-  }
-}
 
 std::uint64_t scalar_bits(const drv::ArgSlot& slot, PyObject* value, std::size_t index) {
   auto wrong = [&](const char* expected) {

@@ -1,6 +1,7 @@
-// Python bindings of the CPU target: `_core.compile_kernel(..., target="cpu")` compiles a kernel for this
-// machine (hostgen/host_jit.cpp) and `HostKernel.launch(...)` runs its grid on the host runtime (hostrt/),
-// with parameters packed as KernelLauncher.pack packs them for a GPU launch.
+// Python bindings of the CPU target's code (cujit._compiler): `_core.compile_kernel(..., target="cpu")` compiles a
+// kernel for this machine (hostgen/host_jit.cpp) and `HostKernel.launch(...)` runs its grid on the host runtime
+// (hostrt/), with parameters packed as KernelLauncher.pack packs them for a GPU launch. Its runtime and driver
+// are cujit._runtime's (py_host_runtime.cpp).
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -9,7 +10,6 @@
 
 #include "bindings.h"
 #include "cujit/codegen.h"
-#include "cujit/host_driver.h"
 #include "cujit/hostgen.h"
 #include "cujit/hostrt.h"
 #include "cujit/ir.h"
@@ -67,10 +67,9 @@ void launch(const hostgen::HostKernel& kernel, const std::vector<uint32_t>& grid
 
 }  // namespace
 
-void register_host(py::module_& m) {
-  py::module_ h = m.def_submodule("host", "the CPU target: kernels compiled for the host and its runtime");
+void register_host_compiler(py::module_& m) {
   py::class_<hostgen::HostKernel, codegen::KernelCode, std::shared_ptr<hostgen::HostKernel>>(
-      h, "HostKernel", "the CPU target's code of a kernel (what _core.compile_kernel(target='cpu') makes)")
+      m, "HostKernel", "the CPU target's code of a kernel (what _core.compile_kernel(target='cpu') makes)")
       .def_readonly("symbol", &hostgen::HostKernel::symbol)
       .def_readonly("static_shared_bytes", &hostgen::HostKernel::static_shared_bytes)
       .def_readonly("uses_barrier", &hostgen::HostKernel::uses_barrier)
@@ -82,20 +81,10 @@ void register_host(py::module_& m) {
            py::arg("offsets"), py::arg("cooperative") = false, py::arg("name") = "",
            "Runs the grid: params is KernelLauncher.pack's buffer, offsets its param_offsets; cooperative: every "
            "block at once (a grid sync); name: the kernel's, for error reports (a deadlock is a RuntimeError).");
-  h.def("math_functions", &hostgen::host_math_names,
+  m.def("host_math_functions", &hostgen::host_math_names,
         "the libdevice functions (and compiler runtime helpers) the CPU target implements");
-  h.def("_nudge_math", &hostgen::set_host_math_nudge, py::arg("ulps"),
+  m.def("_nudge_host_math", &hostgen::set_host_math_nudge, py::arg("ulps"),
         "Tests only: the next compiles move each transcendental function's result by `ulps` ulps (0 stops).");
-  h.def("worker_count", &hostrt::worker_count, "the worker threads a launch runs blocks on");
-  h.def(
-      "thread_stack_kib", [] { return (hostrt::thread_stack_bytes() - hostrt::kRuntimeStackBytes) / 1024; },
-      "the stack each thread's locals may use, in KiB (CUJIT_HOST_STACK_KIB, default 512)");
-  h.def("max_cooperative_blocks", &hostrt::max_cooperative_blocks, py::arg("threads_per_block"),
-        "the most blocks of that many threads a cooperative launch may have on the CPU target");
-  h.def("use_host_driver", &hostrt::install_host_driver,
-        "Installs the CPU target's driver in place of libcuda for the rest of the process (host memory, "
-        "synchronous streams, host-clock events, one device 'cujit CPU target').");
-  h.def("host_driver_active", &hostrt::host_driver_installed, "whether the CPU target's driver is installed");
 }
 
 }  // namespace cujit::bindings

@@ -65,6 +65,12 @@ struct PySpecialisation {
 };
 const PySpecialisation& py_specialisation(const driver::KernelCache::Kernel& kernel);
 
+// How a specialisation's image is built without Python: what a GPU kernel's code (cujit._compiler's GpuKernelCode)
+// answers to _image_builder(include_dirs), for the cache (cujit._runtime) to call.
+struct ImageBuilder {
+  driver::KernelCache::BuildImage build;
+};
+
 // The KernelCache key of argument types and a tag (the options' key and the variant).
 std::string specialisation_key(const std::vector<TypeRef>& argtypes, const std::string& tag);
 

@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "cujit/kernel_target.h"
+#include "cujit/codegen.h"
 #include "py_interfaces.h"
 
 namespace cujit::bindings {
@@ -34,28 +34,14 @@ drv::KernelCache::BuildImage python_build(const py::object& build) {
   };
 }
 
-// The image of a kernel's GPU code, linked here: nothing of Python runs but the warning of an NVRTC log.
-drv::KernelCache::BuildImage code_build(std::shared_ptr<codegen::GpuKernelCode> code,
-                                        std::vector<std::string> include_dirs) {
-  return [code = std::move(code), include_dirs = std::move(include_dirs)](int major, int minor) {
-    link::ProgramLinkResult linked = code->link(major, minor, include_dirs);
-    if (!linked.nvrtc_logs.empty()) {
-      py::gil_scoped_acquire gil;
-      for (const auto& [name, log] : linked.nvrtc_logs)
-        if (PyErr_WarnEx(PyExc_UserWarning, ("NVRTC log messages: " + log).c_str(), 1) != 0)
-          throw py::error_already_set();
-    }
-    return std::move(linked.cubin);
-  };
-}
-
-// How a specialisation's image is built: `build` (its GPU code, linked in C++, or a Python callable), with
-// `image` (the cubin for devices of architecture `image_arch`, from a cache or bundle) served as it is.
+// How a specialisation's image is built: `build` (its GPU code, whose _image_builder(include_dirs) links it in
+// C++, or a Python callable), with `image` (the cubin for devices of architecture `image_arch`, from a cache or
+// bundle) served as it is.
 drv::KernelCache::BuildImage image_build(const py::object& build, py::object image, std::string image_arch,
                                          std::vector<std::string> include_dirs) {
   drv::KernelCache::BuildImage made =
-      py::isinstance<codegen::GpuKernelCode>(build)
-          ? code_build(build.cast<std::shared_ptr<codegen::GpuKernelCode>>(), std::move(include_dirs))
+      !build.is_none() && py::hasattr(build, "_image_builder")
+          ? build.attr("_image_builder")(std::move(include_dirs)).cast<const ImageBuilder&>().build
           : python_build(build);
   if (image.is_none()) return made;
   return [made = std::move(made), cubin = image_bytes(image), arch = std::move(image_arch)](int major, int minor) {
@@ -165,6 +151,9 @@ std::string specialisation_key(const std::vector<TypeRef>& argtypes, const std::
 }
 
 void register_kernel_cache(py::module_& d) {
+  py::class_<ImageBuilder>(d, "ImageBuilder",
+                           "how a kernel's image is built for a device (major, minor) in C++: a GPU code's "
+                           "_image_builder(include_dirs) answers one");
   py::class_<Specialisation>(d, "Specialisation",
                              "What a KernelCache compile answers: the specialisation's face (the dispatcher's "
                              "object for it), its entry symbol, build (a GpuKernelCode, linked in C++ with "

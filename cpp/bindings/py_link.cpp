@@ -21,15 +21,6 @@ namespace tk = cujit::toolkit;
 
 using LinkInputPtr = std::shared_ptr<lnk::LinkInput>;
 
-// Python objects held by the core (a link input's origin): released under the GIL.
-std::shared_ptr<void> hold_object(py::object obj) {
-  if (obj.is_none()) return nullptr;
-  return std::shared_ptr<void>(new py::object(std::move(obj)), [](void* p) {
-    py::gil_scoped_acquire gil;
-    delete static_cast<py::object*>(p);
-  });
-}
-
 std::string text_or_bytes(py::handle data) {
   return PyUnicode_Check(data.ptr()) ? data.cast<std::string>() : image_bytes(data);
 }
@@ -44,7 +35,7 @@ void register_link_inputs(py::module_& m) {
                                      " (expected cu, ptx, cubin, fatbin, object, library or ltoir)");
              in->data = text_or_bytes(data);
              in->name = std::move(name);
-             in->origin = hold_object(std::move(origin));
+             in->origin = origin.is_none() ? nullptr : hold(std::move(origin));
              return LinkInputPtr(in);
            }),
            py::arg("kind"), py::arg("data"), py::arg("name"), py::arg("origin") = py::none())

@@ -326,8 +326,8 @@ TEST(Driver, AKernelToKeepIsCompiledUnderTheLockAfterASecondLook) {
 
 TEST(Driver, NoaliasArraysOnlyBesideScalars) {
   TypeRef array = types::array(types::float32(), 1, 'C', false);
-  EXPECT_EQ(compiler::noalias_arrays({array, array, types::float32()}), 2);
-  EXPECT_EQ(compiler::noalias_arrays({array, types::tuple({types::int32(), types::int32()})}), 0);
+  EXPECT_EQ(types::noalias_arrays({array, array, types::float32()}), 2);
+  EXPECT_EQ(types::noalias_arrays({array, types::tuple({types::int32(), types::int32()})}), 0);
 }
 
 }  // namespace

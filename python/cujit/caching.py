@@ -306,7 +306,7 @@ def _find_toolchain():
     global _toolchain
     if _toolchain is None:
         package = os.path.dirname(os.path.abspath(__file__))
-        parts = [__version__, sys.version, FORMAT, _file_identity(_core.__file__)]
+        parts = [__version__, sys.version, FORMAT] + [_file_identity(f) for f in _core.library_files()]
         parts += [_file_identity(os.path.join(package, f)) for f in _COMPILER_MODULES] + _tool_libraries()
         _toolchain = repr(parts)
 

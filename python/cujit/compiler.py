@@ -12,11 +12,30 @@ from cujit._source import Resolver, function_source
 from cujit.errors import NumbaInvalidConfigWarning, entry_point
 
 
+_warm_up = {"cc": None, "compiles": False, "started": False}
+
+
 def warm_up(cc):
-    """Builds the code generator for `cc` on a background thread (the runtime calls this when it first
-    meets a device, so the first kernel launch does not wait for it); CUJIT_WARM_UP=0 turns it off."""
-    if os.environ.get("CUJIT_WARM_UP", "1") != "0":
-        _core.start_warm_up(tuple(cc))
+    """Builds the code generator for `cc` on a background thread (the runtime calls this when it first meets a
+    device, so the first kernel launch does not wait for it), once a kernel that will compile is defined
+    (``expect_compiles``): a process whose kernels all come from the disk cache or an AOT bundle never loads the
+    compiler. CUJIT_WARM_UP=0 turns it off."""
+    _warm_up["cc"] = tuple(cc)
+    _start_warm_up()
+
+
+def expect_compiles():
+    """A kernel that compiles when first launched was defined (not cached, no AOT bundle in use): the warm-up
+    starts once a device is met, or now if one was."""
+    _warm_up["compiles"] = True
+    _start_warm_up()
+
+
+def _start_warm_up():
+    w = _warm_up
+    if w["cc"] is not None and w["compiles"] and not w["started"] and os.environ.get("CUJIT_WARM_UP", "1") != "0":
+        w["started"] = True
+        _core.start_warm_up(w["cc"])
 
 
 #: The compute capability used when ``cc`` is not given: the lowest one that

@@ -16,6 +16,7 @@ from cujit import _core, _source, _target, aot_bundles, linking, telemetry
 from cujit.compiler import (
     compile_request,
     core_arguments,
+    expect_compiles,
     for_cc,
     make_options,
     normalize_inline,
@@ -330,6 +331,8 @@ class CUDADispatcher(_core.Dispatcher):
         self._link_items = tuple(link)
         self._cache_hits, self._cache_misses = collections.Counter(), collections.Counter()
         self._extensions = _Extensions(self, (jit_options or {}).get("extensions") or ())
+        if not device and not (cache_wanted(cache) or aot_bundles.in_use()):
+            expect_compiles()  # the compiler's warm-up may start
 
     @property
     def extensions(self):
@@ -493,10 +496,11 @@ class CUDADispatcher(_core.Dispatcher):
             return self._compiled_now(self._compile_request(signature, options), signature, start)
         arch = linking.arch_for(tuple(options.cc)[:2])  # what link() gets for the device: (major, minor)
         store = _caching().KernelStore(self, signature.args, options, arch, start, bundles, cache)
-        build = self._compile_request(signature, options, store)
-        if build.kept is not None:
+        kept = store.find()  # before the compiler is asked (or loaded): a kept kernel needs neither
+        build = self._compile_request(signature, options, store) if kept is None else None
+        if kept is not None or build.kept is not None:  # (build.kept: another process kept it meanwhile)
             self._cache_hits[tuple(signature.args)] += 1
-            return self._kernel_from_entry(build.kept, signature, options)
+            return self._kernel_from_entry(kept if kept is not None else build.kept, signature, options)
         if store.keeps():
             self._cache_misses[tuple(signature.args)] += 1
         linking.warn_nvrtc_logs(build.nvrtc_logs)

@@ -87,7 +87,7 @@ class HostKernel:
 
     def __init__(self, compiled, name):
         typed = self.typed = compiled.typed
-        self.native = compiled.code  # _core.host.HostKernel: owns the JIT-compiled code
+        self.native = compiled.code  # _core.HostKernel: owns the JIT-compiled code
         self.argtypes = tuple(typed.args)
         self.options = options = compiled.options
         self.entry = typed.symbol

@@ -183,6 +183,7 @@ k[1, 32](r, cuda.to_device(np.ones(4, np.float32)))
 stats = cujit.stats()
 print(json.dumps({{"setup": events.count("setup"), "hits": stats["cache hits"], "misses": stats["cache misses"],
                   "compiles": stats["compiles"], "writes": stats["cache writes"],
+                  "compiler": _core.compiler_loaded(), "modules": sorted(m for m in sys.modules if m.startswith("cujit")),
                   "stages": {{name: s["count"] for name, s in stats["stages"].items()}}}}))
 """
 
@@ -212,6 +213,9 @@ def test_second_process_loads_linked_kernel_and_runs_setup(fake_driver, tmp_path
     for stage in ("frontend", "typing", "lowering", "LLVM optimisation", "PTX emission", "NVRTC", "nvJitLink"):
         assert stage not in second["stages"], (stage, second["stages"])
     assert second["stages"]["module load"] == 1
+    # The compiler (cujit._compiler, LLVM) is never loaded: the kernel comes from the cache and launches.
+    assert first["compiler"] and not second["compiler"]
+    assert "cujit._compiler" not in second["modules"] and "cujit._runtime" in second["modules"]
     entries = [f for _, _, files in os.walk(cache / "kernel") for f in files]
     assert len(entries) == 1
 

@@ -47,7 +47,7 @@ def test_output_asked_for_is_made():
 
 def test_the_cpu_target_makes_host_code():
     compiled = compiler.compile_request(saxpy, SIG, options(), target=_target.CPU, launchable=True)
-    assert isinstance(compiled.code, _core.host.HostKernel) and isinstance(compiled.code, _core.KernelCode)
+    assert isinstance(compiled.code, _core.HostKernel) and isinstance(compiled.code, _core.KernelCode)
     assert not compiled.options.noalias_arrays  # the CPU target's adaptation of the options
     assert "__cujit_host_entry" in compiled.code.llvm_ir
 

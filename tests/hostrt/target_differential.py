@@ -13,7 +13,7 @@ types, the same for both targets. Integer and boolean results must be equal; flo
 or within ULPS units in the last place; a program calling a math function the two targets implement differently
 (each within the ulps docs/cpu_target.md gives) is held to a relative tolerance instead, as its arithmetic can
 carry an ulp's difference far (sin(x ** 5)). Where even that does not hold, the program runs twice more on the
-CPU target with every transcendental function's result moved NUDGE_ULPS either way (_core.host._nudge_math): an
+CPU target with every transcendental function's result moved NUDGE_ULPS either way (_core._nudge_host_math): an
 element whose CPU result moves beyond the tolerance then is ill-conditioned (exp(a) % 5 in float32: exp's last bits
 become the result's first), on any implementation, and is left out; the outcome says how many were.
 
@@ -133,11 +133,11 @@ class Case:
 
         moved = set()
         for ulps in (NUDGE_ULPS, -NUDGE_ULPS):
-            _core.host._nudge_math(ulps)
+            _core._nudge_host_math(ulps)
             try:
                 kernel = self.make_kernel("cpu")
             finally:
-                _core.host._nudge_math(0)
+                _core._nudge_host_math(0)
             out = np.zeros(N_ELEMENTS, self.out_dtype)
             kernel[N_ELEMENTS // BLOCK, BLOCK](out, *[np.array(a) for a in self.host_args], 5)
             moved.update(differ(cpu, out, inexact_math).tolist())

@@ -67,7 +67,14 @@ def test_the_wheel_installs_and_runs_without_a_compiler(tmp_path):
     outside.mkdir()
     assert _run([python, "-m", "cujit", "--version"], env, outside).strip() == version
     where = _run(
-        [python, "-c", "import cujit, cujit._core; print(cujit.__file__); print(cujit._core.__file__)"], env, outside
+        [
+            python,
+            "-c",
+            "import cujit, cujit._core as c; print(cujit.__file__); print(*c.library_files(), sep='\\n'); "
+            "import cujit._compiler",
+        ],
+        env,
+        outside,
     )
     assert all(line.startswith(str(env_dir)) for line in where.split()), where
     demo = _run([python, str(ROOT / "examples" / "demo.py")], env, outside)

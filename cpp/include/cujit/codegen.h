@@ -32,6 +32,8 @@ struct TargetArch {
 };
 Expected<TargetArch> resolve_arch(const ComputeCapability& cc);
 const std::vector<int>& supported_archs();
+// The architecture a kernel links for on a device of (major, minor): sm_XY, with numba-cuda's "a" from 9.0 up.
+std::string device_arch(int major, int minor);
 // The PTX ISA version code for an architecture is written in (80 for 8.0).
 int ptx_isa_version(const TargetArch& arch);
 

@@ -74,11 +74,6 @@ struct KernelFailure {
   std::shared_ptr<ir::TypedFunction> typed;  // keeps `fn` alive (it may be a callee's)
 };
 
-// How many array arguments a kernel of these argument types may compile with `noalias` data (the dispatcher then
-// keeps a variant without it for launches whose arrays overlap): all of them when the rest are scalars, none when a
-// pointer, tuple or other aggregate could reach the same memory unchecked.
-int noalias_arrays(const std::vector<TypeRef>& argtypes);
-
 // Runs one request: types the function, checks a kernel's static shared memory and what the target refuses, and
 // makes the target's code. Needs no Python and no GIL beyond what the resolver and callee provider take.
 std::variant<CompiledKernel, KernelFailure> compile_kernel(const KernelRequest& request);

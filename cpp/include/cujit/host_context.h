@@ -37,19 +37,15 @@ struct HostThreadContext {
 // Interrupts (Ctrl-C during a launch): the runtime sets host_interrupt_requested; code compiled for the host
 // reads it (relaxed) at every loop's header and, when set, calls host_interrupted(), which never returns: the
 // thread is abandoned through the handler the runtime installed for the running thread (its fiber is dropped, or
-// the worker jumps back to where it started the thread). Inline, so that codegen and the runtime share one of each
-// without depending on each other.
-inline std::atomic<uint32_t> host_interrupt_requested{0};
+// the worker jumps back to where it started the thread). Defined once, by the runtime (hostrt/interrupts.cpp):
+// the CPU target's code generation (hostgen/) hands their addresses to the code it compiles.
+extern std::atomic<uint32_t> host_interrupt_requested;
 struct HostInterruptHandler {
   void (*abandon)(void* runtime) = nullptr;  // never returns
   void* runtime = nullptr;
 };
-inline thread_local HostInterruptHandler host_interrupt_handler{};
-[[noreturn]] inline void host_interrupted() {
-  const HostInterruptHandler h = host_interrupt_handler;
-  if (h.abandon != nullptr) h.abandon(h.runtime);
-  __builtin_trap();  // compiled host code runs only under a handler
-}
+extern thread_local HostInterruptHandler host_interrupt_handler;
+[[noreturn]] void host_interrupted();
 // The symbols compiled host code refers to them by (hostgen/host_interrupts.cpp defines them in each JIT).
 inline constexpr const char* kHostInterruptFlagSymbol = "__cujit_host_interrupt_requested";
 inline constexpr const char* kHostInterruptedFunction = "__cujit_host_interrupted";

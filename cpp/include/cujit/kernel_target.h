@@ -83,7 +83,4 @@ class GpuKernelCode final : public KernelCode {
   mutable std::optional<std::string> ptx_;
 };
 
-// The architecture a kernel links for on a device of (major, minor): sm_XY, with numba-cuda's "a" from 9.0 up.
-std::string device_arch(int major, int minor);
-
 }  // namespace cujit::codegen

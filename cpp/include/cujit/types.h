@@ -219,6 +219,10 @@ struct ArgumentLeaf {
   Role role = Role::Value;
 };
 std::vector<ArgumentLeaf> argument_leaves(TypeRef t);
+// How many array arguments a kernel of these argument types may compile with `noalias` data (the dispatcher then
+// keeps a variant without it for launches whose arrays overlap): all of them when the rest are scalars, none when a
+// pointer, tuple or other aggregate could reach the same memory unchecked.
+int noalias_arrays(const std::vector<TypeRef>& argtypes);
 
 // numba's layout of an array of `ndim` dimensions with these shape and strides (bytes): 'C' or 'F' when
 // contiguous in that order (numpy's rule: dimensions of length 1 do not count, an empty array is 'C'),

@@ -78,10 +78,6 @@ lowering::LoweringOptions lowering_options(const CompileOptions& options, const 
   return lo;
 }
 
-std::string device_arch(int major, int minor) {
-  return "sm_" + std::to_string(major) + std::to_string(minor) + (major >= 9 ? "a" : "");
-}
-
 GpuKernelCode::GpuKernelCode(std::shared_ptr<ir::TypedFunction> typed, CompileOptions options, bool lto,
                              CompiledCode own)
     : typed_(std::move(typed)), options_(std::move(options)), lto_(lto), own_(std::move(own)) {

@@ -23,17 +23,6 @@ class Unlocked {
 
 }  // namespace
 
-int noalias_arrays(const std::vector<TypeRef>& argtypes) {
-  int arrays = 0;
-  for (TypeRef t : argtypes) {
-    if (t->kind() == TypeKind::Array)
-      ++arrays;
-    else if (!t->is_integer() && !t->is_boolean() && t->kind() != TypeKind::Float && t->kind() != TypeKind::Complex)
-      return 0;
-  }
-  return arrays;
-}
-
 std::variant<CompiledKernel, KernelFailure> compile_kernel(const KernelRequest& request) {
   const codegen::KernelTarget& target = request.target != nullptr ? *request.target : codegen::cuda_target();
   CompiledKernel out;

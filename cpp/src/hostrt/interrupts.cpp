@@ -8,6 +8,19 @@
 #include "cujit/hostrt.h"
 #include "fiber_scheduler.h"
 
+namespace cujit::target {
+
+std::atomic<uint32_t> host_interrupt_requested{0};
+thread_local HostInterruptHandler host_interrupt_handler{};
+
+void host_interrupted() {
+  const HostInterruptHandler h = host_interrupt_handler;
+  if (h.abandon != nullptr) h.abandon(h.runtime);
+  __builtin_trap();  // compiled host code runs only under a handler
+}
+
+}  // namespace cujit::target
+
 namespace cujit::hostrt {
 namespace {
 

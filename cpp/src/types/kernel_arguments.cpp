@@ -61,4 +61,15 @@ char array_layout(int ndim, const int64_t* shape, const int64_t* strides, int64_
   return is_contiguous(ndim, shape, strides, itemsize, false) ? 'F' : 'A';
 }
 
+int noalias_arrays(const std::vector<TypeRef>& argtypes) {
+  int arrays = 0;
+  for (TypeRef t : argtypes) {
+    if (t->kind() == TypeKind::Array)
+      ++arrays;
+    else if (!t->is_integer() && !t->is_boolean() && t->kind() != TypeKind::Float && t->kind() != TypeKind::Complex)
+      return 0;
+  }
+  return arrays;
+}
+
 }  // namespace cujit::types

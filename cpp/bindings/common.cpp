@@ -1,8 +1,13 @@
-// The extension module `cujit._core`: error translation and registration.
+// What both extension modules (cujit._runtime and cujit._compiler, see runtime_module.cpp) compile in: core Errors,
+// and the driver's and the CUDA tools' errors, raised as the Python exceptions cujit.errors has for them; Python
+// objects the core holds.
 #include "bindings.h"
-#include "py_interfaces.h"
-
+#include "cujit/driver.h"
 #include "cujit/ir.h"
+#include "cujit/link.h"
+#include "cujit/nvrtc.h"
+#include "cujit/nvvm.h"
+#include "py_interfaces.h"
 
 namespace cujit::bindings {
 
@@ -72,6 +77,15 @@ void remember_cause(py::handle cause) {
   t_pending_cause = cause.ptr();
 }
 
+void raise_as(const char* cls_name, PyObject* fallback, const std::string& message,
+              const std::vector<std::pair<const char*, py::object>>& attrs = {}) {
+  py::object cls = fallback ? py::reinterpret_borrow<py::object>(fallback) : py::object();
+  if (cls_name != nullptr) cls = py::module_::import("cujit.errors").attr(cls_name);
+  py::object exc = cls(message);
+  for (const auto& [name, value] : attrs) exc.attr(name) = value;
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+}
+
 }  // namespace
 
 std::optional<Error> unlocated_compile_error(const py::error_already_set& e) {
@@ -121,28 +135,64 @@ void set_python_error(const Error& error, const frontend::FunctionSource* source
   throw py::error_already_set();
 }
 
+void set_runtime_error(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const driver::DriverError& e) {
+    std::vector<std::pair<const char*, py::object>> attrs{
+        {"code", py::int_(e.code())}, {"code_name", py::str(e.code_name())}, {"call", py::str(e.call())}};
+    switch (e.kind()) {
+      case driver::DriverErrorKind::Support:
+        raise_as("CudaSupportError", nullptr, e.what());
+        break;
+      case driver::DriverErrorKind::Driver:
+        raise_as("CudaDriverError", nullptr, e.what(), attrs);
+        break;
+      case driver::DriverErrorKind::LaunchConfig:
+        raise_as("LaunchConfigError", nullptr, e.what(), attrs);
+        break;
+      case driver::DriverErrorKind::Argument:
+        raise_as(nullptr, PyExc_ValueError, e.what());
+        break;
+    }
+  } catch (const link::LinkError& e) {
+    if (e.kind() == link::LinkError::Kind::BadInput)
+      raise_as(nullptr, PyExc_ValueError, e.what());
+    else
+      raise_as("LinkerError", nullptr, e.what(), {{"code", py::int_(e.code())}});
+  } catch (const link::NvrtcError& e) {
+    raise_as("NvrtcError", nullptr, e.what());
+  } catch (const link::NvvmError& e) {
+    raise_as("NvvmError", nullptr, e.what());
+  }
+}
+
+std::shared_ptr<void> hold(py::object obj) {
+  return std::shared_ptr<void>(new py::object(std::move(obj)), [](void* p) {
+    py::gil_scoped_acquire gil;
+    delete static_cast<py::object*>(p);
+  });
+}
+
+py::object held(const std::shared_ptr<void>& p) { return *static_cast<py::object*>(p.get()); }
+
+py::object constant_value(const ir::GlobalValue& g) {
+  switch (g.kind) {
+    case ir::GlobalValue::Kind::Int:
+      return g.is_unsigned ? py::int_(static_cast<uint64_t>(g.int_value)) : py::int_(g.int_value);
+    case ir::GlobalValue::Kind::Bool:
+      return py::bool_(g.int_value != 0);
+    case ir::GlobalValue::Kind::Float:
+      return py::float_(g.float_value);
+    case ir::GlobalValue::Kind::Complex:
+      return py::module_::import("builtins").attr("complex")(g.float_value, g.imag_value);
+    case ir::GlobalValue::Kind::Str:
+      if (g.is_bytes) return py::bytes(g.name);
+      return py::str(g.name);
+    default:
+      return py::none();
+  }
+}
+
 }  // namespace cujit::bindings
 
-PYBIND11_MODULE(_core, m) {
-  m.doc() = "cujit's C++ core: types, frontend, typing, lowering and PTX generation";
-  // A CompileError that reaches Python without passing through unwrap() (type
-  // constructors, conversions) still becomes the exception its kind names.
-  pybind11::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const cujit::CompileError& e) {
-      cujit::bindings::set_python_error(e.error(), nullptr);
-    }
-  });
-  cujit::bindings::register_types(m);
-  cujit::bindings::register_compile(m);
-  cujit::bindings::register_bytecode(m);
-  cujit::bindings::register_interfaces(m);
-  cujit::bindings::register_driver(m);
-  cujit::bindings::register_events(m);
-  cujit::bindings::register_memory(m);
-  cujit::bindings::register_launch(m);
-  cujit::bindings::register_link(m);
-  cujit::bindings::register_cache(m);
-  cujit::bindings::register_host(m);
-}

@@ -1,0 +1,46 @@
+"""cujit's C++ core as the package sees it: one module, two extensions.
+
+- ``cujit._runtime`` (loaded at ``import cujit``): types, compile options, the driver, the launch fast path,
+  linking, the disk cache and the CPU target's runtime; no LLVM.
+- ``cujit._compiler``: the frontend, typing, lowering and code generation, with LLVM linked in; loaded the first
+  time one of its names is read here (the first compile), so that a process that only launches kernels from the
+  disk cache or an AOT bundle never loads it.
+
+Both link ``libcujit_runtime.so``, which holds the state they share (the interned types, the driver, the caches);
+pybind11 shares their classes. ``compiler_loaded()`` says whether the compiler is in this process.
+"""
+
+import os
+import sys
+
+from cujit import _runtime
+
+globals().update((name, value) for name, value in vars(_runtime).items() if not name.startswith("__"))
+
+_COMPILER = "cujit._compiler"
+
+
+def compiler_loaded():
+    """Whether this process has loaded the compiler (``cujit._compiler``, LLVM)."""
+    return _COMPILER in sys.modules
+
+
+def library_files():
+    """The paths of the core's libraries (the two extensions and the runtime library they link), without loading
+    the compiler: what the disk cache's toolchain identity hashes."""
+    folder, name = os.path.split(_runtime.__file__)
+    suffix = name[len("_runtime") :]
+    return [_runtime.__file__, os.path.join(folder, "_compiler" + suffix), os.path.join(folder, "libcujit_runtime.so")]
+
+
+def __getattr__(name):
+    """A name of the compiler's: loads it (once), after which its names are this module's own."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from cujit import _compiler
+
+    globals().update((n, value) for n, value in vars(_compiler).items() if not n.startswith("__"))
+    try:
+        return globals()[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
