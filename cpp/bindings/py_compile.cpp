@@ -349,7 +349,13 @@ void register_compile(py::module_& m) {
 
   py::class_<codegen::KernelCode, std::shared_ptr<codegen::KernelCode>>(
       m, "KernelCode", "what a target made of one typed function (cujit/kernel_target.h)")
-      .def_readonly("llvm_ir", &codegen::KernelCode::llvm_ir);
+      .def_property_readonly("llvm_ir", [](const codegen::KernelCode& c) {
+        Expected<std::string> ir = [&] {
+          py::gil_scoped_release nogil;
+          return c.optimised_ir();
+        }();
+        return unwrap(std::move(ir));
+      });
 
   py::class_<codegen::GpuKernelCode, codegen::KernelCode, std::shared_ptr<codegen::GpuKernelCode>>(
       m, "GpuKernelCode", "the GPU target's code of a function: PTX or LTO-IR, linked per device architecture")

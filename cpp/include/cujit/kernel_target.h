@@ -18,10 +18,12 @@
 
 namespace cujit::codegen {
 
-// What a target made of one typed function. Every target keeps the optimised LLVM IR (inspect_llvm).
+// What a target made of one typed function, and its optimised LLVM IR (inspect_llvm): kept by the CPU target, made
+// again on first need by the GPU target (printing every module cost a tenth of a small function's compile).
 class KernelCode {
  public:
   virtual ~KernelCode() = default;
+  virtual Expected<std::string> optimised_ir() const { return llvm_ir; }
   std::string llvm_ir;
 };
 
@@ -63,6 +65,8 @@ class GpuKernelCode final : public KernelCode {
   const CompiledCode& own() const { return own_; }
   // Its PTX: the own code, or (an LTO kernel) made from the typed function on first need.
   Expected<std::string> ptx() const;
+  // Its optimised LLVM IR, made from the typed function on first need (the same module the compile made).
+  Expected<std::string> optimised_ir() const override;
   // Its code as a link input for a device of (major, minor): PTX, or LTO-IR compiled for that device.
   Expected<link::LinkInput> own_input(int major, int minor) const;
   // The cubin for a device of (major, minor): its code linked with every input its calls collected (`inputs`
@@ -81,6 +85,7 @@ class GpuKernelCode final : public KernelCode {
   CompiledCode own_;
   mutable std::mutex ptx_mutex_;
   mutable std::optional<std::string> ptx_;
+  mutable std::optional<std::string> ir_;  // under ptx_mutex_
 };
 
 }  // namespace cujit::codegen

@@ -49,7 +49,7 @@ class CudaTarget final : public KernelTarget {
     if (output == Output::Decide)  // device functions are linked by their callers, with the callers' choice
       lto = options.kernel && link::resolve_lto(options.lto, options.debug, input_kinds(*typed));
     Expected<CompiledCode> own =
-        lto ? compile_to_ltoir(*typed, options, /*keep_llvm_ir=*/true) : compile_to_ptx(*typed, options, true);
+        lto ? compile_to_ltoir(*typed, options) : compile_to_ptx(*typed, options);
     if (!own) return own.error();
     auto code = std::make_shared<GpuKernelCode>(typed, options, lto, std::move(*own));
     return std::shared_ptr<KernelCode>(std::move(code));
@@ -81,8 +81,17 @@ lowering::LoweringOptions lowering_options(const CompileOptions& options, const 
 GpuKernelCode::GpuKernelCode(std::shared_ptr<ir::TypedFunction> typed, CompileOptions options, bool lto,
                              CompiledCode own)
     : typed_(std::move(typed)), options_(std::move(options)), lto_(lto), own_(std::move(own)) {
-  llvm_ir = std::move(own_.llvm_ir);
-  own_.llvm_ir.clear();
+}
+
+Expected<std::string> GpuKernelCode::optimised_ir() const {
+  std::lock_guard<std::mutex> lock(ptx_mutex_);
+  if (!ir_) {
+    Expected<CompiledCode> made =
+        lto_ ? compile_to_ltoir(*typed_, options_, /*keep_llvm_ir=*/true) : compile_to_ptx(*typed_, options_, true);
+    if (!made) return made.error();
+    ir_ = std::move(made->llvm_ir);
+  }
+  return *ir_;
 }
 
 Expected<std::string> GpuKernelCode::ptx() const {
