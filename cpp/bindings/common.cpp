@@ -195,4 +195,3 @@ py::object constant_value(const ir::GlobalValue& g) {
 }
 
 }  // namespace cujit::bindings
-

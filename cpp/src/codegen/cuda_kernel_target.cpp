@@ -48,8 +48,7 @@ class CudaTarget final : public KernelTarget {
     bool lto = output == Output::LtoIr;
     if (output == Output::Decide)  // device functions are linked by their callers, with the callers' choice
       lto = options.kernel && link::resolve_lto(options.lto, options.debug, input_kinds(*typed));
-    Expected<CompiledCode> own =
-        lto ? compile_to_ltoir(*typed, options) : compile_to_ptx(*typed, options);
+    Expected<CompiledCode> own = lto ? compile_to_ltoir(*typed, options) : compile_to_ptx(*typed, options);
     if (!own) return own.error();
     auto code = std::make_shared<GpuKernelCode>(typed, options, lto, std::move(*own));
     return std::shared_ptr<KernelCode>(std::move(code));
@@ -80,8 +79,7 @@ lowering::LoweringOptions lowering_options(const CompileOptions& options, const 
 
 GpuKernelCode::GpuKernelCode(std::shared_ptr<ir::TypedFunction> typed, CompileOptions options, bool lto,
                              CompiledCode own)
-    : typed_(std::move(typed)), options_(std::move(options)), lto_(lto), own_(std::move(own)) {
-}
+    : typed_(std::move(typed)), options_(std::move(options)), lto_(lto), own_(std::move(own)) {}
 
 Expected<std::string> GpuKernelCode::optimised_ir() const {
   std::lock_guard<std::mutex> lock(ptx_mutex_);
