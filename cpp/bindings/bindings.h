@@ -69,6 +69,7 @@ driver::Context& context_or_current(driver::Context* ctx);
 void register_types(py::module_& m);
 void register_options(py::module_& m);  // CompileOptions, the architectures, the intrinsics' names (py_options.cpp)
 void register_resolved(py::module_& m);  // what a resolver answers about a name (py_resolved.cpp)
+void register_toolkit(py::module_& m);  // where CUDA's libraries are (at import: the wheels' roots are set then)
 void register_link(py::module_& m);
 void register_driver(py::module_& m);
 void register_events(py::module_& m);  // after register_driver: adds to its submodule

@@ -258,8 +258,6 @@ std::string image_bytes(py::handle image) {
 }
 
 void register_driver(py::module_& m) {
-  py::register_local_exception_translator(&set_runtime_error);
-
   py::module_ d = m.def_submodule("driver", "the CUDA Driver API runtime (libcuda loaded on first use)");
 
   register_driver_answers(d);

@@ -119,6 +119,8 @@ void register_nvvm(py::module_& m) {
   n.def("ir_version", &lnk::nvvm_ir_version);
 }
 
+}  // namespace
+
 void register_toolkit(py::module_& m) {
   py::module_ t = m.def_submodule("toolkit", "where the CUDA toolkit's parts were found");
   t.def("set_wheel_roots", &tk::set_wheel_roots, py::arg("roots"));
@@ -154,6 +156,8 @@ void register_toolkit(py::module_& m) {
   t.def("include_dirs", &tk::include_dirs);
   t.def("search_roots", &tk::search_roots, "The toolkit roots the locator looks in, in its order.");
 }
+
+namespace {
 
 void register_link_nvjitlink(py::module_& m) {
   py::module_ l = m.def_submodule("link", "nvJitLink: link PTX, cubins, fatbins, objects, libraries and LTO-IR");
@@ -288,7 +292,6 @@ void register_link(py::module_& m) {
   register_program_link(m);
   register_nvrtc(m);
   register_nvvm(m);
-  register_toolkit(m);
 }
 
 }  // namespace cujit::bindings

@@ -21,17 +21,29 @@ PYBIND11_MODULE(_runtime, m) {
       cb::set_python_error(e.error(), nullptr);
     }
   });
+  py::register_local_exception_translator(&cb::set_runtime_error);
+  // At import: what `import cujit` needs (types, options, the resolver's answers, the interfaces Python subclasses,
+  // the toolkit locator).
   cb::register_types(m);
   cb::register_options(m);
   cb::register_resolved(m);
   cb::register_interfaces(m);
-  cb::register_driver(m);
-  cb::register_events(m);
-  cb::register_memory(m);
-  cb::register_launch(m);
-  cb::register_link(m);
-  cb::register_cache(m);
-  cb::register_host_runtime(m);
+  cb::register_toolkit(m);
+  // The rest (the driver, launching, memory, linking, the disk cache, the CPU target's runtime: about 300
+  // functions and classes, two thirds of the module's init) when a program first uses one of them: cujit._core
+  // calls this once, then shows the names it added.
+  m.def("_register_runtime", [m]() mutable {
+    static bool done = false;
+    if (done) return;
+    done = true;
+    cb::register_driver(m);
+    cb::register_events(m);
+    cb::register_memory(m);
+    cb::register_launch(m);
+    cb::register_link(m);
+    cb::register_cache(m);
+    cb::register_host_runtime(m);
+  });
   m.def("wait_for_background_work", &cujit::background::wait_idle, py::call_guard<py::gil_scoped_release>(),
         "Returns once no thread of cujit's own runs (NVRTC prefetches, the warm-up, loading nvJitLink).");
   py::module_ tm = m.def_submodule("telemetry", "compile stage totals (cpp/include/cujit/telemetry.h)");

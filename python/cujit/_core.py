@@ -1,7 +1,8 @@
 """cujit's C++ core as the package sees it: one module, two extensions.
 
 - ``cujit._runtime`` (loaded at ``import cujit``): types, compile options, the driver, the launch fast path,
-  linking, the disk cache and the CPU target's runtime; no LLVM.
+  linking, the disk cache and the CPU target's runtime; no LLVM. Its names beyond the types, options and
+  interfaces are registered at their first use from here (``_register_runtime``).
 - ``cujit._compiler``: the frontend, typing, lowering and code generation, with LLVM linked in; loaded the first
   time one of its names is read here (the first compile), so that a process that only launches kernels from the
   disk cache or an AOT bundle never loads it.
@@ -33,10 +34,27 @@ def library_files():
     return [_runtime.__file__, os.path.join(folder, "_compiler" + suffix), os.path.join(folder, "libcujit_runtime.so")]
 
 
+def _runtime_names():
+    """Registers the runtime's names beyond those ``import cujit`` needs (the driver, launching, memory, linking,
+    the disk cache, the CPU target's runtime), once; this module then has them."""
+    global _runtime_registered
+    _runtime_registered = True
+    _runtime._register_runtime()
+    globals().update((n, value) for n, value in vars(_runtime).items() if not n.startswith("__"))
+
+
+_runtime_registered = False
+
+
 def __getattr__(name):
-    """A name of the compiler's: loads it (once), after which its names are this module's own."""
+    """A name of the runtime's not registered yet, or of the compiler's: registers or loads it (once), after which
+    its names are this module's own."""
     if name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if not _runtime_registered:
+        _runtime_names()
+        if name in globals():
+            return globals()[name]
     from cujit import _compiler
 
     globals().update((n, value) for n, value in vars(_compiler).items() if not n.startswith("__"))

@@ -296,7 +296,7 @@ def _known():
     return _tables.with_numpy()
 
 
-_R = _core.Resolved  # the answers: typed values the frontend reads (cpp/bindings/py_compile.cpp)
+_R = _core.Resolved  # the answers: typed values the frontend reads (cpp/bindings/py_resolved.cpp)
 
 
 class Resolver(_core.Resolver):

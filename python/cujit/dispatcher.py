@@ -306,6 +306,8 @@ class CUDADispatcher(_core.Dispatcher):
         self, pyfunc, device, compile_options, link=(), cache=False, fastmath=None, jit_options=None, target=None
     ):
         _core.Dispatcher.__init__(self)
+        if not _subscript:
+            _install_subscript()
         # Where its kernels run (device functions are typed into callers of either target): a Target, and its
         # hooks (what differs per target: the faces of its specialisations, compiling one, configuring a launch).
         self.target = target or _target.CUDA
@@ -871,7 +873,13 @@ class CUDADispatcher(_core.Dispatcher):
         return f"<cujit CUDA {kind} {self.__qualname__}{where}>"
 
 
-_core.launch.install_subscript(CUDADispatcher)
+_subscript = []  # whether the fast path's kernel[...] is installed (at the first dispatcher: the launch path's
+# names are registered at their first use, not at import)
+
+
+def _install_subscript():
+    _core.launch.install_subscript(CUDADispatcher)
+    _subscript.append(True)
 
 
 class GpuHooks:

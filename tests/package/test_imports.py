@@ -197,6 +197,21 @@ def test_importing_cuda_loads_only_what_compiling_needs(tmp_path):
     assert not loaded & unwanted, sorted(loaded & unwanted)
 
 
+def test_importing_cuda_registers_only_the_core_names_it_needs(tmp_path):
+    """The runtime's driver, launch, memory, linking and cache names (two thirds of its module init) are registered
+    at their first use, and the compiler (cujit._compiler, LLVM) loads at the first compile."""
+    script = tmp_path / "program.py"
+    script.write_text(
+        "import json\nfrom cujit import cuda, _core\n"
+        "at_import = [_core._runtime_registered, _core.compiler_loaded()]\n"
+        "cuda.jit(lambda x: None)\n"
+        "at_decoration = [_core._runtime_registered, _core.compiler_loaded()]\n"
+        "cuda.compile_ptx(lambda a, b: a + b, 'float32(float32, float32)', device=True)\n"
+        "print(json.dumps([at_import, at_decoration, [_core._runtime_registered, _core.compiler_loaded()]]))\n"
+    )
+    assert run([script], cwd=tmp_path) == [[False, False], [True, False], [True, True]]
+
+
 def test_a_first_compile_loads_no_disk_cache(tmp_path):
     loaded = _modules_after(
         "from cujit import cuda\n\n\n"
