@@ -3,7 +3,10 @@ in its own process: `python benchmarks/launch_overhead.py`.
 
 Cases (issue 14's table): no arguments; 4 arguments (3 device arrays of the library + a float32) with cujit
 device arrays, CuPy arrays, PyTorch tensors and DLPack capsules (cujit only: numba-cuda does not take them);
-16 device arrays; 8 Python scalars. The C floor is benchmarks/launch_floor.cu, built here with nvcc twice:
+16 device arrays; 8 Python scalars. The C floor is benchmarks/launch_floor.cu, with the parameters numba's kernel
+ABI passes (a 1-D array is 7: 22 for 3 arrays and a float, 112 for 16 arrays; the driver copies each one, so
+that is the floor of a numba-cuda or cujit launch; before 2026-11-28 the array cases were compared with 4 and 16
+plain pointers), built here with nvcc twice:
 - as a program, run in its own process once per round (best of 3 x 20 000 launches);
 - as a library that every worker process loads, timing the C loop and the library's launches alternately on
   the same context, batch by batch (`--pairs` pairs of 5 000 launches each): the paired ratio, median of
@@ -93,7 +96,8 @@ WORKER = textwrap.dedent("""
         import ctypes
         floor = ctypes.CDLL(floor_library)
         floor.launch_floor_us.restype, floor.launch_floor_us.argtypes = ctypes.c_double, [ctypes.c_int] * 2
-        n_args = {"none": 0, "arrays16": 16, "scalars8": 8}.get(case, 4)
+        # The C loop with the parameters numba's ABI passes for this case (a 1-D array is 7)
+        n_args = {"none": 0, "arrays16": 112, "scalars8": 8}.get(case, 22)
         floor.launch_floor_us(n_args, 2000)  # its buffers, functions and warm-up
         for i in range(pairs):  # alternate which goes first
             if i % 2:
@@ -110,11 +114,11 @@ WORKER = textwrap.dedent("""
 
 CASES = [
     ("none", "no arguments", "k0"),
-    ("device4", "4: 3 device arrays + float32", "k4"),
-    ("cupy4", "4 with CuPy arrays", "k4"),
-    ("torch4", "4 with PyTorch tensors", "k4"),
-    ("dlpack4", "4 with DLPack capsules", "k4"),
-    ("arrays16", "16 device arrays", "k16"),
+    ("device4", "4: 3 device arrays + float32", "k22"),
+    ("cupy4", "4 with CuPy arrays", "k22"),
+    ("torch4", "4 with PyTorch tensors", "k22"),
+    ("dlpack4", "4 with DLPack capsules", "k22"),
+    ("arrays16", "16 device arrays", "k112"),
     ("scalars8", "8 Python scalars (int, float)", "k8"),
 ]
 
