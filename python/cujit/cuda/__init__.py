@@ -47,9 +47,6 @@ GridGroup, grid_group, deferred_type, ffi = types.GridGroup, types.grid_group, t
 #: numba-cuda's default compute capability names (config.CUDA_DEFAULT_PTX_CC; numba-cuda's own floor, 7.5).
 config_default_cc = numba_cuda_default_ptx_cc = DEFAULT_CC
 
-#: Whether numba (its CPU side) is installed beside cujit (numba-cuda's ``HAS_NUMBA``; cujit needs none of it).
-HAS_NUMBA = __import__("importlib.util").util.find_spec("numba") is not None
-
 del bf16  # noqa: F821  (cuda.bf16 is the module cujit.cuda.bf16, with the same stubs, as numba.cuda.bf16 is)
 del fp8  # noqa: F821
 del libdevice  # noqa: F821  (cuda.libdevice is the module cujit.cuda.libdevice, with the same stubs)  (cuda.fp8 is the module cujit.cuda.fp8, with the same stubs and the fp8 types)
@@ -140,7 +137,13 @@ _RUNTIME_NAMES["is_fp8_supported"] = "cujit.cuda.fp8"
 
 def __getattr__(name):
     import importlib
+    import importlib.util
 
+    if name == "HAS_NUMBA":
+        # Whether numba (its CPU side) is installed beside cujit (numba-cuda's ``HAS_NUMBA``; cujit needs none of
+        # it): looked up on first use, not at import (a search of sys.path).
+        value = globals()[name] = importlib.util.find_spec("numba") is not None
+        return value
     if name in _RUNTIME_MODULES:
         value = globals()[name] = importlib.import_module(_RUNTIME_MODULES[name])
         return value
