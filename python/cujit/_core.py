@@ -38,9 +38,9 @@ def _runtime_names():
     """Registers the runtime's names beyond those ``import cujit`` needs (the driver, launching, memory, linking,
     the disk cache, the CPU target's runtime), once; this module then has them."""
     global _runtime_registered
-    _runtime_registered = True
-    _runtime._register_runtime()
+    _runtime._register_runtime()  # once: it returns at once after the first call (which holds the GIL throughout)
     globals().update((n, value) for n, value in vars(_runtime).items() if not n.startswith("__"))
+    _runtime_registered = True  # last: a thread that sees it finds the names
 
 
 _runtime_registered = False

@@ -212,6 +212,23 @@ def test_importing_cuda_registers_only_the_core_names_it_needs(tmp_path):
     assert run([script], cwd=tmp_path) == [[False, False], [True, False], [True, True]]
 
 
+def test_threads_meeting_the_runtime_names_first_all_find_them(tmp_path):
+    """The runtime's names registered at first use are there for every thread that asks at once (none sees the
+    registration half done, none loads the compiler for a runtime name)."""
+    script = tmp_path / "program.py"
+    script.write_text(
+        "import json, sys, threading\nfrom cujit import _core\nerrors = []\n"
+        "def touch():\n"
+        "    try:\n        _core.driver.KernelCache, _core.launch.LaunchTable, _core.cache\n"
+        "    except Exception as e:\n        errors.append(repr(e))\n"
+        "sys.setswitchinterval(1e-6)\n"
+        "threads = [threading.Thread(target=touch) for _ in range(16)]\n"
+        "[t.start() for t in threads]\n[t.join() for t in threads]\n"
+        "print(json.dumps([errors, _core.compiler_loaded()]))\n"
+    )
+    assert run([script], cwd=tmp_path) == [[], False]
+
+
 def test_a_first_compile_loads_no_disk_cache(tmp_path):
     loaded = _modules_after(
         "from cujit import cuda\n\n\n"
