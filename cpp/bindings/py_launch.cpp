@@ -311,7 +311,9 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   }
   auto* bytes = reinterpret_cast<std::uint8_t*>(storage);
   const auto& offsets = plan.param_offsets();
-  for (std::size_t p = 0; p < offsets.size(); ++p) pointers[p] = bytes + offsets[p];
+  const bool cooperative = e->native->code().cooperative;  // (its launch takes pointers; the others the buffer)
+  if (cooperative)
+    for (std::size_t p = 0; p < offsets.size(); ++p) pointers[p] = bytes + offsets[p];
   for (std::size_t i = 0; i < e->ops.size(); ++i) {
     const drv::LeafOp& op = e->ops[i];
     const Leaf& leaf = in.leaves[i];
@@ -350,7 +352,7 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   const py::object& if_overlap = py_specialisation(*e->native).if_overlap;
   if (!if_overlap.is_none() && arrays_overlap(in)) fn = if_overlap().cast<std::shared_ptr<drv::Function>>();
   drv::LaunchConfig config = self->config;
-  config.cooperative = e->native->code().cooperative;
+  config.cooperative = cooperative;
   clock.lap(kPack);
   {
     // The GIL released with CPython's own calls (pybind11's guard also consults its internals each time).
@@ -358,7 +360,10 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
       PyThreadState* state = PyEval_SaveThread();
       ~Release() { PyEval_RestoreThread(state); }
     } release;
-    drv::launch_function(*fn, config, pointers);
+    if (cooperative)
+      drv::launch_function(*fn, config, pointers);
+    else
+      drv::launch_function(*fn, config, storage, plan.params_end());  // one buffer: the driver copies it whole
   }
   clock.lap(kDriverLaunch);
   if (profiling()) ++profiled_launches;

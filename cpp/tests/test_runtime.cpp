@@ -26,8 +26,17 @@ TEST(ArgumentPlan, AlignsEachParameterToItsSize) {
   EXPECT_EQ(plan.param_offsets()[11], 80u);  // float16
   EXPECT_EQ(plan.param_offsets()[12], 88u);  // float64
   EXPECT_EQ(plan.buffer_size(), 96u);
+  EXPECT_EQ(plan.params_end(), 96u);
   EXPECT_EQ(plan.first_param(2), 2u);
   EXPECT_EQ(plan.first_param(3), 11u);
+}
+
+TEST(ArgumentPlan, EndsWhereItsLastParameterEnds) {
+  // cuLaunchKernel's parameter buffer is as long as the parameters: a trailing float32 ends it at 60, not 64.
+  driver::ArgumentPlan plan({ArgSlot::make_array(1), ArgSlot::make_scalar(ScalarKind::Float, 4)});
+  EXPECT_EQ(plan.params_end(), 60u);
+  EXPECT_EQ(plan.buffer_size(), 64u);
+  EXPECT_EQ(driver::ArgumentPlan(std::vector<ArgSlot>{}).params_end(), 0u);
 }
 
 TEST(ArgumentPlan, PacksArraysInNumbaOrder) {

@@ -31,19 +31,20 @@ def cujit_path():
     copied there (the GPU machine's ``make gpu-test`` way), else a copy of the package with the extension the
     project's venv built (``make build`` installs it beside the venv's editable finder)."""
     package = os.path.join(ROOT, "python")
-    if any(n.startswith("_core") for n in os.listdir(os.path.join(package, "cujit"))):
+    if any(n.startswith("_runtime") and n.endswith(".so") for n in os.listdir(os.path.join(package, "cujit"))):
         return package
     built = subprocess.run(
-        [os.path.join(ROOT, ".venv", "bin", "python"), "-c", "import cujit._core as c; print(c.__file__)"],
+        [os.path.join(ROOT, ".venv", "bin", "python"), "-c", "import cujit._core as c; print(*c.library_files())"],
         capture_output=True,
         text=True,
         check=True,
-    ).stdout.strip()
+    ).stdout.split()
     site = os.path.join(OUT, "site")
     if os.path.exists(site):
         shutil.rmtree(site)
     shutil.copytree(os.path.join(package, "cujit"), os.path.join(site, "cujit"))
-    shutil.copy(built, os.path.join(site, "cujit"))
+    for library in built:  # the two extensions and the runtime library they link
+        shutil.copy(library, os.path.join(site, "cujit"))
     return site
 
 

@@ -445,9 +445,38 @@ void fake_capture_params(int n, const int *sizes) {
 unsigned long long fake_param(int i) { return captured[i]; } /* zero-extended from its size */
 int fake_launches(void) { return __atomic_load_n(&launches_of_others, __ATOMIC_RELAXED); }
 
+/* A launch's parameters given as one buffer (cuLaunchKernel's `extra`: CU_LAUNCH_PARAM_BUFFER_POINTER 1,
+ * CU_LAUNCH_PARAM_BUFFER_SIZE 2, CU_LAUNCH_PARAM_END 0) as the pointer array the kernels below read: each parameter
+ * at the C rule's offset (aligned to its size) for the sizes a test captures, else 8 bytes each (what the named
+ * kernels take through the fast path: arrays and 8-byte or trailing scalars). 0 for a malformed `extra`. */
+static int params_from_extra(void **extra, void **out, int max) {
+  char *buf = NULL;
+  size_t size = (size_t)-1;
+  for (int i = 0; extra[i] != NULL; i += 2) {
+    if (extra[i] == (void *)1) buf = (char *)extra[i + 1];
+    else if (extra[i] == (void *)2) size = *(size_t *)extra[i + 1];
+    else return 0;
+  }
+  if (buf == NULL || size == (size_t)-1) return 0;
+  size_t offset = 0;
+  for (int i = 0; i < max; ++i) {
+    size_t n = i < capture_count ? (size_t)capture_sizes[i] : 8;
+    offset = (offset + n - 1) / n * n;
+    out[i] = offset < size ? buf + offset : NULL;
+    offset += n;
+  }
+  return 1;
+}
+
 CUresult cuLaunchKernel(Kernel *k, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned shared, void *stream, void **params, void **extra) {
   NEED_CONTEXT();
+  void *from_extra[1024];
+  if (params != NULL && extra != NULL) return INVALID_VALUE; /* one or the other, as the driver says */
+  if (extra != NULL) {
+    if (!params_from_extra(extra, from_extra, 1024)) return INVALID_VALUE;
+    params = from_extra;
+  }
   if (!gx || !gy || !gz || !bx || !by || !bz || bx > 1024 || by > 1024 || bz > 64 || gy > 65535 || gz > 65535)
     return INVALID_VALUE;
   if ((long long)bx * by * bz > k->max_threads || (int)shared > k->max_dynamic_shared) return INVALID_VALUE;

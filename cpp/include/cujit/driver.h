@@ -427,6 +427,8 @@ class ArgumentPlan {
   const std::vector<std::size_t>& param_sizes() const { return param_sizes_; }
   std::size_t first_param(std::size_t slot) const { return first_param_[slot]; }
   std::size_t buffer_size() const { return buffer_size_; }
+  // Where the last parameter ends: the size cuLaunchKernel's parameter buffer has (buffer_size rounds it up).
+  std::size_t params_end() const { return params_end_; }
 
  private:
   std::vector<ArgSlot> slots_;
@@ -434,6 +436,7 @@ class ArgumentPlan {
   std::vector<std::size_t> param_offsets_;
   std::vector<std::size_t> param_sizes_;
   std::size_t buffer_size_ = 0;
+  std::size_t params_end_ = 0;
 };
 
 // One launch's parameter values: the aligned buffer and the pointer array.
@@ -501,6 +504,10 @@ void validate_launch_config(const LaunchConfig& config, const LaunchLimits& limi
 // the configuration against its limits, raises the kernel's dynamic shared memory limit when asked for more,
 // then cuLaunchKernel (or the cooperative launch) with `params`, one pointer per kernel parameter.
 void launch_function(Function& fn, const LaunchConfig& config, void** params);
+// The same with the parameters as one buffer laid out as ArgumentPlan lays them (`size`: its params_end()), which
+// the driver copies whole instead of parameter by parameter (a 16-array kernel has 112). Not for cooperative
+// launches (cuLaunchCooperativeKernel takes the pointer array only): std::invalid_argument.
+void launch_function(Function& fn, const LaunchConfig& config, void* buffer, std::size_t size);
 
 // Packs arguments by its plan and launches.
 class KernelLauncher {

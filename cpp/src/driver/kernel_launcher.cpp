@@ -3,6 +3,7 @@
 // checks with messages that name the problem, and cuLaunchKernel.
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "driver_api.h"
 
@@ -64,6 +65,7 @@ ArgumentPlan::ArgumentPlan(std::vector<ArgSlot> slots) : slots_(std::move(slots)
       add_param(static_cast<std::size_t>(s.size));
     }
   }
+  params_end_ = offset;
   buffer_size_ = align_up(offset, 8);
 }
 
@@ -218,7 +220,12 @@ void validate_launch_config(const LaunchConfig& config, const LaunchLimits& limi
 
 namespace {
 
-void driver_launch(CUfunction fn, const LaunchConfig& c, void** params) {
+// cuLaunchKernel's `extra` keys for a parameter buffer (cuda.h's CU_LAUNCH_PARAM_*).
+void* const kLaunchParamEnd = nullptr;
+void* const kLaunchParamBufferPointer = reinterpret_cast<void*>(1);
+void* const kLaunchParamBufferSize = reinterpret_cast<void*>(2);
+
+void driver_launch(CUfunction fn, const LaunchConfig& c, void** params, void** extra = nullptr) {
   const detail::DriverApi& a = detail::api();
   auto u = [](std::int64_t v) { return static_cast<unsigned>(v); };
   if (c.cooperative) {
@@ -240,7 +247,7 @@ void driver_launch(CUfunction fn, const LaunchConfig& c, void** params) {
     return;
   }
   detail::check(a.cuLaunchKernel(fn, u(c.grid.x), u(c.grid.y), u(c.grid.z), u(c.block.x), u(c.block.y), u(c.block.z),
-                                 static_cast<unsigned>(c.shared_mem), c.stream, params, nullptr),
+                                 static_cast<unsigned>(c.shared_mem), c.stream, params, extra),
                 "cuLaunchKernel");
 }
 
@@ -254,7 +261,11 @@ void KernelLauncher::check_buffer(const ArgumentBuffer& args) const {
                  std::to_string(plan_.buffer_size()) + ")");
 }
 
-void launch_function(Function& fn, const LaunchConfig& config, void** params) {
+namespace {
+
+// What every launch of a Function checks first: its module is loaded, the configuration fits it, its dynamic shared
+// memory is set.
+void prepare_launch(Function& fn, const LaunchConfig& config) {
   if (!fn.module().loaded())
     throw DriverError(DriverErrorKind::Driver,
                       "CUDA_ERROR_INVALID_HANDLE: kernel '" + fn.name() + "' belongs to module '" + fn.module().key() +
@@ -262,7 +273,21 @@ void launch_function(Function& fn, const LaunchConfig& config, void** params) {
                       400, "CUDA_ERROR_INVALID_HANDLE", "cuLaunchKernel");
   validate_launch_config(config, fn.limits(), fn.name());
   if (config.shared_mem > 0) fn.ensure_dynamic_shared_memory(config.shared_mem);
+}
+
+}  // namespace
+
+void launch_function(Function& fn, const LaunchConfig& config, void** params) {
+  prepare_launch(fn, config);
   driver_launch(fn.handle(), config, params);
+}
+
+void launch_function(Function& fn, const LaunchConfig& config, void* buffer, std::size_t size) {
+  if (config.cooperative) throw std::invalid_argument("a cooperative launch takes its parameters as pointers");
+  prepare_launch(fn, config);
+  if (size == 0) return driver_launch(fn.handle(), config, nullptr);
+  void* extra[] = {kLaunchParamBufferPointer, buffer, kLaunchParamBufferSize, &size, kLaunchParamEnd};
+  driver_launch(fn.handle(), config, nullptr, extra);
 }
 
 void KernelLauncher::launch(Function& fn, const LaunchConfig& config, ArgumentBuffer& args) const {
