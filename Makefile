@@ -129,7 +129,9 @@ format: setup
 	@$(VENV)/bin/clang-format -i $(CPP_SOURCES)
 
 test-cpp: core
-	@$(TOOLS_PATH) ctest --test-dir $(CORE_DIR) --output-on-failure -j2 | tail -n 3
+	@$(TOOLS_PATH) ctest --test-dir $(CORE_DIR) --output-on-failure -j2 > $(CORE_DIR)/ctest.log 2>&1; \
+	  status=$$?; if [ $$status -ne 0 ]; then cat $(CORE_DIR)/ctest.log; else tail -n 3 $(CORE_DIR)/ctest.log; fi; \
+	  exit $$status
 
 test-py:
 	@$(VPY) -m pytest -q -n auto tests

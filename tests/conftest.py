@@ -8,6 +8,9 @@
   ``cuda.compile``, ``cuda.compile_ptx`` and dispatchers all go through them),
   installed at conftest import, before any test module is imported. ``test_compile_api`` checks that the
   capture sees the PTX of every public entry point.
+* ``CUJIT_PTX_DIGESTS=<path>``: every observed PTX is also recorded, one line each ("symbol options-key
+  sha1"), in ``<path>.<xdist worker>``: two runs of the suite (say, before and after a change to the optimiser)
+  tell whether any function's PTX changed (``sort -u`` the files of each run, then ``diff`` them).
 * ``ptxas`` (session fixture): the assembler's path; fails clearly if missing.
 * ``register_ptx`` (fixture): hand PTX obtained some other way (e.g. from a
   subprocess) to the same assembler check.
@@ -144,7 +147,13 @@ def _sweep_options(typed, options):
 _SWEEPING = [False]
 
 
+_DIGESTS = os.environ.get("CUJIT_PTX_DIGESTS")
+
+
 def _observe_ptx(ptx, typed, options):
+    if _DIGESTS:
+        with open(f"{_DIGESTS}.{os.environ.get('PYTEST_XDIST_WORKER', 'main')}", "a") as f:
+            f.write(f"{typed.symbol} {options.key()} {hashlib.sha1(ptx.encode()).hexdigest()}\n")
     _PENDING.append(ptx)
     CAPTURED_COUNT[0] += 1
     if _OPTION_SWEEP and not _SWEEPING[0]:

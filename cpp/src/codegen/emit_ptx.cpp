@@ -161,8 +161,9 @@ class Pipeline {
 
   llvm::TargetMachine& target_machine() { return *tm_; }
 
-  // The new pass manager's pipeline holds module state (inliner advice, caches), so it is
-  // rebuilt for each module; only the TargetMachine and the codegen passes are reused.
+  // O3's pipeline holds module state (inliner advice, caches), so it is rebuilt for each module. The shorter
+  // pipelines (no inliner, no interprocedural passes) are built once and kept with their analysis managers, whose
+  // cached results are cleared after each module: registering every analysis anew was a third of their time.
   void optimize(llvm::Module& module) {
     ModuleShape shape = std::getenv("CUJIT_FULL_PIPELINE") ? ModuleShape::kGeneral : shape_of(module);
     if (opt_ && shape == ModuleShape::kStraightLine)
@@ -200,24 +201,39 @@ class Pipeline {
     mpm.run(module, analyses.mam);
   }
 
-  void optimize_straight_line(llvm::Module& module) {
-    llvm::FunctionAnalysisManager fam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm_.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerFunctionAnalyses(fam);
-    mam.registerPass([&] { return llvm::FunctionAnalysisManagerModuleProxy(fam); });
-    fam.registerPass([&] { return llvm::ModuleAnalysisManagerFunctionProxy(mam); });
-    llvm::FunctionPassManager fpm;
-    fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
-    fpm.addPass(llvm::EarlyCSEPass(true));
-    fpm.addPass(llvm::InstCombinePass());
-    fpm.addPass(llvm::SimplifyCFGPass(llvm::SimplifyCFGOptions().convertSwitchRangeToICmp(true)));
-    fpm.addPass(llvm::InstCombinePass());
-    fpm.addPass(llvm::ADCEPass());
+  // A pass pipeline kept across modules, with its analysis managers.
+  struct KeptPipeline {
+    llvm::PassBuilder pb;
+    Analyses analyses;
     llvm::ModulePassManager mpm;
-    mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
-    mpm.run(module, mam);
+    explicit KeptPipeline(llvm::TargetMachine* tm) : pb(tm), analyses(pb) {}
+    void run(llvm::Module& module) {
+      struct Clear {  // no result outlives its module, even when a pass throws
+        Analyses& a;
+        ~Clear() {
+          a.lam.clear();
+          a.fam.clear();
+          a.cgam.clear();
+          a.mam.clear();
+        }
+      } clear{analyses};
+      mpm.run(module, analyses.mam);
+    }
+  };
+
+  void optimize_straight_line(llvm::Module& module) {
+    if (!straight_line_) {
+      straight_line_ = std::make_unique<KeptPipeline>(tm_.get());
+      llvm::FunctionPassManager fpm;
+      fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+      fpm.addPass(llvm::EarlyCSEPass(true));
+      fpm.addPass(llvm::InstCombinePass());
+      fpm.addPass(llvm::SimplifyCFGPass(llvm::SimplifyCFGOptions().convertSwitchRangeToICmp(true)));
+      fpm.addPass(llvm::InstCombinePass());
+      fpm.addPass(llvm::ADCEPass());
+      straight_line_->mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+    }
+    straight_line_->run(module);
   }
 
   // The function simplification passes of O3 that matter for a kernel without
@@ -227,10 +243,15 @@ class Pipeline {
   // 2,500 functions the test suite compiles, before the last InstCombine was
   // dropped) at a third of the time.
   void optimize_call_free(llvm::Module& module) {
-    llvm::PassBuilder pb(tm_.get());
-    Analyses analyses(pb);
+    if (!call_free_) {
+      call_free_ = std::make_unique<KeptPipeline>(tm_.get());
+      build_call_free(call_free_->pb, call_free_->mpm);
+    }
+    call_free_->run(module);
+  }
+
+  static void build_call_free(llvm::PassBuilder& pb, llvm::ModulePassManager& mpm) {
     const auto level = llvm::OptimizationLevel::O3;
-    llvm::ModulePassManager mpm;
     pb.invokePipelineStartEPCallbacks(mpm, level);  // NVPTX's: value ranges of the special registers
     llvm::FunctionPassManager fpm;
     fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
@@ -262,7 +283,6 @@ class Pipeline {
     // compile, and without it 10 of the test suite's functions have one more
     // scalar instruction outside their loops (in runtime unrolling's set-up).
     mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
-    mpm.run(module, analyses.mam);
   }
 
   // The NVPTX AsmPrinter keeps per-module state that outlives a run: the DWARF
@@ -300,6 +320,7 @@ class Pipeline {
   llvm::SmallString<0> ptx_;
   std::unique_ptr<llvm::raw_svector_ostream> stream_;
   std::unique_ptr<CodegenPasses> codegen_;
+  std::unique_ptr<KeptPipeline> straight_line_, call_free_;
 };
 
 // Idle pipelines, shared by all threads: a compile leases one (or builds one)
