@@ -10,12 +10,10 @@ makes every function go through the code object (the differential test uses it);
 CUJIT_FRONTEND=source never reads the code object."""
 
 import builtins
-import cmath
 import math
-import operator
 import os
 import sys
-import threading
+import _thread
 import types as _pytypes
 
 from cujit import _core
@@ -33,10 +31,10 @@ extension_callee = None
 extension_constant = None
 
 _cache = {}
-_cache_lock = threading.Lock()
+_cache_lock = _thread.allocate_lock()
 
 
-class _Compiles(threading.local):
+class _Compiles(_thread._local):
     """The compiles of dispatchers in progress on this thread, innermost last: (dispatcher, key) pairs. A call
     back into the innermost one is self-recursion, typed against the compile in progress; and a function's own
     name, not yet bound while it compiles (an explicit signature compiles at decoration), names its dispatcher
@@ -266,6 +264,9 @@ class _Tables:
     none of its objects can appear in a function's globals."""
 
     def __init__(self):
+        import cmath
+        import operator
+
         self.functions = {}
         for module in (math, cmath, operator):
             for name in dir(module):
@@ -439,8 +440,9 @@ class Resolver(_core.Resolver):
             return _R.record(constant[0], constant[1], _describe(obj, path))
         if _is_ffi_from_buffer(obj):
             return _R.builtin("ffi.from_buffer")
-        if obj is math or obj is cmath or (np is not None and obj is np):
-            return _R.module({math: "math", cmath: "cmath"}.get(obj, "numpy"))
+        cmath = sys.modules.get("cmath")  # (not imported by cujit: a function can name it only once it is loaded)
+        if obj is math or (cmath is not None and obj is cmath) or (np is not None and obj is np):
+            return _R.module("math" if obj is math else "cmath" if obj is cmath else "numpy")
         cuda = _cuda_namespace()
         if cuda is not None and obj is cuda:
             return _R.module("cuda")
@@ -490,8 +492,12 @@ def _is_ffi_from_buffer(obj):
 
 
 def _path_object(path):
-    if path in ("math", "cmath"):
-        return {"math": math, "cmath": cmath}[path]
+    if path == "math":
+        return math
+    if path == "cmath":
+        import cmath
+
+        return cmath
     if path == "numpy":
         return sys.modules.get("numpy")
     if path == "cuda":

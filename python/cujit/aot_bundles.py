@@ -7,10 +7,10 @@ imported only once a bundle is in use.
 """
 
 import os
-import threading
+import _thread
 
 _bundles = []  # (directory, {key: entry}), in the order loaded
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 
 
 def add(directory, entries):

@@ -3,7 +3,6 @@ compiler.py API), option validation with numba's errors, and signatures."""
 
 import os
 import types
-import warnings
 
 from cujit import _core, _target, config, linking, toolkit
 from cujit import types as _types
@@ -42,6 +41,13 @@ def _start_warm_up():
 #: CUDA 12 and 13 support (defined once, in C++). It needs no GPU (numba-cuda
 #: 0.30.4 asks the current device instead, its bug B2).
 DEFAULT_CC = _core.DEFAULT_CC
+
+
+def _warn(*args, **kwargs):
+    import warnings  # (only when there is something to warn of: not at import)
+
+    kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
+    warnings.warn(*args, **kwargs)
 
 
 def parse_signature(sig):
@@ -87,7 +93,7 @@ def normalize_cc(cc):
 def normalize_inline(inline):
     """``jit``'s ``inline``: ``"never"``, ``"always"``, or a bool (numba-cuda's older spelling, deprecated)."""
     if isinstance(inline, bool):
-        warnings.warn(
+        _warn(
             "inline=True/False is deprecated: pass inline='always' or inline='never'", DeprecationWarning, stacklevel=3
         )
         return "always" if inline else "never"
@@ -145,14 +151,14 @@ def make_options(
     if opt is None:
         opt = True
     if debug and opt:
-        warnings.warn(
+        _warn(
             "debug=True with opt=True is not supported by CUDA. This may result in a crash or "
             "incorrect debugging information. Pass opt=False.",
             NumbaInvalidConfigWarning,
             stacklevel=3,
         )
     if debug and lineinfo:
-        warnings.warn(
+        _warn(
             "debug and lineinfo are mutually exclusive. Use debug to get full debug info (this "
             "disables some optimizations), or lineinfo for line info only with code generation "
             "unaffected.",

@@ -9,7 +9,7 @@ declaration to every kernel that reaches it, through any depth of device functio
 """
 
 import sys
-import threading
+import _thread
 
 from cujit import _core, _source
 from cujit.compiler import check_abi, parse_signature
@@ -38,7 +38,7 @@ class ExternFunction(_core.Callee):
         self.declared_at = declared_at
         self._link_hook = link_hook  # declare_device(link=callable)
         self._typed = {}  # the link inputs' identities -> the typed declaration that links them
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def _describe(self):
         return f'cuda.declare_device({self.name!r}, "{self.sig}") at {self.declared_at}'
@@ -133,7 +133,7 @@ class _DeclaringCallee(_core.Callee):
 
 
 _declared_by_pair = {}
-_declared_lock = threading.Lock()
+_declared_lock = _thread.allocate_lock()
 
 
 def _declared(symbol, sig):

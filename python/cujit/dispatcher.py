@@ -5,12 +5,10 @@ A device-function dispatcher types its function once per argument-type tuple
 into each caller's module. Kernels compile eagerly for given signatures and
 lazily otherwise; launching them comes with the runtime."""
 
-import collections
-import functools
-import threading
+import _thread
 import types as _pytypes
 import time
-import weakref
+from _weakref import ref as _weakref  # (weakref.ref; the weakref module is not loaded at import)
 
 from cujit import _core, _source, _target, aot_bundles, linking, telemetry
 from cujit.compiler import (
@@ -24,7 +22,7 @@ from cujit.compiler import (
 )
 from cujit.config import cache_wanted
 from cujit._source import Resolver
-from cujit.errors import CudaSupportError, NumbaError, TypingError, entry_point, raised_in_kernel
+from cujit.errors import CudaSupportError, NumbaError, TypingError, entry_point, raised_in_kernel, update_wrapper
 from cujit._typeof import typeof
 
 
@@ -277,15 +275,23 @@ class _CachedKernel(_Kernel):
 _RECURSION_TYPE_LEVELS = 8
 _CO_VARARGS = 0x04  # inspect.CO_VARARGS (inspect imports ast and tokenize: not at `import cujit`)
 
-#: numba's dispatcher ``stats``: the disk cache's directory (None when the dispatcher does not cache) and its hits and
-#: misses by argument types, counted by this process.
-CompileStats = collections.namedtuple("_CompileStats", ("cache_path", "cache_hits", "cache_misses"))
+_compile_stats = []
+
+
+def _CompileStats(*fields):
+    """numba's dispatcher ``stats``: the disk cache's directory (None when the dispatcher does not cache) and its hits
+    and misses by argument types, counted by this process (a namedtuple, its class made on first use)."""
+    if not _compile_stats:
+        import collections
+
+        _compile_stats.append(collections.namedtuple("_CompileStats", ("cache_path", "cache_hits", "cache_misses")))
+    return _compile_stats[0](*fields)
 
 
 def _overlapping_variant(dispatcher, signature, cc):
     """The callable a launch with overlapping arrays calls for the function of the variant without noalias;
     the variant is looked up (or compiled) on the first such launch and kept for the next."""
-    ref = weakref.ref(dispatcher)
+    ref = _weakref(dispatcher)
     variant = []
 
     def function():
@@ -312,7 +318,7 @@ class CUDADispatcher(_core.Dispatcher):
         # hooks (what differs per target: the faces of its specialisations, compiling one, configuring a launch).
         self.target = target or _target.CUDA
         self._on_target = self.target.hooks()
-        functools.update_wrapper(self, pyfunc)
+        update_wrapper(self, pyfunc)
         self.py_func = pyfunc
         self.device = device
         # jit's options, checked once (make_options); cc set per compile. With them, what is not a compile
@@ -331,6 +337,8 @@ class CUDADispatcher(_core.Dispatcher):
         # The launch fast path's specialisations by compact type key (C++; see cpp/bindings/py_launch.cpp).
         self._launch_table = _core.launch.LaunchTable()
         self._link_items = tuple(link)
+        import collections  # (at the first dispatcher, not at import)
+
         self._cache_hits, self._cache_misses = collections.Counter(), collections.Counter()
         self._extensions = _Extensions(self, (jit_options or {}).get("extensions") or ())
         if not device and not (cache_wanted(cache) or aot_bundles.in_use()):
@@ -511,7 +519,7 @@ class CUDADispatcher(_core.Dispatcher):
         return self._compiled_now(build.compiled, signature, start, store.keeps(), build.image, arch)
 
     def _kernel_from_entry(self, entry, signature, options):
-        ref = weakref.ref(self)  # the kernel's face outlives the dispatcher when a user keeps it
+        ref = _weakref(self)  # the kernel's face outlives the dispatcher when a user keeps it
 
         def compile_fresh():
             dispatcher = ref()
@@ -685,7 +693,7 @@ class CUDADispatcher(_core.Dispatcher):
     def stats(self):
         """numba's ``stats``: ``(cache_path, cache_hits, cache_misses)``, the counters by argument types."""
         path = _caching().directory() if cache_wanted(self._cache) else None
-        return CompileStats(path, self._cache_hits, self._cache_misses)
+        return _CompileStats(path, self._cache_hits, self._cache_misses)
 
     @entry_point
     def recompile(self):
@@ -922,7 +930,7 @@ class _Extensions(list):
 
     def __init__(self, dispatcher, items):
         super().__init__(items)
-        self._dispatcher = weakref.ref(dispatcher)
+        self._dispatcher = _weakref(dispatcher)
 
     def _changed(self):
         dispatcher = self._dispatcher()
@@ -989,7 +997,7 @@ def numba_py_func(obj):
 
 
 _numba_devices = {}  # id(numba's dispatcher) -> (it, the device dispatcher of its function)
-_numba_devices_lock = threading.Lock()
+_numba_devices_lock = _thread.allocate_lock()
 
 
 def _device_for_numba(obj):
@@ -1143,4 +1151,6 @@ def jit(
     if callable(func_or_sig) and not isinstance(func_or_sig, _core.Type):
         return wrap(func_or_sig)
     sigs = func_or_sig if isinstance(func_or_sig, list) else [func_or_sig]
+    import functools
+
     return functools.partial(wrap, sigs=sigs)  # (a lambda would be one more frame of cujit's in tracebacks)

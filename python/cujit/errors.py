@@ -1,7 +1,6 @@
 """Exceptions raised by cujit, named as numba-cuda names them; and ``entry_point``, which raises the errors of a
 user's code from the user's call."""
 
-import functools
 import os
 
 
@@ -250,6 +249,20 @@ def full_traceback():
     return os.environ.get("CUJIT_FULL_TRACEBACK", "").strip() not in ("", "0")
 
 
+def update_wrapper(wrapper, wrapped):
+    """functools.update_wrapper's copy of a wrapped function's names, docstring, annotations and attributes (without
+    importing functools, and with it collections, at ``import cujit``)."""
+    for name in ("__module__", "__name__", "__qualname__", "__doc__", "__annotations__", "__type_params__"):
+        try:
+            value = getattr(wrapped, name)
+        except AttributeError:
+            continue
+        setattr(wrapper, name, value)
+    wrapper.__dict__.update(getattr(wrapped, "__dict__", {}))
+    wrapper.__wrapped__ = wrapped
+    return wrapper
+
+
 def entry_point(function):
     """Marks a function users call (compile_ptx, a launch, a decorator that compiles): a compile error in their
     code (a NumbaError: TypingError, UnsupportedError, NotDefinedError... located at its file:line with a caret)
@@ -257,7 +270,6 @@ def entry_point(function):
     compiler in between say nothing about their mistake. A bug in cujit (InternalError, LoweringError) and every
     other exception keep their traceback, as does everything under ``CUJIT_FULL_TRACEBACK=1``."""
 
-    @functools.wraps(function)
     def entry(*args, **kwargs):
         try:
             return function(*args, **kwargs)
@@ -266,6 +278,7 @@ def entry_point(function):
                 raise
             raise error.with_traceback(None)  # cujit's frames left out: CUJIT_FULL_TRACEBACK=1 keeps them
 
+    update_wrapper(entry, function)
     # The one frame of cujit's left in a traceback is named after the function the user called ("in compile_ptx"),
     # and so are the crossings from C++ (the launch fast path calls _select_kernel) a profiler sees.
     renamed = {"co_name": function.__name__}

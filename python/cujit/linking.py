@@ -15,9 +15,7 @@ finds it compiled, or compiling (it then waits for that compile instead of start
 """
 
 import os
-import threading
-import warnings
-import weakref
+import _thread
 
 from cujit import _core, config, toolkit
 from cujit.errors import LinkerError
@@ -33,9 +31,9 @@ class LinkItemError(ValueError, RuntimeError):
     ``RuntimeError`` numba-cuda raised)."""
 
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _by_path = {}
-_by_object = weakref.WeakKeyDictionary()
+_by_object = []  # [a WeakKeyDictionary], made with the first LinkableCode (weakref is not loaded at import)
 
 
 def normalize_items(link, what="link"):
@@ -87,12 +85,16 @@ def link_input(item, requester=None):
     if isinstance(item, LinkableCode):
         data = item.data
         with _lock:
-            cached = _by_object.get(item)
+            if not _by_object:
+                import weakref
+
+                _by_object.append(weakref.WeakKeyDictionary())
+            cached = _by_object[0].get(item)
             if cached is not None and cached[0] == data:
                 return cached[1]
         made = _core.LinkInput(kind, data, item.name, _callbacks(item))
         with _lock:
-            _by_object[item] = (data, made)
+            _by_object[0][item] = (data, made)
         return made
     path = os.path.abspath(os.fspath(item))
     try:
@@ -172,6 +174,8 @@ def prefetch(items, lto=None, options=None):
 
 def warn_nvrtc_logs(logs):
     for name, log in logs:
+        import warnings  # (only with a log to show: not at import)
+
         warnings.warn(f"NVRTC log messages: {log}", UserWarning, stacklevel=4)
 
 

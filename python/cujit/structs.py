@@ -14,10 +14,10 @@ to their types::
         out[cuda.grid(1)] = Pixel(value, value // 2, 0)
 """
 
-import threading
+import _thread
 
 _registered = {}
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 
 
 def register_struct(cls, dtype):

@@ -5,28 +5,33 @@ NVRTC, libNVVM, nvJitLink, module load) in ``_core.telemetry``; this module adds
 (the cache's key, reads and writes) and the cache's counters, and prints one line per compile when
 ``CUJIT_LOG`` names ``compile`` (a comma-separated list)."""
 
-import contextlib
+import _thread
 import os
 import sys
-import threading
 import time
 
 from cujit import _core
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # (threading's Lock; cujit does not import threading at import)
 _stages = {}  # Python-side stage -> [count, seconds]
 _counters = {}  # "cache hits", "cache misses", "uncacheable", "cache writes", "compiles"
 
 
-@contextlib.contextmanager
-def stage(name):
-    start = time.perf_counter()
-    try:
-        yield
-    finally:
-        elapsed = time.perf_counter() - start
+class stage:
+    """``with stage(name):`` adds the block's time to the Python-side stage ``name``."""
+
+    __slots__ = ("name", "start")
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc):
+        elapsed = time.perf_counter() - self.start
         with _lock:
-            entry = _stages.setdefault(name, [0, 0.0])
+            entry = _stages.setdefault(self.name, [0, 0.0])
             entry[0] += 1
             entry[1] += elapsed
 

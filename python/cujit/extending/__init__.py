@@ -27,8 +27,8 @@
 The IR-level API (``intrinsic``, ``lower_builtin``, ``cgutils``...) raises a NotImplementedError that names the
 Python-level way. docs/extending.md has the user's view."""
 
-import operator
-import threading
+import _thread
+import sys
 
 from cujit import _core, _source
 from cujit.errors import TypingError
@@ -48,7 +48,7 @@ __all__ = [
     "make_attribute_wrapper",
 ]
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _overloads = {}  # id(func) -> _Overloads
 _jitables = {}  # id(fn) -> (fn, its device dispatcher)
 _members = {}  # ("method" | "attribute", name) -> [(type class or type, typer)], in the order registered
@@ -153,7 +153,12 @@ _OPERATORS = {
 
 
 def _is_operator(func):
-    return getattr(operator, getattr(func, "__name__", ""), None) is func and func.__name__ in _OPERATORS
+    operator = sys.modules.get("operator")  # (a function of operator exists only once operator is loaded)
+    return (
+        operator is not None
+        and getattr(operator, getattr(func, "__name__", ""), None) is func
+        and (func.__name__ in _OPERATORS)
+    )
 
 
 def overload(func, jit_options=None, strict=True, inline="never", prefer_literal=False, target=None, **kwargs):
@@ -243,6 +248,8 @@ def _member(kind, t, name):
     of type ``t``, or of the overloads of ``operator.name`` (kind "operator": an operator no builtin rule takes,
     ``t`` its first operand's type); or None (typing asks, once per type: cpp/bindings/py_compile.cpp)."""
     if kind == "operator":
+        import operator
+
         func = getattr(operator, name, None)
         entry = _overloads.get(id(func))
         return _core.Resolved.device(entry, f"operator.{name}") if entry is not None and entry.func is func else None
