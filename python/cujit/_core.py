@@ -16,7 +16,13 @@ import sys
 
 from cujit import _runtime
 
-globals().update((name, value) for name, value in vars(_runtime).items() if not name.startswith("__"))
+
+def _show(module):
+    """Makes the names `module` has now this module's own."""
+    globals().update((name, value) for name, value in vars(module).items() if not name.startswith("__"))
+
+
+_show(_runtime)
 
 _COMPILER = "cujit._compiler"
 
@@ -39,7 +45,7 @@ def _runtime_names():
     the disk cache, the CPU target's runtime), once; this module then has them."""
     global _runtime_registered
     _runtime._register_runtime()  # once: it returns at once after the first call (which holds the GIL throughout)
-    globals().update((n, value) for n, value in vars(_runtime).items() if not n.startswith("__"))
+    _show(_runtime)
     _runtime_registered = True  # last: a thread that sees it finds the names
 
 
@@ -57,7 +63,7 @@ def __getattr__(name):
             return globals()[name]
     from cujit import _compiler
 
-    globals().update((n, value) for n, value in vars(_compiler).items() if not n.startswith("__"))
+    _show(_compiler)
     try:
         return globals()[name]
     except KeyError:
