@@ -243,6 +243,39 @@ def measure_cujit(repeat):
         return None
 
 
+def print_stages(repeat):
+    """--stages: where cujit's time goes in each in-process case, from the compile's own stage timers (means of
+    `repeat` calls after a warm-up). LLVM's share (its optimisation and the NVPTX code generator) bounds how fast
+    a compile through LLVM can be."""
+    import cujit
+    from cujit import _core
+
+    rows_ = []
+    for c in CASES:
+        if c.repeat:  # the fresh-process case has no in-process stages
+            continue
+        call = c.make_call(cujit)
+        for _ in range(5):
+            call()
+        _core.telemetry.stages(True)
+        start = time.perf_counter()
+        for _ in range(repeat):
+            call()
+        whole = (time.perf_counter() - start) / repeat * 1e6
+        means = {k: s / repeat * 1e6 for k, (n, s) in _core.telemetry.stages(True).items() if n}
+        rows_.append((c.name, whole, means))
+    names = [k for k in rows_[0][2]]
+    print("µs per call (mean of %d):" % repeat)
+    print("{:<30} {:>8} ".format("case", "whole") + " ".join("{:>10}".format(n[:10]) for n in names) + "   LLVM share")
+    for name, whole, means in rows_:
+        llvm = means.get("LLVM optimisation", 0) + means.get("PTX emission", 0)
+        print(
+            "{:<30} {:>8.1f} ".format(name[:30], whole)
+            + " ".join("{:>10.1f}".format(means.get(n, 0)) for n in names)
+            + "   {:.0%}".format(llvm / whole)
+        )
+
+
 # -- report ---------------------------------------------------------------------------
 
 
@@ -310,8 +343,12 @@ def main():
     )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--setup", action="store_true", help="create .bench-venv if missing")
+    parser.add_argument("--stages", action="store_true", help="cujit's stage timers per case, then exit")
     parser.add_argument("--worker", choices=["numba"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.stages:
+        print_stages(max(args.repeat, 200))
+        return
 
     if args.worker:
         print(json.dumps(measure(args.worker, args.repeat)))

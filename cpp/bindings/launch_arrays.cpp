@@ -359,42 +359,73 @@ py::object dlpack_capsule(PyObject* obj, std::size_t position, drv::CUstream con
 
 // ---- the registered Python types the reader recognises ----
 
-// A device array's launch view, read once and kept in its __dict__: a bytes object holding its TypeRef and
-// its ArrayValue (a device array's memory, shape, strides and dtype never change).
-struct DeviceArrayView {
-  TypeRef type;
-  ArrayValue value;
+// ---- cujit's device arrays: their launch view kept in the object ----
+
+// DeviceNDArray's C base: the array's launch view, read on its first launch (a device array's memory, shape,
+// strides and dtype never change), so that a launch reads an array with one type check and no dict lookup.
+struct ViewHolder {
+  PyObject_HEAD
+  DeviceArrayView* view;  // owned; null until the first launch reads the array
 };
 
-const DeviceArrayView& device_array_view(PyObject* obj, std::size_t position) {
-  static PyObject* k_view = interned("_cujit_launch_view");
-  PyObject* dict = PyObject_GenericGetDict(obj, nullptr);
-  if (dict == nullptr) throw py::error_already_set();
-  py::object owned_dict = py::reinterpret_steal<py::object>(dict);
-  PyObject* view = item(dict, k_view);
-  if (view == nullptr) {
-    py::handle h(obj);
-    DeviceArrayView v{};
-    v.value.data = h.attr("_ptr").cast<std::uint64_t>();
-    v.value.ndim = read_dims(h.attr("shape").ptr(), v.value.shape, position, "shape");
-    read_dims(h.attr("strides").ptr(), v.value.strides, position, "strides");
-    py::object dtype = h.attr("dtype");
-    v.value.itemsize = dtype.attr("itemsize").cast<std::int64_t>();
-    v.value.nitems = count_items(v.value);
-    // A plain scalar dtype in the machine's byte order is typed here as a CAI array's is; records, subarrays and
-    // what numba refuses are typed by the array itself (its _numba_type_, which raises numba's errors).
-    std::string kind = py::str(dtype.attr("kind")), order = py::str(dtype.attr("byteorder"));
-    int code = kind.size() == 1 && (order == "=" || order == "|") ? dtype_code(kind[0], v.value.itemsize) : -1;
-    v.type = code >= 0 ? typed_array(v.value, code, false)
-                       : py::reinterpret_borrow<py::object>(h.attr("_numba_type_")).cast<const Type*>();
-    py::bytes bytes(reinterpret_cast<const char*>(&v), sizeof v);
-    if (PyDict_SetItem(dict, k_view, bytes.ptr()) != 0) throw py::error_already_set();
-    view = item(dict, k_view);
-  }
-  return *reinterpret_cast<const DeviceArrayView*>(PyBytes_AS_STRING(view));
+void view_holder_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  delete reinterpret_cast<ViewHolder*>(self)->view;
+  type->tp_free(self);
+  Py_DECREF(type);  // a heap type's instances hold a reference to it (subtype_dealloc leaves that to us)
+}
+
+// copy and pickle: the instance's __dict__ (the view is made again by the copy's first launch).
+PyObject* view_holder_getstate(PyObject* self, PyObject*) { return PyObject_GenericGetDict(self, nullptr); }
+
+DeviceArrayView* make_view(PyObject* obj, std::size_t position) {
+  py::handle h(obj);
+  auto v = std::make_unique<DeviceArrayView>();
+  v->value.data = h.attr("_ptr").cast<std::uint64_t>();
+  v->value.ndim = read_dims(h.attr("shape").ptr(), v->value.shape, position, "shape");
+  read_dims(h.attr("strides").ptr(), v->value.strides, position, "strides");
+  py::object dtype = h.attr("dtype");
+  v->value.itemsize = dtype.attr("itemsize").cast<std::int64_t>();
+  v->value.nitems = count_items(v->value);
+  // A plain scalar dtype in the machine's byte order is typed here as a CAI array's is; records, subarrays and
+  // what numba refuses are typed by the array itself (its _numba_type_, which raises numba's errors).
+  std::string kind = py::str(dtype.attr("kind")), order = py::str(dtype.attr("byteorder"));
+  int code = kind.size() == 1 && (order == "=" || order == "|") ? dtype_code(kind[0], v->value.itemsize) : -1;
+  v->type = code >= 0 ? typed_array(v->value, code, false)
+                      : py::reinterpret_borrow<py::object>(h.attr("_numba_type_")).cast<const Type*>();
+  v->span = drv::array_span(v->value.arg(), v->value.ndim);
+  return v.release();
 }
 
 }  // namespace
+
+PyTypeObject* device_array_base() {
+  static PyTypeObject* type = [] {
+    static PyMethodDef methods[] = {
+        {"__getstate__", &view_holder_getstate, METH_NOARGS, "the instance's __dict__ (its launch view is not kept)"},
+        {nullptr, nullptr, 0, nullptr}};
+    static PyType_Slot slots[] = {
+        {Py_tp_dealloc, reinterpret_cast<void*>(&view_holder_dealloc)},
+        {Py_tp_methods, methods},
+        {Py_tp_new, reinterpret_cast<void*>(&PyType_GenericNew)},
+        {Py_tp_doc, const_cast<char*>("The C base of cujit's DeviceNDArray: its launch view, read once.")},
+        {0, nullptr}};
+    static PyType_Spec spec = {"cujit._runtime.launch.DeviceArrayBase", sizeof(ViewHolder), 0,
+                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+    PyObject* t = PyType_FromSpec(&spec);
+    if (t == nullptr) throw py::error_already_set();
+    return reinterpret_cast<PyTypeObject*>(t);  // kept for the process
+  }();
+  return type;
+}
+
+const DeviceArrayView* device_array_view(PyObject* obj, std::size_t position) {
+  const Registry& r = registry();
+  if (r.device_array == nullptr || !PyObject_TypeCheck(obj, r.device_array)) return nullptr;
+  auto* holder = reinterpret_cast<ViewHolder*>(obj);  // register_types checked the class derives from the base
+  if (holder->view == nullptr) holder->view = make_view(obj, position);
+  return holder->view;
+}
 
 const ClassReader& reader_for(PyTypeObject* cls) {
   Registry& r = registry();
@@ -562,10 +593,9 @@ ArrayRead read_array_object(PyObject* obj, std::size_t position, drv::CUstream c
                             std::vector<py::object>& keep, std::int64_t& cupy_stream) {
   static PyObject *k_cai = interned("__cuda_array_interface__"), *k_dlpack = interned("__dlpack__");
   const Registry& r = registry();
-  if (r.device_array != nullptr && PyObject_TypeCheck(obj, r.device_array)) {
-    const DeviceArrayView& v = device_array_view(obj, position);
-    out.assign(v.value);
-    return {v.type, 0};
+  if (const DeviceArrayView* v = device_array_view(obj, position)) {
+    out.assign(v->value);
+    return {v->type, 0};
   }
   if (PyCapsule_CheckExact(obj)) return read_dlpack_capsule(obj, position, out);
   if (r.ndarray != nullptr && PyObject_TypeCheck(obj, r.ndarray)) return {};

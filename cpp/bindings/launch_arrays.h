@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +40,13 @@ struct ArrayValue {
     std::copy_n(o.strides.begin(), ndim, strides.begin());
   }
   drv::ArrayArg arg() const { return {data, nitems, itemsize, shape.data(), strides.data()}; }
+};
+
+// A cujit device array as every launch reads it, made at its first launch and kept in the object.
+struct DeviceArrayView {
+  TypeRef type = nullptr;
+  ArrayValue value;
+  std::optional<drv::ByteSpan> span;  // the bytes it covers (none when empty)
 };
 
 // What reading an array gave: its type (null: a dtype the fast path does not read, e.g. records), and the
@@ -73,6 +81,10 @@ struct Registry {
 
 Registry& registry();
 
+// The C base type cujit's DeviceNDArray derives from (it keeps the array's DeviceArrayView).
+PyTypeObject* device_array_base();
+// The view of `obj` when it is a cujit device array (made on its first launch), else null.
+const DeviceArrayView* device_array_view(PyObject* obj, std::size_t position);
 // An interned str, kept for the process.
 PyObject* interned(const char* text);
 // Raises `cls` for kernel argument `position`.

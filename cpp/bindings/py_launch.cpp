@@ -54,10 +54,19 @@ struct Leaf {
 
 // Everything one launch read from its arguments. Reused per thread (and per nesting depth, since reading an
 // argument may run Python code that launches), so a launch allocates nothing once warm.
+// An array argument: a device array's view (kept in the array, which the call's arguments keep alive), or an
+// array read for this launch into `owned`.
+struct ArrayRef {
+  const ArrayValue* value;             // into `owned` only once every argument is read (it may grow until then)
+  const std::optional<drv::ByteSpan>* span;  // a device array's, else null (worked out when asked)
+  int owned;                           // the index in `owned`, or -1
+};
+
 struct Reading {
   std::vector<KeyWord> key;
   std::vector<Leaf> leaves;
-  std::vector<ArrayValue> arrays;
+  std::vector<ArrayRef> arrays;
+  std::vector<ArrayValue> owned;
   std::vector<std::uintptr_t> producer_streams;
   std::vector<py::object> keep;
   std::vector<drv::ByteSpan> spans;  // the arrays' byte ranges, when the kernel has a variant for overlaps
@@ -67,6 +76,7 @@ struct Reading {
     key.clear();
     leaves.clear();
     arrays.clear();
+    owned.clear();
     producer_streams.clear();
     keep.clear();
   }
@@ -137,6 +147,12 @@ namespace {
 
 // Appends `obj`'s key words and leaves; false when it is a kind only the Python path passes.
 bool read_argument(PyObject* obj, std::size_t position, drv::CUstream consumer, Reading& in) {
+  if (const DeviceArrayView* view = device_array_view(obj, position)) {  // the commonest argument first
+    in.arrays.push_back({&view->value, &view->span, -1});
+    in.key.push_back(reinterpret_cast<KeyWord>(view->type));
+    in.leaves.push_back({obj, static_cast<int>(in.arrays.size() - 1)});
+    return true;
+  }
   // An int no integer type holds leaves the fast path: the Python path's error names the argument.
   const bool is_int = PyLong_Check(obj) && !PyBool_Check(obj);
   TypeRef t = is_int ? int_type(obj) : scalar_type(obj);
@@ -153,14 +169,22 @@ bool read_argument(PyObject* obj, std::size_t position, drv::CUstream consumer, 
     in.key.push_back(kTupleClose);
     return true;
   }
-  in.arrays.emplace_back();
-  ArrayRead read = read_array_object(obj, position, consumer, in.arrays.back(), in.keep, in.cupy_stream);
+  ArrayValue& value = in.owned.emplace_back();
+  ArrayRead read = read_array_object(obj, position, consumer, value, in.keep, in.cupy_stream);
   if (read.type == nullptr) return false;
-  in.arrays.back().position = static_cast<int>(position);
+  value.position = static_cast<int>(position);
   if (read.producer_stream != 0) in.producer_streams.push_back(read.producer_stream);
+  in.arrays.push_back({nullptr, nullptr, static_cast<int>(in.owned.size() - 1)});
   in.key.push_back(reinterpret_cast<KeyWord>(read.type));
   in.leaves.push_back({obj, static_cast<int>(in.arrays.size() - 1)});
   return true;
+}
+
+// Every argument read: the arrays read into `owned` take their places.
+void settle_arrays(Reading& in) {
+  if (in.owned.empty()) return;
+  for (ArrayRef& a : in.arrays)
+    if (a.owned >= 0) a.value = &in.owned[static_cast<std::size_t>(a.owned)];
 }
 
 // ---- specialisations -----------------------------------------------------------------------------------
@@ -236,8 +260,10 @@ void check_array_device(const ArrayValue& a, int device) {
 bool arrays_overlap(Reading& in) {
   if (in.arrays.size() < 2) return false;
   in.spans.clear();
-  for (const ArrayValue& a : in.arrays)
-    if (auto span = drv::array_span(a.arg(), a.ndim)) in.spans.push_back(*span);
+  for (const ArrayRef& a : in.arrays) {
+    std::optional<drv::ByteSpan> span = a.span ? *a.span : drv::array_span(a.value->arg(), a.value->ndim);
+    if (span) in.spans.push_back(*span);
+  }
   return drv::any_overlap(in.spans);
 }
 
@@ -279,6 +305,7 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   Reading& in = *lease;
   for (std::size_t i = 0; i < n; ++i)
     if (!read_argument(args[i], i, self->config.stream, in)) return call_python_path(self, args, n);
+  settle_arrays(in);
   clock.lap(kReadArguments);
   std::shared_ptr<Entry> e = self->table->find(in.key);
   if (!e) {
@@ -291,7 +318,7 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
   }
   if (e->python_path) return call_python_path(self, args, n);
   std::shared_ptr<drv::Function> fn = function_here(*e);
-  for (const ArrayValue& a : in.arrays) check_array_device(a, fn->context().device_id());
+  for (const ArrayValue& a : in.owned) check_array_device(a, fn->context().device_id());  // (views name no GPU)
   for (std::uintptr_t producer : in.producer_streams) drv::order_after(self->config.stream, producer);
   clock.lap(kFindKernel);
 
@@ -340,7 +367,7 @@ PyObject* launch(ConfiguredLaunch* self, PyObject* const* args, std::size_t n) {
         break;
       }
       case drv::LeafOp::Kind::Array: {
-        const ArrayValue& a = in.arrays[static_cast<std::size_t>(leaf.array)];
+        const ArrayValue& a = *in.arrays[static_cast<std::size_t>(leaf.array)].value;
         drv::write_array_params(reinterpret_cast<std::int64_t*>(at), a.ndim, a.arg());
         break;
       }
@@ -572,10 +599,14 @@ void register_launch(py::module_& m) {
       py::arg("cls"),
       "Replaces cls.__getitem__ (a dispatcher class) with the fast path's: the configured kernel of a "
       "configuration seen before without a Python frame, self._configure(config) otherwise.");
+  l.attr("DeviceArrayBase") = py::handle(reinterpret_cast<PyObject*>(device_array_base()));
   l.def(
       "register_types",
       [](py::handle device_array, py::handle ndarray, py::dict scalars) {
         Registry& r = registry();
+        if (!PyType_Check(device_array.ptr()) ||
+            !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(device_array.ptr()), device_array_base()))
+          throw py::type_error("register_types: the device array class must derive from launch.DeviceArrayBase");
         r.device_array = reinterpret_cast<PyTypeObject*>(device_array.inc_ref().ptr());
         r.ndarray = reinterpret_cast<PyTypeObject*>(ndarray.inc_ref().ptr());
         for (auto [cls, t] : scalars)

@@ -405,6 +405,47 @@ def test_cupy_arrays_of_another_layout_are_read_by_their_attributes(fake_driver)
     )
 
 
+def test_device_arrays_are_read_from_the_view_kept_in_the_object(fake_driver):
+    run(
+        fake_driver,
+        """
+        import copy, weakref
+        from cujit import _core
+        from cujit.cudadrv.devicearray import DeviceNDArray
+
+        assert issubclass(DeviceNDArray, _core.launch.DeviceArrayBase)
+        @cuda.jit
+        def k(a, b, t):
+            a[0] = b[0, 0] + t[0][0] + t[1][0]
+
+        a = cuda.to_device(np.zeros(4, np.float32))
+        b = cuda.to_device(np.ones((3, 5), np.float64, order="F"))
+        t = (cuda.to_device(np.zeros(2, np.int32)), cuda.to_device(np.zeros(6, np.int32)))
+        capture(ARRAY_1D + [8] * 9 + ARRAY_1D + ARRAY_1D)
+        expect = (array_params(a.ptr, (4,), (4,), 4) + array_params(b.ptr, (3, 5), (8, 24), 8)
+                  + array_params(t[0].ptr, (2,), (4,), 4) + array_params(t[1].ptr, (6,), (4,), 4))
+        for _ in range(3):                                    # the first launch makes the views, the others read them
+            k[1, 1](a, b, t)
+            assert params(7 + 9 + 7 + 7) == expect
+        assert fake.fake_launches() == 3
+        c = copy.copy(a)                                      # a copy makes its own view
+        capture(ARRAY_1D + [8] * 9 + ARRAY_1D + ARRAY_1D)
+        k[1, 1](c, b, t)
+        assert params(7) == array_params(c.ptr, (4,), (4,), 4) and fake.fake_launches() == 1
+        (sig,) = k.signatures
+        assert [str(x) for x in sig] == ["array(float32, 1d, C)", "array(float64, 2d, F)",
+                                         "UniTuple(array(int32, 1d, C) x 2)"], sig
+        gone = weakref.ref(c)                                 # an array with a view is freed as any other
+        del c
+        assert gone() is None
+        class Other:
+            pass
+        raises(TypeError, "must derive from launch.DeviceArrayBase", _core.launch.register_types, Other, np.ndarray, {})
+        print("OK")
+    """,
+    )
+
+
 def test_configuration_threads_and_the_python_path(fake_driver):
     run(
         fake_driver,

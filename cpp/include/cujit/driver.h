@@ -469,8 +469,19 @@ class ArgumentBuffer {
 };
 
 // An array argument's 5 + 2 * ndim parameters (meminfo, parent, nitems, itemsize, data, shape..., strides...),
-// written from `params`, where they lie one after another (each 8 bytes, 8-byte aligned).
-void write_array_params(std::int64_t* params, int ndim, const ArrayArg& array);
+// written from `params`, where they lie one after another (each 8 bytes, 8-byte aligned). Inline: the launch
+// fast path writes every array argument with it.
+inline void write_array_params(std::int64_t* params, int ndim, const ArrayArg& array) {
+  params[0] = 0;  // meminfo
+  params[1] = 0;  // parent
+  params[2] = array.nitems;
+  params[3] = array.itemsize;
+  params[4] = static_cast<std::int64_t>(array.data);
+  for (int d = 0; d < ndim; ++d) {
+    params[5 + d] = array.shape[d];
+    params[5 + ndim + d] = array.strides[d];
+  }
+}
 
 // The bytes [first, end) an array argument covers; nullopt for an empty array, which covers none.
 struct ByteSpan {

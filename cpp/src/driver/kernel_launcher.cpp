@@ -87,16 +87,6 @@ void ArgumentBuffer::set_array(std::size_t slot, const ArrayArg& array) {
   write_array_params(reinterpret_cast<std::int64_t*>(at(plan_->first_param(slot))), s.ndim, array);
 }
 
-void write_array_params(std::int64_t* params, int ndim, const ArrayArg& array) {
-  params[0] = 0;  // meminfo
-  params[1] = 0;  // parent
-  params[2] = array.nitems;
-  params[3] = array.itemsize;
-  params[4] = static_cast<std::int64_t>(array.data);
-  std::memcpy(params + 5, array.shape, sizeof(std::int64_t) * ndim);
-  std::memcpy(params + 5 + ndim, array.strides, sizeof(std::int64_t) * ndim);
-}
-
 bool ArgumentBuffer::arrays_overlap() const {
   std::vector<ByteSpan> spans;
   const auto& slots = plan_->slots();

@@ -105,7 +105,7 @@ def _context_of(owner):
 # ---- the device array --------------------------------------------------------------------------------------
 
 
-class DeviceNDArray:
+class DeviceNDArray(_core.launch.DeviceArrayBase):
     """An array in GPU memory. ``DeviceNDArray(shape, strides, dtype, stream=0, gpu_data=None)`` as in numba:
     without ``gpu_data`` it allocates; with it (an owner of device memory) it describes memory at
     ``gpu_data.ptr`` (or at ``ptr=``), keeping the owner alive."""
