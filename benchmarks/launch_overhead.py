@@ -12,7 +12,9 @@ plain pointers), built here with nvcc twice:
   the same context, batch by batch (`--pairs` pairs of 5 000 launches each): the paired ratio, median of
   the pairs' ratios, is free of the drift between processes (the floor itself moves by ±0.7 µs from one
   process to the next on the H200s).
-The library's own figure is the best of 3 x 20 000 launches after warm-up, as before. (Pinning every process
+The library's own figure is the best of 3 x 20 000 launches after warm-up, as before. Each worker also times
+Python's own share of a launch statement with the case's arguments (the loop, a subscript by `[1, 32]` and a
+call of a C function that ignores them): the C loop plus that is the floor of any launch API called from Python. (Pinning every process
 to one core made the figures worse, not steadier: the driver's own threads then share that core.)
 `--rounds N` (3) repeats the whole set in fresh processes, interleaved. `--profile` also prints where cujit's
 time goes, from the fast path's own timers (CUJIT_LAUNCH_PROFILE=1)."""
@@ -90,6 +92,15 @@ WORKER = textwrap.dedent("""
         return (time.perf_counter() - t) / n * 1e6
 
     best = min(batch(20000) for _ in range(3))
+    # Python's own share of a launch statement: the loop, a subscript by (1, 32) and a call of a C function
+    # given the same arguments that ignores them ("".format), the floor of any Python launch API.
+    table, config = {(1, 32): "".format}, 32
+    def python_call(n):
+        t = time.perf_counter()
+        for _ in range(n):
+            table[1, config](*args)
+        return (time.perf_counter() - t) / n * 1e6
+    pycall = min(python_call(20000) for _ in range(3))
     paired = []
     floor_library, pairs = os.environ.get("LAUNCH_FLOOR_LIBRARY"), int(os.environ.get("LAUNCH_PAIRS", "0"))
     if floor_library and pairs:
@@ -107,7 +118,7 @@ WORKER = textwrap.dedent("""
                 c = floor.launch_floor_us(n_args, 5000)
                 lib = batch(5000)
             paired.append((lib, c))
-    print(json.dumps({"best": best, "paired": paired}))
+    print(json.dumps({"best": best, "paired": paired, "pycall": pycall}))
     if which == "cujit" and os.environ.get("CUJIT_LAUNCH_PROFILE"):
         print("PROFILE", {k: round(v, 3) for k, v in _core.launch.profile().items()}, file=sys.stderr)
 """)
@@ -164,10 +175,12 @@ def run_worker(script, which, case, profile, floor_library, pairs):
         return None
 
 
-def paired_ratio(result):
-    """The median of a worker's per-pair ratios (library / C floor, same process), or None."""
+def paired_ratio(result, with_python=False):
+    """The median of a worker's per-pair ratios (library / C floor, same process), or None; `with_python`: over
+    the C floor plus Python's own call with the same arguments (the worker's "pycall")."""
     pairs = result["paired"] if result else []
-    return statistics.median(lib / c for lib, c in pairs) if pairs else None
+    extra = result.get("pycall", 0) if with_python and result else 0
+    return statistics.median(lib / (c + extra) for lib, c in pairs) if pairs else None
 
 
 def main():
@@ -206,12 +219,12 @@ def main():
                     )
     print(
         "| arguments | cujit | numba-cuda 0.30.4 | C loop, own process | cujit / C (best) "
-        "| cujit / C paired, per round | numba-cuda / C paired |"
+        "| cujit / C paired, per round | numba-cuda / C paired | Python's call | cujit / (C + Python's call) paired |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     best = lambda vs: min((v for v in vs if v is not None), default=None)  # noqa: E731
     fmt = lambda v: "—" if v is None else f"{v:.2f} µs"  # noqa: E731
-    ratios = lambda rs: " / ".join(f"{v:.2f}" for v in map(paired_ratio, rs) if v) or "—"  # noqa: E731
+    ratios = lambda rs, py=False: " / ".join(f"{v:.2f}" for v in (paired_ratio(r, py) for r in rs) if v) or "—"  # noqa: E731,E501
     for case, label, kname in cases:
         cu = [r and r["best"] for r in results[case, "cujit"]]
         nb = [r and r["best"] for r in results[case, "numba"]]
@@ -219,7 +232,9 @@ def main():
         ratio = f"{best(cu) / c:.2f}×" if c and best(cu) else "—"
         print(
             f"| {label} | {fmt(best(cu))} | {fmt(best(nb))} | {fmt(c)} | {ratio} "
-            f"| {ratios(results[case, 'cujit'])} | {ratios(results[case, 'numba'])} |"
+            f"| {ratios(results[case, 'cujit'])} | {ratios(results[case, 'numba'])} "
+            f"| {fmt(best([r and r.get('pycall') for r in results[case, 'cujit']]))} "
+            f"| {ratios(results[case, 'cujit'], True)} |"
         )
 
 
