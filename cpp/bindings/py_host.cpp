@@ -48,6 +48,7 @@ void launch(const hostgen::HostKernel& kernel, const std::vector<uint32_t>& grid
       dim3_of(grid), dim3_of(block), kernel.static_shared_bytes, sharedmem, kernel.uses_barrier, cooperative, name};
   config.strict_barriers = kernel.shared_checks != nullptr;  // debug=True: divergent barriers are errors too
   config.frame_bytes = kernel.frame_bytes;
+  config.block_entry = kernel.block_entry;
   std::optional<Error> error;
   {
     std::optional<hostrt::InterruptScope> ctrl_c;  // Ctrl-C stops the launch (KeyboardInterrupt, below)
@@ -73,6 +74,9 @@ void register_host_compiler(py::module_& m) {
       .def_readonly("symbol", &hostgen::HostKernel::symbol)
       .def_readonly("static_shared_bytes", &hostgen::HostKernel::static_shared_bytes)
       .def_readonly("uses_barrier", &hostgen::HostKernel::uses_barrier)
+      .def_property_readonly(
+          "runs_as_loop", [](const hostgen::HostKernel& k) { return k.block_entry != nullptr; },
+          "whether a block's threads run as one loop (it reaches no collective and no spin point)")
       .def_readonly("frame_bytes", &hostgen::HostKernel::frame_bytes,
                     "the stack its fixed-size locals need per thread (a launch refuses more than the limit)")
       .def("global_address", &hostgen::host_global_address, py::arg("name"),

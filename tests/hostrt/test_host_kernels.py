@@ -228,3 +228,54 @@ def test_only_kernels_with_barriers_run_their_threads_as_fibers():
     assert (x == 2).all()
     assert not plain.overloads[next(iter(plain.overloads))].native.uses_barrier
     assert synced.overloads[next(iter(synced.overloads))].native.uses_barrier
+
+
+def native_of(kernel):
+    return kernel.overloads[next(iter(kernel.overloads))].native
+
+
+def test_kernels_that_never_wait_run_a_block_as_one_loop(rng):
+    @cuda.jit(target="cpu")
+    def ids(out, n):
+        t = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+        i = cuda.blockIdx.x * cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z + t
+        if i < n:
+            out[i] = cuda.threadIdx.x + 100 * cuda.threadIdx.y + 10000 * cuda.threadIdx.z + 1000000 * cuda.blockIdx.x
+
+    @cuda.jit(target="cpu")
+    def saxpy(a, x, y, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] + y[i]
+
+    @cuda.jit(target="cpu")
+    def counts(x, total):
+        cuda.atomic.add(total, 0, x[cuda.grid(1)])  # a spin point: threads one by one, as before
+
+    @cuda.jit(target="cpu", debug=True, opt=False)
+    def checked(x):
+        x[cuda.grid(1)] += 1
+
+    n = 3 * 30 - 7
+    out = np.full(n, -1, dtype=np.int64)
+    ids[3, (5, 3, 2)](out, n)
+    t = np.arange(n)
+    local = t % 30
+    expect = local % 5 + 100 * (local // 5 % 3) + 10000 * (local // 15) + 1000000 * (t // 30)
+    np.testing.assert_array_equal(out, expect)
+    m = int(rng.integers(1000, 5000))
+    x, y = rng.random(m, dtype=np.float32), rng.random(m, dtype=np.float32)
+    got = np.zeros(m, dtype=np.float32)
+    saxpy[(m + 255) // 256, 256](np.float32(1.5), x, y, got)
+    np.testing.assert_allclose(got, np.float32(1.5) * x + y, rtol=2.5e-7)
+    total = np.zeros(1, dtype=np.int64)
+    counts[4, 64](np.ones(256, dtype=np.int64), total)
+    checked[2, 32](np.zeros(64, dtype=np.int32))
+    assert total[0] == 256
+    assert native_of(ids).runs_as_loop and native_of(saxpy).runs_as_loop
+    assert not native_of(counts).runs_as_loop and not native_of(checked).runs_as_loop
+    # The loop writes the threads' ids into a copy of the context on its frame: no load of it may be marked
+    # invariant (the code generator would move one above the copy's writes: stumpy's gpu_stump read garbage).
+    ir = ids.inspect_llvm(ids.signatures[0])
+    block = ir.split("define void @__cujit_host_block", 1)[1].split("\n}\n", 1)[0]
+    assert "!invariant.load" not in block

@@ -50,6 +50,9 @@ extern thread_local HostInterruptHandler host_interrupt_handler;
 inline constexpr const char* kHostInterruptFlagSymbol = "__cujit_host_interrupt_requested";
 inline constexpr const char* kHostInterruptedFunction = "__cujit_host_interrupted";
 
+// The internal function a host module's spin points call (always inlined).
+inline constexpr const char* kHostSpinPointFunction = "cujit.spin_point";
+
 // How many spin points a thread passes between two calls of HostThreadContext::spin (a power of two).
 inline constexpr uint32_t kHostSpinInterval = 256;
 

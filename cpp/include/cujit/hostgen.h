@@ -36,6 +36,8 @@ class HostKernel final : public codegen::KernelCode {
   HostKernel& operator=(const HostKernel&) = delete;
 
   HostKernelEntry entry = nullptr;
+  // Every thread of a block in one call (kernels that reach no collective and no spin point), else null.
+  HostKernelEntry block_entry = nullptr;
   uint64_t static_shared_bytes = 0;  // per block
   bool uses_barrier = true;  // its code reaches a collective (a barrier, a warp function...): its threads are fibers
   uint64_t frame_bytes = 0;  // the stack its fixed-size locals need per thread (cuda.local.array...), callees' too
@@ -81,5 +83,6 @@ const codegen::KernelTarget& host_target();
 
 // The name of the function compiled modules expose to the host runtime.
 inline constexpr const char* kHostEntrySymbol = "__cujit_host_entry";
+inline constexpr const char* kHostBlockEntrySymbol = "__cujit_host_block";
 
 }  // namespace cujit::hostgen

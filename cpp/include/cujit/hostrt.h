@@ -44,6 +44,9 @@ struct HostLaunch {
   // threads cannot have it is refused before it runs; one that needs more than a worker's own stack gives runs
   // its threads as fibers even without barriers.
   uint64_t frame_bytes = 0;
+  // Every thread of a block in one call (hostgen's block entry), for a kernel that reaches no collective and no
+  // spin point; null: the threads are called one by one.
+  KernelEntry block_entry = nullptr;
 };
 
 // The most threads per block (as on every CUDA device).

@@ -57,7 +57,9 @@ class HostTarget final : public Target {
                                 int axis) const override {
     size_t offset = offsetof(HostThreadContext, registers) + (static_cast<size_t>(reg) * 3 + axis) * 4;
     auto* load = b.CreateAlignedLoad(b.getInt32Ty(), field_address(b, context, offset), llvm::Align(4));
-    load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
+    // A thread's ids change in a block's loop over its threads (hostgen/host_jit.cpp): only the others are invariant.
+    if (reg != SpecialRegister::ThreadIdx)
+      load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
     return load;
   }
 
@@ -196,7 +198,7 @@ class HostTarget final : public Target {
     auto* ptr = b.getPtrTy();
     auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, ptr, b.getInt32Ty(), ptr, ptr}, false);
     llvm::FunctionCallee recorder = module.getOrInsertFunction(kHostIndexErrorFunction, fty);
-    b.CreateCall(recorder, {context, record, b.CreateGlobalString(site, "index.site"), data,
+    b.CreateCall(recorder, {reported_context(b, entry, context), record, b.CreateGlobalString(site, "index.site"), data,
                             b.getInt32(static_cast<uint32_t>(indices.size())), index_array, shape_array});
   }
 
@@ -233,6 +235,23 @@ class HostTarget final : public Target {
   }
 
  private:
+  // A copy of what the recorder of index errors reads from the context (the thread's and block's ids, the block's
+  // shared memory), on the function's frame: the context itself never escapes a kernel that reaches no collective
+  // and no spin point, so a block's threads run as a loop can keep it in registers (hostgen/host_jit.cpp).
+  static llvm::Value* reported_context(llvm::IRBuilder<>& b, llvm::IRBuilder<>& entry, llvm::Value* context) {
+    auto* copy_ty = llvm::ArrayType::get(b.getInt8Ty(), sizeof(HostThreadContext));
+    llvm::AllocaInst* copy = entry.CreateAlloca(copy_ty);
+    copy->setAlignment(llvm::Align(alignof(HostThreadContext)));
+    auto copy_field = [&](size_t offset, size_t bytes) {
+      b.CreateMemCpy(field_address(b, copy, offset), llvm::Align(4), field_address(b, context, offset), llvm::Align(4),
+                     bytes);
+    };
+    copy_field(offsetof(HostThreadContext, registers), sizeof(HostThreadContext::registers));
+    copy_field(offsetof(HostThreadContext, shared), offsetof(HostThreadContext, dynamic_shared_bytes) +
+                                                        sizeof(uint64_t) - offsetof(HostThreadContext, shared));
+    return copy;
+  }
+
   // context->collective(context, kind, mask, value, operand, where): an i64.
   static llvm::Value* collective(llvm::IRBuilder<>& b, llvm::Value* context, HostCollective kind, llvm::Value* mask,
                                  llvm::Value* value, llvm::Value* operand, const std::string& where) {
@@ -253,7 +272,7 @@ class HostTarget final : public Target {
   // void cujit.spin_point(ptr context): if (++context->spins % kHostSpinInterval == 0 && context->spin)
   // context->spin(context). The hook's call is an opaque call: memory is read again after it.
   static llvm::Function* spin_function(llvm::Module& module) {
-    constexpr const char* kName = "cujit.spin_point";
+    constexpr const char* kName = kHostSpinPointFunction;
     if (llvm::Function* f = module.getFunction(kName)) return f;
     llvm::LLVMContext& ctx = module.getContext();
     auto* ptr = llvm::PointerType::get(ctx, 0);

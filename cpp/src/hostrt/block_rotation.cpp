@@ -5,6 +5,8 @@
 // block becomes fibers that run at its spin points.
 #include "block_rotation.h"
 
+#include <algorithm>
+
 #include <sched.h>
 
 #include <csetjmp>
@@ -34,9 +36,17 @@ WorkerBlocks::~WorkerBlocks() {
 }
 
 std::optional<uint64_t> WorkerBlocks::take() {
-  const uint64_t b = next_.fetch_add(1);
-  if (b < config_.grid.count()) return b;
-  return std::nullopt;
+  if (taken_next_ < taken_end_) return taken_next_++;
+  // Blocks of a kernel that runs a block as one loop never wait for one another: a worker takes them in runs
+  // (an eighth of its share, at most 64), so that the workers do not meet at the counter for every block.
+  const uint64_t blocks = config_.grid.count();
+  const uint64_t run =
+      config_.block_entry == nullptr ? 1 : std::clamp<uint64_t>(blocks / (uint64_t{worker_count()} * 8), 1, 64);
+  const uint64_t b = next_.fetch_add(run);
+  if (b >= blocks) return std::nullopt;
+  taken_next_ = b + 1;
+  taken_end_ = std::min(b + run, blocks);
+  return b;
 }
 
 WorkerBlocks::Resident WorkerBlocks::make_resident() {
@@ -140,6 +150,10 @@ void WorkerBlocks::run_without_fibers(uint64_t linear) {
   target::host_interrupt_handler = {&WorkerBlocks::abandon_thread, this};
   if (setjmp(interrupted_at_) != 0) {
     if (!error_) error_ = interrupted_error(config_.kernel_name);
+    return;
+  }
+  if (config_.block_entry != nullptr) {  // the kernel never waits for another thread: one loop over them all
+    config_.block_entry(&context_, params_);
     return;
   }
   const uint64_t n = blk.count();

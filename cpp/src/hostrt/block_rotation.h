@@ -80,6 +80,7 @@ class WorkerBlocks {
   std::vector<uint64_t> shared_;
   uint64_t linear_ = 0, spinning_block_ = ~uint64_t{0};
   uint32_t thread_ = 0, spins_ = 0, quiet_ = 0;  // of the thread that last called spun()
+  uint64_t taken_next_ = 0, taken_end_ = 0;      // the blocks taken from the counter and not yet run
   Resident rest_;
   std::jmp_buf interrupted_at_{};
 };
