@@ -49,6 +49,7 @@ void launch(const hostgen::HostKernel& kernel, const std::vector<uint32_t>& grid
   config.strict_barriers = kernel.shared_checks != nullptr;  // debug=True: divergent barriers are errors too
   config.frame_bytes = kernel.frame_bytes;
   config.block_entry = kernel.block_entry;
+  config.block_thread_bytes = kernel.block_thread_bytes;
   std::optional<Error> error;
   {
     std::optional<hostrt::InterruptScope> ctrl_c;  // Ctrl-C stops the launch (KeyboardInterrupt, below)
@@ -76,7 +77,7 @@ void register_host_compiler(py::module_& m) {
       .def_readonly("uses_barrier", &hostgen::HostKernel::uses_barrier)
       .def_property_readonly(
           "runs_as_loop", [](const hostgen::HostKernel& k) { return k.block_entry != nullptr; },
-          "whether a block's threads run as one loop (it reaches no collective and no spin point)")
+          "whether a block's threads run as loops between its barriers (no other collective, no spin point)")
       .def_readonly("frame_bytes", &hostgen::HostKernel::frame_bytes,
                     "the stack its fixed-size locals need per thread (a launch refuses more than the limit)")
       .def("global_address", &hostgen::host_global_address, py::arg("name"),

@@ -84,6 +84,8 @@ inline constexpr const char* kHostSharedBytesSymbol = "__cujit_static_shared_byt
 // The named metadata a host module has when its code reaches a collective (a barrier, a warp function, a grid
 // sync, nanosleep): its threads then run as fibers.
 inline constexpr const char* kHostBarrierMetadata = "cujit.host.barrier";
+// The metadata on each call of HostThreadContext::collective: !{i32 kind} (a HostCollective).
+inline constexpr const char* kHostCollectiveMetadata = "cujit.collective";
 
 // Bounds checks: the first out-of-bounds array access of a launch, as code compiled for the host records it
 // (through kHostIndexErrorFunction, hostgen/host_checks.cpp) in its module's kHostIndexErrorSymbol global.

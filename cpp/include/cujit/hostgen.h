@@ -36,8 +36,10 @@ class HostKernel final : public codegen::KernelCode {
   HostKernel& operator=(const HostKernel&) = delete;
 
   HostKernelEntry entry = nullptr;
-  // Every thread of a block in one call (kernels that reach no collective and no spin point), else null.
+  // Every thread of a block in one call, its code between barriers loops over the threads (kernels whose only
+  // collectives are barriers all threads reach alike, and no spin point), else null.
   HostKernelEntry block_entry = nullptr;
+  uint64_t block_thread_bytes = 0;  // what the block entry keeps per thread across barriers (on its frame)
   uint64_t static_shared_bytes = 0;  // per block
   bool uses_barrier = true;  // its code reaches a collective (a barrier, a warp function...): its threads are fibers
   uint64_t frame_bytes = 0;  // the stack its fixed-size locals need per thread (cuda.local.array...), callees' too

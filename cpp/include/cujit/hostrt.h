@@ -44,9 +44,11 @@ struct HostLaunch {
   // threads cannot have it is refused before it runs; one that needs more than a worker's own stack gives runs
   // its threads as fibers even without barriers.
   uint64_t frame_bytes = 0;
-  // Every thread of a block in one call (hostgen's block entry), for a kernel that reaches no collective and no
-  // spin point; null: the threads are called one by one.
+  // Every thread of a block in one call (hostgen's block entry: its code between barriers loops over the
+  // threads); null: the threads are called one by one, or run as fibers. It keeps block_thread_bytes per thread
+  // on the worker's stack: a launch whose blocks would need too much runs as without it.
   KernelEntry block_entry = nullptr;
+  uint64_t block_thread_bytes = 0;
 };
 
 // The most threads per block (as on every CUDA device).

@@ -19,6 +19,7 @@
 #include "cujit/hostgen.h"
 #include "cujit/lowering.h"
 #include "cujit/target.h"
+#include "host_block_regions.h"
 #include "host_checks.h"
 #include "host_interrupts.h"
 #include "host_math.h"
@@ -57,77 +58,44 @@ void add_entry(llvm::Module& module, llvm::Function* kernel) {
   b.CreateRetVoid();
 }
 
-// void __cujit_host_block(ptr context, ptr params): every thread of the block `context` describes, one after
-// another (x fastest), for a kernel that reaches no collective and no spin point. The parameters are loaded once;
-// the threads' ids are written into a copy of the context on this frame, which the kernel (inlined here) never
-// lets escape (host_target.cpp), so that the optimiser keeps it in registers and can vectorise the loop over x.
-void add_block_entry(llvm::Module& module, llvm::Function* kernel) {
+// void __cujit_host_block(ptr context, ptr params): every thread of the block `context` describes, through the
+// block function host_block_regions.cpp made (its regions loops over the threads). The parameters are loaded
+// once; the threads' ids are written into a copy of the context on this frame, which the kernel never lets escape
+// (host_target.cpp), so that the optimiser keeps it in registers and can vectorise the loops over x.
+void add_block_entry(llvm::Module& module, llvm::Function* block) {
   auto& ctx = module.getContext();
   auto* ptr = llvm::PointerType::get(ctx, 0);
-  auto* i32 = llvm::Type::getInt32Ty(ctx);
   auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr}, false);
   auto* entry = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, kHostBlockEntrySymbol, module);
   entry->addFnAttr(llvm::Attribute::NoUnwind);
-  llvm::Value* context = entry->getArg(0);
   // The kernel reads the registers other than the thread's ids with !invariant.load: true of the context the
   // runtime fills, not of this function's copy, which it writes first (a load the code generator moved above
   // that write would read the stack's garbage). The module's loads lose the mark: the copy's fields are promoted
   // to registers, or read once where it escapes.
   for (llvm::Function& f : module)
-    for (llvm::BasicBlock& block : f)
-      for (llvm::Instruction& inst : block) inst.setMetadata(llvm::LLVMContext::MD_invariant_load, nullptr);
+    for (llvm::BasicBlock& bb : f)
+      for (llvm::Instruction& inst : bb) inst.setMetadata(llvm::LLVMContext::MD_invariant_load, nullptr);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
   auto* local = b.CreateAlloca(llvm::ArrayType::get(b.getInt8Ty(), sizeof(target::HostThreadContext)));
   local->setAlignment(llvm::Align(alignof(target::HostThreadContext)));
-  b.CreateMemCpy(local, llvm::Align(alignof(target::HostThreadContext)), context,
+  b.CreateMemCpy(local, llvm::Align(alignof(target::HostThreadContext)), entry->getArg(0),
                  llvm::Align(alignof(target::HostThreadContext)), sizeof(target::HostThreadContext));
-  auto field = [&](llvm::Value* base, size_t offset) {
-    return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, offset);
-  };
   for (size_t offset :
        {offsetof(target::HostThreadContext, barriers_passed), offsetof(target::HostThreadContext, warp_syncs_passed)})
-    b.CreateAlignedStore(b.getInt32(0), field(local, offset), llvm::Align(4));
+    b.CreateAlignedStore(b.getInt32(0), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), local, offset), llvm::Align(4));
   std::vector<llvm::Value*> args{local};
-  for (unsigned i = 1; i < kernel->arg_size(); ++i) {
+  for (unsigned i = 1; i < block->arg_size(); ++i) {
     llvm::Value* slot = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(1), i - 1));
-    args.push_back(b.CreateLoad(kernel->getArg(i)->getType(), slot));
+    args.push_back(b.CreateLoad(block->getArg(i)->getType(), slot));
   }
-  const size_t tid = offsetof(target::HostThreadContext, registers);
-  const size_t dim = tid + sizeof(uint32_t) * 3 * static_cast<size_t>(target::SpecialRegister::BlockDim);
-  llvm::Value* extent[3];
-  for (int axis = 0; axis < 3; ++axis)
-    extent[axis] = b.CreateAlignedLoad(i32, field(context, dim + 4 * axis), llvm::Align(4));
-  // Three nested loops, z outermost; each runs at least once (a launch's dimensions are positive).
-  llvm::PHINode* index[3];
-  llvm::BasicBlock* body[3];
-  llvm::BasicBlock* from = b.GetInsertBlock();
-  for (int axis = 2; axis >= 0; --axis) {
-    body[axis] = llvm::BasicBlock::Create(ctx, std::string("thread.") + "xyz"[axis], entry);
-    b.CreateBr(body[axis]);
-    b.SetInsertPoint(body[axis]);
-    index[axis] = b.CreatePHI(i32, 2);
-    index[axis]->addIncoming(b.getInt32(0), from);
-    b.CreateAlignedStore(index[axis], field(local, tid + 4 * axis), llvm::Align(4));
-    from = body[axis];
-  }
-  llvm::CallInst* call = b.CreateCall(kernel, args);
-  call->addFnAttr(llvm::Attribute::AlwaysInline);
-  for (int axis = 0; axis < 3; ++axis) {
-    llvm::Value* next = b.CreateAdd(index[axis], b.getInt32(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
-    llvm::BasicBlock* latch = b.GetInsertBlock();
-    llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, std::string("after.") + "xyz"[axis], entry);
-    b.CreateCondBr(b.CreateICmpULT(next, extent[axis]), body[axis], exit);
-    index[axis]->addIncoming(next, latch);
-    b.SetInsertPoint(exit);
-  }
+  b.CreateCall(block, args)->addFnAttr(llvm::Attribute::AlwaysInline);
   b.CreateRetVoid();
 }
 
-// Whether a block's threads may run as one loop (add_block_entry): the kernel reaches no collective (its module
-// has no barrier mark), no spin point (atomics and fences, where a thread may wait for another) and records no
-// debug checks of shared memory.
-bool runs_as_loop(const llvm::Module& module, bool debug) {
-  if (debug || module.getNamedMetadata(target::kHostBarrierMetadata) != nullptr) return false;
+// Whether a block's threads may run as loops (host_block_regions.h decides the rest): the kernel reaches no spin
+// point (atomics and fences, where a thread may wait for another) and records no debug checks of shared memory.
+bool may_run_as_loops(const llvm::Module& module, bool debug) {
+  if (debug) return false;
   const llvm::Function* spin = module.getFunction(target::kHostSpinPointFunction);
   return spin == nullptr || spin->use_empty();
 }
@@ -196,8 +164,10 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
                  {}};
   }
   add_entry(*module, *lowered);
-  const bool as_loop = runs_as_loop(*module, options.debug);
-  if (as_loop) add_block_entry(*module, *lowered);
+  uint64_t block_thread_bytes = 0;
+  llvm::Function* block =
+      may_run_as_loops(*module, options.debug) ? make_block_regions(**lowered, block_thread_bytes) : nullptr;
+  if (block != nullptr) add_block_entry(*module, block);
   define_inline_math(*module);
   describe_host_math_calls(*module);
   bool uses_barrier = module->getNamedMetadata(target::kHostBarrierMetadata) != nullptr;
@@ -231,7 +201,8 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   auto entry = (*jit)->lookup(kHostEntrySymbol);
   if (!entry) return llvm_error("finding the kernel's entry", entry.takeError());
   kernel->entry = entry->toPtr<HostKernelEntry>();
-  if (as_loop) {
+  kernel->block_thread_bytes = block_thread_bytes;
+  if (block != nullptr) {
     auto block = (*jit)->lookup(kHostBlockEntrySymbol);
     if (!block) return llvm_error("finding the kernel's block entry", block.takeError());
     kernel->block_entry = block->toPtr<HostKernelEntry>();

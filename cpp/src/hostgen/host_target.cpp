@@ -261,9 +261,13 @@ class HostTarget final : public Target {
     auto* i32 = b.getInt32Ty();
     auto* fty =
         llvm::FunctionType::get(b.getInt64Ty(), {b.getPtrTy(), i32, i32, b.getInt64Ty(), i32, b.getPtrTy()}, false);
-    llvm::Value* result = b.CreateCall(
+    llvm::CallInst* result = b.CreateCall(
         fty, hook,
         {context, b.getInt32(static_cast<uint32_t>(kind)), mask, value, operand, site_string(module, where)});
+    // (what the call is, for hostgen's block regions: a block's threads as loops between its barriers)
+    result->setMetadata(kHostCollectiveMetadata,
+                        llvm::MDNode::get(module.getContext(),
+                                          {llvm::ConstantAsMetadata::get(b.getInt32(static_cast<uint32_t>(kind)))}));
     if (kind <= HostCollective::BarrierOr || kind == HostCollective::GridSync) count_barrier(b, context);
     if (kind == HostCollective::SyncWarp) count_barrier(b, context, offsetof(HostThreadContext, warp_syncs_passed));
     return result;

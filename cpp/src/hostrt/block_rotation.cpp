@@ -111,7 +111,7 @@ std::optional<Error> WorkerBlocks::run() {
     if (resident_.empty()) {
       std::optional<uint64_t> b = take();
       if (!b) break;
-      if (config_.barriers)
+      if (config_.barriers && config_.block_entry == nullptr)
         admit(*b);
       else
         run_without_fibers(*b);

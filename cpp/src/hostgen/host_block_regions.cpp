@@ -1,0 +1,415 @@
+// A block's threads as loops between its barriers (host_block_regions.h). The kernel is cloned; in the clone
+// every cuda.syncthreads ends a region, and each region (the code a thread runs from one barrier, or the start, to
+// the next barrier, or its return) becomes a loop over the block's threads, x fastest. Values that a thread keeps
+// from one region to a later one live in arrays with one element per thread; what one region alone uses stays a
+// scalar the optimiser keeps in registers. This is only right when every thread reaches the same barriers in the
+// same order: the kernel qualifies when no barrier lies in code that a branch whose condition may differ between
+// threads decides about (a divergence analysis over the clone, below); any other kernel keeps its fibers.
+#include "host_block_regions.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <set>
+#include <vector>
+
+#include <llvm/Analysis/PostDominators.h>
+#include <llvm/Analysis/ValueTracking.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/Scalar/SROA.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Transforms/Utils/Local.h>
+
+#include "cujit/host_context.h"
+
+namespace cujit::hostgen {
+namespace {
+
+using target::HostCollective;
+using target::HostThreadContext;
+
+constexpr int64_t kTidOffset = offsetof(HostThreadContext, registers);
+constexpr int64_t kBlockDimOffset = kTidOffset + 2 * 3 * sizeof(uint32_t);  // registers[BlockDim]
+constexpr int64_t kCountersOffset = offsetof(HostThreadContext, barriers_passed);
+// What a thread may keep across barriers (one copy per thread of the block, on the block function's frame).
+constexpr uint64_t kMaxThreadBytes = 4096;
+
+// The HostCollective kind of a collective call, or -1 for any other instruction.
+int collective_kind(const llvm::Instruction& inst) {
+  const auto* call = llvm::dyn_cast<llvm::CallInst>(&inst);
+  llvm::MDNode* md = call != nullptr ? call->getMetadata(target::kHostCollectiveMetadata) : nullptr;
+  if (md == nullptr) return -1;
+  return static_cast<int>(llvm::mdconst::extract<llvm::ConstantInt>(md->getOperand(0))->getZExtValue());
+}
+
+// The kernel's module qualifies: the only calls through pointers are the kernel's own block barriers (no warp
+// function, barrier reduction, grid sync, sleep or spin hook anywhere).
+bool only_kernel_barriers(const llvm::Function& kernel) {
+  for (const llvm::Function& f : *kernel.getParent())
+    for (const llvm::BasicBlock& block : f)
+      for (const llvm::Instruction& inst : block) {
+        const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst);
+        if (call == nullptr || call->getCalledFunction() != nullptr) continue;
+        if (&f != &kernel || collective_kind(inst) != static_cast<int>(HostCollective::Barrier)) return false;
+      }
+  return true;
+}
+
+// The blocks reachable from `from` without passing through `stop` (which is included when reached) or a block of
+// `barriers`.
+std::set<llvm::BasicBlock*> reach(llvm::BasicBlock* from, const llvm::BasicBlock* stop,
+                                  const std::set<llvm::BasicBlock*>& barriers = {}) {
+  std::set<llvm::BasicBlock*> seen;
+  std::vector<llvm::BasicBlock*> work{from};
+  while (!work.empty()) {
+    llvm::BasicBlock* b = work.back();
+    work.pop_back();
+    if (!seen.insert(b).second || b == stop || barriers.count(b) != 0) continue;
+    for (llvm::BasicBlock* s : llvm::successors(b)) work.push_back(s);
+  }
+  return seen;
+}
+
+// Whether every barrier call of `f` (its context is argument 0) is reached by all of a block's threads alike.
+// Divergent values: the thread's ids, loads from memory, call results, and what depends on them, including phis
+// where the paths of a divergent branch meet and values a divergent region hands out. A barrier inside the region
+// of a divergent branch (the blocks between it and its immediate post-dominator) disqualifies the kernel.
+bool barriers_are_uniform(llvm::Function& f, const std::vector<llvm::CallInst*>& barriers) {
+  const llvm::DataLayout& dl = f.getParent()->getDataLayout();
+  llvm::Value* context = f.getArg(0);
+  std::set<const llvm::Value*> divergent;
+  std::vector<const llvm::Value*> work;
+  auto mark = [&](const llvm::Value* v) {
+    if (divergent.insert(v).second) work.push_back(v);
+  };
+  for (llvm::BasicBlock& block : f)
+    for (llvm::Instruction& inst : block) {
+      if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst)) {
+        int64_t offset = 0;
+        const llvm::Value* base = llvm::GetPointerBaseWithConstantOffset(load->getPointerOperand(), offset, dl);
+        const bool uniform_field = base == context && offset >= kTidOffset + 3 * 4 && offset < kCountersOffset;
+        if (!uniform_field) mark(load);
+      } else if ((llvm::isa<llvm::CallBase>(inst) && !inst.getType()->isVoidTy()) ||
+                 llvm::isa<llvm::AtomicRMWInst>(inst) || llvm::isa<llvm::AtomicCmpXchgInst>(inst)) {
+        mark(&inst);
+      }
+    }
+  std::set<llvm::BasicBlock*> barrier_blocks;
+  for (llvm::CallInst* call : barriers) barrier_blocks.insert(call->getParent());
+  llvm::PostDominatorTree post(f);
+  std::set<const llvm::Instruction*> seen_branches;
+  for (bool changed = true; changed;) {
+    while (!work.empty()) {
+      const llvm::Value* v = work.back();
+      work.pop_back();
+      for (const llvm::User* user : v->users())
+        if (llvm::isa<llvm::Instruction>(user) && !llvm::isa<llvm::StoreInst>(user)) mark(user);
+    }
+    changed = false;
+    for (llvm::BasicBlock& block : f) {
+      llvm::Instruction* term = block.getTerminator();
+      const llvm::Value* condition = nullptr;
+      if (auto* br = llvm::dyn_cast<llvm::BranchInst>(term); br != nullptr && br->isConditional())
+        condition = br->getCondition();
+      else if (auto* sw = llvm::dyn_cast<llvm::SwitchInst>(term))
+        condition = sw->getCondition();
+      if (condition == nullptr || divergent.count(condition) == 0 || !seen_branches.insert(term).second) continue;
+      changed = true;
+      llvm::DomTreeNode* node = post.getNode(&block);
+      const llvm::BasicBlock* join = node != nullptr && node->getIDom() != nullptr ? node->getIDom()->getBlock()
+                                                                                  : nullptr;
+      std::map<llvm::BasicBlock*, int> reached;
+      std::set<llvm::BasicBlock*> region;
+      for (llvm::BasicBlock* s : llvm::successors(&block))
+        for (llvm::BasicBlock* b : reach(s, join)) {
+          ++reached[b];
+          if (b != join) region.insert(b);
+        }
+      for (llvm::BasicBlock* b : barrier_blocks)
+        if (region.count(b) != 0) return false;  // a barrier only some threads may reach
+      for (auto [b, count] : reached)
+        if (count > 1)
+          for (llvm::PHINode& phi : b->phis()) mark(&phi);
+      for (llvm::BasicBlock* b : region)
+        for (llvm::Instruction& inst : *b)
+          for (const llvm::User* user : inst.users())
+            if (auto* ui = llvm::dyn_cast<llvm::Instruction>(user);
+                ui != nullptr && region.count(const_cast<llvm::BasicBlock*>(ui->getParent())) == 0)
+              mark(&inst);
+    }
+  }
+  return true;
+}
+
+// One region's loops over the threads, x innermost.
+struct Region {
+  llvm::BasicBlock* entry = nullptr;  // the original block it starts at
+  std::vector<llvm::BasicBlock*> blocks;  // its clones
+  llvm::BasicBlock* pre = nullptr;        // where a dispatch enters it
+  llvm::BasicBlock* head_x = nullptr;     // the innermost loop's header (dominates the clones)
+  llvm::BasicBlock* latch = nullptr;      // where a thread's run of the region ends
+  llvm::Value* linear = nullptr;          // the thread's linear id in the block (i64)
+  llvm::BasicBlock* dispatch = nullptr;   // after the loops: on to the next region or the return
+};
+
+void build_loops(Region& r, llvm::Function& f, llvm::Value* context, llvm::Value* const (&extent)[3]) {
+  llvm::LLVMContext& c = f.getContext();
+  r.pre = llvm::BasicBlock::Create(c, "region.pre", &f);
+  llvm::IRBuilder<> b(r.pre);
+  llvm::PHINode* index[3];
+  llvm::BasicBlock* body[3];
+  llvm::BasicBlock* from = r.pre;
+  for (int axis = 2; axis >= 0; --axis) {
+    body[axis] = llvm::BasicBlock::Create(c, std::string("region.") + "xyz"[axis], &f);
+    b.CreateBr(body[axis]);
+    b.SetInsertPoint(body[axis]);
+    index[axis] = b.CreatePHI(b.getInt32Ty(), 2);
+    index[axis]->addIncoming(b.getInt32(0), from);
+    b.CreateAlignedStore(index[axis], b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), context, kTidOffset + 4 * axis),
+                         llvm::Align(4));
+    from = body[axis];
+  }
+  r.head_x = body[0];
+  auto wide = [&](llvm::Value* v) { return b.CreateZExt(v, b.getInt64Ty()); };
+  r.linear = b.CreateAdd(wide(index[0]), b.CreateMul(wide(extent[0]), b.CreateAdd(wide(index[1]),
+                                                                                    b.CreateMul(wide(extent[1]),
+                                                                                                wide(index[2])))),
+                         "thread.linear", true, true);
+  llvm::Instruction* enter = b.CreateBr(r.blocks.front());
+  (void)enter;
+  r.latch = llvm::BasicBlock::Create(c, "region.latch", &f);
+  b.SetInsertPoint(r.latch);
+  for (int axis = 0; axis < 3; ++axis) {
+    llvm::Value* next = b.CreateAdd(index[axis], b.getInt32(1), "", true, true);
+    llvm::BasicBlock* at = b.GetInsertBlock();
+    llvm::BasicBlock* exit = llvm::BasicBlock::Create(c, std::string("region.after.") + "xyz"[axis], &f);
+    b.CreateCondBr(b.CreateICmpULT(next, extent[axis]), body[axis], exit);
+    index[axis]->addIncoming(next, at);
+    b.SetInsertPoint(exit);
+  }
+  r.dispatch = b.GetInsertBlock();
+}
+
+// The regions that use the memory `a` allocates: through the pointer itself or any pointer made from it,
+// including one a region stores (in a slot reg2mem made) and another loads.
+std::set<std::size_t> regions_using(llvm::AllocaInst* a,
+                                    const std::map<const llvm::BasicBlock*, std::size_t>& region_of_block) {
+  std::set<std::size_t> regions;
+  std::set<const llvm::Value*> seen{a};
+  std::vector<const llvm::Value*> work{a};
+  auto add = [&](const llvm::Value* v) {
+    if (seen.insert(v).second) work.push_back(v);
+  };
+  while (!work.empty()) {
+    const llvm::Value* v = work.back();
+    work.pop_back();
+    for (const llvm::User* user : v->users()) {
+      const auto* inst = llvm::cast<llvm::Instruction>(user);
+      auto found = region_of_block.find(inst->getParent());
+      if (found != region_of_block.end()) regions.insert(found->second);
+      if (llvm::isa<llvm::GetElementPtrInst>(inst) || llvm::isa<llvm::CastInst>(inst) ||
+          llvm::isa<llvm::SelectInst>(inst) || llvm::isa<llvm::PHINode>(inst) ||
+          llvm::isa<llvm::InsertValueInst>(inst) || llvm::isa<llvm::ExtractValueInst>(inst)) {
+        add(inst);  // (an array's pointer goes into its struct, and out again)
+      } else if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(inst);
+                 store != nullptr && store->getValueOperand() == v) {
+        add(llvm::getUnderlyingObject(store->getPointerOperand()));  // kept in memory: whoever loads it has it
+      } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(inst);
+                 load != nullptr && load->getPointerOperand() == v &&
+                 (load->getType()->isPointerTy() || load->getType()->isAggregateType())) {
+        add(load);
+      }
+    }
+  }
+  return regions;
+}
+
+}  // namespace
+
+llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_bytes) {
+  thread_bytes = 0;
+  if (!only_kernel_barriers(kernel)) return nullptr;
+  llvm::ValueToValueMapTy cloned;
+  llvm::Function* f = llvm::CloneFunction(&kernel, cloned);
+  f->setName(kernel.getName() + ".block");
+  f->setLinkage(llvm::GlobalValue::InternalLinkage);
+  // It writes the threads' ids into its context.
+  f->removeFnAttr(llvm::Attribute::Memory);
+  for (auto kind : {llvm::Attribute::NoAlias, llvm::Attribute::ReadOnly, llvm::Attribute::ReadNone})
+    f->removeParamAttr(0, kind);
+  auto give_up = [f]() -> llvm::Function* {
+    f->eraseFromParent();
+    return nullptr;
+  };
+  {  // Variables into registers first: what stays in memory would look divergent.
+    llvm::PassBuilder pb;
+    llvm::FunctionAnalysisManager fam;
+    pb.registerFunctionAnalyses(fam);
+    llvm::FunctionPassManager fpm;
+    fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+    fpm.run(*f, fam);
+  }
+  std::vector<llvm::CallInst*> barriers;
+  for (llvm::BasicBlock& block : *f)
+    for (llvm::Instruction& inst : block) {
+      if (collective_kind(inst) == static_cast<int>(HostCollective::Barrier))
+        barriers.push_back(llvm::cast<llvm::CallInst>(&inst));
+      if (auto* a = llvm::dyn_cast<llvm::AllocaInst>(&inst); a != nullptr && !a->isStaticAlloca()) return give_up();
+    }
+  if (!barriers.empty() && !barriers_are_uniform(*f, barriers)) return give_up();
+
+  llvm::LLVMContext& c = f->getContext();
+  const llvm::DataLayout& dl = f->getParent()->getDataLayout();
+  llvm::Value* context = f->getArg(0);
+  llvm::BasicBlock* old_entry = &f->getEntryBlock();
+  // The set-up block: the block's extent, the allocas, where the threads left the last region.
+  llvm::BasicBlock* setup = llvm::BasicBlock::Create(c, "block.setup", f, old_entry);
+  llvm::IRBuilder<> sb(setup);
+  llvm::Value* extent[3];
+  for (int axis = 0; axis < 3; ++axis)
+    extent[axis] = sb.CreateAlignedLoad(sb.getInt32Ty(),
+                                        sb.CreateConstInBoundsGEP1_64(sb.getInt8Ty(), context, kBlockDimOffset + 4 * axis),
+                                        llvm::Align(4), "block.dim");
+  llvm::Value* threads =
+      sb.CreateMul(sb.CreateZExt(extent[0], sb.getInt64Ty()),
+                   sb.CreateMul(sb.CreateZExt(extent[1], sb.getInt64Ty()), sb.CreateZExt(extent[2], sb.getInt64Ty())));
+  llvm::AllocaInst* exit_slot = sb.CreateAlloca(sb.getInt32Ty(), nullptr, "region.exit");
+  llvm::BranchInst* setup_br = sb.CreateBr(old_entry);
+  for (llvm::Instruction& inst : llvm::make_early_inc_range(*old_entry))
+    if (llvm::isa<llvm::AllocaInst>(inst)) inst.moveBefore(setup_br->getIterator());
+
+  // Each barrier becomes an empty block of its own between the code before and after it.
+  std::vector<llvm::BasicBlock*> barrier_blocks, after_blocks;
+  for (llvm::CallInst* call : barriers) {
+    llvm::BasicBlock* before = call->getParent();
+    llvm::BasicBlock* after = before->splitBasicBlock(call->getNextNode(), "after.barrier");
+    llvm::BasicBlock* mark = llvm::BasicBlock::Create(c, "barrier", f, after);
+    llvm::BranchInst::Create(after, mark);
+    before->getTerminator()->setSuccessor(0, mark);
+    llvm::Value* hook = call->getCalledOperand();
+    if (!call->use_empty()) call->replaceAllUsesWith(llvm::ConstantInt::get(call->getType(), 0));
+    call->eraseFromParent();
+    if (auto* h = llvm::dyn_cast<llvm::Instruction>(hook); h != nullptr && h->use_empty()) h->eraseFromParent();
+    barrier_blocks.push_back(mark);
+    after_blocks.push_back(after);
+  }
+  // No SSA value crosses a block (reg2mem): the regions' blocks can then be cloned one by one.
+  std::vector<llvm::BasicBlock*> originals;
+  for (llvm::BasicBlock& block : *f)
+    if (&block != setup) originals.push_back(&block);
+  std::vector<llvm::PHINode*> phis;
+  for (llvm::BasicBlock* block : originals)
+    for (llvm::PHINode& phi : block->phis()) phis.push_back(&phi);
+  for (llvm::PHINode* phi : phis) llvm::DemotePHIToStack(phi, setup_br->getIterator());
+  std::vector<llvm::Instruction*> escaping;
+  for (llvm::BasicBlock* block : originals)
+    for (llvm::Instruction& inst : *block) {
+      if (llvm::isa<llvm::AllocaInst>(inst)) continue;
+      for (const llvm::User* user : inst.users())
+        if (llvm::cast<llvm::Instruction>(user)->getParent() != block) {
+          escaping.push_back(&inst);
+          break;
+        }
+    }
+  for (llvm::Instruction* inst : escaping) llvm::DemoteRegToStack(*inst, false, setup_br->getIterator());
+
+  // The regions: from the start and from each barrier to the next barriers and returns.
+  const std::set<llvm::BasicBlock*> barrier_set(barrier_blocks.begin(), barrier_blocks.end());
+  std::vector<llvm::BasicBlock*> entries{old_entry};
+  entries.insert(entries.end(), after_blocks.begin(), after_blocks.end());
+  std::vector<Region> regions(entries.size());
+  std::map<const llvm::BasicBlock*, std::size_t> region_of_block;
+  llvm::BasicBlock* returning = llvm::BasicBlock::Create(c, "block.return", f);
+  llvm::ReturnInst::Create(c, returning);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    Region& r = regions[i];
+    r.entry = entries[i];
+    llvm::ValueToValueMapTy map;
+    std::vector<llvm::BasicBlock*> originals_here;
+    for (llvm::BasicBlock* b : reach(entries[i], nullptr, barrier_set))
+      if (barrier_set.count(b) == 0) originals_here.push_back(b);
+    // (the entry first: the loops enter the region there)
+    std::stable_partition(originals_here.begin(), originals_here.end(),
+                          [&](llvm::BasicBlock* b) { return b == entries[i]; });
+    for (llvm::BasicBlock* b : originals_here) {
+      llvm::BasicBlock* copy = llvm::CloneBasicBlock(b, map, ".r" + std::to_string(i), f);
+      map[b] = copy;
+      r.blocks.push_back(copy);
+      region_of_block[copy] = i;
+    }
+    llvm::remapInstructionsInBlocks(r.blocks, map);
+    build_loops(r, *f, context, extent);
+    region_of_block[r.head_x] = i;
+    // A thread leaves the region at a barrier (its index) or a return (-1): the latch, then the next thread.
+    for (llvm::BasicBlock* copy : r.blocks) {
+      llvm::Instruction* term = copy->getTerminator();
+      if (llvm::isa<llvm::ReturnInst>(term)) {
+        llvm::IRBuilder<> b(term);
+        b.CreateStore(b.getInt32(-1), exit_slot);
+        b.CreateBr(r.latch);
+        term->eraseFromParent();
+        continue;
+      }
+      for (unsigned s = 0; s < term->getNumSuccessors(); ++s) {
+        auto found = std::find(barrier_blocks.begin(), barrier_blocks.end(), term->getSuccessor(s));
+        if (found == barrier_blocks.end()) continue;
+        llvm::BasicBlock* stub = llvm::BasicBlock::Create(c, "to.barrier", f);
+        llvm::IRBuilder<> b(stub);
+        b.CreateStore(b.getInt32(static_cast<int32_t>(found - barrier_blocks.begin())), exit_slot);
+        b.CreateBr(r.latch);
+        term->setSuccessor(s, stub);
+      }
+    }
+  }
+  // After a region's loops: every thread left it the same way (the kernel qualified); on to the next region.
+  for (Region& r : regions) {
+    llvm::IRBuilder<> b(r.dispatch);
+    llvm::SwitchInst* next = b.CreateSwitch(b.CreateLoad(b.getInt32Ty(), exit_slot), returning, after_blocks.size());
+    for (std::size_t k = 0; k < after_blocks.size(); ++k)
+      next->addCase(b.getInt32(static_cast<uint32_t>(k)), regions[k + 1].pre);
+  }
+  setup_br->setSuccessor(0, regions[0].pre);
+  for (llvm::BasicBlock* block : originals) block->dropAllReferences();
+  for (llvm::BasicBlock* block : originals) block->eraseFromParent();
+
+  // Memory a thread uses in more than one region: one element per thread, indexed by its linear id.
+  std::vector<llvm::AllocaInst*> allocas;
+  for (llvm::Instruction& inst : *setup)
+    if (auto* a = llvm::dyn_cast<llvm::AllocaInst>(&inst); a != nullptr && a != exit_slot) allocas.push_back(a);
+  for (llvm::AllocaInst* a : allocas) {
+    std::set<std::size_t> used_in = regions_using(a, region_of_block);
+    if (used_in.size() < 2) continue;
+    llvm::Type* type = a->getAllocatedType();
+    if (auto* count = llvm::dyn_cast<llvm::ConstantInt>(a->getArraySize()); count != nullptr && !count->isOne())
+      type = llvm::ArrayType::get(type, count->getZExtValue());
+    const uint64_t bytes = dl.getTypeAllocSize(type);
+    thread_bytes += (bytes + 15) / 16 * 16;
+    if (thread_bytes > kMaxThreadBytes) return give_up();
+    auto* per_thread = new llvm::AllocaInst(type, a->getAddressSpace(), threads, a->getAlign(),
+                                            a->getName() + ".threads", setup_br->getIterator());
+    std::map<std::size_t, llvm::Value*> element;
+    for (std::size_t i : used_in) {
+      llvm::IRBuilder<> b(regions[i].head_x->getTerminator());
+      element[i] = b.CreateInBoundsGEP(type, per_thread, {regions[i].linear});
+    }
+    for (llvm::Use& use : llvm::make_early_inc_range(a->uses())) {
+      auto* user = llvm::cast<llvm::Instruction>(use.getUser());
+      if (user->isLifetimeStartOrEnd()) {
+        user->eraseFromParent();
+        continue;
+      }
+      auto found = region_of_block.find(user->getParent());
+      if (found != region_of_block.end()) use.set(element[found->second]);
+    }
+    if (a->use_empty()) a->eraseFromParent();
+  }
+  if (llvm::verifyFunction(*f)) return give_up();
+  return f;
+}
+
+}  // namespace cujit::hostgen

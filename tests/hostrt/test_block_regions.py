@@ -1,0 +1,170 @@
+"""A block's threads as loops between its barriers (cpp/src/hostgen/host_block_regions.cpp): kernels whose threads
+meet only at cuda.syncthreads, reached by every thread alike, run each stretch between two barriers as a loop over
+the block's threads; what a thread keeps across a barrier has one copy per thread. Every other kernel keeps its
+fibers. Results against numpy on fresh random data."""
+
+import numpy as np
+
+from cujit import cuda, float32, float64, int32
+
+
+def runs_as_loops(kernel):
+    return kernel.overloads[next(iter(kernel.overloads))].native.runs_as_loop
+
+
+def test_the_tiled_matmul_of_numbas_docs(rng):
+    tpb = 16
+
+    @cuda.jit(target="cpu")
+    def matmul(A, B, C):
+        sA = cuda.shared.array(shape=(tpb, tpb), dtype=float32)
+        sB = cuda.shared.array(shape=(tpb, tpb), dtype=float32)
+        x, y = cuda.grid(2)
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        tmp = float32(0.0)
+        for i in range(cuda.gridDim.x):
+            sA[ty, tx] = 0
+            sB[ty, tx] = 0
+            if y < A.shape[0] and (tx + i * tpb) < A.shape[1]:
+                sA[ty, tx] = A[y, tx + i * tpb]
+            if x < B.shape[1] and (ty + i * tpb) < B.shape[0]:
+                sB[ty, tx] = B[ty + i * tpb, x]
+            cuda.syncthreads()
+            for j in range(tpb):
+                tmp += sA[ty, j] * sB[j, tx]
+            cuda.syncthreads()
+        if y < C.shape[0] and x < C.shape[1]:
+            C[y, x] = tmp
+
+    n = int(rng.integers(40, 100))
+    A = rng.random((n, n), dtype=np.float32)
+    B = rng.random((n, n), dtype=np.float32)
+    C = np.zeros((n, n), np.float32)
+    blocks = (n + tpb - 1) // tpb
+    matmul[(blocks, blocks), (tpb, tpb)](A, B, C)
+    np.testing.assert_allclose(C, A @ B, rtol=1e-4, atol=1e-4)
+    assert runs_as_loops(matmul)
+
+
+def test_a_block_tree_sum(rng):
+    @cuda.jit(target="cpu")
+    def block_sums(x, out):
+        buf = cuda.shared.array(256, dtype=float64)
+        t = cuda.threadIdx.x
+        i = cuda.grid(1)
+        buf[t] = x[i] if i < x.size else 0.0
+        cuda.syncthreads()
+        step = cuda.blockDim.x // 2
+        while step > 0:
+            if t < step:
+                buf[t] += buf[t + step]
+            cuda.syncthreads()
+            step //= 2
+        if t == 0:
+            out[cuda.blockIdx.x] = buf[0]
+
+    x = rng.random(int(rng.integers(5000, 9000)))
+    blocks = (x.size + 255) // 256
+    out = np.zeros(blocks)
+    block_sums[blocks, 256](x, out)
+    padded = np.concatenate([x, np.zeros(blocks * 256 - x.size)])
+    np.testing.assert_allclose(out, padded.reshape(blocks, 256).sum(axis=1))
+    assert runs_as_loops(block_sums)
+
+
+def test_what_a_thread_keeps_across_barriers_is_its_own(rng):
+    @cuda.jit(target="cpu")
+    def keep(x, out):
+        t = cuda.threadIdx.x + cuda.blockDim.x * cuda.threadIdx.y
+        mine = cuda.local.array(8, float64)
+        for k in range(8):
+            mine[k] = x[cuda.blockIdx.x, t] * k
+        total = 0.0
+        for rounds in range(3):  # a barrier in a uniform loop, the locals and the sum live across it
+            cuda.syncthreads()
+            for k in range(8):
+                total += mine[k] + rounds
+        out[cuda.blockIdx.x, t] = total
+
+    x = rng.random((3, 96))
+    out = np.zeros((3, 96))
+    keep[3, (32, 3)](x, out)
+    np.testing.assert_allclose(out, x * 28 * 3 + 8 * 3)
+    assert runs_as_loops(keep)
+
+
+def test_shared_memory_reversal_with_a_block_of_three_dimensions(rng):
+    @cuda.jit(target="cpu")
+    def reverse(x, out):
+        buf = cuda.shared.array(120, dtype=int32)
+        t = cuda.threadIdx.x + cuda.blockDim.x * (cuda.threadIdx.y + cuda.blockDim.y * cuda.threadIdx.z)
+        n = cuda.blockDim.x * cuda.blockDim.y * cuda.blockDim.z
+        base = cuda.blockIdx.x * n
+        buf[t] = x[base + t]
+        cuda.syncthreads()
+        out[base + t] = buf[n - 1 - t]
+
+    x = rng.integers(0, 1000, 4 * 120, dtype=np.int32)
+    out = np.zeros_like(x)
+    reverse[4, (5, 4, 6)](x, out)
+    np.testing.assert_array_equal(out, x.reshape(4, 120)[:, ::-1].ravel())
+    assert runs_as_loops(reverse)
+
+
+def test_barriers_that_threads_may_reach_differently_keep_fibers():
+    @cuda.jit(target="cpu")
+    def early_exit(x):  # threads past the end leave before the barrier (CUDA leaves it undefined)
+        i = cuda.grid(1)
+        if i >= x.size:
+            return
+        cuda.syncthreads()
+        x[i] += 1
+
+    @cuda.jit(target="cpu")
+    def loop_by_thread(x):  # a loop whose trip count is the thread's: its barrier is reached differently
+        t = cuda.threadIdx.x
+        for _ in range(t % 2):
+            cuda.syncthreads()
+        x[t] = t
+
+    @cuda.jit(device=True)
+    def wait_in_device_function():
+        cuda.syncthreads()
+
+    @cuda.jit(target="cpu")
+    def barrier_in_callee(x):
+        x[cuda.threadIdx.x] = 1
+        wait_in_device_function()
+
+    @cuda.jit(target="cpu")
+    def counting(x, out):  # a barrier reduction is another collective
+        out[0] = cuda.syncthreads_count(x[cuda.threadIdx.x] > 0)
+
+    x = np.zeros(40, np.int32)
+    early_exit[2, 32](x)
+    assert (x == 1).all()
+    barrier_in_callee[1, 32](x)
+    counting[1, 32](np.ones(32, np.int32), x)
+    assert x[0] == 32
+    for k in (early_exit, barrier_in_callee, counting):
+        assert not runs_as_loops(k), k
+    loop_by_thread[1, 2](x)  # (the fibers let thread 1 pass once thread 0 has returned)
+    assert list(x[:2]) == [0, 1]
+    assert not runs_as_loops(loop_by_thread)
+
+
+def test_too_much_kept_per_thread_keeps_fibers():
+    @cuda.jit(target="cpu")
+    def big(out):
+        t = cuda.threadIdx.x
+        mine = cuda.local.array(1024, float64)  # 8 KiB a thread across the barrier
+        for k in range(1024):
+            mine[k] = k + t
+        cuda.syncthreads()
+        out[t] = mine[1023 - t]
+
+    out = np.zeros(4)
+    big[1, 4](out)
+    np.testing.assert_array_equal(out, 1023 - np.arange(4) + np.arange(4))
+    assert not runs_as_loops(big)
