@@ -84,6 +84,9 @@ inline constexpr const char* kHostSharedBytesSymbol = "__cujit_static_shared_byt
 // The named metadata a host module has when its code reaches a collective (a barrier, a warp function, a grid
 // sync, nanosleep): its threads then run as fibers.
 inline constexpr const char* kHostBarrierMetadata = "cujit.host.barrier";
+// The metadata on an alloca the host target writes and reads at one call only (an index error's report): nothing
+// in it outlives the call.
+inline constexpr const char* kHostScratchMetadata = "cujit.scratch";
 // The metadata on each call of HostThreadContext::collective: !{i32 kind} (a HostCollective).
 inline constexpr const char* kHostCollectiveMetadata = "cujit.collective";
 

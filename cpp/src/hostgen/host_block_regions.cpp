@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <set>
 #include <vector>
@@ -60,6 +61,16 @@ bool only_kernel_barriers(const llvm::Function& kernel) {
   return true;
 }
 
+// Whether `load` reads a field of the context (argument 0) that is the same for every thread of the block and
+// never written: the block's and grid's ids and dimensions, shared memory, the hooks.
+bool reads_block_field(const llvm::LoadInst& load) {
+  const llvm::Function& f = *load.getFunction();
+  int64_t offset = 0;
+  const llvm::Value* base =
+      llvm::GetPointerBaseWithConstantOffset(load.getPointerOperand(), offset, f.getParent()->getDataLayout());
+  return base == f.getArg(0) && offset >= kTidOffset + 3 * 4 && offset < kCountersOffset;
+}
+
 // The blocks reachable from `from` without passing through `stop` (which is included when reached) or a block of
 // `barriers`.
 std::set<llvm::BasicBlock*> reach(llvm::BasicBlock* from, const llvm::BasicBlock* stop,
@@ -80,8 +91,6 @@ std::set<llvm::BasicBlock*> reach(llvm::BasicBlock* from, const llvm::BasicBlock
 // where the paths of a divergent branch meet and values a divergent region hands out. A barrier inside the region
 // of a divergent branch (the blocks between it and its immediate post-dominator) disqualifies the kernel.
 bool barriers_are_uniform(llvm::Function& f, const std::vector<llvm::CallInst*>& barriers) {
-  const llvm::DataLayout& dl = f.getParent()->getDataLayout();
-  llvm::Value* context = f.getArg(0);
   std::set<const llvm::Value*> divergent;
   std::vector<const llvm::Value*> work;
   auto mark = [&](const llvm::Value* v) {
@@ -90,10 +99,7 @@ bool barriers_are_uniform(llvm::Function& f, const std::vector<llvm::CallInst*>&
   for (llvm::BasicBlock& block : f)
     for (llvm::Instruction& inst : block) {
       if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst)) {
-        int64_t offset = 0;
-        const llvm::Value* base = llvm::GetPointerBaseWithConstantOffset(load->getPointerOperand(), offset, dl);
-        const bool uniform_field = base == context && offset >= kTidOffset + 3 * 4 && offset < kCountersOffset;
-        if (!uniform_field) mark(load);
+        if (!reads_block_field(*load)) mark(load);
       } else if ((llvm::isa<llvm::CallBase>(inst) && !inst.getType()->isVoidTy()) ||
                  llvm::isa<llvm::AtomicRMWInst>(inst) || llvm::isa<llvm::AtomicCmpXchgInst>(inst)) {
         mark(&inst);
@@ -121,8 +127,8 @@ bool barriers_are_uniform(llvm::Function& f, const std::vector<llvm::CallInst*>&
       if (condition == nullptr || divergent.count(condition) == 0 || !seen_branches.insert(term).second) continue;
       changed = true;
       llvm::DomTreeNode* node = post.getNode(&block);
-      const llvm::BasicBlock* join = node != nullptr && node->getIDom() != nullptr ? node->getIDom()->getBlock()
-                                                                                  : nullptr;
+      const llvm::BasicBlock* join =
+          node != nullptr && node->getIDom() != nullptr ? node->getIDom()->getBlock() : nullptr;
       std::map<llvm::BasicBlock*, int> reached;
       std::set<llvm::BasicBlock*> region;
       for (llvm::BasicBlock* s : llvm::successors(&block))
@@ -144,6 +150,100 @@ bool barriers_are_uniform(llvm::Function& f, const std::vector<llvm::CallInst*>&
     }
   }
   return true;
+}
+
+// Computations the same for every thread and every region (of constants, arguments and the block's fields of the
+// context: an array's descriptor for shared memory, the grid's size) move to the set-up block, where they are made
+// once; otherwise each would be a value kept per thread across barriers.
+void hoist_block_invariants(llvm::Function& f, llvm::Instruction* before) {
+  llvm::BasicBlock* setup = before->getParent();
+  // (not an alloca's address: what a thread allocates may become one copy per thread, addressed in each region)
+  auto invariant_operand = [&](const llvm::Value* v) {
+    const auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
+    return inst == nullptr ? !llvm::isa<llvm::BasicBlock>(v)
+                           : inst->getParent() == setup && !llvm::isa<llvm::AllocaInst>(inst);
+  };
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (llvm::BasicBlock& block : f) {
+      if (&block == setup) continue;
+      for (llvm::Instruction& inst : llvm::make_early_inc_range(block)) {
+        if (inst.isTerminator() || llvm::isa<llvm::PHINode>(inst) || llvm::isa<llvm::AllocaInst>(inst)) continue;
+        const auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
+        if (load != nullptr ? (load->isVolatile() || !reads_block_field(*load))
+                            : (inst.mayReadOrWriteMemory() || !llvm::isSafeToSpeculativelyExecute(&inst)))
+          continue;
+        if (!std::all_of(inst.op_begin(), inst.op_end(),
+                         [&](const llvm::Use& u) { return invariant_operand(u.get()); }))
+          continue;
+        inst.moveBefore(before->getIterator());
+        moved = true;
+      }
+    }
+  }
+}
+
+// Computations of the thread's ids alone (with what the set-up block holds: grid indices, thread positions) are
+// made again in each block that uses them, instead of being kept per thread across barriers: the thread's ids are
+// in the context in every region.
+void rematerialize_thread_values(llvm::Function& f, llvm::BasicBlock* setup) {
+  std::set<const llvm::Instruction*> pure;
+  auto pure_operand = [&](const llvm::Value* v) {
+    const auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
+    return inst == nullptr ? !llvm::isa<llvm::BasicBlock>(v) : inst->getParent() == setup || pure.count(inst) != 0;
+  };
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (llvm::BasicBlock& block : f) {
+      if (&block == setup) continue;
+      for (llvm::Instruction& inst : block) {
+        if (pure.count(&inst) != 0 || inst.isTerminator() || llvm::isa<llvm::PHINode>(inst) ||
+            llvm::isa<llvm::AllocaInst>(inst))
+          continue;
+        bool ok;
+        if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst)) {
+          int64_t offset = 0;
+          const llvm::Value* base =
+              llvm::GetPointerBaseWithConstantOffset(load->getPointerOperand(), offset, f.getParent()->getDataLayout());
+          ok = !load->isVolatile() && base == f.getArg(0) && offset >= kTidOffset && offset < kTidOffset + 3 * 4;
+        } else {
+          ok = !inst.mayReadOrWriteMemory() && llvm::isSafeToSpeculativelyExecute(&inst);
+        }
+        if (ok &&
+            std::all_of(inst.op_begin(), inst.op_end(), [&](const llvm::Use& u) { return pure_operand(u.get()); })) {
+          pure.insert(&inst);
+          grew = true;
+        }
+      }
+    }
+  }
+  std::map<std::pair<llvm::BasicBlock*, const llvm::Instruction*>, llvm::Instruction*> made;
+  std::map<llvm::BasicBlock*, llvm::Instruction*> anchor;
+  std::function<llvm::Value*(llvm::Instruction*, llvm::BasicBlock*)> materialize = [&](llvm::Instruction* inst,
+                                                                                       llvm::BasicBlock* where) {
+    if (inst->getParent() == where || inst->getParent() == setup || pure.count(inst) == 0)
+      return static_cast<llvm::Value*>(inst);
+    auto found = made.find({where, inst});
+    if (found != made.end()) return static_cast<llvm::Value*>(found->second);
+    llvm::Instruction* copy = inst->clone();
+    for (llvm::Use& op : copy->operands())
+      if (auto* oi = llvm::dyn_cast<llvm::Instruction>(op.get())) op.set(materialize(oi, where));
+    auto at = anchor.find(where);
+    if (at == anchor.end()) at = anchor.emplace(where, &*where->getFirstInsertionPt()).first;
+    copy->insertBefore(at->second->getIterator());
+    made[{where, inst}] = copy;
+    return static_cast<llvm::Value*>(copy);
+  };
+  std::vector<const llvm::Instruction*> values(pure.begin(), pure.end());
+  for (const llvm::Instruction* c : values) {
+    auto* inst = const_cast<llvm::Instruction*>(c);
+    for (llvm::Use& use : llvm::make_early_inc_range(inst->uses())) {
+      auto* user = llvm::cast<llvm::Instruction>(use.getUser());
+      llvm::BasicBlock* where = user->getParent();
+      if (auto* phi = llvm::dyn_cast<llvm::PHINode>(user)) where = phi->getIncomingBlock(use);
+      if (where != inst->getParent() && where != setup) use.set(materialize(inst, where));
+    }
+  }
 }
 
 // One region's loops over the threads, x innermost.
@@ -176,10 +276,10 @@ void build_loops(Region& r, llvm::Function& f, llvm::Value* context, llvm::Value
   }
   r.head_x = body[0];
   auto wide = [&](llvm::Value* v) { return b.CreateZExt(v, b.getInt64Ty()); };
-  r.linear = b.CreateAdd(wide(index[0]), b.CreateMul(wide(extent[0]), b.CreateAdd(wide(index[1]),
-                                                                                    b.CreateMul(wide(extent[1]),
-                                                                                                wide(index[2])))),
-                         "thread.linear", true, true);
+  r.linear = b.CreateAdd(
+      wide(index[0]),
+      b.CreateMul(wide(extent[0]), b.CreateAdd(wide(index[1]), b.CreateMul(wide(extent[1]), wide(index[2])))),
+      "thread.linear", true, true);
   llvm::Instruction* enter = b.CreateBr(r.blocks.front());
   (void)enter;
   r.latch = llvm::BasicBlock::Create(c, "region.latch", &f);
@@ -272,9 +372,9 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
   llvm::IRBuilder<> sb(setup);
   llvm::Value* extent[3];
   for (int axis = 0; axis < 3; ++axis)
-    extent[axis] = sb.CreateAlignedLoad(sb.getInt32Ty(),
-                                        sb.CreateConstInBoundsGEP1_64(sb.getInt8Ty(), context, kBlockDimOffset + 4 * axis),
-                                        llvm::Align(4), "block.dim");
+    extent[axis] = sb.CreateAlignedLoad(
+        sb.getInt32Ty(), sb.CreateConstInBoundsGEP1_64(sb.getInt8Ty(), context, kBlockDimOffset + 4 * axis),
+        llvm::Align(4), "block.dim");
   llvm::Value* threads =
       sb.CreateMul(sb.CreateZExt(extent[0], sb.getInt64Ty()),
                    sb.CreateMul(sb.CreateZExt(extent[1], sb.getInt64Ty()), sb.CreateZExt(extent[2], sb.getInt64Ty())));
@@ -298,6 +398,8 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
     barrier_blocks.push_back(mark);
     after_blocks.push_back(after);
   }
+  hoist_block_invariants(*f, setup_br);
+  rematerialize_thread_values(*f, setup);
   // No SSA value crosses a block (reg2mem): the regions' blocks can then be cloned one by one.
   std::vector<llvm::BasicBlock*> originals;
   for (llvm::BasicBlock& block : *f)
@@ -382,6 +484,7 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
   for (llvm::Instruction& inst : *setup)
     if (auto* a = llvm::dyn_cast<llvm::AllocaInst>(&inst); a != nullptr && a != exit_slot) allocas.push_back(a);
   for (llvm::AllocaInst* a : allocas) {
+    if (a->getMetadata(target::kHostScratchMetadata) != nullptr) continue;  // written and read at one call
     std::set<std::size_t> used_in = regions_using(a, region_of_block);
     if (used_in.size() < 2) continue;
     llvm::Type* type = a->getAllocatedType();

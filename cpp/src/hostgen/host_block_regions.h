@@ -12,8 +12,9 @@ namespace cujit::hostgen {
 
 // The block's function made from `kernel` (same parameters: the context, then the kernel's), or null when the
 // kernel does not qualify: every collective it reaches is a block barrier in the kernel itself, and no barrier
-// depends on a branch whose condition may differ between threads (a kernel without barriers is one region). `thread_bytes` receives what each thread keeps
-// across barriers (values and locals, one copy per thread on the block function's frame).
+// depends on a branch whose condition may differ between threads (a kernel without barriers is one region).
+// `thread_bytes` receives what each thread keeps across barriers (values and locals, one copy per thread on the block
+// function's frame).
 llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_bytes);
 
 }  // namespace cujit::hostgen

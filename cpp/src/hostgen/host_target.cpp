@@ -189,8 +189,8 @@ class HostTarget final : public Target {
     llvm::Function* fn = b.GetInsertBlock()->getParent();
     llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
     auto* dims = llvm::ArrayType::get(b.getInt64Ty(), indices.size());
-    llvm::Value* index_array = entry.CreateAlloca(dims);
-    llvm::Value* shape_array = entry.CreateAlloca(dims);
+    llvm::AllocaInst* index_array = scratch(entry.CreateAlloca(dims));
+    llvm::AllocaInst* shape_array = scratch(entry.CreateAlloca(dims));
     for (size_t d = 0; d < indices.size(); ++d) {
       b.CreateStore(indices[d], b.CreateConstInBoundsGEP2_64(dims, index_array, 0, d));
       b.CreateStore(shape[d], b.CreateConstInBoundsGEP2_64(dims, shape_array, 0, d));
@@ -235,12 +235,17 @@ class HostTarget final : public Target {
   }
 
  private:
+  static llvm::AllocaInst* scratch(llvm::AllocaInst* slot) {
+    slot->setMetadata(kHostScratchMetadata, llvm::MDNode::get(slot->getContext(), {}));
+    return slot;
+  }
+
   // A copy of what the recorder of index errors reads from the context (the thread's and block's ids, the block's
   // shared memory), on the function's frame: the context itself never escapes a kernel that reaches no collective
   // and no spin point, so a block's threads run as a loop can keep it in registers (hostgen/host_jit.cpp).
   static llvm::Value* reported_context(llvm::IRBuilder<>& b, llvm::IRBuilder<>& entry, llvm::Value* context) {
     auto* copy_ty = llvm::ArrayType::get(b.getInt8Ty(), sizeof(HostThreadContext));
-    llvm::AllocaInst* copy = entry.CreateAlloca(copy_ty);
+    llvm::AllocaInst* copy = scratch(entry.CreateAlloca(copy_ty));
     copy->setAlignment(llvm::Align(alignof(HostThreadContext)));
     auto copy_field = [&](size_t offset, size_t bytes) {
       b.CreateMemCpy(field_address(b, copy, offset), llvm::Align(4), field_address(b, context, offset), llvm::Align(4),
