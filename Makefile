@@ -156,6 +156,7 @@ conformance: build bench-setup
 
 bench: build bench-setup
 	@$(VPY) benchmarks/compile_latency.py
+	@$(VPY) benchmarks/cpu_peers.py --warp-python .bench-venv/bin/python
 
 # The extension for the GPU machine (CPython 3.12), copied to .gpu/ for `device` runs to carry;
 # there: `make gpu-test` (or `cp .gpu/*.so python/cujit/ && PYTHONPATH=python pytest -m gpu tests`).

@@ -4,13 +4,14 @@
 # no driver: the [cu13] extra brings NVRTC (numba-cuda asks it for the supported CCs),
 # NVVM and libdevice as wheels, and cuda-pathfinder finds them in the venv, so no
 # CUDA_HOME or NUMBA_CUDA_* variable is needed. numpy stays below 2.5, where numba-cuda
-# 0.30.4 still finds numpy.row_stack. Re-running is a no-op once the stamp matches.
+# 0.30.4 still finds numpy.row_stack. NVIDIA Warp (warp-lang) comes too: benchmarks/cpu_peers.py runs its CPU
+# backend beside cujit's CPU target. Re-running is a no-op once the stamp matches.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.bench-venv"
 python="${PYTHON:-python3}"
-requirements=("numba-cuda[cu13]==0.30.4" "numpy<2.5")
+requirements=("numba-cuda[cu13]==0.30.4" "numpy<2.5" "warp-lang==1.19.0")
 stamp="$venv/.setup-stamp"
 want="$("$python" -c 'import sys; print(sys.version.split()[0])') ${requirements[*]}"
 

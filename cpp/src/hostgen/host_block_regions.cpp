@@ -354,6 +354,7 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
     fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
     fpm.run(*f, fam);
   }
+  llvm::removeUnreachableBlocks(*f);  // (a region is what its entry reaches: no phi may name a block outside)
   std::vector<llvm::CallInst*> barriers;
   for (llvm::BasicBlock& block : *f)
     for (llvm::Instruction& inst : block) {
@@ -398,27 +399,30 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
     barrier_blocks.push_back(mark);
     after_blocks.push_back(after);
   }
-  hoist_block_invariants(*f, setup_br);
-  rematerialize_thread_values(*f, setup);
-  // No SSA value crosses a block (reg2mem): the regions' blocks can then be cloned one by one.
   std::vector<llvm::BasicBlock*> originals;
   for (llvm::BasicBlock& block : *f)
     if (&block != setup) originals.push_back(&block);
-  std::vector<llvm::PHINode*> phis;
-  for (llvm::BasicBlock* block : originals)
-    for (llvm::PHINode& phi : block->phis()) phis.push_back(&phi);
-  for (llvm::PHINode* phi : phis) llvm::DemotePHIToStack(phi, setup_br->getIterator());
-  std::vector<llvm::Instruction*> escaping;
-  for (llvm::BasicBlock* block : originals)
-    for (llvm::Instruction& inst : *block) {
-      if (llvm::isa<llvm::AllocaInst>(inst)) continue;
-      for (const llvm::User* user : inst.users())
-        if (llvm::cast<llvm::Instruction>(user)->getParent() != block) {
-          escaping.push_back(&inst);
-          break;
-        }
-    }
-  for (llvm::Instruction* inst : escaping) llvm::DemoteRegToStack(*inst, false, setup_br->getIterator());
+  if (!barriers.empty()) {
+    hoist_block_invariants(*f, setup_br);
+    rematerialize_thread_values(*f, setup);
+    // No SSA value crosses a block (reg2mem): the regions' blocks can then be cloned one by one. (Without
+    // barriers the one region is the whole function, cloned as it is.)
+    std::vector<llvm::PHINode*> phis;
+    for (llvm::BasicBlock* block : originals)
+      for (llvm::PHINode& phi : block->phis()) phis.push_back(&phi);
+    for (llvm::PHINode* phi : phis) llvm::DemotePHIToStack(phi, setup_br->getIterator());
+    std::vector<llvm::Instruction*> escaping;
+    for (llvm::BasicBlock* block : originals)
+      for (llvm::Instruction& inst : *block) {
+        if (llvm::isa<llvm::AllocaInst>(inst)) continue;
+        for (const llvm::User* user : inst.users())
+          if (llvm::cast<llvm::Instruction>(user)->getParent() != block) {
+            escaping.push_back(&inst);
+            break;
+          }
+      }
+    for (llvm::Instruction* inst : escaping) llvm::DemoteRegToStack(*inst, false, setup_br->getIterator());
+  }
 
   // The regions: from the start and from each barrier to the next barriers and returns.
   const std::set<llvm::BasicBlock*> barrier_set(barrier_blocks.begin(), barrier_blocks.end());
@@ -476,6 +480,18 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
       next->addCase(b.getInt32(static_cast<uint32_t>(k)), regions[k + 1].pre);
   }
   setup_br->setSuccessor(0, regions[0].pre);
+  // Nothing outside the originals may still name one of them (a value the regions did not take along): such a
+  // function would be broken, and the kernel keeps its fibers instead.
+  const std::set<const llvm::BasicBlock*> original_set(originals.begin(), originals.end());
+  for (llvm::BasicBlock* block : originals) {
+    for (const llvm::User* user : block->users()) {
+      const auto* inst = llvm::dyn_cast<llvm::Instruction>(user);  // (a blockaddress is not one)
+      if (inst == nullptr || original_set.count(inst->getParent()) == 0) return give_up();
+    }
+    for (const llvm::Instruction& inst : *block)
+      for (const llvm::User* user : inst.users())
+        if (original_set.count(llvm::cast<llvm::Instruction>(user)->getParent()) == 0) return give_up();
+  }
   for (llvm::BasicBlock* block : originals) block->dropAllReferences();
   for (llvm::BasicBlock* block : originals) block->eraseFromParent();
 
