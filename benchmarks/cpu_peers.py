@@ -3,6 +3,7 @@ process, CPU time and wall time per run (median of --repeat warm runs; the first
 
 * saxpy over 2^24 float32 (256 threads a block);
 * a 5-point stencil over 2048 x 2048 float64 (16 x 16 blocks);
+(saxpy, the stencil and the tiled matmul are bench_kernels.py's, which kernels.py times on the GPU)
 * a naive matmul, 512 x 512 float32, one thread an element of C (NumPy: its BLAS);
 * the tiled matmul of numba-cuda's documentation, 16 x 16 tiles in shared memory, two syncthreads a tile
   (Warp: its tile_matmul with 32 x 32 tiles; NumPy: its BLAS);
@@ -34,7 +35,7 @@ g = rng.random((S, S)); o = np.zeros((S, S))
 A = rng.random((M, M), dtype=np.float32); B = rng.random((M, M), dtype=np.float32); C = np.zeros((M, M), np.float32)
 v = rng.random(RN)
 want_stencil = np.zeros((S, S))
-want_stencil[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:]) - g[1:-1, 1:-1]
+want_stencil[1:-1, 1:-1] = 0.2 * (g[1:-1, 1:-1] + g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
 want_mm = A @ B
 
 
@@ -53,17 +54,11 @@ out = {}
 if side.startswith("cujit"):
     from cujit import cuda, float32, float64
 
-    @cuda.jit(target="cpu")
-    def saxpy(r, a, x, y):
-        i = cuda.grid(1)
-        if i < r.size:
-            r[i] = a * x[i] + y[i]
+    sys.path.insert(0, sys.argv[3])
+    from bench_kernels import TPB, make_kernels, make_more  # the kernels the GPU benchmarks time
 
-    @cuda.jit(target="cpu")
-    def stencil(a, o):
-        i, j = cuda.grid(2)
-        if 0 < i < a.shape[0] - 1 and 0 < j < a.shape[1] - 1:
-            o[i, j] = 0.25 * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1]) - a[i, j]
+    saxpy, tiled = (cuda.jit(target="cpu")(f) for f in make_kernels(cuda, float32))
+    stencil = cuda.jit(target="cpu")(make_more(cuda, float32, None)[1])
 
     @cuda.jit(target="cpu")
     def naive(A, B, C):
@@ -73,31 +68,6 @@ if side.startswith("cujit"):
             for k in range(A.shape[1]):
                 s += A[i, k] * B[k, j]
             C[i, j] = s
-
-    TPB = 16
-
-    @cuda.jit(target="cpu")
-    def tiled(A, B, C):
-        sA = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
-        sB = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
-        x, y = cuda.grid(2)
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        bpg = cuda.gridDim.x
-        tmp = float32(0.0)
-        for i in range(bpg):
-            sA[ty, tx] = 0
-            sB[ty, tx] = 0
-            if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
-                sA[ty, tx] = A[y, tx + i * TPB]
-            if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
-                sB[ty, tx] = B[ty + i * TPB, x]
-            cuda.syncthreads()
-            for j in range(TPB):
-                tmp += sA[ty, j] * sB[j, tx]
-            cuda.syncthreads()
-        if y < C.shape[0] and x < C.shape[1]:
-            C[y, x] = tmp
 
     @cuda.jit(target="cpu")
     def block_sums(x, out):
@@ -137,7 +107,7 @@ elif side == "numpy":
         np.add(r, y, out=r)
 
     def np_stencil():
-        o[1:-1, 1:-1] = 0.25 * (g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:]) - g[1:-1, 1:-1]
+        o[1:-1, 1:-1] = 0.2 * (g[1:-1, 1:-1] + g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:])
 
     out["saxpy"] = measure(np_saxpy, lambda: np.allclose(r, np.float32(2.5) * x + y, rtol=1e-6))
     out["stencil"] = measure(np_stencil, lambda: np.allclose(o, want_stencil))
@@ -161,7 +131,7 @@ else:
     def w_stencil(a: wp.array2d(dtype=wp.float64), o: wp.array2d(dtype=wp.float64)):
         i, j = wp.tid()
         if i > 0 and j > 0 and i < a.shape[0] - 1 and j < a.shape[1] - 1:
-            o[i, j] = wp.float64(0.25) * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1]) - a[i, j]
+            o[i, j] = wp.float64(0.2) * (a[i, j] + a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
 
     @wp.kernel
     def w_naive(A: wp.array2d(dtype=wp.float32), B: wp.array2d(dtype=wp.float32), C: wp.array2d(dtype=wp.float32)):
@@ -220,7 +190,12 @@ def run_side(side, python, repeat):
         program = os.path.join(workdir, "cpu_peers_side.py")
         with open(program, "w") as f:
             f.write(PROGRAM)
-        proc = subprocess.run([python, program, side, str(repeat)], env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            [python, program, side, str(repeat), os.path.dirname(os.path.abspath(__file__))],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
     if proc.returncode != 0:
         print(f"{side}: failed: {(proc.stderr or proc.stdout).strip()[-800:]}", file=sys.stderr)
         return None
