@@ -87,11 +87,12 @@ std::set<llvm::BasicBlock*> reach(llvm::BasicBlock* from, const llvm::BasicBlock
 }
 
 // Whether every barrier call of `f` (its context is argument 0) is reached by all of a block's threads alike.
-// Divergent values: the thread's ids, loads from memory, call results, and what depends on them, including phis
+// Divergent values: the thread's ids, loads from memory, call results, the addresses of the thread's locals, and
+// what depends on them, including phis
 // where the paths of a divergent branch meet and values a divergent region hands out. A barrier inside the region
 // of a divergent branch (the blocks between it and its immediate post-dominator) disqualifies the kernel.
-bool barriers_are_uniform(llvm::Function& f, const std::vector<llvm::CallInst*>& barriers) {
-  std::set<const llvm::Value*> divergent;
+bool barriers_are_uniform(llvm::Function& f, const std::vector<llvm::CallInst*>& barriers,
+                          std::set<const llvm::Value*>& divergent) {
   std::vector<const llvm::Value*> work;
   auto mark = [&](const llvm::Value* v) {
     if (divergent.insert(v).second) work.push_back(v);
@@ -101,7 +102,8 @@ bool barriers_are_uniform(llvm::Function& f, const std::vector<llvm::CallInst*>&
       if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst)) {
         if (!reads_block_field(*load)) mark(load);
       } else if ((llvm::isa<llvm::CallBase>(inst) && !inst.getType()->isVoidTy()) ||
-                 llvm::isa<llvm::AtomicRMWInst>(inst) || llvm::isa<llvm::AtomicCmpXchgInst>(inst)) {
+                 llvm::isa<llvm::AtomicRMWInst>(inst) || llvm::isa<llvm::AtomicCmpXchgInst>(inst) ||
+                 llvm::isa<llvm::AllocaInst>(inst)) {  // (each thread has its own locals: their addresses differ)
         mark(&inst);
       }
     }
@@ -329,6 +331,49 @@ std::set<std::size_t> regions_using(llvm::AllocaInst* a,
   return regions;
 }
 
+// A value the same in every thread, kept per thread across barriers: every thread's copy holds it when region `r`
+// starts, so the region's reads that no store of the thread precedes read one copy, taken before the loops over the
+// threads. The optimiser then sees a loop bound such as `t < step` as invariant (and can split and vectorise the
+// loop); reads after a store of the thread keep its own copy (`at`, its element).
+void read_uniform_at_entry(Region& r, llvm::AllocaInst* per_thread, llvm::Type* type, llvm::Value* at) {
+  std::set<const llvm::BasicBlock*> in_region(r.blocks.begin(), r.blocks.end());
+  auto stores_here = [&](const llvm::BasicBlock& b) {
+    for (const llvm::Instruction& inst : b)
+      if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst);
+          store != nullptr && store->getPointerOperand() == at)
+        return true;
+    return false;
+  };
+  // The blocks a store of the thread may have run before (forward, through the region's own edges).
+  std::set<const llvm::BasicBlock*> after_store;
+  std::vector<const llvm::BasicBlock*> work;
+  for (const llvm::BasicBlock* b : r.blocks)
+    if (stores_here(*b))
+      for (const llvm::BasicBlock* s : llvm::successors(b)) work.push_back(s);
+  while (!work.empty()) {
+    const llvm::BasicBlock* b = work.back();
+    work.pop_back();
+    if (in_region.count(b) == 0 || !after_store.insert(b).second) continue;
+    for (const llvm::BasicBlock* s : llvm::successors(b)) work.push_back(s);
+  }
+  llvm::LoadInst* snapshot = nullptr;
+  for (llvm::BasicBlock* b : r.blocks) {
+    if (after_store.count(b) != 0) continue;
+    for (llvm::Instruction& inst : llvm::make_early_inc_range(*b)) {
+      if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst); store != nullptr && store->getPointerOperand() == at)
+        break;  // the rest of the block reads the thread's own
+      auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
+      if (load == nullptr || load->getPointerOperand() != at || load->getType() != type) continue;
+      if (snapshot == nullptr) {
+        llvm::IRBuilder<> pre(r.pre->getTerminator());
+        snapshot = pre.CreateLoad(type, per_thread, "uniform.at.entry");  // (thread 0's copy)
+      }
+      load->replaceAllUsesWith(snapshot);
+      load->eraseFromParent();
+    }
+  }
+}
+
 }  // namespace
 
 llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_bytes) {
@@ -362,7 +407,8 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
         barriers.push_back(llvm::cast<llvm::CallInst>(&inst));
       if (auto* a = llvm::dyn_cast<llvm::AllocaInst>(&inst); a != nullptr && !a->isStaticAlloca()) return give_up();
     }
-  if (!barriers.empty() && !barriers_are_uniform(*f, barriers)) return give_up();
+  std::set<const llvm::Value*> divergent;
+  if (!barriers.empty() && !barriers_are_uniform(*f, barriers, divergent)) return give_up();
 
   llvm::LLVMContext& c = f->getContext();
   const llvm::DataLayout& dl = f->getParent()->getDataLayout();
@@ -402,6 +448,7 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
   std::vector<llvm::BasicBlock*> originals;
   for (llvm::BasicBlock& block : *f)
     if (&block != setup) originals.push_back(&block);
+  std::set<const llvm::AllocaInst*> uniform_slots;  // reg2mem's slots of values the same in every thread
   if (!barriers.empty()) {
     hoist_block_invariants(*f, setup_br);
     rematerialize_thread_values(*f, setup);
@@ -410,7 +457,16 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
     std::vector<llvm::PHINode*> phis;
     for (llvm::BasicBlock* block : originals)
       for (llvm::PHINode& phi : block->phis()) phis.push_back(&phi);
-    for (llvm::PHINode* phi : phis) llvm::DemotePHIToStack(phi, setup_br->getIterator());
+    for (llvm::PHINode* phi : phis) {
+      const bool uniform = divergent.count(phi) == 0;
+      llvm::AllocaInst* slot = llvm::DemotePHIToStack(phi, setup_br->getIterator());
+      if (slot == nullptr) continue;
+      if (uniform)
+        uniform_slots.insert(slot);
+      else  // the load that took the phi's place is as divergent as the phi (it may be demoted next)
+        for (const llvm::User* user : slot->users())
+          if (llvm::isa<llvm::LoadInst>(user)) divergent.insert(user);
+    }
     std::vector<llvm::Instruction*> escaping;
     for (llvm::BasicBlock* block : originals)
       for (llvm::Instruction& inst : *block) {
@@ -421,7 +477,11 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
             break;
           }
       }
-    for (llvm::Instruction* inst : escaping) llvm::DemoteRegToStack(*inst, false, setup_br->getIterator());
+    for (llvm::Instruction* inst : escaping) {
+      const bool uniform = divergent.count(inst) == 0;
+      llvm::AllocaInst* slot = llvm::DemoteRegToStack(*inst, false, setup_br->getIterator());
+      if (uniform && slot != nullptr) uniform_slots.insert(slot);
+    }
   }
 
   // The regions: from the start and from each barrier to the next barriers and returns.
@@ -525,6 +585,8 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
       auto found = region_of_block.find(user->getParent());
       if (found != region_of_block.end()) use.set(element[found->second]);
     }
+    if (uniform_slots.count(a) != 0)
+      for (auto [i, at] : element) read_uniform_at_entry(regions[i], per_thread, type, at);
     if (a->use_empty()) a->eraseFromParent();
   }
   if (llvm::verifyFunction(*f)) return give_up();
