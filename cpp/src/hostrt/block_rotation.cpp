@@ -37,8 +37,9 @@ WorkerBlocks::~WorkerBlocks() {
 
 std::optional<uint64_t> WorkerBlocks::take() {
   if (taken_next_ < taken_end_) return taken_next_++;
-  // Blocks of a kernel that runs a block as one loop never wait for one another: a worker takes them in runs
-  // (an eighth of its share, at most 64), so that the workers do not meet at the counter for every block.
+  // Blocks of a kernel that has a block entry (its threads as loops) never wait for one another (no spin point):
+  // a worker takes them in runs (an eighth of its share, at most 64), so that the workers do not meet at the
+  // counter for every block.
   const uint64_t blocks = config_.grid.count();
   const uint64_t run =
       config_.block_entry == nullptr ? 1 : std::clamp<uint64_t>(blocks / (uint64_t{worker_count()} * 8), 1, 64);
@@ -152,7 +153,7 @@ void WorkerBlocks::run_without_fibers(uint64_t linear) {
     if (!error_) error_ = interrupted_error(config_.kernel_name);
     return;
   }
-  if (config_.block_entry != nullptr) {  // the kernel never waits for another thread: one loop over them all
+  if (config_.block_entry != nullptr) {  // every thread of the block, as loops between its barriers
     config_.block_entry(&context_, params_);
     return;
   }

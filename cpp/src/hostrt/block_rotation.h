@@ -1,7 +1,9 @@
 // Internal to hostrt/: one worker's share of a launch's blocks. The worker takes
 // the grid's blocks one after another (a counter the workers share) and runs
-// each to its end: as fibers (fiber_scheduler.h), or, for a kernel without
-// collectives, its threads one after another on the worker's own stack. GPU
+// each to its end: through the kernel's block entry (its threads as loops
+// between barriers, hostgen's block regions), as fibers (fiber_scheduler.h), or,
+// for a kernel without collectives, its threads one after another on the
+// worker's own stack. GPU
 // threads run independently, so a thread may spin on another's write (an atomic
 // flag); threads that spin pass spin points (atomics, fences) and must not
 // starve the thread they wait for:

@@ -1,7 +1,8 @@
 // The host runtime (cujit/hostrt.h): a grid's blocks on the process's worker
 // threads (worker_pool.h), each worker's as block_rotation.h runs them. A kernel
-// that reaches no collective runs each block's threads one after another on the
-// worker's stack (until one spins); one that does runs them as fibers
+// with a block entry runs each block in one call (its threads as loops between
+// barriers); one that reaches no collective runs each block's threads one after
+// another on the worker's stack (until one spins); one that does runs them as fibers
 // (fiber_scheduler.h), a block at a time per worker (more while blocks spin), or,
 // for a cooperative launch, every block of the grid at once on the launching
 // thread, so that a grid sync can complete.
