@@ -168,3 +168,63 @@ def test_too_much_kept_per_thread_keeps_fibers():
     big[1, 4](out)
     np.testing.assert_array_equal(out, 1023 - np.arange(4) + np.arange(4))
     assert not runs_as_loops(big)
+
+
+def test_barriers_in_nested_uniform_loops_and_a_uniform_return(rng):
+    @cuda.jit(target="cpu")
+    def nested(x, out, rounds, flag):
+        buf = cuda.shared.array(64, dtype=float64)
+        t = cuda.threadIdx.x
+        acc = 0.0
+        for r in range(rounds):
+            for s in range(2):
+                buf[t] = x[t] * (r + 1) + s
+                cuda.syncthreads()
+                acc += buf[(t + 1) % 64]
+                cuda.syncthreads()
+            if flag:  # uniform: a kernel argument
+                cuda.syncthreads()
+                if r == rounds - 2:
+                    out[t] = acc
+                    return  # every thread leaves at the same point
+        out[t] = -acc
+
+    def expected(x, rounds, stop):
+        acc = np.zeros(64)
+        for r in range(rounds):
+            for s in range(2):
+                acc += np.roll(x * (r + 1) + s, -1)
+            if r == stop:
+                break
+        return acc
+
+    x = rng.random(64)
+    out = np.zeros(64)
+    nested[1, 64](x, out, 4, True)
+    np.testing.assert_allclose(out, expected(x, 4, 2))
+    nested[1, 64](x, out, 3, False)
+    np.testing.assert_allclose(out, -expected(x, 3, None))
+    assert runs_as_loops(nested)
+
+
+def test_a_shared_memory_scan_keeps_each_threads_value_across_barriers(rng):
+    @cuda.jit(target="cpu")
+    def scan(x, out):  # Hillis-Steele: read, barrier, add, barrier, per step
+        buf = cuda.shared.array(128, dtype=int32)
+        t = cuda.threadIdx.x
+        buf[t] = x[t]
+        cuda.syncthreads()
+        d = 1
+        while d < cuda.blockDim.x:
+            v = buf[t - d] if t >= d else 0
+            cuda.syncthreads()
+            buf[t] += v
+            cuda.syncthreads()
+            d *= 2
+        out[t] = buf[t]
+
+    x = rng.integers(0, 10, 128, dtype=np.int32)
+    out = np.zeros_like(x)
+    scan[1, 128](x, out)
+    np.testing.assert_array_equal(out, np.cumsum(x))
+    assert runs_as_loops(scan)
