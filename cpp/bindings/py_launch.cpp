@@ -52,8 +52,6 @@ struct Leaf {
   int array;  // -1 for scalars
 };
 
-// Everything one launch read from its arguments. Reused per thread (and per nesting depth, since reading an
-// argument may run Python code that launches), so a launch allocates nothing once warm.
 // An array argument: a device array's view (kept in the array, which the call's arguments keep alive), or an
 // array read for this launch into `owned`.
 struct ArrayRef {
@@ -62,6 +60,8 @@ struct ArrayRef {
   int owned;                           // the index in `owned`, or -1
 };
 
+// Everything one launch read from its arguments. Reused per thread (and per nesting depth, since reading an
+// argument may run Python code that launches), so a launch allocates nothing once warm.
 struct Reading {
   std::vector<KeyWord> key;
   std::vector<Leaf> leaves;

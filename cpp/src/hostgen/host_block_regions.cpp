@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -61,14 +62,34 @@ bool only_kernel_barriers(const llvm::Function& kernel) {
   return true;
 }
 
-// Whether `load` reads a field of the context (argument 0) that is the same for every thread of the block and
-// never written: the block's and grid's ids and dimensions, shared memory, the hooks.
-bool reads_block_field(const llvm::LoadInst& load) {
+// The offset of the field of the context (argument 0) that a (non-volatile) `load` reads, if it reads one.
+std::optional<int64_t> context_offset(const llvm::LoadInst& load) {
   const llvm::Function& f = *load.getFunction();
   int64_t offset = 0;
   const llvm::Value* base =
       llvm::GetPointerBaseWithConstantOffset(load.getPointerOperand(), offset, f.getParent()->getDataLayout());
-  return base == f.getArg(0) && offset >= kTidOffset + 3 * 4 && offset < kCountersOffset;
+  if (load.isVolatile() || base != f.getArg(0)) return std::nullopt;
+  return offset;
+}
+
+// Whether `load` reads one of the thread's ids from the context.
+bool reads_thread_id(const llvm::LoadInst& load) {
+  std::optional<int64_t> offset = context_offset(load);
+  return offset && *offset >= kTidOffset && *offset < kTidOffset + 3 * 4;
+}
+
+// Whether `load` reads a field of the context that is the same for every thread of the block and never written:
+// the block's and grid's ids and dimensions, shared memory, the hooks.
+bool reads_block_field(const llvm::LoadInst& load) {
+  std::optional<int64_t> offset = context_offset(load);
+  return offset && *offset >= kTidOffset + 3 * 4 && *offset < kCountersOffset;
+}
+
+// An instruction that only computes (no memory, no control flow, safe to run anywhere): what the set-up block may
+// make once, or a region make again.
+bool pure_computation(const llvm::Instruction& inst) {
+  return !inst.isTerminator() && !llvm::isa<llvm::PHINode>(inst) && !llvm::isa<llvm::AllocaInst>(inst) &&
+         !inst.mayReadOrWriteMemory() && llvm::isSafeToSpeculativelyExecute(&inst);
 }
 
 // The blocks reachable from `from` without passing through `stop` (which is included when reached) or a block of
@@ -88,9 +109,9 @@ std::set<llvm::BasicBlock*> reach(llvm::BasicBlock* from, const llvm::BasicBlock
 
 // Whether every barrier call of `f` (its context is argument 0) is reached by all of a block's threads alike.
 // Divergent values: the thread's ids, loads from memory, call results, the addresses of the thread's locals, and
-// what depends on them, including phis
-// where the paths of a divergent branch meet and values a divergent region hands out. A barrier inside the region
-// of a divergent branch (the blocks between it and its immediate post-dominator) disqualifies the kernel.
+// what depends on them, including phis where the paths of a divergent branch meet and values a divergent region
+// hands out. A barrier inside the region of a divergent branch (the blocks between it and its immediate
+// post-dominator) disqualifies the kernel.
 bool barriers_are_uniform(llvm::Function& f, const std::vector<llvm::CallInst*>& barriers,
                           std::set<const llvm::Value*>& divergent) {
   std::vector<const llvm::Value*> work;
@@ -170,11 +191,8 @@ void hoist_block_invariants(llvm::Function& f, llvm::Instruction* before) {
     for (llvm::BasicBlock& block : f) {
       if (&block == setup) continue;
       for (llvm::Instruction& inst : llvm::make_early_inc_range(block)) {
-        if (inst.isTerminator() || llvm::isa<llvm::PHINode>(inst) || llvm::isa<llvm::AllocaInst>(inst)) continue;
         const auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
-        if (load != nullptr ? (load->isVolatile() || !reads_block_field(*load))
-                            : (inst.mayReadOrWriteMemory() || !llvm::isSafeToSpeculativelyExecute(&inst)))
-          continue;
+        if (!(load != nullptr ? reads_block_field(*load) : pure_computation(inst))) continue;
         if (!std::all_of(inst.op_begin(), inst.op_end(),
                          [&](const llvm::Use& u) { return invariant_operand(u.get()); }))
           continue;
@@ -199,18 +217,9 @@ void rematerialize_thread_values(llvm::Function& f, llvm::BasicBlock* setup) {
     for (llvm::BasicBlock& block : f) {
       if (&block == setup) continue;
       for (llvm::Instruction& inst : block) {
-        if (pure.count(&inst) != 0 || inst.isTerminator() || llvm::isa<llvm::PHINode>(inst) ||
-            llvm::isa<llvm::AllocaInst>(inst))
-          continue;
-        bool ok;
-        if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst)) {
-          int64_t offset = 0;
-          const llvm::Value* base =
-              llvm::GetPointerBaseWithConstantOffset(load->getPointerOperand(), offset, f.getParent()->getDataLayout());
-          ok = !load->isVolatile() && base == f.getArg(0) && offset >= kTidOffset && offset < kTidOffset + 3 * 4;
-        } else {
-          ok = !inst.mayReadOrWriteMemory() && llvm::isSafeToSpeculativelyExecute(&inst);
-        }
+        if (pure.count(&inst) != 0) continue;
+        const auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
+        const bool ok = load != nullptr ? reads_thread_id(*load) : pure_computation(inst);
         if (ok &&
             std::all_of(inst.op_begin(), inst.op_end(), [&](const llvm::Use& u) { return pure_operand(u.get()); })) {
           pure.insert(&inst);
@@ -250,8 +259,7 @@ void rematerialize_thread_values(llvm::Function& f, llvm::BasicBlock* setup) {
 
 // One region's loops over the threads, x innermost.
 struct Region {
-  llvm::BasicBlock* entry = nullptr;  // the original block it starts at
-  std::vector<llvm::BasicBlock*> blocks;  // its clones
+  std::vector<llvm::BasicBlock*> blocks;  // its clones, the entry's first
   llvm::BasicBlock* pre = nullptr;        // where a dispatch enters it
   llvm::BasicBlock* head_x = nullptr;     // the innermost loop's header (dominates the clones)
   llvm::BasicBlock* latch = nullptr;      // where a thread's run of the region ends
@@ -282,8 +290,7 @@ void build_loops(Region& r, llvm::Function& f, llvm::Value* context, llvm::Value
       wide(index[0]),
       b.CreateMul(wide(extent[0]), b.CreateAdd(wide(index[1]), b.CreateMul(wide(extent[1]), wide(index[2])))),
       "thread.linear", true, true);
-  llvm::Instruction* enter = b.CreateBr(r.blocks.front());
-  (void)enter;
+  b.CreateBr(r.blocks.front());
   r.latch = llvm::BasicBlock::Create(c, "region.latch", &f);
   b.SetInsertPoint(r.latch);
   for (int axis = 0; axis < 3; ++axis) {
@@ -494,7 +501,6 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
   llvm::ReturnInst::Create(c, returning);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     Region& r = regions[i];
-    r.entry = entries[i];
     llvm::ValueToValueMapTy map;
     std::vector<llvm::BasicBlock*> originals_here;
     for (llvm::BasicBlock* b : reach(entries[i], nullptr, barrier_set))
@@ -510,7 +516,6 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
     }
     llvm::remapInstructionsInBlocks(r.blocks, map);
     build_loops(r, *f, context, extent);
-    region_of_block[r.head_x] = i;
     // A thread leaves the region at a barrier (its index) or a return (-1): the latch, then the next thread.
     for (llvm::BasicBlock* copy : r.blocks) {
       llvm::Instruction* term = copy->getTerminator();

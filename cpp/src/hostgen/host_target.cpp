@@ -57,7 +57,7 @@ class HostTarget final : public Target {
                                 int axis) const override {
     size_t offset = offsetof(HostThreadContext, registers) + (static_cast<size_t>(reg) * 3 + axis) * 4;
     auto* load = b.CreateAlignedLoad(b.getInt32Ty(), field_address(b, context, offset), llvm::Align(4));
-    // A thread's ids change in a block's loop over its threads (hostgen/host_jit.cpp): only the others are invariant.
+    // A thread's ids change in a block's loops over its threads (host_block_regions.cpp): the others are invariant.
     if (reg != SpecialRegister::ThreadIdx)
       load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
     return load;
@@ -242,7 +242,7 @@ class HostTarget final : public Target {
 
   // A copy of what the recorder of index errors reads from the context (the thread's and block's ids, the block's
   // shared memory), on the function's frame: the context itself never escapes a kernel that reaches no collective
-  // and no spin point, so a block's threads run as a loop can keep it in registers (hostgen/host_jit.cpp).
+  // and no spin point, so a block's threads run as loops can keep it in registers (host_block_regions.cpp).
   static llvm::Value* reported_context(llvm::IRBuilder<>& b, llvm::IRBuilder<>& entry, llvm::Value* context) {
     auto* copy_ty = llvm::ArrayType::get(b.getInt8Ty(), sizeof(HostThreadContext));
     llvm::AllocaInst* copy = scratch(entry.CreateAlloca(copy_ty));

@@ -124,8 +124,7 @@ std::optional<Error> launch_cooperative(KernelEntry entry, void** params, const 
 std::optional<Error> launch(KernelEntry entry, void** params, const HostLaunch& given) {
   if (auto error = check(given)) return error;
   HostLaunch config = given;
-  if (config.frame_bytes > kWorkerStackShare ||
-      config.block_thread_bytes * config.block.count() + config.frame_bytes > kWorkerStackShare)
+  if (config.block_thread_bytes * config.block.count() + config.frame_bytes > kWorkerStackShare)
     config.block_entry = nullptr;  // its frames would not fit on the worker's stack
   if (config.frame_bytes > kWorkerStackShare) config.barriers = true;
   if (config.cooperative) return launch_cooperative(entry, params, config);
