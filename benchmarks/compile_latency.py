@@ -250,7 +250,7 @@ def print_stages(repeat):
     import cujit
     from cujit import _core
 
-    rows_ = []
+    measured = []
     for c in CASES:
         if c.repeat:  # the fresh-process case has no in-process stages
             continue
@@ -263,11 +263,11 @@ def print_stages(repeat):
             call()
         whole = (time.perf_counter() - start) / repeat * 1e6
         means = {k: s / repeat * 1e6 for k, (n, s) in _core.telemetry.stages(True).items() if n}
-        rows_.append((c.name, whole, means))
-    names = [k for k in rows_[0][2]]
+        measured.append((c.name, whole, means))
+    names = list(measured[0][2])
     print("µs per call (mean of %d):" % repeat)
     print("{:<30} {:>8} ".format("case", "whole") + " ".join("{:>10}".format(n[:10]) for n in names) + "   LLVM share")
-    for name, whole, means in rows_:
+    for name, whole, means in measured:
         llvm = means.get("LLVM optimisation", 0) + means.get("PTX emission", 0)
         print(
             "{:<30} {:>8.1f} ".format(name[:30], whole)
