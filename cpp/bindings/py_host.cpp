@@ -80,12 +80,30 @@ void register_host_compiler(py::module_& m) {
           "whether a block's threads run as loops between its barriers (no other collective, no spin point)")
       .def_readonly("frame_bytes", &hostgen::HostKernel::frame_bytes,
                     "the stack its fixed-size locals need per thread (a launch refuses more than the limit)")
+      .def_property_readonly(
+          "object", [](const hostgen::HostKernel& k) { return py::bytes(k.object); },
+          "its code as a relocatable object of this machine (what the disk cache keeps; load_host_kernel loads it)")
       .def("global_address", &hostgen::host_global_address, py::arg("name"),
            "the address of a global the module keeps (a debug kernel's exception records), or 0")
       .def("launch", &launch, py::arg("grid"), py::arg("block"), py::arg("sharedmem"), py::arg("params"),
            py::arg("offsets"), py::arg("cooperative") = false, py::arg("name") = "",
            "Runs the grid: params is KernelLauncher.pack's buffer, offsets its param_offsets; cooperative: every "
            "block at once (a grid sync); name: the kernel's, for error reports (a deadlock is a RuntimeError).");
+  m.def(
+      "load_host_kernel",
+      [](const py::bytes& object, const std::string& symbol, const std::string& qualname) {
+        std::string bytes = object;
+        auto kernel = [&] {
+          py::gil_scoped_release nogil;
+          return hostgen::load_host_kernel(std::move(bytes), symbol, qualname);
+        }();
+        if (!kernel) raise_error(kernel.error());
+        return *kernel;
+      },
+      py::arg("object"), py::arg("symbol"), py::arg("qualname"),
+      "The HostKernel whose object (HostKernel.object, of this build and machine) is given, loaded with no compile.");
+  m.def("host_machine_id", &hostgen::host_machine_id,
+        "what host kernels' code depends on: the target triple, this CPU and its features (the disk cache's key)");
   m.def("host_math_functions", &hostgen::host_math_names,
         "the libdevice functions (and compiler runtime helpers) the CPU target implements");
   m.def("_nudge_host_math", &hostgen::set_host_math_nudge, py::arg("ulps"),

@@ -411,11 +411,37 @@ def _extension_member_typers(name):
 
 
 def _code_names(code):
+    """Every name the code (and the functions nested in it) mentions: globals, attributes, free variables."""
     names = set(code.co_names) | set(code.co_freevars)
     for const in code.co_consts:
         if isinstance(const, pytypes.CodeType):
             names |= _code_names(const)
     return names
+
+
+def _global_reads(code):
+    """The names the code (and the functions nested in it) reads as globals or builtins, and its free variables:
+    not the attribute names ``co_names`` holds too (``cuda.threadIdx.x`` reads no global ``x``, and a key must not
+    change with one). Read from ``co_code`` (its caches are zeros there) with the opcode numbers of this Python."""
+    import opcode
+
+    reads = {opcode.opmap[n] for n in _GLOBAL_OPS if n in opcode.opmap}
+    load_global = opcode.opmap["LOAD_GLOBAL"] if sys.version_info >= (3, 11) else None  # its index is arg >> 1
+    extended = opcode.opmap["EXTENDED_ARG"]
+    names = set(code.co_freevars)
+    raw, high = code.co_code, 0
+    for i in range(0, len(raw), 2):
+        op, arg = raw[i], raw[i + 1] | high
+        high = arg << 8 if op == extended else 0
+        if op in reads:
+            names.add(code.co_names[arg >> 1 if op == load_global else arg])
+    for const in code.co_consts:
+        if isinstance(const, pytypes.CodeType):
+            names |= _global_reads(const)
+    return names
+
+
+_GLOBAL_OPS = ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_FROM_DICT_OR_GLOBALS")
 
 
 class Walk:
@@ -474,7 +500,7 @@ class Walk:
                 self._add("member", name)
                 self._extensions = True
                 self.typer(typer)
-        for name in sorted(names):
+        for name in sorted(_global_reads(code)):
             if name in resolver.closure:
                 value = resolver.closure[name]
             elif name in pyfunc.__globals__:
@@ -694,27 +720,31 @@ def link_manifest(link_inputs):
 
 def put_kernel(key, compiled, cubin, arch):
     """Writes the entry of a kernel compiled now (a ``_core.CompiledKernel``): the cubin and what loading and
-    launching need without typing. A kernel whose exceptions a reader could not find by name (a class defined in a
-    function) or whose arguments are not constants of str, int, float, bool or None is not written."""
+    launching need without typing."""
+    record = _kernel_record(compiled, cubin, arch)
+    if record is not None:
+        put_record("kernel", key, record)
+
+
+def _kernel_record(compiled, code, arch):
+    """The Record of a kernel compiled now with its ``code`` for ``arch``, or None: a kernel whose exceptions a
+    reader could not find by name (a class defined in a function) or whose arguments are not constants of str, int,
+    float, bool or None is not written."""
     typed = compiled.typed
     try:
         raises = [_raise_record(site) for site in (typed.exceptions if compiled.options.debug else ())]
     except TypeError as e:
         telemetry.count("uncacheable")
         telemetry.log("not cached", typed.symbol, typed.args, f"({e})", 0.0)
-        return
-    put_record(
-        "kernel",
-        key,
-        Record(
-            Record.Kind.kernel,
-            bytes(cubin),
-            symbol=typed.symbol,
-            arch=str(arch),
-            cooperative=bool(typed.cooperative),
-            links=link_manifest(typed.link_inputs),
-            raises=raises,
-        ),
+        return None
+    return Record(
+        Record.Kind.kernel,
+        bytes(code),
+        symbol=typed.symbol,
+        arch=str(arch),
+        cooperative=bool(typed.cooperative),
+        links=link_manifest(typed.link_inputs),
+        raises=raises,
     )
 
 
@@ -740,6 +770,42 @@ def get_kernel(key, walk):
         "cubin": record.code,
         "link_inputs": inputs,
     }
+
+
+class HostKernelStore(KernelStore):
+    """The disk cache for one CPU-target kernel specialisation: entries of the section ``host``, keyed as a GPU
+    kernel's with this machine (``host_machine_id``: the target, the CPU and its features) for the architecture,
+    holding the kernel's object code (``_core.HostKernel.object``) and launch facts. A hit is loaded by
+    ``_core.load_host_kernel``: no typing, lowering or LLVM optimisation."""
+
+    def __init__(self, dispatcher, argtypes, options, start):
+        super().__init__(dispatcher, argtypes, options, "host " + _core.host_machine_id(), start, False, True)
+
+    def find(self):
+        entry = get_host_kernel(self.key) if self.key is not None else None
+        if entry is not None:
+            self._log("cache hits", "cache hit", "CPU")
+        return entry
+
+    def keep(self, compiled):
+        telemetry.count("cache misses")
+        record = _kernel_record(compiled, compiled.code.object, self.arch)
+        if record is not None:
+            with telemetry.stage("cache write"):
+                put_record("host", self.key, record)
+
+
+def get_host_kernel(key):
+    """The CPU-target kernel entry for ``key`` (symbol, cooperative, exceptions, object), or None when there is none
+    or it cannot be used (then it is compiled again and overwritten)."""
+    record = get_record("host", key)
+    if record is None or record.kind != Record.Kind.kernel or record.links:
+        return None
+    try:
+        exceptions = tuple(_raise_site(r) for r in record.raises)
+    except LookupError:  # an exception class this process has not imported: compiled again
+        return None
+    return {"symbol": record.symbol, "cooperative": record.cooperative, "exceptions": exceptions, "object": record.code}
 
 
 # A debug kernel's raise sites: (exception class, constant arguments, function, file, line), stored by names.

@@ -17,6 +17,7 @@ import sys
 import time
 
 from cujit import _core, telemetry
+from cujit.config import cache_wanted
 from cujit._target import TARGETS, default_target, resolve_target  # noqa: F401  (the rule lives in _target)
 from cujit.errors import entry_point
 
@@ -82,21 +83,37 @@ class _HostPlan:
 
 
 class HostKernel:
-    """One specialisation compiled for the CPU: the compile driver's answer (its typed function and JIT-compiled
-    code) and argument plan (the CPU target's face of a specialisation in its dispatcher's KernelCache)."""
+    """One specialisation compiled for the CPU (the CPU target's face of a specialisation in its dispatcher's
+    KernelCache): its code (``native``, a ``_core.HostKernel``, which owns the JIT-loaded code) and argument plan,
+    and the compile driver's answer (``compiled``) when it was compiled in this process; one loaded from the disk
+    cache compiles again only for what needs its typing (``typed``, ``llvm_ir``), through ``compile_fresh``."""
 
-    def __init__(self, compiled, name):
-        typed = self.typed = compiled.typed
-        self.native = compiled.code  # _core.HostKernel: owns the JIT-compiled code
-        self.argtypes = tuple(typed.args)
-        self.options = options = compiled.options
-        self.entry = typed.symbol
+    def __init__(self, native, argtypes, options, exceptions, cooperative, name, compiled=None, compile_fresh=None):
+        self.native = native
+        self.argtypes = tuple(argtypes)
+        self.options = options
+        self.entry = native.symbol
         self.plan = _HostPlan(self.argtypes)
         self.if_overlap = None  # host kernels compile without noalias arrays: overlapping arrays are fine
         # debug=True: the raise sites its status codes stand for, reported after each launch as on the GPU.
-        self.exceptions = tuple(typed.exceptions) if options.debug else ()
+        self.exceptions = tuple(exceptions) if options.debug else ()
         self.name = name  # the Python function's qualified name (reports)
-        self.cooperative = bool(typed.cooperative)  # a grid sync: every block runs at once
+        self.cooperative = bool(cooperative)  # a grid sync: every block runs at once
+        self._compiled, self._compile_fresh = compiled, compile_fresh
+
+    @classmethod
+    def compiled_now(cls, compiled, name):
+        """The face of the compile driver's answer ``compiled`` (its typed function and code)."""
+        typed = compiled.typed
+        return cls(
+            compiled.code, typed.args, compiled.options, typed.exceptions, typed.cooperative, name, compiled=compiled
+        )
+
+    @property
+    def typed(self):
+        if self._compiled is None:
+            self._compiled = self._compile_fresh()
+        return self._compiled.typed
 
     def specialisation(self, cache, tag, listed):
         """This face as its dispatcher's KernelCache takes it: nothing to build or load per context."""
@@ -104,7 +121,9 @@ class HostKernel:
 
     @property
     def llvm_ir(self):
-        return self.native.llvm_ir
+        if self._compiled is None:
+            self.typed  # (compiled again: a kernel loaded from the disk cache keeps no IR)
+        return self._compiled.code.llvm_ir
 
     # numba-cuda's resource queries, answered for host code: no registers or constant bank, its static shared
     # memory per block, its locals' stack per thread, a GPU's 1024 threads per block.
@@ -195,6 +214,40 @@ def boundscheck(option):
     return option is not False
 
 
+def _compiled_now(dispatcher, signature, options, name, start, store=None):
+    """The kernel compiled now; written to the disk cache by ``store`` (a ``caching.HostKernelStore``) if given."""
+    compiled = dispatcher._compile_request(signature, options)
+    if store is not None:
+        store.keep(compiled)
+    telemetry.count("compiles")
+    detail = "and cached" if store is not None else ""
+    telemetry.log("compiled for the CPU", dispatcher.__qualname__, signature.args, detail, time.perf_counter() - start)
+    return HostKernel.compiled_now(compiled, name)
+
+
+def _loaded(dispatcher, signature, options, name, entry):
+    """The kernel of a disk cache entry (``caching.get_host_kernel``'s), or None when its object cannot be loaded
+    (then it is compiled again and overwritten)."""
+    try:
+        native = _core.load_host_kernel(entry["object"], entry["symbol"], name)
+    except RuntimeError as e:
+        telemetry.log("not loaded", dispatcher.__qualname__, signature.args, f"({e})", 0.0)
+        return None
+    import weakref
+
+    ref = weakref.ref(dispatcher)  # the face outlives the dispatcher when a user keeps it
+
+    def compile_fresh():
+        owner = ref()
+        if owner is None:
+            raise RuntimeError(f"the dispatcher of cached kernel {name} was collected")
+        return owner._compile_request(signature, options)
+
+    return HostKernel(
+        native, signature.args, options, entry["exceptions"], entry["cooperative"], name, compile_fresh=compile_fresh
+    )
+
+
 class HostLaunch:
     """``kernel[griddim, blockdim, stream, sharedmem]`` on the CPU target: calling it launches."""
 
@@ -228,13 +281,35 @@ class HostHooks:
 
     @staticmethod
     def compile_kernel(dispatcher, signature, options):
+        """The kernel for ``signature``: from the disk cache when the dispatcher caches (``cache=True`` or
+        ``CUJIT_CACHE=1``) and it holds the kernel, else compiled now (and written there, under the entry's lock, so
+        that processes starting at once compile it once: the others wait, then load it)."""
         start = time.perf_counter()
         options = options.copy()
         options.boundscheck = boundscheck(options.boundscheck)
-        kernel = HostKernel(dispatcher._compile_request(signature, options), dispatcher.py_func.__qualname__)
-        telemetry.count("compiles")
-        telemetry.log("compiled for the CPU", dispatcher.__qualname__, signature.args, "", time.perf_counter() - start)
-        return kernel
+        name = dispatcher.py_func.__qualname__
+        store = None
+        if cache_wanted(dispatcher._cache):
+            from cujit.caching import HostKernelStore  # (imported where a compile first caches: import time)
+
+            store = HostKernelStore(dispatcher, signature.args, options, start)
+        if store is None or not store.keeps():
+            return _compiled_now(dispatcher, signature, options, name, start)
+        lock = None
+        entry = store.find()
+        if entry is None:
+            lock = store.lock()
+            entry = store.find()  # (another process kept it while this one waited)
+        try:
+            kernel = _loaded(dispatcher, signature, options, name, entry) if entry is not None else None
+            if kernel is not None:
+                dispatcher._cache_hits[tuple(signature.args)] += 1
+                return kernel
+            dispatcher._cache_misses[tuple(signature.args)] += 1
+            return _compiled_now(dispatcher, signature, options, name, start, store)
+        finally:
+            if lock is not None:
+                lock.release()
 
     @staticmethod
     def check_runtime(dispatcher):

@@ -81,6 +81,19 @@ def test_keys_change_with_each_input_and_only_with_them(tmp_path):
         caching._toolchain = saved
 
 
+def test_keys_follow_the_globals_the_code_reads_not_attribute_names():
+    # `cuda.threadIdx.x` names the attribute x, not the module's global x: a script's global `x` (a random array
+    # each run) must not change the key of every kernel that reads threadIdx.x.
+    namespace = {"cuda": cuda, "x": np.zeros(4), "width": 2}
+    source = "def k(a):\n    i = cuda.threadIdx.x\n    a[i] = width\n"
+    kernel = cuda.jit(exec_source(source, "<attribute-names>", namespace)["k"])
+    first = key_of(kernel)
+    namespace["x"] = np.ones(4)
+    assert key_of(kernel) == first
+    namespace["width"] = 3
+    assert key_of(kernel) != first  # a global it reads
+
+
 def closure_kernel(value):
     @cuda.jit
     def k(a):

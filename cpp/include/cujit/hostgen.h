@@ -44,6 +44,7 @@ class HostKernel final : public codegen::KernelCode {
   bool uses_barrier = true;  // its code reaches a collective (a barrier, a warp function...): its threads are fibers
   uint64_t frame_bytes = 0;  // the stack its fixed-size locals need per thread (cuda.local.array...), callees' too
   std::string symbol;    // the kernel's mangled name
+  std::string object;    // its code: a relocatable object of this machine, which `jit` loaded (the disk cache's)
   std::unique_ptr<llvm::orc::LLJIT> jit;
   // Bounds checks: the module's record of the first out-of-bounds access (null when compiled without checks).
   target::HostIndexError* index_error = nullptr;
@@ -77,6 +78,16 @@ void set_host_math_nudge(int ulps);
 // `bounds_check`: every array access checks its indices (take_index_error reports the first bad one).
 Expected<std::shared_ptr<HostKernel>> compile_for_host(const ir::TypedFunction& fn, const CompileOptions& options,
                                                        bool bounds_check = false);
+
+// The kernel compiled earlier into `object` (a HostKernel's, of this build on a machine of host_machine_id()),
+// loaded with no compile: what a process reading the disk cache runs. Its llvm_ir is empty. Errors: the JIT's,
+// naming what failed (an object it cannot link).
+Expected<std::shared_ptr<HostKernel>> load_host_kernel(std::string object, const std::string& symbol,
+                                                       const std::string& qualname);
+
+// What a host kernel's object code depends on: the target triple, this CPU's name and its features ("" when LLVM
+// cannot tell).
+std::string host_machine_id();
 
 // The CPU target of the compile driver (cujit/kernel_target.h): kernels without noalias arrays (a launch does not
 // check overlaps here), refusing linked GPU code, compiled by compile_for_host with bounds checks unless

@@ -1,17 +1,14 @@
 // The host target's compile (cujit/hostgen.h): lowering with the host
 // target's hooks, an entry that unpacks a kernelParams array, LLVM's O3 pipeline
-// tuned for this CPU, then ORC's LLJIT, in process.
+// tuned for this CPU, then an object of this machine that ORC's LLJIT loads in
+// process (host_object.cpp: the disk cache keeps it, a later process loads it).
 #include <cstddef>
-#include <mutex>
 #include <set>
 
-#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/Internalize.h>
 #include <llvm/Transforms/Scalar/InductiveRangeCheckElimination.h>
@@ -20,9 +17,9 @@
 #include "cujit/lowering.h"
 #include "cujit/target.h"
 #include "host_block_regions.h"
-#include "host_checks.h"
 #include "host_interrupts.h"
 #include "host_math.h"
+#include "host_object.h"
 #include "host_print.h"
 
 namespace cujit::hostgen {
@@ -31,10 +28,6 @@ HostKernel::HostKernel() = default;
 HostKernel::~HostKernel() = default;
 
 namespace {
-
-Error llvm_error(const std::string& what, llvm::Error e) {
-  return Error{ErrorKind::Runtime, "the CPU target's JIT failed (" + what + "): " + llvm::toString(std::move(e)), {}};
-}
 
 // void __cujit_host_entry(ptr context, ptr params): loads each parameter of the kernel from params[i].
 void add_entry(llvm::Module& module, llvm::Function* kernel) {
@@ -134,16 +127,10 @@ void optimise(llvm::Module& module, llvm::TargetMachine& tm, bool opt) {
 
 Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const CompileOptions& options,
                                               bool bounds_check) {
-  static std::once_flag init;
-  std::call_once(init, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb) return llvm_error("detecting the host", jtmb.takeError());
-  jtmb->setCodeGenOptLevel(options.opt ? llvm::CodeGenOptLevel::Aggressive : llvm::CodeGenOptLevel::None);
+  auto jtmb = host_machine_builder(options.opt);
+  if (!jtmb) return jtmb.error();
   auto tm = jtmb->createTargetMachine();
-  if (!tm) return llvm_error("creating the target machine", tm.takeError());
+  if (!tm) return jit_error("creating the target machine", tm.takeError());
 
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(fn.fn->module + "." + fn.fn->qualname, *ctx);
@@ -181,48 +168,16 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   optimise(*module, **tm, options.opt);
   add_interrupt_polls(*module);
 
-  auto kernel = std::make_shared<HostKernel>();
-  kernel->symbol = fn.symbol;
-  kernel->uses_barrier = uses_barrier;
-  kernel->frame_bytes = static_frame_bytes(*module, kHostEntrySymbol);
+  HostFacts facts{static_frame_bytes(*module, kHostEntrySymbol), block_thread_bytes, uses_barrier};
+  std::string llvm_ir;
   {
-    llvm::raw_string_ostream os(kernel->llvm_ir);
+    llvm::raw_string_ostream os(llvm_ir);
     module->print(os, nullptr);
   }
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
-  if (!jit) return llvm_error("creating the JIT", jit.takeError());
-  if (auto e = add_host_math(**jit)) return llvm_error("defining the host's libdevice", std::move(e));
-  if (auto e = add_host_print(**jit)) return llvm_error("defining the host's vprintf", std::move(e));
-  if (auto e = add_host_checks(**jit)) return llvm_error("defining the checks' recorder", std::move(e));
-  if (auto e = add_shared_checks(**jit)) return llvm_error("defining the debug checks' recorder", std::move(e));
-  if (auto e = add_interrupt_symbols(**jit)) return llvm_error("defining the interrupt flag", std::move(e));
-  if (auto e = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(ctx))))
-    return llvm_error("adding the module", std::move(e));
-  auto entry = (*jit)->lookup(kHostEntrySymbol);
-  if (!entry) return llvm_error("finding the kernel's entry", entry.takeError());
-  kernel->entry = entry->toPtr<HostKernelEntry>();
-  kernel->block_thread_bytes = block_thread_bytes;
-  if (block != nullptr) {
-    auto block = (*jit)->lookup(kHostBlockEntrySymbol);
-    if (!block) return llvm_error("finding the kernel's block entry", block.takeError());
-    kernel->block_entry = block->toPtr<HostKernelEntry>();
-  }
-  if (auto shared = (*jit)->lookup(target::kHostSharedBytesSymbol))
-    kernel->static_shared_bytes = *shared->toPtr<uint64_t*>();
-  else
-    llvm::consumeError(shared.takeError());
-  if (auto record = (*jit)->lookup(target::kHostIndexErrorSymbol))
-    kernel->index_error = record->toPtr<target::HostIndexError*>();
-  else
-    llvm::consumeError(record.takeError());
-  kernel->qualname = fn.fn->qualname;
-  if (auto state = (*jit)->lookup(target::kHostSharedChecksSymbol)) {
-    kernel->shared_checks = make_shared_checks();
-    *state->toPtr<HostSharedChecks**>() = kernel->shared_checks.get();
-  } else {
-    llvm::consumeError(state.takeError());
-  }
-  kernel->jit = std::move(*jit);
+  Expected<std::string> object = emit_object(*module, **tm, facts);
+  if (!object) return object.error();
+  auto kernel = load_object(std::move(*object), fn.symbol, fn.fn->qualname);
+  if (kernel) (*kernel)->llvm_ir = std::move(llvm_ir);
   return kernel;
 }
 
@@ -236,6 +191,21 @@ uint64_t host_global_address(const HostKernel& kernel, const std::string& name) 
     return 0;
   }
   return found->getValue();
+}
+
+std::string host_machine_id() {
+  auto jtmb = host_machine_builder(true);
+  if (!jtmb) return "";
+  return jtmb->getTargetTriple().str() + " " + jtmb->getCPU() + " " + jtmb->getFeatures().getString();
+}
+
+Expected<std::shared_ptr<HostKernel>> load_host_kernel(std::string object, const std::string& symbol,
+                                                       const std::string& qualname) {
+  try {
+    return load_object(std::move(object), symbol, qualname);
+  } catch (CompileError& e) {
+    return e.error();
+  }
 }
 
 Expected<std::shared_ptr<HostKernel>> compile_for_host(const ir::TypedFunction& fn, const CompileOptions& options,
