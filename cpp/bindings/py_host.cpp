@@ -50,6 +50,7 @@ void launch(const hostgen::HostKernel& kernel, const std::vector<uint32_t>& grid
   config.frame_bytes = kernel.frame_bytes;
   config.block_entry = kernel.block_entry;
   config.block_thread_bytes = kernel.block_thread_bytes;
+  config.blocks_axis = kernel.blocks_axis;
   std::optional<Error> error;
   {
     std::optional<hostrt::InterruptScope> ctrl_c;  // Ctrl-C stops the launch (KeyboardInterrupt, below)
@@ -78,6 +79,8 @@ void register_host_compiler(py::module_& m) {
       .def_property_readonly(
           "runs_as_loop", [](const hostgen::HostKernel& k) { return k.block_entry != nullptr; },
           "whether a block's threads run as loops between its barriers (no other collective, no spin point)")
+      .def_readonly("blocks_axis", &hostgen::HostKernel::blocks_axis,
+                    "the axis of the block ids its blocks run along, fastest first (0: x, 1: y; blocks run as loops)")
       .def_readonly("frame_bytes", &hostgen::HostKernel::frame_bytes,
                     "the stack its fixed-size locals need per thread (a launch refuses more than the limit)")
       .def_property_readonly(

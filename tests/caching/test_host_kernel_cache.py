@@ -45,6 +45,12 @@ PROGRAM = textwrap.dedent("""
         c[y, x] = acc
 
     @cuda.jit(target="cpu", cache=True)
+    def stencil(a, out):
+        i, j = cuda.grid(2)
+        if 0 < i < a.shape[0] - 1 and 0 < j < a.shape[1] - 1:
+            out[i, j] = a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1] - 4 * a[i, j]
+
+    @cuda.jit(target="cpu", cache=True)
     def warp_sums(out, x):
         i = cuda.grid(1)
         v = x[i]
@@ -74,6 +80,11 @@ PROGRAM = textwrap.dedent("""
     b = rng.random((64, 64), dtype=np.float32)
     c = np.zeros((64, 64), np.float32)
     tiled_matmul[(4, 4), (16, 16)](c, a, b)
+    g = rng.random((64, 64))
+    lap = np.zeros_like(g)
+    stencil[(4, 4), (16, 16)](g, lap)
+    want = np.zeros_like(g)
+    want[1:-1, 1:-1] = g[:-2, 1:-1] + g[2:, 1:-1] + g[1:-1, :-2] + g[1:-1, 2:] - 4 * g[1:-1, 1:-1]
     w = rng.random(256, dtype=np.float32)
     sums = np.zeros(8, np.float32)
     warp_sums[2, 128](sums, w)
@@ -91,15 +102,16 @@ PROGRAM = textwrap.dedent("""
         (face,) = dispatcher.overloads.values()
         n = face.native
         return {"loop": n.runs_as_loop, "barrier": n.uses_barrier, "frame": n.frame_bytes,
-                "shared": n.static_shared_bytes, "typed": face._compiled is not None}
+                "shared": n.static_shared_bytes, "blocks_axis": n.blocks_axis, "typed": face._compiled is not None}
 
     stats = cujit.stats()
     print(json.dumps({
         "saxpy": bool(np.allclose(out, 2.5 * x + y, rtol=1e-6)),
         "matmul": bool(np.allclose(c, a @ b, rtol=1e-4)),
         "warp": bool(np.allclose(sums, w.reshape(8, 32).sum(axis=1), rtol=1e-4)),
+        "stencil": bool(np.allclose(lap, want)),
         "errors": errors,
-        "facts": {d.__name__: facts(d) for d in (saxpy, tiled_matmul, warp_sums, off_by_one, checked)},
+        "facts": {d.__name__: facts(d) for d in (saxpy, tiled_matmul, stencil, warp_sums, off_by_one, checked)},
         "hits": stats["cache hits"], "misses": stats["cache misses"], "compiles": stats["compiles"],
         "writes": stats["cache writes"],
         "stages": sorted(stats["stages"]),
@@ -121,13 +133,13 @@ def test_a_second_process_loads_its_host_kernels_from_the_disk_cache(tmp_path):
     first = run(tmp_path, cache, 1)
     second = run(tmp_path, cache, 2)
     for out in (first, second):
-        assert out["saxpy"] and out["matmul"] and out["warp"], out
+        assert out["saxpy"] and out["matmul"] and out["warp"] and out["stencil"], out
         (index_error, raised) = out["errors"]
         assert "off_by_one" in index_error and "index 8" in index_error, index_error
         assert "In function 'checked'" in raised and "tid=[0, 0, 5]" in raised, raised
         assert raised.endswith('thread five", 3)'), raised
-    assert first["compiles"] == 5 and first["misses"] == 5 and first["writes"] == 5 and first["hits"] == 0
-    assert second["compiles"] == 0 and second["hits"] == 5 and second["writes"] == 0
+    assert first["compiles"] == 6 and first["misses"] == 6 and first["writes"] == 6 and first["hits"] == 0
+    assert second["compiles"] == 0 and second["hits"] == 6 and second["writes"] == 0
     assert second["stages"] == ["cache key", "cache read"]
     for stage in ("frontend", "IR passes", "typing"):
         assert stage in first["stages"] and stage not in second["stages"], (stage, second["stages"])
@@ -138,9 +150,10 @@ def test_a_second_process_loads_its_host_kernels_from_the_disk_cache(tmp_path):
         assert loaded == fresh, name
     assert first["facts"]["saxpy"]["loop"] and first["facts"]["tiled_matmul"]["loop"]
     assert first["facts"]["tiled_matmul"]["shared"] == 2 * 16 * 16 * 4
+    assert first["facts"]["stencil"]["blocks_axis"] == 1 and first["facts"]["saxpy"]["blocks_axis"] == 0
     assert not first["facts"]["warp_sums"]["loop"] and first["facts"]["warp_sums"]["barrier"]
     entries = [f for _, _, files in os.walk(cache / "host") for f in files]
-    assert len(entries) == 5 and not (cache / "kernel").exists()
+    assert len(entries) == 6 and not (cache / "kernel").exists()
     # inspect_llvm() on a loaded kernel compiles it again for its IR.
     assert second["ir"] == first["ir"] > 1000
 
@@ -154,13 +167,13 @@ def test_a_damaged_entry_is_compiled_again(tmp_path):
     open(entries[0], "wb").write(bytes(data))
     again = run(tmp_path, cache, 4)
     assert again["saxpy"] and again["matmul"] and again["warp"]
-    assert again["compiles"] == 1 and again["hits"] == 4 and again["writes"] == 1
+    assert again["compiles"] == 1 and again["hits"] == 5 and again["writes"] == 1
 
 
 def test_cache_off_and_kernels_without_cache_true_compile_every_time(tmp_path):
     cache = tmp_path / "cache"
     off = run(tmp_path, cache, 5, env={"CUJIT_CACHE": "0"})
-    assert off["compiles"] == 5 and off["writes"] == 0 and not cache.exists()
+    assert off["compiles"] == 6 and off["writes"] == 0 and not cache.exists()
 
 
 def test_an_object_that_is_not_one_cujit_made_is_refused_with_the_jits_reason():

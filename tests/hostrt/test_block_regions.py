@@ -228,3 +228,42 @@ def test_a_shared_memory_scan_keeps_each_threads_value_across_barriers(rng):
     scan[1, 128](x, out)
     np.testing.assert_array_equal(out, np.cumsum(x))
     assert runs_as_loops(scan)
+
+
+def test_the_thread_loops_run_along_the_axis_the_accesses_are_contiguous_in(rng):
+    # The innermost loop over a block's threads is y when the kernel's arrays are read along y (i, j = grid(2) and
+    # a[i, j] of a C-order array: consecutive x are rows apart), x otherwise. `seen` records the order the threads
+    # ran in: a counter in shared memory that no barrier orders (a race on a GPU; one thread after another here).
+    def make(rows_along_x):
+        @cuda.jit(target="cpu")
+        def k(a, out, seen):
+            n = cuda.shared.array(1, dtype=int32)
+            i, j = cuda.grid(2)
+            tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+            if tx == 0 and ty == 0:
+                n[0] = 0
+            cuda.syncthreads()
+            if rows_along_x:
+                out[i, j] = 2 * a[i, j] + a[i, j - 1 if j > 0 else j]
+            else:
+                out[j, i] = 2 * a[j, i] + a[j, i - 1 if i > 0 else i]
+            if cuda.blockIdx.x == 0 and cuda.blockIdx.y == 0:
+                at = n[0]
+                seen[at] = tx * 100 + ty
+                n[0] = at + 1
+
+        return k
+
+    for rows_along_x, fastest in ((True, "y"), (False, "x")):
+        k = make(rows_along_x)
+        a = rng.random((64, 64))
+        out = np.zeros_like(a)
+        seen = np.full(16 * 16, -1, np.int64)
+        k[(4, 4), (16, 16)](a, out, seen)
+        np.testing.assert_allclose(out, 2 * a + np.concatenate([a[:, :1], a[:, :-1]], axis=1))
+        assert runs_as_loops(k)
+        (face,) = k.overloads.values()
+        assert face.native.blocks_axis == (1 if fastest == "y" else 0)  # blocks taken along the rows too
+        second = (0 * 100 + 1) if fastest == "y" else (1 * 100 + 0)  # the thread after (0, 0)
+        assert seen[0] == 0 and seen[1] == second, (fastest, seen[:4])
+        assert sorted(seen) == sorted(tx * 100 + ty for tx in range(16) for ty in range(16))

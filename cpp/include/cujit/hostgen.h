@@ -40,6 +40,7 @@ class HostKernel final : public codegen::KernelCode {
   // collectives are barriers all threads reach alike, and no spin point), else null.
   HostKernelEntry block_entry = nullptr;
   uint64_t block_thread_bytes = 0;  // what the block entry keeps per thread across barriers (on its frame)
+  int blocks_axis = 0;  // the block ids' axis its blocks continue each other's accesses along (0: x, 1: y)
   uint64_t static_shared_bytes = 0;  // per block
   bool uses_barrier = true;  // its code reaches a collective (a barrier, a warp function...): its threads are fibers
   uint64_t frame_bytes = 0;  // the stack its fixed-size locals need per thread (cuda.local.array...), callees' too

@@ -49,6 +49,9 @@ struct HostLaunch {
   // on the worker's stack: a launch whose blocks would need too much runs as without it.
   KernelEntry block_entry = nullptr;
   uint64_t block_thread_bytes = 0;
+  // The axis of the block ids that the block entry's blocks are taken along (0: x fastest, 1: y fastest): the one
+  // along which the next block goes on with the rows (of a C-order array) the last one read.
+  int blocks_axis = 0;
 };
 
 // The most threads per block (as on every CUDA device).

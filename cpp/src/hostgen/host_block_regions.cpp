@@ -1,14 +1,18 @@
 // A block's threads as loops between its barriers (host_block_regions.h). The kernel is cloned; in the clone
 // every cuda.syncthreads ends a region, and each region (the code a thread runs from one barrier, or the start, to
-// the next barrier, or its return) becomes a loop over the block's threads, x fastest. Values that a thread keeps
-// from one region to a later one live in arrays with one element per thread; what one region alone uses stays a
-// scalar the optimiser keeps in registers. This is only right when every thread reaches the same barriers in the
-// same order: the kernel qualifies when no barrier lies in code that a branch whose condition may differ between
-// threads decides about (a divergence analysis over the clone, below); any other kernel keeps its fibers.
+// the next barrier, or its return) becomes loops over the block's threads, x innermost unless the kernel's memory
+// accesses run along y (contiguous_axes). Values that a thread keeps from one region to a later one live in arrays
+// with one element per thread; what one region alone uses stays a scalar the optimiser keeps in registers. This is only
+// right when every thread reaches the same barriers in the same order: the kernel qualifies when no barrier lies in
+// code that a branch whose condition may differ between threads decides about (a divergence analysis over the clone,
+// below); any other kernel keeps its fibers.
 #include "host_block_regions.h"
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -17,10 +21,12 @@
 
 #include <llvm/Analysis/PostDominators.h>
 #include <llvm/Analysis/ValueTracking.h>
+#include <llvm/IR/GetElementPtrTypeIterator.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/Operator.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/Scalar/SROA.h>
@@ -36,7 +42,10 @@ using target::HostCollective;
 using target::HostThreadContext;
 
 constexpr int64_t kTidOffset = offsetof(HostThreadContext, registers);
+constexpr int64_t kBlockIdOffset = kTidOffset + 3 * sizeof(uint32_t);  // registers[BlockId]
 constexpr int64_t kBlockDimOffset = kTidOffset + 2 * 3 * sizeof(uint32_t);  // registers[BlockDim]
+// A block's side in threads, at most (a block id's stride in elements, at most, when its blocks are contiguous).
+constexpr int64_t kMaxThreadsPerBlockSide = 1024;
 constexpr int64_t kCountersOffset = offsetof(HostThreadContext, barriers_passed);
 // What a thread may keep across barriers (one copy per thread of the block, on the block function's frame).
 constexpr uint64_t kMaxThreadBytes = 4096;
@@ -257,24 +266,133 @@ void rematerialize_thread_values(llvm::Function& f, llvm::BasicBlock* setup) {
   }
 }
 
-// One region's loops over the threads, x innermost.
-struct Region {
-  std::vector<llvm::BasicBlock*> blocks;  // its clones, the entry's first
-  llvm::BasicBlock* pre = nullptr;        // where a dispatch enters it
-  llvm::BasicBlock* head_x = nullptr;     // the innermost loop's header (dominates the clones)
-  llvm::BasicBlock* latch = nullptr;      // where a thread's run of the region ends
-  llvm::Value* linear = nullptr;          // the thread's linear id in the block (i64)
-  llvm::BasicBlock* dispatch = nullptr;   // after the loops: on to the next region or the return
+// How an address moves with the thread's (or the block's) ids: for each axis, the smallest byte stride with which
+// it does (kRuntimeStride when only through a multiplication by a value not known at compile time: an array's row).
+// Through adds, casts, the elements of aggregates, phis, selects and GEPs; a multiplication by a constant scales
+// the stride, by anything else makes it a runtime stride, except the block's extent for the block's ids (a block
+// id times the block's size is the block's first thread: one block on).
+class IdStrides {
+ public:
+  static constexpr int64_t kRuntimeStride = INT64_MAX;
+
+  // The ids of the context's registers at `ids` (kTidOffset: the thread's, kBlockIdOffset: the block's).
+  IdStrides(const llvm::DataLayout& dl, int64_t ids) : dl_(dl), ids_(ids) {}
+
+  std::array<int64_t, 3> of(const llvm::Value* address) {
+    strides_ = {kRuntimeStride, kRuntimeStride, kRuntimeStride};
+    seen_.clear();
+    walk(address, 1);
+    return strides_;
+  }
+
+ private:
+  int64_t scaled(int64_t factor, const llvm::Value* by) const {
+    if (factor == kRuntimeStride) return factor;
+    while (const auto* cast = llvm::dyn_cast<llvm::CastInst>(by)) by = cast->getOperand(0);
+    if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(by); load != nullptr && ids_ == kBlockIdOffset) {
+      std::optional<int64_t> offset = context_offset(*load);
+      if (offset && *offset >= kBlockDimOffset && *offset < kBlockDimOffset + 12) return factor;
+    }
+    const auto* c = llvm::dyn_cast<llvm::ConstantInt>(by);
+    if (c == nullptr || c->getBitWidth() > 64) return kRuntimeStride;
+    const int64_t k = c->getSExtValue();
+    return k == 0 || std::abs(k) > (1 << 20) ? kRuntimeStride : factor * std::abs(k);
+  }
+
+  void walk(const llvm::Value* v, int64_t factor) {
+    if (!seen_.insert(v).second) return;
+    if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(v)) {
+      std::optional<int64_t> offset = context_offset(*load);
+      if (offset && *offset >= ids_ && *offset < ids_ + 12) {
+        int64_t& s = strides_[static_cast<std::size_t>((*offset - ids_) / 4)];
+        s = std::min(s, factor);
+      }
+    } else if (const auto* cast = llvm::dyn_cast<llvm::CastInst>(v)) {
+      walk(cast->getOperand(0), factor);
+    } else if (const auto* bin = llvm::dyn_cast<llvm::BinaryOperator>(v)) {
+      const llvm::Value* a = bin->getOperand(0);
+      const llvm::Value* b = bin->getOperand(1);
+      const auto op = bin->getOpcode();
+      if (op == llvm::Instruction::Add || op == llvm::Instruction::Sub || op == llvm::Instruction::Or) {
+        walk(a, factor);
+        walk(b, factor);
+      } else if (op == llvm::Instruction::Mul) {
+        walk(a, scaled(factor, b));
+        walk(b, scaled(factor, a));
+      } else {  // (shifts, divisions, remainders: no stride to tell)
+        walk(a, kRuntimeStride);
+        walk(b, kRuntimeStride);
+      }
+    } else if (const auto* extract = llvm::dyn_cast<llvm::ExtractValueInst>(v)) {
+      if (llvm::Value* inserted =
+              llvm::FindInsertedValue(const_cast<llvm::Value*>(extract->getAggregateOperand()), extract->getIndices()))
+        walk(inserted, factor);
+    } else if (const auto* phi = llvm::dyn_cast<llvm::PHINode>(v)) {
+      for (const llvm::Value* in : phi->incoming_values()) walk(in, factor);
+    } else if (const auto* select = llvm::dyn_cast<llvm::SelectInst>(v)) {
+      walk(select->getTrueValue(), factor);
+      walk(select->getFalseValue(), factor);
+    } else if (const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(v)) {
+      walk(gep->getPointerOperand(), factor);
+      for (auto it = llvm::gep_type_begin(gep); it != llvm::gep_type_end(gep); ++it)
+        if (!it.isStruct()) {
+          const auto size = static_cast<int64_t>(it.getSequentialElementStride(dl_).getFixedValue());
+          walk(it.getOperand(), factor == kRuntimeStride ? factor : factor * size);
+        }
+    }
+  }
+
+  const llvm::DataLayout& dl_;
+  const int64_t ids_;
+  std::array<int64_t, 3> strides_{};
+  std::set<const llvm::Value*> seen_;
 };
 
-void build_loops(Region& r, llvm::Function& f, llvm::Value* context, llvm::Value* const (&extent)[3]) {
+// The axes the loops over a block's threads, and the runtime's walk over the blocks, should run along: those along
+// which the kernel's memory accesses are contiguous, so that consecutive threads, and consecutive blocks, read and
+// write consecutive addresses (the loops vectorise, the prefetcher follows the rows). x, numba's `cuda.grid`'s
+// fastest, unless more accesses run along y than along x: a stencil whose `i, j = cuda.grid(2)` indexes `a[i, j]`
+// of a C-order array has its rows along x. (A thread's accesses count (an element apart at most), a block's move by
+// at most a block's size of elements.)
+std::pair<int, int> contiguous_axes(const llvm::Function& f) {
+  const llvm::DataLayout& dl = f.getParent()->getDataLayout();
+  IdStrides threads(dl, kTidOffset), blocks(dl, kBlockIdOffset);
+  int thread_along[3] = {0, 0, 0}, block_along[3] = {0, 0, 0};
+  for (const llvm::BasicBlock& block : f)
+    for (const llvm::Instruction& inst : block) {
+      const llvm::Value* address = llvm::getLoadStorePointerOperand(&inst);
+      if (address == nullptr || llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(address))) continue;
+      if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst); load != nullptr && context_offset(*load)) continue;
+      const auto size = static_cast<int64_t>(dl.getTypeStoreSize(llvm::getLoadStoreType(&inst)).getFixedValue());
+      std::array<int64_t, 3> t = threads.of(address), b = blocks.of(address);
+      for (std::size_t axis = 0; axis < 3; ++axis) {
+        thread_along[axis] += t[axis] <= size;
+        block_along[axis] += b[axis] <= size * kMaxThreadsPerBlockSide;
+      }
+    }
+  return {thread_along[1] > thread_along[0] ? 1 : 0, block_along[1] > block_along[0] ? 1 : 0};
+}
+
+// One region's loops over the threads, `order[0]`'s axis innermost.
+struct Region {
+  std::vector<llvm::BasicBlock*> blocks;  // its clones, the entry's first
+  llvm::BasicBlock* pre = nullptr;  // where a dispatch enters it
+  llvm::BasicBlock* head = nullptr;  // the innermost loop's header (dominates the clones)
+  llvm::BasicBlock* latch = nullptr;  // where a thread's run of the region ends
+  llvm::Value* linear = nullptr;  // the thread's index in the loops' order (i64: per-thread copies)
+  llvm::BasicBlock* dispatch = nullptr;  // after the loops: on to the next region or the return
+};
+
+void build_loops(Region& r, llvm::Function& f, llvm::Value* context, llvm::Value* const (&extent)[3],
+                 const int (&order)[3]) {
   llvm::LLVMContext& c = f.getContext();
   r.pre = llvm::BasicBlock::Create(c, "region.pre", &f);
   llvm::IRBuilder<> b(r.pre);
   llvm::PHINode* index[3];
   llvm::BasicBlock* body[3];
   llvm::BasicBlock* from = r.pre;
-  for (int axis = 2; axis >= 0; --axis) {
+  for (int level = 2; level >= 0; --level) {
+    const int axis = order[level];
     body[axis] = llvm::BasicBlock::Create(c, std::string("region.") + "xyz"[axis], &f);
     b.CreateBr(body[axis]);
     b.SetInsertPoint(body[axis]);
@@ -284,16 +402,17 @@ void build_loops(Region& r, llvm::Function& f, llvm::Value* context, llvm::Value
                          llvm::Align(4));
     from = body[axis];
   }
-  r.head_x = body[0];
-  auto wide = [&](llvm::Value* v) { return b.CreateZExt(v, b.getInt64Ty()); };
-  r.linear = b.CreateAdd(
-      wide(index[0]),
-      b.CreateMul(wide(extent[0]), b.CreateAdd(wide(index[1]), b.CreateMul(wide(extent[1]), wide(index[2])))),
-      "thread.linear", true, true);
+  r.head = body[order[0]];
+  auto wide = [&](int axis) { return b.CreateZExt(index[axis], b.getInt64Ty()); };
+  auto dim = [&](int axis) { return b.CreateZExt(extent[axis], b.getInt64Ty()); };
+  r.linear =
+      b.CreateAdd(wide(order[0]),
+                  b.CreateMul(dim(order[0]), b.CreateAdd(wide(order[1]), b.CreateMul(dim(order[1]), wide(order[2])))),
+                  "thread.linear", true, true);
   b.CreateBr(r.blocks.front());
   r.latch = llvm::BasicBlock::Create(c, "region.latch", &f);
   b.SetInsertPoint(r.latch);
-  for (int axis = 0; axis < 3; ++axis) {
+  for (int axis : order) {
     llvm::Value* next = b.CreateAdd(index[axis], b.getInt32(1), "", true, true);
     llvm::BasicBlock* at = b.GetInsertBlock();
     llvm::BasicBlock* exit = llvm::BasicBlock::Create(c, std::string("region.after.") + "xyz"[axis], &f);
@@ -383,8 +502,9 @@ void read_uniform_at_entry(Region& r, llvm::AllocaInst* per_thread, llvm::Type* 
 
 }  // namespace
 
-llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_bytes) {
+llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_bytes, int& blocks_axis) {
   thread_bytes = 0;
+  blocks_axis = 0;
   if (!only_kernel_barriers(kernel)) return nullptr;
   llvm::ValueToValueMapTy cloned;
   llvm::Function* f = llvm::CloneFunction(&kernel, cloned);
@@ -416,6 +536,9 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
     }
   std::set<const llvm::Value*> divergent;
   if (!barriers.empty() && !barriers_are_uniform(*f, barriers, divergent)) return give_up();
+  const auto [inner, block_axis] = contiguous_axes(*f);
+  const int order[3] = {inner, inner == 0 ? 1 : 0, 2};
+  blocks_axis = block_axis;
 
   llvm::LLVMContext& c = f->getContext();
   const llvm::DataLayout& dl = f->getParent()->getDataLayout();
@@ -515,7 +638,7 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
       region_of_block[copy] = i;
     }
     llvm::remapInstructionsInBlocks(r.blocks, map);
-    build_loops(r, *f, context, extent);
+    build_loops(r, *f, context, extent, order);
     // A thread leaves the region at a barrier (its index) or a return (-1): the latch, then the next thread.
     for (llvm::BasicBlock* copy : r.blocks) {
       llvm::Instruction* term = copy->getTerminator();
@@ -578,7 +701,7 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
                                             a->getName() + ".threads", setup_br->getIterator());
     std::map<std::size_t, llvm::Value*> element;
     for (std::size_t i : used_in) {
-      llvm::IRBuilder<> b(regions[i].head_x->getTerminator());
+      llvm::IRBuilder<> b(regions[i].head->getTerminator());
       element[i] = b.CreateInBoundsGEP(type, per_thread, {regions[i].linear});
     }
     for (llvm::Use& use : llvm::make_early_inc_range(a->uses())) {

@@ -14,7 +14,8 @@ namespace cujit::hostgen {
 // kernel does not qualify: every collective it reaches is a block barrier in the kernel itself, and no barrier
 // depends on a branch whose condition may differ between threads (a kernel without barriers is one region).
 // `thread_bytes` receives what each thread keeps across barriers (values and locals, one copy per thread on the block
-// function's frame).
-llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_bytes);
+// function's frame); `blocks_axis` the axis of the block's ids along which consecutive blocks continue the kernel's
+// memory accesses (0: x, 1: y), for the runtime to take blocks along.
+llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_bytes, int& blocks_axis);
 
 }  // namespace cujit::hostgen

@@ -152,8 +152,10 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   }
   add_entry(*module, *lowered);
   uint64_t block_thread_bytes = 0;
-  llvm::Function* block =
-      may_run_as_loops(*module, options.debug) ? make_block_regions(**lowered, block_thread_bytes) : nullptr;
+  int blocks_axis = 0;
+  llvm::Function* block = may_run_as_loops(*module, options.debug)
+                              ? make_block_regions(**lowered, block_thread_bytes, blocks_axis)
+                              : nullptr;
   if (block != nullptr) add_block_entry(*module, block);
   define_inline_math(*module);
   describe_host_math_calls(*module);
@@ -168,7 +170,7 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
   optimise(*module, **tm, options.opt);
   add_interrupt_polls(*module);
 
-  HostFacts facts{static_frame_bytes(*module, kHostEntrySymbol), block_thread_bytes, uses_barrier};
+  HostFacts facts{static_frame_bytes(*module, kHostEntrySymbol), block_thread_bytes, uses_barrier, blocks_axis};
   std::string llvm_ir;
   {
     llvm::raw_string_ostream os(llvm_ir);

@@ -58,10 +58,11 @@ Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder(bool opt) {
 
 Expected<std::string> emit_object(llvm::Module& module, llvm::TargetMachine& tm, const HostFacts& facts) {
   auto* i64 = llvm::Type::getInt64Ty(module.getContext());
-  auto* type = llvm::ArrayType::get(i64, 3);
-  auto* value = llvm::ConstantArray::get(type, {llvm::ConstantInt::get(i64, facts.frame_bytes),
-                                                llvm::ConstantInt::get(i64, facts.block_thread_bytes),
-                                                llvm::ConstantInt::get(i64, facts.uses_barrier ? 1 : 0)});
+  auto* type = llvm::ArrayType::get(i64, 4);
+  auto* value = llvm::ConstantArray::get(
+      type, {llvm::ConstantInt::get(i64, facts.frame_bytes), llvm::ConstantInt::get(i64, facts.block_thread_bytes),
+             llvm::ConstantInt::get(i64, facts.uses_barrier ? 1 : 0),
+             llvm::ConstantInt::get(i64, static_cast<uint64_t>(facts.blocks_axis))});
   new llvm::GlobalVariable(module, type, true, llvm::GlobalValue::ExternalLinkage, value, kHostFactsSymbol);
   llvm::orc::SimpleCompiler compile(tm);
   auto object = compile(module);
@@ -92,12 +93,14 @@ Expected<std::shared_ptr<HostKernel>> load_object(std::string object, const std:
   kernel->entry = entry->toPtr<HostKernelEntry>();
   const uint64_t* facts = find_global<const uint64_t>(jit, kHostFactsSymbol);
   if (facts == nullptr)
-    return Error{ErrorKind::Runtime, "the CPU target's object of '" + qualname + "' has no facts (" +
-                                         std::string(kHostFactsSymbol) + "): not one cujit made",
+    return Error{ErrorKind::Runtime,
+                 "the CPU target's object of '" + qualname + "' has no facts (" + std::string(kHostFactsSymbol) +
+                     "): not one cujit made",
                  {}};
   kernel->frame_bytes = facts[0];
   kernel->block_thread_bytes = facts[1];
   kernel->uses_barrier = facts[2] != 0;
+  kernel->blocks_axis = facts[3] == 1 ? 1 : 0;
   kernel->block_entry = reinterpret_cast<HostKernelEntry>(find_global<void>(jit, kHostBlockEntrySymbol));
   if (const uint64_t* shared = find_global<const uint64_t>(jit, target::kHostSharedBytesSymbol))
     kernel->static_shared_bytes = *shared;

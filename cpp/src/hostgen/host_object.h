@@ -25,7 +25,7 @@ class HostKernel;
 // The CPU target's error for a failure of LLVM's JIT or backend while doing `what`.
 Error jit_error(const std::string& what, llvm::Error e);
 
-// The global of an object's facts: [3 x i64] {frame_bytes, block_thread_bytes, uses_barrier}.
+// The global of an object's facts: [4 x i64] {frame_bytes, block_thread_bytes, uses_barrier, blocks_axis}.
 inline constexpr const char* kHostFactsSymbol = "__cujit_host_facts";
 
 // What the runtime needs of a kernel besides its entries, kept in its module as the global kHostFactsSymbol.
@@ -33,6 +33,7 @@ struct HostFacts {
   uint64_t frame_bytes = 0;
   uint64_t block_thread_bytes = 0;
   bool uses_barrier = true;
+  int blocks_axis = 0;
 };
 
 // The builder of the target machines both the compile and the JIT use: this machine's CPU and features, the

@@ -131,7 +131,11 @@ void WorkerBlocks::run_without_fibers(uint64_t linear) {
   char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(shared_.data()) + 15) & ~uintptr_t{15});
   context_ = target::HostThreadContext{};
   auto& r = context_.registers;
-  r[1][0] = static_cast<uint32_t>(linear % g.x), r[1][1] = static_cast<uint32_t>(linear / g.x % g.y);
+  if (config_.block_entry != nullptr && config_.blocks_axis == 1) {  // blocks along y: on along the rows
+    r[1][1] = static_cast<uint32_t>(linear % g.y), r[1][0] = static_cast<uint32_t>(linear / g.y % g.x);
+  } else {
+    r[1][0] = static_cast<uint32_t>(linear % g.x), r[1][1] = static_cast<uint32_t>(linear / g.x % g.y);
+  }
   r[1][2] = static_cast<uint32_t>(linear / (uint64_t{g.x} * g.y));
   r[2][0] = blk.x, r[2][1] = blk.y, r[2][2] = blk.z;
   r[3][0] = g.x, r[3][1] = g.y, r[3][2] = g.z;
