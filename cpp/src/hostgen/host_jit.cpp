@@ -11,7 +11,9 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/Internalize.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/InductiveRangeCheckElimination.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 
 #include "cujit/hostgen.h"
 #include "cujit/lowering.h"
@@ -108,9 +110,13 @@ std::set<std::string> unresolved_calls(const llvm::Module& module) {
 void optimise(llvm::Module& module, llvm::TargetMachine& tm, bool opt) {
   llvm::PassBuilder pb(&tm);
   // Before the vectoriser: a loop over a block's threads whose body tests `i < n` or checks bounds on an index
-  // affine in the thread's id is split so that its main part runs without the tests (and vectorises).
-  pb.registerVectorizerStartEPCallback(
-      [](llvm::FunctionPassManager& fpm, llvm::OptimizationLevel) { fpm.addPass(llvm::IRCEPass()); });
+  // affine in the thread's id is split so that its main part runs without the tests, and the tests' blocks and
+  // what chose between their paths (a checked access's address) fold away there, so that the vectoriser takes it.
+  pb.registerVectorizerStartEPCallback([](llvm::FunctionPassManager& fpm, llvm::OptimizationLevel) {
+    fpm.addPass(llvm::IRCEPass());
+    fpm.addPass(llvm::SimplifyCFGPass());
+    fpm.addPass(llvm::InstCombinePass());
+  });
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;

@@ -189,9 +189,12 @@ class FunctionLowering : public intrinsics::Emitter {
   // target is told (index_error, with the indices as written) and a scratch slot is the access's address.
   llvm::Value* bounds_checked(llvm::Value* ptr, llvm::Value* ary, TypeRef aty, const std::vector<llvm::Value*>& indices,
                               const std::vector<llvm::Value*>& wrapped);
-  // Reports an out-of-bounds access (Target::index_error) where `inside` (an i1) is false.
+  // Reports an out-of-bounds access (Target::index_error) where `inside` (an i1) is false, and continues where
+  // both paths meet: there, `inside_value` if it was inside, else `outside_value` (each pair one phi: code that
+  // removes the check, IRCE's main loop, has the inside values with no test left).
   void report_outside(llvm::Value* inside, llvm::Value* data, const std::vector<llvm::Value*>& indices,
-                      const std::vector<llvm::Value*>& shape);
+                      const std::vector<llvm::Value*>& shape, std::vector<llvm::Value*>& inside_value,
+                      const std::vector<llvm::Value*>& outside_value);
   // The array being indexed, for a bounds check's report: "array 'x' at kernel.py:12".
   std::string index_site(const ir::Expr& array) const;
   llvm::Value* array_getitem(const ir::Expr& e);

@@ -92,25 +92,35 @@ Value* FunctionLowering::bounds_checked(Value* ptr, Value* ary, TypeRef aty, con
     shape.push_back(array_field(ary, kShape, d));
     inside = b_.CreateAnd(inside, b_.CreateICmpULT(wrapped[d], shape.back()));
   }
-  report_outside(inside, array_field(ary, kData), indices, shape);
   // The bad access reads or writes a scratch slot of the element's size instead (one per check).
   auto* slot_ty = llvm::ArrayType::get(b_.getInt8Ty(), std::max<int64_t>(16, types::itemsize(aty->element(0))));
   auto* scratch = new llvm::GlobalVariable(state_.module, slot_ty, false, llvm::GlobalValue::InternalLinkage,
                                            llvm::ConstantAggregateZero::get(slot_ty), "index.scratch");
   scratch->setAlignment(llvm::Align(16));
-  return b_.CreateSelect(inside, ptr, scratch);
+  std::vector<Value*> address{ptr};
+  report_outside(inside, array_field(ary, kData), indices, shape, address, {scratch});
+  return address[0];
 }
 
 void FunctionLowering::report_outside(Value* inside, Value* data, const std::vector<Value*>& indices,
-                                      const std::vector<Value*>& shape) {
+                                      const std::vector<Value*>& shape, std::vector<Value*>& inside_value,
+                                      const std::vector<Value*>& outside_value) {
   llvm::BasicBlock* bad = llvm::BasicBlock::Create(ctx_, "index.out", llfn_);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "index.in", llfn_);
+  llvm::BasicBlock* checked = b_.GetInsertBlock();
   b_.CreateCondBr(inside, done, bad, llvm::MDBuilder(ctx_).createLikelyBranchWeights());
   b_.SetInsertPoint(bad);
   // (an access made by an intrinsic has its array argument's name; "an array" if that is no variable)
   target().index_error(b_, context_, index_site_.empty() ? "an array" : index_site_, data, indices, shape);
+  llvm::BasicBlock* reported = b_.GetInsertBlock();
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
+  for (std::size_t i = 0; i < inside_value.size(); ++i) {
+    llvm::PHINode* merged = b_.CreatePHI(inside_value[i]->getType(), 2);
+    merged->addIncoming(inside_value[i], checked);
+    merged->addIncoming(outside_value[i], reported);
+    inside_value[i] = merged;
+  }
 }
 
 std::string FunctionLowering::index_site(const Expr& array) const {
@@ -308,9 +318,12 @@ Value* FunctionLowering::array_view(Value* ary, TypeRef aty, const std::vector<I
     strides.push_back(b_.CreateMul(stride, step));
   }
   if (!checked_index.empty()) {
-    report_outside(inside, data, checked_index, checked_shape);
-    offset = b_.CreateSelect(inside, offset, zero);
-    for (Value*& s : shape) s = b_.CreateSelect(inside, s, zero);
+    std::vector<Value*> values{offset}, zeros{zero};
+    values.insert(values.end(), shape.begin(), shape.end());
+    zeros.resize(values.size(), zero);
+    report_outside(inside, data, checked_index, checked_shape, values, zeros);
+    offset = values[0];
+    std::copy(values.begin() + 1, values.end(), shape.begin());
   }
   Value* new_data = b_.CreateInBoundsGEP(b_.getInt8Ty(), data, offset);
   return make_array(result, new_data, shape, strides);
