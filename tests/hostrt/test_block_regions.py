@@ -267,3 +267,35 @@ def test_the_thread_loops_run_along_the_axis_the_accesses_are_contiguous_in(rng)
         second = (0 * 100 + 1) if fastest == "y" else (1 * 100 + 0)  # the thread after (0, 0)
         assert seen[0] == 0 and seen[1] == second, (fastest, seen[:4])
         assert sorted(seen) == sorted(tx * 100 + ty for tx in range(16) for ty in range(16))
+
+
+def test_values_the_same_in_every_thread_updated_in_loops_between_barriers(rng):
+    # A value every thread computes alike (`k`, `step`) is kept once for the block, not per thread: each thread
+    # starts a region with the value it held at the region's start, also in a loop that updates it before reading.
+    @cuda.jit(target="cpu")
+    def k_loop(x, out, n):
+        buf = cuda.shared.array(128, dtype=float64)
+        t = cuda.threadIdx.x
+        k = 0
+        step = 1
+        for j in range(n):
+            k += j * step
+            step += 1
+        buf[t] = x[t] + k
+        cuda.syncthreads()
+        for j in range(n):
+            k += step
+        out[t] = buf[(t + 1) % 128] + k + step
+
+    x = rng.random(128)
+    out = np.zeros(128)
+    n = int(rng.integers(3, 9))
+    k, step = 0, 1
+    for j in range(n):
+        k += j * step
+        step += 1
+    first = k
+    k += n * step
+    k_loop[1, 128](x, out, n)
+    np.testing.assert_allclose(out, np.roll(x + first, -1) + k + step)
+    assert runs_as_loops(k_loop)

@@ -683,7 +683,9 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
   for (llvm::BasicBlock* block : originals) block->dropAllReferences();
   for (llvm::BasicBlock* block : originals) block->eraseFromParent();
 
-  // Memory a thread uses in more than one region: one element per thread, indexed by its linear id.
+  // Memory a thread uses in more than one region: one element per thread, indexed by its linear id. A slot of a
+  // value the same in every thread stays one: every thread stores the same value in it, and a region reads the
+  // value it held at the region's start (one copy, taken before the loops) until the thread stores it again.
   std::vector<llvm::AllocaInst*> allocas;
   for (llvm::Instruction& inst : *setup)
     if (auto* a = llvm::dyn_cast<llvm::AllocaInst>(&inst); a != nullptr && a != exit_slot) allocas.push_back(a);
@@ -691,6 +693,18 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
     if (a->getMetadata(target::kHostScratchMetadata) != nullptr) continue;  // written and read at one call
     std::set<std::size_t> used_in = regions_using(a, region_of_block);
     if (used_in.size() < 2) continue;
+    if (uniform_slots.count(a) != 0) {
+      for (std::size_t i : used_in) {
+        Region& r = regions[i];
+        read_uniform_at_entry(r, a, a->getAllocatedType(), a);
+        // Each thread starts the region with the value the slot held at its start, as its own copy would (a read
+        // after a store on some path, a loop's header, must not see an earlier thread's store).
+        llvm::IRBuilder<> pre(r.pre->getTerminator());
+        llvm::Value* at_entry = pre.CreateLoad(a->getAllocatedType(), a, "uniform.at.entry");
+        llvm::IRBuilder<>(r.head->getTerminator()).CreateStore(at_entry, a);
+      }
+      continue;
+    }
     llvm::Type* type = a->getAllocatedType();
     if (auto* count = llvm::dyn_cast<llvm::ConstantInt>(a->getArraySize()); count != nullptr && !count->isOne())
       type = llvm::ArrayType::get(type, count->getZExtValue());
@@ -713,8 +727,6 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
       auto found = region_of_block.find(user->getParent());
       if (found != region_of_block.end()) use.set(element[found->second]);
     }
-    if (uniform_slots.count(a) != 0)
-      for (auto [i, at] : element) read_uniform_at_entry(regions[i], per_thread, type, at);
     if (a->use_empty()) a->eraseFromParent();
   }
   if (llvm::verifyFunction(*f)) return give_up();
