@@ -122,6 +122,7 @@ def test_no_declaration_takes_the_operands():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_support.GPU_AVAILABLE, reason="linked CUDA C++ runs only on a GPU")
+@gpu_support.needs_device("linked CUDA C++")
 def test_the_binding_runs():
     rng = np.random.default_rng()
     n = 200

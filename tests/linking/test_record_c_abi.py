@@ -111,6 +111,7 @@ def test_a_kernel_calls_cuda_cpp_with_records_by_value_and_by_pointer():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not gpu_support.GPU_AVAILABLE, reason="linked CUDA C++ runs only on a GPU")
+@gpu_support.needs_device("linked CUDA C++")
 def test_runs():
     if ffi is None:
         pytest.skip("no cffi")
