@@ -1,5 +1,8 @@
 """The CPU target against numba-cuda's simulator and against the GPU (issue 30).
 
+(Issue 46's five kernels, the CPU target beside NumPy and NVIDIA Warp's CPU backend on one core and on all, are
+``cpu_peers.py``'s.)
+
 Two kernels with barriers, the same source on every side:
 
 * ``matmul``: the tiled matrix product of numba-cuda's documentation (16x16 tiles in shared memory, two

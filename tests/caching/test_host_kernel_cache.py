@@ -204,3 +204,17 @@ def test_objects_round_trip_in_process_and_keys_name_the_machine():
     gpu = caching.kernel_key(add_one, (types.float64[:],), options, "sm_90")[0]
     host = caching.HostKernelStore(add_one, (types.float64[:],), options, 0.0).key
     assert host and host != gpu
+
+
+def test_processes_starting_at_once_compile_each_kernel_once(tmp_path):
+    cache = tmp_path / "cache"
+    script = tmp_path / "host_prog.py"
+    script.write_text(PROGRAM)
+    env = {k: v for k, v in os.environ.items() if k not in ("CUJIT_CACHE", "CUJIT_LOG", "CUJIT_TARGET")}
+    env["CUJIT_CACHE_DIR"] = str(cache)
+    procs = [programs.start([script, 10 + i], env=env) for i in range(4)]
+    results = [programs.result(p)[0] for p in procs]
+    for out in results:
+        assert out["saxpy"] and out["matmul"] and out["warp"] and out["stencil"], out
+        assert out["compiles"] + out["hits"] == 6
+    assert sum(out["compiles"] for out in results) == 6  # the others waited on each entry's lock, then loaded it
