@@ -299,3 +299,47 @@ def test_values_the_same_in_every_thread_updated_in_loops_between_barriers(rng):
     k_loop[1, 128](x, out, n)
     np.testing.assert_allclose(out, np.roll(x + first, -1) + k + step)
     assert runs_as_loops(k_loop)
+
+
+def test_threads_that_sit_a_level_out_and_those_that_must_not_be_skipped(rng):
+    # Where every thread reaches `if t < bound` alike and the other side does nothing, the threads from `bound` on
+    # end their row; where they compute something first, do something else, or meet the test in a loop, they run.
+    @cuda.jit(target="cpu")
+    def guarded(x, out, lim):
+        buf = cuda.shared.array(128, dtype=float64)
+        t = cuda.threadIdx.x
+        v = x[t] * 2.0  # every thread's own, kept across the barrier: computed before the test
+        buf[t] = 0.0
+        cuda.syncthreads()
+        if t < lim:
+            buf[t] = v
+        cuda.syncthreads()
+        acc = 0.0
+        for k in range(3):  # the test in a loop: reached three times by every thread
+            if t < lim + k:
+                acc += 1.0
+        cuda.syncthreads()
+        if lim > t:  # the other side does something
+            out[t] = buf[t] + v + acc
+        else:
+            out[t] = -v - acc
+        step = 64
+        while step > 0:  # the tree: the threads from `step` on sit each level out
+            if t < step:
+                buf[t] += buf[t + step]
+            cuda.syncthreads()
+            step //= 2
+        if t == 0:
+            out[128] = buf[0]
+
+    x = rng.random(128)
+    lim = int(rng.integers(10, 100))
+    out = np.zeros(129)
+    guarded[1, 128](x, out, lim)
+    t = np.arange(128)
+    acc = sum((t < lim + k).astype(float) for k in range(3))
+    buf = np.where(t < lim, 2 * x, 0.0)
+    want = np.where(t < lim, buf + 2 * x + acc, -2 * x - acc)
+    np.testing.assert_allclose(out[:128], want)
+    np.testing.assert_allclose(out[128], buf.sum())
+    assert runs_as_loops(guarded)
