@@ -502,8 +502,6 @@ void read_uniform_at_entry(Region& r, llvm::AllocaInst* per_thread, llvm::Type* 
   }
 }
 
-}  // namespace
-
 // Which values a region uses are the same for every thread of the block: constants, arguments, set-up values,
 // uniform slots' values, and what the divergence analysis found uniform made of such values (instructions reg2mem
 // made after the analysis count by their operands). `original_of` maps the region's clones to their originals.
@@ -660,6 +658,8 @@ void skip_rows_past_guards(Region& r, int axis, llvm::AllocaInst* exit_slot, Reg
     branch->setSuccessor(1, skip);
   }
 }
+
+}  // namespace
 
 llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_bytes, int& blocks_axis) {
   thread_bytes = 0;
