@@ -1,7 +1,8 @@
 // A block's threads as loops between its barriers (host_block_regions.h). The kernel is cloned; in the clone
 // every cuda.syncthreads ends a region, and each region (the code a thread runs from one barrier, or the start, to
 // the next barrier, or its return) becomes loops over the block's threads, x innermost unless the kernel's memory
-// accesses run along y (contiguous_axes). Values that a thread keeps from one region to a later one live in arrays
+// accesses run along y (host_access_order.cpp), a row of them ended early where the rest has nothing to do
+// (host_row_skip.cpp). Values that a thread keeps from one region to a later one live in arrays
 // with one element per thread; what one region alone uses stays a scalar the optimiser keeps in registers. This is only
 // right when every thread reaches the same barriers in the same order: the kernel qualifies when no barrier lies in
 // code that a branch whose condition may differ between threads decides about (a divergence analysis over the clone,
@@ -9,10 +10,7 @@
 #include "host_block_regions.h"
 
 #include <algorithm>
-#include <array>
-#include <climits>
 #include <cstddef>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -21,12 +19,10 @@
 
 #include <llvm/Analysis/PostDominators.h>
 #include <llvm/Analysis/ValueTracking.h>
-#include <llvm/IR/GetElementPtrTypeIterator.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
-#include <llvm/IR/Operator.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/Scalar/SROA.h>
@@ -34,6 +30,7 @@
 #include <llvm/Transforms/Utils/Local.h>
 
 #include "cujit/host_context.h"
+#include "host_block_parts.h"
 
 namespace cujit::hostgen {
 namespace {
@@ -41,12 +38,6 @@ namespace {
 using target::HostCollective;
 using target::HostThreadContext;
 
-constexpr int64_t kTidOffset = offsetof(HostThreadContext, registers);
-constexpr int64_t kBlockIdOffset = kTidOffset + 3 * sizeof(uint32_t);  // registers[BlockId]
-constexpr int64_t kBlockDimOffset = kTidOffset + 2 * 3 * sizeof(uint32_t);  // registers[BlockDim]
-// A block's side in threads, at most (a block id's stride in elements, at most, when its blocks are contiguous).
-constexpr int64_t kMaxThreadsPerBlockSide = 1024;
-constexpr int64_t kCountersOffset = offsetof(HostThreadContext, barriers_passed);
 // What a thread may keep across barriers (one copy per thread of the block, on the block function's frame).
 constexpr uint64_t kMaxThreadBytes = 4096;
 
@@ -69,29 +60,6 @@ bool only_kernel_barriers(const llvm::Function& kernel) {
         if (&f != &kernel || collective_kind(inst) != static_cast<int>(HostCollective::Barrier)) return false;
       }
   return true;
-}
-
-// The offset of the field of the context (argument 0) that a (non-volatile) `load` reads, if it reads one.
-std::optional<int64_t> context_offset(const llvm::LoadInst& load) {
-  const llvm::Function& f = *load.getFunction();
-  int64_t offset = 0;
-  const llvm::Value* base =
-      llvm::GetPointerBaseWithConstantOffset(load.getPointerOperand(), offset, f.getParent()->getDataLayout());
-  if (load.isVolatile() || base != f.getArg(0)) return std::nullopt;
-  return offset;
-}
-
-// Whether `load` reads one of the thread's ids from the context.
-bool reads_thread_id(const llvm::LoadInst& load) {
-  std::optional<int64_t> offset = context_offset(load);
-  return offset && *offset >= kTidOffset && *offset < kTidOffset + 3 * 4;
-}
-
-// Whether `load` reads a field of the context that is the same for every thread of the block and never written:
-// the block's and grid's ids and dimensions, shared memory, the hooks.
-bool reads_block_field(const llvm::LoadInst& load) {
-  std::optional<int64_t> offset = context_offset(load);
-  return offset && *offset >= kTidOffset + 3 * 4 && *offset < kCountersOffset;
 }
 
 // An instruction that only computes (no memory, no control flow, safe to run anywhere): what the set-up block may
@@ -266,124 +234,6 @@ void rematerialize_thread_values(llvm::Function& f, llvm::BasicBlock* setup) {
   }
 }
 
-// How an address moves with the thread's (or the block's) ids: for each axis, the smallest byte stride with which
-// it does (kRuntimeStride when only through a multiplication by a value not known at compile time: an array's row).
-// Through adds, casts, the elements of aggregates, phis, selects and GEPs; a multiplication by a constant scales
-// the stride, by anything else makes it a runtime stride, except the block's extent for the block's ids (a block
-// id times the block's size is the block's first thread: one block on).
-class IdStrides {
- public:
-  static constexpr int64_t kRuntimeStride = INT64_MAX;
-
-  // The ids of the context's registers at `ids` (kTidOffset: the thread's, kBlockIdOffset: the block's).
-  IdStrides(const llvm::DataLayout& dl, int64_t ids) : dl_(dl), ids_(ids) {}
-
-  std::array<int64_t, 3> of(const llvm::Value* address) {
-    strides_ = {kRuntimeStride, kRuntimeStride, kRuntimeStride};
-    seen_.clear();
-    walk(address, 1);
-    return strides_;
-  }
-
- private:
-  int64_t scaled(int64_t factor, const llvm::Value* by) const {
-    if (factor == kRuntimeStride) return factor;
-    while (const auto* cast = llvm::dyn_cast<llvm::CastInst>(by)) by = cast->getOperand(0);
-    if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(by); load != nullptr && ids_ == kBlockIdOffset) {
-      std::optional<int64_t> offset = context_offset(*load);
-      if (offset && *offset >= kBlockDimOffset && *offset < kBlockDimOffset + 12) return factor;
-    }
-    const auto* c = llvm::dyn_cast<llvm::ConstantInt>(by);
-    if (c == nullptr || c->getBitWidth() > 64) return kRuntimeStride;
-    const int64_t k = c->getSExtValue();
-    return k == 0 || std::abs(k) > (1 << 20) ? kRuntimeStride : factor * std::abs(k);
-  }
-
-  void walk(const llvm::Value* v, int64_t factor) {
-    if (!seen_.insert(v).second) return;
-    if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(v)) {
-      std::optional<int64_t> offset = context_offset(*load);
-      if (offset && *offset >= ids_ && *offset < ids_ + 12) {
-        int64_t& s = strides_[static_cast<std::size_t>((*offset - ids_) / 4)];
-        s = std::min(s, factor);
-      }
-    } else if (const auto* cast = llvm::dyn_cast<llvm::CastInst>(v)) {
-      walk(cast->getOperand(0), factor);
-    } else if (const auto* bin = llvm::dyn_cast<llvm::BinaryOperator>(v)) {
-      const llvm::Value* a = bin->getOperand(0);
-      const llvm::Value* b = bin->getOperand(1);
-      const auto op = bin->getOpcode();
-      if (op == llvm::Instruction::Add || op == llvm::Instruction::Sub || op == llvm::Instruction::Or) {
-        walk(a, factor);
-        walk(b, factor);
-      } else if (op == llvm::Instruction::Mul) {
-        walk(a, scaled(factor, b));
-        walk(b, scaled(factor, a));
-      } else {  // (shifts, divisions, remainders: no stride to tell)
-        walk(a, kRuntimeStride);
-        walk(b, kRuntimeStride);
-      }
-    } else if (const auto* extract = llvm::dyn_cast<llvm::ExtractValueInst>(v)) {
-      if (llvm::Value* inserted =
-              llvm::FindInsertedValue(const_cast<llvm::Value*>(extract->getAggregateOperand()), extract->getIndices()))
-        walk(inserted, factor);
-    } else if (const auto* phi = llvm::dyn_cast<llvm::PHINode>(v)) {
-      for (const llvm::Value* in : phi->incoming_values()) walk(in, factor);
-    } else if (const auto* select = llvm::dyn_cast<llvm::SelectInst>(v)) {
-      walk(select->getTrueValue(), factor);
-      walk(select->getFalseValue(), factor);
-    } else if (const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(v)) {
-      walk(gep->getPointerOperand(), factor);
-      for (auto it = llvm::gep_type_begin(gep); it != llvm::gep_type_end(gep); ++it)
-        if (!it.isStruct()) {
-          const auto size = static_cast<int64_t>(it.getSequentialElementStride(dl_).getFixedValue());
-          walk(it.getOperand(), factor == kRuntimeStride ? factor : factor * size);
-        }
-    }
-  }
-
-  const llvm::DataLayout& dl_;
-  const int64_t ids_;
-  std::array<int64_t, 3> strides_{};
-  std::set<const llvm::Value*> seen_;
-};
-
-// The axes the loops over a block's threads, and the runtime's walk over the blocks, should run along: those along
-// which the kernel's memory accesses are contiguous, so that consecutive threads, and consecutive blocks, read and
-// write consecutive addresses (the loops vectorise, the prefetcher follows the rows). x, numba's `cuda.grid`'s
-// fastest, unless more accesses run along y than along x: a stencil whose `i, j = cuda.grid(2)` indexes `a[i, j]`
-// of a C-order array has its rows along x. (A thread's accesses count (an element apart at most), a block's move by
-// at most a block's size of elements.)
-std::pair<int, int> contiguous_axes(const llvm::Function& f) {
-  const llvm::DataLayout& dl = f.getParent()->getDataLayout();
-  IdStrides threads(dl, kTidOffset), blocks(dl, kBlockIdOffset);
-  int thread_along[3] = {0, 0, 0}, block_along[3] = {0, 0, 0};
-  for (const llvm::BasicBlock& block : f)
-    for (const llvm::Instruction& inst : block) {
-      const llvm::Value* address = llvm::getLoadStorePointerOperand(&inst);
-      if (address == nullptr || llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(address))) continue;
-      if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst); load != nullptr && context_offset(*load)) continue;
-      const auto size = static_cast<int64_t>(dl.getTypeStoreSize(llvm::getLoadStoreType(&inst)).getFixedValue());
-      std::array<int64_t, 3> t = threads.of(address), b = blocks.of(address);
-      for (std::size_t axis = 0; axis < 3; ++axis) {
-        thread_along[axis] += t[axis] <= size;
-        block_along[axis] += b[axis] <= size * kMaxThreadsPerBlockSide;
-      }
-    }
-  return {thread_along[1] > thread_along[0] ? 1 : 0, block_along[1] > block_along[0] ? 1 : 0};
-}
-
-// One region's loops over the threads, `order[0]`'s axis innermost.
-struct Region {
-  std::vector<llvm::BasicBlock*> blocks;  // its clones, the entry's first
-  llvm::BasicBlock* pre = nullptr;  // where a dispatch enters it
-  llvm::BasicBlock* head = nullptr;  // the innermost loop's header (dominates the clones)
-  llvm::BasicBlock* latch = nullptr;  // where a thread's run of the region ends
-  llvm::Value* linear = nullptr;  // the thread's index in the loops' order (i64: per-thread copies)
-  llvm::BasicBlock* dispatch = nullptr;  // after the loops: on to the next region or the return
-  llvm::BasicBlock* after_inner = nullptr;  // after the innermost loop: on to the next row of threads
-};
-
 void build_loops(Region& r, llvm::Function& f, llvm::Value* context, llvm::Value* const (&extent)[3],
                  const int (&order)[3]) {
   llvm::LLVMContext& c = f.getContext();
@@ -502,164 +352,30 @@ void read_uniform_at_entry(Region& r, llvm::AllocaInst* per_thread, llvm::Type* 
   }
 }
 
-// Which values a region uses are the same for every thread of the block: constants, arguments, set-up values,
-// uniform slots' values, and what the divergence analysis found uniform made of such values (instructions reg2mem
-// made after the analysis count by their operands). `original_of` maps the region's clones to their originals.
-class RegionUniformity {
- public:
-  RegionUniformity(const std::map<const llvm::Value*, const llvm::Value*>& original_of,
-                   const std::map<const llvm::BasicBlock*, std::size_t>& region_of_block,
-                   const std::set<const llvm::Value*>& divergent,
-                   const std::set<const llvm::AllocaInst*>& uniform_slots)
-      : original_of_(original_of),
-        region_of_block_(region_of_block),
-        divergent_(divergent),
-        uniform_slots_(uniform_slots) {}
-
-  bool operator()(const llvm::Value* v) { return uniform(v, 0); }
-  bool slot(const llvm::Value* pointer) const {
-    const auto* a = llvm::dyn_cast<llvm::AllocaInst>(pointer);
-    return a != nullptr && uniform_slots_.count(a) != 0;
-  }
-
- private:
-  bool uniform(const llvm::Value* v, int depth) {
-    if (llvm::isa<llvm::Constant>(v) || llvm::isa<llvm::Argument>(v)) return true;
-    const auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
-    if (inst == nullptr || depth > 64) return false;
-    auto known = known_.find(inst);
-    if (known != known_.end()) return known->second;
-    bool result = true;
-    if (region_of_block_.count(inst->getParent()) == 0) {
-      result = &inst->getFunction()->getEntryBlock() == inst->getParent();  // the set-up block's
-    } else if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(inst)) {
-      result = slot(load->getPointerOperand()) || reads_block_field(*load);
-    } else {
-      auto found = original_of_.find(inst);
-      result = found != original_of_.end() && divergent_.count(found->second) == 0 && !inst->mayReadOrWriteMemory() &&
-               !llvm::isa<llvm::PHINode>(inst);
-      for (const llvm::Value* operand : inst->operands())
-        if (result) result = uniform(operand, depth + 1);
-    }
-    known_[inst] = result;
-    return result;
-  }
-
-  const std::map<const llvm::Value*, const llvm::Value*>& original_of_;
-  const std::map<const llvm::BasicBlock*, std::size_t>& region_of_block_;
-  const std::set<const llvm::Value*>& divergent_;
-  const std::set<const llvm::AllocaInst*>& uniform_slots_;
-  std::map<const llvm::Instruction*, bool> known_;
-};
-
-// `v` is the thread's id along `axis`: its load from the context, widened or not.
-bool is_thread_id(const llvm::Value* v, int axis) {
-  while (const auto* cast = llvm::dyn_cast<llvm::CastInst>(v)) {
-    if (cast->getOpcode() != llvm::Instruction::ZExt && cast->getOpcode() != llvm::Instruction::SExt) return false;
-    v = cast->getOperand(0);
-  }
-  const auto* load = llvm::dyn_cast<llvm::LoadInst>(v);
-  std::optional<int64_t> offset = load != nullptr ? context_offset(*load) : std::nullopt;
-  return offset && *offset == kTidOffset + 4 * axis;
-}
-
-// The constant exit code of the region's end that `from` leads to through blocks that do nothing else (no side
-// effect, no phi, unconditional branches), or nothing.
-std::optional<int64_t> quiet_exit(llvm::BasicBlock* from, const Region& r, const llvm::AllocaInst* exit_slot) {
-  for (int steps = 0; steps < 8; ++steps) {
-    auto* next = llvm::dyn_cast<llvm::BranchInst>(from->getTerminator());
-    if (next == nullptr || next->isConditional() || !from->phis().empty()) return std::nullopt;
-    std::optional<int64_t> code;
-    for (llvm::Instruction& inst : *from) {
-      if (&inst == next) break;
-      const auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst);
-      const auto* value = store != nullptr ? llvm::dyn_cast<llvm::ConstantInt>(store->getValueOperand()) : nullptr;
-      if (value != nullptr && store->getPointerOperand() == exit_slot)
-        code = value->getSExtValue();
-      else if (inst.mayHaveSideEffects())
-        return std::nullopt;
-    }
-    if (next->getSuccessor(0) == r.latch) return code;
-    if (code) return std::nullopt;
-    from = next->getSuccessor(0);
-  }
-  return std::nullopt;
-}
-
-// Threads that sit a region out. Where every thread reaches a branch on `tid < U` alike and once (U the same for
-// every thread; before it only uniform branches and stores of uniform values to uniform slots), and the branch's
-// other side leads to the region's end doing nothing, a thread that takes that side is followed by every later
-// thread of its row (their ids along the innermost loop's axis only grow): it ends the row instead of the loop
-// walking the rest through. The block-tree sum's `if t < step` levels no longer pass over the threads that sit
-// each level out.
-void skip_rows_past_guards(Region& r, int axis, llvm::AllocaInst* exit_slot, RegionUniformity& uniform) {
-  const std::set<llvm::BasicBlock*> in_region(r.blocks.begin(), r.blocks.end());
-  // What a skipped thread may leave undone before the guard: computing, storing what every thread stores alike in a
-  // uniform slot, counting the barriers it passed (the block's context is this block function's own).
-  auto harmless = [&](const llvm::Instruction& inst) {
-    if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst)) {
-      if (uniform.slot(store->getPointerOperand())) return uniform(store->getValueOperand());
-      int64_t offset = 0;
-      const llvm::Value* base =
-          llvm::GetPointerBaseWithConstantOffset(store->getPointerOperand(), offset, inst.getModule()->getDataLayout());
-      return base == inst.getFunction()->getArg(0) && (offset == offsetof(HostThreadContext, barriers_passed) ||
-                                                       offset == offsetof(HostThreadContext, warp_syncs_passed));
-    }
-    return !inst.mayHaveSideEffects();
-  };
-  for (llvm::BasicBlock* guard : r.blocks) {
-    auto* branch = llvm::dyn_cast<llvm::BranchInst>(guard->getTerminator());
-    auto* cmp =
-        branch != nullptr && branch->isConditional() ? llvm::dyn_cast<llvm::ICmpInst>(branch->getCondition()) : nullptr;
-    if (cmp == nullptr) continue;
-    llvm::ICmpInst::Predicate pred = cmp->getPredicate();  // as `tid pred bound`
-    const llvm::Value* bound = cmp->getOperand(1);
-    if (is_thread_id(cmp->getOperand(1), axis)) {
-      pred = llvm::ICmpInst::getSwappedPredicate(pred);
-      bound = cmp->getOperand(0);
-    } else if (!is_thread_id(cmp->getOperand(0), axis)) {
-      continue;
-    }
-    if ((pred != llvm::ICmpInst::ICMP_ULT && pred != llvm::ICmpInst::ICMP_SLT) || !uniform(bound)) continue;
-    std::optional<int64_t> code = quiet_exit(branch->getSuccessor(1), r, exit_slot);
-    if (!code) continue;
-    // The blocks on the way to the guard: from the region's entry, through uniform branches, doing nothing that
-    // a skipped thread would have to do; and none of them after the guard (it is reached once).
-    std::set<llvm::BasicBlock*> reaching{guard};
-    std::vector<llvm::BasicBlock*> work{guard};
-    while (!work.empty()) {
-      llvm::BasicBlock* b = work.back();
-      work.pop_back();
-      for (llvm::BasicBlock* p : llvm::predecessors(b))
-        if (in_region.count(p) != 0 && reaching.insert(p).second) work.push_back(p);
-    }
-    bool alike = reaching.count(r.blocks.front()) != 0;
-    for (llvm::BasicBlock* b : reaching) {
-      const auto* br = llvm::dyn_cast<llvm::BranchInst>(b->getTerminator());
-      if (b != guard && (br == nullptr || (br->isConditional() && !uniform(br->getCondition())))) alike = false;
-      for (const llvm::Instruction& inst : *b)
-        if (&inst != b->getTerminator() && !harmless(inst)) alike = false;
-    }
-    std::set<llvm::BasicBlock*> after;
-    work.assign(llvm::succ_begin(guard), llvm::succ_end(guard));
-    while (!work.empty() && alike) {
-      llvm::BasicBlock* b = work.back();
-      work.pop_back();
-      if (in_region.count(b) == 0 || !after.insert(b).second) continue;
-      if (reaching.count(b) != 0) alike = false;
-      for (llvm::BasicBlock* s : llvm::successors(b)) work.push_back(s);
-    }
-    if (!alike) continue;
-    llvm::BasicBlock* skip = llvm::BasicBlock::Create(guard->getContext(), "skip.row", guard->getParent());
-    llvm::IRBuilder<> b(skip);
-    b.CreateStore(b.getInt32(static_cast<uint32_t>(*code)), exit_slot);
-    b.CreateBr(r.after_inner);
-    branch->getSuccessor(1)->removePredecessor(guard);
-    branch->setSuccessor(1, skip);
-  }
-}
-
 }  // namespace
+
+// The offset of the field of the context (argument 0) that a (non-volatile) `load` reads, if it reads one.
+std::optional<int64_t> context_offset(const llvm::LoadInst& load) {
+  const llvm::Function& f = *load.getFunction();
+  int64_t offset = 0;
+  const llvm::Value* base =
+      llvm::GetPointerBaseWithConstantOffset(load.getPointerOperand(), offset, f.getParent()->getDataLayout());
+  if (load.isVolatile() || base != f.getArg(0)) return std::nullopt;
+  return offset;
+}
+
+// Whether `load` reads one of the thread's ids from the context.
+bool reads_thread_id(const llvm::LoadInst& load) {
+  std::optional<int64_t> offset = context_offset(load);
+  return offset && *offset >= kTidOffset && *offset < kTidOffset + 3 * 4;
+}
+
+// Whether `load` reads a field of the context that is the same for every thread of the block and never written:
+// the block's and grid's ids and dimensions, shared memory, the hooks.
+bool reads_block_field(const llvm::LoadInst& load) {
+  std::optional<int64_t> offset = context_offset(load);
+  return offset && *offset >= kTidOffset + 3 * 4 && *offset < kCountersOffset;
+}
 
 llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_bytes, int& blocks_axis) {
   thread_bytes = 0;
