@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <set>
 
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GetElementPtrTypeIterator.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Operator.h>
-#include <llvm/Analysis/ValueTracking.h>
 
 #include "host_block_parts.h"
 

@@ -84,8 +84,9 @@ void skip_rows_past_guards(Region& r, int axis, llvm::AllocaInst* exit_slot, Reg
       int64_t offset = 0;
       const llvm::Value* base =
           llvm::GetPointerBaseWithConstantOffset(store->getPointerOperand(), offset, inst.getModule()->getDataLayout());
-      return base == inst.getFunction()->getArg(0) && (offset == offsetof(target::HostThreadContext, barriers_passed) ||
-                                                       offset == offsetof(target::HostThreadContext, warp_syncs_passed));
+      return base == inst.getFunction()->getArg(0) &&
+             (offset == offsetof(target::HostThreadContext, barriers_passed) ||
+              offset == offsetof(target::HostThreadContext, warp_syncs_passed));
     }
     return !inst.mayHaveSideEffects();
   };
