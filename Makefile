@@ -116,7 +116,8 @@ test-wheel: wheel
 # (ruff format) and of the C++ (clang-format, .clang-format); `make format` applies it. The C++ is built with
 # -Wall -Wextra -Werror (CMakeLists.txt).
 PY_SOURCES := python tests benchmarks examples
-CPP_SOURCES = $(shell git ls-files 'cpp/*.cpp' 'cpp/*.h' 'cpp/*.inc')
+# (the files git tracks and the new ones it does not ignore: a file not yet added is checked too)
+CPP_SOURCES = $(shell git ls-files --cached --others --exclude-standard 'cpp/*.cpp' 'cpp/*.h' 'cpp/*.inc')
 lint: setup
 	@$(VPY) -m ruff check --quiet $(PY_SOURCES)
 	@$(VPY) -m ruff format --check --quiet $(PY_SOURCES) || \
