@@ -343,3 +343,27 @@ def test_threads_that_sit_a_level_out_and_those_that_must_not_be_skipped(rng):
     np.testing.assert_allclose(out[:128], want)
     np.testing.assert_allclose(out[128], buf.sum())
     assert runs_as_loops(guarded)
+
+
+def test_a_tiles_joined_bounds_check_still_reports_the_thread_outside_it(rng):
+    # The two axes' checks of a 16 x 16 shared tile are one test of `(tx | ty) < 16` to LLVM, split back into two so
+    # that the loops lose them where they provably hold: a block taller than the tile still raises IndexError.
+    @cuda.jit(target="cpu")
+    def transpose_tile(a, out):
+        tile = cuda.shared.array((16, 16), dtype=float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        tile[ty, tx] = a[ty, tx]
+        cuda.syncthreads()
+        out[tx, ty] = tile[ty, tx]
+
+    a = rng.random((32, 32), dtype=np.float32)
+    out = np.zeros((32, 32), np.float32)
+    transpose_tile[1, (16, 16)](a, out)
+    np.testing.assert_array_equal(out[:16, :16], a[:16, :16].T)
+    assert runs_as_loops(transpose_tile)
+    try:
+        transpose_tile[1, (16, 20)](a, out)
+    except IndexError as e:
+        assert "index (16, 0) is out of bounds for axis 0" in str(e) and "thread (0, 16, 0)" in str(e), str(e)
+    else:
+        raise AssertionError("the thread at ty = 16 wrote outside the tile without an IndexError")

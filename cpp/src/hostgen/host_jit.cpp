@@ -107,11 +107,39 @@ std::set<std::string> unresolved_calls(const llvm::Module& module) {
   return names;
 }
 
+// InstCombine joins the checks of two indices against one power of two (a 16 x 16 shared array's `tx < 16 && ty <
+// 16`) into one test of their bits, `(tx | ty) < 16`, which neither loop unswitching (for the index invariant in a
+// loop) nor IRCE (for the loop's own) can read. After each InstCombine, such a test becomes the two comparisons
+// again, joined by `and`, which both take apart.
+struct SplitJoinedRangeChecks : llvm::PassInfoMixin<SplitJoinedRangeChecks> {
+  llvm::PreservedAnalyses run(llvm::Function& f, llvm::FunctionAnalysisManager&) {
+    bool changed = false;
+    for (llvm::BasicBlock& block : f)
+      for (llvm::Instruction& inst : llvm::make_early_inc_range(block)) {
+        auto* cmp = llvm::dyn_cast<llvm::ICmpInst>(&inst);
+        auto* bound = cmp != nullptr ? llvm::dyn_cast<llvm::ConstantInt>(cmp->getOperand(1)) : nullptr;
+        auto* joined = cmp != nullptr ? llvm::dyn_cast<llvm::BinaryOperator>(cmp->getOperand(0)) : nullptr;
+        if (bound == nullptr || joined == nullptr || joined->getOpcode() != llvm::Instruction::Or ||
+            cmp->getPredicate() != llvm::ICmpInst::ICMP_ULT || !bound->getValue().isPowerOf2())
+          continue;
+        llvm::IRBuilder<> b(cmp);
+        llvm::Value* both =
+            b.CreateAnd(b.CreateICmpULT(joined->getOperand(0), bound), b.CreateICmpULT(joined->getOperand(1), bound));
+        cmp->replaceAllUsesWith(both);
+        cmp->eraseFromParent();
+        changed = true;
+      }
+    return changed ? llvm::PreservedAnalyses::none() : llvm::PreservedAnalyses::all();
+  }
+};
+
 void optimise(llvm::Module& module, llvm::TargetMachine& tm, bool opt) {
   llvm::PassBuilder pb(&tm);
   // Before the vectoriser: a loop over a block's threads whose body tests `i < n` or checks bounds on an index
   // affine in the thread's id is split so that its main part runs without the tests, and the tests' blocks and
   // what chose between their paths (a checked access's address) fold away there, so that the vectoriser takes it.
+  pb.registerPeepholeEPCallback(
+      [](llvm::FunctionPassManager& fpm, llvm::OptimizationLevel) { fpm.addPass(SplitJoinedRangeChecks()); });
   pb.registerVectorizerStartEPCallback([](llvm::FunctionPassManager& fpm, llvm::OptimizationLevel) {
     fpm.addPass(llvm::IRCEPass());
     fpm.addPass(llvm::SimplifyCFGPass());
