@@ -519,15 +519,21 @@ class CUDADispatcher(_core.Dispatcher):
         return self._compiled_now(build.compiled, signature, start, store.keeps(), build.image, arch)
 
     def _kernel_from_entry(self, entry, signature, options):
-        ref = _weakref(self)  # the kernel's face outlives the dispatcher when a user keeps it
+        return _CachedKernel(entry, self._compiler_of(signature, options, entry["symbol"]), signature.args, options)
+
+    def _compiler_of(self, signature, options, kernel):
+        """A function that compiles ``signature`` with ``options`` when called: what a kernel loaded from the disk
+        cache or a bundle (``kernel`` names it) compiles again for what needs its typing. It holds this dispatcher
+        weakly: the kernel's face outlives the dispatcher when a user keeps it."""
+        ref = _weakref(self)
 
         def compile_fresh():
             dispatcher = ref()
             if dispatcher is None:
-                raise RuntimeError(f"the dispatcher of cached kernel {entry['symbol']} was collected")
+                raise RuntimeError(f"the dispatcher of cached kernel {kernel} was collected")
             return dispatcher._compile_request(signature, options)
 
-        return _CachedKernel(entry, compile_fresh, signature.args, options)
+        return compile_fresh
 
     def _compiled_now(self, compiled, signature, start, cached=False, image=None, arch=None):
         """The face of a kernel compiled now (``image``: its cubin for ``arch``, linked to write the disk cache)."""

@@ -109,11 +109,15 @@ class HostKernel:
             compiled.code, typed.args, compiled.options, typed.exceptions, typed.cooperative, name, compiled=compiled
         )
 
-    @property
-    def typed(self):
+    def _answer(self):
+        """The compile driver's answer for this kernel (made now if it was loaded from the disk cache)."""
         if self._compiled is None:
             self._compiled = self._compile_fresh()
-        return self._compiled.typed
+        return self._compiled
+
+    @property
+    def typed(self):
+        return self._answer().typed
 
     def specialisation(self, cache, tag, listed):
         """This face as its dispatcher's KernelCache takes it: nothing to build or load per context."""
@@ -121,9 +125,7 @@ class HostKernel:
 
     @property
     def llvm_ir(self):
-        if self._compiled is None:
-            self.typed  # (compiled again: a kernel loaded from the disk cache keeps no IR)
-        return self._compiled.code.llvm_ir
+        return self._answer().code.llvm_ir  # (a kernel loaded from the disk cache keeps no IR)
 
     # numba-cuda's resource queries, answered for host code: no registers or constant bank, its static shared
     # memory per block, its locals' stack per thread, a GPU's 1024 threads per block.
@@ -233,16 +235,7 @@ def _loaded(dispatcher, signature, options, name, entry):
     except RuntimeError as e:
         telemetry.log("not loaded", dispatcher.__qualname__, signature.args, f"({e})", 0.0)
         return None
-    import weakref
-
-    ref = weakref.ref(dispatcher)  # the face outlives the dispatcher when a user keeps it
-
-    def compile_fresh():
-        owner = ref()
-        if owner is None:
-            raise RuntimeError(f"the dispatcher of cached kernel {name} was collected")
-        return owner._compile_request(signature, options)
-
+    compile_fresh = dispatcher._compiler_of(signature, options, name)
     return HostKernel(
         native, signature.args, options, entry["exceptions"], entry["cooperative"], name, compile_fresh=compile_fresh
     )

@@ -2,11 +2,11 @@
 // every cuda.syncthreads ends a region, and each region (the code a thread runs from one barrier, or the start, to
 // the next barrier, or its return) becomes loops over the block's threads, x innermost unless the kernel's memory
 // accesses run along y (host_access_order.cpp), a row of them ended early where the rest has nothing to do
-// (host_row_skip.cpp). Values that a thread keeps from one region to a later one live in arrays
-// with one element per thread; what one region alone uses stays a scalar the optimiser keeps in registers. This is only
-// right when every thread reaches the same barriers in the same order: the kernel qualifies when no barrier lies in
-// code that a branch whose condition may differ between threads decides about (a divergence analysis over the clone,
-// below); any other kernel keeps its fibers.
+// (host_row_skip.cpp). Values that a thread keeps from one region to a later one live in arrays with one element
+// per thread (one slot for the block where every thread keeps the same value); what one region alone uses stays a
+// scalar the optimiser keeps in registers. This is only right when every thread reaches the same barriers in the
+// same order: the kernel qualifies when no barrier lies in code that a branch whose condition may differ between
+// threads decides about (a divergence analysis over the clone, below); any other kernel keeps its fibers.
 #include "host_block_regions.h"
 
 #include <algorithm>
@@ -309,16 +309,19 @@ std::set<std::size_t> regions_using(llvm::AllocaInst* a,
   return regions;
 }
 
-// A value the same in every thread, kept per thread across barriers: every thread's copy holds it when region `r`
-// starts, so the region's reads that no store of the thread precedes read one copy, taken before the loops over the
-// threads. The optimiser then sees a loop bound such as `t < step` as invariant (and can split and vectorise the
-// loop); reads after a store of the thread keep its own copy (`at`, its element).
-void read_uniform_at_entry(Region& r, llvm::AllocaInst* per_thread, llvm::Type* type, llvm::Value* at) {
+// A slot of a value the same in every thread, kept across barriers: one for the block, every thread storing the
+// same value in it. Every thread starts region `r` with the value the slot held at the region's start, read once
+// before the loops over the threads: the region's reads that no store of the thread precedes read that copy, so
+// the optimiser sees a loop bound such as `t < step` as invariant (and can split and vectorise the loop); a read
+// after a store of the thread reads the slot, which each thread sets back to that copy when it starts the region
+// (a read after a store on some path, a loop's header, must not see an earlier thread's store).
+void share_uniform_slot(Region& r, llvm::AllocaInst* slot) {
+  llvm::Type* type = slot->getAllocatedType();
   std::set<const llvm::BasicBlock*> in_region(r.blocks.begin(), r.blocks.end());
   auto stores_here = [&](const llvm::BasicBlock& b) {
     for (const llvm::Instruction& inst : b)
       if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst);
-          store != nullptr && store->getPointerOperand() == at)
+          store != nullptr && store->getPointerOperand() == slot)
         return true;
     return false;
   };
@@ -334,19 +337,16 @@ void read_uniform_at_entry(Region& r, llvm::AllocaInst* per_thread, llvm::Type* 
     if (in_region.count(b) == 0 || !after_store.insert(b).second) continue;
     for (const llvm::BasicBlock* s : llvm::successors(b)) work.push_back(s);
   }
-  llvm::LoadInst* snapshot = nullptr;
+  llvm::LoadInst* at_entry = llvm::IRBuilder<>(r.pre->getTerminator()).CreateLoad(type, slot, "uniform.at.entry");
+  llvm::IRBuilder<>(r.head->getTerminator()).CreateStore(at_entry, slot);
   for (llvm::BasicBlock* b : r.blocks) {
     if (after_store.count(b) != 0) continue;
     for (llvm::Instruction& inst : llvm::make_early_inc_range(*b)) {
-      if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst); store != nullptr && store->getPointerOperand() == at)
+      if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst); store != nullptr && store->getPointerOperand() == slot)
         break;  // the rest of the block reads the thread's own
       auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
-      if (load == nullptr || load->getPointerOperand() != at || load->getType() != type) continue;
-      if (snapshot == nullptr) {
-        llvm::IRBuilder<> pre(r.pre->getTerminator());
-        snapshot = pre.CreateLoad(type, per_thread, "uniform.at.entry");  // (thread 0's copy)
-      }
-      load->replaceAllUsesWith(snapshot);
+      if (load == nullptr || load->getPointerOperand() != slot || load->getType() != type) continue;
+      load->replaceAllUsesWith(at_entry);
       load->eraseFromParent();
     }
   }
@@ -565,9 +565,8 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
   for (llvm::BasicBlock* block : originals) block->dropAllReferences();
   for (llvm::BasicBlock* block : originals) block->eraseFromParent();
 
-  // Memory a thread uses in more than one region: one element per thread, indexed by its linear id. A slot of a
-  // value the same in every thread stays one: every thread stores the same value in it, and a region reads the
-  // value it held at the region's start (one copy, taken before the loops) until the thread stores it again.
+  // Memory a thread uses in more than one region: one element per thread, indexed by its linear id; a slot of a
+  // value the same in every thread stays one for the block (share_uniform_slot).
   std::vector<llvm::AllocaInst*> allocas;
   for (llvm::Instruction& inst : *setup)
     if (auto* a = llvm::dyn_cast<llvm::AllocaInst>(&inst); a != nullptr && a != exit_slot) allocas.push_back(a);
@@ -576,15 +575,7 @@ llvm::Function* make_block_regions(llvm::Function& kernel, uint64_t& thread_byte
     std::set<std::size_t> used_in = regions_using(a, region_of_block);
     if (used_in.size() < 2) continue;
     if (uniform_slots.count(a) != 0) {
-      for (std::size_t i : used_in) {
-        Region& r = regions[i];
-        read_uniform_at_entry(r, a, a->getAllocatedType(), a);
-        // Each thread starts the region with the value the slot held at its start, as its own copy would (a read
-        // after a store on some path, a loop's header, must not see an earlier thread's store).
-        llvm::IRBuilder<> pre(r.pre->getTerminator());
-        llvm::Value* at_entry = pre.CreateLoad(a->getAllocatedType(), a, "uniform.at.entry");
-        llvm::IRBuilder<>(r.head->getTerminator()).CreateStore(at_entry, a);
-      }
+      for (std::size_t i : used_in) share_uniform_slot(regions[i], a);
       continue;
     }
     llvm::Type* type = a->getAllocatedType();

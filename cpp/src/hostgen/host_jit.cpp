@@ -219,22 +219,6 @@ Expected<std::shared_ptr<HostKernel>> compile(const ir::TypedFunction& fn, const
 
 }  // namespace
 
-uint64_t host_global_address(const HostKernel& kernel, const std::string& name) {
-  if (!kernel.jit) return 0;
-  auto found = kernel.jit->lookup(name);
-  if (!found) {
-    llvm::consumeError(found.takeError());
-    return 0;
-  }
-  return found->getValue();
-}
-
-std::string host_machine_id() {
-  auto jtmb = host_machine_builder(true);
-  if (!jtmb) return "";
-  return jtmb->getTargetTriple().str() + " " + jtmb->getCPU() + " " + jtmb->getFeatures().getString();
-}
-
 Expected<std::shared_ptr<HostKernel>> load_host_kernel(std::string object, const std::string& symbol,
                                                        const std::string& qualname) {
   try {

@@ -56,6 +56,19 @@ Expected<llvm::orc::JITTargetMachineBuilder> host_machine_builder(bool opt) {
   return std::move(*jtmb);
 }
 
+std::string host_machine_id() {
+  static const std::string id = [] {  // (the same for the process's life: read once)
+    auto jtmb = host_machine_builder(true);
+    if (!jtmb) return std::string();
+    return jtmb->getTargetTriple().str() + " " + jtmb->getCPU() + " " + jtmb->getFeatures().getString();
+  }();
+  return id;
+}
+
+uint64_t host_global_address(const HostKernel& kernel, const std::string& name) {
+  return kernel.jit ? reinterpret_cast<uint64_t>(find_global<void>(*kernel.jit, name.c_str())) : 0;
+}
+
 Expected<std::string> emit_object(llvm::Module& module, llvm::TargetMachine& tm, const HostFacts& facts) {
   auto* i64 = llvm::Type::getInt64Ty(module.getContext());
   auto* type = llvm::ArrayType::get(i64, 4);
